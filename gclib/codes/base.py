@@ -1,0 +1,310 @@
+"""The one data model every scheme of gclib is written in.
+
+A gradient code is plain data:
+
+* the data set is split into ``n_parts`` parts; worker ``w`` computes the partial gradients of the parts
+  ``order[w]``, in that order;
+* each partial gradient may be cut into ``n_pieces`` pieces (communication-efficient codes); the columns of the
+  encoding matrix are then indexed by ``part * n_pieces + piece``;
+* the code is a list of messages: message ``j`` is sent by worker ``sender[j]`` as soon as it has computed
+  ``ready[j]`` partial gradients, and it is the linear combination ``B[j] @ G`` of the stacked pieces ``G``
+  (``(n_parts * n_pieces, length / n_pieces)``);
+* decoding a received set ``R`` means finding ``A`` with ``A @ B[R] = target``; ``target`` is the all-ones row
+  for ``n_pieces == 1`` and, for ``n_pieces = m``, the ``m`` rows selecting each piece of every part.
+
+The exact test "is the target in the row span of ``B[R]``" (:meth:`GradientCode.is_decodable`) is the oracle.
+Each family supplies a fast rule (:mod:`gclib.codes.rules`) for the simulator, and optionally a fast decoder;
+the tests check both against the oracle.
+"""
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional, Sequence
+
+import numpy as np
+
+from .rules import ThresholdRule
+
+#: Condition number of the decoding system above which a decode warns (float64 loses about half its digits).
+COND_WARN = 1e8
+
+
+class DecodingError(ValueError):
+    """The received set of messages does not determine the gradient."""
+
+
+class IllConditionedWarning(RuntimeWarning):
+    """The decoding system is so badly conditioned that the decoded gradient may be inaccurate."""
+
+
+def _as_int_tuple(seq) -> tuple:
+    return tuple(int(x) for x in seq)
+
+
+@dataclass(frozen=True, eq=False)
+class GradientCode:
+    """A gradient code as data (see the module docstring).
+
+    Attributes:
+        name: scheme name, e.g. ``"crc"``.
+        n_workers: number of workers ``n``.
+        n_parts: number of data parts ``k``.
+        order: per worker, the tuple of parts it computes, in computation order.
+        B: ``(n_messages, n_parts * n_pieces)`` encoding matrix (float or complex).
+        sender: ``(n_messages,)`` worker sending each message.
+        ready: ``(n_messages,)`` partial gradients the sender must have computed before sending.
+        rule: fast decodability rule over the messages.
+        stragglers: worst-case number of stragglers tolerated (``s``).
+        n_pieces: pieces per partial gradient (``m``; 1 for plain codes).
+        exact: ``False`` for approximate schemes (ignore-stragglers), whose decode is not exact.
+        size: ``(n_messages,)`` size of each message in gradient-length units (``1 / n_pieces``, twice that for
+            complex messages).
+        decoder: optional fast decoder ``decoder(code, received) -> A``; the generic least-squares decoder is
+            used otherwise.
+        B_exact: optional exact (SymPy) encoding matrix, for exact verification.
+        params: the construction parameters, for display and reproduction.
+    """
+
+    name: str
+    n_workers: int
+    n_parts: int
+    order: tuple
+    B: np.ndarray
+    sender: np.ndarray
+    ready: np.ndarray
+    rule: Any
+    stragglers: int
+    n_pieces: int = 1
+    exact: bool = True
+    size: Optional[np.ndarray] = None
+    decoder: Optional[Callable] = None
+    B_exact: Any = None
+    params: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        B = np.asarray(self.B)
+        if not np.iscomplexobj(B):
+            B = B.astype(float)
+        order = tuple(_as_int_tuple(o) for o in self.order)
+        sender = np.asarray(self.sender, dtype=np.int64)
+        ready = np.asarray(self.ready, dtype=np.int64)
+        n_msg = B.shape[0]
+        if B.ndim != 2 or B.shape[1] != self.n_parts * self.n_pieces:
+            raise ValueError(f"B must have shape (n_messages, n_parts * n_pieces) = (*, "
+                             f"{self.n_parts * self.n_pieces}), got {B.shape}")
+        if len(order) != self.n_workers:
+            raise ValueError(f"order must list {self.n_workers} workers, got {len(order)}")
+        if sender.shape != (n_msg,) or ready.shape != (n_msg,):
+            raise ValueError("sender and ready need one entry per message (row of B)")
+        if n_msg and (sender.min() < 0 or sender.max() >= self.n_workers):
+            raise ValueError(f"sender ids must lie in [0, {self.n_workers})")
+        for j in range(n_msg):
+            w = sender[j]
+            if not 1 <= ready[j] <= len(order[w]):
+                raise ValueError(f"message {j}: ready = {ready[j]} must lie in [1, {len(order[w])}] "
+                                 f"(worker {w} computes {len(order[w])} parts)")
+            # A message may only combine parts its sender has computed by then.
+            done = set(order[w][: ready[j]])
+            cols = np.flatnonzero(np.abs(B[j]) > 0) // self.n_pieces
+            extra = set(cols.tolist()) - done
+            if extra:
+                raise ValueError(f"message {j} of worker {w} uses parts {sorted(extra)} not computed after "
+                                 f"{ready[j]} steps (order {order[w]})")
+        size = (np.full(n_msg, (2.0 if np.iscomplexobj(B) else 1.0) / self.n_pieces)
+                if self.size is None else np.asarray(self.size, dtype=float))
+        object.__setattr__(self, "B", B)
+        object.__setattr__(self, "order", order)
+        object.__setattr__(self, "sender", sender)
+        object.__setattr__(self, "ready", ready)
+        object.__setattr__(self, "size", size)
+
+    # ------------------------------------------------------------------ structure
+    @property
+    def n_messages(self) -> int:
+        return int(self.B.shape[0])
+
+    @property
+    def load(self) -> int:
+        """Computation load: the largest number of parts a worker computes."""
+        return max(len(o) for o in self.order)
+
+    @property
+    def target(self) -> np.ndarray:
+        """``(n_pieces, n_parts * n_pieces)``: row ``u`` sums piece ``u`` over all parts."""
+        m = self.n_pieces
+        return np.tile(np.eye(m), (1, self.n_parts))
+
+    def messages_of(self, worker: int) -> np.ndarray:
+        """Indices of the messages sent by ``worker``, in order of readiness."""
+        idx = np.flatnonzero(self.sender == worker)
+        return idx[np.argsort(self.ready[idx], kind="stable")]
+
+    def worker_messages(self, workers: Sequence[int]) -> np.ndarray:
+        """All message indices sent by the given workers."""
+        workers = self._check_workers(workers)
+        return np.flatnonzero(np.isin(self.sender, workers))
+
+    def surviving(self, stragglers) -> np.ndarray:
+        """Message ids received when the workers ``stragglers`` straggle: none of theirs, or, for codes whose
+        stragglers are partial (``params["straggler_kind"] == "partial"``), all but their last message."""
+        stragglers = set(self._check_workers(stragglers).tolist())
+        if self.params.get("straggler_kind") == "partial":
+            drop = {int(self.messages_of(w)[-1]) for w in stragglers}
+            return np.array([j for j in range(self.n_messages) if j not in drop], dtype=np.int64)
+        return np.flatnonzero(~np.isin(self.sender, list(stragglers)))
+
+    def _check_workers(self, workers) -> np.ndarray:
+        workers = np.asarray(list(workers), dtype=np.int64)
+        if workers.size and (workers.min() < 0 or workers.max() >= self.n_workers):
+            raise ValueError(f"workers must lie in [0, {self.n_workers}), got {workers.tolist()}")
+        return workers
+
+    def _check_received(self, received) -> np.ndarray:
+        received = np.asarray(received)
+        if received.dtype == bool:
+            if received.shape != (self.n_messages,):
+                raise ValueError(f"a received mask needs {self.n_messages} entries, got {received.shape}")
+            return np.flatnonzero(received)
+        received = received.astype(np.int64).ravel()
+        if received.size and (received.min() < 0 or received.max() >= self.n_messages):
+            raise ValueError(f"received message ids must lie in [0, {self.n_messages}) for code "
+                             f"'{self.name}', got {sorted(set(received.tolist()))}")
+        if np.unique(received).size != received.size:
+            raise ValueError("received message ids must be distinct")
+        return received
+
+    # ------------------------------------------------------------------ decoding
+    def is_decodable(self, received, tol: float = 1e-9) -> bool:
+        """Exact-in-spirit span test: is the target in the row span of ``B[received]``?
+
+        Uses the SVD with a relative tolerance; :func:`gclib.symbolic.is_decodable_exact` is the exact version.
+        """
+        idx = self._check_received(received)
+        if idx.size == 0:
+            return False
+        BR = self.B[idx]
+        # Project the target onto the row space of BR and look at the residual.
+        u, sv, vh = np.linalg.svd(BR, full_matrices=False)
+        rank = int(np.sum(sv > tol * max(1.0, sv[0])))
+        V = vh[:rank].conj().T
+        T = self.target
+        resid = T - (T @ V) @ V.conj().T
+        return bool(np.linalg.norm(resid) <= 1e-7 * np.linalg.norm(T))
+
+    def decode(self, received, *, check: bool = True, warn: bool = True) -> np.ndarray:
+        """Decoding coefficients for a received set.
+
+        Args:
+            received: message indices (or a ``(n_messages,)`` bool mask).
+        Returns:
+            ``A``: ``(n_pieces, len(received))`` with ``A @ B[received] == target`` (approximately for
+            approximate schemes), columns in the order of ``received`` (sorted when a mask is given).
+        Raises:
+            DecodingError: the set does not determine the gradient.
+        """
+        idx = self._check_received(received)
+        if self.decoder is not None:
+            A = self.decoder(self, idx)
+        else:
+            A = lstsq_decode(self, idx)
+        if check and self.exact:
+            resid = np.abs(A @ self.B[idx] - self.target).max() if idx.size else np.inf
+            if not resid <= 1e-6 * max(1.0, np.abs(A).max()):
+                raise DecodingError(f"messages {idx.tolist()} of code '{self.name}' do not determine the "
+                                    f"gradient (residual {resid:.2e})")
+        if warn and idx.size:
+            c = condition_number(self.B[idx])
+            if c > COND_WARN:
+                warnings.warn(f"decoding system of '{self.name}' has condition number {c:.2e}; "
+                              f"the decoded gradient may be inaccurate", IllConditionedWarning, stacklevel=2)
+        return A
+
+    def decode_workers(self, workers, **kw) -> np.ndarray:
+        """Decode from every message of the given workers; returns ``A`` over :meth:`worker_messages`."""
+        return self.decode(self.worker_messages(workers), **kw)
+
+    def encode(self, partial_gradients: np.ndarray) -> np.ndarray:
+        """All messages for the given partial gradients.
+
+        Args:
+            partial_gradients: ``(n_parts, length)``.
+        Returns:
+            ``(n_messages, ceil(length / n_pieces))`` messages (``G`` stacked by :func:`split_pieces`).
+        """
+        return self.B @ split_pieces(partial_gradients, self.n_pieces)
+
+    def combine(self, A: np.ndarray, messages: np.ndarray, length: int) -> np.ndarray:
+        """Decoded gradient ``(length,)`` from coefficients ``A`` and the received messages."""
+        pieces = A @ messages
+        if np.iscomplexobj(pieces):
+            pieces = pieces.real
+        return pieces.reshape(-1)[:length]
+
+    def summary(self) -> dict:
+        """A small dict describing the code (for tables and JSON)."""
+        return {"scheme": self.name, "workers": self.n_workers, "parts": self.n_parts,
+                "pieces": self.n_pieces, "messages": self.n_messages, "load": self.load,
+                "stragglers": self.stragglers, "exact": self.exact,
+                **{k: v for k, v in self.params.items() if not k.startswith("_")}}
+
+
+def split_pieces(partial_gradients: np.ndarray, n_pieces: int) -> np.ndarray:
+    """Stack partial gradients piecewise.
+
+    Args:
+        partial_gradients: ``(n_parts, length)``.
+    Returns:
+        ``(n_parts * n_pieces, ceil(length / n_pieces))``; row ``part * n_pieces + u`` is piece ``u`` of that
+        part, zero-padded at the end.
+    """
+    g = np.asarray(partial_gradients)
+    k, length = g.shape
+    width = -(-length // n_pieces)
+    pad = width * n_pieces - length
+    if pad:
+        g = np.concatenate([g, np.zeros((k, pad), dtype=g.dtype)], axis=1)
+    return g.reshape(k * n_pieces, width)
+
+
+def condition_number(M: np.ndarray) -> float:
+    """2-norm condition number of a (possibly rectangular) matrix: largest over smallest nonzero-rank value.
+
+    For a rank-deficient matrix the ratio uses the singular values above a relative tolerance, so duplicated
+    messages (fractional repetition) do not count as ill-conditioned.
+    """
+    sv = np.linalg.svd(np.asarray(M), compute_uv=False)
+    if sv.size == 0 or sv[0] == 0:
+        return np.inf
+    keep = sv[sv > 1e-12 * sv[0]]
+    return float(keep[0] / keep[-1])
+
+
+def lstsq_decode(code: GradientCode, idx: np.ndarray) -> np.ndarray:
+    """Generic decoder: least-squares (minimum norm) ``A`` with ``A @ B[idx] = target``."""
+    if idx.size == 0:
+        raise DecodingError(f"no messages received for code '{code.name}'")
+    BR = code.B[idx]
+    X, *_ = np.linalg.lstsq(BR.T, code.target.T.astype(BR.dtype), rcond=None)
+    A = X.T
+    if not np.iscomplexobj(code.B):
+        A = A.real
+    return A
+
+
+def straggler_patterns(n: int, s: int):
+    """All ``C(n, s)`` straggler sets, as tuples, in lexicographic order."""
+    from itertools import combinations
+
+    return combinations(range(n), s)
+
+
+def check_ns(n, s, *, s_max=None, name_n="workers", name_s="stragglers"):
+    """Validate the usual ``(n, s)`` pair; raise ValueError naming the parameter."""
+    if not isinstance(n, (int, np.integer)) or n < 1:
+        raise ValueError(f"{name_n} must be a positive integer, got {n!r}")
+    if not isinstance(s, (int, np.integer)) or s < 0:
+        raise ValueError(f"{name_s} must be a non-negative integer, got {s!r}")
+    hi = n - 1 if s_max is None else s_max
+    if s > hi:
+        raise ValueError(f"{name_s} must be at most {hi} for {n} {name_n}, got {s}")

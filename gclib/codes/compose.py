@@ -1,0 +1,84 @@
+"""Codes built from codes: independent clusters (block-diagonal composition)."""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from .base import DecodingError, GradientCode
+from .rules import ThresholdRule
+
+
+def _cluster_decoder(code: GradientCode, idx: np.ndarray) -> np.ndarray:
+    """Decode every cluster with its own code's decoder and place the blocks side by side."""
+    blocks = code.params["_blocks"]
+    m = code.n_pieces
+    A = np.zeros((m, idx.size), dtype=complex if np.iscomplexobj(code.B) else float)
+    for b, (sub, msg_off) in enumerate(blocks):
+        sel = np.flatnonzero((idx >= msg_off) & (idx < msg_off + sub.n_messages))
+        if sel.size == 0:
+            raise DecodingError(f"cluster {b} of '{code.name}': no message received")
+        A[:, sel] = sub.decode(idx[sel] - msg_off, warn=False)
+    return A
+
+
+def clustered(codes: Sequence[GradientCode], name: str | None = None) -> GradientCode:
+    """Run ``codes`` side by side on disjoint workers and disjoint parts (block-diagonal ``B``).
+
+    Cluster ``c`` is decoded by its own code; the full gradient is the sum of the cluster sums, so the composite
+    is decodable exactly when every cluster is. Rules are merged cluster by cluster.
+    """
+    codes = list(codes)
+    if not codes:
+        raise ValueError("clustered needs at least one code")
+    m = codes[0].n_pieces
+    if any(c.n_pieces != m for c in codes):
+        raise ValueError("clustered codes must share n_pieces")
+    if any(not isinstance(c.rule, ThresholdRule) for c in codes):
+        raise ValueError("clustered needs codes with threshold rules")
+    n = sum(c.n_workers for c in codes)
+    k = sum(c.n_parts for c in codes)
+    n_msg = sum(c.n_messages for c in codes)
+    complex_ = any(np.iscomplexobj(c.B) for c in codes)
+    B = np.zeros((n_msg, k * m), dtype=complex if complex_ else float)
+    order, sender, ready, size = [], [], [], []
+    msg_class, class_cluster, thresholds, blocks = [], [], [], []
+    w_off = p_off = j_off = cls_off = cl_off = 0
+    for c in codes:
+        B[j_off:j_off + c.n_messages, p_off * m:(p_off + c.n_parts) * m] = c.B
+        order += [tuple(p + p_off for p in o) for o in c.order]
+        sender.append(c.sender + w_off)
+        ready.append(c.ready)
+        size.append(c.size)
+        msg_class.append(c.rule.msg_class + cls_off)
+        class_cluster.append(c.rule.class_cluster + cl_off)
+        thresholds.append(c.rule.thresholds)
+        blocks.append((c, j_off))
+        w_off += c.n_workers
+        p_off += c.n_parts
+        j_off += c.n_messages
+        cls_off += c.rule.class_cluster.size
+        cl_off += c.rule.n_clusters
+    rule = ThresholdRule(np.concatenate(msg_class), np.concatenate(class_cluster), np.concatenate(thresholds))
+    exact = all(c.exact for c in codes)
+    B_exact = None
+    if all(c.B_exact is not None for c in codes):
+        import sympy as sp
+
+        B_exact = sp.diag(*[c.B_exact for c in codes])
+    base = codes[0].name
+    return GradientCode(name=name or f"{base}-x{len(codes)}", n_workers=n, n_parts=k, order=order, B=B,
+                        sender=np.concatenate(sender), ready=np.concatenate(ready), rule=rule,
+                        stragglers=min(c.stragglers for c in codes), n_pieces=m, exact=exact,
+                        size=np.concatenate(size), decoder=_cluster_decoder, B_exact=B_exact,
+                        params={"clusters": len(codes), "_blocks": blocks})
+
+
+def split_evenly(total: int, parts: int, name: str = "clusters") -> list[int]:
+    """Sizes of ``parts`` clusters of ``total`` items that differ by at most one; error if any would be empty."""
+    if not isinstance(parts, (int, np.integer)) or parts < 1:
+        raise ValueError(f"{name} must be a positive integer, got {parts!r}")
+    if parts > total:
+        raise ValueError(f"{name} = {parts} exceeds the {total} items to split")
+    q, r = divmod(total, parts)
+    return [q + (1 if i < r else 0) for i in range(parts)]

@@ -1,0 +1,176 @@
+"""Polynomial (Reed-Solomon) gradient codes for any mask, after Halbawi, Azizan, Salehi and Hassibi (ISIT 2018).
+
+Row ``i`` of the mask (a message) gets an evaluation point ``alpha_i``. Part ``j`` is embedded in the monic
+polynomial ``p_j(x) = prod_{t in Z_j} (x - alpha_t)``, where ``Z_j`` holds the rows lacking part ``j`` (the zeros of
+column ``j``); message ``i`` is ``sum_j p_j(alpha_i) g_j``, so it only involves parts its row holds. With ``h`` the
+number of zeros of the sparsest column, every ``p_j`` is padded to degree ``h`` (extra roots at holders of ``j``,
+the rows that would compute ``j`` last), so ``f(x) = sum_j p_j(x) g_j`` is a polynomial of degree ``h`` whose
+leading coefficient is ``sum_j g_j``; any ``h + 1`` messages determine it. The leading coefficient from the
+received set ``F`` is ``sum_{i in F} y_i / prod_{t in F, t != i} (alpha_i - alpha_t)`` (a divided difference), so
+decoding is ``O(h^2)`` and never forms a Vandermonde inverse.
+
+This normalization and the padding rule are our reconstruction: the paper body was not available (see
+``shared/reference/halbawi2018.md``); the construction is verified exactly by :mod:`gclib.symbolic`.
+
+Evaluation points (``points=``):
+
+* ``"chebyshev"``: Chebyshev nodes of the first kind, scaled to ``[-2, 2]`` (real messages);
+* ``"equispaced"``: equispaced on ``[-2, 2]`` (real messages);
+* ``"roots-of-unity"``: the complex ``N``-th roots of unity; each message is complex, so it costs twice the
+  communication of a real one (``size = 2``), and the decoded sum is real up to round-off;
+* an explicit array of distinct numbers.
+
+The interval ``[-2, 2]`` has logarithmic capacity 1, which keeps the products of point differences near 1 in
+magnitude instead of under- or overflowing as ``N`` grows.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .base import DecodingError, GradientCode
+from .rules import threshold
+
+POINTS = ("chebyshev", "equispaced", "roots-of-unity")
+
+
+def evaluation_points(n: int, points="chebyshev") -> np.ndarray:
+    """``(n,)`` distinct evaluation points of the given family (see the module docstring)."""
+    if not isinstance(points, str):
+        pts = np.asarray(points)
+        if pts.shape != (n,):
+            raise ValueError(f"points must be one of {POINTS} or an array of {n} numbers, got shape {pts.shape}")
+        if np.unique(pts).size != n:
+            raise ValueError("evaluation points must be distinct")
+        return pts
+    if points == "chebyshev":
+        return 2.0 * np.cos((2 * np.arange(n) + 1) * np.pi / (2 * n))
+    if points == "equispaced":
+        return np.linspace(-2.0, 2.0, n) if n > 1 else np.zeros(1)
+    if points == "roots-of-unity":
+        return np.exp(2j * np.pi * np.arange(n) / n)
+    raise ValueError(f"points must be one of {POINTS} or an array of distinct numbers, got {points!r}")
+
+
+def zero_sets(mask: np.ndarray, order_rank: np.ndarray | None = None) -> tuple[list, int]:
+    """Roots of every column polynomial, padded to the common degree ``h``.
+
+    Args:
+        mask: ``(N, k)`` 0/1, row ``i`` holds part ``j`` where ``mask[i, j]`` is 1.
+        order_rank: ``(N, k)`` position at which row ``i`` computes part ``j`` (padding picks the holders that
+            compute ``j`` latest); ``None`` pads with the last holders by row index.
+    Returns:
+        (list of ``k`` root-index arrays, ``h``).
+    """
+    mask = np.asarray(mask) != 0
+    N, k = mask.shape
+    zeros = [np.flatnonzero(~mask[:, j]) for j in range(k)]
+    h = max(z.size for z in zeros)
+    if h >= N:
+        raise ValueError("every part must be held by at least one row of the mask")
+    out = []
+    for j in range(k):
+        need = h - zeros[j].size
+        if need:
+            holders = np.flatnonzero(mask[:, j])
+            key = order_rank[holders, j] if order_rank is not None else holders
+            extra = holders[np.argsort(-np.asarray(key), kind="stable")[:need]]
+            out.append(np.sort(np.r_[zeros[j], extra]))
+        else:
+            out.append(zeros[j])
+    return out, h
+
+
+def encoding_matrix(alpha: np.ndarray, roots: list) -> np.ndarray:
+    """``B[i, j] = prod_{t in roots[j]} (alpha_i - alpha_t)``: ``(N, k)``."""
+    alpha = np.asarray(alpha)
+    N, k = alpha.size, len(roots)
+    B = np.zeros((N, k), dtype=alpha.dtype if np.iscomplexobj(alpha) else float)
+    diff = alpha[:, None] - alpha[None, :]
+    for j, z in enumerate(roots):
+        B[:, j] = np.prod(diff[:, z], axis=1) if z.size else 1.0
+    return B
+
+
+def leading_coefficient_weights(alpha_F: np.ndarray) -> np.ndarray:
+    """Weights ``a_i = 1 / prod_{t != i} (alpha_i - alpha_t)`` that extract the leading coefficient of the
+    polynomial of degree ``len(alpha_F) - 1`` through the points ``alpha_F``."""
+    alpha_F = np.asarray(alpha_F)
+    d = alpha_F[:, None] - alpha_F[None, :]
+    np.fill_diagonal(d, 1.0)
+    return 1.0 / np.prod(d, axis=1)
+
+
+def _poly_decoder(code: GradientCode, idx: np.ndarray) -> np.ndarray:
+    h = code.params["h"]
+    alpha = code.params["_alpha"]
+    if idx.size < h + 1:
+        raise DecodingError(f"'{code.name}' needs {h + 1} messages, got {idx.size}")
+    use = np.sort(idx)[: h + 1]
+    w = leading_coefficient_weights(alpha[use])
+    A = np.zeros((1, idx.size), dtype=w.dtype)
+    pos = {int(j): p for p, j in enumerate(idx)}
+    for j, wj in zip(use, w):
+        A[0, pos[int(j)]] = wj
+    return A
+
+
+def polynomial_code(mask, sender, ready, order, *, points="chebyshev", name="rs", stragglers=None,
+                    params=None) -> GradientCode:
+    """Polynomial gradient code for an arbitrary mask (rows are messages).
+
+    Args:
+        mask: ``(N, k)`` 0/1 (``N`` may exceed the number of workers: virtual workers of GC-MMC).
+        sender: ``(N,)`` real worker sending row ``i``.
+        ready: ``(N,)`` partial gradients computed before row ``i`` is sent.
+        order: per worker, its parts in computation order.
+        points: evaluation points (see :func:`evaluation_points`).
+    Returns:
+        A code decodable from any ``h + 1`` messages, ``h`` the zeros of the sparsest column.
+    """
+    mask = np.asarray(mask) != 0
+    N, k = mask.shape
+    sender = np.asarray(sender, dtype=np.int64)
+    rank = np.full((N, k), -1)
+    for i in range(N):
+        for pos, j in enumerate(order[sender[i]]):
+            rank[i, j] = pos
+    alpha = evaluation_points(N, points)
+    roots, h = zero_sets(mask, rank)
+    B = encoding_matrix(alpha, roots)
+    n_workers = len(order)
+    s = n_workers - (h + 1) if stragglers is None else stragglers
+    p = {"h": h, "points": points if isinstance(points, str) else "custom", "_alpha": alpha, **(params or {})}
+    return GradientCode(name=name, n_workers=n_workers, n_parts=k, order=order, B=B, sender=sender,
+                        ready=ready, rule=threshold(N, h + 1), stragglers=max(s, 0), decoder=_poly_decoder,
+                        params=p)
+
+
+def rs(n: int, s: int, points="chebyshev") -> GradientCode:
+    """Reed-Solomon gradient code on the cyclic mask: worker ``i`` holds parts ``i..i+s`` (mod ``n``); any
+    ``n - s`` workers decode."""
+    from .base import check_ns
+    from .tandon import cyclic_support
+
+    check_ns(n, s)
+    order = cyclic_support(n, s)
+    mask = np.zeros((n, n), dtype=int)
+    for i, o in enumerate(order):
+        mask[i, list(o)] = 1
+    return polynomial_code(mask, np.arange(n), np.full(n, s + 1), order, points=points, name="rs",
+                           stragglers=s, params={"n": n, "s": s})
+
+
+def exact_encoding_matrix(alpha, roots):
+    """SymPy version of :func:`encoding_matrix` for rational points."""
+    import sympy as sp
+
+    alpha = [sp.nsimplify(a) if not isinstance(a, sp.Basic) else a for a in alpha]
+    N, k = len(alpha), len(roots)
+    B = sp.zeros(N, k)
+    for j, z in enumerate(roots):
+        for i in range(N):
+            v = sp.Integer(1)
+            for t in z:
+                v *= alpha[i] - alpha[int(t)]
+            B[i, j] = v
+    return B

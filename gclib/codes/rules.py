@@ -1,0 +1,165 @@
+"""Fast decodability rules, vectorized over Monte Carlo trials.
+
+A rule answers two questions about a code's messages without any linear algebra:
+
+* ``decodable(received)``: is this set of received messages enough to decode?
+* ``completion(arrival)``: given the arrival time of every message in every trial, when does the received set
+  first become decodable?
+
+:class:`ThresholdRule` covers every family in the project: messages are grouped into *classes* of identical
+content (duplicates help no more than one copy), classes into *clusters*, and cluster ``c`` is decoded once
+``thresholds[c]`` distinct classes of it have arrived; the whole gradient is decoded when every cluster is.
+
+* plain GC (CRC, Reed-Solomon): one cluster, every message its own class, threshold ``n - s``;
+* fractional repetition: one cluster per group, the group's identical messages one class, threshold 1;
+* uncoded: one cluster, every worker a class, threshold ``n``;
+* correlated GC-MMC: a class per distinct coded message, threshold ``K - m + 1`` per cluster.
+
+:class:`AnyOf` decodes as soon as any of its rules does (used by hybrid schemes).
+The tests check every rule against the exact span test of :func:`gclib.codes.base.GradientCode.is_decodable`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass(frozen=True, eq=False)
+class ThresholdRule:
+    """Per-cluster thresholds on distinct message classes.
+
+    Attributes:
+        msg_class: ``(n_messages,)`` int, the class of every message (messages of one class carry the same
+            content).
+        class_cluster: ``(n_classes,)`` int, the cluster of every class.
+        thresholds: ``(n_clusters,)`` int, distinct classes needed in each cluster.
+    """
+
+    msg_class: np.ndarray
+    class_cluster: np.ndarray
+    thresholds: np.ndarray
+    _perm: np.ndarray = field(init=False, repr=False)
+    _starts: np.ndarray = field(init=False, repr=False)
+
+    def __post_init__(self):
+        msg_class = np.asarray(self.msg_class, dtype=np.int64)
+        class_cluster = np.asarray(self.class_cluster, dtype=np.int64)
+        thresholds = np.asarray(self.thresholds, dtype=np.int64)
+        n_classes = class_cluster.size
+        if msg_class.ndim != 1 or msg_class.size == 0:
+            raise ValueError("msg_class must be a non-empty 1-d array of class ids")
+        if msg_class.min() < 0 or msg_class.max() >= n_classes:
+            raise ValueError(f"msg_class ids must lie in [0, {n_classes}), got range "
+                             f"[{msg_class.min()}, {msg_class.max()}]")
+        if set(np.unique(msg_class)) != set(range(n_classes)):
+            raise ValueError("every class must hold at least one message")
+        n_clusters = thresholds.size
+        if class_cluster.min() < 0 or class_cluster.max() >= n_clusters:
+            raise ValueError(f"class_cluster ids must lie in [0, {n_clusters})")
+        sizes = np.bincount(class_cluster, minlength=n_clusters)
+        bad = np.flatnonzero((thresholds < 1) | (thresholds > sizes))
+        if bad.size:
+            c = int(bad[0])
+            raise ValueError(f"thresholds[{c}] = {thresholds[c]} must lie in [1, {sizes[c]}] "
+                             f"(the number of distinct messages of cluster {c})")
+        object.__setattr__(self, "msg_class", msg_class)
+        object.__setattr__(self, "class_cluster", class_cluster)
+        object.__setattr__(self, "thresholds", thresholds)
+        # Messages sorted by class so that a class minimum is one reduceat.
+        perm = np.argsort(msg_class, kind="stable")
+        starts = np.searchsorted(msg_class[perm], np.arange(n_classes))
+        object.__setattr__(self, "_perm", perm)
+        object.__setattr__(self, "_starts", starts)
+
+    @property
+    def n_clusters(self) -> int:
+        return int(self.thresholds.size)
+
+    @property
+    def msg_cluster(self) -> np.ndarray:
+        """``(n_messages,)`` the cluster of every message."""
+        return self.class_cluster[self.msg_class]
+
+    def decodable(self, received: np.ndarray) -> np.ndarray:
+        """Whether received sets are decodable.
+
+        Args:
+            received: ``(..., n_messages)`` bool mask of received messages.
+        Returns:
+            ``(...)`` bool.
+        """
+        received = np.asarray(received, dtype=bool)
+        got = np.maximum.reduceat(received[..., self._perm].astype(np.int8), self._starts, axis=-1) > 0
+        per_cluster = np.zeros(received.shape[:-1] + (self.n_clusters,), dtype=np.int64)
+        for c in range(self.n_clusters):
+            per_cluster[..., c] = got[..., self.class_cluster == c].sum(axis=-1)
+        return np.all(per_cluster >= self.thresholds, axis=-1)
+
+    def class_times(self, arrival: np.ndarray) -> np.ndarray:
+        """``(trials, n_classes)``: first arrival of each class."""
+        return np.minimum.reduceat(arrival[:, self._perm], self._starts, axis=1)
+
+    def cluster_times(self, arrival: np.ndarray) -> np.ndarray:
+        """When each cluster becomes decodable.
+
+        Args:
+            arrival: ``(trials, n_messages)`` arrival times (``inf`` for never).
+        Returns:
+            ``(trials, n_clusters)`` times; ``inf`` where a cluster never decodes.
+        """
+        ct = self.class_times(np.asarray(arrival, dtype=float))
+        out = np.empty((ct.shape[0], self.n_clusters))
+        for c in range(self.n_clusters):
+            sub = ct[:, self.class_cluster == c]
+            t = int(self.thresholds[c])
+            out[:, c] = np.partition(sub, t - 1, axis=1)[:, t - 1]
+        return out
+
+    def completion(self, arrival: np.ndarray) -> np.ndarray:
+        """``(trials,)``: earliest time at which the received set is decodable."""
+        return self.cluster_times(arrival).max(axis=1)
+
+
+@dataclass(frozen=True, eq=False)
+class AnyOf:
+    """Decodable as soon as any of ``rules`` is (all over the same messages)."""
+
+    rules: tuple
+
+    def __post_init__(self):
+        if not self.rules:
+            raise ValueError("AnyOf needs at least one rule")
+        object.__setattr__(self, "rules", tuple(self.rules))
+
+    @property
+    def n_clusters(self) -> int:
+        return 1
+
+    @property
+    def msg_cluster(self) -> np.ndarray:
+        return np.zeros(self.rules[0].msg_class.size, dtype=np.int64)
+
+    def decodable(self, received: np.ndarray) -> np.ndarray:
+        out = self.rules[0].decodable(received)
+        for rule in self.rules[1:]:
+            out = out | rule.decodable(received)
+        return out
+
+    def cluster_times(self, arrival: np.ndarray) -> np.ndarray:
+        return self.completion(arrival)[:, None]
+
+    def completion(self, arrival: np.ndarray) -> np.ndarray:
+        return np.min([rule.completion(arrival) for rule in self.rules], axis=0)
+
+
+def threshold(n_messages: int, t: int) -> ThresholdRule:
+    """Any ``t`` of ``n_messages`` distinct messages decode."""
+    return ThresholdRule(np.arange(n_messages), np.zeros(n_messages, dtype=np.int64), np.array([t]))
+
+
+def coverage(groups) -> ThresholdRule:
+    """One message of every group decodes; ``groups[j]`` is the group of message ``j`` (identical content)."""
+    groups = np.asarray(groups, dtype=np.int64)
+    n_groups = int(groups.max()) + 1
+    return ThresholdRule(groups, np.arange(n_groups), np.ones(n_groups, dtype=np.int64))

@@ -1,0 +1,234 @@
+"""When things finish: compute-time models for workers.
+
+Every model samples, for each trial and worker, the time at which the worker finishes its ``j``-th partial
+gradient (``j = 1 .. n_tasks``), as a ``(trials, workers, n_tasks)`` array that is non-decreasing along the last
+axis. Two conventions are available for each distribution:
+
+* ``per_task=False`` (default, the convention of the GC-MMC paper's eq. 5): one draw ``X`` per worker and
+  iteration, and the ``j``-th result is ready at ``j * X``; all of a worker's tasks run at the same speed;
+* ``per_task=True``: the task durations are independent draws and the ``j``-th result is ready at their sum.
+
+Models:
+
+* :class:`ShiftedExponential` ``(mu, alpha)``: task time ``alpha + Exp(rate mu)``;
+* :class:`Exponential` ``(rate)``: task time ``Exp(rate)``;
+* :class:`Pareto` ``(scale, shape)``: task time with ``P(T > t) = (scale / t) ** shape`` for ``t >= scale``;
+* :class:`Persistent` ``(base, ...)``: wraps a model; some workers never answer (time ``inf``);
+* :class:`Trace` ``(times)``: replays recorded per-task times (e.g. from a real run).
+
+All randomness comes from the ``numpy.random.Generator`` passed in.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional, Sequence
+
+import numpy as np
+from scipy.special import gammaln
+
+
+def _positive(name, value):
+    if not (isinstance(value, (int, float, np.integer, np.floating)) and np.isfinite(value) and value > 0):
+        raise ValueError(f"{name} must be a positive number, got {value!r}")
+    return float(value)
+
+
+def _nonneg(name, value):
+    if not (isinstance(value, (int, float, np.integer, np.floating)) and np.isfinite(value) and value >= 0):
+        raise ValueError(f"{name} must be a non-negative number, got {value!r}")
+    return float(value)
+
+
+class ComputeModel:
+    """Base class: subclasses implement :meth:`task_draws` (one draw per worker, or one per task)."""
+
+    per_task: bool = False
+
+    def task_draws(self, rng: np.random.Generator, shape) -> np.ndarray:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def sample(self, rng: np.random.Generator, trials: int, workers: int, n_tasks: int) -> np.ndarray:
+        """Finish time of every worker's ``j``-th task.
+
+        Returns:
+            ``(trials, workers, n_tasks)`` float array, non-decreasing along the last axis.
+        """
+        if self.per_task:
+            return np.cumsum(self.task_draws(rng, (trials, workers, n_tasks)), axis=2)
+        x = self.task_draws(rng, (trials, workers, 1))
+        return x * np.arange(1, n_tasks + 1)
+
+    def describe(self) -> dict:
+        return {"model": self.name, **self.__dict__}
+
+
+@dataclass
+class ShiftedExponential(ComputeModel):
+    """Task time ``alpha + E`` with ``E ~ Exp(rate mu)`` (GC-MMC eq. 5 when ``per_task`` is False)."""
+
+    mu: float = 10.0
+    alpha: float = 0.01
+    per_task: bool = False
+    name = "shifted-exp"
+
+    def __post_init__(self):
+        self.mu = _positive("mu", self.mu)
+        self.alpha = _nonneg("alpha", self.alpha)
+
+    def task_draws(self, rng, shape):
+        return self.alpha + rng.exponential(1.0 / self.mu, size=shape)
+
+
+@dataclass
+class Exponential(ComputeModel):
+    """Task time ``Exp(rate)`` (light tail)."""
+
+    rate: float = 1.0
+    per_task: bool = False
+    name = "exp"
+
+    def __post_init__(self):
+        self.rate = _positive("rate", self.rate)
+
+    def task_draws(self, rng, shape):
+        return rng.exponential(1.0 / self.rate, size=shape)
+
+
+@dataclass
+class Pareto(ComputeModel):
+    """Task time with ``P(T > t) = (scale / t) ** shape``, ``t >= scale`` (heavy tail; mean finite iff shape > 1)."""
+
+    scale: float = 1.0
+    shape: float = 2.0
+    per_task: bool = False
+    name = "pareto"
+
+    def __post_init__(self):
+        self.scale = _positive("scale", self.scale)
+        self.shape = _positive("shape", self.shape)
+
+    def task_draws(self, rng, shape):
+        return self.scale * (1.0 + rng.pareto(self.shape, size=shape))
+
+
+@dataclass
+class Persistent(ComputeModel):
+    """Wrap ``base`` so that some workers never answer.
+
+    Either ``workers`` (a fixed list of worker ids) or ``count`` (that many workers drawn uniformly at random in
+    every trial) is given.
+    """
+
+    base: ComputeModel
+    count: int = 0
+    workers: Optional[Sequence[int]] = None
+    name = "persistent"
+
+    def __post_init__(self):
+        if not isinstance(self.base, ComputeModel):
+            raise ValueError("base must be a compute-time model")
+        if self.workers is not None:
+            self.workers = [int(w) for w in self.workers]
+        if not isinstance(self.count, (int, np.integer)) or self.count < 0:
+            raise ValueError(f"count must be a non-negative integer, got {self.count!r}")
+
+    @property
+    def per_task(self):
+        return self.base.per_task
+
+    def sample(self, rng, trials, workers, n_tasks):
+        t = self.base.sample(rng, trials, workers, n_tasks)
+        if self.workers is not None:
+            bad = [w for w in self.workers if not 0 <= w < workers]
+            if bad:
+                raise ValueError(f"persistent straggler ids {bad} outside [0, {workers})")
+            t[:, self.workers, :] = np.inf
+        if self.count:
+            if self.count > workers:
+                raise ValueError(f"count = {self.count} persistent stragglers exceeds {workers} workers")
+            keys = rng.random((trials, workers))
+            dead = np.argsort(keys, axis=1)[:, : self.count]
+            np.put_along_axis(t, dead[:, :, None].repeat(n_tasks, axis=2), np.inf, axis=1)
+        return t
+
+    def describe(self):
+        return {"model": "persistent", "count": self.count, "workers": self.workers, "base": self.base.describe()}
+
+
+@dataclass
+class Trace(ComputeModel):
+    """Replay recorded task durations ``times`` of shape ``(iterations, workers, n_tasks)``, cycling through the
+    iterations (trial ``t`` uses iteration ``t mod iterations``)."""
+
+    times: np.ndarray = None
+    name = "trace"
+    per_task = True
+
+    def __post_init__(self):
+        self.times = np.asarray(self.times, dtype=float)
+        if self.times.ndim != 3 or np.any(self.times < 0):
+            raise ValueError("times must be a (iterations, workers, n_tasks) array of non-negative durations")
+
+    def sample(self, rng, trials, workers, n_tasks):
+        it, w, k = self.times.shape
+        if w != workers or k < n_tasks:
+            raise ValueError(f"trace has {w} workers x {k} tasks, need {workers} x {n_tasks}")
+        idx = np.arange(trials) % it
+        return np.cumsum(self.times[idx][:, :, :n_tasks], axis=2)
+
+    def describe(self):
+        return {"model": "trace", "shape": list(self.times.shape)}
+
+
+MODELS = {"shifted-exp": ShiftedExponential, "exp": Exponential, "pareto": Pareto}
+
+
+def make_model(name: str, **kw) -> ComputeModel:
+    """Build a model by name (``shifted-exp``, ``exp``, ``pareto``) from keyword parameters; unused keys are
+    ignored, so a CLI namespace can be passed through."""
+    if name not in MODELS:
+        raise ValueError(f"model must be one of {sorted(MODELS)}, got {name!r}")
+    cls = MODELS[name]
+    fields = {f for f in cls.__dataclass_fields__}
+    return cls(**{k: v for k, v in kw.items() if k in fields and v is not None})
+
+
+# ---------------------------------------------------------------------------------------------- closed forms
+def harmonic(n: int) -> float:
+    return float(np.sum(1.0 / np.arange(1, n + 1))) if n > 0 else 0.0
+
+
+def expected_order_statistic(model: ComputeModel, n: int, k: int, load: float = 1.0) -> float:
+    """``E`` of the ``k``-th smallest of ``n`` i.i.d. per-worker times ``load * X`` (``per_task=False`` models).
+
+    * shifted exponential: ``load * (alpha + (H_n - H_{n-k}) / mu)``;
+    * exponential: ``load * (H_n - H_{n-k}) / rate``;
+    * Pareto: ``load * scale * Gamma(n+1) Gamma(n-k+1-1/a) / (Gamma(n-k+1) Gamma(n+1-1/a))`` (``inf`` when
+      ``n - k + 1 <= 1/a``).
+    """
+    if not 1 <= k <= n:
+        raise ValueError(f"k must lie in [1, {n}], got {k}")
+    if isinstance(model, ShiftedExponential):
+        return load * (model.alpha + (harmonic(n) - harmonic(n - k)) / model.mu)
+    if isinstance(model, Exponential):
+        return load * (harmonic(n) - harmonic(n - k)) / model.rate
+    if isinstance(model, Pareto):
+        a = model.shape
+        if n - k + 1 <= 1.0 / a:
+            return np.inf
+        lg = gammaln(n + 1) + gammaln(n - k + 1 - 1 / a) - gammaln(n - k + 1) - gammaln(n + 1 - 1 / a)
+        return load * model.scale * float(np.exp(lg))
+    raise ValueError(f"no closed form for model {type(model).__name__}")
+
+
+def expected_max_of_group_minima(model: ComputeModel, groups: int, size: int, load: float = 1.0) -> float:
+    """``E max_g min_{w in g} load * X_w``: completion time of fractional repetition (``groups`` groups of
+    ``size``). The minimum of ``size`` i.i.d. exponentials is exponential with ``size`` times the rate, and the
+    minimum of ``size`` Paretos is Pareto with ``size`` times the shape."""
+    if isinstance(model, ShiftedExponential):
+        return load * (model.alpha + harmonic(groups) / (size * model.mu))
+    if isinstance(model, Exponential):
+        return load * harmonic(groups) / (size * model.rate)
+    if isinstance(model, Pareto):
+        return expected_order_statistic(Pareto(model.scale, model.shape * size), groups, groups, load)
+    raise ValueError(f"no closed form for model {type(model).__name__}")

@@ -1,0 +1,62 @@
+"""Developer tool: build a notebook from a percent-format script, or dump a notebook back to one.
+
+    python tools/nb.py build src.py notebooks/NN_name.ipynb   # cells split at '# %%' lines
+    python tools/nb.py dump notebooks/NN_name.ipynb > src.py
+
+'# %% [markdown]' starts a markdown cell (its lines lose the leading '# '); '# %% tags=["parameters"]' starts a
+code cell tagged for papermill. Notebooks are written without outputs, with the python3 kernel.
+"""
+import json
+import re
+import sys
+
+import nbformat
+
+
+def build(src: str, dst: str) -> None:
+    text = open(src).read()
+    cells = []
+    for chunk in re.split(r"^(?=# %%)", text, flags=re.M):
+        if not chunk.strip():
+            continue
+        head, _, body = chunk.partition("\n")
+        if not head.startswith("# %%"):
+            body, head = chunk, "# %%"
+        body = body.strip("\n")
+        if "[markdown]" in head:
+            lines = [ln[2:] if ln.startswith("# ") else ln.lstrip("#") for ln in body.splitlines()]
+            cells.append(nbformat.v4.new_markdown_cell("\n".join(lines)))
+        else:
+            cell = nbformat.v4.new_code_cell(body)
+            m = re.search(r"tags=(\[.*\])", head)
+            if m:
+                cell.metadata["tags"] = json.loads(m.group(1))
+            cells.append(cell)
+    nb = nbformat.v4.new_notebook(cells=cells)
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.metadata["language_info"] = {"name": "python"}
+    for i, c in enumerate(nb.cells):
+        c["id"] = f"cell-{i:02d}"
+    nbformat.write(nb, dst)
+
+
+def dump(src: str) -> None:
+    nb = nbformat.read(src, as_version=4)
+    for c in nb.cells:
+        if c.cell_type == "markdown":
+            print("# %% [markdown]")
+            print("\n".join("# " + ln if ln else "#" for ln in c.source.splitlines()))
+        else:
+            tags = c.metadata.get("tags")
+            print("# %%" + (f" tags={json.dumps(tags)}" if tags else ""))
+            print(c.source)
+        print()
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "build":
+        build(sys.argv[2], sys.argv[3])
+    elif sys.argv[1] == "dump":
+        dump(sys.argv[2])
+    else:
+        sys.exit("usage: nb.py build SRC DST | dump NB")
