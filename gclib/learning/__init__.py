@@ -1,0 +1,7 @@
+"""Learning problems and optimizers (data split into parts as the codes expect)."""
+from .problems import (DATASETS, Problem, auc, breast_cancer, diabetes, lag_synthetic, make_problem, split_parts,
+                       tandon_logistic)
+from .steps import GD, TandonAGD
+
+__all__ = ["DATASETS", "Problem", "auc", "breast_cancer", "diabetes", "lag_synthetic", "make_problem",
+           "split_parts", "tandon_logistic", "GD", "TandonAGD"]
