@@ -28,8 +28,19 @@ test: setup
 bench: setup
 	$(PY) -m benchmarks
 
+# issue 7: `make lab` serves notebooks/; on a machine without a display it does not try to open a browser.
+# Options: LAB_PORT=8888 LAB_IP=127.0.0.1 LAB_TOKEN=secret (default: Jupyter makes one and prints the URL),
+# LAB_ARGS='...' (any other `jupyter lab` option). As root, --allow-root is added. MPLBACKEND is unset for the
+# server so that the kernels draw figures inline.
+LAB_PORT ?= 8888
+LAB_IP ?= 127.0.0.1
+LAB_TOKEN ?=
+LAB_ARGS ?=
 lab: setup
-	$(VENV)/bin/jupyter lab --notebook-dir=notebooks
+	env -u MPLBACKEND $(VENV)/bin/jupyter lab --notebook-dir=notebooks --ip=$(LAB_IP) --port=$(LAB_PORT) \
+		$(if $(LAB_TOKEN),--IdentityProvider.token=$(LAB_TOKEN)) \
+		$(if $(DISPLAY)$(WAYLAND_DISPLAY),,--no-browser) \
+		$(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS)
 
 clean:
 	rm -rf build .pytest_cache

@@ -8,9 +8,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import sys
+
 import matplotlib
 
-matplotlib.use("Agg", force=False)
+# Scripts and tests draw off-screen; inside a Jupyter kernel keep the kernel's (inline) backend, or figures would
+# not show in JupyterLab nor in the executed notebooks (issue 7).
+if "ipykernel" not in sys.modules:
+    matplotlib.use("Agg", force=False)
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
