@@ -4,14 +4,28 @@ Every notebook in ``notebooks/`` is executed with the parameters of the chosen p
 ``quick`` for tests and CI, ``full`` for the figures), its executed copy written to ``build/executed/<profile>/``
 (git-ignored), and its figures (PNG plus CSV) to ``figures/`` (or the ``figures_dir`` given). One line per
 notebook with its time; a failing notebook is reported with the cell that failed and the others still run.
+
+Every run also writes ``manifest.json`` next to the executed notebooks (see :func:`write_manifest`): for each
+notebook its profile, effective parameters, seed, start time, duration, ok/failed, the figure files it wrote (with
+their SHA-256), the git commit of the checkout and the versions of Python and of the packages, so that a figure can
+be traced to the run that made it.
 """
 from __future__ import annotations
 
+import ast
+import contextlib
+import datetime as _dt
+import hashlib
 import json
+import os
+import platform
+import re
+import subprocess
 import sys
 import time
 import tomllib
 from dataclasses import dataclass, field
+from importlib import metadata
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -19,6 +33,7 @@ NOTEBOOKS = ROOT / "notebooks"
 PROFILES = NOTEBOOKS / "profiles.toml"
 EXECUTED = ROOT / "build" / "executed"
 FIGURES = ROOT / "figures"
+MANIFEST = "manifest.json"
 
 
 def load_profiles(path: Path = PROFILES) -> dict:
@@ -36,8 +51,8 @@ def load_profiles(path: Path = PROFILES) -> dict:
     return data
 
 
-def notebook_paths(only=None) -> list[Path]:
-    paths = sorted(NOTEBOOKS.glob("[0-9]*.ipynb"))
+def notebook_paths(only=None, notebooks_dir: Path | None = None) -> list[Path]:
+    paths = sorted(Path(notebooks_dir or NOTEBOOKS).glob("[0-9]*.ipynb"))
     if only:
         wanted = set(only)
         unknown = wanted - {p.stem for p in paths}
@@ -55,6 +70,12 @@ class RunResult:
     parameters: dict = field(default_factory=dict)
     error: str = ""
     output: str = ""
+    #: (issue 7) every parameter the notebook ran with: its ``parameters`` cell overridden by the injected ones
+    effective: dict = field(default_factory=dict)
+    started: str = ""
+    #: figure files written by this run, ``{file name: "sha256:<hex>"}``
+    figures: dict = field(default_factory=dict)
+    source: str = ""
 
 
 def _failed_cell(nb_path: Path) -> str:
@@ -88,22 +109,186 @@ def run_notebook(path: Path, profile: str = "full", out_dir: Path | None = None,
     out_dir.mkdir(parents=True, exist_ok=True)
     Path(params["figures_dir"]).mkdir(parents=True, exist_ok=True)
     out = out_dir / path.name
+    fig_dir = Path(params["figures_dir"])
+    before = _snapshot(fig_dir)
+    meta = dict(effective=effective_parameters(path, params), started=_utcnow(), source=str(path))
     t0 = time.perf_counter()
     try:
-        pm.execute_notebook(str(path), str(out), parameters=params, cwd=str(path.parent), progress_bar=False,
-                            kernel_name="python3", log_output=False)
-        return RunResult(path.stem, True, time.perf_counter() - t0, params, output=str(out))
+        with _inline_figures():
+            pm.execute_notebook(str(path), str(out), parameters=params, cwd=str(path.parent), progress_bar=False,
+                                kernel_name="python3", log_output=False)
+        r = RunResult(path.stem, True, time.perf_counter() - t0, params, output=str(out), **meta)
     except pm.PapermillExecutionError:
-        return RunResult(path.stem, False, time.perf_counter() - t0, params, _failed_cell(out), str(out))
+        r = RunResult(path.stem, False, time.perf_counter() - t0, params, _failed_cell(out), str(out), **meta)
     except Exception as e:  # kernel died, notebook unreadable, ...
-        return RunResult(path.stem, False, time.perf_counter() - t0, params, f"{type(e).__name__}: {e}", str(out))
+        r = RunResult(path.stem, False, time.perf_counter() - t0, params, f"{type(e).__name__}: {e}", str(out),
+                      **meta)
+    r.figures = _written(fig_dir, before)
+    return r
 
 
-def main(profile: str = "full", only=None, figures_dir=None, out_dir=None) -> int:
-    """Run the suite; print a line per notebook and a summary; return 0 when every notebook passed."""
+# ------------------------------------------------------------------------------------------ manifest (issue 7)
+def _utcnow() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@contextlib.contextmanager
+def _inline_figures():
+    """Let the kernel use its inline backend (figures embedded in the executed notebook) even when the caller set
+    ``MPLBACKEND=Agg`` for itself (the Makefile does); restored afterwards."""
+    saved = os.environ.get("MPLBACKEND")
+    if saved is not None and saved.lower() == "agg":
+        del os.environ["MPLBACKEND"]
     try:
-        profiles = load_profiles()
-        paths = notebook_paths(only)
+        yield
+    finally:
+        if saved is not None:
+            os.environ["MPLBACKEND"] = saved
+
+
+def _snapshot(d: Path) -> dict:
+    """``{relative path: (size, mtime_ns)}`` of every file under ``d``."""
+    if not d.is_dir():
+        return {}
+    return {str(f.relative_to(d)): (f.stat().st_size, f.stat().st_mtime_ns) for f in d.rglob("*") if f.is_file()}
+
+
+def sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return "sha256:" + h.hexdigest()
+
+
+def _written(d: Path, before: dict) -> dict:
+    """Files under ``d`` created or rewritten since ``before`` (a :func:`_snapshot`), with their hashes."""
+    after = _snapshot(d)
+    return {name: sha256(d / name) for name, st in sorted(after.items()) if before.get(name) != st}
+
+
+def _literal(src: str):
+    try:
+        return ast.literal_eval(src)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return src  # an expression: recorded as its source text
+
+
+def effective_parameters(path: Path, injected: dict) -> dict:
+    """The defaults of the notebook's ``parameters`` cell (literals evaluated, other expressions kept as source
+    text) overridden by the ``injected`` values: what the run actually used."""
+    try:
+        import papermill as pm
+
+        defaults = {k: _literal(v["default"]) for k, v in pm.inspect_notebook(str(path)).items()}
+    except Exception:  # no parameters cell, unreadable notebook: the injected values are all we know
+        defaults = {}
+    return {**defaults, **injected}
+
+
+def git_state(root: Path = ROOT) -> dict:
+    """``{"commit": sha or None, "dirty": bool or None}`` of the checkout at ``root`` (``dirty``: uncommitted
+    changes to tracked files)."""
+    def git(*args):
+        return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, timeout=30)
+
+    try:
+        head = git("rev-parse", "HEAD")
+        if head.returncode != 0:
+            return {"commit": None, "dirty": None}
+        status = git("status", "--porcelain", "--untracked-files=no")
+        return {"commit": head.stdout.strip(), "dirty": bool(status.stdout.strip())}
+    except (OSError, subprocess.SubprocessError):
+        return {"commit": None, "dirty": None}
+
+
+def _requirement_names(pyproject: Path = ROOT / "pyproject.toml") -> list[str]:
+    """Distribution names of every dependency and optional dependency in ``pyproject.toml``."""
+    try:
+        with open(pyproject, "rb") as fh:
+            proj = tomllib.load(fh).get("project", {})
+    except (OSError, tomllib.TOMLDecodeError):
+        return []
+    reqs = list(proj.get("dependencies", []))
+    for extra in proj.get("optional-dependencies", {}).values():
+        reqs += extra
+    names = {re.split(r"[\s\[<>=!~;]", r.strip(), maxsplit=1)[0] for r in reqs}
+    return sorted(n for n in names if n and n != proj.get("name"))
+
+
+def package_versions(names=None) -> dict:
+    """``{distribution: version or None}`` for gclib's dependencies (and extras), plus the Jupyter pieces that run
+    the notebooks."""
+    names = sorted(set(_requirement_names() if names is None else names)
+                   | {"gclib", "nbclient", "jupyter_client", "ipykernel"})
+    out = {}
+    for n in names:
+        try:
+            out[n] = metadata.version(n)
+        except metadata.PackageNotFoundError:
+            out[n] = None
+    return out
+
+
+def environment() -> dict:
+    """Where a run happened: git commit, Python, platform and package versions (JSON-ready)."""
+    return {"git": git_state(), "python": platform.python_version(), "platform": platform.platform(),
+            "packages": package_versions()}
+
+
+def manifest_entry(r: RunResult, profile: str, env: dict) -> dict:
+    """One notebook's record in the manifest."""
+    return {
+        "notebook": r.notebook, "profile": profile, "ok": r.ok, "status": "ok" if r.ok else "failed",
+        "error": r.error, "started": r.started, "duration_s": round(r.seconds, 3),
+        "parameters": r.effective or r.parameters, "injected": r.parameters,
+        "seed": (r.effective or r.parameters).get("seed"), "source": r.source, "executed": r.output,
+        "figures": r.figures, "git_commit": env["git"]["commit"], "git_dirty": env["git"]["dirty"],
+        "python": env["python"], "platform": env["platform"], "packages": env["packages"],
+    }
+
+
+def read_manifest(out_dir: Path) -> dict:
+    """The manifest in ``out_dir`` (``{}`` when there is none or it is unreadable)."""
+    try:
+        return json.loads((Path(out_dir) / MANIFEST).read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def write_manifest(out_dir: Path, profile: str, results: list[RunResult], env: dict | None = None,
+                   figures_dir=None) -> Path:
+    """Record ``results`` in ``out_dir/manifest.json``; entries of notebooks not run this time are kept (a run
+    with ``--only`` does not forget the others), unless the manifest was for another profile. Written atomically.
+
+    Layout: ``{"manifest": 1, "profile", "updated", "figures_dir", "notebooks": {stem: entry}}`` with the entry
+    of :func:`manifest_entry`.
+    """
+    env = environment() if env is None else env
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    old = read_manifest(out_dir)
+    entries = dict(old.get("notebooks", {})) if old.get("profile") == profile else {}
+    for r in results:
+        entries[r.notebook] = manifest_entry(r, profile, env)
+    doc = {"manifest": 1, "profile": profile, "updated": _utcnow(), "figures_dir": str(figures_dir or FIGURES),
+           "notebooks": dict(sorted(entries.items()))}
+    path = out_dir / MANIFEST
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(doc, indent=1, default=str) + "\n")
+    os.replace(tmp, path)
+    return path
+
+
+def main(profile: str = "full", only=None, figures_dir=None, out_dir=None, notebooks_dir=None) -> int:
+    """Run the suite; print a line per notebook and a summary; return 0 when every notebook passed.
+
+    ``notebooks_dir`` (default ``notebooks/``) holds the notebooks and their ``profiles.toml``. The manifest
+    (``manifest.json`` beside the executed notebooks) is updated after every notebook.
+    """
+    try:
+        profiles = load_profiles(Path(notebooks_dir) / "profiles.toml") if notebooks_dir else load_profiles()
+        paths = notebook_paths(only, notebooks_dir)
         if profile not in profiles:
             raise ValueError(f"profile must be one of {sorted(profiles)}, got {profile!r}")
     except ValueError as e:
@@ -112,16 +297,19 @@ def main(profile: str = "full", only=None, figures_dir=None, out_dir=None) -> in
     print(f"reproduce: {len(paths)} notebooks, profile '{profile}'", flush=True)
     results = []
     t0 = time.perf_counter()
+    env = environment()
+    exec_dir = Path(out_dir or EXECUTED / profile)
     for p in paths:
         print(f"  {p.stem:32s} ...", end="", flush=True)
         r = run_notebook(p, profile, out_dir=out_dir, figures_dir=figures_dir, profiles=profiles)
         results.append(r)
+        write_manifest(exec_dir, profile, [r], env, figures_dir)
         status = "ok" if r.ok else "FAILED"
         print(f"\r  {p.stem:32s} {status:6s} {r.seconds:7.1f} s" + ("" if r.ok else f"  {r.error}"), flush=True)
     failed = [r for r in results if not r.ok]
     total = time.perf_counter() - t0
     print(f"reproduce: {len(results) - len(failed)} passed, {len(failed)} failed in {total:.1f} s; "
-          f"executed notebooks in {Path(out_dir or EXECUTED / profile)}, figures in {figures_dir or FIGURES}")
+          f"executed notebooks and {MANIFEST} in {exec_dir}, figures in {figures_dir or FIGURES}")
     for r in failed:
         print(f"  failed: {r.notebook}: {r.error}  (see {r.output})")
     return 1 if failed else 0
