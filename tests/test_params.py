@@ -1,0 +1,205 @@
+"""gclib.params: a bad notebook parameter fails at once with a message naming it (issue 7)."""
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from gclib import reproduce as rp
+from gclib.params import ParameterError, check, validate
+
+from notebook_fixtures import good_notebook
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+# ------------------------------------------------------------------------------------------------- check()
+@pytest.mark.parametrize("value, spec", [
+    (5, dict(type=int, low=1)),
+    (np.int64(5), dict(type=int, low=1, high=5)),
+    (0.5, dict(type=float, above=0, below=1)),
+    (2, dict(type=float, low=2)),  # an int is a number
+    ("quick", dict(choices=["full", "quick"])),
+    ([6, 8, 10], dict(type=list, min_len=1, items=dict(type=int, low=2))),
+    ((1, 2), dict(type=list, max_len=2)),
+    (None, dict(type=int, none=True)),
+    ("../figures", dict(type=str)),
+    (True, dict(type=bool)),
+    (3, dict(type=(int, str))),
+])
+def test_check_accepts_allowed_values_and_returns_them(value, spec):
+    assert check("p", value, **spec) is value
+
+
+@pytest.mark.parametrize("value, spec, message", [
+    (0, dict(type=int, low=1), "parameter trials must be an integer >= 1, got 0 (int)"),
+    (1e5, dict(type=int, low=1), "parameter trials must be an integer >= 1, got 100000.0 (float)"),
+    (True, dict(type=int), "parameter trials must be an integer, got True (bool)"),
+    ("10", dict(type=int), "parameter trials must be an integer, got '10' (str)"),
+    (0.0, dict(type=float, above=0), "parameter trials must be a number > 0, got 0.0 (float)"),
+    (float("nan"), dict(type=float, low=0), "parameter trials must be a number >= 0, got nan (float)"),
+    (float("nan"), dict(low=0), "parameter trials must be a value >= 0, got nan (float)"),
+    (7, dict(type=int, low=1, high=5), "parameter trials must be an integer >= 1 and <= 5, got 7 (int)"),
+    (1.0, dict(type=float, below=1), "parameter trials must be a number < 1, got 1.0 (float)"),
+    ("fast", dict(choices=["full", "quick"]), "parameter trials must be one of 'full', 'quick', got 'fast' (str)"),
+    ([], dict(type=list, min_len=1), "parameter trials must be a list of length at least 1, got [] (list)"),
+    (None, dict(type=int), "parameter trials must be an integer, got None (NoneType)"),
+    (5, dict(type=list), "parameter trials must be a list, got 5 (int)"),
+])
+def test_check_message_names_parameter_value_and_what_is_allowed(value, spec, message):
+    with pytest.raises(ValueError) as e:
+        check("trials", value, **spec)
+    assert str(e.value) == message
+    assert isinstance(e.value, ParameterError) and e.value.name == "trials"
+
+
+def test_check_names_the_bad_list_element():
+    with pytest.raises(ValueError, match=r"parameter cond_n\[2\] must be an integer >= 2, got 1 \(int\)"):
+        check("cond_n", [6, 8, 1], type=list, items=dict(type=int, low=2))
+
+
+def test_unhashable_value_against_choices_is_refused_not_crashed():
+    with pytest.raises(ValueError, match="parameter p must be one of 1, 2"):
+        check("p", [1], choices={1, 2})
+
+
+@given(st.integers(-1000, 1000), st.integers(-1000, 1000), st.integers(-1000, 1000))
+def test_integer_range_agrees_with_comparison(v, lo, hi):
+    ok = lo <= v <= hi
+    try:
+        check("x", v, type=int, low=lo, high=hi)
+        assert ok
+    except ValueError as e:
+        assert not ok and "parameter x" in str(e) and repr(v) in str(e)
+
+
+@given(st.floats(allow_nan=True, allow_infinity=True), st.floats(-10, 10))
+def test_float_bounds_never_let_nan_through(v, lo):
+    try:
+        check("x", v, type=float, above=lo)
+        assert v > lo
+    except ValueError:
+        assert not v > lo
+
+
+# ----------------------------------------------------------------------------------------------- validate()
+def test_validate_checks_in_order_and_names_the_first_bad_parameter():
+    ns = {"trials": 10, "mu": -1.0, "profile": "nope"}
+    with pytest.raises(ValueError, match="parameter mu must be a number > 0, got -1.0"):
+        validate(ns, trials=dict(type=int, low=1), mu=dict(type=float, above=0), profile=dict(choices=["full"]))
+    validate(ns, trials=dict(type=int, low=1))  # the good ones pass
+
+
+def test_validate_refuses_an_undefined_parameter_and_a_malformed_spec():
+    with pytest.raises(ValueError, match="parameter seed is not defined"):
+        validate({}, seed=dict(type=int))
+    with pytest.raises(TypeError, match="spec of seed"):
+        validate({"seed": 1}, seed=int)
+
+
+# ------------------------------------------------------------------------------------- through papermill
+def _validation_cell(nb) -> int:
+    """Index of the first code cell after the parameters (and injected-parameters) cells."""
+    tags = [c.metadata.get("tags", []) for c in nb.cells]
+    last = max(i for i, t in enumerate(tags) if "parameters" in t or "injected-parameters" in t)
+    return next(i for i in range(last + 1, len(nb.cells)) if nb.cells[i].cell_type == "code")
+
+
+def _run_bad(path: Path, out: Path, params: dict):
+    """Execute ``path`` with ``params`` and return the PapermillExecutionError it must raise."""
+    import nbformat
+    import papermill as pm
+
+    with pytest.raises(pm.PapermillExecutionError) as e:
+        pm.execute_notebook(str(path), str(out), parameters=params, cwd=str(path.parent), progress_bar=False,
+                            kernel_name="python3", log_output=False)
+    return e.value, nbformat.read(out, as_version=4)
+
+
+@pytest.mark.notebooks
+def test_papermill_cli_bad_value_fails_at_once_naming_the_parameter(tmp_path):
+    nb = good_notebook(tmp_path / "01_fixture.ipynb")
+    out = tmp_path / "out.ipynb"
+    proc = subprocess.run([sys.executable, "-m", "papermill", str(nb), str(out), "-p", "n", "1e5", "-k", "python3",
+                           "--cwd", str(tmp_path)], capture_output=True, text=True, timeout=240)
+    assert proc.returncode != 0
+    assert "parameter n must be an integer >= 2 and <= 10000, got 100000.0 (float)" in proc.stderr
+    import nbformat
+
+    done = nbformat.read(out, as_version=4)
+    errors = [i for i, c in enumerate(done.cells) for o in c.get("outputs", []) if o.output_type == "error"]
+    assert errors == [_validation_cell(done)]  # the validation cell, before any computation
+
+
+NOTEBOOK_01 = rp.NOTEBOOKS / "01_gradient_coding.ipynb"
+
+
+@pytest.mark.notebooks
+@pytest.mark.skipif(not NOTEBOOK_01.exists(), reason="notebooks/01_gradient_coding.ipynb is not on this branch yet")
+@pytest.mark.parametrize("name, bad", [("seed", "abc"), ("profile", "fastest")])
+def test_notebook_01_bad_parameter_fails_in_its_first_code_cell(name, bad, tmp_path):
+    err, done = _run_bad(NOTEBOOK_01, tmp_path / "out.ipynb",
+                         {"figures_dir": str(tmp_path / "figures"), "profile": "quick", name: bad})
+    assert name in err.evalue and repr(bad) in err.evalue, err.evalue
+    # the error came from the first code cell after the parameters (papermill adds cells to ``done``)
+    assert err.source == done.cells[_validation_cell(done)].source
+
+
+# ------------------------------------------------------------------------ every notebook follows the rule
+def _parameters_and_first_code_cell(path: Path):
+    import nbformat
+
+    nb = nbformat.read(path, as_version=4)
+    idx = [i for i, c in enumerate(nb.cells) if "parameters" in c.metadata.get("tags", [])]
+    if not idx:
+        return None, None
+    first = next((c for c in nb.cells[idx[0] + 1:] if c.cell_type == "code"), None)
+    return nb.cells[idx[0]], first
+
+
+def _assigned(src: str) -> set[str]:
+    names = set()
+    for node in ast.parse(src).body:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
+            node, ast.AnnAssign) else []
+        names |= {t.id for t in targets if isinstance(t, ast.Name)}
+    return names
+
+
+def _validated(src: str) -> set[str]:
+    """Names checked by ``validate(globals(), name=...)`` keywords or ``check("name", ...)`` calls."""
+    names = set()
+    for node in ast.walk(ast.parse(src)):
+        if isinstance(node, ast.Call):
+            fn = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+            if fn == "validate":
+                names |= {k.arg for k in node.keywords if k.arg}
+            elif fn == "check" and node.args and isinstance(node.args[0], ast.Constant):
+                names.add(node.args[0].value)
+    return names
+
+
+NOTEBOOKS = sorted(rp.NOTEBOOKS.glob("[0-9]*.ipynb"))
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS or [pytest.param(None, marks=pytest.mark.skip(
+    reason="no notebooks in notebooks/ yet"))], ids=lambda p: getattr(p, "stem", "none"))
+def test_every_notebook_validates_every_parameter_in_its_first_code_cell(path):
+    params, first = _parameters_and_first_code_cell(path)
+    assert params is not None, f"{path.name} has no cell tagged 'parameters'"
+    assert first is not None, f"{path.name} has no code cell after its parameters cell"
+    missing = _assigned(params.source) - _validated(first.source)
+    assert not missing, (f"{path.name}: the first code cell after the parameters cell must validate every "
+                         f"parameter with gclib.params (see docs/notebooks.md); not validated: {sorted(missing)}")
+
+
+def test_the_lint_sees_validate_and_check_calls():
+    assert _validated("from gclib.params import validate, check\nvalidate(globals(), a=dict(type=int), "
+                      "b=dict(choices=[1]))\ncheck('c', c, type=int)") == {"a", "b", "c"}
+    assert _assigned('profile = "full"\nn: int = 3\nx, y = 1, 2') == {"profile", "n"}
