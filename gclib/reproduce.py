@@ -73,6 +73,18 @@ def _failed_cell(nb_path: Path) -> str:
     return "(no failing cell recorded)"
 
 
+def _kernel_manager_class():
+    """A kernel manager on IPC transport (local, no TCP ports, and no ipykernel warning about plain TCP)."""
+    from jupyter_client.manager import KernelManager
+
+    class IPCKernelManager(KernelManager):
+        def __init__(self, **kw):
+            kw.setdefault("transport", "ipc")
+            super().__init__(**kw)
+
+    return IPCKernelManager
+
+
 def run_notebook(path: Path, profile: str = "full", out_dir: Path | None = None, figures_dir: Path | None = None,
                  extra: dict | None = None, profiles: dict | None = None) -> RunResult:
     """Execute one notebook with its profile parameters; never raises for a failing notebook."""
@@ -91,7 +103,8 @@ def run_notebook(path: Path, profile: str = "full", out_dir: Path | None = None,
     t0 = time.perf_counter()
     try:
         pm.execute_notebook(str(path), str(out), parameters=params, cwd=str(path.parent), progress_bar=False,
-                            kernel_name="python3", log_output=False)
+                            kernel_name="python3", log_output=False,
+                            kernel_manager_class=_kernel_manager_class())
         return RunResult(path.stem, True, time.perf_counter() - t0, params, output=str(out))
     except pm.PapermillExecutionError:
         return RunResult(path.stem, False, time.perf_counter() - t0, params, _failed_cell(out), str(out))
@@ -113,11 +126,11 @@ def main(profile: str = "full", only=None, figures_dir=None, out_dir=None) -> in
     results = []
     t0 = time.perf_counter()
     for p in paths:
-        print(f"  {p.stem:32s} ...", end="", flush=True)
+        print(f"  {p.stem:32s} ", end="", flush=True)
         r = run_notebook(p, profile, out_dir=out_dir, figures_dir=figures_dir, profiles=profiles)
         results.append(r)
         status = "ok" if r.ok else "FAILED"
-        print(f"\r  {p.stem:32s} {status:6s} {r.seconds:7.1f} s" + ("" if r.ok else f"  {r.error}"), flush=True)
+        print(f"{status:6s} {r.seconds:7.1f} s" + ("" if r.ok else f"  {r.error}"), flush=True)
     failed = [r for r in results if not r.ok]
     total = time.perf_counter() - t0
     print(f"reproduce: {len(results) - len(failed)} passed, {len(failed)} failed in {total:.1f} s; "
