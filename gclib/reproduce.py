@@ -21,8 +21,9 @@ EXECUTED = ROOT / "build" / "executed"
 FIGURES = ROOT / "figures"
 
 
-def load_profiles(path: Path = PROFILES) -> dict:
+def load_profiles(path: Path | None = None) -> dict:
     """``{profile: {notebook_stem: {param: value}}}``; raises ValueError naming a malformed file."""
+    path = PROFILES if path is None else path
     try:
         with open(path, "rb") as fh:
             data = tomllib.load(fh)
@@ -65,7 +66,9 @@ def _failed_cell(nb_path: Path) -> str:
         nb = nbformat.read(nb_path, as_version=4)
     except Exception:  # pragma: no cover - unreadable output
         return "(executed notebook unreadable)"
-    for i, cell in enumerate(nb.cells):
+    added = {"injected-parameters", "papermill-error-cell-tag"}  # cells papermill adds to the executed copy
+    cells = [c for c in nb.cells if not added & set(c.metadata.get("tags", []))]
+    for i, cell in enumerate(cells):  # i: the cell's index in the source notebook
         for out in cell.get("outputs", []):
             if out.get("output_type") == "error":
                 first = cell.source.strip().splitlines()[0] if cell.source.strip() else ""
