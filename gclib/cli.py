@@ -89,7 +89,7 @@ def cmd_verify(a):
 
     a.exact = True
     code = code_from_args(a)
-    res = verify(code, messages=a.messages)
+    res = verify(code, messages=a.messages, stragglers=a.drop)
     print(res.message())
     return 0 if res.ok else EXIT_FAIL
 
@@ -122,6 +122,8 @@ def build_parser():
     _add_scheme_args(v)
     v.add_argument("--messages", type=int, default=None,
                    help="check every set of this many messages instead of every straggler pattern")
+    v.add_argument("--drop", type=int, default=None,
+                   help="check patterns of this many stragglers instead of the code's s (more than s must fail)")
     v.set_defaults(fn=cmd_verify)
 
     r = sub.add_parser("reproduce", help="run every notebook through papermill and write figures/")

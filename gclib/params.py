@@ -14,16 +14,25 @@ therefore calls :func:`validate` on the notebook's globals::
              mu=dict(type=float, above=0),
              cond_n=dict(type=list, min_len=1, items=dict(type=int, low=2)))
 
-or :func:`check` on one value (it returns the value, so it can be used inline). Both raise :class:`ValueError`,
-e.g. ``parameter trials must be an integer >= 1, got -5 (int)``.
+or :func:`check` on one value (it returns the value, so it can be used inline)::
+
+    from gclib.params import check
+    check("trials", trials, int, low=1)
+    check("mu", mu, float, low=0, low_open=True)
+    check("cond_n", cond_n, list, low=2)          # bounds and choices apply to every element of a list
+
+Both raise :class:`ValueError`, e.g. ``parameter trials must be an integer >= 1, got -5 (int)``.
 
 Rules:
 
+* The type is given as ``type=`` or as the third positional argument (``kind``).
 * ``type=int`` accepts Python and NumPy integers but not ``bool`` nor floats (``-p trials 1e5`` is a float and is
   refused with a message saying so); ``type=float`` accepts any real number except ``bool`` and rejects NaN;
   ``type=list`` accepts lists and tuples; other types are checked with ``isinstance``. A tuple of types allows any.
-* ``low`` / ``high`` are inclusive bounds, ``above`` / ``below`` exclusive ones.
+* ``low`` / ``high`` are inclusive bounds, ``above`` / ``below`` exclusive ones; ``low_open=True`` makes ``low``
+  exclusive.
 * ``choices``: the value must be one of them.
+* For a list value without ``items``, the bounds and ``choices`` apply to every element (named ``name[i]``).
 * ``items``: a spec (a dict of these keywords) applied to every element of a list, named ``name[i]``.
 * ``min_len`` / ``max_len``: bounds on the length of a list or string.
 * ``none=True`` also allows ``None``.
@@ -33,15 +42,13 @@ from __future__ import annotations
 import numbers
 from typing import Any, Mapping
 
-__all__ = ["check", "validate", "ParameterError"]
+__all__ = ["check", "validate"]
 
 
-class ParameterError(ValueError):
-    """A notebook or CLI parameter has a value that is not allowed (a :class:`ValueError`)."""
-
-    def __init__(self, name: str, value: Any, allowed: str):
-        self.name, self.value, self.allowed = name, value, allowed
-        super().__init__(f"parameter {name} must be {allowed}, got {value!r} ({type(value).__name__})")
+def _error(name: str, value: Any, allowed: str) -> ValueError:
+    """The error for a bad parameter: a plain :class:`ValueError` naming the parameter, the value and what is
+    allowed."""
+    return ValueError(f"parameter {name} must be {allowed}, got {value!r} ({type(value).__name__})")
 
 
 _TYPE_WORDS = {int: "an integer", float: "a number", str: "a string", list: "a list", bool: "True or False",
@@ -110,11 +117,24 @@ def _allowed(type, low, high, above, below, choices, min_len, max_len, none) -> 
     return words + (" (or None)" if none else "")
 
 
-def check(name: str, value: Any, *, type=None, low=None, high=None, above=None, below=None, choices=None,
-          items: Mapping | None = None, min_len: int | None = None, max_len: int | None = None,
-          none: bool = False) -> Any:
-    """Check one parameter; return ``value`` unchanged or raise :class:`ParameterError` (a ``ValueError``) whose
-    message names the parameter, the value and what is allowed."""
+def check(name: str, value: Any, kind=None, *, type=None, low=None, high=None, low_open: bool = False,
+          above=None, below=None, choices=None, items: Mapping | None = None, min_len: int | None = None,
+          max_len: int | None = None, none: bool = False) -> Any:
+    """Check one parameter; return ``value`` unchanged or raise a ``ValueError`` whose message names the
+    parameter, the value and what is allowed (see the module docstring for the keywords)."""
+    if kind is not None:
+        if type is not None and type is not kind:
+            raise TypeError("give the type once: as the third argument or as type=")
+        type = kind
+    if low_open and low is not None:
+        above, low = low, None
+    elementwise = dict(low=low, high=high, above=above, below=below, choices=choices)
+    if items is None and isinstance(value, (list, tuple)) and any(v is not None for v in elementwise.values()):
+        # bounds and choices of a list apply to its elements
+        check(name, value, type=type, min_len=min_len, max_len=max_len, none=none)
+        for i, v in enumerate(value):
+            check(f"{name}[{i}]", v, **elementwise)
+        return value
     allowed = _allowed(type, low, high, above, below, choices, min_len, max_len, none)
     if value is None and none:
         return value
@@ -124,27 +144,27 @@ def check(name: str, value: Any, *, type=None, low=None, high=None, above=None, 
         except TypeError:
             ok = False
         if not ok:
-            raise ParameterError(name, value, allowed)
+            raise _error(name, value, allowed)
     if type is not None:
         types = type if isinstance(type, tuple) else (type,)
         if not any(_type_ok(value, t) for t in types):
-            raise ParameterError(name, value, allowed)
+            raise _error(name, value, allowed)
     if any(b is not None for b in (low, high, above, below)):
         if not _is_real(value) or _is_nan(value):
-            raise ParameterError(name, value, allowed)
+            raise _error(name, value, allowed)
         if ((low is not None and value < low) or (high is not None and value > high)
                 or (above is not None and value <= above) or (below is not None and value >= below)):
-            raise ParameterError(name, value, allowed)
+            raise _error(name, value, allowed)
     if min_len is not None or max_len is not None:
         try:
             n = len(value)
         except TypeError:
-            raise ParameterError(name, value, allowed) from None
+            raise _error(name, value, allowed) from None
         if (min_len is not None and n < min_len) or (max_len is not None and n > max_len):
-            raise ParameterError(name, value, allowed)
+            raise _error(name, value, allowed)
     if items is not None:
         if not isinstance(value, (list, tuple)):
-            raise ParameterError(name, value, "a list")
+            raise _error(name, value, "a list")
         for i, v in enumerate(value):
             check(f"{name}[{i}]", v, **items)
     return value
@@ -154,7 +174,7 @@ def validate(namespace: Mapping[str, Any], /, **specs: Mapping) -> None:
     """Check every parameter named in ``specs`` (``name=dict(type=..., low=..., ...)``, the keywords of
     :func:`check`) against its value in ``namespace`` (a notebook passes ``globals()``).
 
-    Raises :class:`ParameterError` for the first bad value (in the order given), and also when a named parameter
+    Raises ``ValueError`` for the first bad value (in the order given), and also when a named parameter
     is not defined at all.
     """
     for name, spec in specs.items():
