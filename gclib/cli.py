@@ -1,4 +1,4 @@
-"""Command line: ``gclib list | simulate | verify | reproduce`` (also ``python -m gclib ...``).
+"""Command line: ``gclib list | simulate | verify | reproduce | trace`` (also ``python -m gclib ...``).
 
 Bad arguments print one line on stderr and exit with code 2; a failed verification exits with 1.
 """
@@ -46,8 +46,9 @@ def add_model_args(p):
 
 
 def model_from_args(a):
-    model = make_model(a.model, mu=a.mu, alpha=a.alpha, rate=a.rate, scale=a.scale, shape=a.shape,
-                       per_task=a.per_task)
+    # every field of every registered model that has an option (issue 7: models added to MODELS get options)
+    kw = {f: getattr(a, f) for cls in MODELS.values() for f, _ in model_fields(cls) if hasattr(a, f)}
+    model = make_model(a.model, per_task=a.per_task, **kw)
     if a.persistent:
         model = Persistent(model, count=a.persistent)
     return model
@@ -59,8 +60,14 @@ def code_from_args(a):
 
 
 def cmd_list(a):
-    for name, s in sorted(sch.SCHEMES.items()):
-        print(f"{name:24s} {s.help}  [{s.paper}]  params: {', '.join(s.params)}")
+    if getattr(a, "json", False):
+        print(json.dumps(registry_json(), indent=1))
+        return 0
+    print("schemes (gclib simulate|verify --scheme NAME ...):")
+    print(schemes_text())
+    print()
+    print("compute-time models (gclib simulate --model NAME ...):")
+    print(models_text())
     return 0
 
 
@@ -97,7 +104,8 @@ def cmd_verify(a):
 def cmd_reproduce(a):
     from .reproduce import main as reproduce_main
 
-    return reproduce_main(profile=a.profile, only=a.only)
+    return reproduce_main(profile=a.profile, only=a.only, figures_dir=getattr(a, "figures_dir", None),
+                          out_dir=getattr(a, "out_dir", None))
 
 
 #: Extra subcommands: name -> (add_arguments(parser), run(args)). Other modules may add to it.
@@ -107,7 +115,9 @@ COMMANDS: dict = {}
 def build_parser():
     p = _Parser(prog="gclib", description="Gradient coding: build, verify, simulate and run codes.")
     sub = p.add_subparsers(dest="cmd", required=True, parser_class=_Parser)
-    sub.add_parser("list", help="list the schemes and the paper each comes from").set_defaults(fn=cmd_list)
+    ls = sub.add_parser("list", help="list the schemes and the paper each comes from, and the compute-time models")
+    ls.add_argument("--json", action="store_true", help="print the registries as JSON")
+    ls.set_defaults(fn=cmd_list)
 
     s = sub.add_parser("simulate", help="Monte Carlo of completion time, communication and computation")
     _add_scheme_args(s)
@@ -135,7 +145,161 @@ def build_parser():
         c = sub.add_parser(name)
         add(c)
         c.set_defaults(fn=run)
+    _add_issue7(p, sub)
     return p
+
+
+# ------------------------------------------------------------------------------------------------------------
+# issue 7: help that lists the schemes, models and their parameters, generated from the registries
+# (gclib.schemes.SCHEMES / PARAMS, gclib.stragglers.MODELS), so that what others register appears by itself;
+# model options for every registered model; `gclib trace FIGURE`; reproduce --figures-dir / --out-dir.
+def model_fields(cls) -> list[tuple[str, object]]:
+    """``[(field, default)]`` of a model class, without ``per_task`` (an option of its own)."""
+    import dataclasses
+
+    return [(f.name, f.default) for f in dataclasses.fields(cls) if f.name != "per_task"]
+
+
+def _doc_line(obj) -> str:
+    doc = (obj.__doc__ or "").strip()
+    return " ".join(doc.split("\n\n")[0].split()).replace("``", "") if doc else ""
+
+
+def _flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def scheme_flags(scheme) -> str:
+    """The options a scheme reads, e.g. ``--workers, --stragglers, --seed (default 0)``."""
+    out = []
+    for p in scheme.params:
+        typ, default, _ = sch.PARAMS.get(p, (str, None, ""))
+        out.append(_flag(p) + (f" (default {default})" if default is not None and typ is not bool else ""))
+    return ", ".join(out)
+
+
+def schemes_text(indent: int = 2, width: int = 12) -> str:
+    pad = " " * indent
+    lines = []
+    for name, s in sorted(sch.SCHEMES.items()):
+        lines.append(f"{pad}{name:<{width}} {s.help}")
+        lines.append(f"{pad}{'':<{width}} paper: {s.paper}")
+        lines.append(f"{pad}{'':<{width}} parameters: {scheme_flags(s)}")
+    return "\n".join(lines)
+
+
+def params_text(indent: int = 2) -> str:
+    pad = " " * indent
+    rows = [(_flag(n) + ("" if t is bool else f" {t.__name__.upper()}"), h, d) for n, (t, d, h) in sch.PARAMS.items()]
+    w = max(len(r[0]) for r in rows)
+    return "\n".join(f"{pad}{a:<{w}}  {h}" + (f" (default {d})" if d is not None and not isinstance(d, bool) else "")
+                     for a, h, d in rows)
+
+
+def models_text(indent: int = 2, width: int = 12) -> str:
+    pad = " " * indent
+    lines = []
+    for name, cls in sorted(MODELS.items()):
+        lines.append(f"{pad}{name:<{width}} {_doc_line(cls)}")
+        opts = ", ".join(f"{_flag(f)} (default {d})" for f, d in model_fields(cls))
+        lines.append(f"{pad}{'':<{width}} parameters: {opts}")
+    lines.append(f"{pad}{'(any)':<{width}} --per-task: one draw per partial gradient; --persistent N: N workers "
+                 "never answer")
+    return "\n".join(lines)
+
+
+def registry_json() -> dict:
+    """The schemes and models as JSON-ready data (``gclib list --json``)."""
+    return {
+        "schemes": [{"name": n, "paper": s.paper, "help": s.help,
+                     "parameters": {p: {"type": sch.PARAMS[p][0].__name__, "default": sch.PARAMS[p][1],
+                                        "help": sch.PARAMS[p][2]} for p in s.params}}
+                    for n, s in sorted(sch.SCHEMES.items())],
+        "models": [{"name": n, "help": _doc_line(c), "parameters": {f: d for f, d in model_fields(c)}}
+                   for n, c in sorted(MODELS.items())],
+    }
+
+
+def _notebooks_text(indent: int = 2) -> str:
+    """Notebooks and profiles for ``gclib reproduce --help`` (best effort: empty when unreadable)."""
+    try:
+        from .reproduce import load_profiles, notebook_paths
+
+        names = [p.stem for p in notebook_paths()]
+        profiles = sorted(load_profiles())
+    except Exception:  # a broken profiles file must not break --help
+        return ""
+    pad = " " * indent
+    return (f"profiles: {', '.join(profiles)}\nnotebooks (--only NAME ...):\n"
+            + ("\n".join(pad + n for n in names) if names else pad + "(none yet)"))
+
+
+def _add_model_field_options(p):
+    """Options for fields of registered models that ``add_model_args`` does not know (default: the model's)."""
+    have = set(p._option_string_actions)
+    for name, cls in sorted(MODELS.items()):
+        for f, d in model_fields(cls):
+            flag = _flag(f)
+            if flag in have or f in {"base", "times", "workers", "count"}:
+                continue
+            typ = type(d) if isinstance(d, (int, float)) and not isinstance(d, bool) else float
+            p.add_argument(flag, dest=f, type=typ, default=None, help=f"{name}: {f} (default {d})")
+            have.add(flag)
+
+
+def cmd_trace(a):
+    from .reproduce import trace
+
+    recs = trace(a.figure, executed=a.executed, figures_dir=a.figures_dir)
+    if a.json:
+        print(json.dumps(recs, indent=1, default=str))
+    elif not recs:
+        print(f"no run recorded for {a.figure!r} in {a.executed}/*/manifest.json (run gclib reproduce first)")
+    for r in recs:
+        match = {True: "matches the recorded run", False: "DIFFERS from the recorded run (rewritten since?)",
+                 None: "not present"}[r["current_file_matches"]]
+        print(f"{r['figure']}: notebook {r['notebook']}, profile {r['profile']}, started {r['started']}, "
+              f"{r['duration_s']} s, {r['status']}")
+        print(f"  git commit {r['git_commit']}{' (with uncommitted changes)' if r['git_dirty'] else ''}, "
+              f"seed {r['seed']}")
+        print(f"  parameters: {json.dumps(r['parameters'], default=str)}")
+        print(f"  file in {r['figures_dir']}: {match}")
+    return 0 if recs else EXIT_FAIL
+
+
+def _add_issue7(p, sub):
+    raw = argparse.RawDescriptionHelpFormatter
+    listing = (f"schemes (--scheme NAME):\n{schemes_text()}\n\ncompute-time models (--model NAME):\n"
+               f"{models_text()}")
+    p.formatter_class = raw
+    p.epilog = (f"{listing}\n\nscheme parameters:\n{params_text()}\n\n"
+                "`gclib list` prints the schemes with their papers; `gclib COMMAND --help` the options of a command.")
+    for name, c in sub.choices.items():
+        c.formatter_class = raw
+        if "--model" in c._option_string_actions:
+            _add_model_field_options(c)
+        if "--scheme" in c._option_string_actions:
+            c.epilog = (f"schemes (--scheme NAME):\n{schemes_text()}"
+                        + (f"\n\ncompute-time models (--model NAME):\n{models_text()}"
+                           if "--model" in c._option_string_actions else ""))
+    r = sub.choices.get("reproduce")
+    if r is not None:
+        r.add_argument("--figures-dir", default=None, help="where figures go (default figures/)")
+        r.add_argument("--out-dir", default=None,
+                       help="where executed notebooks and manifest.json go (default build/executed/PROFILE)")
+        r.epilog = _notebooks_text() or None
+    if "trace" not in sub.choices:
+        from .reproduce import EXECUTED, FIGURES
+
+        t = sub.add_parser("trace", formatter_class=raw,
+                           help="which run made a figure: notebook, parameters, seed, commit (from the manifests)")
+        t.add_argument("figure", help="a figure file or name, e.g. figures/01_completion_time.png or 01_completion_time")
+        t.add_argument("--executed", default=str(EXECUTED), help="where the per-profile manifests are")
+        t.add_argument("--figures-dir", default=None,
+                       help=f"where the figure files are (default: the figure's own directory, else the one the run "
+                            f"wrote to, e.g. {FIGURES})")
+        t.add_argument("--json", action="store_true", help="print the records as JSON")
+        t.set_defaults(fn=cmd_trace)
 
 
 def main(argv=None) -> int:

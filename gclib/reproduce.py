@@ -296,6 +296,39 @@ def write_manifest(out_dir: Path, profile: str, results: list[RunResult], env: d
     return path
 
 
+def trace(figure, executed=EXECUTED, figures_dir=None) -> list[dict]:
+    """The recorded run(s) that wrote ``figure`` (a file name or path, with or without ``.png``/``.csv``), from
+    every ``manifest.json`` under ``executed`` (one per profile), newest first.
+
+    Each record: figure, notebook, profile, started, duration_s, status, seed, parameters, git_commit, git_dirty,
+    sha256 (recorded), figures_dir, and ``current_file_matches`` (True / False when the file there now has another
+    hash / None when it is not there). The file compared is in ``figures_dir``, else in the directory given with
+    ``figure``, else where the run wrote it.
+    """
+    fig = Path(figure)
+    wanted = {fig.name} if fig.suffix in (".png", ".csv", ".svg", ".pdf") else {fig.name + ".png", fig.name + ".csv"}
+    executed = Path(executed)
+    manifests = sorted(executed.glob(f"*/{MANIFEST}")) + ([executed / MANIFEST] if (executed / MANIFEST).exists()
+                                                           else [])
+    out = []
+    for mf in manifests:
+        man = read_manifest(mf.parent)
+        for stem, e in man.get("notebooks", {}).items():
+            for fname, digest in e.get("figures", {}).items():
+                if Path(fname).name not in wanted:
+                    continue
+                where = Path(figures_dir) if figures_dir else (
+                    fig.parent if str(fig.parent) not in ("", ".") else Path(man.get("figures_dir") or FIGURES))
+                f = where / fname
+                out.append({"figure": fname, "notebook": stem, "profile": e.get("profile"),
+                            "started": e.get("started"), "duration_s": e.get("duration_s"),
+                            "status": e.get("status"), "seed": e.get("seed"), "parameters": e.get("parameters"),
+                            "git_commit": e.get("git_commit"), "git_dirty": e.get("git_dirty"), "sha256": digest,
+                            "figures_dir": str(where), "manifest": str(mf),
+                            "current_file_matches": (sha256(f) == digest) if f.exists() else None})
+    return sorted(out, key=lambda r: r["started"] or "", reverse=True)
+
+
 def main(profile: str = "full", only=None, figures_dir=None, out_dir=None, notebooks_dir=None) -> int:
     """Run the suite; print a line per notebook and a summary; return 0 when every notebook passed.
 

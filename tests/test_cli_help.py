@@ -1,0 +1,161 @@
+"""The CLI's help lists schemes, models and their parameters from the registries; `gclib list`; `gclib trace`
+(issue 7)."""
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from gclib import cli, reproduce as rp
+from gclib import schemes as sch
+from gclib.stragglers import MODELS, ComputeModel
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def help_of(*args, capsys) -> str:
+    with pytest.raises(SystemExit) as e:
+        cli.main([*args, "--help"])
+    assert e.value.code == 0
+    return capsys.readouterr().out
+
+
+def test_top_level_help_lists_every_scheme_model_and_parameter():
+    # as a user runs it: a real process
+    p = subprocess.run([sys.executable, "-m", "gclib", "--help"], capture_output=True, text=True, timeout=120,
+                       env=dict(os.environ, PYTHONPATH=ROOT))
+    assert p.returncode == 0, p.stderr
+    out = p.stdout
+    for name, s in sch.SCHEMES.items():
+        assert f"  {name} " in out and s.paper in out and cli.scheme_flags(s) in out
+    for name, cls in MODELS.items():
+        assert f"  {name} " in out
+        for f, _ in cli.model_fields(cls):
+            assert f"--{f.replace('_', '-')} (default" in out
+    for name in sch.PARAMS:
+        assert f"--{name.replace('_', '-')}" in out
+    for cmd in ("list", "simulate", "verify", "reproduce", "trace"):
+        assert cmd in out
+
+
+def test_simulate_help_lists_schemes_and_models(capsys):
+    out = help_of("simulate", capsys=capsys)
+    assert "schemes (--scheme NAME)" in out and "compute-time models (--model NAME)" in out
+    for name in list(sch.SCHEMES) + list(MODELS):
+        assert f"\n  {name} " in out
+
+
+def test_verify_help_lists_schemes_not_models(capsys):
+    out = help_of("verify", capsys=capsys)
+    assert all(f"\n  {name} " in out for name in sch.SCHEMES)
+    assert "compute-time models" not in out
+
+
+def test_reproduce_help_lists_profiles_and_notebooks(capsys):
+    out = help_of("reproduce", capsys=capsys)
+    assert "profiles: " in out and "quick" in out and "--figures-dir" in out and "--out-dir" in out
+    for p in rp.notebook_paths():
+        assert p.stem in out
+
+
+@pytest.mark.parametrize("cmd", ["list", "trace"])
+def test_other_subcommands_have_help(cmd, capsys):
+    assert "usage: gclib " + cmd in help_of(cmd, capsys=capsys)
+
+
+@dataclasses.dataclass
+class _Weibull(ComputeModel):
+    """Task time Weibull(k, lam) (a test model)."""
+
+    k: float = 1.5
+    lam_scale: float = 0.3
+    per_task: bool = False
+    name = "weibull-test"
+
+    def task_draws(self, rng, shape):
+        return self.lam_scale * rng.weibull(self.k, size=shape)
+
+
+@pytest.fixture
+def registered(monkeypatch):
+    """A scheme with a new parameter and a model with new fields, registered as another engineer would."""
+    monkeypatch.setitem(sch.PARAMS, "colours", (int, 3, "test: colours per worker"))
+    monkeypatch.setitem(sch.SCHEMES, "zz-test", sch.Scheme("zz-test", "Doe et al., A Test Paper (2030)",
+                                                           ("workers", "colours"), lambda **kw: None,
+                                                           "a scheme added by a test"))
+    monkeypatch.setitem(MODELS, "weibull-test", _Weibull)
+
+
+def test_schemes_and_models_registered_later_appear_in_help_and_list(registered, capsys):
+    out = help_of("simulate", capsys=capsys)
+    assert "zz-test" in out and "Doe et al., A Test Paper (2030)" in out and "--colours (default 3)" in out
+    assert "weibull-test" in out and "--k (default 1.5)" in out and "--lam-scale (default 0.3)" in out
+    assert cli.main(["list"]) == 0
+    out = capsys.readouterr().out
+    assert "zz-test" in out and "Doe et al." in out and "weibull-test" in out
+
+
+def test_a_new_model_field_gets_an_option_that_reaches_the_model(registered):
+    a = cli.build_parser().parse_args(["simulate", "--scheme", "crc", "--workers", "4", "--stragglers", "1",
+                                       "--model", "weibull-test", "--lam-scale", "0.7"])
+    m = cli.model_from_args(a)
+    assert isinstance(m, _Weibull) and m.lam_scale == 0.7 and m.k == 1.5  # unset: the model's own default
+    a = cli.build_parser().parse_args(["simulate", "--scheme", "crc", "--workers", "4", "--stragglers", "1",
+                                       "--mu", "3", "--per-task"])
+    m = cli.model_from_args(a)
+    assert m.name == "shifted-exp" and m.mu == 3.0 and m.alpha == 0.01 and m.per_task
+
+
+def test_list_prints_each_scheme_with_its_paper(capsys):
+    assert cli.main(["list"]) == 0
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    for name, s in sch.SCHEMES.items():
+        i = next(i for i, ln in enumerate(lines) if ln.split()[:1] == [name])
+        assert lines[i + 1].strip() == f"paper: {s.paper}"
+
+
+def test_list_json_matches_the_registries(capsys):
+    assert cli.main(["list", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [s["name"] for s in data["schemes"]] == sorted(sch.SCHEMES)
+    assert [m["name"] for m in data["models"]] == sorted(MODELS)
+    crc = next(s for s in data["schemes"] if s["name"] == "crc")
+    assert crc["paper"] == sch.SCHEMES["crc"].paper and set(crc["parameters"]) == set(sch.SCHEMES["crc"].params)
+    pareto = next(m for m in data["models"] if m["name"] == "pareto")
+    assert pareto["parameters"] == {"scale": 1.0, "shape": 2.0}
+
+
+# ------------------------------------------------------------------------------------------------ trace
+def _manifest_with_figure(tmp_path, content=b"png bytes"):
+    figs = tmp_path / "figures"
+    figs.mkdir()
+    (figs / "07_demo.png").write_bytes(content)
+    r = rp.RunResult("07_demo", True, 2.5, {"seed": 4, "profile": "quick"}, effective={"seed": 4, "n": 9},
+                     started="2030-01-02T03:04:05Z", figures={"07_demo.png": rp.sha256(figs / "07_demo.png")})
+    env = {"git": {"commit": "deadbeef", "dirty": False}, "python": "3.11.7", "platform": "x", "packages": {}}
+    rp.write_manifest(tmp_path / "executed" / "quick", "quick", [r], env, figs)
+    return figs
+
+
+def test_trace_finds_the_run_that_wrote_a_figure(tmp_path, capsys):
+    figs = _manifest_with_figure(tmp_path)
+    assert cli.main(["trace", "07_demo", "--executed", str(tmp_path / "executed")]) == 0
+    out = capsys.readouterr().out
+    assert "notebook 07_demo, profile quick, started 2030-01-02T03:04:05Z" in out
+    assert "git commit deadbeef" in out and "seed 4" in out and '"n": 9' in out and "matches" in out
+    (figs / "07_demo.png").write_bytes(b"other bytes")
+    recs = rp.trace(figs / "07_demo.png", executed=tmp_path / "executed")
+    assert len(recs) == 1 and recs[0]["current_file_matches"] is False
+    (figs / "07_demo.png").unlink()
+    assert rp.trace("07_demo.png", executed=tmp_path / "executed")[0]["current_file_matches"] is None
+
+
+def test_trace_of_an_unknown_figure_exits_1(tmp_path, capsys):
+    _manifest_with_figure(tmp_path)
+    assert cli.main(["trace", "99_nothing", "--executed", str(tmp_path / "executed")]) == 1
+    assert "no run recorded" in capsys.readouterr().out
