@@ -27,7 +27,7 @@ df = pd.DataFrame({"x": x, "y": scale * rng.exponential(size=n), "z": rng.normal
 fig, ax = plt.subplots(figsize=(3, 2))
 ax.plot(df.x, df.y)
 save(fig, df, "fixture_{stem}", figures_dir)
-plt.close(fig)'''
+plt.show()'''
 
 
 def write_notebook(path: Path, cells: list[tuple[str, str]]) -> Path:

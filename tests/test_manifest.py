@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from importlib import metadata
 from pathlib import Path
@@ -23,7 +24,16 @@ def suite_run(tmp_path_factory):
     good_notebook(nb_dir / "01_good.ipynb")
     failing_notebook(nb_dir / "02_bad.ipynb")
     profiles(nb_dir / "profiles.toml", '[quick."01_good"]\nn = 12\n[full."01_good"]\nn = 40\n')
-    code = rp.main("quick", figures_dir=tmp / "figures", out_dir=tmp / "executed", notebooks_dir=nb_dir)
+    saved = os.environ.get("MPLBACKEND")
+    os.environ["MPLBACKEND"] = "Agg"  # as the Makefile sets it: the driver must still get inline figures
+    try:
+        code = rp.main("quick", figures_dir=tmp / "figures", out_dir=tmp / "executed", notebooks_dir=nb_dir)
+        assert os.environ["MPLBACKEND"] == "Agg"  # restored for the caller
+    finally:
+        if saved is None:
+            del os.environ["MPLBACKEND"]
+        else:
+            os.environ["MPLBACKEND"] = saved
     manifest = json.loads((tmp / "executed" / rp.MANIFEST).read_text())
     return code, manifest, tmp
 
@@ -53,6 +63,15 @@ def test_manifest_traces_figures_by_hash(suite_run):
     for name, digest in figs.items():
         assert digest == rp.sha256(tmp / "figures" / name)
     assert man["notebooks"]["02_bad"]["figures"] == {}
+
+
+@pytest.mark.notebooks
+def test_executed_notebook_holds_the_inline_figure(suite_run):
+    import nbformat
+
+    _, man, _ = suite_run
+    nb = nbformat.read(man["notebooks"]["01_good"]["executed"], as_version=4)
+    assert any("image/png" in o.get("data", {}) for c in nb.cells for o in c.get("outputs", []))
 
 
 @pytest.mark.notebooks
