@@ -152,3 +152,19 @@ def test_cli_train_bad_groups_exits_2(capsys):
 
     assert main(["train", "--scheme", "g-lag", "--groups", "5"]) == 2
     assert "groups" in capsys.readouterr().err
+
+
+def test_grid_and_claims_on_a_tiny_grid():
+    from gclib.learning.experiments import ORDER, check_claims, paper_schemes, run_grid, spread
+
+    p = lag_synthetic(workers=8, dim=20, seed=0)
+    schemes = paper_schemes(8, 4)
+    assert tuple(schemes) == ORDER
+    models = {"pareto 1.5": Pareto(1.0, 1.5), "exp": Exponential(1.0)}
+    totals, curves = run_grid(p, schemes, models, seeds=[0, 1], target=1e-4, curves_seed=0)
+    assert len(totals) == 2 * 2 * len(ORDER) and (totals.status == "converged").all()
+    assert set(curves.model) == set(models) and (curves.groupby(["model", "scheme"]).time.diff().dropna() >= 0).all()
+    s = spread(totals, "uploads")
+    assert (s.q25 <= s["median"]).all() and (s["median"] <= s.q75).all()
+    claims = check_claims(totals, ["pareto 1.5"], "exp")
+    assert claims.holds.between(0, 1).all() and claims.claim.nunique() == 7

@@ -49,6 +49,7 @@ from __future__ import annotations
 import math
 from collections import deque
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -103,7 +104,7 @@ class LazyScheme:
     def n_units(self) -> int:
         return int(self.code.rule.class_cluster.size)
 
-    @property
+    @cached_property
     def threshold_units(self) -> float:
         u = "count" if self.units is None else self.units
         if u == "count":
@@ -294,6 +295,35 @@ def _class_representatives(code: GradientCode) -> np.ndarray:
     return rep
 
 
+def partial_gradient_fn(problem: Problem):
+    """A fast ``theta -> (k, d)`` partial gradients of ``problem`` (the same formulas as
+    :meth:`Problem.partial_gradients`, with the part blocks sliced once and batched when the parts are equal)."""
+    from scipy.special import expit
+
+    N, k, reg = problem.n_samples, problem.n_parts, problem.reg
+    sizes = {len(idx) for idx in problem.parts}
+    logistic = problem.kind == "logistic"
+    if len(sizes) == 1:
+        Xs = np.stack([problem.X[idx] for idx in problem.parts])  # (k, n_j, d)
+        Ys = np.stack([problem.y[idx] for idx in problem.parts])  # (k, n_j)
+
+        def grads(theta):
+            z = Xs @ theta
+            r = -Ys * expit(-Ys * z) if logistic else z - Ys
+            return np.einsum("kni,kn->ki", Xs, r) / N + reg * theta / k
+        return grads
+    blocks = [(problem.X[idx], problem.y[idx]) for idx in problem.parts]
+
+    def grads(theta):
+        out = []
+        for Xj, yj in blocks:
+            z = Xj @ theta
+            r = -yj * expit(-yj * z) if logistic else z - yj
+            out.append(Xj.T @ r / N + reg * theta / k)
+        return np.stack(out)
+    return grads
+
+
 def train(problem: Problem, scheme: LazyScheme, model: ComputeModel, *, target: float = 1e-6, seed=0,
           lr: float | None = None, max_iter: int = 20_000, diverge: float = 1e8, theta0=None,
           computation: str = "assigned", duplicates: str = "cancel", keep_thetas: bool = False) -> TrainResult:
@@ -338,6 +368,8 @@ def train(problem: Problem, scheme: LazyScheme, model: ComputeModel, *, target: 
     L_u = unit_smoothness(problem, code) if trig == "ps" else None
     xi, M_thr, D = scheme.weight if trig else 0.0, scheme.threshold_units, scheme.D
 
+    part_grads = partial_gradient_fn(problem)
+    decode_cache: dict = {}
     theta = np.zeros(d) if theta0 is None else np.asarray(theta0, dtype=float).copy()
     width = -(-d // m)
     held = np.zeros((U, width), dtype=B_rep.dtype)  # server's latest upload of every unit
@@ -369,7 +401,7 @@ def train(problem: Problem, scheme: LazyScheme, model: ComputeModel, *, target: 
         for u in np.flatnonzero(asked):
             computing[msg_workers[u]] = True
         # 2. fresh contents of the asked units
-        G = split_pieces(problem.partial_gradients(theta), m)  # (k*m, width)
+        G = split_pieces(part_grads(theta), m)  # (k*m, width)
         fresh = np.zeros_like(held)
         fresh[asked] = B_rep[asked] @ G
         if trig == "wk" and lazy_on:
@@ -393,7 +425,10 @@ def train(problem: Problem, scheme: LazyScheme, model: ComputeModel, *, target: 
         theta_hat[used_fresh] = theta
         has |= used_fresh
         # 4. decode the real messages
-        A = code.decode(received, warn=False)
+        key = received.tobytes()
+        A = decode_cache.get(key)
+        if A is None:  # the coefficients depend only on the received set: decode each set once
+            A = decode_cache[key] = code.decode(received, warn=False)
         grad = code.combine(A, held[cls[received]], d)
         new = theta - lr * grad
         diffs.append(float(np.sum((new - theta) ** 2)))
