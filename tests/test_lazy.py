@@ -168,3 +168,15 @@ def test_grid_and_claims_on_a_tiny_grid():
     assert (s.q25 <= s["median"]).all() and (s["median"] <= s.q75).all()
     claims = check_claims(totals, ["pareto 1.5"], "exp")
     assert claims.holds.between(0, 1).all() and claims.claim.nunique() == 7
+
+
+@pytest.mark.parametrize("make_code", [lambda: __import__("gclib").codes.partial_stragglers(4, 1, 3),
+                                       lambda: __import__("gclib").codes.clustered([crc(4, 1, 0), frc(4, 1)])])
+def test_multi_message_and_clustered_codes_give_the_gd_iterates(make_code):
+    code = make_code()
+    p = tandon_logistic(n_samples=240, dim=6, parts=code.n_parts, seed=1)
+    res = train(p, LazyScheme("gc", code), Constant(), target=1e-300, max_iter=20, keep_thetas=True)
+    theta, lr = np.zeros(p.dim), 1.0 / p.smoothness
+    for k in range(20):
+        theta = theta - lr * p.partial_gradients(theta).sum(axis=0)
+    assert np.allclose(res.thetas[-1], theta, rtol=1e-10, atol=1e-13)
