@@ -114,8 +114,36 @@ def _poly_decoder(code: GradientCode, idx: np.ndarray) -> np.ndarray:
     return A
 
 
+def rational_points(n: int, points="chebyshev", max_denominator: int = 1000) -> list:
+    """``n`` distinct rational evaluation points (SymPy ``Rational``) for exact verification.
+
+    ``"equispaced"`` points on ``[-2, 2]`` are rational already; ``"chebyshev"`` nodes are replaced by the closest
+    rationals with denominator at most ``max_denominator`` (raised until they are distinct); an explicit real
+    array is rationalized the same way. Complex roots of unity have no rational form: ValueError.
+    """
+    import sympy as sp
+    from fractions import Fraction
+
+    if isinstance(points, str) and points == "roots-of-unity":
+        raise ValueError("points = 'roots-of-unity' has no exact rational form; use points 'chebyshev' or "
+                         "'equispaced' for exact verification")
+    if isinstance(points, str) and points == "equispaced":
+        if n == 1:
+            return [sp.Integer(0)]
+        return [sp.Rational(-2) + sp.Rational(4 * i, n - 1) for i in range(n)]
+    x = evaluation_points(n, points)
+    if np.iscomplexobj(x):
+        raise ValueError("exact mode needs real evaluation points, got complex ones")
+    den = max_denominator
+    while True:
+        q = [Fraction(float(v)).limit_denominator(den) for v in x]
+        if len(set(q)) == n:
+            return [sp.Rational(f.numerator, f.denominator) for f in q]
+        den *= 10
+
+
 def polynomial_code(mask, sender, ready, order, *, points="chebyshev", name="rs", stragglers=None,
-                    params=None) -> GradientCode:
+                    params=None, exact: bool = False) -> GradientCode:
     """Polynomial gradient code for an arbitrary mask (rows are messages).
 
     Args:
@@ -124,6 +152,8 @@ def polynomial_code(mask, sender, ready, order, *, points="chebyshev", name="rs"
         ready: ``(N,)`` partial gradients computed before row ``i`` is sent.
         order: per worker, its parts in computation order.
         points: evaluation points (see :func:`evaluation_points`).
+        exact: use rational points (:func:`rational_points`) and attach the exact encoding matrix ``B_exact``;
+            the float ``B`` is then built from the same rational points, so the verified code is the code used.
     Returns:
         A code decodable from any ``h + 1`` messages, ``h`` the zeros of the sparsest column.
     """
@@ -134,20 +164,29 @@ def polynomial_code(mask, sender, ready, order, *, points="chebyshev", name="rs"
     for i in range(N):
         for pos, j in enumerate(order[sender[i]]):
             rank[i, j] = pos
-    alpha = evaluation_points(N, points)
     roots, h = zero_sets(mask, rank)
-    B = encoding_matrix(alpha, roots)
+    B_exact = None
+    if exact:
+        alpha_q = rational_points(N, points)
+        alpha = np.array([float(a) for a in alpha_q])
+        B_exact = exact_encoding_matrix(alpha_q, roots)
+        B = np.array(B_exact.tolist(), dtype=float)
+    else:
+        alpha = evaluation_points(N, points)
+        B = encoding_matrix(alpha, roots)
     n_workers = len(order)
     s = n_workers - (h + 1) if stragglers is None else stragglers
     p = {"h": h, "points": points if isinstance(points, str) else "custom", "_alpha": alpha, **(params or {})}
     return GradientCode(name=name, n_workers=n_workers, n_parts=k, order=order, B=B, sender=sender,
                         ready=ready, rule=threshold(N, h + 1), stragglers=max(s, 0), decoder=_poly_decoder,
-                        params=p)
+                        B_exact=B_exact, params=p)
 
 
-def rs(n: int, s: int, points="chebyshev") -> GradientCode:
+def rs(n: int, s: int, points="chebyshev", *, exact: bool = False) -> GradientCode:
     """Reed-Solomon gradient code on the cyclic mask: worker ``i`` holds parts ``i..i+s`` (mod ``n``); any
-    ``n - s`` workers decode."""
+    ``n - s`` workers decode.
+
+    ``exact=True`` uses rational points and attaches ``B_exact`` (see :func:`polynomial_code`)."""
     from .base import check_ns
     from .tandon import cyclic_support
 
@@ -157,7 +196,7 @@ def rs(n: int, s: int, points="chebyshev") -> GradientCode:
     for i, o in enumerate(order):
         mask[i, list(o)] = 1
     return polynomial_code(mask, np.arange(n), np.full(n, s + 1), order, points=points, name="rs",
-                           stragglers=s, params={"n": n, "s": s})
+                           stragglers=s, params={"n": n, "s": s, "exact": exact}, exact=exact)
 
 
 def exact_encoding_matrix(alpha, roots):
