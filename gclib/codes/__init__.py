@@ -13,3 +13,11 @@ __all__ = [
     "ThresholdRule", "coverage", "threshold", "crc", "crc_matrix", "cyclic_support", "example_n3",
     "example_n3_code", "frc", "ignore_stragglers", "partial_stragglers", "uncoded",
 ]
+
+# --- issue 3: Reed-Solomon exact mode and communication-efficient codes (Ye-Abbe, Kadhe et al.) ---
+from .comm_efficient import (BasesRule, gaussian_generator, kadhe, load_generator, min_distance,  # noqa: E402
+                             repetition_generator, ye_abbe)
+from .polynomial import rational_points  # noqa: E402
+
+__all__ += ["BasesRule", "gaussian_generator", "kadhe", "load_generator", "min_distance", "repetition_generator",
+            "ye_abbe", "rational_points"]
