@@ -32,7 +32,7 @@ from math import comb
 import numpy as np
 
 from .base import DecodingError, GradientCode, check_ns
-from .polynomial import evaluation_points, rational_points
+from .polynomial import evaluation_points, point_permutation, rational_points
 from .rules import ThresholdRule, threshold
 from .tandon import cyclic_support
 
@@ -149,13 +149,15 @@ def _ye_abbe_decoder(code: GradientCode, idx: np.ndarray) -> np.ndarray:
     return A
 
 
-def ye_abbe(n: int, s: int, m: int, points="chebyshev", *, exact: bool = False) -> GradientCode:
+def ye_abbe(n: int, s: int, m: int, points="chebyshev", *, exact: bool = False, assign="spread") -> GradientCode:
     """Ye and Abbe's communication-efficient code (our reconstruction, see the module docstring).
 
     Args:
         n: workers (= parts). s: stragglers tolerated. m: communication reduction (messages of ``1/m`` gradient).
         points: evaluation points (``"chebyshev"``, ``"equispaced"``, ``"roots-of-unity"`` or an array).
         exact: rational points and ``B_exact`` (SymPy), for :func:`gclib.symbolic.verify`.
+        assign: ``"spread"`` (golden-ratio stride, default) or ``"natural"``; see
+            :func:`gclib.codes.polynomial.point_permutation`.
     Returns:
         ``n`` messages of size ``1/m`` (``2/m`` with complex points); load ``d = s + m``; any ``n - s`` decode.
     """
@@ -166,13 +168,15 @@ def ye_abbe(n: int, s: int, m: int, points="chebyshev", *, exact: bool = False) 
         raise ValueError(f"ye-abbe needs stragglers + comm <= workers (load d = s + m): s + m = {s + m} > "
                          f"n = {n}; choose comm <= {n - s}")
     B_exact = None
+    perm = point_permutation(n, assign) if isinstance(points, str) else np.arange(n)
     if exact:
-        beta_q = rational_points(n, points)
+        beta_all = rational_points(n, points)
+        beta_q = [beta_all[t] for t in perm]
         beta = np.array([float(b) for b in beta_q])
         B_exact = ye_abbe_matrix_exact(beta_q, n, s, m)
         B = np.array(B_exact.tolist(), dtype=float)
     else:
-        beta = evaluation_points(n, points)
+        beta = evaluation_points(n, points)[perm]
         B = ye_abbe_matrix(beta, n, s, m)
     d = s + m
     order = cyclic_support(n, d - 1)
@@ -180,7 +184,8 @@ def ye_abbe(n: int, s: int, m: int, points="chebyshev", *, exact: bool = False) 
                         ready=np.full(n, d), rule=threshold(n, n - s), stragglers=s, n_pieces=m,
                         decoder=_ye_abbe_decoder, B_exact=B_exact,
                         params={"n": n, "s": s, "m": m, "d": d, "exact": exact, "reconstructed": True,
-                                "points": points if isinstance(points, str) else "custom", "_beta": beta,
+                                "points": points if isinstance(points, str) else "custom",
+                                "assign": assign if isinstance(points, str) else "custom", "_beta": beta,
                                 "_rank": n - s})
 
 

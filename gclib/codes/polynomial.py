@@ -31,6 +31,35 @@ from .base import DecodingError, GradientCode
 from .rules import threshold
 
 POINTS = ("chebyshev", "equispaced", "roots-of-unity")
+ASSIGN = ("spread", "natural")
+
+
+def golden_stride(n: int) -> int:
+    """The integer nearest ``n / phi`` (golden ratio) that is coprime with ``n`` (1 for ``n <= 2``)."""
+    from math import gcd
+
+    if n <= 2:
+        return 1
+    k = max(1, round(n / ((1 + 5 ** 0.5) / 2)))
+    while gcd(k, n) != 1:
+        k += 1
+    return k
+
+
+def point_permutation(n: int, assign="spread") -> np.ndarray:
+    """``(n,)``: row ``i`` gets point number ``perm[i]`` of the family.
+
+    ``"natural"``: row ``i`` gets point ``i`` (neighbouring rows get neighbouring points). ``"spread"``: row ``i``
+    gets point ``i * k mod n`` with ``k`` the golden-ratio stride (:func:`golden_stride`), so any block of
+    consecutive rows (the holders of a part in a cyclic mask, a run of stragglers) is spread over the whole
+    interval or circle. The polynomials of a part then never have a long gap between their roots and the
+    decoding error drops by many orders of magnitude (see ``docs/codes.md`` and :mod:`gclib.stability`).
+    """
+    if assign == "natural":
+        return np.arange(n)
+    if assign == "spread":
+        return (np.arange(n) * golden_stride(n)) % n
+    raise ValueError(f"assign must be one of {ASSIGN}, got {assign!r}")
 
 
 def evaluation_points(n: int, points="chebyshev") -> np.ndarray:
@@ -143,7 +172,7 @@ def rational_points(n: int, points="chebyshev", max_denominator: int = 1000) -> 
 
 
 def polynomial_code(mask, sender, ready, order, *, points="chebyshev", name="rs", stragglers=None,
-                    params=None, exact: bool = False) -> GradientCode:
+                    params=None, exact: bool = False, assign="spread") -> GradientCode:
     """Polynomial gradient code for an arbitrary mask (rows are messages).
 
     Args:
@@ -154,6 +183,9 @@ def polynomial_code(mask, sender, ready, order, *, points="chebyshev", name="rs"
         points: evaluation points (see :func:`evaluation_points`).
         exact: use rational points (:func:`rational_points`) and attach the exact encoding matrix ``B_exact``;
             the float ``B`` is then built from the same rational points, so the verified code is the code used.
+        assign: how the points of a named family are assigned to rows: ``"spread"`` (default, golden-ratio
+            stride, far better conditioned) or ``"natural"`` (row ``i`` gets point ``i``; the behaviour before
+            the stability study). Ignored for an explicit array of points.
     Returns:
         A code decodable from any ``h + 1`` messages, ``h`` the zeros of the sparsest column.
     """
@@ -166,23 +198,26 @@ def polynomial_code(mask, sender, ready, order, *, points="chebyshev", name="rs"
             rank[i, j] = pos
     roots, h = zero_sets(mask, rank)
     B_exact = None
+    perm = point_permutation(N, assign) if isinstance(points, str) else np.arange(N)
     if exact:
-        alpha_q = rational_points(N, points)
+        alpha_q = [rational_points(N, points)[t] for t in perm]
         alpha = np.array([float(a) for a in alpha_q])
         B_exact = exact_encoding_matrix(alpha_q, roots)
         B = np.array(B_exact.tolist(), dtype=float)
     else:
-        alpha = evaluation_points(N, points)
+        alpha = evaluation_points(N, points)[perm]
         B = encoding_matrix(alpha, roots)
     n_workers = len(order)
     s = n_workers - (h + 1) if stragglers is None else stragglers
-    p = {"h": h, "points": points if isinstance(points, str) else "custom", "_alpha": alpha, **(params or {})}
+    p = {"h": h, "points": points if isinstance(points, str) else "custom",
+         "assign": assign if isinstance(points, str) else "custom", "_alpha": alpha, "_rank": h + 1,
+         **(params or {})}
     return GradientCode(name=name, n_workers=n_workers, n_parts=k, order=order, B=B, sender=sender,
                         ready=ready, rule=threshold(N, h + 1), stragglers=max(s, 0), decoder=_poly_decoder,
                         B_exact=B_exact, params=p)
 
 
-def rs(n: int, s: int, points="chebyshev", *, exact: bool = False) -> GradientCode:
+def rs(n: int, s: int, points="chebyshev", *, exact: bool = False, assign="spread") -> GradientCode:
     """Reed-Solomon gradient code on the cyclic mask: worker ``i`` holds parts ``i..i+s`` (mod ``n``); any
     ``n - s`` workers decode.
 
@@ -196,7 +231,7 @@ def rs(n: int, s: int, points="chebyshev", *, exact: bool = False) -> GradientCo
     for i, o in enumerate(order):
         mask[i, list(o)] = 1
     return polynomial_code(mask, np.arange(n), np.full(n, s + 1), order, points=points, name="rs",
-                           stragglers=s, params={"n": n, "s": s, "exact": exact}, exact=exact)
+                           stragglers=s, params={"n": n, "s": s, "exact": exact}, exact=exact, assign=assign)
 
 
 def exact_encoding_matrix(alpha, roots):
