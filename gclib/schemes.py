@@ -77,6 +77,10 @@ register("partial", TANDON + " (partial stragglers)", ("workers", "stragglers", 
 # --- issue 3: Reed-Solomon and communication-efficient codes -------------------------------------------------
 PARAMS["comm"] = (int, 0, "ye-abbe, kadhe: communication reduction m (each message is 1/m of a gradient); "
                           "0 means 1, or the generator's dimension for kadhe --generator FILE")
+# The stability study (gclib.stability, docs/codes.md) makes equispaced points (spread over the workers) the
+# default: the most accurate real-valued choice; roots-of-unity are better still but cost twice the communication.
+PARAMS["points"] = (str, "equispaced", "rs, ye-abbe: evaluation points: equispaced, chebyshev, roots-of-unity "
+                                       "(complex: messages cost twice)")
 PARAMS["generator"] = (str, "gaussian", "kadhe: generator of the linear code: gaussian, repetition, or a matrix "
                                         "file (.npy or text, K rows x N columns)")
 

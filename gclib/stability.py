@@ -5,9 +5,13 @@ For one code, :func:`measure` decodes over straggler patterns (every pattern whe
 evaluation points are neighbours, the usual worst cases of polynomial codes - plus uniform random ones) and
 reports the worst and the median (typical) of
 
+* ``kappa``: the decoding condition number as an error amplification factor
+  (:func:`gclib.codes.base.decoding_amplification`, the quantity the decoder's ``IllConditionedWarning`` tests
+  against ``COND_WARN``); ``eps * kappa`` predicts the relative error;
 * ``cond``: 2-norm condition number of the rows the decoder actually uses, ``sigma_1 / sigma_r`` with ``r`` the
   rank a decodable set has (no truncation, so values above ``1e16`` are reported as computed: they mean
-  "numerically singular");
+  "numerically singular"). It is not invariant under scaling of the messages and overstates the error of
+  polynomial codes with equispaced points by many orders of magnitude, so ``kappa`` is the one to read;
 * ``error64`` / ``error32``: ``|g_hat - g| / |g|`` for a random Gaussian gradient whose messages are computed
   in float64 / float32 (complex128 / complex64 for complex points) and decoded with the code's fast decoder
   (coefficients in float64, rounded to the working precision).
@@ -25,7 +29,7 @@ from typing import Callable
 
 import numpy as np
 
-from .codes.base import DecodingError, GradientCode, IllConditionedWarning, split_pieces
+from .codes.base import DecodingError, GradientCode, IllConditionedWarning, decoding_amplification, split_pieces
 
 
 def _rs(n, s, m, points, assign, seed):
@@ -125,14 +129,14 @@ def measure(code: GradientCode, stragglers: int | None = None, *, max_patterns: 
     """Worst and median condition number and relative decoding error (float64 and float32) over patterns.
 
     Returns:
-        dict with ``worst_cond, median_cond, worst_error64, median_error64, worst_error32, median_error32,
+        dict with ``worst_kappa, median_kappa, worst_cond, median_cond, worst_error64, median_error64, worst_error32, median_error32,
         failed`` (patterns the decoder refused), ``patterns``, ``enumerated``, ``worst_pattern``.
     """
     s = code.stragglers if stragglers is None else stragglers
     rng = np.random.default_rng(seed)
     pats, enumerated = patterns(code, s, max_patterns, rng)
     g = rng.standard_normal((code.n_parts, length))
-    conds, e64, e32, failed = [], [], [], 0
+    conds, kappas, e64, e32, failed = [], [], [], [], 0
     for p in pats:
         idx = code.surviving(p)
         try:
@@ -142,16 +146,18 @@ def measure(code: GradientCode, stragglers: int | None = None, *, max_patterns: 
         except (DecodingError, np.linalg.LinAlgError):
             failed += 1
             conds.append(np.inf)
+            kappas.append(np.inf)
             e64.append(np.inf)
             e32.append(np.inf)
             continue
         with np.errstate(all="ignore"):
             conds.append(decoding_condition(code, idx, A))
+            kappas.append(decoding_amplification(code.B[idx], A, code.target))
             e64.append(_rel_error(code, A, idx, g, np.float64))
             e32.append(_rel_error(code, A, idx, g, np.float32))
-    conds, e64, e32 = map(np.asarray, (conds, e64, e32))
+    conds, kappas, e64, e32 = map(np.asarray, (conds, kappas, e64, e32))
     worst = int(np.argmax(e64))
-    return {"worst_cond": float(conds.max()), "median_cond": float(np.median(conds)),
+    return {"worst_kappa": float(kappas.max()), "median_kappa": float(np.median(kappas)), "worst_cond": float(conds.max()), "median_cond": float(np.median(conds)),
             "worst_error64": float(e64.max()), "median_error64": float(np.median(e64)),
             "worst_error32": float(e32.max()), "median_error32": float(np.median(e32)),
             "failed": failed, "patterns": len(pats), "enumerated": enumerated, "worst_pattern": list(pats[worst])}

@@ -122,11 +122,24 @@ def test_ill_conditioned_warning_fires_where_unusable():
     bad = rs(40, 8, "chebyshev", assign="natural")
     with pytest.warns(IllConditionedWarning, match="condition number"):
         bad.decode(bad.surviving(range(8)))
-    good = rs(10, 2, "chebyshev")
     with warnings.catch_warnings():
         warnings.simplefilter("error", IllConditionedWarning)
+        good = rs(10, 2, "chebyshev")
         good.decode(good.surviving([0, 1]))
+        # equispaced points at n = 100: cond(B_F) ~ 1e36, yet the decode is accurate and must not warn
+        fine = rs(100, 2, "equispaced")
+        fine.decode(fine.surviving([0, 1]))
     assert COND_WARN == 1e8
+
+
+def test_amplification_predicts_error():
+    from gclib.stability import measure
+
+    for code in (rs(40, 8, "equispaced", assign="natural"), rs(30, 5, "chebyshev", assign="natural")):
+        r = measure(code, max_patterns=20, seed=2)
+        # eps * kappa bounds the measured error within a small factor, and is not a wild overestimate
+        assert r["worst_error64"] <= 10 * 2.2e-16 * r["worst_kappa"]
+        assert r["worst_error64"] >= 1e-3 * 2.2e-16 * r["worst_kappa"]
 
 
 def test_bad_parameters():

@@ -149,7 +149,7 @@ def _ye_abbe_decoder(code: GradientCode, idx: np.ndarray) -> np.ndarray:
     return A
 
 
-def ye_abbe(n: int, s: int, m: int, points="chebyshev", *, exact: bool = False, assign="spread") -> GradientCode:
+def ye_abbe(n: int, s: int, m: int, points="equispaced", *, exact: bool = False, assign="spread") -> GradientCode:
     """Ye and Abbe's communication-efficient code (our reconstruction, see the module docstring).
 
     Args:

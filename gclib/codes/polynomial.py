@@ -12,7 +12,8 @@ decoding is ``O(h^2)`` and never forms a Vandermonde inverse.
 This normalization and the padding rule are our reconstruction: the paper body was not available (see
 ``shared/reference/halbawi2018.md``); the construction is verified exactly by :mod:`gclib.symbolic`.
 
-Evaluation points (``points=``):
+Evaluation points (``points=``; default ``"equispaced"`` with the ``"spread"`` assignment, the most accurate real
+choice in the stability study of :mod:`gclib.stability` - see ``docs/codes.md``):
 
 * ``"chebyshev"``: Chebyshev nodes of the first kind, scaled to ``[-2, 2]`` (real messages);
 * ``"equispaced"``: equispaced on ``[-2, 2]`` (real messages);
@@ -171,7 +172,7 @@ def rational_points(n: int, points="chebyshev", max_denominator: int = 1000) -> 
         den *= 10
 
 
-def polynomial_code(mask, sender, ready, order, *, points="chebyshev", name="rs", stragglers=None,
+def polynomial_code(mask, sender, ready, order, *, points="equispaced", name="rs", stragglers=None,
                     params=None, exact: bool = False, assign="spread") -> GradientCode:
     """Polynomial gradient code for an arbitrary mask (rows are messages).
 
@@ -217,7 +218,7 @@ def polynomial_code(mask, sender, ready, order, *, points="chebyshev", name="rs"
                         B_exact=B_exact, params=p)
 
 
-def rs(n: int, s: int, points="chebyshev", *, exact: bool = False, assign="spread") -> GradientCode:
+def rs(n: int, s: int, points="equispaced", *, exact: bool = False, assign="spread") -> GradientCode:
     """Reed-Solomon gradient code on the cyclic mask: worker ``i`` holds parts ``i..i+s`` (mod ``n``); any
     ``n - s`` workers decode.
 
