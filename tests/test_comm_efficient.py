@@ -207,3 +207,21 @@ def test_cli_errors(capsys, tmp_path):
     assert cli_main(["verify", "--scheme", "rs", "--workers", "6", "--stragglers", "2",
                      "--points", "roots-of-unity"]) == 2
     assert "roots-of-unity" in capsys.readouterr().err
+
+
+def test_warning_fires_for_ye_abbe_not_for_kadhe():
+    import warnings
+
+    from gclib.codes import DecodingError, IllConditionedWarning
+
+    bad = ye_abbe(24, 6, 2, "chebyshev", assign="natural")
+    with pytest.warns(IllConditionedWarning, match="condition number"):
+        bad.decode(bad.surviving(range(6)))
+    hopeless = ye_abbe(40, 18, 2, "chebyshev", assign="natural")
+    with pytest.raises(DecodingError, match="not in floating point"):
+        hopeless.decode(hopeless.surviving(range(18)))
+    good = kadhe(40, 18, 2, "gaussian", 0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", IllConditionedWarning)
+        A = good.decode(good.surviving(range(18)))
+    assert A.shape == (2, 22)
