@@ -225,3 +225,21 @@ def test_warning_fires_for_ye_abbe_not_for_kadhe():
         warnings.simplefilter("error", IllConditionedWarning)
         A = good.decode(good.surviving(range(18)))
     assert A.shape == (2, 22)
+
+
+@settings(max_examples=20, deadline=None)
+@given(n=st.integers(3, 12), s=st.integers(0, 5), m=st.integers(1, 4), seed=st.integers(0, 10 ** 6),
+       points=st.sampled_from(["equispaced", "chebyshev", "roots-of-unity"]))
+def test_ye_abbe_random_against_oracle(n, s, m, seed, points):
+    if s + m > n:
+        with pytest.raises(ValueError, match="comm" if s < n else "stragglers"):
+            ye_abbe(n, s, m, points)
+        return
+    code = ye_abbe(n, s, m, points)
+    rng = np.random.default_rng(seed)
+    est, true = _roundtrip(code, rng.choice(n, size=s, replace=False), rng)
+    assert np.allclose(est, true, atol=1e-8)
+    for _ in range(5):  # the threshold rule agrees with the span test on random received sets
+        mask = rng.random(n) < rng.random()
+        if mask.any():
+            assert bool(code.rule.decodable(mask)) == code.is_decodable(np.flatnonzero(mask))
