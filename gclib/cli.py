@@ -111,6 +111,22 @@ def cmd_reproduce(a):
 #: Extra subcommands: name -> (add_arguments(parser), run(args)). Other modules may add to it.
 COMMANDS: dict = {}
 
+# ---- issue 5 (lazy aggregation): `gclib train` -------------------------------------------------------------
+def _train_add(p):
+    from .learning.train_cli import add_train_args
+
+    add_train_args(p)
+
+
+def _train_run(a):
+    from .learning.train_cli import cmd_train
+
+    return cmd_train(a)
+
+
+COMMANDS["train"] = (_train_add, _train_run)
+# ---- end issue 5 ---------------------------------------------------------------------------------------------
+
 
 def build_parser():
     p = _Parser(prog="gclib", description="Gradient coding: build, verify, simulate and run codes.")
