@@ -6,9 +6,8 @@ bytes.
 """
 from __future__ import annotations
 
-from pathlib import Path
-
 import sys
+from pathlib import Path
 
 import matplotlib
 
