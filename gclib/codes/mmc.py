@@ -384,3 +384,88 @@ PAPER_EQ2_RED = [(0, 2), (1, 3), (2, 4), (3, 5), (4, 0), (5, 1)]
 PAPER_EQ3 = np.array([[1, 1, 1, 0, 0, 0], [1, 1, 0, 0, 0, 0], [0, 1, 1, 1, 0, 0], [0, 1, 1, 0, 0, 0],
                       [0, 0, 1, 1, 1, 0], [0, 0, 1, 1, 0, 0], [0, 0, 0, 1, 1, 1], [0, 0, 0, 1, 1, 0],
                       [1, 0, 0, 0, 1, 1], [0, 0, 0, 0, 1, 1], [1, 1, 0, 0, 0, 1], [1, 0, 0, 0, 0, 1]])
+
+
+# ---------------------------------------------------------------------------------------------- exact rule
+@dataclass(frozen=True, eq=False)
+class SpanRule:
+    """The exact decodability rule (span test, in floating point) as a simulator rule, cluster by cluster.
+
+    The threshold of the uncorrelated design, ``K l - sum(m) + 1``, is what polynomial interpolation needs; it is
+    sufficient but not necessary when it exceeds the number of parts ``K_c`` of a cluster: any ``K_c`` linearly
+    independent rows already span the target. This rule finds, per trial and cluster, the shortest prefix of the
+    arrivals whose rows span the cluster's target (binary search, monotone). It is slow (SVDs per trial):
+    use it for thousands of trials, not hundreds of thousands.
+
+    Attributes:
+        B: ``(n_messages, n_parts)`` encoding matrix. msg_cluster: ``(n_messages,)``. part_cluster: ``(n_parts,)``.
+    """
+
+    B: np.ndarray
+    msg_cluster: np.ndarray
+    part_cluster: np.ndarray
+
+    @property
+    def n_clusters(self) -> int:
+        return int(np.max(self.part_cluster)) + 1
+
+    def _ok(self, c: int, rows: np.ndarray) -> bool:
+        if rows.size == 0:
+            return False
+        cols = np.flatnonzero(self.part_cluster == c)
+        # Row scaling keeps the span; column scaling D maps the target 1 to 1 D. Both tame the polynomial
+        # code's wildly scaled entries before the SVD.
+        BR = self.B[np.ix_(rows, cols)]
+        BR = BR / np.linalg.norm(BR, axis=1, keepdims=True)
+        d = 1.0 / np.maximum(np.linalg.norm(self.B[:, cols] / np.maximum(
+            np.linalg.norm(self.B[:, cols], axis=1, keepdims=True), 1e-300), axis=0), 1e-300)
+        BR = BR * d
+        T = d[None, :]
+        u, sv, vh = np.linalg.svd(BR, full_matrices=False)
+        rank = int(np.sum(sv > 1e-9 * max(1.0, sv[0])))
+        V = vh[:rank].conj().T
+        resid = T - (T @ V) @ V.conj().T
+        return bool(np.linalg.norm(resid) <= 1e-7 * np.linalg.norm(T))
+
+    def decodable(self, received: np.ndarray) -> np.ndarray:
+        received = np.asarray(received, dtype=bool)
+        flat = received.reshape(-1, received.shape[-1])
+        out = np.array([all(self._ok(c, np.flatnonzero(row & (self.msg_cluster == c)))
+                            for c in range(self.n_clusters)) for row in flat])
+        return out.reshape(received.shape[:-1])
+
+    def cluster_times(self, arrival: np.ndarray) -> np.ndarray:
+        arrival = np.asarray(arrival, dtype=float)
+        out = np.full((arrival.shape[0], self.n_clusters), np.inf)
+        for c in range(self.n_clusters):
+            idx = np.flatnonzero(self.msg_cluster == c)
+            for t in range(arrival.shape[0]):
+                a = arrival[t, idx]
+                srt = idx[np.argsort(a, kind="stable")]
+                n_fin = int(np.isfinite(a).sum())
+                if not self._ok(c, srt[:n_fin]):
+                    continue
+                lo, hi = 1, n_fin
+                while lo < hi:
+                    mid = (lo + hi) // 2
+                    if self._ok(c, srt[:mid]):
+                        hi = mid
+                    else:
+                        lo = mid + 1
+                out[t, c] = arrival[t, srt[lo - 1]]
+        return out
+
+    def completion(self, arrival: np.ndarray) -> np.ndarray:
+        return self.cluster_times(arrival).max(axis=1)
+
+
+def with_exact_rule(code: GradientCode) -> GradientCode:
+    """The same code with :class:`SpanRule` (exact decodability) as its rule, for a slow exact simulation."""
+    if code.n_pieces != 1:
+        raise ValueError("with_exact_rule supports codes with n_pieces == 1")
+    msg_cluster = np.asarray(code.rule.msg_cluster)
+    part_cluster = np.zeros(code.n_parts, dtype=np.int64)
+    for j in range(code.n_messages):
+        cols = np.flatnonzero(np.abs(code.B[j]) > 0)
+        part_cluster[cols] = msg_cluster[j]
+    return replace(code, rule=SpanRule(code.B, msg_cluster, part_cluster), name=code.name + "-exact")
