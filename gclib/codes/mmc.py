@@ -124,7 +124,7 @@ def correlated(K: int, r: int, m: int, *, seed=0, exact: bool = False, name: str
 def uc_mmc(K: int, r: int) -> GradientCode:
     """Uncoded multi-message communication: every partial gradient is sent as soon as it is computed; the master
     needs one copy of each of the ``K`` parts. The correlated design with ``m = 1``."""
-    code = correlated(K, r, 1, exact=True, name="uc-mmc")
+    code = correlated(K, r, 1, name="uc-mmc")
     return code
 
 
