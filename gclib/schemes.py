@@ -95,10 +95,10 @@ register("gc-mmc-correlated", GCMMC, ("workers", "load", "order", "clusters", "s
          "correlated GC-MMC of order m in P clusters; K_c - m + 1 distinct messages per cluster")(
     lambda workers, load, order, clusters, seed, exact: _mmc.gc_mmc_correlated(workers, load, order, clusters,
                                                                              seed=seed, exact=exact))
-register("gc-mmc-uncorrelated", GCMMC, ("workers", "load", "orders", "clusters", "points"),
+register("gc-mmc-uncorrelated", GCMMC, ("workers", "load", "orders", "clusters", "points", "exact"),
          "uncorrelated GC-MMC with an order vector in P clusters; K_c l - sum(m) + 1 messages per cluster")(
-    lambda workers, load, orders, clusters, points: _mmc.gc_mmc_uncorrelated(workers, load, orders, clusters,
-                                                                           points=points))
+    lambda workers, load, orders, clusters, points, exact: _mmc.gc_mmc_uncorrelated(
+        workers, load, orders, clusters, points=points, exact=exact))
 register("uc-mmc", GCMMC + " (baseline [19])", ("workers", "load", "clusters"),
          "uncoded multi-message: every partial gradient sent as computed (correlated, m = 1)")(
     lambda workers, load, clusters: _mmc.clustered_design(lambda k: _mmc.uc_mmc(k, load), workers, clusters,

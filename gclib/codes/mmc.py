@@ -152,14 +152,16 @@ def uncorrelated_mask(K: int, r: int, orders) -> tuple[np.ndarray, np.ndarray, n
     return mask, np.repeat(np.arange(K), l), np.tile(np.array(orders), K)
 
 
-def uncorrelated(K: int, r: int, orders, *, points="chebyshev", name: str = "gc-mmc-uncorrelated"
-                 ) -> GradientCode:
+def uncorrelated(K: int, r: int, orders, *, points="chebyshev", name: str = "gc-mmc-uncorrelated",
+                 exact: bool = False) -> GradientCode:
     """Uncorrelated GC-MMC with order vector ``orders`` (see the module docstring).
 
     Args:
         K: workers (= parts). r: parts per worker. orders: distinct orders in ``[1, r]`` (sequence or ``"6,8,10"``).
         points: evaluation points of the polynomial code (``"chebyshev"``, ..., or ``K l`` distinct numbers;
             integer points give an integer ``B`` that :mod:`gclib.symbolic` verifies exactly).
+        exact: use the integer points ``-N//2 .. N - N//2 - 1`` (``N = K l``) whatever ``points`` says, so that
+            ``B`` is an exact integer matrix (small codes only: the entries grow like ``N^h``).
     Returns:
         A code with ``K l`` messages, any ``K l - sum(orders) + 1`` of which decode.
     """
@@ -169,6 +171,8 @@ def uncorrelated(K: int, r: int, orders, *, points="chebyshev", name: str = "gc-
     l = len(orders)
     mask, sender, ready = uncorrelated_mask(K, r, orders)
     t = K * l - sum(orders) + 1
+    if exact:
+        points = np.arange(K * l) - (K * l) // 2
     code = polynomial_code(mask, sender, ready, cyclic_support(K, r - 1), points=points, name=name,
                            stragglers=(sum(orders) - 1) // l,
                            params={"K": K, "r": r, "orders": list(orders), "threshold": t})
@@ -215,11 +219,12 @@ def gc_mmc_correlated(K: int, r: int, m: int, P: int = 1, *, seed=0, exact: bool
     return clustered_design(lambda k: correlated(k, r, m, seed=seed, exact=exact), K, P, r)
 
 
-def gc_mmc_uncorrelated(K: int, r: int, orders, P: int = 1, *, points="chebyshev") -> GradientCode:
+def gc_mmc_uncorrelated(K: int, r: int, orders, P: int = 1, *, points="chebyshev", exact: bool = False
+                        ) -> GradientCode:
     """Uncorrelated GC-MMC with order vector ``orders`` in ``P`` clusters (GC-MMC-2 of Fig. 1: ``K=40, r=10,
     orders=[6, 8, 10], P=4``; 7 messages per cluster decode it)."""
     orders = parse_orders(orders)
-    return clustered_design(lambda k: uncorrelated(k, r, orders, points=points), K, P, r)
+    return clustered_design(lambda k: uncorrelated(k, r, orders, points=points, exact=exact), K, P, r)
 
 
 # ---------------------------------------------------------------------------------------------- hybrid
