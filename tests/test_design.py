@@ -52,3 +52,33 @@ def test_cli_bad_order(capsys):
     assert main(["simulate", "--scheme", "gc-mmc-correlated", "--order", "11", "--workers", "40",
                  "--load", "10"]) == 2
     assert "order must lie in [1, 10]" in capsys.readouterr().err
+
+
+def test_fast_chunk_matches_simulate_chunk():
+    from gclib.simulate import simulate_chunk
+
+    m = ShiftedExponential(10, 0.01, per_task=True)
+    finish = m.sample(np.random.default_rng(2), 400, 12, 3)
+    for cand in design.candidates(12, 3, max_orders=2)[::5]:
+        code = cand.build()
+        a = design.fast_chunk(code, finish)
+        b = simulate_chunk(code, finish[:, :, : code.load])
+        for k in a:
+            assert np.allclose(a[k], b[k]), (cand.label, k)
+
+
+def test_fig1_bars_and_order():
+    df = design.fig1(ShiftedExponential(10, 0.01), trials=2000, seed=0)
+    assert df.label.tolist() == ["GC", "LCC", "UC-MMC", "GC-MMC-1", "GC-MMC-2"]
+    g = df.set_index("label")
+    assert g.loc["GC", "mean_messages"] == 31 and g.loc["LCC", "mean_messages"] == 7
+    assert g.loc["GC-MMC-2", "mean_cluster_messages"] == 28
+    # GC waits for the 31st of 40 workers: 10 * (alpha + (H_40 - H_9) / mu).
+    H = lambda n: sum(1 / i for i in range(1, n + 1))  # noqa: E731
+    assert abs(g.loc["GC", "mean_time"] - 10 * (0.01 + (H(40) - H(9)) / 10)) < 4 * g.loc["GC", "ci95_time"]
+
+
+def test_cli_verify_exact_uncorrelated(capsys):
+    assert main(["verify", "--scheme", "gc-mmc-uncorrelated", "--orders", "3,2", "--workers", "6", "--load", "3",
+                 "--messages", "8"]) == 0
+    assert "495 received message sets" in capsys.readouterr().out
