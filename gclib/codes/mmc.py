@@ -402,13 +402,19 @@ class SpanRule:
     arrivals whose rows span the cluster's target (binary search, monotone). It is slow (SVDs per trial):
     use it for thousands of trials, not hundreds of thousands.
 
+    The span test runs in floating point, so on badly conditioned codes it may miss a decodable set; a known
+    sufficient rule (``sufficient``, e.g. the code's threshold rule, with the same clusters) is or-ed in, so the
+    result is never later than that rule's.
+
     Attributes:
         B: ``(n_messages, n_parts)`` encoding matrix. msg_cluster: ``(n_messages,)``. part_cluster: ``(n_parts,)``.
+        sufficient: optional rule whose decodable sets are known to decode.
     """
 
     B: np.ndarray
     msg_cluster: np.ndarray
     part_cluster: np.ndarray
+    sufficient: object = None
 
     @property
     def n_clusters(self) -> int:
@@ -437,7 +443,10 @@ class SpanRule:
         flat = received.reshape(-1, received.shape[-1])
         out = np.array([all(self._ok(c, np.flatnonzero(row & (self.msg_cluster == c)))
                             for c in range(self.n_clusters)) for row in flat])
-        return out.reshape(received.shape[:-1])
+        out = out.reshape(received.shape[:-1])
+        if self.sufficient is not None:
+            out = out | self.sufficient.decodable(received)
+        return out
 
     def cluster_times(self, arrival: np.ndarray) -> np.ndarray:
         arrival = np.asarray(arrival, dtype=float)
@@ -458,6 +467,8 @@ class SpanRule:
                     else:
                         lo = mid + 1
                 out[t, c] = arrival[t, srt[lo - 1]]
+        if self.sufficient is not None:
+            out = np.minimum(out, self.sufficient.cluster_times(arrival))
         return out
 
     def completion(self, arrival: np.ndarray) -> np.ndarray:
@@ -473,4 +484,5 @@ def with_exact_rule(code: GradientCode) -> GradientCode:
     for j in range(code.n_messages):
         cols = np.flatnonzero(np.abs(code.B[j]) > 0)
         part_cluster[cols] = msg_cluster[j]
-    return replace(code, rule=SpanRule(code.B, msg_cluster, part_cluster), name=code.name + "-exact")
+    sufficient = code.rule if code.exact else None
+    return replace(code, rule=SpanRule(code.B, msg_cluster, part_cluster, sufficient), name=code.name + "-exact")
