@@ -159,3 +159,32 @@ def test_fig1_simulation_sanity():
     assert np.all(res.messages >= 28)
     gc = simulate(mmc.gc_cyclic(40, 10), m, 2000, 0)
     assert np.all(gc.messages == 31)
+
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(3, 7), st.data())
+def test_correlated_rule_random_sets(K, data):
+    r = data.draw(st.integers(1, K))
+    m = data.draw(st.integers(1, r))
+    P = data.draw(st.integers(1, max(1, K // r)))
+    code = mmc.gc_mmc_correlated(K, r, m, P, seed=data.draw(st.integers(0, 5)))
+    mask = np.array(data.draw(st.lists(st.booleans(), min_size=code.n_messages, max_size=code.n_messages)))
+    if mask.any():
+        assert bool(code.rule.decodable(mask)) == code.is_decodable(np.flatnonzero(mask))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(3, 6), st.data())
+def test_uncorrelated_threshold_sufficient_random_sets(K, data):
+    r = data.draw(st.integers(1, K))
+    orders = data.draw(st.lists(st.integers(1, r), min_size=1, max_size=3, unique=True))
+    code = mmc.uncorrelated(K, r, orders, exact=True)
+    mask = np.array(data.draw(st.lists(st.booleans(), min_size=code.n_messages, max_size=code.n_messages)))
+    fast = bool(code.rule.decodable(mask))
+    if fast:
+        assert code.is_decodable(np.flatnonzero(mask))
+    assert int(code.rule.thresholds[0]) == K * len(orders) - sum(orders) + 1
+    assert fast == (mask.sum() >= code.rule.thresholds[0])
