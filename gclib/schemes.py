@@ -98,3 +98,38 @@ register("kadhe", "Kadhe, Koyluoglu and Ramchandran, Communication-Efficient GC 
          "any linear [d, m, D] code: load d, messages 1/m, D - 1 stragglers")(
     lambda workers, stragglers, comm, generator, seed, exact: codes.kadhe(workers, stragglers, comm or None,
                                                                           generator, seed, exact=exact))
+
+# ---------------------------------------------------------------------------------------------- GC-MMC (issue 4)
+from .codes import lcc as _lcc  # noqa: E402
+from .codes import mmc as _mmc  # noqa: E402
+
+PARAMS.update({
+    "load": (int, None, "computation load r: parts per worker"),
+    "order": (int, None, "order m of the correlated GC-MMC design (parts per coded message)"),
+    "orders": (str, None, "order vector of the uncorrelated GC-MMC design / hybrid, comma list, e.g. 6,8,10"),
+    "clusters": (int, 1, "number of clusters P (GC, GC-MMC, UC-MMC)"),
+})
+GCMMC = "Ozfatura, Gunduz and Ulukus, Gradient Coding with Clustering and Multi-message Communication (2019)"
+
+register("gc", TANDON + " (load r, cyclic, optional clusters)", ("workers", "load", "clusters", "seed", "exact"),
+         "plain GC (CRC) with load r in P clusters; any K_c - r + 1 workers per cluster")(
+    lambda workers, load, clusters, seed, exact: _mmc.clustered_design(
+        lambda k: _mmc.gc_cyclic(k, load, seed=seed, exact=exact), workers, clusters, load))
+register("gc-mmc-correlated", GCMMC, ("workers", "load", "order", "clusters", "seed", "exact"),
+         "correlated GC-MMC of order m in P clusters; K_c - m + 1 distinct messages per cluster")(
+    lambda workers, load, order, clusters, seed, exact: _mmc.gc_mmc_correlated(workers, load, order, clusters,
+                                                                             seed=seed, exact=exact))
+register("gc-mmc-uncorrelated", GCMMC, ("workers", "load", "orders", "clusters", "points", "exact"),
+         "uncorrelated GC-MMC with an order vector in P clusters; K_c l - sum(m) + 1 messages per cluster")(
+    lambda workers, load, orders, clusters, points, exact: _mmc.gc_mmc_uncorrelated(
+        workers, load, orders, clusters, points=points, exact=exact))
+register("uc-mmc", GCMMC + " (baseline [19])", ("workers", "load", "clusters"),
+         "uncoded multi-message: every partial gradient sent as computed (correlated, m = 1)")(
+    lambda workers, load, clusters: _mmc.clustered_design(lambda k: _mmc.uc_mmc(k, load), workers, clusters,
+                                                          load))
+register("hybrid", GCMMC + " (section III-D)", ("workers", "load", "orders", "points"),
+         "clusters of r workers: uncorrelated GC-MMC below order r, the plain cluster sum at r")(
+    lambda workers, load, orders, points: _mmc.hybrid(workers, load, orders, points=points))
+register("lcc", "Yu et al., Lagrange Coded Computing (2019) / Li et al., PCR (baseline [4])", ("workers", "load"),
+         "Lagrange coded linear regression: any 2 ceil(K/r) - 1 results (threshold-rule stand-in)")(
+    lambda workers, load: _lcc.lcc_code(workers, load))

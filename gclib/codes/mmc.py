@@ -1,0 +1,488 @@
+"""Gradient coding with multi-message communication and clustering (GC-MMC), after Ozfatura, Gunduz and Ulukus,
+"Gradient Coding with Clustering and Multi-message Communication" (arXiv 1903.01974).
+
+Every worker ``w`` of ``K`` holds the ``r`` parts ``w, w+1, ..., w+r-1`` (mod ``K``, the cyclic assignment of GC)
+and computes them in that order. It may send several messages per iteration, each as soon as the parts it
+combines are computed.
+
+* :func:`correlated` (section III-A), order ``m``: the distinct messages ``c_0 .. c_{K-1}`` are a plain GC code
+  with ``r := m`` on the cyclic assignment (``c_i`` combines parts ``i .. i+m-1``); worker ``w`` sends ``c_w`` after
+  ``m`` parts, ``c_{w+1}`` after ``m+1``, ..., ``c_{w+r-m}`` after ``r`` (``l = r - m + 1`` messages). A message is
+  sent by every worker holding its support, so duplicates arrive: they count in the communication load but not in
+  decoding (one message *class* per distinct ``c_i``). Any ``K - m + 1`` distinct messages decode.
+* :func:`uc_mmc`: the uncoded multi-message scheme (every partial gradient sent as computed) is the ``m = 1`` case.
+* :func:`gc_cyclic`: plain GC is the ``m = r`` case (one message per worker after ``r`` parts; CRC).
+* :func:`uncorrelated` (section III-B), order vector ``[m_0, ..., m_{l-1}]``: worker ``w`` plays ``l`` (real or
+  virtual) workers, the ``i``-th with support the first ``m_i`` parts of its computation order; a polynomial
+  (Reed-Solomon) code over the extended ``(K l, K)`` mask makes any ``K l - sum(m) + 1`` messages decode. Each
+  message is sent by exactly one worker.
+* :func:`clustered_design` (section III-C): any of these inside ``P`` disjoint clusters of workers and parts.
+  When ``P`` does not divide ``K`` the clusters differ in size by one worker (and one part); every cluster must
+  have at least ``r`` workers.
+* :func:`hybrid` (section III-D): clusters of exactly ``r`` workers (fractional-repetition groups, ``r | K``) run
+  the uncorrelated design on the orders below ``r``; a worker that finishes all ``r`` parts sends the plain sum of
+  its cluster's parts instead, which decodes the cluster on its own.
+
+:func:`example1` builds the paper's Example 1 (``K = 6, r = 3, m = 2`` and ``m = [3, 2]``) in exact arithmetic.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Callable, Sequence
+
+import numpy as np
+
+from .base import GradientCode, lstsq_decode
+from .compose import clustered, split_evenly
+from .polynomial import polynomial_code
+from .rules import ThresholdRule, threshold
+from .tandon import crc, cyclic_support
+
+
+# ---------------------------------------------------------------------------------------------- validation
+def _check_int(name, value, lo, hi=None, why=""):
+    if not isinstance(value, (int, np.integer)) or isinstance(value, bool):
+        raise ValueError(f"{name} must be an integer, got {value!r}")
+    if value < lo or (hi is not None and value > hi):
+        rng = f"[{lo}, {hi}]" if hi is not None else f">= {lo}"
+        raise ValueError(f"{name} must lie in {rng}{why}, got {value}")
+    return int(value)
+
+
+def parse_orders(orders) -> tuple:
+    """An order vector from a sequence or a comma list (``"6,8,10"``)."""
+    if isinstance(orders, str):
+        try:
+            orders = [int(x) for x in orders.replace(" ", "").split(",") if x]
+        except ValueError:
+            raise ValueError(f"orders must be a comma-separated list of integers, got {orders!r}") from None
+    orders = tuple(orders)
+    if not orders:
+        raise ValueError("orders must list at least one order")
+    for m in orders:
+        if not isinstance(m, (int, np.integer)) or isinstance(m, bool):
+            raise ValueError(f"orders must be integers, got {orders!r}")
+    return tuple(int(m) for m in orders)
+
+
+def _check_orders(orders, r) -> tuple:
+    orders = parse_orders(orders)
+    bad = [m for m in orders if not 1 <= m <= r]
+    if bad:
+        raise ValueError(f"orders must lie in [1, load = {r}], got {list(orders)}")
+    if len(set(orders)) != len(orders):
+        raise ValueError(f"orders must be distinct (a repeated order sends two messages at the same moment "
+                         f"with the same support), got {list(orders)}")
+    return orders
+
+
+def assignment_mask(K: int, r: int) -> np.ndarray:
+    """``(K, K)`` 0/1 cyclic assignment of GC: row ``w`` holds parts ``w .. w+r-1`` (mod ``K``); eq. (2)."""
+    M = np.zeros((K, K), dtype=int)
+    for w, o in enumerate(cyclic_support(K, r - 1)):
+        M[w, list(o)] = 1
+    return M
+
+
+def dropped_entries(K: int, r: int, m: int) -> list:
+    """The ``(row, column)`` entries of eq. (2) removed to get the order-``m`` mask: the last ``r - m`` parts of
+    every worker's computation order (the red ones of the paper)."""
+    return [(w, (w + t) % K) for w in range(K) for t in range(m, r)]
+
+
+# ---------------------------------------------------------------------------------------------- correlated
+def correlated(K: int, r: int, m: int, *, seed=0, exact: bool = False, name: str = "gc-mmc-correlated"
+               ) -> GradientCode:
+    """Correlated GC-MMC of order ``m`` on ``K`` workers with load ``r`` (see the module docstring).
+
+    Args:
+        K: workers (= parts). r: parts per worker, ``1 <= r <= K``. m: order, ``1 <= m <= r``.
+        seed: seed of the GC (CRC, Tandon et al.) construction of the distinct messages.
+        exact: build the distinct messages in rational arithmetic (``B_exact``) for :mod:`gclib.symbolic`.
+    Returns:
+        A code with ``K (r - m + 1)`` messages (rows ``w * l + j``: worker ``w``'s ``j``-th message
+        ``c_{w+j}``, ready after ``m + j`` parts), one class per distinct ``c_i``, threshold ``K - m + 1`` classes.
+    """
+    K = _check_int("workers", K, 1)
+    r = _check_int("load", r, 1, K, f" for {K} workers")
+    m = _check_int("order", m, 1, r, f" (the load r = {r})")
+    base = crc(K, m - 1, seed, exact=exact)
+    l = r - m + 1
+    cls = np.array([(w + j) % K for w in range(K) for j in range(l)], dtype=np.int64)
+    B = base.B[cls]
+    B_exact = None
+    if exact:
+        B_exact = base.B_exact.extract(cls.tolist(), list(range(K)))
+    rule = ThresholdRule(cls, np.zeros(K, dtype=np.int64), np.array([K - m + 1]))
+    return GradientCode(name=name, n_workers=K, n_parts=K, order=cyclic_support(K, r - 1), B=B,
+                        sender=np.repeat(np.arange(K), l), ready=np.tile(np.arange(m, r + 1), K), rule=rule,
+                        stragglers=r - 1, decoder=lstsq_decode, B_exact=B_exact,
+                        params={"K": K, "r": r, "order": m, "messages_per_worker": l,
+                                "threshold_distinct": K - m + 1, "seed": seed, "exact": exact})
+
+
+def uc_mmc(K: int, r: int) -> GradientCode:
+    """Uncoded multi-message communication: every partial gradient is sent as soon as it is computed; the master
+    needs one copy of each of the ``K`` parts. The correlated design with ``m = 1``."""
+    code = correlated(K, r, 1, name="uc-mmc")
+    return code
+
+
+def gc_cyclic(K: int, r: int, *, seed=0, exact: bool = False) -> GradientCode:
+    """Plain GC (CRC of Tandon et al.) with load ``r``: the correlated design with ``m = r``; any ``K - r + 1``
+    workers decode."""
+    return correlated(K, r, r, seed=seed, exact=exact, name="gc")
+
+
+# ---------------------------------------------------------------------------------------------- uncorrelated
+def uncorrelated_mask(K: int, r: int, orders) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The extended mask of the uncorrelated design (eq. (3) for ``K=6, r=3, orders=[3, 2]``).
+
+    Returns:
+        ``(mask, sender, ready)``: mask ``(K l, K)`` with row ``w * l + i`` the first ``orders[i]`` parts of worker
+        ``w``'s order; ``sender`` and ``ready`` ``(K l,)``.
+    """
+    orders = _check_orders(orders, r)
+    l = len(orders)
+    mask = np.zeros((K * l, K), dtype=int)
+    order = cyclic_support(K, r - 1)
+    for w in range(K):
+        for i, m in enumerate(orders):
+            mask[w * l + i, list(order[w][:m])] = 1
+    return mask, np.repeat(np.arange(K), l), np.tile(np.array(orders), K)
+
+
+def uncorrelated(K: int, r: int, orders, *, points="chebyshev", name: str = "gc-mmc-uncorrelated",
+                 exact: bool = False) -> GradientCode:
+    """Uncorrelated GC-MMC with order vector ``orders`` (see the module docstring).
+
+    Args:
+        K: workers (= parts). r: parts per worker. orders: distinct orders in ``[1, r]`` (sequence or ``"6,8,10"``).
+        points: evaluation points of the polynomial code (``"chebyshev"``, ..., or ``K l`` distinct numbers;
+            integer points give an integer ``B`` that :mod:`gclib.symbolic` verifies exactly).
+        exact: use the integer points ``-N//2 .. N - N//2 - 1`` (``N = K l``) whatever ``points`` says, so that
+            ``B`` is an exact integer matrix (small codes only: the entries grow like ``N^h``).
+    Returns:
+        A code with ``K l`` messages, any ``K l - sum(orders) + 1`` of which decode.
+    """
+    K = _check_int("workers", K, 1)
+    r = _check_int("load", r, 1, K, f" for {K} workers")
+    orders = _check_orders(orders, r)
+    l = len(orders)
+    mask, sender, ready = uncorrelated_mask(K, r, orders)
+    t = K * l - sum(orders) + 1
+    if exact:
+        points = np.arange(K * l) - (K * l) // 2
+    code = polynomial_code(mask, sender, ready, cyclic_support(K, r - 1), points=points, name=name,
+                           stragglers=(sum(orders) - 1) // l,
+                           params={"K": K, "r": r, "orders": list(orders), "threshold": t})
+    if code.n_messages != K * l or int(code.rule.thresholds[0]) != t:  # pragma: no cover - construction invariant
+        raise AssertionError(f"uncorrelated design: threshold {code.rule.thresholds[0]} != K l - sum(m) + 1 = {t}")
+    return code
+
+
+# ---------------------------------------------------------------------------------------------- clustering
+def cluster_sizes(K: int, P: int, r: int) -> list:
+    """Sizes of ``P`` clusters of ``K`` workers (differing by at most one); each must hold ``r`` workers."""
+    K = _check_int("workers", K, 1)
+    sizes = split_evenly(K, P, "clusters")
+    if min(sizes) < r:
+        raise ValueError(f"clusters = {P} splits {K} workers into clusters of {min(sizes)}, fewer than the load "
+                         f"r = {r} (a worker holds r parts of its own cluster); use at most {K // r} clusters")
+    return sizes
+
+
+def clustered_design(build: Callable[[int], GradientCode], K: int, P: int, r: int, name: str | None = None
+                     ) -> GradientCode:
+    """Run ``build(K_c)`` independently in each of ``P`` clusters (``K_c`` workers and parts each).
+
+    ``P = 1`` returns ``build(K)`` itself. Cluster sizes differ by at most one when ``P`` does not divide ``K``.
+    """
+    sizes = cluster_sizes(K, P, r)
+    if len(sizes) == 1:
+        return build(K)
+    cache = {}
+    codes = []
+    for s in sizes:
+        if s not in cache:
+            cache[s] = build(s)
+        codes.append(cache[s])
+    code = clustered(codes, name=name or codes[0].name)
+    p = dict(codes[0].params)
+    p.update(code.params)
+    p.update({"K": K, "clusters": P, "cluster_sizes": sizes})
+    return replace(code, params=p)
+
+
+def gc_mmc_correlated(K: int, r: int, m: int, P: int = 1, *, seed=0, exact: bool = False) -> GradientCode:
+    """Correlated GC-MMC of order ``m`` in ``P`` clusters (GC-MMC-1 of Fig. 1: ``K=40, r=10, m=6, P=4``)."""
+    return clustered_design(lambda k: correlated(k, r, m, seed=seed, exact=exact), K, P, r)
+
+
+def gc_mmc_uncorrelated(K: int, r: int, orders, P: int = 1, *, points="chebyshev", exact: bool = False
+                        ) -> GradientCode:
+    """Uncorrelated GC-MMC with order vector ``orders`` in ``P`` clusters (GC-MMC-2 of Fig. 1: ``K=40, r=10,
+    orders=[6, 8, 10], P=4``; 7 messages per cluster decode it)."""
+    orders = parse_orders(orders)
+    return clustered_design(lambda k: uncorrelated(k, r, orders, points=points, exact=exact), K, P, r)
+
+
+# ---------------------------------------------------------------------------------------------- hybrid
+@dataclass(frozen=True, eq=False)
+class FullOrThreshold:
+    """Per-cluster rule of the hybrid scheme: cluster ``c`` decodes once one of its *full* messages (the plain
+    cluster sum) arrives, or ``thresholds[c]`` of its other (coded, all distinct) messages have.
+
+    Attributes:
+        msg_cluster: ``(n_messages,)`` cluster of every message.
+        full: ``(n_messages,)`` bool, the message alone decodes its cluster.
+        thresholds: ``(n_clusters,)`` coded messages needed (ignored for a cluster without coded messages).
+    """
+
+    msg_cluster: np.ndarray
+    full: np.ndarray
+    thresholds: np.ndarray
+
+    def __post_init__(self):
+        mc = np.asarray(self.msg_cluster, dtype=np.int64)
+        full = np.asarray(self.full, dtype=bool)
+        th = np.asarray(self.thresholds, dtype=np.int64)
+        if mc.shape != full.shape or mc.ndim != 1:
+            raise ValueError("msg_cluster and full need one entry per message")
+        for c in range(th.size):
+            n_coded = int(np.sum((mc == c) & ~full))
+            if not np.any((mc == c) & full) and not 1 <= th[c] <= n_coded:
+                raise ValueError(f"cluster {c} has no full message and threshold {th[c]} outside [1, {n_coded}]")
+        object.__setattr__(self, "msg_cluster", mc)
+        object.__setattr__(self, "full", full)
+        object.__setattr__(self, "thresholds", th)
+
+    @property
+    def n_clusters(self) -> int:
+        return int(self.thresholds.size)
+
+    def decodable(self, received: np.ndarray) -> np.ndarray:
+        """``received``: ``(..., n_messages)`` bool mask -> ``(...)`` bool."""
+        received = np.asarray(received, dtype=bool)
+        ok = np.ones(received.shape[:-1], dtype=bool)
+        for c in range(self.n_clusters):
+            inc = self.msg_cluster == c
+            got_full = np.any(received[..., inc & self.full], axis=-1)
+            coded = inc & ~self.full
+            got_coded = (received[..., coded].sum(axis=-1) >= self.thresholds[c]) if coded.any() else False
+            ok &= got_full | got_coded
+        return ok
+
+    def cluster_times(self, arrival: np.ndarray) -> np.ndarray:
+        """``arrival``: ``(trials, n_messages)`` -> ``(trials, n_clusters)`` decoding time of every cluster."""
+        arrival = np.asarray(arrival, dtype=float)
+        out = np.full((arrival.shape[0], self.n_clusters), np.inf)
+        for c in range(self.n_clusters):
+            inc = self.msg_cluster == c
+            f = inc & self.full
+            if f.any():
+                out[:, c] = arrival[:, f].min(axis=1)
+            coded = inc & ~self.full
+            if coded.any():
+                t = int(self.thresholds[c])
+                tc = np.partition(arrival[:, coded], t - 1, axis=1)[:, t - 1]
+                out[:, c] = np.minimum(out[:, c], tc)
+        return out
+
+    def completion(self, arrival: np.ndarray) -> np.ndarray:
+        return self.cluster_times(arrival).max(axis=1)
+
+
+def _hybrid_cluster(r: int, coded_orders: tuple, points) -> tuple[GradientCode, np.ndarray, int]:
+    """One hybrid cluster of ``r`` workers and ``r`` parts: (code, full-message mask, coded threshold)."""
+    order = cyclic_support(r, r - 1)
+    rows, sender, ready = [], [], []
+    t = 0
+    if coded_orders:
+        sub = uncorrelated(r, r, coded_orders, points=points)
+        rows.append(sub.B)
+        sender.append(sub.sender)
+        ready.append(sub.ready)
+        t = int(sub.rule.thresholds[0])
+    rows.append(np.ones((r, r), dtype=rows[0].dtype if rows else float))
+    sender.append(np.arange(r))
+    ready.append(np.full(r, r))
+    B = np.concatenate(rows)
+    n = B.shape[0]
+    full = np.r_[np.zeros(n - r, dtype=bool), np.ones(r, dtype=bool)]
+    code = GradientCode(name="hybrid", n_workers=r, n_parts=r, order=order, B=B, sender=np.concatenate(sender),
+                        ready=np.concatenate(ready), rule=threshold(n, 1), stragglers=r - 1,
+                        decoder=lstsq_decode)
+    return code, full, t
+
+
+def hybrid(K: int, r: int, orders, *, points="chebyshev") -> GradientCode:
+    """Hybrid GC-MMC / fractional repetition (section III-D).
+
+    The ``K`` workers form ``K / r`` clusters of ``r`` (so ``r`` must divide ``K``); in a cluster every worker
+    holds all ``r`` parts, in cyclic order from its position. The orders below ``r`` run the uncorrelated design
+    inside the cluster; after computing all ``r`` parts a worker sends the plain cluster sum (fractional
+    repetition) in place of an order-``r`` coded message. A cluster decodes from one plain sum, or from
+    ``r l' - sum(m') + 1`` coded messages (``m'`` the orders below ``r``, ``l'`` their number), the same threshold
+    as the uncorrelated design with ``r`` added to the orders.
+
+    Rows: per cluster, the coded rows (worker-major) then one plain-sum row per worker.
+    """
+    K = _check_int("workers", K, 1)
+    r = _check_int("load", r, 1, K, f" for {K} workers")
+    orders = _check_orders(orders, r)
+    if K % r:
+        raise ValueError(f"hybrid needs clusters of exactly load = {r} workers (fractional repetition groups), "
+                         f"but {K} workers is not divisible by {r}; choose the load among the divisors of {K}")
+    coded_orders = tuple(m for m in orders if m != r)
+    sub, full1, t = _hybrid_cluster(r, coded_orders, points)
+    P = K // r
+    code = clustered([sub] * P, name="hybrid") if P > 1 else sub
+    full = np.tile(full1, P)
+    msg_cluster = np.repeat(np.arange(P), sub.n_messages)
+    rule = FullOrThreshold(msg_cluster, full, np.full(P, max(t, 1)))
+    params = dict(code.params)
+    params.update({"K": K, "r": r, "orders": list(orders), "coded_orders": list(coded_orders), "clusters": P,
+                   "coded_threshold": t})
+    return replace(code, rule=rule, params=params)
+
+
+# ---------------------------------------------------------------------------------------------- Example 1
+@dataclass
+class Example1:
+    """The paper's Example 1 in exact arithmetic (``K = 6, r = 3``).
+
+    Attributes:
+        M: ``(6, 6)`` eq. (2), the GC assignment. dropped: the entries removed for order ``m = 2`` (red in (2)).
+        M_tilde: ``(6, 6)`` order-2 mask. M_ext: ``(12, 6)`` eq. (3), the extended mask for ``m = [3, 2]``.
+        correlated: the correlated code (exact, 12 rows, 6 classes). uncorrelated: the uncorrelated code
+        (integer evaluation points, 12 rows).
+    """
+
+    M: np.ndarray
+    dropped: list
+    M_tilde: np.ndarray
+    M_ext: np.ndarray
+    correlated: GradientCode
+    uncorrelated: GradientCode
+
+
+def example1(seed=0) -> Example1:
+    """Build Example 1: ``K = 6, r = 3``, correlated ``m = 2`` and uncorrelated ``m = [3, 2]``."""
+    K, r = 6, 3
+    M = assignment_mask(K, r)
+    dropped = dropped_entries(K, r, 2)
+    Mt = M.copy()
+    for i, j in dropped:
+        Mt[i, j] = 0
+    ext, _, _ = uncorrelated_mask(K, r, (3, 2))
+    corr = correlated(K, r, 2, seed=seed, exact=True)
+    # Integer evaluation points centred on 0 keep the integer entries small and make B exact.
+    unc = uncorrelated(K, r, (3, 2), points=np.arange(12) - 6)
+    return Example1(M, dropped, Mt, ext, corr, unc)
+
+
+PAPER_EQ2 = np.array([[1, 1, 1, 0, 0, 0], [0, 1, 1, 1, 0, 0], [0, 0, 1, 1, 1, 0], [0, 0, 0, 1, 1, 1],
+                      [1, 0, 0, 0, 1, 1], [1, 1, 0, 0, 0, 1]])
+#: Bold (red) entries of eq. (2), 0-based (row, column).
+PAPER_EQ2_RED = [(0, 2), (1, 3), (2, 4), (3, 5), (4, 0), (5, 1)]
+PAPER_EQ3 = np.array([[1, 1, 1, 0, 0, 0], [1, 1, 0, 0, 0, 0], [0, 1, 1, 1, 0, 0], [0, 1, 1, 0, 0, 0],
+                      [0, 0, 1, 1, 1, 0], [0, 0, 1, 1, 0, 0], [0, 0, 0, 1, 1, 1], [0, 0, 0, 1, 1, 0],
+                      [1, 0, 0, 0, 1, 1], [0, 0, 0, 0, 1, 1], [1, 1, 0, 0, 0, 1], [1, 0, 0, 0, 0, 1]])
+
+
+# ---------------------------------------------------------------------------------------------- exact rule
+@dataclass(frozen=True, eq=False)
+class SpanRule:
+    """The exact decodability rule (span test, in floating point) as a simulator rule, cluster by cluster.
+
+    The threshold of the uncorrelated design, ``K l - sum(m) + 1``, is what polynomial interpolation needs; it is
+    sufficient but not necessary when it exceeds the number of parts ``K_c`` of a cluster: any ``K_c`` linearly
+    independent rows already span the target. This rule finds, per trial and cluster, the shortest prefix of the
+    arrivals whose rows span the cluster's target (binary search, monotone). It is slow (SVDs per trial):
+    use it for thousands of trials, not hundreds of thousands.
+
+    The span test runs in floating point, so on badly conditioned codes it may miss a decodable set; a known
+    sufficient rule (``sufficient``, e.g. the code's threshold rule, with the same clusters) is or-ed in, so the
+    result is never later than that rule's.
+
+    Attributes:
+        B: ``(n_messages, n_parts)`` encoding matrix. msg_cluster: ``(n_messages,)``. part_cluster: ``(n_parts,)``.
+        sufficient: optional rule whose decodable sets are known to decode.
+    """
+
+    B: np.ndarray
+    msg_cluster: np.ndarray
+    part_cluster: np.ndarray
+    sufficient: object = None
+
+    @property
+    def n_clusters(self) -> int:
+        return int(np.max(self.part_cluster)) + 1
+
+    def _ok(self, c: int, rows: np.ndarray) -> bool:
+        if rows.size == 0:
+            return False
+        cols = np.flatnonzero(self.part_cluster == c)
+        # Row scaling keeps the span; column scaling D maps the target 1 to 1 D. Both tame the polynomial
+        # code's wildly scaled entries before the SVD.
+        BR = self.B[np.ix_(rows, cols)]
+        BR = BR / np.linalg.norm(BR, axis=1, keepdims=True)
+        d = 1.0 / np.maximum(np.linalg.norm(self.B[:, cols] / np.maximum(
+            np.linalg.norm(self.B[:, cols], axis=1, keepdims=True), 1e-300), axis=0), 1e-300)
+        BR = BR * d
+        T = d[None, :]
+        u, sv, vh = np.linalg.svd(BR, full_matrices=False)
+        rank = int(np.sum(sv > 1e-9 * max(1.0, sv[0])))
+        V = vh[:rank].conj().T
+        resid = T - (T @ V) @ V.conj().T
+        return bool(np.linalg.norm(resid) <= 1e-7 * np.linalg.norm(T))
+
+    def decodable(self, received: np.ndarray) -> np.ndarray:
+        received = np.asarray(received, dtype=bool)
+        flat = received.reshape(-1, received.shape[-1])
+        out = np.array([all(self._ok(c, np.flatnonzero(row & (self.msg_cluster == c)))
+                            for c in range(self.n_clusters)) for row in flat])
+        out = out.reshape(received.shape[:-1])
+        if self.sufficient is not None:
+            out = out | self.sufficient.decodable(received)
+        return out
+
+    def cluster_times(self, arrival: np.ndarray) -> np.ndarray:
+        arrival = np.asarray(arrival, dtype=float)
+        out = np.full((arrival.shape[0], self.n_clusters), np.inf)
+        for c in range(self.n_clusters):
+            idx = np.flatnonzero(self.msg_cluster == c)
+            for t in range(arrival.shape[0]):
+                a = arrival[t, idx]
+                srt = idx[np.argsort(a, kind="stable")]
+                n_fin = int(np.isfinite(a).sum())
+                if not self._ok(c, srt[:n_fin]):
+                    continue
+                lo, hi = 1, n_fin
+                while lo < hi:
+                    mid = (lo + hi) // 2
+                    if self._ok(c, srt[:mid]):
+                        hi = mid
+                    else:
+                        lo = mid + 1
+                out[t, c] = arrival[t, srt[lo - 1]]
+        if self.sufficient is not None:
+            out = np.minimum(out, self.sufficient.cluster_times(arrival))
+        return out
+
+    def completion(self, arrival: np.ndarray) -> np.ndarray:
+        return self.cluster_times(arrival).max(axis=1)
+
+
+def with_exact_rule(code: GradientCode) -> GradientCode:
+    """The same code with :class:`SpanRule` (exact decodability) as its rule, for a slow exact simulation."""
+    if code.n_pieces != 1:
+        raise ValueError("with_exact_rule supports codes with n_pieces == 1")
+    msg_cluster = np.asarray(code.rule.msg_cluster)
+    part_cluster = np.zeros(code.n_parts, dtype=np.int64)
+    for j in range(code.n_messages):
+        cols = np.flatnonzero(np.abs(code.B[j]) > 0)
+        part_cluster[cols] = msg_cluster[j]
+    sufficient = code.rule if code.exact else None
+    return replace(code, rule=SpanRule(code.B, msg_cluster, part_cluster, sufficient), name=code.name + "-exact")
