@@ -11,7 +11,7 @@ Screenshots go to ``build/browser/``.
 Skips, saying why, when Chromium or Playwright is missing (``apt-get install chromium``;
 ``pip install -e '.[browser]'``) or when the notebook is not there. ``GCLIB_CHROMIUM`` names another browser binary;
 ``GCLIB_BROWSER_NOTEBOOKS`` another notebooks directory (it must hold the notebook; its ``profiles.toml`` is used
-when present).
+when present); ``GCLIB_BROWSER_NOTEBOOK`` another notebook (file name, default ``01_gradient_coding.ipynb``).
 """
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = Path(os.environ.get("GCLIB_CHROMIUM", "/usr/bin/chromium"))
 NOTEBOOKS = Path(os.environ.get("GCLIB_BROWSER_NOTEBOOKS", ROOT / "notebooks"))
-NOTEBOOK = "01_gradient_coding.ipynb"
+NOTEBOOK = os.environ.get("GCLIB_BROWSER_NOTEBOOK", "01_gradient_coding.ipynb")
 SHOTS = ROOT / "build" / "browser"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-dev-shm-usage"]
