@@ -146,6 +146,18 @@ class Master:
         except Exception:  # a decoder that insists on its own minimal sets: nothing to warm
             pass
         self.spec.problem.loss(np.zeros(self.dim))
+        # One message each way with every worker (MPICH connects lazily); workers ignore ours.
+        hello = np.zeros(1)
+        for w in range(self.K):
+            self._isend(hello, dest=w + 1, tag=P.TAG_HELLO)
+        got, st = set(), self.MPI.Status()
+        deadline = time.perf_counter() + self.spec.stop_timeout
+        while len(got) < self.K and time.perf_counter() < deadline:
+            if self.comm.Iprobe(source=self.MPI.ANY_SOURCE, tag=P.TAG_HELLO, status=st):
+                self.comm.Recv([np.empty(1), self.MPI.DOUBLE], source=st.Get_source(), tag=P.TAG_HELLO)
+                got.add(st.Get_source())
+            else:
+                time.sleep(self.spec.poll)
 
     # ------------------------------------------------------------------ the run
     def run(self):

@@ -8,6 +8,8 @@ Messages (all point to point on ``COMM_WORLD``; rank 0 is the master, rank ``w +
   would wait forever for a dead rank);
 * worker -> master, tag :func:`grad_tag` ``(iteration)``: ``[iteration, message id, worker clock, compute
   seconds, payload...]`` (complex for complex codes; the header then sits in the real parts);
+* both ways, tag :data:`TAG_HELLO`: ``float64 [0]`` once at start-up, so that MPICH's lazily made connections
+  are made before the first timed iteration;
 * worker -> master, tag :data:`TAG_BYE`: ``float64 [messages sent]``, the worker's last message.
 
 The iteration is in the tag, so the master recognizes a late gradient without reading it and drains it.
@@ -20,6 +22,7 @@ TAG_PARAMS = 1
 TAG_STOP = 2
 TAG_FINAL = 3
 TAG_BYE = 4
+TAG_HELLO = 5
 GRAD_BASE = 100
 HEADER = 4  # iteration, message id, worker clock (s since it got the parameters), compute seconds
 

@@ -124,6 +124,8 @@ class Worker:
         G[self.order[0]] = self.spec.problem.partial_gradient(np.zeros(self.dim), self.order[0])
         if self.msgs.size:
             self.code.B[self.msgs[0]] @ split_pieces(G, self.code.n_pieces)
+        hello = np.zeros(1)
+        self.sends.append((self.comm.Isend(hello, dest=0, tag=P.TAG_HELLO), hello))
 
     def run(self):
         self.warm_up()
