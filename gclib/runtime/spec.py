@@ -98,7 +98,9 @@ class RunResult:
         records: one dict per finished iteration: ``iteration``, ``time`` (measured seconds), ``predicted``
             (the simulator's time for the same delays), ``messages`` (of this iteration received when it
             decoded), ``stale`` (late messages of earlier iterations drained during it), ``bcast``, ``wait``,
-            ``decode``, ``step``, ``drain`` (seconds spent in each part), ``loss``, ``test_loss``, ``auc``,
+            ``decode``, ``step``, ``drain`` (seconds spent in each part on the critical path: ``decode`` runs from
+            the arrival of the message that made the set decodable to the combined gradient; ``checks`` is the
+            total time of the decodability checks, most of it overlapped with waiting), ``loss``, ``test_loss``, ``auc``,
             ``grad_error`` (relative error of the decoded gradient against the full gradient), ``wall``
             (seconds since the first iteration started, metrics excluded).
         theta: ``(dim,)`` final parameters.
