@@ -96,6 +96,8 @@ def test_decoded_gradients_equal_the_full_gradient():
         assert max(r["grad_error"] for r in res.records) < 1e-9, name
         # the decoded set really was decodable, and no more messages than the code has were used
         assert all(1 <= r["messages"] <= code.n_messages for r in res.records)
+        # nothing lost: every message sent was used or drained
+        assert res.messages_sent == res.messages_received == sum(r["messages"] for r in res.records) + res.drained
 
 
 @pytest.mark.mpi
@@ -121,6 +123,10 @@ def test_persistent_stragglers_within_tolerance_are_survived():
     assert res.ok and len(res.records) == 3
     assert all(2 not in r["workers"] for r in res.records)
     assert max(r["grad_error"] for r in res.records) < 1e-9
+    # the straggler abandoned every iteration but the last (interrupted by STOP) when the next one arrived
+    assert res.abandoned[2] == 2
+    # every message sent was received: used, or drained late
+    assert res.messages_sent == res.messages_received > 0
 
 
 @pytest.mark.mpi

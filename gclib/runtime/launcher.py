@@ -138,7 +138,10 @@ def launch(spec: RunSpec, *, hosts=None, job_timeout: float | None = None, state
                     status=status, error=error,
                     predicted=None if predicted is None else np.array([math.inf if p is None else p
                                                                        for p in predicted]),
-                    dead_workers=end.get("dead_workers", []), spec=start.get("spec", spec.describe()),
+                    dead_workers=end.get("dead_workers", []), messages_sent=end.get("messages_sent", 0),
+                    messages_received=end.get("messages_received", 0),
+                    abandoned={int(k): v for k, v in (end.get("abandoned") or {}).items()},
+                    drained=end.get("stale", 0), spec=start.get("spec", spec.describe()),
                     returncode=proc.returncode, seconds=seconds)
     if res.dead_workers:
         res.error = (res.error + "; " if res.error else "") + (

@@ -44,7 +44,8 @@ class Master:
         self.dtype = P.message_dtype(self.code)
         self.predicted = P.predicted_times(self.code, finish, spec.time_scale)
         self.sends = []
-        self.byes = {}
+        self.byes = {}  # worker -> (messages sent, iterations abandoned)
+        self.received_total = 0
         self.stale = 0
         self.drain_time = 0.0
         self.buf = np.empty(P.HEADER + self.width, dtype=self.dtype)
@@ -65,12 +66,13 @@ class Master:
             return False
         src, tag = st.Get_source(), st.Get_tag()
         if tag == P.TAG_BYE:
-            b = np.empty(1)
+            b = np.empty(2)
             self.comm.Recv([b, MPI.DOUBLE], source=src, tag=tag)
-            self.byes[src - 1] = int(b[0])
+            self.byes[src - 1] = (int(b[0]), int(b[1]))
             return None
         t0 = time.perf_counter()
         self.comm.Recv(self.buf, source=src, tag=tag)
+        self.received_total += 1
         if P.tag_iteration(tag) != current:  # a late gradient of an earlier iteration: drain it
             self.stale += 1
             self.drain_time += time.perf_counter() - t0
@@ -186,7 +188,9 @@ class Master:
             traceback.print_exc()
             status, error = "error", f"master failed: {type(e).__name__}: {e}"
         dead = self.stop()
-        emit("end", status=status, error=error, dead_workers=dead, theta=theta, stale=self.stale)
+        emit("end", status=status, error=error, dead_workers=dead, theta=theta, stale=self.stale,
+             messages_sent=sum(b[0] for b in self.byes.values()), messages_received=self.received_total,
+             abandoned={w: b[1] for w, b in sorted(self.byes.items())})
         return "hard" if dead else "clean"
 
     def stop(self):

@@ -10,7 +10,8 @@ Messages (all point to point on ``COMM_WORLD``; rank 0 is the master, rank ``w +
   seconds, payload...]`` (complex for complex codes; the header then sits in the real parts);
 * both ways, tag :data:`TAG_HELLO`: ``float64 [0]`` once at start-up, so that MPICH's lazily made connections
   are made before the first timed iteration;
-* worker -> master, tag :data:`TAG_BYE`: ``float64 [messages sent]``, the worker's last message.
+* worker -> master, tag :data:`TAG_BYE`: ``float64 [messages sent, iterations abandoned]``, the worker's last
+  message.
 
 The iteration is in the tag, so the master recognizes a late gradient without reading it and drains it.
 """

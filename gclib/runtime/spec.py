@@ -107,6 +107,10 @@ class RunResult:
         status: ``"ok"`` or ``"error"``; ``error`` says why.
         predicted: ``(iterations,)`` predicted times of every planned iteration.
         dead_workers: workers that never said goodbye (their process died).
+        messages_sent: gradient messages the workers that said goodbye sent; ``messages_received``: gradient
+            messages the master received (used or drained); equal when nothing was lost.
+        abandoned: ``{worker: iterations it abandoned because newer parameters arrived}``.
+        drained: late messages drained in total (during the iterations and at the stop).
         spec: :meth:`RunSpec.describe`.
     """
 
@@ -116,6 +120,10 @@ class RunResult:
     error: str = ""
     predicted: Optional[np.ndarray] = None
     dead_workers: list = field(default_factory=list)
+    messages_sent: int = 0
+    messages_received: int = 0
+    abandoned: dict = field(default_factory=dict)
+    drained: int = 0
     spec: dict = field(default_factory=dict)
     returncode: int = 0
     seconds: float = math.nan
@@ -134,7 +142,9 @@ class RunResult:
         """Totals and means over the finished iterations (JSON-ready)."""
         r = self.records
         out = {"label": self.spec.get("label"), "status": self.status, "error": self.error,
-               "iterations": len(r), "dead_workers": self.dead_workers}
+               "iterations": len(r), "dead_workers": self.dead_workers, "messages_sent": self.messages_sent,
+               "messages_received": self.messages_received,
+               "abandoned": int(sum(self.abandoned.values())), "drained": self.drained}
         if r:
             t = np.array([x["time"] for x in r])
             p = np.array([x["predicted"] for x in r])

@@ -44,6 +44,7 @@ class Worker:
         self.slice = 2 * spec.poll
         self.sends = []  # pending Isend requests (with their buffers)
         self.sent = 0
+        self.abandoned = 0
         self.final = None
         self.params_buf = np.empty(self.dim + 1)
 
@@ -96,13 +97,13 @@ class Worker:
         compute = 0.0
         for j, part in enumerate(self.order):
             new = self._receive_control()
-            if new is not None:
-                return new
-            c0 = time.perf_counter()
-            G[part] = problem.partial_gradient(theta, part)
-            compute += time.perf_counter() - c0
-            new = self._wait_until(t0 + finish[j])
-            if new is not None:
+            if new is None:
+                c0 = time.perf_counter()
+                G[part] = problem.partial_gradient(theta, part)
+                compute += time.perf_counter() - c0
+                new = self._wait_until(t0 + finish[j])
+            if new is not None:  # newer parameters: abandon this iteration
+                self.abandoned += 1
                 return new
             ready = [m for m in self.msgs if code.ready[m] == j + 1]
             if ready:
@@ -148,7 +149,7 @@ class Worker:
         while self.sends:
             self._reap_sends()
             time.sleep(self.slice)
-        bye = np.array([float(self.sent)])
+        bye = np.array([float(self.sent), float(self.abandoned)])
         req = self.comm.Isend(bye, dest=0, tag=P.TAG_BYE)
         while not req.Test():
             time.sleep(self.slice)
