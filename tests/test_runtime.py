@@ -185,3 +185,12 @@ def test_cli_rejects_bad_arguments():
            "--problem", "nope"]
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=60, cwd=ROOT)
     assert out.returncode == 2 and out.stderr.startswith("gclib: error: problem must be one of")
+
+
+@pytest.mark.mpi
+@pytest.mark.timeout(60)
+def test_a_hostfile_is_passed_through(tmp_path):
+    hosts = tmp_path / "hosts"
+    hosts.write_text("localhost:5\n")
+    res = launch(_spec(schemes.build("crc", workers=4, stragglers=1), iterations=2), hosts=hosts, job_timeout=40)
+    assert res.ok and len(res.records) == 2
