@@ -89,7 +89,7 @@ def cmd_verify(a):
 
     a.exact = True
     code = code_from_args(a)
-    res = verify(code, messages=a.messages)
+    res = verify(code, messages=a.messages, stragglers=a.drop)
     print(res.message())
     return 0 if res.ok else EXIT_FAIL
 
@@ -102,6 +102,22 @@ def cmd_reproduce(a):
 
 #: Extra subcommands: name -> (add_arguments(parser), run(args)). Other modules may add to it.
 COMMANDS: dict = {}
+
+# ---- issue 5 (lazy aggregation): `gclib train` -------------------------------------------------------------
+def _train_add(p):
+    from .learning.train_cli import add_train_args
+
+    add_train_args(p)
+
+
+def _train_run(a):
+    from .learning.train_cli import cmd_train
+
+    return cmd_train(a)
+
+
+COMMANDS["train"] = (_train_add, _train_run)
+# ---- end issue 5 ---------------------------------------------------------------------------------------------
 
 
 def build_parser():
@@ -122,6 +138,8 @@ def build_parser():
     _add_scheme_args(v)
     v.add_argument("--messages", type=int, default=None,
                    help="check every set of this many messages instead of every straggler pattern")
+    v.add_argument("--drop", type=int, default=None,
+                   help="check patterns of this many stragglers instead of the code's s (more than s must fail)")
     v.set_defaults(fn=cmd_verify)
 
     r = sub.add_parser("reproduce", help="run every notebook through papermill and write figures/")

@@ -8,7 +8,8 @@ from math import comb
 
 import numpy as np
 
-from .codes.base import DecodingError, GradientCode, IllConditionedWarning, condition_number
+from .codes.base import (DecodingError, GradientCode, IllConditionedWarning, condition_number,
+                         decoding_amplification)
 
 
 @dataclass
@@ -19,12 +20,15 @@ class PatternDiagnostics:
     cond: float
     residual: float
     error: float
+    amplification: float = float("nan")
 
 
 def pattern(code: GradientCode, stragglers, *, length: int = 64, dtype=np.float64, rng=None) -> PatternDiagnostics:
     """Decode with the given workers straggling.
 
-    Returns the condition number of the decoding system ``B[received]``, the residual
+    Returns the condition number of the decoding system ``B[received]`` (singular values below ``1e-12`` of the
+    largest count as zero, so it saturates near ``1e12``), the error amplification of the decode
+    (:func:`gclib.codes.base.decoding_amplification`, which does not saturate), the residual
     ``max |A @ B[received] - target|`` and the relative error ``|g_hat - g| / |g|`` of the decoded gradient for a
     random Gaussian gradient (messages computed and decoded in ``dtype``).
     """
@@ -38,7 +42,7 @@ def pattern(code: GradientCode, stragglers, *, length: int = 64, dtype=np.float6
             warnings.simplefilter("ignore", IllConditionedWarning)
             A = code.decode(idx, check=False, warn=False)
     except (DecodingError, np.linalg.LinAlgError):
-        return PatternDiagnostics(stragglers, cond, np.inf, np.inf)
+        return PatternDiagnostics(stragglers, cond, np.inf, np.inf, np.inf)
     residual = float(np.abs(A @ BR - code.target).max())
     g = rng.standard_normal((code.n_parts, length))
     cdt = np.complex64 if dtype == np.float32 else np.complex128
@@ -47,7 +51,8 @@ def pattern(code: GradientCode, stragglers, *, length: int = 64, dtype=np.float6
     est = code.combine(A.astype(work), msgs, length)
     true = g.sum(axis=0)
     err = float(np.linalg.norm(est - true) / np.linalg.norm(true))
-    return PatternDiagnostics(stragglers, cond, residual, err)
+    amp = decoding_amplification(BR, A, code.target)
+    return PatternDiagnostics(stragglers, cond, residual, err, amp)
 
 
 def _pieces(g, m):
@@ -65,7 +70,8 @@ def worst_case(code: GradientCode, stragglers: int | None = None, *, max_pattern
     which).
 
     Returns:
-        dict with ``worst_cond``, ``median_cond``, ``worst_error``, ``median_error``, ``worst_residual``,
+        dict with ``worst_cond``, ``median_cond``, ``worst_amplification``, ``median_amplification``,
+        ``worst_error``, ``median_error``, ``worst_residual``,
         ``worst_pattern`` (the stragglers of the worst condition number), ``patterns``, ``enumerated``.
     """
     s = code.stragglers if stragglers is None else stragglers
@@ -82,9 +88,11 @@ def worst_case(code: GradientCode, stragglers: int | None = None, *, max_pattern
         enumerated = False
     res = [pattern(code, p, length=length, dtype=dtype, rng=rng) for p in pats]
     conds = np.array([r.cond for r in res])
+    amps = np.array([r.amplification for r in res])
     errs = np.array([r.error for r in res])
     worst = int(np.argmax(conds))
     return {"worst_cond": float(conds.max()), "median_cond": float(np.median(conds)),
             "worst_error": float(errs.max()), "median_error": float(np.median(errs)),
+            "worst_amplification": float(amps.max()), "median_amplification": float(np.median(amps)),
             "worst_residual": float(max(r.residual for r in res)), "worst_pattern": list(res[worst].stragglers),
             "patterns": len(pats), "enumerated": enumerated}

@@ -21,8 +21,9 @@ EXECUTED = ROOT / "build" / "executed"
 FIGURES = ROOT / "figures"
 
 
-def load_profiles(path: Path = PROFILES) -> dict:
+def load_profiles(path: Path | None = None) -> dict:
     """``{profile: {notebook_stem: {param: value}}}``; raises ValueError naming a malformed file."""
+    path = PROFILES if path is None else path
     try:
         with open(path, "rb") as fh:
             data = tomllib.load(fh)
@@ -65,12 +66,26 @@ def _failed_cell(nb_path: Path) -> str:
         nb = nbformat.read(nb_path, as_version=4)
     except Exception:  # pragma: no cover - unreadable output
         return "(executed notebook unreadable)"
-    for i, cell in enumerate(nb.cells):
+    added = {"injected-parameters", "papermill-error-cell-tag"}  # cells papermill adds to the executed copy
+    cells = [c for c in nb.cells if not added & set(c.metadata.get("tags", []))]
+    for i, cell in enumerate(cells):  # i: the cell's index in the source notebook
         for out in cell.get("outputs", []):
             if out.get("output_type") == "error":
                 first = cell.source.strip().splitlines()[0] if cell.source.strip() else ""
                 return f"cell {i} ({first[:60]!r}): {out.get('ename')}: {out.get('evalue', '')[:300]}"
     return "(no failing cell recorded)"
+
+
+def _kernel_manager_class():
+    """A kernel manager on IPC transport (local, no TCP ports, and no ipykernel warning about plain TCP)."""
+    from jupyter_client.manager import KernelManager
+
+    class IPCKernelManager(KernelManager):
+        def __init__(self, **kw):
+            kw.setdefault("transport", "ipc")
+            super().__init__(**kw)
+
+    return IPCKernelManager
 
 
 def run_notebook(path: Path, profile: str = "full", out_dir: Path | None = None, figures_dir: Path | None = None,
@@ -91,7 +106,8 @@ def run_notebook(path: Path, profile: str = "full", out_dir: Path | None = None,
     t0 = time.perf_counter()
     try:
         pm.execute_notebook(str(path), str(out), parameters=params, cwd=str(path.parent), progress_bar=False,
-                            kernel_name="python3", log_output=False)
+                            kernel_name="python3", log_output=False,
+                            kernel_manager_class=_kernel_manager_class())
         return RunResult(path.stem, True, time.perf_counter() - t0, params, output=str(out))
     except pm.PapermillExecutionError:
         return RunResult(path.stem, False, time.perf_counter() - t0, params, _failed_cell(out), str(out))
@@ -113,11 +129,11 @@ def main(profile: str = "full", only=None, figures_dir=None, out_dir=None) -> in
     results = []
     t0 = time.perf_counter()
     for p in paths:
-        print(f"  {p.stem:32s} ...", end="", flush=True)
+        print(f"  {p.stem:32s} ", end="", flush=True)
         r = run_notebook(p, profile, out_dir=out_dir, figures_dir=figures_dir, profiles=profiles)
         results.append(r)
         status = "ok" if r.ok else "FAILED"
-        print(f"\r  {p.stem:32s} {status:6s} {r.seconds:7.1f} s" + ("" if r.ok else f"  {r.error}"), flush=True)
+        print(f"{status:6s} {r.seconds:7.1f} s" + ("" if r.ok else f"  {r.error}"), flush=True)
     failed = [r for r in results if not r.ok]
     total = time.perf_counter() - t0
     print(f"reproduce: {len(results) - len(failed)} passed, {len(failed)} failed in {total:.1f} s; "

@@ -73,3 +73,28 @@ register("partial", TANDON + " (partial stragglers)", ("workers", "stragglers", 
          "two messages per worker: own parts, then a CRC message")(
     lambda workers, stragglers, pieces, seed, exact: codes.partial_stragglers(workers, stragglers, pieces, seed,
                                                                              exact=exact))
+
+# --- issue 3: Reed-Solomon and communication-efficient codes -------------------------------------------------
+PARAMS["comm"] = (int, 0, "ye-abbe, kadhe: communication reduction m (each message is 1/m of a gradient); "
+                          "0 means 1, or the generator's dimension for kadhe --generator FILE")
+# The stability study (gclib.stability, docs/codes.md) makes equispaced points (spread over the workers) the
+# default: the most accurate real-valued choice; roots-of-unity are better still but cost twice the communication.
+PARAMS["points"] = (str, "equispaced", "rs, ye-abbe: evaluation points: equispaced, chebyshev, roots-of-unity "
+                                       "(complex: messages cost twice)")
+PARAMS["generator"] = (str, "gaussian", "kadhe: generator of the linear code: gaussian, repetition, or a matrix "
+                                        "file (.npy or text, K rows x N columns)")
+
+register("rs", "Halbawi et al., Improving Distributed GD Using Reed-Solomon Codes (ISIT 2018)",
+         ("workers", "stragglers", "points", "exact"),
+         "Reed-Solomon (polynomial) code on the cyclic mask; any n - s decode")(
+    lambda workers, stragglers, points, exact: codes.rs(workers, stragglers, points, exact=exact))
+register("ye-abbe", "Ye and Abbe, Communication-Computation Efficient Gradient Coding (ICML 2018), reconstructed",
+         ("workers", "stragglers", "comm", "points", "exact"),
+         "polynomial communication-efficient code, load s + m, messages 1/m")(
+    lambda workers, stragglers, comm, points, exact: codes.ye_abbe(workers, stragglers, comm or 1, points,
+                                                                   exact=exact))
+register("kadhe", "Kadhe, Koyluoglu and Ramchandran, Communication-Efficient GC (2020), reconstructed",
+         ("workers", "stragglers", "comm", "generator", "seed", "exact"),
+         "any linear [d, m, D] code: load d, messages 1/m, D - 1 stragglers")(
+    lambda workers, stragglers, comm, generator, seed, exact: codes.kadhe(workers, stragglers, comm or None,
+                                                                          generator, seed, exact=exact))

@@ -13,3 +13,12 @@ __all__ = [
     "ThresholdRule", "coverage", "threshold", "crc", "crc_matrix", "cyclic_support", "example_n3",
     "example_n3_code", "frc", "ignore_stragglers", "partial_stragglers", "uncoded",
 ]
+
+# --- issue 3: Reed-Solomon exact mode and communication-efficient codes (Ye-Abbe, Kadhe et al.) ---
+from .comm_efficient import (BasesRule, gaussian_generator, kadhe, load_generator, min_distance,  # noqa: E402
+                             repetition_generator, ye_abbe)
+from .base import decoding_amplification  # noqa: E402
+from .polynomial import point_permutation, rational_points  # noqa: E402
+
+__all__ += ["BasesRule", "gaussian_generator", "kadhe", "load_generator", "min_distance", "repetition_generator",
+            "ye_abbe", "rational_points", "point_permutation", "decoding_amplification"]

@@ -208,16 +208,20 @@ class GradientCode:
             A = self.decoder(self, idx)
         else:
             A = lstsq_decode(self, idx)
+        c = decoding_amplification(self.B[idx], A, self.target) if idx.size else np.inf
         if check and self.exact:
             resid = np.abs(A @ self.B[idx] - self.target).max() if idx.size else np.inf
             if not resid <= 1e-6 * max(1.0, np.abs(A).max()):
+                hint = (f"; its condition number {c:.2e} exceeds {COND_WARN:.0e}, so the set may decode in "
+                        f"exact arithmetic but not in floating point" if idx.size and c > COND_WARN else "")
                 raise DecodingError(f"messages {idx.tolist()} of code '{self.name}' do not determine the "
-                                    f"gradient (residual {resid:.2e})")
+                                    f"gradient (residual {resid:.2e}){hint}")
         if warn and idx.size:
-            c = condition_number(self.B[idx])
             if c > COND_WARN:
-                warnings.warn(f"decoding system of '{self.name}' has condition number {c:.2e}; "
-                              f"the decoded gradient may be inaccurate", IllConditionedWarning, stacklevel=2)
+                warnings.warn(f"decoding system of '{self.name}' has condition number {c:.2e} (error "
+                              f"amplification, see decoding_amplification); the decoded gradient may be "
+                              f"inaccurate (relative error up to about {c * 1.1e-16:.1e} in float64, "
+                              f"{c * 6e-8:.1e} in float32)", IllConditionedWarning, stacklevel=2)
         return A
 
     def decode_workers(self, workers, **kw) -> np.ndarray:
@@ -278,6 +282,27 @@ def condition_number(M: np.ndarray) -> float:
         return np.inf
     keep = sv[sv > 1e-12 * sv[0]]
     return float(keep[0] / keep[-1])
+
+
+def decoding_amplification(BR: np.ndarray, A: np.ndarray, target: np.ndarray) -> float:
+    """Condition number of a decode as an error amplification factor.
+
+    ``max_t sum_i |A[t, i]| * |BR[i]|_2 / |target[t]|_2``: a rounding error of relative size ``eps`` in every
+    message (``|delta y_i| <= eps |BR[i]| |G|``) moves the decoded piece ``t`` by at most ``eps`` times this
+    factor relative to the size of a sum of independent random parts. Unlike ``cond(BR)`` it does not change
+    when a worker scales its message (a row of ``BR``), which the decoding error does not either; the stability
+    study (``gclib.stability``) shows that ``eps`` times it predicts the measured relative error of
+    polynomial codes within a small factor, while ``cond(BR)`` overstates it by up to 20 orders of magnitude.
+
+    Args:
+        BR: ``(r, n_parts * n_pieces)`` received rows; A: ``(n_pieces, r)`` decoding coefficients;
+        target: ``(n_pieces, n_parts * n_pieces)``.
+    """
+    rn = np.linalg.norm(BR, axis=1)
+    tn = np.linalg.norm(target, axis=1)
+    with np.errstate(all="ignore"):
+        amp = (np.abs(A) @ rn) / tn
+    return float(np.max(amp)) if amp.size else np.inf
 
 
 def lstsq_decode(code: GradientCode, idx: np.ndarray) -> np.ndarray:

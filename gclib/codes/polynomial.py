@@ -12,7 +12,8 @@ decoding is ``O(h^2)`` and never forms a Vandermonde inverse.
 This normalization and the padding rule are our reconstruction: the paper body was not available (see
 ``shared/reference/halbawi2018.md``); the construction is verified exactly by :mod:`gclib.symbolic`.
 
-Evaluation points (``points=``):
+Evaluation points (``points=``; default ``"equispaced"`` with the ``"spread"`` assignment, the most accurate real
+choice in the stability study of :mod:`gclib.stability` - see ``docs/codes.md``):
 
 * ``"chebyshev"``: Chebyshev nodes of the first kind, scaled to ``[-2, 2]`` (real messages);
 * ``"equispaced"``: equispaced on ``[-2, 2]`` (real messages);
@@ -31,6 +32,35 @@ from .base import DecodingError, GradientCode
 from .rules import threshold
 
 POINTS = ("chebyshev", "equispaced", "roots-of-unity")
+ASSIGN = ("spread", "natural")
+
+
+def golden_stride(n: int) -> int:
+    """The integer nearest ``n / phi`` (golden ratio) that is coprime with ``n`` (1 for ``n <= 2``)."""
+    from math import gcd
+
+    if n <= 2:
+        return 1
+    k = max(1, round(n / ((1 + 5 ** 0.5) / 2)))
+    while gcd(k, n) != 1:
+        k += 1
+    return k
+
+
+def point_permutation(n: int, assign="spread") -> np.ndarray:
+    """``(n,)``: row ``i`` gets point number ``perm[i]`` of the family.
+
+    ``"natural"``: row ``i`` gets point ``i`` (neighbouring rows get neighbouring points). ``"spread"``: row ``i``
+    gets point ``i * k mod n`` with ``k`` the golden-ratio stride (:func:`golden_stride`), so any block of
+    consecutive rows (the holders of a part in a cyclic mask, a run of stragglers) is spread over the whole
+    interval or circle. The polynomials of a part then never have a long gap between their roots and the
+    decoding error drops by many orders of magnitude (see ``docs/codes.md`` and :mod:`gclib.stability`).
+    """
+    if assign == "natural":
+        return np.arange(n)
+    if assign == "spread":
+        return (np.arange(n) * golden_stride(n)) % n
+    raise ValueError(f"assign must be one of {ASSIGN}, got {assign!r}")
 
 
 def evaluation_points(n: int, points="chebyshev") -> np.ndarray:
@@ -114,8 +144,36 @@ def _poly_decoder(code: GradientCode, idx: np.ndarray) -> np.ndarray:
     return A
 
 
-def polynomial_code(mask, sender, ready, order, *, points="chebyshev", name="rs", stragglers=None,
-                    params=None) -> GradientCode:
+def rational_points(n: int, points="chebyshev", max_denominator: int = 1000) -> list:
+    """``n`` distinct rational evaluation points (SymPy ``Rational``) for exact verification.
+
+    ``"equispaced"`` points on ``[-2, 2]`` are rational already; ``"chebyshev"`` nodes are replaced by the closest
+    rationals with denominator at most ``max_denominator`` (raised until they are distinct); an explicit real
+    array is rationalized the same way. Complex roots of unity have no rational form: ValueError.
+    """
+    import sympy as sp
+    from fractions import Fraction
+
+    if isinstance(points, str) and points == "roots-of-unity":
+        raise ValueError("points = 'roots-of-unity' has no exact rational form; use points 'chebyshev' or "
+                         "'equispaced' for exact verification")
+    if isinstance(points, str) and points == "equispaced":
+        if n == 1:
+            return [sp.Integer(0)]
+        return [sp.Rational(-2) + sp.Rational(4 * i, n - 1) for i in range(n)]
+    x = evaluation_points(n, points)
+    if np.iscomplexobj(x):
+        raise ValueError("exact mode needs real evaluation points, got complex ones")
+    den = max_denominator
+    while True:
+        q = [Fraction(float(v)).limit_denominator(den) for v in x]
+        if len(set(q)) == n:
+            return [sp.Rational(f.numerator, f.denominator) for f in q]
+        den *= 10
+
+
+def polynomial_code(mask, sender, ready, order, *, points="equispaced", name="rs", stragglers=None,
+                    params=None, exact: bool = False, assign="spread") -> GradientCode:
     """Polynomial gradient code for an arbitrary mask (rows are messages).
 
     Args:
@@ -124,6 +182,11 @@ def polynomial_code(mask, sender, ready, order, *, points="chebyshev", name="rs"
         ready: ``(N,)`` partial gradients computed before row ``i`` is sent.
         order: per worker, its parts in computation order.
         points: evaluation points (see :func:`evaluation_points`).
+        exact: use rational points (:func:`rational_points`) and attach the exact encoding matrix ``B_exact``;
+            the float ``B`` is then built from the same rational points, so the verified code is the code used.
+        assign: how the points of a named family are assigned to rows: ``"spread"`` (default, golden-ratio
+            stride, far better conditioned) or ``"natural"`` (row ``i`` gets point ``i``; the behaviour before
+            the stability study). Ignored for an explicit array of points.
     Returns:
         A code decodable from any ``h + 1`` messages, ``h`` the zeros of the sparsest column.
     """
@@ -134,20 +197,32 @@ def polynomial_code(mask, sender, ready, order, *, points="chebyshev", name="rs"
     for i in range(N):
         for pos, j in enumerate(order[sender[i]]):
             rank[i, j] = pos
-    alpha = evaluation_points(N, points)
     roots, h = zero_sets(mask, rank)
-    B = encoding_matrix(alpha, roots)
+    B_exact = None
+    perm = point_permutation(N, assign) if isinstance(points, str) else np.arange(N)
+    if exact:
+        alpha_q = [rational_points(N, points)[t] for t in perm]
+        alpha = np.array([float(a) for a in alpha_q])
+        B_exact = exact_encoding_matrix(alpha_q, roots)
+        B = np.array(B_exact.tolist(), dtype=float)
+    else:
+        alpha = evaluation_points(N, points)[perm]
+        B = encoding_matrix(alpha, roots)
     n_workers = len(order)
     s = n_workers - (h + 1) if stragglers is None else stragglers
-    p = {"h": h, "points": points if isinstance(points, str) else "custom", "_alpha": alpha, **(params or {})}
+    p = {"h": h, "points": points if isinstance(points, str) else "custom",
+         "assign": assign if isinstance(points, str) else "custom", "_alpha": alpha, "_rank": h + 1,
+         **(params or {})}
     return GradientCode(name=name, n_workers=n_workers, n_parts=k, order=order, B=B, sender=sender,
                         ready=ready, rule=threshold(N, h + 1), stragglers=max(s, 0), decoder=_poly_decoder,
-                        params=p)
+                        B_exact=B_exact, params=p)
 
 
-def rs(n: int, s: int, points="chebyshev") -> GradientCode:
+def rs(n: int, s: int, points="equispaced", *, exact: bool = False, assign="spread") -> GradientCode:
     """Reed-Solomon gradient code on the cyclic mask: worker ``i`` holds parts ``i..i+s`` (mod ``n``); any
-    ``n - s`` workers decode."""
+    ``n - s`` workers decode.
+
+    ``exact=True`` uses rational points and attaches ``B_exact`` (see :func:`polynomial_code`)."""
     from .base import check_ns
     from .tandon import cyclic_support
 
@@ -157,7 +232,7 @@ def rs(n: int, s: int, points="chebyshev") -> GradientCode:
     for i, o in enumerate(order):
         mask[i, list(o)] = 1
     return polynomial_code(mask, np.arange(n), np.full(n, s + 1), order, points=points, name="rs",
-                           stragglers=s, params={"n": n, "s": s})
+                           stragglers=s, params={"n": n, "s": s, "exact": exact}, exact=exact, assign=assign)
 
 
 def exact_encoding_matrix(alpha, roots):

@@ -2,6 +2,8 @@
 from .problems import (DATASETS, Problem, auc, breast_cancer, diabetes, lag_synthetic, make_problem, split_parts,
                        tandon_logistic)
 from .steps import GD, TandonAGD
+from .optim import SCHEME_NAMES, LazyScheme, TrainResult, compare, make_scheme, train
 
 __all__ = ["DATASETS", "Problem", "auc", "breast_cancer", "diabetes", "lag_synthetic", "make_problem",
-           "split_parts", "tandon_logistic", "GD", "TandonAGD"]
+           "split_parts", "tandon_logistic", "GD", "TandonAGD", "SCHEME_NAMES", "LazyScheme", "TrainResult",
+           "compare", "make_scheme", "train"]

@@ -1,0 +1,70 @@
+"""Lazy-aggregation trigger rules (LAG, Chen, Giannakis, Sun and Yin, NeurIPS 2018) as small pure functions.
+
+The parameter server keeps the latest upload ``c_u`` of every lazy *unit* ``u`` (a worker in LAG, a coded message
+in LAGC, a group in G-LAG) and steps ``theta^{k+1} = theta^k - lr * decode(c)``. A unit uploads again only when
+its content moved enough compared with how much the iterates moved lately:
+
+* right-hand side (both rules): ``rhs_k = xi / (lr^2 M^2) * sum_{d=1}^{D} ||theta^{k+1-d} - theta^{k-d}||^2``
+  with one weight ``xi`` for every ``d`` (Chen et al.'s code: ``D = 10``; ``xi = 1/D`` for the worker-side rule,
+  ``xi = 10/D`` for the server-side rule; ``M`` is the number of units aggregated);
+* LAG-WK (worker side): unit ``u`` computes its fresh content ``g_u`` and uploads iff
+  ``||g_u - c_u||^2 > rhs_k``;
+* LAG-PS (server side): the server asks unit ``u`` to compute and upload iff
+  ``L_u^2 ||theta_hat_u - theta^k||^2 > rhs_k``, ``theta_hat_u`` the iterate of ``u``'s last upload and ``L_u``
+  the smoothness constant of ``u``'s content as a function of ``theta``; units not asked compute nothing.
+
+In the first ``D`` iterations (fewer than ``D`` iterate differences known) every unit uploads, as in the authors'
+code. These functions are shared by the simulated optimizers (:mod:`gclib.learning.optim`) and may be reused by a
+real runtime.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+#: Chen et al.'s window length (``triggerslot``).
+D_DEFAULT = 10
+
+
+def default_xi(trigger: str, D: int = D_DEFAULT) -> float:
+    """Chen et al.'s weight per past difference: ``1/D`` for ``"wk"``, ``10/D`` for ``"ps"``."""
+    if trigger == "wk":
+        return 1.0 / D
+    if trigger == "ps":
+        return 10.0 / D
+    raise ValueError(f"trigger must be 'wk' or 'ps', got {trigger!r}")
+
+
+def threshold(diff_sq, lr: float, units: int, xi: float) -> float:
+    """Right-hand side of both trigger rules.
+
+    Args:
+        diff_sq: ``(D,)`` squared norms ``||theta^{k+1-d} - theta^{k-d}||^2`` for ``d = 1 .. D`` (any order).
+        lr: step size. units: ``M``, the number of units aggregated. xi: weight of every past difference.
+    Returns:
+        ``xi / (lr^2 M^2) * sum(diff_sq)``.
+    """
+    return float(xi / (lr * lr * units * units) * np.sum(diff_sq))
+
+
+def wk_trigger(fresh: np.ndarray, last: np.ndarray, rhs: float) -> np.ndarray:
+    """Worker-side rule: which units upload.
+
+    Args:
+        fresh: ``(U, w)`` fresh contents. last: ``(U, w)`` latest uploads held by the server. rhs: threshold.
+    Returns:
+        ``(U,)`` bool, ``||fresh - last||^2 > rhs``.
+    """
+    diff = np.asarray(fresh) - np.asarray(last)
+    return np.sum(np.abs(diff) ** 2, axis=-1) > rhs
+
+
+def ps_trigger(smoothness: np.ndarray, theta_hat: np.ndarray, theta: np.ndarray, rhs: float) -> np.ndarray:
+    """Server-side rule: which units the server asks to compute and upload.
+
+    Args:
+        smoothness: ``(U,)`` ``L_u``. theta_hat: ``(U, d)`` iterate at each unit's last upload. theta: ``(d,)``.
+    Returns:
+        ``(U,)`` bool, ``L_u^2 ||theta_hat_u - theta||^2 > rhs``.
+    """
+    dist = np.sum((np.asarray(theta_hat) - np.asarray(theta)[None, :]) ** 2, axis=1)
+    return np.asarray(smoothness) ** 2 * dist > rhs

@@ -1,0 +1,504 @@
+"""Optimizers on a simulated wall clock: GD, GC, LAG-WK, LAG-PS, LAGC and G-LAG (Zhang and Simeone, 2021).
+
+Every scheme is one engine, :func:`train`, run on a gradient code and a trigger rule (:class:`LazyScheme`):
+
+==========  =========================================  ==============  =====================================
+scheme      code                                       trigger         the server waits for
+==========  =========================================  ==============  =====================================
+``gd``      ``uncoded(n)``                             none            every worker
+``gc``      any code (``crc(n, s)`` by default)        none            a decodable set (``n - s`` for CRC)
+``lag-wk``  ``uncoded(n)``                             worker side     every worker (upload or skip notice)
+``lag-ps``  ``uncoded(n)``                             server side     the workers it asked
+``lagc``    ``crc(n, s)``                              worker side     a decodable set of fresh + held msgs
+``g-lag``   ``frc(n, n/G - 1)`` (``G`` groups)          server side     the fastest worker of each asked group
+==========  =========================================  ==============  =====================================
+
+One iteration ``k`` at ``theta^k`` (see :mod:`gclib.learning.lazy` for the rules):
+
+1. *Units* are the code's message classes (messages of identical content: a worker's message for CRC and
+   uncoded, a whole group for FRC). The server holds the latest upload ``c_u`` of every unit.
+2. Server-side trigger: the server asks the units passing ``L_u^2 ||theta_hat_u - theta^k||^2 > rhs`` (and any
+   unit it holds nothing from) to compute; the others' held messages are available at time 0. Otherwise every
+   worker computes.
+3. Worker ``w`` computing ``r`` parts finishes its ``j``-th part at ``finish[w, j]`` (the compute-time model,
+   sampled afresh every iteration; with ``per_task=False`` that is ``j * X_w``). A message arrives when its
+   sender has computed ``ready`` parts. Worker-side trigger: a unit whose fresh content passes
+   ``||g_u - c_u||^2 > rhs`` uploads; one that does not sends a skip notice at the same time (not an upload).
+4. The iteration ends at the earliest time the available messages decode (``code.rule.completion``); the
+   gradient is REALLY decoded: ``A = code.decode(received)`` and ``g = A @ messages`` with the actual message
+   vectors (fresh ones for units whose upload arrived, held ones otherwise). Late messages are discarded (the
+   worker is interrupted) and do not update the server's copy.
+5. ``theta^{k+1} = theta^k - lr * g``; the clock advances by the completion time.
+
+Reconstructed details (the LAGC paper body was not available; each is a parameter):
+
+* ``trigger`` of LAGC is worker side (the digest: "the LAG-WK test applied to the coded messages") and of
+  G-LAG server side ("the PS waits for the fastest worker of each *active* group"); both can be switched.
+* ``units`` (``M`` in the threshold) is the number of units aggregated (workers, groups) for LAG and G-LAG;
+  for LAGC it defaults to the mean l1 norm of the CRC decoding coefficients (:func:`decoding_weight`), because
+  with ``M = n`` the stale coded messages, multiplied by large decoding coefficients, make LAGC diverge.
+* The smoothness ``L_u`` of a unit's content (server-side rule) is exact for linear regression
+  (``||sum_j b_uj H_j||_2``) and the bound ``sum_j |b_uj| L_j`` otherwise.
+* ``computation="assigned"`` counts every partial gradient a worker was asked to compute (the full load ``r``
+  of every computing worker); ``"finished"`` counts only those done when the server moved on.
+* ``duplicates="cancel"`` counts one upload per fresh unit (the server stops a group's other members once one
+  copy arrived); ``"count"`` counts every message that arrived before the iteration ended.
+"""
+from __future__ import annotations
+
+import math
+from collections import deque
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+
+from ..codes import crc, frc, uncoded
+from ..codes.base import GradientCode, split_pieces
+from ..stragglers import ComputeModel
+from . import lazy
+from .problems import Problem
+
+SCHEME_NAMES = ("gd", "gc", "lag-wk", "lag-ps", "lagc", "g-lag")
+#: Pre-sampled iterations of compute times per block (the numbers for a seed depend on it, so it is fixed).
+BLOCK = 256
+
+
+class ConvergenceError(RuntimeError):
+    """Raised by :meth:`TrainResult.raise_for_status` when a run stopped without reaching its target."""
+
+
+@dataclass(frozen=True, eq=False)
+class LazyScheme:
+    """A code plus a trigger rule.
+
+    Attributes:
+        name: display name (``"gd"``, ``"g-lag"``, ...).
+        code: the gradient code (its ``n_parts`` must equal the problem's).
+        trigger: ``None`` (every unit uploads every iteration), ``"wk"`` or ``"ps"``.
+        D: window of past iterate differences. xi: weight per difference (default Chen et al.'s for the trigger).
+        units: ``M`` of the threshold: an integer, ``"count"`` (the number of units, i.e. message classes),
+            ``"decoding-max"`` or ``"decoding-mean"`` (the largest / mean l1 norm of the decoding coefficients
+            over the code's straggler patterns, see :func:`decoding_weight`). ``None`` picks ``"count"``. For
+            uncoded and FRC codes all three equal LAG's ``M`` (workers, groups); for CRC they differ a lot.
+    """
+
+    name: str
+    code: GradientCode
+    trigger: str | None = None
+    D: int = lazy.D_DEFAULT
+    xi: float | None = None
+    units: int | str | None = None
+
+    def __post_init__(self):
+        if self.trigger not in (None, "wk", "ps"):
+            raise ValueError(f"trigger must be None, 'wk' or 'ps', got {self.trigger!r}")
+        if not isinstance(self.D, (int, np.integer)) or self.D < 1:
+            raise ValueError(f"D must be a positive integer, got {self.D!r}")
+        if self.xi is not None and not self.xi >= 0:
+            raise ValueError(f"xi must be non-negative, got {self.xi!r}")
+        if not hasattr(self.code.rule, "msg_class"):
+            raise ValueError(f"code '{self.code.name}' needs a threshold rule with message classes")
+
+    @property
+    def n_units(self) -> int:
+        return int(self.code.rule.class_cluster.size)
+
+    @cached_property
+    def threshold_units(self) -> float:
+        u = "count" if self.units is None else self.units
+        if u == "count":
+            return float(self.n_units)
+        if u in ("decoding-max", "decoding-mean"):
+            return decoding_weight(self.code, u.split("-")[1])
+        if isinstance(u, str) or not u > 0:
+            raise ValueError(f"units must be a positive number, 'count', 'decoding-max' or 'decoding-mean', "
+                             f"got {u!r}")
+        return float(u)
+
+    @property
+    def weight(self) -> float:
+        return lazy.default_xi(self.trigger, self.D) if self.xi is None else float(self.xi)
+
+    @property
+    def exact(self) -> bool:
+        """True when every iteration uses the exact full gradient (no laziness, an exact code)."""
+        return self.trigger is None and self.code.exact
+
+    def describe(self) -> dict:
+        return {"scheme": self.name, "code": self.code.name, "trigger": self.trigger, "D": self.D,
+                "xi": None if self.trigger is None else self.weight, "units": self.n_units,
+                "threshold_units": None if self.trigger is None else self.threshold_units,
+                "workers": self.code.n_workers, "load": self.code.load}
+
+
+def make_scheme(name: str, workers: int, *, groups: int | None = None, stragglers: int | None = None,
+                code: str | GradientCode | None = None, trigger: str | None = "default", seed=0,
+                D: int = lazy.D_DEFAULT, xi: float | None = None, units=None) -> LazyScheme:
+    """Build one of :data:`SCHEME_NAMES`.
+
+    Args:
+        workers: ``n``. groups: ``G`` for ``g-lag`` (must divide ``n``; default 4 if it divides ``n``, else 1).
+        stragglers: ``s`` of the code of ``gc`` / ``lagc`` (default ``n / G - 1`` so that all coded schemes have
+            the same computation load ``r = n / G``, or 1 when ``groups`` is not given and 4 does not divide n).
+        code: for ``gc``: a registered scheme name (``"crc"``, ``"frc"``, ...) or a :class:`GradientCode`
+            (default ``"crc"``). trigger: override the scheme's default trigger (``None`` disables laziness).
+        seed: seed of the random CRC construction.
+    """
+    if name not in SCHEME_NAMES:
+        raise ValueError(f"scheme must be one of {list(SCHEME_NAMES)}, got {name!r}")
+    if not isinstance(workers, (int, np.integer)) or workers < 1:
+        raise ValueError(f"workers must be a positive integer, got {workers!r}")
+    if groups is None:
+        groups = 4 if workers % 4 == 0 and workers > 4 else workers
+    if not isinstance(groups, (int, np.integer)) or groups < 1 or workers % groups:
+        raise ValueError(f"groups must be a positive divisor of workers = {workers}, got {groups!r}")
+    s = workers // groups - 1 if stragglers is None else stragglers
+    defaults = {"gd": None, "gc": None, "lag-wk": "wk", "lag-ps": "ps", "lagc": "wk", "g-lag": "ps"}
+    trig = defaults[name] if trigger == "default" else trigger
+    if units is None and name == "lagc":
+        units = "decoding-mean"  # with M = n ("count") LAGC on a random CRC diverges (docs/lazy.md)
+    if name in ("gd", "lag-wk", "lag-ps"):
+        c = uncoded(workers)
+    elif name == "g-lag":
+        c = frc(workers, workers // groups - 1)
+    elif name == "lagc":
+        c = crc(workers, s, seed)
+    else:  # gc
+        if isinstance(code, GradientCode):
+            c = code
+        else:
+            from .. import schemes as sch
+
+            cname = code or "crc"
+            c = sch.build(cname, workers=workers, stragglers=s, seed=seed)
+    return LazyScheme(name, c, trig, D, xi, units)
+
+
+@dataclass
+class TrainResult:
+    """One training run. Per-iteration arrays have ``iterations + 1`` entries (index 0: the start).
+
+    Attributes:
+        gap: optimality gap ``F(theta^k) - F*``. time, uploads, computations: cumulative wall clock, uploads
+            (messages) and partial-gradient computations after ``k`` iterations. active: units whose fresh
+            content was used in iteration ``k`` (0 at index 0).
+        status: ``"converged"``, ``"max_iter"`` or ``"diverged"``; message: a sentence saying why it stopped.
+    """
+
+    scheme: str
+    status: str
+    message: str
+    target: float
+    gap: np.ndarray
+    time: np.ndarray
+    uploads: np.ndarray
+    computations: np.ndarray
+    active: np.ndarray
+    theta: np.ndarray
+    thetas: np.ndarray | None = None
+    info: dict = field(default_factory=dict)
+
+    @property
+    def iterations(self) -> int:
+        return int(self.gap.size - 1)
+
+    @property
+    def converged(self) -> bool:
+        return self.status == "converged"
+
+    def totals(self, target: float | None = None) -> dict:
+        """Time, uploads, computations and iterations at the first iterate with ``gap <= target`` (default the
+        run's target); ``None`` values when the run never got there."""
+        eps = self.target if target is None else target
+        hit = np.flatnonzero(self.gap <= eps)
+        if hit.size == 0:
+            return {"iterations": None, "time": None, "uploads": None, "computations": None}
+        k = int(hit[0])
+        return {"iterations": k, "time": float(self.time[k]), "uploads": int(self.uploads[k]),
+                "computations": int(self.computations[k])}
+
+    def summary(self) -> dict:
+        """JSON-ready totals: scheme, status, message, target, iterations, time, uploads, computations,
+        final_gap, and the scheme description."""
+        return {"scheme": self.scheme, "status": self.status, "message": self.message, "target": self.target,
+                "iterations": self.iterations, "time": float(self.time[-1]), "uploads": int(self.uploads[-1]),
+                "computations": int(self.computations[-1]), "final_gap": float(self.gap[-1]), **self.info}
+
+    def frame(self):
+        """``pandas.DataFrame`` with one row per iterate: iteration, gap, time, uploads, computations, active."""
+        import pandas as pd
+
+        return pd.DataFrame({"scheme": self.scheme, "iteration": np.arange(self.gap.size), "gap": self.gap,
+                             "time": self.time, "uploads": self.uploads, "computations": self.computations,
+                             "active": self.active})
+
+    def raise_for_status(self) -> "TrainResult":
+        if not self.converged:
+            raise ConvergenceError(self.message)
+        return self
+
+
+def decoding_weight(code: GradientCode, how: str = "max", patterns: int = 500, seed=0) -> float:
+    """Largest (``how="max"``) or mean l1 norm ``sum |A|`` of the decoding coefficients of ``code`` over its
+    straggler patterns (all ``C(n, s)`` of them, or ``patterns`` random ones when there are more).
+
+    The aggregated staleness error of a lazy coded scheme is ``sum_u a_u (c_u - g_u)``; LAG's ``1 / M^2`` is
+    ``1 / ||a||_1^2`` for ``a = 1``, so this is the natural ``M`` of LAGC. Uncoded: ``n``; FRC: the groups.
+    """
+    from itertools import combinations, islice
+
+    n, s = code.n_workers, code.stragglers
+    total = math.comb(n, s)
+    if total <= patterns:
+        pats = list(combinations(range(n), s))
+    else:
+        rng = np.random.default_rng(seed)
+        pats = [tuple(sorted(rng.choice(n, s, replace=False))) for _ in range(patterns)]
+    w = [float(np.abs(code.decode(code.surviving(S), warn=False)).sum()) for S in islice(pats, patterns)]
+    if how == "max":
+        return max(w)
+    if how == "mean":
+        return float(np.mean(w))
+    raise ValueError(f"how must be 'max' or 'mean', got {how!r}")
+
+
+def unit_smoothness(problem: Problem, code: GradientCode) -> np.ndarray:
+    """``(n_units,)`` smoothness constant of every unit's content ``theta -> B[u] @ (partial gradients)``.
+
+    Exact for linear regression with unsplit messages (``||sum_j b_uj H_j||_2``, ``H_j`` the constant Hessian of
+    ``f_j``); otherwise the bound ``sum_j max_piece |b_uj| L_j``.
+    """
+    rule = code.rule
+    rep = _class_representatives(code)
+    m = code.n_pieces
+    Bp = np.abs(code.B).reshape(code.n_messages, code.n_parts, m).max(axis=2)
+    if problem.kind == "linreg" and m == 1 and not np.iscomplexobj(code.B):
+        H = [problem.X[idx].T @ problem.X[idx] / problem.n_samples + problem.reg / problem.n_parts
+             * np.eye(problem.dim) for idx in problem.parts]
+        out = []
+        for j in rep:
+            M = sum(code.B[j, p] * H[p] for p in range(code.n_parts) if code.B[j, p] != 0)
+            out.append(np.abs(np.linalg.eigvalsh(M)).max() if np.ndim(M) else 0.0)
+        return np.array(out)
+    Lj = problem.part_smoothness()
+    return Bp[rep] @ Lj if rule is not None else np.zeros(len(rep))
+
+
+def _class_representatives(code: GradientCode) -> np.ndarray:
+    """``(n_units,)`` the first message of every class."""
+    cls = code.rule.msg_class
+    n = code.rule.class_cluster.size
+    rep = np.full(n, -1)
+    for j in range(code.n_messages - 1, -1, -1):
+        rep[cls[j]] = j
+    return rep
+
+
+def partial_gradient_fn(problem: Problem):
+    """A fast ``theta -> (k, d)`` partial gradients of ``problem`` (the same formulas as
+    :meth:`Problem.partial_gradients`, with the part blocks sliced once and batched when the parts are equal)."""
+    from scipy.special import expit
+
+    N, k, reg = problem.n_samples, problem.n_parts, problem.reg
+    sizes = {len(idx) for idx in problem.parts}
+    logistic = problem.kind == "logistic"
+    if len(sizes) == 1:
+        Xs = np.stack([problem.X[idx] for idx in problem.parts])  # (k, n_j, d)
+        Ys = np.stack([problem.y[idx] for idx in problem.parts])  # (k, n_j)
+
+        def grads(theta):
+            z = Xs @ theta
+            r = -Ys * expit(-Ys * z) if logistic else z - Ys
+            return np.einsum("kni,kn->ki", Xs, r) / N + reg * theta / k
+        return grads
+    blocks = [(problem.X[idx], problem.y[idx]) for idx in problem.parts]
+
+    def grads(theta):
+        out = []
+        for Xj, yj in blocks:
+            z = Xj @ theta
+            r = -yj * expit(-yj * z) if logistic else z - yj
+            out.append(Xj.T @ r / N + reg * theta / k)
+        return np.stack(out)
+    return grads
+
+
+def train(problem: Problem, scheme: LazyScheme, model: ComputeModel, *, target: float = 1e-6, seed=0,
+          lr: float | None = None, max_iter: int = 20_000, diverge: float = 1e8, theta0=None,
+          computation: str = "assigned", duplicates: str = "cancel", keep_thetas: bool = False) -> TrainResult:
+    """Run ``scheme`` on ``problem`` until ``gap <= target``, ``max_iter`` iterations, or divergence.
+
+    Args:
+        problem: ``k = scheme.code.n_parts`` parts. model: compute-time model (sampled afresh every iteration).
+        target: optimality gap ``epsilon`` to reach. seed: seed or Generator of the compute times (the draws
+            are the same for every scheme with the same seed and workers: common random numbers).
+        lr: step size (default ``1 / L``, Chen et al.'s choice). max_iter: iteration cap.
+        diverge: stop as diverged when the gap exceeds ``diverge * max(gap_0, 1)`` or is not finite.
+        theta0: ``(d,)`` start (default zeros). computation, duplicates: accounting conventions (module doc).
+        keep_thetas: keep every iterate in ``thetas`` ``(iterations + 1, d)``.
+    Returns:
+        :class:`TrainResult` (check ``status``; ``raise_for_status()`` raises on a run that did not converge).
+    """
+    code = scheme.code
+    if problem.n_parts != code.n_parts:
+        raise ValueError(f"problem has {problem.n_parts} parts but code '{code.name}' needs {code.n_parts}")
+    if computation not in ("assigned", "finished"):
+        raise ValueError(f"computation must be 'assigned' or 'finished', got {computation!r}")
+    if duplicates not in ("cancel", "count"):
+        raise ValueError(f"duplicates must be 'cancel' or 'count', got {duplicates!r}")
+    if not (isinstance(max_iter, (int, np.integer)) and max_iter >= 1):
+        raise ValueError(f"max_iter must be a positive integer, got {max_iter!r}")
+    if not target > 0:
+        raise ValueError(f"target must be positive, got {target!r}")
+    lr = 1.0 / problem.smoothness if lr is None else float(lr)
+    if not lr > 0:
+        raise ValueError(f"lr must be positive, got {lr!r}")
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+
+    d = problem.dim
+    n, m = code.n_workers, code.n_pieces
+    cls = code.rule.msg_class                      # (n_msg,)
+    U = scheme.n_units
+    rep = _class_representatives(code)             # (U,)
+    B_rep = code.B[rep]                            # (U, k*m)
+    loads = np.array([len(o) for o in code.order])  # (n,)
+    msg_workers = [np.unique(code.sender[cls == u]) for u in range(U)]
+    trig = scheme.trigger
+    L_u = unit_smoothness(problem, code) if trig == "ps" else None
+    xi, M_thr, D = scheme.weight if trig else 0.0, scheme.threshold_units, scheme.D
+
+    part_grads = partial_gradient_fn(problem)
+    decode_cache: dict = {}
+    theta = np.zeros(d) if theta0 is None else np.asarray(theta0, dtype=float).copy()
+    width = -(-d // m)
+    held = np.zeros((U, width), dtype=B_rep.dtype)  # server's latest upload of every unit
+    has = np.zeros(U, dtype=bool)
+    theta_hat = np.zeros((U, d))
+    diffs = deque(maxlen=D)
+
+    gap0 = problem.gap(theta)
+    gaps, times, ups, comps, act = [gap0], [0.0], [0], [0], [0]
+    thetas = [theta.copy()] if keep_thetas else None
+    clock, n_up, n_comp = 0.0, 0, 0
+    status, message = "max_iter", ""
+    block = None
+    limit = diverge * max(gap0, 1.0)
+    if gap0 <= target:
+        status = "converged"
+    for k in range(max_iter if status != "converged" else 0):
+        if k % BLOCK == 0:
+            block = model.sample(rng, BLOCK, n, code.load)  # (BLOCK, n, load)
+        finish = block[k % BLOCK]
+        lazy_on = trig is not None and len(diffs) >= D
+        rhs = lazy.threshold(np.array(diffs), lr, M_thr, xi) if lazy_on else 0.0
+        # 1. who computes
+        if trig == "ps" and lazy_on:
+            asked = lazy.ps_trigger(L_u, theta_hat, theta, rhs) | ~has
+        else:
+            asked = np.ones(U, dtype=bool)
+        computing = np.zeros(n, dtype=bool)
+        for u in np.flatnonzero(asked):
+            computing[msg_workers[u]] = True
+        # 2. fresh contents of the asked units
+        G = split_pieces(part_grads(theta), m)  # (k*m, width)
+        fresh = np.zeros_like(held)
+        fresh[asked] = B_rep[asked] @ G
+        if trig == "wk" and lazy_on:
+            upload = asked & (lazy.wk_trigger(fresh, held, rhs) | ~has)
+        else:
+            upload = asked.copy()
+        # 3. arrivals: held messages of units not asked are in hand at 0; computed ones at the sender's finish
+        arrival = finish[code.sender, code.ready - 1].astype(float)
+        arrival[~asked[cls]] = 0.0
+        arrival[~has[cls] & ~upload[cls]] = np.inf  # nothing held and nothing sent: cannot be used
+        t_done = float(code.rule.completion(arrival[None, :])[0])
+        if not np.isfinite(t_done):
+            status, message = "stalled", (f"{scheme.name}: iteration {k} never decodes (workers that never "
+                                          f"answer?); stopped")
+            break
+        received = np.flatnonzero(arrival <= t_done)
+        arrived_unit = np.zeros(U, dtype=bool)
+        arrived_unit[cls[received]] = True
+        used_fresh = upload & arrived_unit
+        held[used_fresh] = fresh[used_fresh]
+        theta_hat[used_fresh] = theta
+        has |= used_fresh
+        # 4. decode the real messages
+        key = received.tobytes()
+        A = decode_cache.get(key)
+        if A is None:  # the coefficients depend only on the received set: decode each set once
+            A = decode_cache[key] = code.decode(received, warn=False)
+        grad = code.combine(A, held[cls[received]], d)
+        new = theta - lr * grad
+        diffs.append(float(np.sum((new - theta) ** 2)))
+        theta = new
+        # 5. accounting
+        clock += t_done
+        if duplicates == "cancel":
+            n_up += int(used_fresh.sum())
+        else:
+            n_up += int(np.sum(used_fresh[cls[received]]))
+        if computation == "assigned":
+            n_comp += int(loads[computing].sum())
+        else:
+            done = (finish <= t_done).sum(axis=1)
+            n_comp += int(np.minimum(done, loads)[computing].sum())
+        g = problem.gap(theta)
+        gaps.append(g)
+        times.append(clock)
+        ups.append(n_up)
+        comps.append(n_comp)
+        act.append(int(used_fresh.sum()))
+        if keep_thetas:
+            thetas.append(theta.copy())
+        if not (np.isfinite(g) and g <= limit):
+            status = "diverged"
+            message = (f"{scheme.name}: diverged at iteration {k + 1} (gap {g:.3g} > {limit:.3g}); try a smaller "
+                       f"lr (now {lr:.3g})")
+            break
+        if g <= target:
+            status = "converged"
+            break
+    if status == "converged":
+        message = f"{scheme.name}: reached gap {gaps[-1]:.3g} <= {target:g} in {len(gaps) - 1} iterations"
+    elif status == "max_iter":
+        message = (f"{scheme.name}: did not reach gap {target:g} in max_iter = {max_iter} iterations "
+                   f"(gap {gaps[-1]:.3g}); raise max_iter or the target")
+    info = {**scheme.describe(), "problem": problem.name, "lr": lr,
+            "model": model.describe() if hasattr(model, "describe") else str(model),
+            "computation": computation, "duplicates": duplicates}
+    return TrainResult(scheme.name, status, message, float(target), np.array(gaps), np.array(times),
+                       np.array(ups), np.array(comps), np.array(act), theta,
+                       np.array(thetas) if keep_thetas else None, info)
+
+
+def compare(problem: Problem, schemes, model: ComputeModel, *, seeds=(0,), target: float = 1e-6,
+            progress: bool = False, curves: bool = False, **kw):
+    """Run every scheme for every seed (common random numbers across schemes).
+
+    Args:
+        schemes: ``{label: LazyScheme}``. seeds: seeds of the compute times. kw: passed to :func:`train`.
+    Returns:
+        ``(totals, curves)``: a DataFrame with one row per (scheme, seed) (``status, iterations, time, uploads,
+        computations, final_gap``) and, when ``curves``, a DataFrame of every iterate (else ``None``).
+    """
+    import pandas as pd
+
+    rows, frames = [], []
+    items = [(lab, s) for s in seeds for lab in schemes]
+    it = items
+    if progress:
+        from tqdm.auto import tqdm
+
+        it = tqdm(items, desc="train", leave=False)
+    for lab, s in it:
+        res = train(problem, schemes[lab], model, target=target, seed=s, **kw)
+        tot = res.totals()
+        rows.append({"scheme": lab, "seed": s, "status": res.status, "final_gap": float(res.gap[-1]),
+                     **{key: (math.nan if v is None else v) for key, v in tot.items()}})
+        if curves:
+            f = res.frame()
+            f["scheme"], f["seed"] = lab, s
+            frames.append(f)
+    return pd.DataFrame(rows), (pd.concat(frames, ignore_index=True) if curves else None)

@@ -1,0 +1,81 @@
+"""``gclib train``: one training run on the simulated clock, printing the totals to reach the target.
+
+``--problem linreg`` is the LAG paper's heterogeneous synthetic linear regression with one block per worker
+(:func:`gclib.learning.problems.lag_synthetic` with ``workers = --workers``, ``dim = max(50, workers)``);
+``--problem logistic`` is Tandon et al.'s synthetic logistic regression split into ``--workers`` parts; any name of
+:data:`gclib.learning.problems.DATASETS` is accepted too.
+"""
+from __future__ import annotations
+
+import json
+import sys
+
+from .optim import SCHEME_NAMES, make_scheme, train
+from .problems import DATASETS, lag_synthetic, make_problem, tandon_logistic
+
+PROBLEMS = ("linreg", "logistic", *sorted(DATASETS))
+
+
+def problem_for(name: str, workers: int, seed=0):
+    """The problem behind ``--problem`` (see the module docstring), split into ``workers`` parts."""
+    if name == "linreg":
+        return lag_synthetic(workers=workers, dim=max(50, workers), seed=seed)
+    if name == "logistic":
+        return tandon_logistic(parts=workers, seed=seed)
+    if name in DATASETS:
+        return make_problem(name, parts=workers, seed=seed)
+    raise ValueError(f"problem must be one of {list(PROBLEMS)}, got {name!r}")
+
+
+def add_train_args(p):
+    from ..cli import add_model_args
+
+    p.description = "Train on the simulated clock until the loss gap reaches --target; print the totals."
+    p.add_argument("--scheme", required=True, choices=SCHEME_NAMES)
+    p.add_argument("--problem", default="linreg", choices=PROBLEMS,
+                   help="linreg = the LAG synthetic regression, logistic = Tandon's synthetic data")
+    p.add_argument("--workers", type=int, default=12)
+    p.add_argument("--groups", type=int, default=None, help="g-lag: groups (divides workers; default 4)")
+    p.add_argument("--stragglers", type=int, default=None, help="gc / lagc: s (default workers/groups - 1)")
+    p.add_argument("--code", default=None, help="gc: a registered code name (default crc)")
+    p.add_argument("--trigger", default="default", choices=("default", "none", "wk", "ps"),
+                   help="lazy rule: worker side (wk), server side (ps) or none")
+    p.add_argument("--units", default=None, help="M of the lazy threshold: a number, count, decoding-max or "
+                                                 "decoding-mean")
+    p.add_argument("--D", type=int, default=10, help="lazy window (Chen et al.: 10)")
+    p.add_argument("--xi", type=float, default=None, help="weight per past difference (default 1/D wk, 10/D ps)")
+    p.add_argument("--lr", type=float, default=None, help="step size (default 1/L)")
+    p.add_argument("--target", type=float, default=1e-6, help="loss gap to reach")
+    p.add_argument("--max-iter", type=int, default=20_000)
+    p.add_argument("--computation", default="assigned", choices=("assigned", "finished"))
+    p.add_argument("--duplicates", default="cancel", choices=("cancel", "count"))
+    p.add_argument("--seed", type=int, default=0, help="seed of the data, the CRC and the compute times")
+    add_model_args(p)
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def cmd_train(a) -> int:
+    from ..cli import model_from_args
+
+    units = a.units
+    if units is not None and units not in ("count", "decoding-max", "decoding-mean"):
+        try:
+            units = float(units)
+        except ValueError:
+            raise ValueError(f"units must be a number, count, decoding-max or decoding-mean, got {a.units!r}")
+    scheme = make_scheme(a.scheme, a.workers, groups=a.groups, stragglers=a.stragglers, code=a.code,
+                         trigger=None if a.trigger == "none" else a.trigger, seed=a.seed, D=a.D, xi=a.xi,
+                         units=units)
+    problem = problem_for(a.problem, scheme.code.n_parts, a.seed)
+    res = train(problem, scheme, model_from_args(a), target=a.target, seed=a.seed, lr=a.lr, max_iter=a.max_iter,
+                computation=a.computation, duplicates=a.duplicates)
+    out = res.summary()
+    if a.json:
+        print(json.dumps(out))
+    else:
+        print(f"{out['scheme']}: {out['status']} after {out['iterations']} iterations: time {out['time']:.5g}, "
+              f"uploads {out['uploads']}, computations {out['computations']}, final gap {out['final_gap']:.3g}")
+    if not res.converged:
+        print(f"gclib: {res.message}", file=sys.stderr)
+        return 1
+    return 0

@@ -1,0 +1,242 @@
+"""Numerical stability of decoding: condition number and relative decoding error, per construction and points.
+
+For one code, :func:`measure` decodes over straggler patterns (every pattern when there are at most
+``max_patterns``, else a sample: structured patterns - runs of consecutive workers and runs of workers whose
+evaluation points are neighbours, the usual worst cases of polynomial codes - plus uniform random ones) and
+reports the worst and the median (typical) of
+
+* ``kappa``: the decoding condition number as an error amplification factor
+  (:func:`gclib.codes.base.decoding_amplification`, the quantity the decoder's ``IllConditionedWarning`` tests
+  against ``COND_WARN``); ``eps * kappa`` predicts the relative error;
+* ``cond``: 2-norm condition number of the rows the decoder actually uses, ``sigma_1 / sigma_r`` with ``r`` the
+  rank a decodable set has (no truncation, so values above ``1e16`` are reported as computed: they mean
+  "numerically singular"). It is not invariant under scaling of the messages and overstates the error of
+  polynomial codes with equispaced points by many orders of magnitude, so ``kappa`` is the one to read;
+* ``error64`` / ``error32``: ``|g_hat - g| / |g|`` for a random Gaussian gradient whose messages are computed
+  in float64 / float32 (complex128 / complex64 for complex points) and decoded with the code's fast decoder
+  (coefficients in float64, rounded to the working precision).
+
+:func:`study` runs a grid of constructions, sizes and point choices into a ``pandas.DataFrame``
+(one row per code), and :data:`CONSTRUCTIONS` names the builders.
+"""
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from itertools import combinations
+from math import comb
+from typing import Callable
+
+import numpy as np
+
+from .codes.base import DecodingError, GradientCode, IllConditionedWarning, decoding_amplification, split_pieces
+
+
+def _rs(n, s, m, points, assign, seed):
+    from .codes import rs
+
+    return rs(n, s, points, assign=assign)
+
+
+def _ye_abbe(n, s, m, points, assign, seed):
+    from .codes import ye_abbe
+
+    return ye_abbe(n, s, m, points, assign=assign)
+
+
+def _kadhe_gauss(n, s, m, points, assign, seed):
+    from .codes import kadhe
+
+    return kadhe(n, s, m, "gaussian", seed)
+
+
+def _crc(n, s, m, points, assign, seed):
+    from .codes import crc
+
+    return crc(n, s, seed)
+
+
+#: construction name -> ``builder(n, s, m, points, assign, seed) -> GradientCode``; ``uses_points`` lists the
+#: constructions whose evaluation points matter.
+CONSTRUCTIONS: dict[str, Callable] = {"rs": _rs, "ye-abbe": _ye_abbe, "kadhe": _kadhe_gauss, "crc": _crc}
+USES_POINTS = ("rs", "ye-abbe")
+
+
+def decoding_condition(code: GradientCode, idx: np.ndarray, A: np.ndarray) -> float:
+    """Condition number of the decoding system actually solved.
+
+    Args:
+        idx: ``(r,)`` received message ids; A: ``(n_pieces, r)`` decoding coefficients.
+    Returns:
+        ``sigma_1 / sigma_rank`` of ``B[used]`` (``used``: the received rows with a nonzero coefficient),
+        ``rank = min(code.params["_rank"], rows, columns)`` - the rank every decodable set of the code has.
+    """
+    used = idx[np.any(A != 0, axis=0)]
+    if used.size == 0:
+        return np.inf
+    M = code.B[used]
+    sv = np.linalg.svd(M, compute_uv=False)
+    r = min(int(code.params.get("_rank", used.size)), used.size, M.shape[1])
+    if sv[r - 1] == 0:
+        return np.inf
+    return float(sv[0] / sv[r - 1])
+
+
+def patterns(code: GradientCode, s: int, max_patterns: int, rng: np.random.Generator) -> tuple[list, bool]:
+    """Straggler patterns to test: all ``C(n, s)`` when at most ``max_patterns``, else runs of ``s`` consecutive
+    workers (at ``min(n, 20)`` offsets), runs of ``s`` workers with neighbouring evaluation points (polynomial
+    codes) and uniform random patterns, up to ``max_patterns`` in all. Returns ``(patterns, enumerated)``."""
+    n = code.n_workers
+    if comb(n, s) <= max_patterns:
+        return [tuple(p) for p in combinations(range(n), s)], True
+    pats = set()
+    if s:
+        offsets = np.unique(np.linspace(0, n - 1, min(n, 20)).astype(int))
+        runs = [np.arange(n)]
+        pts = code.params.get("_alpha", code.params.get("_beta"))
+        if pts is not None:
+            key = np.angle(pts) if np.iscomplexobj(pts) else pts
+            runs.append(np.argsort(key, kind="stable"))
+        for order in runs:
+            for o in offsets:
+                pats.add(tuple(sorted(order[(o + np.arange(s)) % n].tolist())))
+    pats = sorted(pats)[: max_patterns // 2]
+    seen = set(pats)
+    tries = 0
+    while len(pats) < max_patterns and tries < 20 * max_patterns:
+        p = tuple(sorted(rng.choice(n, size=s, replace=False).tolist()))
+        tries += 1
+        if p not in seen:
+            seen.add(p)
+            pats.append(p)
+    return pats, False
+
+
+def _rel_error(code: GradientCode, A: np.ndarray, idx: np.ndarray, g: np.ndarray, dtype) -> float:
+    cplx = np.iscomplexobj(code.B)
+    work = (np.complex64 if dtype == np.float32 else np.complex128) if cplx else dtype
+    G = split_pieces(g, code.n_pieces).astype(work)
+    msgs = code.B[idx].astype(work) @ G
+    est = code.combine(A.astype(work), msgs, g.shape[1]).astype(np.float64)
+    true = g.sum(axis=0)
+    with np.errstate(all="ignore"):
+        err = np.linalg.norm(est - true) / np.linalg.norm(true)
+    return float(err) if np.isfinite(err) else np.inf
+
+
+def measure(code: GradientCode, stragglers: int | None = None, *, max_patterns: int = 200, seed=0,
+            length: int = 32) -> dict:
+    """Worst and median condition number and relative decoding error (float64 and float32) over patterns.
+
+    Returns:
+        dict with ``worst_kappa, median_kappa, worst_cond, median_cond, worst_error64, median_error64, worst_error32, median_error32,
+        failed`` (patterns the decoder refused), ``patterns``, ``enumerated``, ``worst_pattern``.
+    """
+    s = code.stragglers if stragglers is None else stragglers
+    rng = np.random.default_rng(seed)
+    pats, enumerated = patterns(code, s, max_patterns, rng)
+    g = rng.standard_normal((code.n_parts, length))
+    conds, kappas, e64, e32, failed = [], [], [], [], 0
+    for p in pats:
+        idx = code.surviving(p)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", IllConditionedWarning)
+                A = code.decode(idx, check=False, warn=False)
+        except (DecodingError, np.linalg.LinAlgError):
+            failed += 1
+            conds.append(np.inf)
+            kappas.append(np.inf)
+            e64.append(np.inf)
+            e32.append(np.inf)
+            continue
+        with np.errstate(all="ignore"):
+            conds.append(decoding_condition(code, idx, A))
+            kappas.append(decoding_amplification(code.B[idx], A, code.target))
+            e64.append(_rel_error(code, A, idx, g, np.float64))
+            e32.append(_rel_error(code, A, idx, g, np.float32))
+    conds, kappas, e64, e32 = map(np.asarray, (conds, kappas, e64, e32))
+    worst = int(np.argmax(e64))
+    return {"worst_kappa": float(kappas.max()), "median_kappa": float(np.median(kappas)), "worst_cond": float(conds.max()), "median_cond": float(np.median(conds)),
+            "worst_error64": float(e64.max()), "median_error64": float(np.median(e64)),
+            "worst_error32": float(e32.max()), "median_error32": float(np.median(e32)),
+            "failed": failed, "patterns": len(pats), "enumerated": enumerated, "worst_pattern": list(pats[worst])}
+
+
+@dataclass(frozen=True)
+class Config:
+    """One code of a stability study."""
+
+    construction: str
+    n: int
+    s: int
+    m: int = 1
+    points: str = "-"
+    assign: str = "-"
+
+
+def divisor_stragglers(n: int, m: int, count: int = 4, s_max: int | None = None) -> list[int]:
+    """Up to ``count`` straggler numbers ``1 <= s <= s_max`` (default ``n // 2``) with ``(s + m) | n`` (so that
+    Kadhe's groups tile the workers), spread from the smallest to the largest."""
+    s_max = n // 2 if s_max is None else s_max
+    ss = [d - m for d in range(m + 1, n + 1) if n % d == 0 and 1 <= d - m <= s_max]
+    if len(ss) <= count:
+        return ss
+    pick = np.unique(np.round(np.linspace(0, len(ss) - 1, count)).astype(int))
+    return [ss[i] for i in pick]
+
+
+def grid(ns, m: int = 2, *, constructions=("rs", "ye-abbe", "kadhe"), points=("chebyshev", "equispaced",
+         "roots-of-unity"), assigns=("spread", "natural"), per_n: int = 4) -> list[Config]:
+    """The configurations of a study: for every ``n``, the straggler numbers of :func:`divisor_stragglers`;
+    ``rs`` uses ``m = 1`` (its load is ``s + 1``), the communication-efficient codes use ``m``."""
+    out = []
+    for n in ns:
+        for s in divisor_stragglers(n, m, per_n):
+            for c in constructions:
+                mm = 1 if c in ("rs", "crc") else m
+                if c in USES_POINTS:
+                    out += [Config(c, n, s, mm, p, a) for p in points for a in assigns]
+                else:
+                    out.append(Config(c, n, s, mm))
+    return out
+
+
+def study(configs, *, max_patterns: int = 100, seed=0, length: int = 32, progress: bool = False):
+    """Measure every configuration (see :func:`measure`).
+
+    Returns:
+        ``pandas.DataFrame``, one row per configuration: ``construction, n, s, m, points, assign, label`` and the
+        fields of :func:`measure` (``worst_pattern`` dropped).
+    """
+    import pandas as pd
+
+    it = list(configs)
+    if progress:
+        from tqdm.auto import tqdm
+
+        it = tqdm(it, desc="stability", leave=False)
+    rows = []
+    for cfg in it:
+        code = CONSTRUCTIONS[cfg.construction](cfg.n, cfg.s, cfg.m, cfg.points, cfg.assign, seed)
+        r = measure(code, max_patterns=max_patterns, seed=seed, length=length)
+        r.pop("worst_pattern")
+        label = cfg.construction if cfg.points == "-" else f"{cfg.construction} {cfg.points} {cfg.assign}"
+        rows.append({**cfg.__dict__, "label": label, **r})
+    return pd.DataFrame(rows)
+
+
+def usable_limit(df, *, tol: float = 1e-6, column: str = "worst_error64"):
+    """Per label and ``s/n`` regime: the largest ``n`` at which ``column`` stays below ``tol`` (NaN if never).
+
+    Returns a ``pandas.DataFrame`` with ``label, max_usable_n`` over all configurations of the study.
+    """
+    import pandas as pd
+
+    rows = []
+    for label, g in df.groupby("label", sort=False):
+        ok = g[g[column] < tol]
+        bad = g[~(g[column] < tol)]
+        rows.append({"label": label, "largest_n_all_ok": float(ok["n"].max()) if len(ok) else np.nan,
+                     "smallest_n_failing": float(bad["n"].min()) if len(bad) else np.nan})
+    return pd.DataFrame(rows)

@@ -1,0 +1,182 @@
+"""Lazy aggregation: the trigger rules, the simulated-clock optimizers and `gclib train`."""
+import json
+
+import numpy as np
+import pytest
+
+from gclib.codes import crc, frc, uncoded
+from gclib.learning import lazy
+from gclib.learning.optim import (LazyScheme, decoding_weight, make_scheme, train, unit_smoothness)
+from gclib.learning.problems import lag_synthetic, tandon_logistic
+from gclib.stragglers import ComputeModel, Exponential, Pareto
+
+
+class Constant(ComputeModel):
+    """Every worker takes exactly one time unit per partial gradient: nobody straggles."""
+
+    name = "constant"
+
+    def task_draws(self, rng, shape):
+        return np.ones(shape)
+
+
+# ------------------------------------------------------------------------------------------ pure rules
+def test_threshold_hand_computed():
+    # xi / (lr^2 M^2) * sum = 0.1 / (0.25 * 4) * (1 + 2 + 3) = 0.6
+    assert lazy.threshold(np.array([1.0, 2.0, 3.0]), lr=0.5, units=2, xi=0.1) == pytest.approx(0.6)
+    assert lazy.default_xi("wk") == pytest.approx(0.1) and lazy.default_xi("ps") == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="trigger"):
+        lazy.default_xi("xx")
+
+
+def test_wk_and_ps_triggers_hand_computed():
+    fresh = np.array([[1.0, 0.0], [0.0, 3.0]])
+    last = np.array([[0.0, 0.0], [0.0, 0.0]])
+    assert lazy.wk_trigger(fresh, last, rhs=4.0).tolist() == [False, True]  # 1 > 4? 9 > 4?
+    theta_hat = np.array([[1.0, 1.0], [0.0, 0.0]])
+    # L^2 * dist^2: 4 * 2 = 8 and 1 * 0 = 0
+    assert lazy.ps_trigger(np.array([2.0, 1.0]), theta_hat, np.zeros(2), rhs=5.0).tolist() == [True, False]
+
+
+def test_unit_smoothness_uncoded_equals_part_smoothness():
+    p = lag_synthetic(workers=6, dim=20, seed=3)
+    assert np.allclose(unit_smoothness(p, uncoded(6)), p.part_smoothness())
+    # an FRC group's Hessian is the sum of its parts' Hessians (same eigenvector basis here: bounded above by
+    # the sum of the parts' constants)
+    Lg = unit_smoothness(p, frc(6, 1))
+    Lj = p.part_smoothness()
+    assert Lg.shape == (3,) and np.all(Lg <= Lj.reshape(3, 2).sum(axis=1) + 1e-12)
+
+
+def test_decoding_weight_equals_lag_M_for_uncoded_and_frc():
+    assert decoding_weight(uncoded(5)) == pytest.approx(5.0)
+    assert decoding_weight(frc(12, 2)) == pytest.approx(4.0)
+    assert decoding_weight(crc(8, 2, 0), "mean") >= 8.0 - 1e-9
+
+
+# ------------------------------------------------------------------------------------------ behaviour
+def test_lag_needs_far_fewer_uploads_than_gd():
+    """Chen et al.'s defining behaviour on their heterogeneous 9-worker regression."""
+    p = lag_synthetic(workers=9, seed=0)
+    model = Exponential(1.0)
+    gd = train(p, make_scheme("gd", 9), model, target=1e-8, seed=0).raise_for_status()
+    for name in ("lag-wk", "lag-ps"):
+        lag = train(p, make_scheme(name, 9), model, target=1e-8, seed=0).raise_for_status()
+        assert lag.totals(1e-8)["uploads"] < 0.5 * gd.totals(1e-8)["uploads"], name
+    # LAG-WK computes as much as GD per iteration; LAG-PS computes only what it uploads
+    ps = train(p, make_scheme("lag-ps", 9), model, target=1e-8, seed=0)
+    assert ps.computations[-1] == ps.uploads[-1]
+
+
+@pytest.mark.parametrize("name,kw", [("gd", {}), ("gc", {"code": "crc"}), ("gc", {"code": "frc"}),
+                                     ("gc", {"code": "uncoded"}), ("g-lag", {"trigger": None}),
+                                     ("lagc", {"trigger": None}), ("lag-wk", {"trigger": None})])
+def test_exact_schemes_give_the_gd_iterates_when_nobody_straggles(name, kw):
+    p = tandon_logistic(n_samples=300, dim=8, parts=6, seed=2)
+    sch = make_scheme(name, 6, groups=3, **kw)
+    assert sch.exact
+    res = train(p, sch, Constant(), target=1e-300, max_iter=40, keep_thetas=True)
+    lr = 1.0 / p.smoothness
+    theta = np.zeros(p.dim)
+    for k in range(res.iterations):
+        theta = theta - lr * p.partial_gradients(theta).sum(axis=0)
+        assert np.allclose(res.thetas[k + 1], theta, rtol=1e-10, atol=1e-13), (name, k)
+    assert res.iterations == 40 and res.status == "max_iter"
+
+
+def test_gc_waits_for_fewer_workers_than_gd():
+    p = lag_synthetic(workers=6, dim=20, seed=1)
+    model = Pareto(1.0, 1.5)
+    gd = train(p, make_scheme("gd", 6), model, target=1e-5, seed=4)
+    gc = train(p, make_scheme("gc", 6, groups=3, code="frc"), model, target=1e-5, seed=4)
+    # same iterates (exact), so the same iteration count; FRC's groups make every iteration cheaper or equal
+    assert gd.iterations == gc.iterations
+    assert np.allclose(gd.gap, gc.gap, rtol=1e-8)
+
+
+@pytest.mark.parametrize("name", ["lag-wk", "lag-ps", "lagc", "g-lag"])
+def test_lazy_schemes_converge_on_strongly_convex_problem(name):
+    p = tandon_logistic(n_samples=400, dim=10, parts=8, seed=5, reg=0.05)
+    res = train(p, make_scheme(name, 8, groups=4), Pareto(1.0, 2.0), target=1e-7, seed=3, max_iter=5000)
+    assert res.converged, res.message
+    assert res.gap[-1] <= 1e-7 and np.all(np.diff(res.time) >= 0)
+
+
+def test_lazy_rule_off_in_warmup_and_saves_uploads_after():
+    p = lag_synthetic(workers=9, seed=0)
+    res = train(p, make_scheme("lag-wk", 9), Exponential(1.0), target=1e-6, seed=0)
+    assert np.all(res.active[1:11] == 9)          # the first D = 10 iterations: everyone uploads
+    assert res.active[11:].mean() < 9
+
+
+def test_iteration_cap_and_divergence_stop_with_a_message():
+    p = lag_synthetic(workers=4, dim=10, seed=0)
+    capped = train(p, make_scheme("gd", 4), Exponential(), target=1e-12, max_iter=3)
+    assert capped.status == "max_iter" and "max_iter = 3" in capped.message and capped.iterations == 3
+    bad = train(p, make_scheme("gd", 4), Exponential(), lr=10 / p.smoothness, max_iter=10_000)
+    assert bad.status == "diverged" and "diverged" in bad.message
+    with pytest.raises(RuntimeError, match="diverged"):
+        bad.raise_for_status()
+
+
+def test_bad_parameters_name_themselves():
+    with pytest.raises(ValueError, match="groups"):
+        make_scheme("g-lag", 12, groups=5)
+    with pytest.raises(ValueError, match="scheme"):
+        make_scheme("sgd", 12)
+    with pytest.raises(ValueError, match="parts"):
+        train(lag_synthetic(workers=4, dim=10), make_scheme("gd", 5), Exponential())
+    with pytest.raises(ValueError, match="trigger"):
+        LazyScheme("x", uncoded(3), trigger="both")
+
+
+def test_same_seed_same_numbers():
+    p = lag_synthetic(workers=8, dim=20, seed=0)
+    a = train(p, make_scheme("g-lag", 8, groups=4), Pareto(1.0, 1.5), seed=7, target=1e-5)
+    b = train(p, make_scheme("g-lag", 8, groups=4), Pareto(1.0, 1.5), seed=7, target=1e-5)
+    assert np.array_equal(a.time, b.time) and np.array_equal(a.gap, b.gap)
+
+
+def test_cli_train_json(capsys):
+    from gclib.cli import main
+
+    rc = main(["train", "--scheme", "g-lag", "--problem", "linreg", "--workers", "12", "--groups", "4",
+               "--model", "pareto", "--shape", "1.5", "--target", "1e-6", "--seed", "1", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert rc == 0 and out["status"] == "converged" and out["final_gap"] <= 1e-6
+    assert {"time", "uploads", "computations", "iterations"} <= set(out)
+
+
+def test_cli_train_bad_groups_exits_2(capsys):
+    from gclib.cli import main
+
+    assert main(["train", "--scheme", "g-lag", "--groups", "5"]) == 2
+    assert "groups" in capsys.readouterr().err
+
+
+def test_grid_and_claims_on_a_tiny_grid():
+    from gclib.learning.experiments import ORDER, check_claims, paper_schemes, run_grid, spread
+
+    p = lag_synthetic(workers=8, dim=20, seed=0)
+    schemes = paper_schemes(8, 4)
+    assert tuple(schemes) == ORDER
+    models = {"pareto 1.5": Pareto(1.0, 1.5), "exp": Exponential(1.0)}
+    totals, curves = run_grid(p, schemes, models, seeds=[0, 1], target=1e-4, curves_seed=0)
+    assert len(totals) == 2 * 2 * len(ORDER) and (totals.status == "converged").all()
+    assert set(curves.model) == set(models) and (curves.groupby(["model", "scheme"]).time.diff().dropna() >= 0).all()
+    s = spread(totals, "uploads")
+    assert (s.q25 <= s["median"]).all() and (s["median"] <= s.q75).all()
+    claims = check_claims(totals, ["pareto 1.5"], "exp")
+    assert claims.holds.between(0, 1).all() and claims.claim.nunique() == 7
+
+
+@pytest.mark.parametrize("make_code", [lambda: __import__("gclib").codes.partial_stragglers(4, 1, 3),
+                                       lambda: __import__("gclib").codes.clustered([crc(4, 1, 0), frc(4, 1)])])
+def test_multi_message_and_clustered_codes_give_the_gd_iterates(make_code):
+    code = make_code()
+    p = tandon_logistic(n_samples=240, dim=6, parts=code.n_parts, seed=1)
+    res = train(p, LazyScheme("gc", code), Constant(), target=1e-300, max_iter=20, keep_thetas=True)
+    theta, lr = np.zeros(p.dim), 1.0 / p.smoothness
+    for k in range(20):
+        theta = theta - lr * p.partial_gradients(theta).sum(axis=0)
+    assert np.allclose(res.thetas[-1], theta, rtol=1e-10, atol=1e-13)

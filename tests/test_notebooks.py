@@ -1,0 +1,78 @@
+"""Every notebook runs through papermill in the quick profile and writes its figures with their data."""
+import tomllib
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from gclib import reproduce
+
+NOTEBOOKS = sorted(p for p in reproduce.NOTEBOOKS.glob("[0-9]*.ipynb"))
+
+pytestmark = pytest.mark.notebooks
+
+
+@pytest.fixture(scope="module")
+def quick_runs(tmp_path_factory):
+    """Run each notebook at most once per session, on demand."""
+    cache = {}
+
+    def run(path):
+        if path.stem not in cache:
+            d = tmp_path_factory.mktemp(path.stem)
+            r = reproduce.run_notebook(path, "quick", out_dir=d / "executed", figures_dir=d / "figures")
+            cache[path.stem] = (r, d / "figures")
+        return cache[path.stem]
+
+    return run
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_notebook_runs_and_writes_figures(path, quick_runs):
+    r, figs = quick_runs(path)
+    assert r.ok, f"{path.stem} failed: {r.error}"
+    pngs = sorted(figs.glob("*.png"))
+    assert pngs, f"{path.stem} wrote no figure"
+    for png in pngs:
+        assert png.stat().st_size > 5000, f"{png.name} looks empty"
+        csv = png.with_suffix(".csv")
+        assert csv.exists(), f"{png.name} has no CSV beside it"
+        assert len(pd.read_csv(csv)) > 0
+        assert png.stem.startswith(path.stem[:2]), f"{png.name}: figure names start with the notebook number"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_notebooks_are_committed_without_outputs(path):
+    import nbformat
+
+    nb = nbformat.read(path, as_version=4)
+    tags = [c.metadata.get("tags", []) for c in nb.cells]
+    assert sum("parameters" in t for t in tags) == 1, "one cell tagged 'parameters'"
+    src = "\n".join(c.source for c in nb.cells if "parameters" in c.metadata.get("tags", []))
+    assert "figures_dir" in src and "profile" in src
+    assert all(not c.get("outputs") for c in nb.cells if c.cell_type == "code"), "clear outputs before committing"
+
+
+def test_01_monte_carlo_agrees_with_closed_forms(quick_runs):
+    path = reproduce.NOTEBOOKS / "01_gradient_coding.ipynb"
+    r, figs = quick_runs(path)
+    assert r.ok, r.error
+    df = pd.read_csv(figs / "01_completion_time.csv")
+    shifted = df[df.model.str.startswith("shifted")]
+    # within 4 confidence half-widths (z = 1.96 per half-width)
+    z = (shifted.mean_time - shifted.closed_form_time).abs() / (shifted.ci95_time / 1.96)
+    assert (z < 4).all(), shifted[z >= 4]
+    prof = tomllib.loads((reproduce.NOTEBOOKS / "profiles.toml").read_text())["quick"]["01_gradient_coding"]
+    assert set(df.scheme) == {"uncoded", "ignore", "frc", "crc"}
+    assert df.value.max() == prof["n"] // 2
+    cond = pd.read_csv(figs / "01_crc_conditioning.csv")
+    assert (cond.worst_cond >= cond.median_cond).all() and (cond.worst_error < 1e-6).all()
+
+
+def test_bad_parameter_fails_at_once_naming_it(tmp_path):
+    path = reproduce.NOTEBOOKS / "01_gradient_coding.ipynb"
+    r = reproduce.run_notebook(path, "quick", out_dir=tmp_path, figures_dir=tmp_path / "f",
+                               extra={"trials": -5})
+    assert not r.ok
+    assert "trials" in r.error and "ValueError" in r.error and "cell 2" in r.error
+    assert not list((tmp_path / "f").glob("*.png"))

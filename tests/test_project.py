@@ -1,0 +1,59 @@
+"""Project set-up: environment.yml agrees with pyproject.toml; the README's commands exist; the profiles parse."""
+import re
+import tomllib
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _pyproject():
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())
+
+
+def test_environment_yml_installs_the_package_with_all_extras():
+    env = yaml.safe_load((ROOT / "environment.yml").read_text())
+    deps = env["dependencies"]
+    names = [d.split("=")[0] for d in deps if isinstance(d, str)]
+    assert "python" in names and "pip" in names
+    pip = [d for d in deps if isinstance(d, dict)][0]["pip"]
+    assert pip == ["-e .[all]"], "environment.yml must install the package and its extras through pip only"
+    # no package is listed twice: conda names only python and pip
+    assert set(names) == {"python", "pip"}
+
+
+def test_python_versions_agree():
+    env = yaml.safe_load((ROOT / "environment.yml").read_text())
+    py = [d for d in env["dependencies"] if isinstance(d, str) and d.startswith("python")][0]
+    conda_ver = tuple(int(x) for x in py.split("=")[1].split("."))
+    low = re.search(r">=\s*([\d.]+)", _pyproject()["project"]["requires-python"]).group(1)
+    assert conda_ver >= tuple(int(x) for x in low.split("."))
+
+
+def test_all_extra_covers_every_extra():
+    extras = _pyproject()["project"]["optional-dependencies"]
+    all_ = extras["all"][0]
+    listed = set(re.search(r"\[(.*)\]", all_).group(1).split(","))
+    assert listed == set(extras) - {"all"}
+
+
+def test_dependencies_are_pinned():
+    proj = _pyproject()["project"]
+    deps = proj["dependencies"] + [d for k, v in proj["optional-dependencies"].items() if k != "all" for d in v]
+    assert all("==" in d for d in deps), [d for d in deps if "==" not in d]
+
+
+def test_readme_opens_with_the_two_commands():
+    text = (ROOT / "README.md").read_text()
+    head = text[: text.index("##")] if "##" in text else text
+    assert "make reproduce" in head and "make test" in head
+    assert "make test" in (ROOT / ".ci" / "run").read_text()
+
+
+def test_profiles_have_quick_and_full_for_every_notebook():
+    prof = tomllib.loads((ROOT / "notebooks" / "profiles.toml").read_text())
+    stems = {p.stem for p in (ROOT / "notebooks").glob("[0-9]*.ipynb")}
+    for name in ("quick", "full"):
+        assert set(prof[name]) <= stems, f"[{name}] names notebooks that do not exist"
+    assert set(prof["quick"]) == set(prof["full"])

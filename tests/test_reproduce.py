@@ -1,0 +1,51 @@
+"""The papermill driver: profiles, failure reporting, the others still run."""
+import json
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from gclib import reproduce
+
+
+def _nb(path: Path, body: str):
+    nb = nbformat.v4.new_notebook()
+    p = nbformat.v4.new_code_cell('profile = "full"\nfigures_dir = "."\nx = 1')
+    p.metadata["tags"] = ["parameters"]
+    nb.cells = [p, nbformat.v4.new_code_cell(body)]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, path)
+
+
+def test_malformed_profiles_file(tmp_path):
+    bad = tmp_path / "p.toml"
+    bad.write_text("[quick\nx = 1")
+    with pytest.raises(ValueError, match="malformed"):
+        reproduce.load_profiles(bad)
+    bad.write_text("[quick]\nx = 1\n")
+    with pytest.raises(ValueError, match="one table per notebook"):
+        reproduce.load_profiles(bad)
+    with pytest.raises(ValueError, match="not found"):
+        reproduce.load_profiles(tmp_path / "missing.toml")
+
+
+def test_failing_notebook_is_named_with_its_cell_and_others_still_run(tmp_path, monkeypatch, capsys):
+    nbdir = tmp_path / "notebooks"
+    nbdir.mkdir()
+    _nb(nbdir / "01_fails.ipynb", "raise RuntimeError('boom ' + str(x))")
+    _nb(nbdir / "02_works.ipynb", "from pathlib import Path\nPath(figures_dir, 'ok.txt').write_text(str(x))")
+    (nbdir / "profiles.toml").write_text('[quick."02_works"]\nx = 7\n[quick."01_fails"]\nx = 3\n')
+    monkeypatch.setattr(reproduce, "NOTEBOOKS", nbdir)
+    monkeypatch.setattr(reproduce, "PROFILES", nbdir / "profiles.toml")
+    rc = reproduce.main("quick", figures_dir=tmp_path / "figs", out_dir=tmp_path / "out")
+    out = capsys.readouterr().out
+    assert rc == 1
+    assert "01_fails" in out and "FAILED" in out and "cell 1" in out and "RuntimeError: boom 3" in out
+    assert "1 passed, 1 failed" in out
+    assert (tmp_path / "figs" / "ok.txt").read_text() == "7"  # the profile's parameter reached the notebook
+
+
+def test_unknown_profile_and_notebook(capsys):
+    assert reproduce.main("nope") == 2
+    assert "profile must be one of" in capsys.readouterr().err
+    assert reproduce.main("quick", only=["99_missing"]) == 2

@@ -1,0 +1,171 @@
+"""Compute-time models, closed forms and the Monte Carlo simulator."""
+import numpy as np
+import pytest
+
+import gclib
+from gclib import codes
+from gclib.simulate import Communication, arrival_times, mean_ci, simulate, sweep
+from gclib.stragglers import (Exponential, Pareto, Persistent, ShiftedExponential, Trace,
+                              expected_max_of_group_minima, expected_order_statistic, make_model)
+from gclib.theory import expected_time
+
+
+# ------------------------------------------------------------------------------------------------ models
+@pytest.mark.parametrize("model", [ShiftedExponential(10, 0.01), ShiftedExponential(2, 0.1, per_task=True),
+                                   Exponential(3.0), Pareto(1.0, 2.5), Pareto(0.5, 1.2, per_task=True)])
+def test_models_are_monotone_and_seeded(model):
+    a = model.sample(np.random.default_rng(3), 50, 4, 5)
+    b = model.sample(np.random.default_rng(3), 50, 4, 5)
+    assert a.shape == (50, 4, 5)
+    np.testing.assert_array_equal(a, b)
+    assert np.all(np.diff(a, axis=2) >= 0) and np.all(a > 0)
+
+
+def test_gc_mmc_eq5_convention():
+    """A worker's s-th result is at s * (alpha + X/mu): the ratio of task times is exactly s."""
+    t = ShiftedExponential(10, 0.01).sample(np.random.default_rng(0), 10, 3, 4)
+    np.testing.assert_allclose(t / t[..., :1], np.broadcast_to(np.arange(1, 5), t.shape))
+    assert np.all(t[..., 0] >= 0.01)
+
+
+def test_pareto_tail():
+    x = Pareto(2.0, 3.0).sample(np.random.default_rng(1), 200_000, 1, 1).ravel()
+    assert x.min() >= 2.0
+    assert abs(np.mean(x > 4.0) - (2.0 / 4.0) ** 3) < 0.003
+
+
+@pytest.mark.parametrize("n,k,ref", [(10, 10, 3.928968), (10, 6, 1.845635), (10, 7, 2.095635),
+                                     (30, 30, 4.994987), (30, 27, 3.161654), (50, 47, 3.665872)])
+def test_order_statistic_reference_values(n, k, ref):
+    """Shifted exponential with shift 1 and scale 1: 1 + sum_{i=n-k+1}^{n} 1/i (reference values)."""
+    assert expected_order_statistic(ShiftedExponential(mu=1.0, alpha=1.0), n, k) == pytest.approx(ref, abs=1e-6)
+
+
+def test_pareto_order_statistic_closed_form_matches_monte_carlo():
+    m = Pareto(1.0, 3.0)
+    x = np.sort(m.sample(np.random.default_rng(2), 100_000, 6, 1)[..., 0], axis=1)
+    for k in (1, 3, 6):
+        assert x[:, k - 1].mean() == pytest.approx(expected_order_statistic(m, 6, k), rel=0.01)
+
+
+def test_persistent_stragglers():
+    m = Persistent(ShiftedExponential(), count=2)
+    t = m.sample(np.random.default_rng(0), 100, 6, 3)
+    assert np.all(np.isinf(t).all(axis=2).sum(axis=1) == 2)
+    t = Persistent(Exponential(), workers=[1, 4]).sample(np.random.default_rng(0), 5, 6, 2)
+    assert np.isinf(t[:, [1, 4]]).all() and np.isfinite(t[:, [0, 2, 3, 5]]).all()
+    with pytest.raises(ValueError, match="exceeds"):
+        Persistent(Exponential(), count=7).sample(np.random.default_rng(0), 5, 6, 2)
+
+
+@pytest.mark.parametrize("bad", [dict(mu=0), dict(mu=-1), dict(alpha=-0.1), dict(mu=float("nan"))])
+def test_bad_model_parameters(bad):
+    with pytest.raises(ValueError, match=list(bad)[0]):
+        ShiftedExponential(**bad)
+
+
+def test_make_model_names():
+    assert isinstance(make_model("pareto", shape=1.5, mu=3), Pareto)
+    with pytest.raises(ValueError, match="model must be one of"):
+        make_model("weibull")
+
+
+# ------------------------------------------------------------------------------------------------ simulator
+def _oracle_completion(code, arrival_row):
+    """Earliest time at which the received set decodes, by the exact span test on sorted arrivals."""
+    order = np.argsort(arrival_row, kind="stable")
+    got = np.zeros(code.n_messages, dtype=bool)
+    for j in order:
+        if not np.isfinite(arrival_row[j]):
+            break
+        got[j] = True
+        if code.is_decodable(got):
+            return arrival_row[j]
+    return np.inf
+
+
+@pytest.mark.parametrize("code", [codes.crc(7, 2, seed=1), codes.frc(8, 3), codes.uncoded(5),
+                                  codes.partial_stragglers(5, 1, pieces=4), codes.rs(6, 2),
+                                  codes.clustered([codes.crc(4, 1), codes.crc(4, 2, seed=4)])],
+                         ids=lambda c: c.name)
+def test_rule_completion_equals_oracle_earliest_decodable_time(code):
+    model = Persistent(ShiftedExponential(5, 0.05, per_task=True), count=1)
+    finish = model.sample(np.random.default_rng(7), 40, code.n_workers, code.load)
+    arr = arrival_times(code, finish)
+    fast = code.rule.completion(arr)
+    slow = np.array([_oracle_completion(code, row) for row in arr])
+    np.testing.assert_array_equal(fast, slow)
+
+
+def test_simulate_matches_closed_forms():
+    m = ShiftedExponential(10, 0.01)
+    for code in [codes.uncoded(20), codes.ignore_stragglers(20, 4), codes.frc(20, 4), codes.crc(20, 4)]:
+        s = simulate(code, m, 20_000, seed=3).summary()
+        cf = expected_time(code, m)
+        assert abs(s["mean_time"] - cf) < 4 * s["ci95_time"] / 1.96, code.name
+
+
+def test_simulate_is_reproducible():
+    code, m = codes.crc(10, 3), Pareto(1, 1.5)
+    a = simulate(code, m, 12_345, seed=9)
+    b = simulate(code, m, 12_345, seed=9)
+    c = simulate(code, m, 12_345, seed=10)
+    np.testing.assert_array_equal(a.time, b.time)
+    assert not np.array_equal(a.time, c.time)
+    assert a.trials == 12_345
+
+
+def test_accounting_on_a_hand_example():
+    """Two workers, uncoded; worker 0 finishes at 1, worker 1 at 3: done at 3, 2 messages, 2 computations."""
+    code = codes.uncoded(2)
+    res = simulate(code, Trace(np.array([[[1.0], [3.0]]])), trials=1)
+    assert res.time[0] == 3.0 and res.messages[0] == 2 and res.computations[0] == 2 and res.volume[0] == 2.0
+    # FRC n=2, s=1 with per-task times: worker 0 finishes its 2 parts at 1+1=2, worker 1 at 3+3=6
+    code = codes.frc(2, 1)
+    res = simulate(code, Trace(np.array([[[1.0, 1.0], [3.0, 3.0]]])), trials=1)
+    assert res.time[0] == 2.0 and res.messages[0] == 1 and res.computations[0] == 2  # worker 1 did 0 parts
+
+
+def test_communication_delay_shifts_arrivals():
+    code = codes.uncoded(3)
+    tr = Trace(np.array([[[1.0], [2.0], [4.0]]]))
+    base = simulate(code, tr, 1).time[0]
+    delayed = simulate(code, tr, 1, comm=Communication(latency=0.5, bandwidth=4.0)).time[0]
+    assert delayed == pytest.approx(base + 0.5 + 1 / 4)
+    with pytest.raises(ValueError, match="bandwidth"):
+        Communication(bandwidth=0)
+
+
+def test_too_many_persistent_stragglers_never_complete():
+    code = codes.crc(6, 1)
+    res = simulate(code, Persistent(ShiftedExponential(), count=2), 200, seed=0)
+    assert np.isinf(res.time).all() and res.summary()["failed"] == 200
+    assert res.summary()["mean_time"] is None  # JSON-ready: no NaN/inf
+    ok = simulate(code, Persistent(ShiftedExponential(), count=1), 200, seed=0)
+    assert np.isfinite(ok.time).all()
+
+
+def test_cluster_message_accounting():
+    """Per-cluster counting never exceeds counting until the whole iteration completes."""
+    code = codes.clustered([codes.crc(5, 1), codes.crc(5, 2)])
+    res = simulate(code, ShiftedExponential(10, 0.01, per_task=True), 2000, seed=1)
+    assert np.all(res.cluster_messages <= res.messages)
+    assert np.any(res.cluster_messages < res.messages)
+
+
+def test_mean_ci():
+    m, c = mean_ci(np.array([1.0, 2.0, 3.0, np.inf]))
+    assert m == 2.0 and c == pytest.approx(1.959963984540054 * 1.0 / np.sqrt(3))
+
+
+def test_sweep_skips_invalid_points_and_reports_closed_forms():
+    df = sweep({"frc": lambda s: codes.frc(12, s), "crc": lambda s: codes.crc(12, s)}, [1, 2, 4],
+               ShiftedExponential(), trials=500, seed=0)
+    assert set(df[df.scheme == "frc"].value) == {1, 2}  # s = 4: 5 does not divide 12
+    assert df["closed_form_time"].notna().all()
+
+
+def test_group_minima_closed_form():
+    m = Exponential(2.0)
+    assert expected_max_of_group_minima(m, 1, 3) == pytest.approx(1 / 6)
+    assert gclib.stragglers.harmonic(3) == pytest.approx(11 / 6)
