@@ -21,8 +21,8 @@ ROOT = Path(__file__).resolve().parents[1]
 MODEL = ShiftedExponential(mu=10, alpha=0.01)
 
 
-def _spec(code, iterations=3, model=MODEL, **kw):
-    problem = make_problem("tandon-logistic", parts=code.n_parts, seed=0, n_samples=400, dim=10)
+def _spec(code, iterations=3, model=MODEL, dim=10, **kw):
+    problem = make_problem("tandon-logistic", parts=code.n_parts, seed=0, n_samples=400, dim=dim)
     kw.setdefault("time_scale", 0.01)
     kw.setdefault("timeout", 5.0)
     kw.setdefault("stop_timeout", 3.0)
@@ -83,6 +83,9 @@ def _codes():
     return {"uncoded": schemes.build("uncoded", workers=4), "crc": schemes.build("crc", workers=4, stragglers=1),
             "frc": schemes.build("frc", workers=4, stragglers=1), "rs": rs(4, 1),
             "partial": schemes.build("partial", workers=4, stragglers=1, pieces=3),
+            # two pieces per gradient (odd dimension: padded), and complex messages
+            "ye-abbe": schemes.build("ye-abbe", workers=4, stragglers=1, comm=2),
+            "rs-complex": schemes.build("rs", workers=4, stragglers=1, points="roots-of-unity"),
             "multimessage": cyclic_multimessage(4, 1)}
 
 
@@ -90,7 +93,7 @@ def _codes():
 @pytest.mark.timeout(120)
 def test_decoded_gradients_equal_the_full_gradient():
     for name, code in _codes().items():
-        res = launch(_spec(code, iterations=2), job_timeout=60)
+        res = launch(_spec(code, iterations=2, dim=11), job_timeout=60)
         assert res.ok, (name, res.error)
         assert len(res.records) == 2 and res.returncode == 0
         assert max(r["grad_error"] for r in res.records) < 1e-9, name
