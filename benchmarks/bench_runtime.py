@@ -63,18 +63,21 @@ def run(workers=8, stragglers=1, iterations=10, time_scale=1.0, mu=10.0, alpha=0
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    """Run with defaults (``argv=None``, as ``python -m benchmarks`` calls it) or with command-line options."""
+    p = argparse.ArgumentParser(prog="python -m benchmarks.bench_runtime", description=__doc__.splitlines()[0])
     p.add_argument("--workers", type=int, default=8)
     p.add_argument("--stragglers", type=int, default=1)
     p.add_argument("--iterations", type=int, default=10)
     p.add_argument("--time-scale", type=float, default=1.0)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--schemes", nargs="*", default=None)
-    a = p.parse_args(argv)
+    a = p.parse_args([] if argv is None else argv)
     out = run(a.workers, a.stragglers, a.iterations, a.time_scale, seed=a.seed, only=a.schemes)
     print(json.dumps(out))
     return out
 
 
 if __name__ == "__main__":
-    main()
+    import sys
+
+    main(sys.argv[1:])
