@@ -330,3 +330,10 @@ def main(argv=None) -> int:
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())
+
+
+# ---------------------------------------------------------------------------------------------- issue 6: runtime
+# `gclib run`: a real distributed run over MPI (gclib/runtime/cli.py).
+from .runtime.cli import add_run_args, cmd_run  # noqa: E402
+
+COMMANDS["run"] = (add_run_args, cmd_run)

@@ -1,0 +1,13 @@
+"""A real run of any gradient code over MPI: one master and K workers, injected stragglers, checked against the
+simulator (see ``docs/runtime.md``).
+
+    from gclib.runtime import RunSpec, launch
+    res = launch(RunSpec(code, problem, TandonAGD(lr), ShiftedExponential(10, 0.01), iterations=20))
+    res.summary()["mean_time"], res.summary()["mean_predicted"]
+"""
+from .launcher import find_mpiexec, launch, mpiexec_command
+from .protocol import predicted_times, sample_finish
+from .spec import RunResult, RunSpec, RuntimeFailure
+
+__all__ = ["RunResult", "RunSpec", "RuntimeFailure", "find_mpiexec", "launch", "mpiexec_command",
+           "predicted_times", "sample_finish"]

@@ -1,0 +1,64 @@
+"""What the master and the workers say to each other, and what both compute from the seed.
+
+Messages (all point to point on ``COMM_WORLD``; rank 0 is the master, rank ``w + 1`` is worker ``w``):
+
+* master -> worker, tag :data:`TAG_PARAMS`: ``float64 [iteration, theta...]``, the point at which to compute;
+* master -> worker, tag :data:`TAG_STOP`: ``float64 [0]``, finish pending sends and say goodbye;
+* master -> worker, tag :data:`TAG_FINAL`: ``float64 [hard]``, exit (``hard = 1``: skip ``MPI_Finalize``, which
+  would wait forever for a dead rank);
+* worker -> master, tag :func:`grad_tag` ``(iteration)``: ``[iteration, message id, worker clock, compute
+  seconds, payload...]`` (complex for complex codes; the header then sits in the real parts);
+* both ways, tag :data:`TAG_HELLO`: ``float64 [0]`` once at start-up, so that MPICH's lazily made connections
+  are made before the first timed iteration;
+* worker -> master, tag :data:`TAG_BYE`: ``float64 [messages sent, iterations abandoned]``, the worker's last
+  message.
+
+The iteration is in the tag, so the master recognizes a late gradient without reading it and drains it.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+TAG_PARAMS = 1
+TAG_STOP = 2
+TAG_FINAL = 3
+TAG_BYE = 4
+TAG_HELLO = 5
+GRAD_BASE = 100
+HEADER = 4  # iteration, message id, worker clock (s since it got the parameters), compute seconds
+
+
+def grad_tag(iteration: int) -> int:
+    """The MPI tag of a gradient message of ``iteration`` (MPICH allows tags up to 2**29 - 1)."""
+    return GRAD_BASE + int(iteration)
+
+
+def tag_iteration(tag: int) -> int:
+    return int(tag) - GRAD_BASE
+
+
+def message_width(code, dim: int) -> int:
+    """Length of one message payload: ``ceil(dim / n_pieces)``."""
+    return -(-dim // code.n_pieces)
+
+
+def message_dtype(code):
+    return np.complex128 if np.iscomplexobj(code.B) else np.float64
+
+
+def sample_finish(model, iterations: int, workers: int, n_tasks: int, seed) -> np.ndarray:
+    """The injected delays of a run: ``(iterations, workers, n_tasks)`` finish times in model units.
+
+    One generator seeded with ``seed`` draws every iteration at once (``model.sample``), so the master and a
+    later replay (or the simulator) see the same numbers.
+    """
+    rng = np.random.default_rng(seed)
+    return np.asarray(model.sample(rng, iterations, workers, n_tasks), dtype=float)
+
+
+def predicted_times(code, finish: np.ndarray, time_scale: float) -> np.ndarray:
+    """``(iterations,)`` iteration times the simulator predicts for these delays (seconds; ``inf`` = never)."""
+    from ..simulate import arrival_times
+
+    arr = arrival_times(code, finish * time_scale)
+    return code.rule.completion(arr)

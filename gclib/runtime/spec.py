@@ -1,0 +1,193 @@
+"""The description of one distributed run (everything the ranks need), and its result."""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any, Optional
+
+import numpy as np
+
+from ..codes.base import GradientCode
+
+
+@dataclass
+class RunSpec:
+    """One run: a code, a learning problem, an update rule, injected delays and fault handling.
+
+    Attributes:
+        code: any :class:`~gclib.codes.base.GradientCode`; worker ``w`` is MPI rank ``w + 1``.
+        problem: a :class:`~gclib.learning.problems.Problem` with ``code.n_parts`` parts.
+        step: an update (``TandonAGD`` / ``GD``): ``init``, ``query``, ``step``.
+        model: a compute-time model of :mod:`gclib.stragglers` (``Persistent`` for workers that never answer).
+        iterations: number of iterations.
+        time_scale: seconds per model time unit (the injected sleep of a task is ``time_scale`` times its draw).
+        seed: seed of the injected delays (the same seed replays the same delays).
+        timeout: seconds the master waits in one iteration for a decodable set before it stops with an error.
+        poll: seconds between two polls of the master (and slice of a worker's sleep; workers use ``2 * poll``).
+        stop_timeout: seconds the master waits for every worker's goodbye at the end (longer: a dead worker).
+        kill: ``{worker: iteration}``: fault injection, the worker's process exits abruptly when it receives
+            that iteration's parameters.
+        theta0: initial parameters ``(dim,)`` (zeros by default).
+        label: free-form name of the run (scheme name by default).
+    """
+
+    code: GradientCode
+    problem: Any
+    step: Any
+    model: Any
+    iterations: int = 20
+    time_scale: float = 0.05
+    seed: int = 0
+    timeout: float = 10.0
+    poll: float = 2.5e-4
+    stop_timeout: float = 5.0
+    kill: dict = field(default_factory=dict)
+    theta0: Optional[np.ndarray] = None
+    label: str = ""
+
+    def __post_init__(self):
+        if not isinstance(self.iterations, (int, np.integer)) or self.iterations < 1:
+            raise ValueError(f"iterations must be a positive integer, got {self.iterations!r}")
+        for name in ("time_scale", "timeout", "poll", "stop_timeout"):
+            v = getattr(self, name)
+            if not (isinstance(v, (int, float, np.integer, np.floating)) and math.isfinite(v) and v > 0):
+                raise ValueError(f"{name} must be a positive number of seconds, got {v!r}")
+        if self.problem.n_parts != self.code.n_parts:
+            raise ValueError(f"problem has {self.problem.n_parts} parts but code '{self.code.name}' needs "
+                             f"{self.code.n_parts}")
+        for w, it in self.kill.items():
+            if not 0 <= int(w) < self.code.n_workers:
+                raise ValueError(f"kill: worker {w} outside [0, {self.code.n_workers})")
+        self.kill = {int(w): int(it) for w, it in self.kill.items()}
+        if not self.label:
+            self.label = self.code.name
+
+    @property
+    def workers(self) -> int:
+        return self.code.n_workers
+
+    @property
+    def ranks(self) -> int:
+        """MPI ranks of the job: one master plus one per worker."""
+        return self.code.n_workers + 1
+
+    def describe(self) -> dict:
+        """JSON-ready description (for the state file and the result)."""
+        model = self.model.describe() if hasattr(self.model, "describe") else str(self.model)
+        return _jsonable({"label": self.label, "code": self.code.summary(), "problem": self.problem.name,
+                          "dim": self.problem.dim, "samples": self.problem.n_samples,
+                          "step": {"name": type(self.step).__name__, **asdict(self.step)},
+                          "model": model, "iterations": self.iterations, "time_scale": self.time_scale,
+                          "seed": self.seed, "timeout": self.timeout, "poll": self.poll, "kill": self.kill})
+
+
+class RuntimeFailure(RuntimeError):
+    """A distributed run stopped before its last iteration; ``result`` holds the state saved so far."""
+
+    def __init__(self, message, result=None):
+        super().__init__(message)
+        self.result = result
+
+
+@dataclass
+class RunResult:
+    """What a run measured.
+
+    Attributes:
+        records: one dict per finished iteration: ``iteration``, ``time`` (measured seconds), ``predicted``
+            (the simulator's time for the same delays), ``messages`` (of this iteration received when it
+            decoded), ``stale`` (late messages of earlier iterations drained during it), ``bcast``, ``wait``,
+            ``decode``, ``step``, ``drain`` (seconds spent in each part on the critical path: ``decode`` runs from
+            the arrival of the message that made the set decodable to the combined gradient; ``checks`` is the
+            total time of the decodability checks, most of it overlapped with waiting), ``loss``, ``test_loss``, ``auc``,
+            ``grad_error`` (relative error of the decoded gradient against the full gradient), ``wall``
+            (seconds since the first iteration started, metrics excluded).
+        theta: ``(dim,)`` final parameters.
+        status: ``"ok"`` or ``"error"``; ``error`` says why.
+        predicted: ``(iterations,)`` predicted times of every planned iteration.
+        dead_workers: workers that never said goodbye (their process died).
+        messages_sent: gradient messages the workers that said goodbye sent; ``messages_received``: gradient
+            messages the master received (used or drained); equal when nothing was lost.
+        abandoned: ``{worker: iterations it abandoned because newer parameters arrived}``.
+        drained: late messages drained in total (during the iterations and at the stop).
+        spec: :meth:`RunSpec.describe`.
+    """
+
+    records: list
+    theta: np.ndarray
+    status: str = "ok"
+    error: str = ""
+    predicted: Optional[np.ndarray] = None
+    dead_workers: list = field(default_factory=list)
+    messages_sent: int = 0
+    messages_received: int = 0
+    abandoned: dict = field(default_factory=dict)
+    drained: int = 0
+    spec: dict = field(default_factory=dict)
+    returncode: int = 0
+    seconds: float = math.nan
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    def frame(self):
+        """The per-iteration records as a ``pandas.DataFrame``."""
+        import pandas as pd
+
+        return pd.DataFrame(self.records)
+
+    def summary(self) -> dict:
+        """Totals and means over the finished iterations (JSON-ready)."""
+        r = self.records
+        out = {"label": self.spec.get("label"), "status": self.status, "error": self.error,
+               "iterations": len(r), "dead_workers": self.dead_workers, "messages_sent": self.messages_sent,
+               "messages_received": self.messages_received,
+               "abandoned": int(sum(self.abandoned.values())), "drained": self.drained}
+        if r:
+            t = np.array([x["time"] for x in r])
+            p = np.array([x["predicted"] for x in r])
+            out.update({"total_time": float(t.sum()), "total_predicted": float(p.sum()),
+                        "mean_time": float(t.mean()), "mean_predicted": float(p.mean()),
+                        "relative_error": float(t.mean() / p.mean() - 1) if p.mean() > 0 else math.nan,
+                        "mean_overhead": float((t - p).mean()),
+                        "overhead_fraction": float((t - p).mean() / t.mean()),
+                        "mean_messages": float(np.mean([x["messages"] for x in r])),
+                        "stale_messages": int(sum(x["stale"] for x in r))})
+            for part in ("bcast", "decode", "step", "drain"):
+                out[f"mean_{part}"] = float(np.mean([x[part] for x in r]))
+            out["mean_latency"] = out["mean_overhead"] - sum(out[f"mean_{k}"] for k in
+                                                             ("bcast", "decode", "step", "drain"))
+            last = r[-1]
+            out.update({"final_loss": last["loss"], "final_auc": last["auc"],
+                        "max_grad_error": float(max(x["grad_error"] for x in r))})
+        return _jsonable(out)
+
+    def to_dict(self) -> dict:
+        return _jsonable({"summary": self.summary(), "records": self.records, "theta": self.theta,
+                          "predicted": self.predicted, "spec": self.spec, "returncode": self.returncode,
+                          "seconds": self.seconds})
+
+    def save(self, path) -> None:
+        """Write the parameters, the log so far and the summary as JSON (the state file of a stopped run)."""
+        with open(path, "w") as fh:
+            json.dump(self.to_dict(), fh)
+
+
+def _jsonable(obj):
+    if isinstance(obj, dict):
+        return {str(k): _jsonable(v) for k, v in obj.items() if not str(k).startswith("_")}
+    if isinstance(obj, (list, tuple)):
+        return [_jsonable(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return _jsonable(obj.tolist())
+    if isinstance(obj, (bool, np.bool_)):
+        return bool(obj)
+    if isinstance(obj, (int, np.integer)):
+        return int(obj)
+    if isinstance(obj, (float, np.floating)):
+        return float(obj) if math.isfinite(obj) else None
+    if isinstance(obj, str) or obj is None:
+        return obj
+    return str(obj)

@@ -1,0 +1,199 @@
+"""The MPI runtime: real runs with 5 ranks (marked ``mpi``), plus the pure parts (no MPI)."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gclib import schemes
+from gclib.codes import rs
+from gclib.learning import TandonAGD, make_problem
+from gclib.runtime import RunSpec, RuntimeFailure, launch, mpiexec_command, predicted_times, sample_finish
+from gclib.runtime.testcodes import cyclic_multimessage
+from gclib.simulate import arrival_times
+from gclib.stragglers import Persistent, ShiftedExponential
+
+ROOT = Path(__file__).resolve().parents[1]
+MODEL = ShiftedExponential(mu=10, alpha=0.01)
+
+
+def _spec(code, iterations=3, model=MODEL, dim=10, **kw):
+    problem = make_problem("tandon-logistic", parts=code.n_parts, seed=0, n_samples=400, dim=dim)
+    kw.setdefault("time_scale", 0.01)
+    kw.setdefault("timeout", 5.0)
+    kw.setdefault("stop_timeout", 3.0)
+    return RunSpec(code, problem, TandonAGD(1.0 / problem.smoothness), model, iterations=iterations, seed=3, **kw)
+
+
+# ---------------------------------------------------------------------------------------------- no MPI
+def test_predicted_times_are_the_simulator_on_the_same_delays():
+    code = schemes.build("crc", workers=4, stragglers=1)
+    finish = sample_finish(MODEL, 5, 4, code.load, seed=7)
+    again = sample_finish(MODEL, 5, 4, code.load, seed=7)
+    np.testing.assert_array_equal(finish, again)
+    pred = predicted_times(code, finish, 0.5)
+    # by hand: CRC decodes at the (n - s)-th arrival; each worker sends after its last (s + 1 = 2nd) task
+    by_hand = np.sort(finish[:, :, 1] * 0.5, axis=1)[:, 2]
+    np.testing.assert_allclose(pred, by_hand)
+    np.testing.assert_allclose(pred, code.rule.completion(arrival_times(code, finish * 0.5)))
+
+
+def test_spec_validates_its_parameters():
+    code = schemes.build("uncoded", workers=4)
+    with pytest.raises(ValueError, match="iterations"):
+        _spec(code, iterations=0)
+    with pytest.raises(ValueError, match="time_scale"):
+        _spec(code, time_scale=-1.0)
+    problem = make_problem("tandon-logistic", parts=5, seed=0, n_samples=100, dim=5)
+    with pytest.raises(ValueError, match="parts"):
+        RunSpec(code, problem, TandonAGD(1.0), MODEL)
+    with pytest.raises(ValueError, match="kill"):
+        _spec(code, kill={9: 1})
+
+
+def test_mpiexec_command_passes_the_hostfile(tmp_path):
+    hosts = tmp_path / "hosts"
+    hosts.write_text("nodeA:2\nnodeB:3\n")
+    cmd = mpiexec_command(tmp_path / "spec.pkl", 5, hosts=hosts)
+    assert cmd[cmd.index("-f") + 1] == str(hosts)
+    assert cmd[cmd.index("-n") + 1] == "5"
+    assert Path(cmd[0]).name == "mpiexec"
+    with pytest.raises(ValueError, match="hostfile"):
+        mpiexec_command(tmp_path / "spec.pkl", 5, hosts=tmp_path / "missing")
+
+
+def test_cyclic_multimessage_decodes_from_one_copy_of_every_part():
+    code = cyclic_multimessage(4, 1)
+    assert code.n_messages == 8 and sorted(code.ready.tolist()) == [1] * 4 + [2] * 4
+    first = np.flatnonzero(code.ready == 1)
+    assert code.rule.decodable(np.isin(np.arange(8), first))
+    assert code.is_decodable(first)
+    assert not code.rule.decodable(np.isin(np.arange(8), first[:3]))
+
+
+# ---------------------------------------------------------------------------------------------- MPI runs
+mpi = [pytest.mark.mpi, pytest.mark.timeout(90)]
+
+
+def _codes():
+    return {"uncoded": schemes.build("uncoded", workers=4), "crc": schemes.build("crc", workers=4, stragglers=1),
+            "frc": schemes.build("frc", workers=4, stragglers=1), "rs": rs(4, 1),
+            "partial": schemes.build("partial", workers=4, stragglers=1, pieces=3),
+            # two pieces per gradient (odd dimension: padded), and complex messages
+            "ye-abbe": schemes.build("ye-abbe", workers=4, stragglers=1, comm=2),
+            "rs-complex": schemes.build("rs", workers=4, stragglers=1, points="roots-of-unity"),
+            "multimessage": cyclic_multimessage(4, 1)}
+
+
+@pytest.mark.mpi
+@pytest.mark.timeout(120)
+def test_decoded_gradients_equal_the_full_gradient():
+    for name, code in _codes().items():
+        res = launch(_spec(code, iterations=2, dim=11), job_timeout=60)
+        assert res.ok, (name, res.error)
+        assert len(res.records) == 2 and res.returncode == 0
+        assert max(r["grad_error"] for r in res.records) < 1e-9, name
+        # the decoded set really was decodable, and no more messages than the code has were used
+        assert all(1 <= r["messages"] <= code.n_messages for r in res.records)
+        # nothing lost: every message sent was used or drained
+        assert res.messages_sent == res.messages_received == sum(r["messages"] for r in res.records) + res.drained
+
+
+@pytest.mark.mpi
+@pytest.mark.timeout(90)
+def test_runs_replay_from_their_seed():
+    code = schemes.build("crc", workers=4, stragglers=1)
+    a = launch(_spec(code, iterations=4), job_timeout=60)
+    b = launch(_spec(code, iterations=4), job_timeout=60)
+    np.testing.assert_array_equal(a.predicted, b.predicted)
+    expect = predicted_times(code, sample_finish(MODEL, 4, 4, code.load, 3), 0.01)
+    np.testing.assert_allclose(a.predicted, expect)
+    np.testing.assert_allclose([r["loss"] for r in a.records], [r["loss"] for r in b.records], rtol=1e-10)
+    np.testing.assert_allclose(a.theta, b.theta, rtol=1e-9, atol=1e-12)
+    # measured times follow the injected delays (each iteration at least its predicted time)
+    assert all(r["time"] >= r["predicted"] * 0.99 for r in a.records)
+
+
+@pytest.mark.mpi
+@pytest.mark.timeout(90)
+def test_persistent_stragglers_within_tolerance_are_survived():
+    code = schemes.build("crc", workers=4, stragglers=1)
+    res = launch(_spec(code, iterations=3, model=Persistent(MODEL, workers=[2])), job_timeout=60)
+    assert res.ok and len(res.records) == 3
+    assert all(2 not in r["workers"] for r in res.records)
+    assert max(r["grad_error"] for r in res.records) < 1e-9
+    # the straggler abandoned every iteration but the last (interrupted by STOP) when the next one arrived
+    assert res.abandoned[2] == 2
+    # every message sent was received: used, or drained late
+    assert res.messages_sent == res.messages_received > 0
+
+
+@pytest.mark.mpi
+@pytest.mark.timeout(90)
+def test_too_many_stragglers_stop_with_a_clear_error_and_the_state_saved(tmp_path):
+    code = schemes.build("crc", workers=4, stragglers=1)
+    state = tmp_path / "state.json"
+    with pytest.raises(RuntimeFailure, match="no decodable set") as err:
+        launch(_spec(code, iterations=3, model=Persistent(MODEL, workers=[1, 2]), timeout=1.0),
+               job_timeout=60, state_file=state)
+    assert "tolerates 1 stragglers" in str(err.value)
+    res = err.value.result
+    assert res.status == "error" and res.records == [] and res.dead_workers == []
+    saved = json.loads(state.read_text())
+    assert saved["summary"]["status"] == "error" and len(saved["theta"]) == 10
+
+
+@pytest.mark.mpi
+@pytest.mark.timeout(90)
+def test_a_dead_worker_is_a_straggler_that_never_answers():
+    code = schemes.build("crc", workers=4, stragglers=1)
+    res = launch(_spec(code, iterations=3, kill={3: 1}), job_timeout=60, check=False)
+    assert res.ok, res.error
+    assert len(res.records) == 3 and res.dead_workers == [3]
+    assert res.returncode == 17  # mpiexec reports the dead rank's exit code
+    assert "died" in res.error
+    assert all(3 not in r["workers"] for r in res.records[1:])
+
+
+@pytest.mark.mpi
+@pytest.mark.timeout(60)
+def test_the_launcher_kills_a_job_that_overruns():
+    code = schemes.build("crc", workers=4, stragglers=1)
+    spec = _spec(code, iterations=3, model=Persistent(MODEL, workers=[1, 2]), timeout=60.0)
+    with pytest.raises(RuntimeFailure, match="job killed"):
+        launch(spec, job_timeout=4.0)
+
+
+@pytest.mark.mpi
+@pytest.mark.timeout(90)
+def test_cli_run_prints_json_per_iteration_and_total():
+    cmd = [sys.executable, "-m", "gclib", "run", "--scheme", "crc", "--workers", "4", "--stragglers", "1",
+           "--problem", "logistic", "--samples", "400", "--dim", "10", "--iterations", "3", "--time-scale",
+           "0.01", "--seed", "1", "--json"]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=80, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert len(doc["records"]) == 3
+    for key in ("time", "predicted", "messages", "loss", "auc"):
+        assert key in doc["records"][0]
+    assert doc["summary"]["iterations"] == 3 and doc["summary"]["total_time"] > 0
+
+
+def test_cli_rejects_bad_arguments():
+    cmd = [sys.executable, "-m", "gclib", "run", "--scheme", "crc", "--workers", "4", "--stragglers", "1",
+           "--problem", "nope"]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert out.returncode == 2 and out.stderr.startswith("gclib: error: problem must be one of")
+
+
+@pytest.mark.mpi
+@pytest.mark.timeout(60)
+def test_a_hostfile_is_passed_through(tmp_path):
+    hosts = tmp_path / "hosts"
+    hosts.write_text("localhost:5\n")
+    res = launch(_spec(schemes.build("crc", workers=4, stragglers=1), iterations=2), hosts=hosts, job_timeout=40)
+    assert res.ok and len(res.records) == 2
