@@ -157,8 +157,8 @@ def build_parser():
     r.add_argument("--only", nargs="*", default=None, help="notebook names (stems) to run")
     r.set_defaults(fn=cmd_reproduce)
 
-    for name, (add, run) in COMMANDS.items():
-        c = sub.add_parser(name)
+    for name, (add, run, *more) in COMMANDS.items():
+        c = sub.add_parser(name, help=more[0] if more else _command_help(name, add, run))
         add(c)
         c.set_defaults(fn=run)
     _add_issue7(p, sub)
@@ -194,10 +194,12 @@ def scheme_flags(scheme) -> str:
     return ", ".join(out)
 
 
-def schemes_text(indent: int = 2, width: int = 12) -> str:
+def schemes_text(indent: int = 2, width: int = 12, only=None) -> str:
     pad = " " * indent
     lines = []
     for name, s in sorted(sch.SCHEMES.items()):
+        if only is not None and name not in only:
+            continue
         lines.append(f"{pad}{name:<{width}} {s.help}")
         lines.append(f"{pad}{'':<{width}} paper: {s.paper}")
         lines.append(f"{pad}{'':<{width}} parameters: {scheme_flags(s)}")
@@ -283,6 +285,27 @@ def cmd_trace(a):
     return 0 if recs else EXIT_FAIL
 
 
+#: one-line help of extra subcommands whose functions and modules have no docstring to take it from
+COMMAND_HELP = {"train": "one training run (GD, LAG, LAGC, G-LAG, coded) on the simulated clock"}
+
+
+def _command_help(name, add, run):
+    """Summary line of an extra subcommand: ``COMMANDS[name]``'s third element if given, else the first sentence
+    of the docstring of its run or add function, or of their module (``gclib X``: prefixes dropped)."""
+    import inspect
+    import re as _re
+
+    docs = [run.__doc__, add.__doc__]
+    docs += [getattr(inspect.getmodule(f), "__doc__", None) for f in (run, add)
+             if getattr(inspect.getmodule(f), "__name__", "") != __name__]
+    for doc in docs:
+        line = " ".join((doc or "").strip().split("\n\n")[0].split())
+        line = _re.sub(r"^``gclib [\w-]+``\s*:\s*", "", line).split(" (registered")[0].rstrip(".")
+        if line:
+            return line
+    return COMMAND_HELP.get(name)
+
+
 def _add_issue7(p, sub):
     raw = argparse.RawDescriptionHelpFormatter
     listing = (f"schemes (--scheme NAME):\n{schemes_text()}\n\ncompute-time models (--model NAME):\n"
@@ -291,13 +314,19 @@ def _add_issue7(p, sub):
     p.epilog = (f"{listing}\n\nscheme parameters:\n{params_text()}\n\n"
                 "`gclib list` prints the schemes with their papers; `gclib COMMAND --help` the options of a command.")
     for name, c in sub.choices.items():
+        if c.epilog:  # a subcommand that wrote its own
+            continue
         c.formatter_class = raw
-        if "--model" in c._option_string_actions:
+        parts = []
+        act = c._option_string_actions.get("--scheme")
+        # only where --scheme means the registry's schemes (gclib train has schemes of its own)
+        if act is not None and (act.choices is None or set(act.choices) <= set(sch.SCHEMES)):
+            parts.append(f"schemes (--scheme NAME):\n{schemes_text(only=act.choices)}")
+        act = c._option_string_actions.get("--model")
+        if act is not None and (act.choices is None or set(act.choices) <= set(MODELS)):
             _add_model_field_options(c)
-        if "--scheme" in c._option_string_actions:
-            c.epilog = (f"schemes (--scheme NAME):\n{schemes_text()}"
-                        + (f"\n\ncompute-time models (--model NAME):\n{models_text()}"
-                           if "--model" in c._option_string_actions else ""))
+            parts.append(f"compute-time models (--model NAME):\n{models_text()}")
+        c.epilog = "\n\n".join(parts) or None
     r = sub.choices.get("reproduce")
     if r is not None:
         r.add_argument("--figures-dir", default=None, help="where figures go (default figures/)")

@@ -206,7 +206,8 @@ DRIVER_SET = {"profile", "figures_dir"}
 KNOWN_GAPS = {"01_gradient_coding": {"cond_n"}}
 #: notebooks merged before the rule existed, with no validation cell yet: expected to fail (not strict, so a
 #: notebook that gains its validation cell passes); remove each name once its notebook validates its parameters
-PENDING = {"02_reed_solomon", "03_communication_efficient", "04_gc_mmc", "05_mmc_design", "06_lazy_aggregation"}
+PENDING = {"02_reed_solomon", "03_communication_efficient", "04_gc_mmc", "05_mmc_design", "06_lazy_aggregation",
+           "07_mpi_runs"}
 
 
 def _lint_param(path: Path):
