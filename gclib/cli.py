@@ -128,6 +128,20 @@ COMMANDS["train"] = (_train_add, _train_run)
 # ---- end issue 5 ---------------------------------------------------------------------------------------------
 
 
+def _gallery_add(p):
+    p.add_argument("--figures-dir", default="figures", help="figure folder the links point into")
+
+
+def _gallery_run(a):
+    from .gallery import markdown
+
+    print(markdown(a.figures_dir), end="")
+    return 0
+
+
+COMMANDS["gallery"] = (_gallery_add, _gallery_run, "print the figure gallery of the README (Markdown)")
+
+
 def build_parser():
     p = _Parser(prog="gclib", description="Gradient coding: build, verify, simulate and run codes.")
     sub = p.add_subparsers(dest="cmd", required=True, parser_class=_Parser)

@@ -57,3 +57,18 @@ def test_profiles_have_quick_and_full_for_every_notebook():
     for name in ("quick", "full"):
         assert set(prof[name]) <= stems, f"[{name}] names notebooks that do not exist"
     assert set(prof["quick"]) == set(prof["full"])
+
+
+def test_readme_gallery_is_in_step_with_gallery_and_figures():
+    from gclib import gallery
+
+    text = (ROOT / "README.md").read_text()
+    a = text.index("-->", text.index("<!-- gallery:start")) + 3
+    b = text.index("<!-- gallery:end -->")
+    assert text[a:b].strip() == gallery.markdown("figures").strip(), "run `gclib gallery` and paste it"
+    not_listed, not_made = gallery.missing(ROOT / "figures")
+    assert not not_listed, f"figures without a gallery entry: {not_listed}"
+    assert not not_made, f"gallery entries whose figure is not in figures/ (run make reproduce): {not_made}"
+    for f in gallery.FIGURES:
+        assert (ROOT / "figures" / f"{f.stem}.csv").exists(), f"{f.stem} has no CSV"
+        assert f.notebook in gallery.NOTEBOOKS and (ROOT / "notebooks" / f"{f.notebook}.ipynb").exists()
