@@ -46,7 +46,7 @@ def add_model_args(p):
 
 
 def model_from_args(a):
-    # every field of every registered model that has an option (issue 7: models added to MODELS get options)
+    # every field of every registered model that has an option (models added to MODELS get options)
     kw = {f: getattr(a, f) for cls in MODELS.values() for f, _ in model_fields(cls) if hasattr(a, f)}
     model = make_model(a.model, per_task=a.per_task, **kw)
     if a.persistent:
@@ -111,7 +111,7 @@ def cmd_reproduce(a):
 #: Extra subcommands: name -> (add_arguments(parser), run(args)). Other modules may add to it.
 COMMANDS: dict = {}
 
-# ---- issue 5 (lazy aggregation): `gclib train` -------------------------------------------------------------
+# ---- `gclib train`: lazy aggregation on the simulated clock ------------------------------------------------
 def _train_add(p):
     from .learning.train_cli import add_train_args
 
@@ -125,7 +125,6 @@ def _train_run(a):
 
 
 COMMANDS["train"] = (_train_add, _train_run)
-# ---- end issue 5 ---------------------------------------------------------------------------------------------
 
 
 def _gallery_add(p):
@@ -175,12 +174,12 @@ def build_parser():
         c = sub.add_parser(name, help=more[0] if more else _command_help(name, add, run))
         add(c)
         c.set_defaults(fn=run)
-    _add_issue7(p, sub)
+    _add_registry_help(p, sub)
     return p
 
 
 # ------------------------------------------------------------------------------------------------------------
-# issue 7: help that lists the schemes, models and their parameters, generated from the registries
+# Help that lists the schemes, models and their parameters, generated from the registries
 # (gclib.schemes.SCHEMES / PARAMS, gclib.stragglers.MODELS), so that what others register appears by itself;
 # model options for every registered model; `gclib trace FIGURE`; reproduce --figures-dir / --out-dir.
 def model_fields(cls) -> list[tuple[str, object]]:
@@ -320,7 +319,7 @@ def _command_help(name, add, run):
     return COMMAND_HELP.get(name)
 
 
-def _add_issue7(p, sub):
+def _add_registry_help(p, sub):
     raw = argparse.RawDescriptionHelpFormatter
     listing = (f"schemes (--scheme NAME):\n{schemes_text()}\n\ncompute-time models (--model NAME):\n"
                f"{models_text()}")
@@ -375,7 +374,7 @@ if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())
 
 
-# ---------------------------------------------------------------------------------------------- issue 6: runtime
+# ---------------------------------------------------------------------------------------- `gclib run`: MPI runtime
 # `gclib run`: a real distributed run over MPI (gclib/runtime/cli.py).
 from .runtime.cli import add_run_args, cmd_run  # noqa: E402
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import matplotlib
 
 # Scripts and tests draw off-screen; inside a Jupyter kernel keep the kernel's (inline) backend, or figures would
-# not show in JupyterLab nor in the executed notebooks (issue 7).
+# not show in JupyterLab nor in the executed notebooks.
 if "ipykernel" not in sys.modules:
     matplotlib.use("Agg", force=False)
 import matplotlib.pyplot as plt  # noqa: E402

@@ -71,7 +71,7 @@ class RunResult:
     parameters: dict = field(default_factory=dict)
     error: str = ""
     output: str = ""
-    #: (issue 7) every parameter the notebook ran with: its ``parameters`` cell overridden by the injected ones
+    #: every parameter the notebook ran with: its ``parameters`` cell overridden by the injected ones
     effective: dict = field(default_factory=dict)
     started: str = ""
     #: figure files written by this run, ``{file name: "sha256:<hex>"}``
@@ -143,7 +143,7 @@ def run_notebook(path: Path, profile: str = "full", out_dir: Path | None = None,
     return r
 
 
-# ------------------------------------------------------------------------------------------ manifest (issue 7)
+# ------------------------------------------------------------------------------------------------- manifest
 def _utcnow() -> str:
     return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 

@@ -74,7 +74,7 @@ register("partial", TANDON + " (partial stragglers)", ("workers", "stragglers", 
     lambda workers, stragglers, pieces, seed, exact: codes.partial_stragglers(workers, stragglers, pieces, seed,
                                                                              exact=exact))
 
-# --- issue 3: Reed-Solomon and communication-efficient codes -------------------------------------------------
+# --- Reed-Solomon and communication-efficient codes -----------------------------------------------------------
 PARAMS["comm"] = (int, 0, "ye-abbe, kadhe: communication reduction m (each message is 1/m of a gradient); "
                           "0 means 1, or the generator's dimension for kadhe --generator FILE")
 # The stability study (gclib.stability, docs/codes.md) makes equispaced points (spread over the workers) the
@@ -99,7 +99,7 @@ register("kadhe", "Kadhe, Koyluoglu and Ramchandran, Communication-Efficient GC 
     lambda workers, stragglers, comm, generator, seed, exact: codes.kadhe(workers, stragglers, comm or None,
                                                                           generator, seed, exact=exact))
 
-# ---------------------------------------------------------------------------------------------- GC-MMC (issue 4)
+# ------------------------------------------------------------------------------------------------------ GC-MMC
 from .codes import lcc as _lcc  # noqa: E402
 from .codes import mmc as _mmc  # noqa: E402
 

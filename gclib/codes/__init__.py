@@ -14,7 +14,7 @@ __all__ = [
     "example_n3_code", "frc", "ignore_stragglers", "partial_stragglers", "uncoded",
 ]
 
-# --- issue 3: Reed-Solomon exact mode and communication-efficient codes (Ye-Abbe, Kadhe et al.) ---
+# --- Reed-Solomon exact mode and communication-efficient codes (Ye-Abbe, Kadhe et al.) ---
 from .comm_efficient import (BasesRule, gaussian_generator, kadhe, load_generator, min_distance,  # noqa: E402
                              repetition_generator, ye_abbe)
 from .base import decoding_amplification  # noqa: E402

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import sys
 
-#: ``--problem`` names: the data sets of :mod:`gclib.learning.problems` plus the short alias of the issue.
+#: ``--problem`` names: the data sets of :mod:`gclib.learning.problems` plus short aliases.
 PROBLEM_ALIASES = {"logistic": "tandon-logistic"}
 
 
