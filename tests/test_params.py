@@ -203,11 +203,10 @@ NOTEBOOKS = sorted(rp.NOTEBOOKS.glob("[0-9]*.ipynb"))
 #: set by the driver for every run; validating them is recommended but not required
 DRIVER_SET = {"profile", "figures_dir"}
 #: parameters a notebook does not validate yet, each to be removed when its notebook checks it
-KNOWN_GAPS = {"01_gradient_coding": {"cond_n"}}
+KNOWN_GAPS: dict[str, set[str]] = {}
 #: notebooks merged before the rule existed, with no validation cell yet: expected to fail (not strict, so a
 #: notebook that gains its validation cell passes); remove each name once its notebook validates its parameters
-PENDING = {"02_reed_solomon", "03_communication_efficient", "04_gc_mmc", "05_mmc_design", "06_lazy_aggregation",
-           "07_mpi_runs"}
+PENDING: set[str] = set()
 
 
 def _lint_param(path: Path):
