@@ -28,7 +28,7 @@ test: setup
 bench: setup
 	$(PY) -m benchmarks
 
-# issue 7: `make lab` serves notebooks/; on a machine without a display it does not try to open a browser.
+# `make lab` serves notebooks/; on a machine without a display it does not try to open a browser.
 # Options: LAB_PORT=8888 LAB_IP=127.0.0.1 LAB_TOKEN=secret (default: Jupyter makes one and prints the URL),
 # LAB_ARGS='...' (any other `jupyter lab` option). As root, --allow-root is added. MPLBACKEND is unset for the
 # server so that the kernels draw figures inline.
