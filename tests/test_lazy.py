@@ -180,3 +180,17 @@ def test_multi_message_and_clustered_codes_give_the_gd_iterates(make_code):
     for k in range(20):
         theta = theta - lr * p.partial_gradients(theta).sum(axis=0)
     assert np.allclose(res.thetas[-1], theta, rtol=1e-10, atol=1e-13)
+
+
+def test_smoothness_of_wide_and_tall_problems_is_the_largest_squared_singular_value():
+    from gclib.learning.problems import Problem, split_parts
+
+    rng = np.random.default_rng(0)
+    for n, d in ((40, 7), (6, 300)):  # tall (d x d Gram) and wide (n x n Gram)
+        X, y = rng.standard_normal((n, d)), rng.standard_normal(n)
+        p = Problem("t", "linreg", X, y, split_parts(n, 3), reg=0.1)
+        assert p.smoothness == pytest.approx(np.linalg.norm(X, 2) ** 2 / n + 0.1, rel=1e-12)
+        Lj = [np.linalg.norm(X[idx], 2) ** 2 / n + 0.1 / 3 for idx in p.parts]
+        np.testing.assert_allclose(p.part_smoothness(), Lj, rtol=1e-12)
+        q = Problem("t", "logistic", X, np.sign(y), split_parts(n, 3), reg=0.1)
+        assert q.smoothness == pytest.approx(0.25 * np.linalg.norm(X, 2) ** 2 / n + 0.1, rel=1e-12)

@@ -42,6 +42,14 @@ def auc(scores: np.ndarray, labels: np.ndarray) -> float:
     return float((ranks[pos].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
 
 
+def _top_gram_eig(X: np.ndarray, scale: float = 1.0) -> float:
+    """``lambda_max(X^T X / scale)`` for ``X`` of shape ``(n, d)``, from the smaller of the two Gram matrices
+    (``d x d`` or ``n x n``: they share their nonzero eigenvalues), so a wide ``X`` stays cheap."""
+    n, d = X.shape
+    G = X.T @ X if d <= n else X @ X.T
+    return float(np.linalg.eigvalsh(G / scale)[-1])
+
+
 @dataclass(eq=False)
 class Problem:
     """A regression or classification problem over ``k`` parts.
@@ -150,16 +158,15 @@ class Problem:
         c = 1.0 if self.kind == "linreg" else 0.25
         out = []
         for idx in self.parts:
-            Xj = self.X[idx]
-            top = np.linalg.eigvalsh(Xj.T @ Xj)[-1] if len(idx) else 0.0
+            top = _top_gram_eig(self.X[idx]) if len(idx) else 0.0
             out.append(c * top / self.n_samples + self.reg / self.n_parts)
         return np.array(out)
 
     @cached_property
     def smoothness(self) -> float:
-        """Smoothness constant ``L`` of ``F``."""
+        """Smoothness constant ``L`` of ``F`` (``c lambda_max(X^T X) / N + reg``, from the smaller Gram matrix)."""
         c = 1.0 if self.kind == "linreg" else 0.25
-        return float(c * np.linalg.eigvalsh(self.X.T @ self.X / self.n_samples)[-1] + self.reg)
+        return float(c * _top_gram_eig(self.X, self.n_samples) + self.reg)
 
     @cached_property
     def _optimum(self):

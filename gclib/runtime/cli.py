@@ -45,15 +45,6 @@ def _int_list(text, name):
         raise ValueError(f"{name} must be comma-separated worker ids, got {text!r}") from None
 
 
-def smoothness(problem) -> float:
-    """Smoothness constant of the objective from the largest singular value of ``X`` (``N x d``), which stays
-    cheap when ``d`` is large (``Problem.smoothness`` forms the ``d x d`` Gram matrix)."""
-    import numpy as np
-
-    c = 1.0 if problem.kind == "linreg" else 0.25
-    return float(c * np.linalg.norm(problem.X, 2) ** 2 / problem.n_samples + problem.reg)
-
-
 def spec_from_args(a):
     """Build the :class:`~gclib.runtime.spec.RunSpec` of a ``gclib run`` command line."""
     from ..cli import code_from_args, model_from_args
@@ -82,7 +73,7 @@ def spec_from_args(a):
     problem = make_problem(name, parts=code.n_parts, seed=a.data_seed, **kw)
     if a.lr is not None and not a.lr > 0:
         raise ValueError(f"lr must be positive, got {a.lr}")
-    lr = a.lr or 1.0 / smoothness(problem)
+    lr = a.lr or 1.0 / problem.smoothness
     step = TandonAGD(lr) if a.step == "agd" else GD(lr)
     return RunSpec(code, problem, step, model, iterations=a.iterations, time_scale=a.time_scale, seed=a.seed,
                    timeout=a.timeout, kill=kill)
