@@ -194,3 +194,17 @@ def test_smoothness_of_wide_and_tall_problems_is_the_largest_squared_singular_va
         np.testing.assert_allclose(p.part_smoothness(), Lj, rtol=1e-12)
         q = Problem("t", "logistic", X, np.sign(y), split_parts(n, 3), reg=0.1)
         assert q.smoothness == pytest.approx(0.25 * np.linalg.norm(X, 2) ** 2 / n + 0.1, rel=1e-12)
+
+
+def test_too_many_silent_workers_stall_with_a_message_naming_them():
+    from gclib.stragglers import Persistent
+
+    p = lag_synthetic(workers=4, dim=10, seed=0)
+    model = Persistent(Exponential(), workers=[1])
+    ok = train(p, make_scheme("gc", 4, stragglers=1), model, target=1e-6)  # CRC tolerates one
+    assert ok.converged
+    res = train(p, make_scheme("gd", 4), model, target=1e-6)
+    assert res.status == "stalled" and res.iterations == 0 and res.gap.size == 1
+    assert "workers [1] never answer" in res.message and "tolerates 0 stragglers" in res.message
+    with pytest.raises(RuntimeError, match="never decodes"):
+        res.raise_for_status()

@@ -183,7 +183,8 @@ class TrainResult:
         gap: optimality gap ``F(theta^k) - F*``. time, uploads, computations: cumulative wall clock, uploads
             (messages) and partial-gradient computations after ``k`` iterations. active: units whose fresh
             content was used in iteration ``k`` (0 at index 0).
-        status: ``"converged"``, ``"max_iter"`` or ``"diverged"``; message: a sentence saying why it stopped.
+        status: ``"converged"``, ``"max_iter"``, ``"diverged"`` or ``"stalled"`` (an iteration could never
+            decode: more workers never answer than the code tolerates); message: a sentence saying why it stopped.
     """
 
     scheme: str
@@ -327,7 +328,8 @@ def partial_gradient_fn(problem: Problem):
 def train(problem: Problem, scheme: LazyScheme, model: ComputeModel, *, target: float = 1e-6, seed=0,
           lr: float | None = None, max_iter: int = 20_000, diverge: float = 1e8, theta0=None,
           computation: str = "assigned", duplicates: str = "cancel", keep_thetas: bool = False) -> TrainResult:
-    """Run ``scheme`` on ``problem`` until ``gap <= target``, ``max_iter`` iterations, or divergence.
+    """Run ``scheme`` on ``problem`` until ``gap <= target``, ``max_iter`` iterations, divergence, or an iteration
+    that can never decode (status ``"stalled"``).
 
     Args:
         problem: ``k = scheme.code.n_parts`` parts. model: compute-time model (sampled afresh every iteration).
@@ -414,8 +416,10 @@ def train(problem: Problem, scheme: LazyScheme, model: ComputeModel, *, target: 
         arrival[~has[cls] & ~upload[cls]] = np.inf  # nothing held and nothing sent: cannot be used
         t_done = float(code.rule.completion(arrival[None, :])[0])
         if not np.isfinite(t_done):
-            status, message = "stalled", (f"{scheme.name}: iteration {k} never decodes (workers that never "
-                                          f"answer?); stopped")
+            silent = np.flatnonzero(~np.isfinite(finish).all(axis=1)).tolist()
+            status, message = "stalled", (f"{scheme.name}: iteration {k} never decodes (workers {silent} never "
+                                          f"answer; code '{code.name}' tolerates {code.stragglers} stragglers); "
+                                          f"stopped with the {k} iterations done")
             break
         received = np.flatnonzero(arrival <= t_done)
         arrived_unit = np.zeros(U, dtype=bool)
