@@ -64,6 +64,13 @@ def test_mpiexec_command_passes_the_hostfile(tmp_path):
     assert Path(cmd[0]).name == "mpiexec"
     with pytest.raises(ValueError, match="hostfile"):
         mpiexec_command(tmp_path / "spec.pkl", 5, hosts=tmp_path / "missing")
+    for bad, what in (("nodeA:two\n", "line 1"), ("# only a comment\n\n", "names no host"),
+                      ("nodeA:2\n:3\n", "line 2"), ("nodeA:0\n", "line 1")):
+        hosts.write_text(bad)
+        with pytest.raises(ValueError, match=what):
+            mpiexec_command(tmp_path / "spec.pkl", 5, hosts=hosts)
+    hosts.write_text("# cluster\nnodeA:2  # two slots\nnodeB\n")
+    assert "-f" in mpiexec_command(tmp_path / "spec.pkl", 5, hosts=hosts)
 
 
 def test_cyclic_multimessage_decodes_from_one_copy_of_every_part():

@@ -48,8 +48,28 @@ def mpiexec_command(spec_path, ranks: int, hosts=None, mpiexec=None) -> list[str
         hosts = Path(hosts)
         if not hosts.is_file():
             raise ValueError(f"hosts must be an existing hostfile, got {str(hosts)!r}")
+        check_hostfile(hosts)
         cmd += ["-f", str(hosts)]
     return cmd + [sys.executable, "-m", "gclib.runtime.mpi_main", str(spec_path)]
+
+
+def check_hostfile(path) -> int:
+    """Check an MPICH hostfile: every line (``#`` starts a comment) is ``HOST`` or ``HOST:N`` with ``N`` a
+    positive number of processes, optionally followed by Hydra options; at least one host. Returns the number of
+    hosts; raises ``ValueError`` naming the file, the line and what is wrong (instead of an ``mpiexec`` failure)."""
+    hosts = 0
+    for no, line in enumerate(Path(path).read_text().splitlines(), 1):
+        text = line.split("#", 1)[0].strip()
+        if not text:
+            continue
+        host, sep, count = text.split()[0].partition(":")
+        if not host or (sep and not (count.isdigit() and int(count) > 0)):
+            raise ValueError(f"hosts: line {no} of {str(path)!r} must be HOST or HOST:N with N a positive "
+                             f"number of processes, got {line.strip()!r}")
+        hosts += 1
+    if not hosts:
+        raise ValueError(f"hosts: the hostfile {str(path)!r} names no host")
+    return hosts
 
 
 def default_job_timeout(spec: RunSpec) -> float:
