@@ -204,3 +204,53 @@ def test_a_hostfile_is_passed_through(tmp_path):
     hosts.write_text("localhost:5\n")
     res = launch(_spec(schemes.build("crc", workers=4, stragglers=1), iterations=2), hosts=hosts, job_timeout=40)
     assert res.ok and len(res.records) == 2
+
+
+class _FakeComm:
+    """Just enough of an MPI communicator for the master's receive path: a queue of (source, tag, data)."""
+
+    def __init__(self, queue):
+        self.queue = list(queue)
+
+    def Iprobe(self, source, tag, status):
+        if not self.queue:
+            return False
+        status.source, status.tag = self.queue[0][:2]
+        return True
+
+    def Recv(self, buf, source, tag):
+        src, tg, data = self.queue.pop(0)
+        assert (src, tg) == (source, tag)
+        arr = buf[0] if isinstance(buf, list) else buf
+        arr[:len(data)] = data
+
+
+class _FakeStatus:
+    def Get_source(self):
+        return self.source
+
+    def Get_tag(self):
+        return self.tag
+
+
+def test_master_receive_path_tells_late_hellos_byes_and_stale_gradients_from_gradients():
+    from types import SimpleNamespace
+
+    from gclib.runtime import protocol as P
+    from gclib.runtime.master import Master
+
+    width = 3
+    grad = np.array([0.0, 2.0, 0.1, 0.2, 7.0, 8.0, 9.0])  # iteration 0, message 2, clock, compute, payload
+    comm = _FakeComm([(3, P.TAG_HELLO, [0.0]), (1, P.grad_tag(0), grad), (2, P.TAG_BYE, [5.0, 1.0]),
+                      (4, P.grad_tag(0), grad)])
+    m = object.__new__(Master)
+    m.MPI = SimpleNamespace(Status=_FakeStatus, ANY_SOURCE=-1, ANY_TAG=-1, DOUBLE=None)
+    m.comm, m.byes, m.received_total, m.stale, m.drain_time = comm, {}, 0, 0, 0.0
+    m.buf = np.empty(P.HEADER + width)
+    assert m._receive_one(0) is None and m.received_total == 0 and m.stale == 0  # the hello is not a gradient
+    msg, payload, _ = m._receive_one(0)
+    assert msg == 2 and payload.tolist() == [7.0, 8.0, 9.0] and m.received_total == 1
+    assert m._receive_one(0) is None and m.byes == {1: (5, 1)}
+    # in iteration 1, a gradient of iteration 0 is late: drained and counted, not returned
+    assert m._receive_one(1) is None and m.stale == 1 and m.received_total == 2
+    assert m._receive_one(1) is False

@@ -70,6 +70,9 @@ class Master:
             self.comm.Recv([b, MPI.DOUBLE], source=src, tag=tag)
             self.byes[src - 1] = (int(b[0]), int(b[1]))
             return None
+        if tag == P.TAG_HELLO:  # a start-up hello that came after warm_up stopped waiting: not a gradient
+            self.comm.Recv([np.empty(1), MPI.DOUBLE], source=src, tag=tag)
+            return None
         t0 = time.perf_counter()
         self.comm.Recv(self.buf, source=src, tag=tag)
         self.received_total += 1
