@@ -30,32 +30,16 @@ class IterationTimeout(RuntimeError):
     pass
 
 
-class Master:
+class Master(P.Rank):
     def __init__(self, comm, spec, finish):
-        from mpi4py import MPI
-
-        self.MPI = MPI
-        self.comm = comm
-        self.spec = spec
-        self.code = spec.code
+        super().__init__(comm, spec)
         self.K = self.code.n_workers
-        self.dim = spec.problem.dim
-        self.width = P.message_width(self.code, self.dim)
-        self.dtype = P.message_dtype(self.code)
         self.predicted = P.predicted_times(self.code, finish, spec.time_scale)
-        self.sends = []
         self.byes = {}  # worker -> (messages sent, iterations abandoned)
         self.received_total = 0
         self.stale = 0
         self.drain_time = 0.0
         self.buf = np.empty(P.HEADER + self.width, dtype=self.dtype)
-
-    # ------------------------------------------------------------------ sending
-    def _isend(self, arr, dest, tag):
-        self.sends.append((self.comm.Isend(arr, dest=dest, tag=tag), arr))
-
-    def _reap(self):
-        self.sends = [(r, b) for r, b in self.sends if not r.Test()]
 
     # ------------------------------------------------------------------ receiving
     def _receive_one(self, current):

@@ -46,6 +46,30 @@ def message_dtype(code):
     return np.complex128 if np.iscomplexobj(code.B) else np.float64
 
 
+class Rank:
+    """What the master and a worker share: the run, its message layout, and their non-blocking sends."""
+
+    def __init__(self, comm, spec):
+        from mpi4py import MPI
+
+        self.MPI = MPI
+        self.comm = comm
+        self.spec = spec
+        self.code = spec.code
+        self.dim = spec.problem.dim
+        self.width = message_width(self.code, self.dim)
+        self.dtype = message_dtype(self.code)
+        self.sends = []  # pending (request, buffer): a buffer must live until its send completes
+
+    def _isend(self, arr, dest, tag):
+        self.sends.append((self.comm.Isend(arr, dest=dest, tag=tag), arr))
+
+    def _reap(self):
+        """Forget the sends that completed."""
+        if self.sends:
+            self.sends = [(r, b) for r, b in self.sends if not r.Test()]
+
+
 def sample_finish(model, iterations: int, workers: int, n_tasks: int, seed) -> np.ndarray:
     """The injected delays of a run: ``(iterations, workers, n_tasks)`` finish times in model units.
 

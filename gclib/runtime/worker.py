@@ -24,25 +24,16 @@ class _Stop(Exception):
     pass
 
 
-class Worker:
+class Worker(P.Rank):
     """State of worker ``w`` (rank ``w + 1``) for one run."""
 
     def __init__(self, comm, spec, finish):
-        from mpi4py import MPI
-
-        self.MPI = MPI
-        self.comm = comm
-        self.spec = spec
-        self.code = spec.code
+        super().__init__(comm, spec)
         self.w = comm.Get_rank() - 1
         self.order = self.code.order[self.w]
         self.msgs = self.code.messages_of(self.w)
         self.finish = finish[:, self.w, :] * spec.time_scale  # (iterations, n_tasks) seconds
-        self.dim = spec.problem.dim
-        self.width = P.message_width(self.code, self.dim)
-        self.dtype = P.message_dtype(self.code)
         self.slice = 2 * spec.poll
-        self.sends = []  # pending Isend requests (with their buffers)
         self.sent = 0
         self.abandoned = 0
         self.final = None
@@ -80,10 +71,6 @@ class Worker:
                 return None
             time.sleep(min(self.slice, deadline - now))
 
-    def _reap_sends(self):
-        if self.sends:
-            self.sends = [(r, b) for r, b in self.sends if not r.Test()]
-
     # ------------------------------------------------------------------ one iteration
     def iterate(self, it, theta):
         """Work on iteration ``it``; return newer parameters if they interrupt it, else ``None``."""
@@ -112,10 +99,9 @@ class Worker:
                     buf = np.empty(P.HEADER + self.width, dtype=self.dtype)
                     buf[P.HEADER:] = code.B[m] @ pieces
                     buf[:P.HEADER] = (it, m, time.perf_counter() - t0, compute)
-                    req = self.comm.Isend(buf, dest=0, tag=P.grad_tag(it))
-                    self.sends.append((req, buf))
+                    self._isend(buf, 0, P.grad_tag(it))
                     self.sent += 1
-            self._reap_sends()
+            self._reap()
         return None
 
     def warm_up(self):
@@ -126,7 +112,7 @@ class Worker:
         if self.msgs.size:
             self.code.B[self.msgs[0]] @ split_pieces(G, self.code.n_pieces)
         hello = np.zeros(1)
-        self.sends.append((self.comm.Isend(hello, dest=0, tag=P.TAG_HELLO), hello))
+        self._isend(hello, 0, P.TAG_HELLO)
 
     def run(self):
         self.warm_up()
@@ -137,7 +123,7 @@ class Worker:
                 if new is None:
                     new = self._wait_until(time.perf_counter() + 0.05)
                     if new is None:
-                        self._reap_sends()
+                        self._reap()
                         if time.perf_counter() - idle_since > IDLE_EXIT:
                             return "hard"
                         continue
@@ -147,7 +133,7 @@ class Worker:
             pass
         # Goodbye: every send of ours completes (the master drains them), then tell the master how many.
         while self.sends:
-            self._reap_sends()
+            self._reap()
             time.sleep(self.slice)
         bye = np.array([float(self.sent), float(self.abandoned)])
         req = self.comm.Isend(bye, dest=0, tag=P.TAG_BYE)
