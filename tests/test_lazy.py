@@ -89,9 +89,12 @@ def test_gc_waits_for_fewer_workers_than_gd():
     model = Pareto(1.0, 1.5)
     gd = train(p, make_scheme("gd", 6), model, target=1e-5, seed=4)
     gc = train(p, make_scheme("gc", 6, groups=3, code="frc"), model, target=1e-5, seed=4)
-    # same iterates (exact), so the same iteration count; FRC's groups make every iteration cheaper or equal
+    # same iterates (exact), so the same iteration count
     assert gd.iterations == gc.iterations
     assert np.allclose(gd.gap, gc.gap, rtol=1e-8)
+    # FRC waits for the fastest worker of each group (not the slowest of all) at twice the computation
+    assert gc.time[-1] < gd.time[-1]
+    assert gc.computations[-1] == 2 * gd.computations[-1] == 2 * 6 * gd.iterations
 
 
 @pytest.mark.parametrize("name", ["lag-wk", "lag-ps", "lagc", "g-lag"])
