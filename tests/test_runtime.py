@@ -53,6 +53,8 @@ def test_spec_validates_its_parameters():
         RunSpec(code, problem, TandonAGD(1.0), MODEL)
     with pytest.raises(ValueError, match="kill"):
         _spec(code, kill={9: 1})
+    with pytest.raises(ValueError, match=r"persistent straggler ids \[9\]"):  # before any job is launched
+        _spec(code, model=Persistent(MODEL, workers=[9]))
 
 
 def test_mpiexec_command_passes_the_hostfile(tmp_path):

@@ -60,6 +60,9 @@ class RunSpec:
             if not 0 <= int(w) < self.code.n_workers:
                 raise ValueError(f"kill: worker {w} outside [0, {self.code.n_workers})")
         self.kill = {int(w): int(it) for w, it in self.kill.items()}
+        # Draw one throw-away trial (its own generator: the run's delays are untouched) so that a model that does
+        # not fit the code (say, a persistent straggler id beyond the workers) fails here, not inside the job.
+        self.model.sample(np.random.default_rng(0), 1, self.code.n_workers, self.code.load)
         if not self.label:
             self.label = self.code.name
 
