@@ -55,6 +55,7 @@ import numpy as np
 
 from ..codes import crc, frc, uncoded
 from ..codes.base import GradientCode, split_pieces
+from ..simulate import arrival_times
 from ..stragglers import ComputeModel
 from . import lazy
 from .problems import Problem
@@ -411,7 +412,7 @@ def train(problem: Problem, scheme: LazyScheme, model: ComputeModel, *, target: 
         else:
             upload = asked.copy()
         # 3. arrivals: held messages of units not asked are in hand at 0; computed ones at the sender's finish
-        arrival = finish[code.sender, code.ready - 1].astype(float)
+        arrival = arrival_times(code, finish[None])[0].astype(float)
         arrival[~asked[cls]] = 0.0
         arrival[~has[cls] & ~upload[cls]] = np.inf  # nothing held and nothing sent: cannot be used
         t_done = float(code.rule.completion(arrival[None, :])[0])
