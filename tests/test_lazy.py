@@ -211,3 +211,23 @@ def test_too_many_silent_workers_stall_with_a_message_naming_them():
     assert "workers [1] never answer" in res.message and "tolerates 0 stragglers" in res.message
     with pytest.raises(RuntimeError, match="never decodes"):
         res.raise_for_status()
+
+
+def test_claims_do_not_hold_when_a_scheme_never_reached_the_target():
+    import pandas as pd
+
+    from gclib.learning.experiments import ORDER, check_claims
+
+    rows = []
+    for model in ("heavy", "light"):
+        for s in ORDER:
+            up = {"gd": 100, "gc": 100, "grouping": 50, "lag-wk": 20, "lag-ps": 20, "lagc": 30, "g-lag": 10}[s]
+            rows.append({"model": model, "scheme": s, "seed": 0, "status": "converged", "time": 1.0,
+                         "uploads": up, "computations": up, "iterations": 1, "final_gap": 0.0})
+    totals = pd.DataFrame(rows)
+    claim = "LAG and LAGC upload less than GD and GC"
+    ok = check_claims(totals, ["heavy"], "light").set_index(["claim", "model"]).holds
+    assert ok[(claim, "heavy")] == 1.0
+    totals.loc[(totals.scheme == "lagc") & (totals.model == "heavy"), ["uploads", "status"]] = [np.nan, "max_iter"]
+    bad = check_claims(totals, ["heavy"], "light").set_index(["claim", "model"]).holds
+    assert bad[(claim, "heavy")] == 0.0 and bad[(claim, "light")] == 1.0
