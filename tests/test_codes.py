@@ -135,6 +135,18 @@ def test_received_set_from_outside_the_code():
         code.surviving([9])
 
 
+def test_non_integer_ids_raise_instead_of_truncating():
+    # 1.5 used to be truncated to 1 silently (a different received set than the caller meant).
+    code = codes.crc(5, 1)
+    with pytest.raises(ValueError, match=r"received must be integer .* got \[0.5, 1.7, 2.0, 3.0\]"):
+        code.decode([0.5, 1.7, 2, 3])
+    with pytest.raises(ValueError, match=r"workers must be integer worker ids, got \[1.5\]"):
+        code.surviving([1.5])
+    # integral floats are still accepted as ids
+    assert code.surviving([1.0]).tolist() == [0, 2, 3, 4]
+    assert code.decode([0.0, 1.0, 2.0, 3.0]).shape == (1, 4)
+
+
 def test_data_model_rejects_messages_using_uncomputed_parts():
     with pytest.raises(ValueError, match="not computed"):
         GradientCode(name="bad", n_workers=2, n_parts=2, order=[(0, 1), (1, 0)], B=np.ones((2, 2)),

@@ -38,6 +38,16 @@ class IllConditionedWarning(RuntimeWarning):
     """The decoding system is so badly conditioned that the decoded gradient may be inaccurate."""
 
 
+def _as_ids(a: np.ndarray, name: str, what: str) -> np.ndarray:
+    """``a`` flattened to ``int64`` ids; ValueError naming ``name`` if any entry is not an integer (floats with a
+    fractional part, NaN, strings) instead of truncating it silently."""
+    integral = np.issubdtype(a.dtype, np.integer) or (
+        np.issubdtype(a.dtype, np.floating) and bool(np.all(np.mod(a, 1) == 0)))
+    if a.size and not integral:
+        raise ValueError(f"{name} must be integer {what}, got {a.ravel().tolist()}")
+    return a.astype(np.int64).ravel()
+
+
 def _as_int_tuple(seq) -> tuple:
     return tuple(int(x) for x in seq)
 
@@ -155,7 +165,7 @@ class GradientCode:
         return np.flatnonzero(~np.isin(self.sender, list(stragglers)))
 
     def _check_workers(self, workers) -> np.ndarray:
-        workers = np.asarray(list(workers), dtype=np.int64)
+        workers = _as_ids(np.asarray(list(workers)), "workers", "worker ids")
         if workers.size and (workers.min() < 0 or workers.max() >= self.n_workers):
             raise ValueError(f"workers must lie in [0, {self.n_workers}), got {workers.tolist()}")
         return workers
@@ -166,7 +176,7 @@ class GradientCode:
             if received.shape != (self.n_messages,):
                 raise ValueError(f"a received mask needs {self.n_messages} entries, got {received.shape}")
             return np.flatnonzero(received)
-        received = received.astype(np.int64).ravel()
+        received = _as_ids(received, "received", f"message ids or a bool mask for code '{self.name}'")
         if received.size and (received.min() < 0 or received.max() >= self.n_messages):
             raise ValueError(f"received message ids must lie in [0, {self.n_messages}) for code "
                              f"'{self.name}', got {sorted(set(received.tolist()))}")
