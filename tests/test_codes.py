@@ -120,6 +120,18 @@ def test_bad_parameters_raise_value_error(make):
     assert any(w in str(e.value) for w in ("workers", "stragglers", "pieces"))
 
 
+@pytest.mark.parametrize("make,match", [
+    (lambda: codes.crc_matrix(3, 5), r"stragglers must be at most 2 for 3 workers, got 5"),
+    (lambda: codes.crc_matrix(4, -1), r"stragglers must be a non-negative integer, got -1"),
+    (lambda: codes.crc(5, True), r"stragglers must be a non-negative integer, got True"),
+    (lambda: codes.uncoded(True), r"workers must be a positive integer, got True"),
+])
+def test_crc_matrix_and_bools_are_validated(make, match):
+    # crc_matrix used to fail with LinAlgError / numpy errors; bools passed as sizes with a TypeError.
+    with pytest.raises(ValueError, match=match):
+        make()
+
+
 def test_frc_error_names_divisibility():
     with pytest.raises(ValueError, match="divisible"):
         codes.frc(10, 3)

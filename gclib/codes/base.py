@@ -336,9 +336,9 @@ def straggler_patterns(n: int, s: int):
 
 def check_ns(n, s, *, s_max=None, name_n="workers", name_s="stragglers"):
     """Validate the usual ``(n, s)`` pair; raise ValueError naming the parameter."""
-    if not isinstance(n, (int, np.integer)) or n < 1:
+    if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 1:
         raise ValueError(f"{name_n} must be a positive integer, got {n!r}")
-    if not isinstance(s, (int, np.integer)) or s < 0:
+    if not isinstance(s, (int, np.integer)) or isinstance(s, bool) or s < 0:
         raise ValueError(f"{name_s} must be a non-negative integer, got {s!r}")
     hi = n - 1 if s_max is None else s_max
     if s > hi:

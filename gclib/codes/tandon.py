@@ -106,6 +106,7 @@ def crc_matrix(n: int, s: int, rng=None, *, exact: bool = False, low: int = -99,
     Returns:
         ``(n, n)`` numpy array, or SymPy ``Matrix`` of rationals when ``exact``.
     """
+    check_ns(n, s)
     rng = _rng(rng)
     if s == 0:
         if exact:
