@@ -140,6 +140,20 @@ def test_kadhe_generator_file(tmp_path):
         kadhe(6, 1, None, str(tmp_path / "missing.txt"))
 
 
+def test_kadhe_malformed_generator_files(tmp_path):
+    # These used to escape as ZeroDivisionError, FileNotFoundError, a pickle message or LinAlgError.
+    (tmp_path / "div0.txt").write_text("1 0 1\n1/0 1 1\n")
+    np.save(tmp_path / "nan.npy", np.array([[1.0, np.nan, 1.0], [0.0, 1.0, 1.0]]))
+    np.save(tmp_path / "obj.npy", np.array([[1, None, 1]], dtype=object), allow_pickle=True)
+    cases = {"div0.txt": "not numbers", "nan.npy": "not finite", "obj.npy": "not a numeric .npy",
+             "missing.npy": "readable matrix file"}
+    for name, match in cases.items():
+        with pytest.raises(ValueError, match=match):
+            kadhe(6, 1, None, str(tmp_path / name))
+    with pytest.raises(ValueError, match="finite"):
+        kadhe(3, 0, None, np.array([[1.0, np.inf, 1.0]]))
+
+
 @settings(max_examples=15, deadline=None)
 @given(groups=st.integers(1, 3), s=st.integers(0, 3), m=st.integers(1, 3), seed=st.integers(0, 10 ** 6))
 def test_kadhe_fast_decoder_random(groups, s, m, seed):
