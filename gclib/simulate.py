@@ -202,5 +202,5 @@ def sweep(builders: dict, values, model: ComputeModel, trials: int = 10_000, see
                      "mean_messages": s["mean_messages"], "ci95_messages": s["ci95_messages"],
                      "mean_cluster_messages": s["mean_cluster_messages"],
                      "mean_computations": s["mean_computations"], "mean_volume": s["mean_volume"],
-                     "failed": s["failed"], "closed_form_time": expected_time(code, model)})
+                     "failed": s["failed"], "closed_form_time": expected_time(code, model, comm)})
     return pd.DataFrame(rows)

@@ -169,3 +169,19 @@ def test_group_minima_closed_form():
     m = Exponential(2.0)
     assert expected_max_of_group_minima(m, 1, 3) == pytest.approx(1 / 6)
     assert gclib.stragglers.harmonic(3) == pytest.approx(11 / 6)
+
+
+def test_closed_form_includes_communication_delay():
+    # sweep(comm=...) used to report the compute-only closed form beside a simulated time that includes the delay.
+    m, comm = ShiftedExponential(10, 0.01), Communication(latency=0.5, bandwidth=4.0)
+    code = codes.crc(12, 2)
+    assert expected_time(code, m, comm) == pytest.approx(expected_time(code, m) + 0.5 + 1 / 4)
+    s = simulate(code, m, 20_000, seed=5, comm=comm).summary()
+    assert abs(s["mean_time"] - expected_time(code, m, comm)) < 4 * s["ci95_time"] / 1.96
+    df = sweep({"crc": lambda s: codes.crc(12, s)}, [2], m, trials=500, seed=0, comm=comm)
+    assert df["closed_form_time"].iloc[0] == pytest.approx(expected_time(code, m, comm))
+    # messages of different sizes are shifted by different delays: no closed form
+    from dataclasses import replace
+
+    unequal = replace(code, size=np.r_[np.ones(11), 2.0])
+    assert np.isfinite(expected_time(unequal, m)) and np.isnan(expected_time(unequal, m, comm))
