@@ -201,7 +201,8 @@ def polynomial_code(mask, sender, ready, order, *, points="equispaced", name="rs
     B_exact = None
     perm = point_permutation(N, assign) if isinstance(points, str) else np.arange(N)
     if exact:
-        alpha_q = [rational_points(N, points)[t] for t in perm]
+        rational = rational_points(N, points)
+        alpha_q = [rational[t] for t in perm]
         alpha = np.array([float(a) for a in alpha_q])
         B_exact = exact_encoding_matrix(alpha_q, roots)
         B = np.array(B_exact.tolist(), dtype=float)
