@@ -206,3 +206,18 @@ def test_decoded_gradient_is_the_sum(code, seed):
     idx = np.flatnonzero(mask)
     A = code.decode(idx)
     np.testing.assert_allclose(code.combine(A, code.encode(g)[idx], 5), g.sum(axis=0), atol=1e-7)
+
+
+def test_rules_reject_masks_and_arrivals_of_the_wrong_length():
+    # A mask one entry too long used to be truncated silently (decodable) and a too-long arrival array too.
+    from gclib.codes.mmc import hybrid, with_exact_rule
+
+    for code in [codes.crc(5, 1), hybrid(4, 2, [1, 2]), with_exact_rule(codes.crc(4, 1)),
+                 codes.kadhe(5, 1, 3, [[1, 0, 1, 0, 1], [0, 1, 1, 0, 0], [0, 0, 0, 1, 1]])]:  # BasesRule
+        N = code.n_messages
+        with pytest.raises(ValueError, match=rf"received needs one entry per message .*\({N}\)"):
+            code.rule.decodable(np.ones(N + 1, bool))
+        with pytest.raises(ValueError, match=rf"arrival needs one entry per message .*\({N}\)"):
+            code.rule.completion(np.ones((2, N + 2)))
+        assert code.rule.decodable(np.ones(N, bool))
+        assert np.all(code.rule.completion(np.ones((2, N))) == 1.0)

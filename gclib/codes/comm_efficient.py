@@ -33,7 +33,7 @@ import numpy as np
 
 from .base import DecodingError, GradientCode, check_ns
 from .polynomial import evaluation_points, point_permutation, rational_points
-from .rules import ThresholdRule, threshold
+from .rules import ThresholdRule, check_messages_axis, threshold
 from .tandon import cyclic_support
 
 GENERATORS = ("gaussian", "repetition")
@@ -361,7 +361,7 @@ class BasesRule:
 
     def decodable(self, received: np.ndarray) -> np.ndarray:
         """``(...)`` bool from a ``(..., n_messages)`` received mask."""
-        received = np.asarray(received, dtype=bool)
+        received = check_messages_axis(np.asarray(received, dtype=bool), self._msg_cluster.size, "received")
         out = np.ones(received.shape[:-1], dtype=bool)
         for b in self.bases:
             out &= np.any(np.all(received[..., b], axis=-1), axis=-1)
@@ -369,7 +369,7 @@ class BasesRule:
 
     def cluster_times(self, arrival: np.ndarray) -> np.ndarray:
         """``(trials, n_clusters)`` time each cluster decodes."""
-        arrival = np.asarray(arrival, dtype=float)
+        arrival = check_messages_axis(np.asarray(arrival, dtype=float), self._msg_cluster.size, "arrival")
         return np.stack([arrival[:, b].max(axis=2).min(axis=1) for b in self.bases], axis=1)
 
     def completion(self, arrival: np.ndarray) -> np.ndarray:

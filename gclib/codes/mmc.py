@@ -35,7 +35,7 @@ import numpy as np
 from .base import GradientCode, lstsq_decode
 from .compose import clustered, split_evenly
 from .polynomial import polynomial_code
-from .rules import ThresholdRule, threshold
+from .rules import ThresholdRule, check_messages_axis, threshold
 from .tandon import crc, cyclic_support
 
 
@@ -263,7 +263,7 @@ class FullOrThreshold:
 
     def decodable(self, received: np.ndarray) -> np.ndarray:
         """``received``: ``(..., n_messages)`` bool mask -> ``(...)`` bool."""
-        received = np.asarray(received, dtype=bool)
+        received = check_messages_axis(np.asarray(received, dtype=bool), self.msg_cluster.size, "received")
         ok = np.ones(received.shape[:-1], dtype=bool)
         for c in range(self.n_clusters):
             inc = self.msg_cluster == c
@@ -275,7 +275,7 @@ class FullOrThreshold:
 
     def cluster_times(self, arrival: np.ndarray) -> np.ndarray:
         """``arrival``: ``(trials, n_messages)`` -> ``(trials, n_clusters)`` decoding time of every cluster."""
-        arrival = np.asarray(arrival, dtype=float)
+        arrival = check_messages_axis(np.asarray(arrival, dtype=float), self.msg_cluster.size, "arrival")
         out = np.full((arrival.shape[0], self.n_clusters), np.inf)
         for c in range(self.n_clusters):
             inc = self.msg_cluster == c
@@ -439,7 +439,7 @@ class SpanRule:
         return bool(np.linalg.norm(resid) <= 1e-7 * np.linalg.norm(T))
 
     def decodable(self, received: np.ndarray) -> np.ndarray:
-        received = np.asarray(received, dtype=bool)
+        received = check_messages_axis(np.asarray(received, dtype=bool), self.msg_cluster.size, "received")
         flat = received.reshape(-1, received.shape[-1])
         out = np.array([all(self._ok(c, np.flatnonzero(row & (self.msg_cluster == c)))
                             for c in range(self.n_clusters)) for row in flat])
@@ -449,7 +449,7 @@ class SpanRule:
         return out
 
     def cluster_times(self, arrival: np.ndarray) -> np.ndarray:
-        arrival = np.asarray(arrival, dtype=float)
+        arrival = check_messages_axis(np.asarray(arrival, dtype=float), self.msg_cluster.size, "arrival")
         out = np.full((arrival.shape[0], self.n_clusters), np.inf)
         for c in range(self.n_clusters):
             idx = np.flatnonzero(self.msg_cluster == c)
