@@ -221,3 +221,10 @@ def test_rules_reject_masks_and_arrivals_of_the_wrong_length():
             code.rule.completion(np.ones((2, N + 2)))
         assert code.rule.decodable(np.ones(N, bool))
         assert np.all(code.rule.completion(np.ones((2, N))) == 1.0)
+
+
+def test_generator_seed_is_not_stored_in_params():
+    # crc recorded seed=None for a Generator, partial_stragglers stored the Generator object itself.
+    for make in (lambda g: codes.crc(4, 1, g), lambda g: codes.partial_stragglers(4, 1, 3, g)):
+        assert make(np.random.default_rng(0)).summary()["seed"] is None
+        assert make(7).summary()["seed"] == 7
