@@ -218,15 +218,21 @@ class GradientCode:
             A = self.decoder(self, idx)
         else:
             A = lstsq_decode(self, idx)
-        c = decoding_amplification(self.B[idx], A, self.target) if idx.size else np.inf
+        # The amplification is only needed for the warning or the error hint: computed lazily, so that
+        # decode(..., warn=False) on the runtime's hot path does not pay for it.
+        def amplification() -> float:
+            return decoding_amplification(self.B[idx], A, self.target) if idx.size else np.inf
+
         if check and self.exact:
             resid = np.abs(A @ self.B[idx] - self.target).max() if idx.size else np.inf
             if not resid <= 1e-6 * max(1.0, np.abs(A).max()):
+                c = amplification()
                 hint = (f"; its condition number {c:.2e} exceeds {COND_WARN:.0e}, so the set may decode in "
                         f"exact arithmetic but not in floating point" if idx.size and c > COND_WARN else "")
                 raise DecodingError(f"messages {idx.tolist()} of code '{self.name}' do not determine the "
                                     f"gradient (residual {resid:.2e}){hint}")
         if warn and idx.size:
+            c = amplification()
             if c > COND_WARN:
                 warnings.warn(f"decoding system of '{self.name}' has condition number {c:.2e} (error "
                               f"amplification, see decoding_amplification); the decoded gradient may be "
