@@ -17,13 +17,7 @@ from gclib.simulate import Communication, simulate
 from gclib.stragglers import ShiftedExponential
 from gclib.symbolic import check_rule, verify
 
-
-def _roundtrip(code, stragglers, rng, length=11):
-    g = rng.standard_normal((code.n_parts, length))
-    msgs = code.encode(g)
-    idx = code.surviving(stragglers)
-    A = code.decode(idx)
-    return code.combine(A, msgs[idx], length), g.sum(axis=0)
+from code_helpers import roundtrip
 
 
 # ------------------------------------------------------------------------------------------ Ye and Abbe
@@ -49,7 +43,7 @@ def test_ye_abbe_fast_decoder_every_pattern(points):
     code = ye_abbe(8, 2, 3, points)
     rng = np.random.default_rng(0)
     for stg in combinations(range(8), 2):
-        est, true = _roundtrip(code, stg, rng)
+        est, true = roundtrip(code, stg, rng, length=11)
         assert np.allclose(est, true, atol=1e-8)
     if points == "roots-of-unity":
         assert np.allclose(code.size, 2 / 3)
@@ -161,7 +155,7 @@ def test_kadhe_fast_decoder_random(groups, s, m, seed):
     code = kadhe(groups * d, s, m, "gaussian", seed)
     rng = np.random.default_rng(seed)
     stg = rng.choice(code.n_workers, size=s, replace=False)
-    est, true = _roundtrip(code, stg, rng)
+    est, true = roundtrip(code, stg, rng, length=11)
     assert np.allclose(est, true, atol=1e-7)
     # and the best case: m workers of every group suffice
     keep = [q * d + t for q in range(groups) for t in range(m)]
@@ -251,7 +245,7 @@ def test_ye_abbe_random_against_oracle(n, s, m, seed, points):
         return
     code = ye_abbe(n, s, m, points)
     rng = np.random.default_rng(seed)
-    est, true = _roundtrip(code, rng.choice(n, size=s, replace=False), rng)
+    est, true = roundtrip(code, rng.choice(n, size=s, replace=False), rng, length=11)
     assert np.allclose(est, true, atol=1e-8)
     for _ in range(5):  # the threshold rule agrees with the span test on random received sets
         mask = rng.random(n) < rng.random()

@@ -12,13 +12,7 @@ from gclib.codes.polynomial import (golden_stride, leading_coefficient_weights, 
 from gclib.codes.tandon import cyclic_support
 from gclib.symbolic import check_rule, verify
 
-
-def _roundtrip(code, rng, stragglers, length=7):
-    g = rng.standard_normal((code.n_parts, length))
-    msgs = code.encode(g)
-    idx = code.surviving(stragglers)
-    A = code.decode(idx)
-    return code.combine(A, msgs[idx], length), g.sum(axis=0)
+from code_helpers import roundtrip
 
 
 def test_hand_computed_n3_s1_equispaced():
@@ -65,7 +59,7 @@ def test_decoder_matches_oracle_every_pattern(points, assign):
     code = rs(8, 3, points, assign=assign)
     rng = np.random.default_rng(1)
     for st in combinations(range(8), 3):
-        est, true = _roundtrip(code, rng, st)
+        est, true = roundtrip(code, st, rng)
         assert np.allclose(est, true, atol=1e-9)
     # fewer than n - s workers never decode (the oracle agrees with the threshold rule)
     for st in [(0, 1, 2, 3), (1, 3, 5, 7)]:
