@@ -22,13 +22,15 @@ from .codes.base import GradientCode
 def exact_matrix(code: GradientCode) -> sp.Matrix:
     """The code's encoding matrix in exact arithmetic.
 
-    Uses ``code.B_exact`` when the construction provides it; an integer-valued float ``B`` is taken as exact.
-    Raises ValueError otherwise (build the code with ``exact=True`` or rational points).
+    Uses ``code.B_exact`` when the construction provides it; an integer-valued float ``B`` is taken as exact
+    when its entries are at most ``2**53`` in magnitude (beyond that a float is only a rounded integer, and the
+    "proof" would be about a different matrix). Raises ValueError otherwise (build the code with ``exact=True`` or
+    rational points).
     """
     if code.B_exact is not None:
         return sp.Matrix(code.B_exact)
     B = code.B
-    if not np.iscomplexobj(B) and np.all(B == np.round(B)):
+    if not np.iscomplexobj(B) and np.all(B == np.round(B)) and np.all(np.abs(B) <= 2.0 ** 53):
         return sp.Matrix(B.astype(np.int64).tolist())
     raise ValueError(f"code '{code.name}' has no exact form: build it with exact=True (or rational points) "
                      f"to verify it exactly")

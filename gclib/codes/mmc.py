@@ -160,8 +160,9 @@ def uncorrelated(K: int, r: int, orders, *, points="chebyshev", name: str = "gc-
         K: workers (= parts). r: parts per worker. orders: distinct orders in ``[1, r]`` (sequence or ``"6,8,10"``).
         points: evaluation points of the polynomial code (``"chebyshev"``, ..., or ``K l`` distinct numbers;
             integer points give an integer ``B`` that :mod:`gclib.symbolic` verifies exactly).
-        exact: use the integer points ``-N//2 .. N - N//2 - 1`` (``N = K l``) whatever ``points`` says, so that
-            ``B`` is an exact integer matrix (small codes only: the entries grow like ``N^h``).
+        exact: use the integer points ``-N//2 .. N - N//2 - 1`` (``N = K l``) whatever ``points`` says and attach
+            the exact integer matrix ``B_exact`` (the float ``B`` is exact only while the entries, which grow like
+            ``N^h``, stay below ``2**53``).
     Returns:
         A code with ``K l`` messages, any ``K l - sum(orders) + 1`` of which decode.
     """
@@ -175,7 +176,7 @@ def uncorrelated(K: int, r: int, orders, *, points="chebyshev", name: str = "gc-
         points = np.arange(K * l) - (K * l) // 2
     code = polynomial_code(mask, sender, ready, cyclic_support(K, r - 1), points=points, name=name,
                            stragglers=(sum(orders) - 1) // l,
-                           params={"K": K, "r": r, "orders": list(orders), "threshold": t})
+                           params={"K": K, "r": r, "orders": list(orders), "threshold": t}, exact=exact)
     if code.n_messages != K * l or int(code.rule.thresholds[0]) != t:  # pragma: no cover - construction invariant
         raise AssertionError(f"uncorrelated design: threshold {code.rule.thresholds[0]} != K l - sum(m) + 1 = {t}")
     return code
