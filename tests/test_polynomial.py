@@ -142,3 +142,16 @@ def test_bad_parameters():
     with pytest.raises(ValueError, match="stragglers"):
         rs(5, 5)
     assert cyclic_support(4, 1)[3] == (3, 0)
+
+
+def test_polynomial_code_checks_mask_and_sender():
+    # These used to fail with IndexError / an unpacking error inside the construction.
+    mask = np.eye(3, dtype=int) + np.roll(np.eye(3, dtype=int), 1, axis=1)
+    order = [(0, 1), (1, 2), (2, 0)]
+    with pytest.raises(ValueError, match=r"sender must hold one worker id in \[0, 3\) per mask row \(3\)"):
+        polynomial_code(mask, [0, 1], [2, 2, 2], order)
+    with pytest.raises(ValueError, match=r"got \[0, 1, 5\]"):
+        polynomial_code(mask, [0, 1, 5], [2, 2, 2], order)
+    with pytest.raises(ValueError, match=r"mask must be a non-empty \(N, k\)"):
+        polynomial_code(np.ones(3), [0, 1, 2], [2, 2, 2], order)
+    assert polynomial_code(mask, [0, 1, 2], [2, 2, 2], order).is_decodable([0, 1])
