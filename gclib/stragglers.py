@@ -129,8 +129,11 @@ class Persistent(ComputeModel):
             raise ValueError("base must be a compute-time model")
         if self.workers is not None:
             self.workers = [int(w) for w in self.workers]
-        if not isinstance(self.count, (int, np.integer)) or self.count < 0:
+        if not isinstance(self.count, (int, np.integer)) or isinstance(self.count, bool) or self.count < 0:
             raise ValueError(f"count must be a non-negative integer, got {self.count!r}")
+        if self.workers is not None and self.count:
+            raise ValueError(f"give either workers (fixed ids, got {self.workers}) or count (random per trial, got "
+                             f"{self.count}), not both: the random ones could fall on the fixed ones")
 
     @property
     def per_task(self):

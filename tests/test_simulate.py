@@ -185,3 +185,13 @@ def test_closed_form_includes_communication_delay():
 
     unequal = replace(code, size=np.r_[np.ones(11), 2.0])
     assert np.isfinite(expected_time(unequal, m)) and np.isnan(expected_time(unequal, m, comm))
+
+
+def test_persistent_takes_workers_or_count_not_both():
+    # Both used to be accepted; the random count then often re-killed a fixed worker (fewer dead than asked).
+    with pytest.raises(ValueError, match="either workers .* or count"):
+        Persistent(Exponential(), count=1, workers=[0])
+    with pytest.raises(ValueError, match="count must be a non-negative integer, got True"):
+        Persistent(Exponential(), count=True)
+    t = Persistent(Exponential(), workers=[0]).sample(np.random.default_rng(0), 3, 4, 1)
+    assert np.isinf(t[:, 0]).all() and np.isfinite(t[:, 1:]).all()
