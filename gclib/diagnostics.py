@@ -76,8 +76,8 @@ def worst_case(code: GradientCode, stragglers: int | None = None, *, max_pattern
     """
     s = code.stragglers if stragglers is None else stragglers
     n = code.n_workers
-    if not 0 <= s < n:
-        raise ValueError(f"stragglers must lie in [0, {n - 1}], got {s}")
+    if not isinstance(s, (int, np.integer)) or isinstance(s, bool) or not 0 <= s < n:
+        raise ValueError(f"stragglers must be an integer in [0, {n - 1}], got {s!r}")
     rng = np.random.default_rng(seed)
     total = comb(n, s)
     if total <= max_patterns:

@@ -104,14 +104,14 @@ def verify(code: GradientCode, *, stragglers: Optional[int] = None, messages: Op
     T = exact_target(code)
     n = code.n_workers
     if messages is not None:
-        if not 1 <= messages <= code.n_messages:
+        if not _is_int(messages) or not 1 <= messages <= code.n_messages:
             raise ValueError(f"messages must lie in [1, {code.n_messages}], got {messages}")
         patterns = combinations(range(code.n_messages), messages)
         total = _ncr(code.n_messages, messages)
         kind = "messages"
     else:
         s = code.stragglers if stragglers is None else stragglers
-        if not 0 <= s < n:
+        if not _is_int(s) or not 0 <= s < n:
             raise ValueError(f"stragglers must lie in [0, {n - 1}], got {s}")
         patterns = combinations(range(n), s)
         total = _ncr(n, s)
@@ -180,6 +180,10 @@ def latex(M) -> str:
     if isinstance(M, np.ndarray):
         M = sp.Matrix(M.tolist())
     return sp.latex(sp.Matrix(M), mat_delim="[")
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
 
 
 def _ncr(n, k):
