@@ -154,8 +154,9 @@ def evaluate(cands: list, model: ComputeModel, K: int, trials: int = 10_000, see
     half the memory traffic of float64) before the rules run; the same seed gives the same numbers.
 
     Returns:
-        one row per candidate: ``family, label, params, mean_time, ci95_time, mean_messages, ci95_messages,
-        mean_cluster_messages, ci95_cluster_messages, mean_computations, failed``.
+        one row per candidate: ``family, label, params, failed, mean_time, ci95_time, mean_messages,
+        ci95_messages, mean_cluster_messages, ci95_cluster_messages, mean_computations, ci95_computations``
+        (means over the trials that complete).
     """
     if not isinstance(trials, (int, np.integer)) or trials < 1:
         raise ValueError(f"trials must be a positive integer, got {trials!r}")
