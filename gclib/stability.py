@@ -228,8 +228,9 @@ def study(configs, *, max_patterns: int = 100, seed=0, length: int = 32, progres
 
 
 def usable_limit(df, *, tol: float = 1e-6, column: str = "worst_error64"):
-    """Per label (over all its ``s``): the largest ``n`` at which ``column`` stays below ``tol`` and the smallest
-    ``n`` at which it does not (NaN if none).
+    """Per label (over all its ``s``): the largest ``n`` of a configuration whose ``column`` is below ``tol``, and
+    the smallest ``n`` of one whose ``column`` is not (NaN if none). Despite its name, ``largest_n_all_ok`` does
+    not require every ``s`` at that ``n`` to be below ``tol``; read it with ``smallest_n_failing``.
 
     Returns a ``pandas.DataFrame`` with ``label, largest_n_all_ok, smallest_n_failing``.
     """
