@@ -228,3 +228,14 @@ def test_generator_seed_is_not_stored_in_params():
     for make in (lambda g: codes.crc(4, 1, g), lambda g: codes.partial_stragglers(4, 1, 3, g)):
         assert make(np.random.default_rng(0)).summary()["seed"] is None
         assert make(7).summary()["seed"] == 7
+
+
+def test_data_model_checks_message_sizes():
+    # A scalar or short size used to be accepted and broke (or broadcast in) the simulator's volume accounting.
+    from dataclasses import replace
+
+    code = codes.crc(4, 1)
+    for bad in (1.0, [1.0, 1.0], [1.0, 1.0, 1.0, -1.0], [1.0, 1.0, 1.0, np.nan]):
+        with pytest.raises(ValueError, match=r"size must hold one non-negative message size per message \(4\)"):
+            replace(code, size=bad)
+    assert replace(code, size=[1, 2, 1, 2]).size.tolist() == [1.0, 2.0, 1.0, 2.0]

@@ -123,6 +123,9 @@ class GradientCode:
                                  f"{ready[j]} steps (order {order[w]})")
         size = (np.full(n_msg, (2.0 if np.iscomplexobj(B) else 1.0) / self.n_pieces)
                 if self.size is None else np.asarray(self.size, dtype=float))
+        if size.shape != (n_msg,) or not np.all(np.isfinite(size) & (size >= 0)):
+            raise ValueError(f"size must hold one non-negative message size per message ({n_msg}), got "
+                             f"{np.asarray(size).tolist()}")
         object.__setattr__(self, "B", B)
         object.__setattr__(self, "order", order)
         object.__setattr__(self, "sender", sender)
