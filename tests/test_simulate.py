@@ -195,3 +195,15 @@ def test_persistent_takes_workers_or_count_not_both():
         Persistent(Exponential(), count=True)
     t = Persistent(Exponential(), workers=[0]).sample(np.random.default_rng(0), 3, 4, 1)
     assert np.isinf(t[:, 0]).all() and np.isfinite(t[:, 1:]).all()
+
+
+def test_trace_rejects_nan_and_empty_durations():
+    # A NaN duration used to pass the check (NaN < 0 is False) and poisoned every arrival time of its worker.
+    times = np.ones((2, 3, 2))
+    times[0, 1, 0] = np.nan
+    with pytest.raises(ValueError, match="NaN or negative"):
+        Trace(times)
+    with pytest.raises(ValueError, match="non-empty"):
+        Trace(np.ones((0, 3, 2)))
+    times[0, 1, 0] = np.inf  # a task that never finishes is allowed
+    assert np.isinf(Trace(times).sample(None, 2, 3, 2)[0, 1]).all()
