@@ -239,3 +239,13 @@ def test_data_model_checks_message_sizes():
         with pytest.raises(ValueError, match=r"size must hold one non-negative message size per message \(4\)"):
             replace(code, size=bad)
     assert replace(code, size=[1, 2, 1, 2]).size.tolist() == [1.0, 2.0, 1.0, 2.0]
+
+
+def test_scheme_build_none_means_default():
+    # clusters=None used to raise "needs --clusters" although clusters defaults to 1.
+    from gclib import schemes
+
+    code = schemes.build("gc", workers=8, load=2, clusters=None, seed=None, exact=None)
+    assert code.n_workers == 8 and code.load == 2 and code.rule.n_clusters == 1
+    with pytest.raises(ValueError, match="needs --workers"):
+        schemes.build("gc", workers=None, load=2)
