@@ -139,10 +139,11 @@ def fast_chunk(code: GradientCode, finish: np.ndarray) -> dict:
     arr = finish[:, code.sender, code.ready - 1]
     cluster_t = _threshold_cluster_times(code.rule, arr)
     t = cluster_t.max(axis=1)
-    got = arr <= t[:, None]
-    got_c = arr <= cluster_t[:, code.rule.msg_cluster]
+    arrived = np.isfinite(arr)  # inf <= inf: never-arriving messages must not count in never-decoding trials
+    got = (arr <= t[:, None]) & arrived
+    got_c = (arr <= cluster_t[:, code.rule.msg_cluster]) & arrived
     return {"time": t.astype(float), "messages": got.sum(axis=1), "cluster_messages": got_c.sum(axis=1),
-            "computations": (finish <= t[:, None, None]).sum(axis=(1, 2)),
+            "computations": ((finish <= t[:, None, None]) & np.isfinite(finish)).sum(axis=(1, 2)),
             "volume": got.astype(float) @ code.size}
 
 

@@ -207,3 +207,18 @@ def test_trace_rejects_nan_and_empty_durations():
         Trace(np.ones((0, 3, 2)))
     times[0, 1, 0] = np.inf  # a task that never finishes is allowed
     assert np.isinf(Trace(times).sample(None, 2, 3, 2)[0, 1]).all()
+
+
+def test_never_decoding_trials_do_not_count_messages_that_never_arrive():
+    # With t = inf, arrival inf <= t was True: the 2 dead workers' messages, their volume and their never-computed
+    # tasks were counted as received/computed in every failed trial.
+    from gclib import design
+
+    code = codes.crc(6, 1)
+    model = Persistent(ShiftedExponential(), count=2)
+    res = simulate(code, model, 50, seed=0)
+    assert np.isinf(res.time).all()
+    assert (res.messages == 4).all() and (res.volume == 4.0).all() and (res.computations == 4 * 2).all()
+    finish = model.sample(np.random.default_rng(1), 50, 6, 2)
+    fast = design.fast_chunk(code, finish)
+    assert (fast["messages"] == 4).all() and (fast["computations"] == 8).all()
