@@ -249,3 +249,15 @@ def test_scheme_build_none_means_default():
     assert code.n_workers == 8 and code.load == 2 and code.rule.n_clusters == 1
     with pytest.raises(ValueError, match="needs --workers"):
         schemes.build("gc", workers=None, load=2)
+
+
+def test_frc_decoder_does_not_depend_on_the_rule():
+    # The FRC decoder read the groups from code.rule.msg_class, so with_exact_rule(frc(...)) failed to decode
+    # with an AttributeError.
+    from gclib.codes.mmc import with_exact_rule
+
+    for code in (codes.frc(6, 2), with_exact_rule(codes.frc(6, 2))):
+        A = code.decode([0, 4])
+        np.testing.assert_allclose(A @ code.B[[0, 4]], code.target)
+        with pytest.raises(DecodingError, match=r"no message from groups \[1\]"):
+            code.decode([0, 1])
