@@ -139,10 +139,11 @@ def fast_chunk(code: GradientCode, finish: np.ndarray) -> dict:
     arr = finish[:, code.sender, code.ready - 1]
     cluster_t = _threshold_cluster_times(code.rule, arr)
     t = cluster_t.max(axis=1)
-    got = arr <= t[:, None]
-    got_c = arr <= cluster_t[:, code.rule.msg_cluster]
+    arrived = np.isfinite(arr)  # inf <= inf: never-arriving messages must not count in never-decoding trials
+    got = (arr <= t[:, None]) & arrived
+    got_c = (arr <= cluster_t[:, code.rule.msg_cluster]) & arrived
     return {"time": t.astype(float), "messages": got.sum(axis=1), "cluster_messages": got_c.sum(axis=1),
-            "computations": (finish <= t[:, None, None]).sum(axis=(1, 2)),
+            "computations": ((finish <= t[:, None, None]) & np.isfinite(finish)).sum(axis=(1, 2)),
             "volume": got.astype(float) @ code.size}
 
 
@@ -154,8 +155,9 @@ def evaluate(cands: list, model: ComputeModel, K: int, trials: int = 10_000, see
     half the memory traffic of float64) before the rules run; the same seed gives the same numbers.
 
     Returns:
-        one row per candidate: ``family, label, params, mean_time, ci95_time, mean_messages, ci95_messages,
-        mean_cluster_messages, ci95_cluster_messages, mean_computations, failed``.
+        one row per candidate: ``family, label, params, failed, mean_time, ci95_time, mean_messages,
+        ci95_messages, mean_cluster_messages, ci95_cluster_messages, mean_computations, ci95_computations``
+        (means over the trials that complete).
     """
     if not isinstance(trials, (int, np.integer)) or trials < 1:
         raise ValueError(f"trials must be a positive integer, got {trials!r}")

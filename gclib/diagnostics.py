@@ -9,7 +9,7 @@ from math import comb
 import numpy as np
 
 from .codes.base import (DecodingError, GradientCode, IllConditionedWarning, condition_number,
-                         decoding_amplification)
+                         decoding_amplification, split_pieces)
 
 
 @dataclass
@@ -47,18 +47,12 @@ def pattern(code: GradientCode, stragglers, *, length: int = 64, dtype=np.float6
     g = rng.standard_normal((code.n_parts, length))
     cdt = np.complex64 if dtype == np.float32 else np.complex128
     work = cdt if np.iscomplexobj(code.B) else dtype
-    msgs = (code.B.astype(work) @ _pieces(g, code.n_pieces).astype(work))[idx]
+    msgs = (code.B.astype(work) @ split_pieces(g, code.n_pieces).astype(work))[idx]
     est = code.combine(A.astype(work), msgs, length)
     true = g.sum(axis=0)
     err = float(np.linalg.norm(est - true) / np.linalg.norm(true))
     amp = decoding_amplification(BR, A, code.target)
     return PatternDiagnostics(stragglers, cond, residual, err, amp)
-
-
-def _pieces(g, m):
-    from .codes.base import split_pieces
-
-    return split_pieces(g, m)
 
 
 def worst_case(code: GradientCode, stragglers: int | None = None, *, max_patterns: int = 2000, seed=0,
@@ -76,8 +70,8 @@ def worst_case(code: GradientCode, stragglers: int | None = None, *, max_pattern
     """
     s = code.stragglers if stragglers is None else stragglers
     n = code.n_workers
-    if not 0 <= s < n:
-        raise ValueError(f"stragglers must lie in [0, {n - 1}], got {s}")
+    if not isinstance(s, (int, np.integer)) or isinstance(s, bool) or not 0 <= s < n:
+        raise ValueError(f"stragglers must be an integer in [0, {n - 1}], got {s!r}")
     rng = np.random.default_rng(seed)
     total = comb(n, s)
     if total <= max_patterns:

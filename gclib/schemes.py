@@ -45,13 +45,16 @@ def register(name: str, paper: str, params: tuple, help: str):
 
 
 def build(name: str, **kw) -> GradientCode:
-    """Build scheme ``name`` from keyword parameters (extra keys are ignored; missing required ones raise)."""
+    """Build scheme ``name`` from keyword parameters (extra keys are ignored; a missing or ``None`` parameter
+    takes its default from :data:`PARAMS`, and raises if it has none)."""
     if name not in SCHEMES:
         raise ValueError(f"scheme must be one of {sorted(SCHEMES)}, got {name!r}")
     sch = SCHEMES[name]
     args = {}
     for p in sch.params:
-        v = kw.get(p, PARAMS[p][1])
+        v = kw.get(p)
+        if v is None:
+            v = PARAMS[p][1]
         if v is None:
             raise ValueError(f"scheme '{name}' needs --{p} ({PARAMS[p][2]})")
         args[p] = v

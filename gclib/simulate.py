@@ -124,12 +124,14 @@ def simulate_chunk(code: GradientCode, finish: np.ndarray, comm: Communication |
     arr = arrival_times(code, finish, comm)
     cluster_t = code.rule.cluster_times(arr)
     t = cluster_t.max(axis=1)
-    got = arr <= t[:, None]
+    # In a trial that never decodes (t = inf) a message or task that never happens (inf) is not counted: inf <= inf.
+    arrived = np.isfinite(arr)
+    got = (arr <= t[:, None]) & arrived
     msg_cluster = code.rule.msg_cluster
-    got_c = arr <= cluster_t[:, msg_cluster]
+    got_c = (arr <= cluster_t[:, msg_cluster]) & arrived
     lengths = np.array([len(o) for o in code.order])
     valid = np.arange(finish.shape[2])[None, :] < lengths[:, None]
-    computed = (finish <= t[:, None, None]) & valid[None]
+    computed = (finish <= t[:, None, None]) & valid[None] & np.isfinite(finish)
     return {"time": t, "messages": got.sum(axis=1), "cluster_messages": got_c.sum(axis=1),
             "computations": computed.sum(axis=(1, 2)), "volume": got.astype(float) @ code.size}
 
@@ -202,5 +204,5 @@ def sweep(builders: dict, values, model: ComputeModel, trials: int = 10_000, see
                      "mean_messages": s["mean_messages"], "ci95_messages": s["ci95_messages"],
                      "mean_cluster_messages": s["mean_cluster_messages"],
                      "mean_computations": s["mean_computations"], "mean_volume": s["mean_volume"],
-                     "failed": s["failed"], "closed_form_time": expected_time(code, model)})
+                     "failed": s["failed"], "closed_form_time": expected_time(code, model, comm)})
     return pd.DataFrame(rows)

@@ -129,8 +129,9 @@ def measure(code: GradientCode, stragglers: int | None = None, *, max_patterns: 
     """Worst and median condition number and relative decoding error (float64 and float32) over patterns.
 
     Returns:
-        dict with ``worst_kappa, median_kappa, worst_cond, median_cond, worst_error64, median_error64, worst_error32, median_error32,
-        failed`` (patterns the decoder refused), ``patterns``, ``enumerated``, ``worst_pattern``.
+        dict with ``worst_kappa, median_kappa, worst_cond, median_cond, worst_error64, median_error64,
+        worst_error32, median_error32, failed`` (patterns the decoder refused), ``patterns``, ``enumerated``,
+        ``worst_pattern`` (the pattern of the worst float64 error).
     """
     s = code.stragglers if stragglers is None else stragglers
     rng = np.random.default_rng(seed)
@@ -227,9 +228,11 @@ def study(configs, *, max_patterns: int = 100, seed=0, length: int = 32, progres
 
 
 def usable_limit(df, *, tol: float = 1e-6, column: str = "worst_error64"):
-    """Per label and ``s/n`` regime: the largest ``n`` at which ``column`` stays below ``tol`` (NaN if never).
+    """Per label (over all its ``s``): the largest ``n`` of a configuration whose ``column`` is below ``tol``, and
+    the smallest ``n`` of one whose ``column`` is not (NaN if none). Despite its name, ``largest_n_all_ok`` does
+    not require every ``s`` at that ``n`` to be below ``tol``; read it with ``smallest_n_failing``.
 
-    Returns a ``pandas.DataFrame`` with ``label, max_usable_n`` over all configurations of the study.
+    Returns a ``pandas.DataFrame`` with ``label, largest_n_all_ok, smallest_n_failing``.
     """
     import pandas as pd
 

@@ -129,8 +129,11 @@ class Persistent(ComputeModel):
             raise ValueError("base must be a compute-time model")
         if self.workers is not None:
             self.workers = [int(w) for w in self.workers]
-        if not isinstance(self.count, (int, np.integer)) or self.count < 0:
+        if not isinstance(self.count, (int, np.integer)) or isinstance(self.count, bool) or self.count < 0:
             raise ValueError(f"count must be a non-negative integer, got {self.count!r}")
+        if self.workers is not None and self.count:
+            raise ValueError(f"give either workers (fixed ids, got {self.workers}) or count (random per trial, got "
+                             f"{self.count}), not both: the random ones could fall on the fixed ones")
 
     @property
     def per_task(self):
@@ -166,8 +169,10 @@ class Trace(ComputeModel):
 
     def __post_init__(self):
         self.times = np.asarray(self.times, dtype=float)
-        if self.times.ndim != 3 or np.any(self.times < 0):
-            raise ValueError("times must be a (iterations, workers, n_tasks) array of non-negative durations")
+        if self.times.ndim != 3 or self.times.size == 0 or not np.all(self.times >= 0):  # NaN fails >= 0 too
+            raise ValueError(f"times must be a non-empty (iterations, workers, n_tasks) array of non-negative "
+                             f"durations (inf for a task that never finishes), got shape {self.times.shape}"
+                             + (" with NaN or negative entries" if self.times.size else ""))
 
     def sample(self, rng, trials, workers, n_tasks):
         it, w, k = self.times.shape

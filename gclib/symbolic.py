@@ -22,13 +22,15 @@ from .codes.base import GradientCode
 def exact_matrix(code: GradientCode) -> sp.Matrix:
     """The code's encoding matrix in exact arithmetic.
 
-    Uses ``code.B_exact`` when the construction provides it; an integer-valued float ``B`` is taken as exact.
-    Raises ValueError otherwise (build the code with ``exact=True`` or rational points).
+    Uses ``code.B_exact`` when the construction provides it; an integer-valued float ``B`` is taken as exact
+    when its entries are at most ``2**53`` in magnitude (beyond that a float is only a rounded integer, and the
+    "proof" would be about a different matrix). Raises ValueError otherwise (build the code with ``exact=True`` or
+    rational points).
     """
     if code.B_exact is not None:
         return sp.Matrix(code.B_exact)
     B = code.B
-    if not np.iscomplexobj(B) and np.all(B == np.round(B)):
+    if not np.iscomplexobj(B) and np.all(B == np.round(B)) and np.all(np.abs(B) <= 2.0 ** 53):
         return sp.Matrix(B.astype(np.int64).tolist())
     raise ValueError(f"code '{code.name}' has no exact form: build it with exact=True (or rational points) "
                      f"to verify it exactly")
@@ -102,14 +104,14 @@ def verify(code: GradientCode, *, stragglers: Optional[int] = None, messages: Op
     T = exact_target(code)
     n = code.n_workers
     if messages is not None:
-        if not 1 <= messages <= code.n_messages:
+        if not _is_int(messages) or not 1 <= messages <= code.n_messages:
             raise ValueError(f"messages must lie in [1, {code.n_messages}], got {messages}")
         patterns = combinations(range(code.n_messages), messages)
         total = _ncr(code.n_messages, messages)
         kind = "messages"
     else:
         s = code.stragglers if stragglers is None else stragglers
-        if not 0 <= s < n:
+        if not _is_int(s) or not 0 <= s < n:
             raise ValueError(f"stragglers must lie in [0, {n - 1}], got {s}")
         patterns = combinations(range(n), s)
         total = _ncr(n, s)
@@ -178,6 +180,10 @@ def latex(M) -> str:
     if isinstance(M, np.ndarray):
         M = sp.Matrix(M.tolist())
     return sp.latex(sp.Matrix(M), mat_delim="[")
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
 
 
 def _ncr(n, k):

@@ -15,9 +15,22 @@ from .codes.rules import ThresholdRule
 from .stragglers import ComputeModel, expected_max_of_group_minima, expected_order_statistic
 
 
-def expected_time(code: GradientCode, model: ComputeModel) -> float:
+def expected_time(code: GradientCode, model: ComputeModel, comm=None) -> float:
     """Closed-form expected completion time, or ``nan`` where none applies (multi-message codes, per-task
-    models, unequal loads, unequal groups)."""
+    models, unequal loads, unequal groups).
+
+    ``comm`` (a :class:`gclib.simulate.Communication`) adds its delay when every message has the same size (then
+    every arrival is shifted by the same amount, and so is the completion time); ``nan`` otherwise."""
+    t = _expected_compute_time(code, model)
+    if comm is None or not np.isfinite(t):
+        return t
+    size = np.asarray(code.size, dtype=float)
+    if size.size == 0 or np.any(size != size[0]):
+        return np.nan
+    return t + float(comm.delay(size[0]))
+
+
+def _expected_compute_time(code: GradientCode, model: ComputeModel) -> float:
     rule = code.rule
     if getattr(model, "per_task", True) or not isinstance(rule, ThresholdRule):
         return np.nan

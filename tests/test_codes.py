@@ -120,6 +120,18 @@ def test_bad_parameters_raise_value_error(make):
     assert any(w in str(e.value) for w in ("workers", "stragglers", "pieces"))
 
 
+@pytest.mark.parametrize("make,match", [
+    (lambda: codes.crc_matrix(3, 5), r"stragglers must be at most 2 for 3 workers, got 5"),
+    (lambda: codes.crc_matrix(4, -1), r"stragglers must be a non-negative integer, got -1"),
+    (lambda: codes.crc(5, True), r"stragglers must be a non-negative integer, got True"),
+    (lambda: codes.uncoded(True), r"workers must be a positive integer, got True"),
+])
+def test_crc_matrix_and_bools_are_validated(make, match):
+    # crc_matrix used to fail with LinAlgError / numpy errors; bools passed as sizes with a TypeError.
+    with pytest.raises(ValueError, match=match):
+        make()
+
+
 def test_frc_error_names_divisibility():
     with pytest.raises(ValueError, match="divisible"):
         codes.frc(10, 3)
@@ -133,6 +145,18 @@ def test_received_set_from_outside_the_code():
         code.decode([0, 0, 1, 2])
     with pytest.raises(ValueError, match="workers must lie"):
         code.surviving([9])
+
+
+def test_non_integer_ids_raise_instead_of_truncating():
+    # 1.5 used to be truncated to 1 silently (a different received set than the caller meant).
+    code = codes.crc(5, 1)
+    with pytest.raises(ValueError, match=r"received must be integer .* got \[0.5, 1.7, 2.0, 3.0\]"):
+        code.decode([0.5, 1.7, 2, 3])
+    with pytest.raises(ValueError, match=r"workers must be integer worker ids, got \[1.5\]"):
+        code.surviving([1.5])
+    # integral floats are still accepted as ids
+    assert code.surviving([1.0]).tolist() == [0, 2, 3, 4]
+    assert code.decode([0.0, 1.0, 2.0, 3.0]).shape == (1, 4)
 
 
 def test_data_model_rejects_messages_using_uncomputed_parts():
@@ -182,3 +206,58 @@ def test_decoded_gradient_is_the_sum(code, seed):
     idx = np.flatnonzero(mask)
     A = code.decode(idx)
     np.testing.assert_allclose(code.combine(A, code.encode(g)[idx], 5), g.sum(axis=0), atol=1e-7)
+
+
+def test_rules_reject_masks_and_arrivals_of_the_wrong_length():
+    # A mask one entry too long used to be truncated silently (decodable) and a too-long arrival array too.
+    from gclib.codes.mmc import hybrid, with_exact_rule
+
+    for code in [codes.crc(5, 1), hybrid(4, 2, [1, 2]), with_exact_rule(codes.crc(4, 1)),
+                 codes.kadhe(5, 1, 3, [[1, 0, 1, 0, 1], [0, 1, 1, 0, 0], [0, 0, 0, 1, 1]])]:  # BasesRule
+        N = code.n_messages
+        with pytest.raises(ValueError, match=rf"received needs one entry per message .*\({N}\)"):
+            code.rule.decodable(np.ones(N + 1, bool))
+        with pytest.raises(ValueError, match=rf"arrival needs one entry per message .*\({N}\)"):
+            code.rule.completion(np.ones((2, N + 2)))
+        assert code.rule.decodable(np.ones(N, bool))
+        assert np.all(code.rule.completion(np.ones((2, N))) == 1.0)
+
+
+def test_generator_seed_is_not_stored_in_params():
+    # crc recorded seed=None for a Generator, partial_stragglers stored the Generator object itself.
+    for make in (lambda g: codes.crc(4, 1, g), lambda g: codes.partial_stragglers(4, 1, 3, g)):
+        assert make(np.random.default_rng(0)).summary()["seed"] is None
+        assert make(7).summary()["seed"] == 7
+
+
+def test_data_model_checks_message_sizes():
+    # A scalar or short size used to be accepted and broke (or broadcast in) the simulator's volume accounting.
+    from dataclasses import replace
+
+    code = codes.crc(4, 1)
+    for bad in (1.0, [1.0, 1.0], [1.0, 1.0, 1.0, -1.0], [1.0, 1.0, 1.0, np.nan]):
+        with pytest.raises(ValueError, match=r"size must hold one non-negative message size per message \(4\)"):
+            replace(code, size=bad)
+    assert replace(code, size=[1, 2, 1, 2]).size.tolist() == [1.0, 2.0, 1.0, 2.0]
+
+
+def test_scheme_build_none_means_default():
+    # clusters=None used to raise "needs --clusters" although clusters defaults to 1.
+    from gclib import schemes
+
+    code = schemes.build("gc", workers=8, load=2, clusters=None, seed=None, exact=None)
+    assert code.n_workers == 8 and code.load == 2 and code.rule.n_clusters == 1
+    with pytest.raises(ValueError, match="needs --workers"):
+        schemes.build("gc", workers=None, load=2)
+
+
+def test_frc_decoder_does_not_depend_on_the_rule():
+    # The FRC decoder read the groups from code.rule.msg_class, so with_exact_rule(frc(...)) failed to decode
+    # with an AttributeError.
+    from gclib.codes.mmc import with_exact_rule
+
+    for code in (codes.frc(6, 2), with_exact_rule(codes.frc(6, 2))):
+        A = code.decode([0, 4])
+        np.testing.assert_allclose(A @ code.B[[0, 4]], code.target)
+        with pytest.raises(DecodingError, match=r"no message from groups \[1\]"):
+            code.decode([0, 1])

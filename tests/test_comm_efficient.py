@@ -17,13 +17,7 @@ from gclib.simulate import Communication, simulate
 from gclib.stragglers import ShiftedExponential
 from gclib.symbolic import check_rule, verify
 
-
-def _roundtrip(code, stragglers, rng, length=11):
-    g = rng.standard_normal((code.n_parts, length))
-    msgs = code.encode(g)
-    idx = code.surviving(stragglers)
-    A = code.decode(idx)
-    return code.combine(A, msgs[idx], length), g.sum(axis=0)
+from code_helpers import roundtrip
 
 
 # ------------------------------------------------------------------------------------------ Ye and Abbe
@@ -49,7 +43,7 @@ def test_ye_abbe_fast_decoder_every_pattern(points):
     code = ye_abbe(8, 2, 3, points)
     rng = np.random.default_rng(0)
     for stg in combinations(range(8), 2):
-        est, true = _roundtrip(code, stg, rng)
+        est, true = roundtrip(code, stg, rng, length=11)
         assert np.allclose(est, true, atol=1e-8)
     if points == "roots-of-unity":
         assert np.allclose(code.size, 2 / 3)
@@ -140,6 +134,20 @@ def test_kadhe_generator_file(tmp_path):
         kadhe(6, 1, None, str(tmp_path / "missing.txt"))
 
 
+def test_kadhe_malformed_generator_files(tmp_path):
+    # These used to escape as ZeroDivisionError, FileNotFoundError, a pickle message or LinAlgError.
+    (tmp_path / "div0.txt").write_text("1 0 1\n1/0 1 1\n")
+    np.save(tmp_path / "nan.npy", np.array([[1.0, np.nan, 1.0], [0.0, 1.0, 1.0]]))
+    np.save(tmp_path / "obj.npy", np.array([[1, None, 1]], dtype=object), allow_pickle=True)
+    cases = {"div0.txt": "not numbers", "nan.npy": "not finite", "obj.npy": "not a numeric .npy",
+             "missing.npy": "readable matrix file"}
+    for name, match in cases.items():
+        with pytest.raises(ValueError, match=match):
+            kadhe(6, 1, None, str(tmp_path / name))
+    with pytest.raises(ValueError, match="finite"):
+        kadhe(3, 0, None, np.array([[1.0, np.inf, 1.0]]))
+
+
 @settings(max_examples=15, deadline=None)
 @given(groups=st.integers(1, 3), s=st.integers(0, 3), m=st.integers(1, 3), seed=st.integers(0, 10 ** 6))
 def test_kadhe_fast_decoder_random(groups, s, m, seed):
@@ -147,7 +155,7 @@ def test_kadhe_fast_decoder_random(groups, s, m, seed):
     code = kadhe(groups * d, s, m, "gaussian", seed)
     rng = np.random.default_rng(seed)
     stg = rng.choice(code.n_workers, size=s, replace=False)
-    est, true = _roundtrip(code, stg, rng)
+    est, true = roundtrip(code, stg, rng, length=11)
     assert np.allclose(est, true, atol=1e-7)
     # and the best case: m workers of every group suffice
     keep = [q * d + t for q in range(groups) for t in range(m)]
@@ -237,7 +245,7 @@ def test_ye_abbe_random_against_oracle(n, s, m, seed, points):
         return
     code = ye_abbe(n, s, m, points)
     rng = np.random.default_rng(seed)
-    est, true = _roundtrip(code, rng.choice(n, size=s, replace=False), rng)
+    est, true = roundtrip(code, rng.choice(n, size=s, replace=False), rng, length=11)
     assert np.allclose(est, true, atol=1e-8)
     for _ in range(5):  # the threshold rule agrees with the span test on random received sets
         mask = rng.random(n) < rng.random()

@@ -58,3 +58,18 @@ def test_lcc_bad_parameters():
         lcc_code(10, 1)
     with pytest.raises(ValueError, match="workers must be"):
         LCCRegression(np.ones((10, 2)), np.ones(10), 4, 3)
+
+
+def test_decode_rejects_workers_outside_the_code_and_misshapen_results():
+    # A worker id of -1 used to wrap around to the last worker (a silently different decode).
+    rng = np.random.default_rng(2)
+    X, y, w = rng.normal(size=(20, 3)), rng.normal(size=20), rng.normal(size=3)
+    lcc = LCCRegression(X, y, 5, 2)
+    res = lcc.results(w)
+    with pytest.raises(ValueError, match=r"workers must lie in \[0, 5\), got \[-1, 0, 1\]"):
+        lcc.decode([-1, 0, 1], res[[4, 0, 1]])
+    with pytest.raises(ValueError, match=r"workers must lie in \[0, 5\)"):
+        lcc.decode([0, 1, 5], res[[0, 1, 4]])
+    with pytest.raises(ValueError, match=r"results must have shape .* \(3, 3\), got \(2, 3\)"):
+        lcc.decode([0, 1, 2], res[:2])
+    np.testing.assert_allclose(lcc.decode([4, 0, 1], res[[4, 0, 1]]), lcc.gradient(w), atol=1e-9)

@@ -188,3 +188,25 @@ def test_uncorrelated_threshold_sufficient_random_sets(K, data):
         assert code.is_decodable(np.flatnonzero(mask))
     assert int(code.rule.thresholds[0]) == K * len(orders) - sum(orders) + 1
     assert fast == (mask.sum() >= code.rule.thresholds[0])
+
+
+def test_uncorrelated_exact_attaches_the_integer_matrix_beyond_float_precision():
+    # K=12, r=6, orders [1, 6]: entries reach ~6.7e18 > 2**53, where the float B is only a rounded integer matrix.
+    # exact=True used to rely on symbolic.exact_matrix reading that float B back as "exact" integers.
+    import sympy as sp
+
+    from gclib.symbolic import exact_matrix
+
+    code = mmc.uncorrelated(12, 6, (1, 6), exact=True)
+    assert code.B_exact is not None and np.abs(code.B).max() > 2.0 ** 53
+    alpha = [sp.Integer(a) for a in np.arange(24) - 12]
+    row, col = np.unravel_index(np.argmax(np.abs(code.B)), code.B.shape)
+    zeros = [t for t in range(24) if code.B_exact[t, col] == 0]
+    assert code.B_exact[row, col] == sp.prod([alpha[row] - alpha[t] for t in zeros])
+    assert exact_matrix(code) == code.B_exact
+    from dataclasses import replace
+
+    with pytest.raises(ValueError, match="no exact form"):
+        exact_matrix(replace(code, B_exact=None))
+    small = mmc.uncorrelated(6, 3, (3, 2), exact=True)
+    assert exact_matrix(replace(small, B_exact=None)) == small.B_exact

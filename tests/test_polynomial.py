@@ -12,13 +12,7 @@ from gclib.codes.polynomial import (golden_stride, leading_coefficient_weights, 
 from gclib.codes.tandon import cyclic_support
 from gclib.symbolic import check_rule, verify
 
-
-def _roundtrip(code, rng, stragglers, length=7):
-    g = rng.standard_normal((code.n_parts, length))
-    msgs = code.encode(g)
-    idx = code.surviving(stragglers)
-    A = code.decode(idx)
-    return code.combine(A, msgs[idx], length), g.sum(axis=0)
+from code_helpers import roundtrip
 
 
 def test_hand_computed_n3_s1_equispaced():
@@ -65,7 +59,7 @@ def test_decoder_matches_oracle_every_pattern(points, assign):
     code = rs(8, 3, points, assign=assign)
     rng = np.random.default_rng(1)
     for st in combinations(range(8), 3):
-        est, true = _roundtrip(code, rng, st)
+        est, true = roundtrip(code, st, rng)
         assert np.allclose(est, true, atol=1e-9)
     # fewer than n - s workers never decode (the oracle agrees with the threshold rule)
     for st in [(0, 1, 2, 3), (1, 3, 5, 7)]:
@@ -148,3 +142,16 @@ def test_bad_parameters():
     with pytest.raises(ValueError, match="stragglers"):
         rs(5, 5)
     assert cyclic_support(4, 1)[3] == (3, 0)
+
+
+def test_polynomial_code_checks_mask_and_sender():
+    # These used to fail with IndexError / an unpacking error inside the construction.
+    mask = np.eye(3, dtype=int) + np.roll(np.eye(3, dtype=int), 1, axis=1)
+    order = [(0, 1), (1, 2), (2, 0)]
+    with pytest.raises(ValueError, match=r"sender must hold one worker id in \[0, 3\) per mask row \(3\)"):
+        polynomial_code(mask, [0, 1], [2, 2, 2], order)
+    with pytest.raises(ValueError, match=r"got \[0, 1, 5\]"):
+        polynomial_code(mask, [0, 1, 5], [2, 2, 2], order)
+    with pytest.raises(ValueError, match=r"mask must be a non-empty \(N, k\)"):
+        polynomial_code(np.ones(3), [0, 1, 2], [2, 2, 2], order)
+    assert polynomial_code(mask, [0, 1, 2], [2, 2, 2], order).is_decodable([0, 1])

@@ -169,3 +169,56 @@ def test_group_minima_closed_form():
     m = Exponential(2.0)
     assert expected_max_of_group_minima(m, 1, 3) == pytest.approx(1 / 6)
     assert gclib.stragglers.harmonic(3) == pytest.approx(11 / 6)
+
+
+def test_closed_form_includes_communication_delay():
+    # sweep(comm=...) used to report the compute-only closed form beside a simulated time that includes the delay.
+    m, comm = ShiftedExponential(10, 0.01), Communication(latency=0.5, bandwidth=4.0)
+    code = codes.crc(12, 2)
+    assert expected_time(code, m, comm) == pytest.approx(expected_time(code, m) + 0.5 + 1 / 4)
+    s = simulate(code, m, 20_000, seed=5, comm=comm).summary()
+    assert abs(s["mean_time"] - expected_time(code, m, comm)) < 4 * s["ci95_time"] / 1.96
+    df = sweep({"crc": lambda s: codes.crc(12, s)}, [2], m, trials=500, seed=0, comm=comm)
+    assert df["closed_form_time"].iloc[0] == pytest.approx(expected_time(code, m, comm))
+    # messages of different sizes are shifted by different delays: no closed form
+    from dataclasses import replace
+
+    unequal = replace(code, size=np.r_[np.ones(11), 2.0])
+    assert np.isfinite(expected_time(unequal, m)) and np.isnan(expected_time(unequal, m, comm))
+
+
+def test_persistent_takes_workers_or_count_not_both():
+    # Both used to be accepted; the random count then often re-killed a fixed worker (fewer dead than asked).
+    with pytest.raises(ValueError, match="either workers .* or count"):
+        Persistent(Exponential(), count=1, workers=[0])
+    with pytest.raises(ValueError, match="count must be a non-negative integer, got True"):
+        Persistent(Exponential(), count=True)
+    t = Persistent(Exponential(), workers=[0]).sample(np.random.default_rng(0), 3, 4, 1)
+    assert np.isinf(t[:, 0]).all() and np.isfinite(t[:, 1:]).all()
+
+
+def test_trace_rejects_nan_and_empty_durations():
+    # A NaN duration used to pass the check (NaN < 0 is False) and poisoned every arrival time of its worker.
+    times = np.ones((2, 3, 2))
+    times[0, 1, 0] = np.nan
+    with pytest.raises(ValueError, match="NaN or negative"):
+        Trace(times)
+    with pytest.raises(ValueError, match="non-empty"):
+        Trace(np.ones((0, 3, 2)))
+    times[0, 1, 0] = np.inf  # a task that never finishes is allowed
+    assert np.isinf(Trace(times).sample(None, 2, 3, 2)[0, 1]).all()
+
+
+def test_never_decoding_trials_do_not_count_messages_that_never_arrive():
+    # With t = inf, arrival inf <= t was True: the 2 dead workers' messages, their volume and their never-computed
+    # tasks were counted as received/computed in every failed trial.
+    from gclib import design
+
+    code = codes.crc(6, 1)
+    model = Persistent(ShiftedExponential(), count=2)
+    res = simulate(code, model, 50, seed=0)
+    assert np.isinf(res.time).all()
+    assert (res.messages == 4).all() and (res.volume == 4.0).all() and (res.computations == 4 * 2).all()
+    finish = model.sample(np.random.default_rng(1), 50, 6, 2)
+    fast = design.fast_chunk(code, finish)
+    assert (fast["messages"] == 4).all() and (fast["computations"] == 8).all()

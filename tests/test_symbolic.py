@@ -67,3 +67,16 @@ def test_check_rule_exhaustive():
 def test_latex_keeps_fractions():
     tex = symbolic.latex(codes.example_n3_code().B_exact)
     assert r"\frac{1}{2}" in tex and tex.startswith(r"\left[")
+
+
+def test_verify_and_worst_case_reject_non_integer_counts():
+    # stragglers=1.5 used to pass the range check and fail inside itertools with a TypeError.
+    from gclib.diagnostics import worst_case
+
+    code = codes.crc(5, 1, exact=True)
+    for kw in ({"stragglers": 1.5}, {"messages": 2.5}, {"stragglers": 5}, {"messages": True}):
+        with pytest.raises(ValueError, match="must lie in"):
+            symbolic.verify(code, **kw)
+    with pytest.raises(ValueError, match=r"stragglers must be an integer in \[0, 4\], got 1.5"):
+        worst_case(code, 1.5)
+    assert symbolic.verify(code, stragglers=1).ok and symbolic.verify(code, messages=4).ok

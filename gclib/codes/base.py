@@ -38,6 +38,16 @@ class IllConditionedWarning(RuntimeWarning):
     """The decoding system is so badly conditioned that the decoded gradient may be inaccurate."""
 
 
+def _as_ids(a: np.ndarray, name: str, what: str) -> np.ndarray:
+    """``a`` flattened to ``int64`` ids; ValueError naming ``name`` if any entry is not an integer (floats with a
+    fractional part, NaN, strings) instead of truncating it silently."""
+    integral = np.issubdtype(a.dtype, np.integer) or (
+        np.issubdtype(a.dtype, np.floating) and bool(np.all(np.mod(a, 1) == 0)))
+    if a.size and not integral:
+        raise ValueError(f"{name} must be integer {what}, got {a.ravel().tolist()}")
+    return a.astype(np.int64).ravel()
+
+
 def _as_int_tuple(seq) -> tuple:
     return tuple(int(x) for x in seq)
 
@@ -113,6 +123,9 @@ class GradientCode:
                                  f"{ready[j]} steps (order {order[w]})")
         size = (np.full(n_msg, (2.0 if np.iscomplexobj(B) else 1.0) / self.n_pieces)
                 if self.size is None else np.asarray(self.size, dtype=float))
+        if size.shape != (n_msg,) or not np.all(np.isfinite(size) & (size >= 0)):
+            raise ValueError(f"size must hold one non-negative message size per message ({n_msg}), got "
+                             f"{np.asarray(size).tolist()}")
         object.__setattr__(self, "B", B)
         object.__setattr__(self, "order", order)
         object.__setattr__(self, "sender", sender)
@@ -155,7 +168,7 @@ class GradientCode:
         return np.flatnonzero(~np.isin(self.sender, list(stragglers)))
 
     def _check_workers(self, workers) -> np.ndarray:
-        workers = np.asarray(list(workers), dtype=np.int64)
+        workers = _as_ids(np.asarray(list(workers)), "workers", "worker ids")
         if workers.size and (workers.min() < 0 or workers.max() >= self.n_workers):
             raise ValueError(f"workers must lie in [0, {self.n_workers}), got {workers.tolist()}")
         return workers
@@ -166,7 +179,7 @@ class GradientCode:
             if received.shape != (self.n_messages,):
                 raise ValueError(f"a received mask needs {self.n_messages} entries, got {received.shape}")
             return np.flatnonzero(received)
-        received = received.astype(np.int64).ravel()
+        received = _as_ids(received, "received", f"message ids or a bool mask for code '{self.name}'")
         if received.size and (received.min() < 0 or received.max() >= self.n_messages):
             raise ValueError(f"received message ids must lie in [0, {self.n_messages}) for code "
                              f"'{self.name}', got {sorted(set(received.tolist()))}")
@@ -208,15 +221,21 @@ class GradientCode:
             A = self.decoder(self, idx)
         else:
             A = lstsq_decode(self, idx)
-        c = decoding_amplification(self.B[idx], A, self.target) if idx.size else np.inf
+        # The amplification is only needed for the warning or the error hint: computed lazily, so that
+        # decode(..., warn=False) on the runtime's hot path does not pay for it.
+        def amplification() -> float:
+            return decoding_amplification(self.B[idx], A, self.target) if idx.size else np.inf
+
         if check and self.exact:
             resid = np.abs(A @ self.B[idx] - self.target).max() if idx.size else np.inf
             if not resid <= 1e-6 * max(1.0, np.abs(A).max()):
+                c = amplification()
                 hint = (f"; its condition number {c:.2e} exceeds {COND_WARN:.0e}, so the set may decode in "
                         f"exact arithmetic but not in floating point" if idx.size and c > COND_WARN else "")
                 raise DecodingError(f"messages {idx.tolist()} of code '{self.name}' do not determine the "
                                     f"gradient (residual {resid:.2e}){hint}")
         if warn and idx.size:
+            c = amplification()
             if c > COND_WARN:
                 warnings.warn(f"decoding system of '{self.name}' has condition number {c:.2e} (error "
                               f"amplification, see decoding_amplification); the decoded gradient may be "
@@ -326,9 +345,9 @@ def straggler_patterns(n: int, s: int):
 
 def check_ns(n, s, *, s_max=None, name_n="workers", name_s="stragglers"):
     """Validate the usual ``(n, s)`` pair; raise ValueError naming the parameter."""
-    if not isinstance(n, (int, np.integer)) or n < 1:
+    if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 1:
         raise ValueError(f"{name_n} must be a positive integer, got {n!r}")
-    if not isinstance(s, (int, np.integer)) or s < 0:
+    if not isinstance(s, (int, np.integer)) or isinstance(s, bool) or s < 0:
         raise ValueError(f"{name_s} must be a non-negative integer, got {s!r}")
     hi = n - 1 if s_max is None else s_max
     if s > hi:

@@ -33,7 +33,7 @@ import numpy as np
 
 from .base import DecodingError, GradientCode, check_ns
 from .polynomial import evaluation_points, point_permutation, rational_points
-from .rules import ThresholdRule, threshold
+from .rules import ThresholdRule, check_messages_axis, threshold
 from .tandon import cyclic_support
 
 GENERATORS = ("gaussian", "repetition")
@@ -292,7 +292,18 @@ def load_generator(path: str):
     import sympy as sp
 
     if str(path).endswith(".npy"):
-        return np.load(path)
+        try:
+            G = np.load(path)
+        except OSError as e:
+            raise ValueError(f"generator must be 'gaussian', 'repetition' or a readable matrix file, got "
+                             f"{path!r} ({e.strerror or e})") from None
+        except ValueError:
+            raise ValueError(f"generator file {path!r} is not a numeric .npy array") from None
+        if not (np.issubdtype(G.dtype, np.integer) or np.issubdtype(G.dtype, np.floating)):
+            raise ValueError(f"generator file {path!r} must hold an integer or real array, got dtype {G.dtype}")
+        if not np.all(np.isfinite(G)):
+            raise ValueError(f"generator file {path!r} holds entries that are not finite numbers")
+        return G
     try:
         with open(path) as fh:
             lines = [ln.replace(",", " ").split() for ln in fh if ln.strip() and not ln.lstrip().startswith("#")]
@@ -303,8 +314,8 @@ def load_generator(path: str):
         raise ValueError(f"generator file {path!r} must hold a rectangular matrix")
     try:
         vals = [[Fraction(v) for v in row] for row in lines]
-    except ValueError:
-        raise ValueError(f"generator file {path!r} holds entries that are not numbers") from None
+    except (ValueError, ZeroDivisionError):
+        raise ValueError(f"generator file {path!r} holds entries that are not numbers (e.g. 3, -0.5, 1/2)") from None
     if all(v.denominator == 1 for row in vals for v in row):
         return np.array([[int(v) for v in row] for row in vals], dtype=np.int64)
     return sp.Matrix([[sp.Rational(v.numerator, v.denominator) for v in row] for row in vals])
@@ -350,7 +361,7 @@ class BasesRule:
 
     def decodable(self, received: np.ndarray) -> np.ndarray:
         """``(...)`` bool from a ``(..., n_messages)`` received mask."""
-        received = np.asarray(received, dtype=bool)
+        received = check_messages_axis(np.asarray(received, dtype=bool), self._msg_cluster.size, "received")
         out = np.ones(received.shape[:-1], dtype=bool)
         for b in self.bases:
             out &= np.any(np.all(received[..., b], axis=-1), axis=-1)
@@ -358,7 +369,7 @@ class BasesRule:
 
     def cluster_times(self, arrival: np.ndarray) -> np.ndarray:
         """``(trials, n_clusters)`` time each cluster decodes."""
-        arrival = np.asarray(arrival, dtype=float)
+        arrival = check_messages_axis(np.asarray(arrival, dtype=float), self._msg_cluster.size, "arrival")
         return np.stack([arrival[:, b].max(axis=2).min(axis=1) for b in self.bases], axis=1)
 
     def completion(self, arrival: np.ndarray) -> np.ndarray:
@@ -451,6 +462,8 @@ def kadhe(n: int, s: int, m: int | None = None, generator="gaussian", seed=0, *,
             G = np.array(G_exact.tolist(), dtype=float)
         else:
             G = np.asarray(raw, dtype=float)
+        if not np.all(np.isfinite(G)):
+            raise ValueError("generator entries must be finite numbers")
         if G.ndim != 2 or G.shape[0] < 1 or G.shape[1] < G.shape[0]:
             raise ValueError(f"generator must be a K x N matrix with 1 <= K <= N, got shape {np.shape(G)}")
         K, d = G.shape

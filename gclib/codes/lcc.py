@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .base import DecodingError, GradientCode
+from .base import DecodingError, GradientCode, _as_ids
 from .rules import threshold
 from .tandon import cyclic_support
 
@@ -112,9 +112,14 @@ class LCCRegression:
 
         Uses the first ``2(k-1)+1`` of them. Raises DecodingError with fewer.
         """
-        workers = np.asarray(workers, dtype=np.int64).ravel()
+        workers = _as_ids(np.asarray(workers), "workers", "worker ids")
         results = np.asarray(results, dtype=float)
         R = self.threshold
+        if workers.size and (workers.min() < 0 or workers.max() >= self.n_workers):
+            raise ValueError(f"workers must lie in [0, {self.n_workers}), got {workers.tolist()}")
+        if results.shape != (workers.size, self.X.shape[1]):
+            raise ValueError(f"results must have shape (len(workers), d) = ({workers.size}, {self.X.shape[1]}), "
+                             f"got {results.shape}")
         if workers.size < R:
             raise DecodingError(f"LCC with k = {self.k} needs {R} results, got {workers.size}")
         if np.unique(workers).size != workers.size:

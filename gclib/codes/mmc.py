@@ -35,7 +35,7 @@ import numpy as np
 from .base import GradientCode, lstsq_decode
 from .compose import clustered, split_evenly
 from .polynomial import polynomial_code
-from .rules import ThresholdRule, threshold
+from .rules import ThresholdRule, check_messages_axis, threshold
 from .tandon import crc, cyclic_support
 
 
@@ -160,8 +160,9 @@ def uncorrelated(K: int, r: int, orders, *, points="chebyshev", name: str = "gc-
         K: workers (= parts). r: parts per worker. orders: distinct orders in ``[1, r]`` (sequence or ``"6,8,10"``).
         points: evaluation points of the polynomial code (``"chebyshev"``, ..., or ``K l`` distinct numbers;
             integer points give an integer ``B`` that :mod:`gclib.symbolic` verifies exactly).
-        exact: use the integer points ``-N//2 .. N - N//2 - 1`` (``N = K l``) whatever ``points`` says, so that
-            ``B`` is an exact integer matrix (small codes only: the entries grow like ``N^h``).
+        exact: use the integer points ``-N//2 .. N - N//2 - 1`` (``N = K l``) whatever ``points`` says and attach
+            the exact integer matrix ``B_exact`` (the float ``B`` is exact only while the entries, which grow like
+            ``N^h``, stay below ``2**53``).
     Returns:
         A code with ``K l`` messages, any ``K l - sum(orders) + 1`` of which decode.
     """
@@ -175,7 +176,7 @@ def uncorrelated(K: int, r: int, orders, *, points="chebyshev", name: str = "gc-
         points = np.arange(K * l) - (K * l) // 2
     code = polynomial_code(mask, sender, ready, cyclic_support(K, r - 1), points=points, name=name,
                            stragglers=(sum(orders) - 1) // l,
-                           params={"K": K, "r": r, "orders": list(orders), "threshold": t})
+                           params={"K": K, "r": r, "orders": list(orders), "threshold": t}, exact=exact)
     if code.n_messages != K * l or int(code.rule.thresholds[0]) != t:  # pragma: no cover - construction invariant
         raise AssertionError(f"uncorrelated design: threshold {code.rule.thresholds[0]} != K l - sum(m) + 1 = {t}")
     return code
@@ -263,7 +264,7 @@ class FullOrThreshold:
 
     def decodable(self, received: np.ndarray) -> np.ndarray:
         """``received``: ``(..., n_messages)`` bool mask -> ``(...)`` bool."""
-        received = np.asarray(received, dtype=bool)
+        received = check_messages_axis(np.asarray(received, dtype=bool), self.msg_cluster.size, "received")
         ok = np.ones(received.shape[:-1], dtype=bool)
         for c in range(self.n_clusters):
             inc = self.msg_cluster == c
@@ -275,7 +276,7 @@ class FullOrThreshold:
 
     def cluster_times(self, arrival: np.ndarray) -> np.ndarray:
         """``arrival``: ``(trials, n_messages)`` -> ``(trials, n_clusters)`` decoding time of every cluster."""
-        arrival = np.asarray(arrival, dtype=float)
+        arrival = check_messages_axis(np.asarray(arrival, dtype=float), self.msg_cluster.size, "arrival")
         out = np.full((arrival.shape[0], self.n_clusters), np.inf)
         for c in range(self.n_clusters):
             inc = self.msg_cluster == c
@@ -439,7 +440,7 @@ class SpanRule:
         return bool(np.linalg.norm(resid) <= 1e-7 * np.linalg.norm(T))
 
     def decodable(self, received: np.ndarray) -> np.ndarray:
-        received = np.asarray(received, dtype=bool)
+        received = check_messages_axis(np.asarray(received, dtype=bool), self.msg_cluster.size, "received")
         flat = received.reshape(-1, received.shape[-1])
         out = np.array([all(self._ok(c, np.flatnonzero(row & (self.msg_cluster == c)))
                             for c in range(self.n_clusters)) for row in flat])
@@ -449,7 +450,7 @@ class SpanRule:
         return out
 
     def cluster_times(self, arrival: np.ndarray) -> np.ndarray:
-        arrival = np.asarray(arrival, dtype=float)
+        arrival = check_messages_axis(np.asarray(arrival, dtype=float), self.msg_cluster.size, "arrival")
         out = np.full((arrival.shape[0], self.n_clusters), np.inf)
         for c in range(self.n_clusters):
             idx = np.flatnonzero(self.msg_cluster == c)

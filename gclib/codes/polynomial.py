@@ -191,8 +191,13 @@ def polynomial_code(mask, sender, ready, order, *, points="equispaced", name="rs
         A code decodable from any ``h + 1`` messages, ``h`` the zeros of the sparsest column.
     """
     mask = np.asarray(mask) != 0
+    if mask.ndim != 2 or mask.size == 0:
+        raise ValueError(f"mask must be a non-empty (N, k) 0/1 matrix, got shape {mask.shape}")
     N, k = mask.shape
     sender = np.asarray(sender, dtype=np.int64)
+    if sender.shape != (N,) or sender.min() < 0 or sender.max() >= len(order):
+        raise ValueError(f"sender must hold one worker id in [0, {len(order)}) per mask row ({N}), got "
+                         f"{sender.tolist()}")
     rank = np.full((N, k), -1)
     for i in range(N):
         for pos, j in enumerate(order[sender[i]]):
@@ -201,7 +206,8 @@ def polynomial_code(mask, sender, ready, order, *, points="equispaced", name="rs
     B_exact = None
     perm = point_permutation(N, assign) if isinstance(points, str) else np.arange(N)
     if exact:
-        alpha_q = [rational_points(N, points)[t] for t in perm]
+        rational = rational_points(N, points)
+        alpha_q = [rational[t] for t in perm]
         alpha = np.array([float(a) for a in alpha_q])
         B_exact = exact_encoding_matrix(alpha_q, roots)
         B = np.array(B_exact.tolist(), dtype=float)

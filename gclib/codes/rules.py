@@ -25,6 +25,14 @@ from dataclasses import dataclass, field
 import numpy as np
 
 
+def check_messages_axis(a: np.ndarray, n_messages: int, what: str) -> np.ndarray:
+    """``a`` unchanged if its last axis has one entry per message; ValueError naming ``what`` otherwise (a longer
+    mask or arrival array used to be truncated silently to its first ``n_messages`` entries)."""
+    if a.ndim == 0 or a.shape[-1] != n_messages:
+        raise ValueError(f"{what} needs one entry per message on its last axis ({n_messages}), got shape {a.shape}")
+    return a
+
+
 @dataclass(frozen=True, eq=False)
 class ThresholdRule:
     """Per-cluster thresholds on distinct message classes.
@@ -89,7 +97,7 @@ class ThresholdRule:
         Returns:
             ``(...)`` bool.
         """
-        received = np.asarray(received, dtype=bool)
+        received = check_messages_axis(np.asarray(received, dtype=bool), self.msg_class.size, "received")
         got = np.maximum.reduceat(received[..., self._perm].astype(np.int8), self._starts, axis=-1) > 0
         per_cluster = np.zeros(received.shape[:-1] + (self.n_clusters,), dtype=np.int64)
         for c in range(self.n_clusters):
@@ -98,6 +106,7 @@ class ThresholdRule:
 
     def class_times(self, arrival: np.ndarray) -> np.ndarray:
         """``(trials, n_classes)``: first arrival of each class."""
+        check_messages_axis(np.asarray(arrival), self.msg_class.size, "arrival")
         return np.minimum.reduceat(arrival[:, self._perm], self._starts, axis=1)
 
     def cluster_times(self, arrival: np.ndarray) -> np.ndarray:

@@ -53,8 +53,13 @@ def ignore_stragglers(n: int, s: int) -> GradientCode:
 
 
 def _frc_decoder(code: GradientCode, idx: np.ndarray) -> np.ndarray:
-    """Pick the first received message of every group (coefficient 1)."""
-    group = code.rule.msg_class
+    """Pick the first received message of every group (coefficient 1).
+
+    The groups come from the construction (worker ``w`` is in group ``w // (s + 1)``), not from ``code.rule``, so
+    the decoder still works when the rule is swapped (e.g. :func:`gclib.codes.mmc.with_exact_rule`)."""
+    r = code.stragglers + 1
+    group = code.sender // r
+    n_groups = code.n_workers // r
     A = np.zeros((1, idx.size))
     seen = set()
     for pos, j in enumerate(idx):
@@ -62,10 +67,10 @@ def _frc_decoder(code: GradientCode, idx: np.ndarray) -> np.ndarray:
         if g not in seen:
             seen.add(g)
             A[0, pos] = 1.0
-    if len(seen) < code.rule.n_clusters:
+    if len(seen) < n_groups:
         from .base import DecodingError
 
-        missing = sorted(set(range(code.rule.n_clusters)) - seen)
+        missing = sorted(set(range(n_groups)) - seen)
         raise DecodingError(f"fractional repetition: no message from groups {missing}")
     return A
 
@@ -106,6 +111,7 @@ def crc_matrix(n: int, s: int, rng=None, *, exact: bool = False, low: int = -99,
     Returns:
         ``(n, n)`` numpy array, or SymPy ``Matrix`` of rationals when ``exact``.
     """
+    check_ns(n, s)
     rng = _rng(rng)
     if s == 0:
         if exact:
@@ -204,7 +210,8 @@ def partial_stragglers(n: int, s: int, pieces: int, seed=0, *, exact: bool = Fal
     return GradientCode(name="partial", n_workers=n, n_parts=k, order=order, B=B,
                         sender=np.r_[np.arange(n), np.arange(n)], ready=np.r_[np.full(n, sep), np.full(n, P)],
                         rule=rule, stragglers=s, B_exact=B_exact,
-                        params={"n": n, "s": s, "pieces": P, "seed": seed, "exact": exact,
+                        params={"n": n, "s": s, "pieces": P,
+                                "seed": seed if not isinstance(seed, np.random.Generator) else None, "exact": exact,
                                 "straggler_kind": "partial"})
 
 
