@@ -261,3 +261,8 @@ def test_frc_decoder_does_not_depend_on_the_rule():
         np.testing.assert_allclose(A @ code.B[[0, 4]], code.target)
         with pytest.raises(DecodingError, match=r"no message from groups \[1\]"):
             code.decode([0, 1])
+
+
+def test_summary_keeps_pieces_per_gradient_apart_from_tandons_P():
+    s = codes.partial_stragglers(5, 1, pieces=4).summary()
+    assert s["pieces"] == 1 and s["P"] == 4

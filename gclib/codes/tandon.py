@@ -210,7 +210,7 @@ def partial_stragglers(n: int, s: int, pieces: int, seed=0, *, exact: bool = Fal
     return GradientCode(name="partial", n_workers=n, n_parts=k, order=order, B=B,
                         sender=np.r_[np.arange(n), np.arange(n)], ready=np.r_[np.full(n, sep), np.full(n, P)],
                         rule=rule, stragglers=s, B_exact=B_exact,
-                        params={"n": n, "s": s, "pieces": P,
+                        params={"n": n, "s": s, "P": P,
                                 "seed": seed if not isinstance(seed, np.random.Generator) else None, "exact": exact,
                                 "straggler_kind": "partial"})
 
