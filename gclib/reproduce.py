@@ -336,10 +336,15 @@ def main(profile: str = "full", only=None, figures_dir=None, out_dir=None, noteb
     (``manifest.json`` beside the executed notebooks) is updated after every notebook.
     """
     try:
-        profiles = load_profiles(Path(notebooks_dir) / "profiles.toml") if notebooks_dir else load_profiles()
+        profiles_file = Path(notebooks_dir) / "profiles.toml" if notebooks_dir else PROFILES
+        profiles = load_profiles(profiles_file)
         paths = notebook_paths(only, notebooks_dir)
         if profile not in profiles:
             raise ValueError(f"profile must be one of {sorted(profiles)}, got {profile!r}")
+        # a misspelt table would silently leave its notebook on the defaults of its parameters cell
+        stray = sorted(set(profiles[profile]) - {p.stem for p in notebook_paths(None, notebooks_dir)})
+        if stray:
+            raise ValueError(f"profiles file {profiles_file}: [{profile}] names notebooks that do not exist: {stray}")
     except ValueError as e:
         print(f"gclib: error: {e}", file=sys.stderr)
         return 2

@@ -45,7 +45,27 @@ def test_failing_notebook_is_named_with_its_cell_and_others_still_run(tmp_path, 
     assert (tmp_path / "figs" / "ok.txt").read_text() == "7"  # the profile's parameter reached the notebook
 
 
+def _one_error_line(capsys) -> str:
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("gclib: error: "), err
+    return err[0]
+
+
 def test_unknown_profile_and_notebook(capsys):
     assert reproduce.main("nope") == 2
     assert "profile must be one of" in capsys.readouterr().err
     assert reproduce.main("quick", only=["99_missing"]) == 2
+    assert "unknown notebooks ['99_missing']" in _one_error_line(capsys)
+
+
+def test_bad_profiles_file_is_one_error_line_before_anything_runs(tmp_path, capsys):
+    nbdir = tmp_path / "notebooks"
+    nbdir.mkdir()
+    _nb(nbdir / "01_works.ipynb", "raise RuntimeError('must not run')")
+    (nbdir / "profiles.toml").write_text("[quick\nx = 1")
+    assert reproduce.main("quick", notebooks_dir=nbdir, out_dir=tmp_path / "out") == 2
+    assert "is malformed" in _one_error_line(capsys)
+    (nbdir / "profiles.toml").write_text('[quick."01_wroks"]\nx = 2\n')  # a misspelt notebook
+    assert reproduce.main("quick", notebooks_dir=nbdir, out_dir=tmp_path / "out") == 2
+    assert "names notebooks that do not exist: ['01_wroks']" in _one_error_line(capsys)
+    assert not (tmp_path / "out").exists()  # nothing ran
