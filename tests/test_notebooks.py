@@ -80,6 +80,11 @@ def test_bad_parameter_fails_at_once_naming_it(tmp_path):
     path = reproduce.NOTEBOOKS / "01_gradient_coding.ipynb"
     r = reproduce.run_notebook(path, "quick", out_dir=tmp_path, figures_dir=tmp_path / "f",
                                extra={"trials": -5})
+    import nbformat
+
+    cells = nbformat.read(path, as_version=4).cells
+    params = next(i for i, c in enumerate(cells) if "parameters" in c.metadata.get("tags", []))
+    validation = next(i for i in range(params + 1, len(cells)) if cells[i].cell_type == "code")
     assert not r.ok
-    assert "trials" in r.error and "ValueError" in r.error and "cell 2" in r.error
+    assert "trials" in r.error and "ValueError" in r.error and f"cell {validation} " in r.error
     assert not list((tmp_path / "f").glob("*.png"))
