@@ -122,9 +122,9 @@ def run_notebook(path: Path, profile: str = "full", out_dir: Path | None = None,
     params.update(extra or {})
     out_dir = Path(out_dir or EXECUTED / profile)
     out_dir.mkdir(parents=True, exist_ok=True)
-    Path(params["figures_dir"]).mkdir(parents=True, exist_ok=True)
-    out = out_dir / path.name
     fig_dir = Path(params["figures_dir"])
+    fig_dir.mkdir(parents=True, exist_ok=True)
+    out = out_dir / path.name
     before = _snapshot(fig_dir)
     meta = dict(effective=effective_parameters(path, params), started=_utcnow(), source=str(path))
     t0 = time.perf_counter()
