@@ -7,6 +7,8 @@ import pytest
 
 from gclib import reproduce
 
+from notebook_fixtures import validation_cell
+
 NOTEBOOKS = sorted(p for p in reproduce.NOTEBOOKS.glob("[0-9]*.ipynb"))
 
 pytestmark = pytest.mark.notebooks
@@ -82,9 +84,7 @@ def test_bad_parameter_fails_at_once_naming_it(tmp_path):
                                extra={"trials": -5})
     import nbformat
 
-    cells = nbformat.read(path, as_version=4).cells
-    params = next(i for i, c in enumerate(cells) if "parameters" in c.metadata.get("tags", []))
-    validation = next(i for i in range(params + 1, len(cells)) if cells[i].cell_type == "code")
+    validation = validation_cell(nbformat.read(path, as_version=4))
     assert not r.ok
     assert "trials" in r.error and "ValueError" in r.error and f"cell {validation} " in r.error
     assert not list((tmp_path / "f").glob("*.png"))
