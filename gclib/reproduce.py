@@ -52,6 +52,11 @@ def load_profiles(path: Path | None = None) -> dict:
     return data
 
 
+def _check_profile(profiles: dict, profile: str) -> None:
+    if profile not in profiles:
+        raise ValueError(f"profile must be one of {sorted(profiles)}, got {profile!r}")
+
+
 def notebook_paths(only=None, notebooks_dir: Path | None = None) -> list[Path]:
     paths = sorted(Path(notebooks_dir or NOTEBOOKS).glob("[0-9]*.ipynb"))
     if only:
@@ -115,8 +120,7 @@ def run_notebook(path: Path, profile: str = "full", out_dir: Path | None = None,
     import papermill as pm
 
     profiles = load_profiles() if profiles is None else profiles
-    if profile not in profiles:
-        raise ValueError(f"profile must be one of {sorted(profiles)}, got {profile!r}")
+    _check_profile(profiles, profile)
     params = dict(profiles[profile].get(path.stem, {}))
     params.update({"profile": profile, "figures_dir": str(figures_dir or FIGURES)})
     params.update(extra or {})
@@ -339,8 +343,7 @@ def main(profile: str = "full", only=None, figures_dir=None, out_dir=None, noteb
         profiles_file = Path(notebooks_dir) / "profiles.toml" if notebooks_dir else PROFILES
         profiles = load_profiles(profiles_file)
         paths = notebook_paths(only, notebooks_dir)
-        if profile not in profiles:
-            raise ValueError(f"profile must be one of {sorted(profiles)}, got {profile!r}")
+        _check_profile(profiles, profile)
         # a misspelt table would silently leave its notebook on the defaults of its parameters cell
         stray = sorted(set(profiles[profile]) - {p.stem for p in notebook_paths(None, notebooks_dir)})
         if stray:
