@@ -84,6 +84,10 @@ class RunResult:
     source: str = ""
 
 
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
 def _failed_cell(nb_path: Path) -> str:
     """Describe the first cell of an executed notebook that raised: its index, its first line and the error."""
     try:
@@ -98,7 +102,7 @@ def _failed_cell(nb_path: Path) -> str:
         for out in cell.get("outputs", []):
             if out.get("output_type") == "error":
                 first = cell.source.strip().splitlines()[0] if cell.source.strip() else ""
-                return f"cell {i} ({first[:60]!r}): {out.get('ename')}: {out.get('evalue', '')[:300]}"
+                return f"cell {i} ({first[:60]!r}): {out.get('ename')}: {_one_line(out.get('evalue', ''))[:300]}"
     return "(no failing cell recorded)"
 
 
@@ -141,8 +145,8 @@ def run_notebook(path: Path, profile: str = "full", out_dir: Path | None = None,
     except pm.PapermillExecutionError:
         r = RunResult(path.stem, False, time.perf_counter() - t0, params, _failed_cell(out), str(out), **meta)
     except Exception as e:  # kernel died, notebook unreadable, ...
-        r = RunResult(path.stem, False, time.perf_counter() - t0, params, f"{type(e).__name__}: {e}", str(out),
-                      **meta)
+        r = RunResult(path.stem, False, time.perf_counter() - t0, params, f"{type(e).__name__}: {_one_line(e)}",
+                      str(out), **meta)
     r.figures = _written(fig_dir, before)
     return r
 
