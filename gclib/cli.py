@@ -1,17 +1,32 @@
-"""Command line: ``gclib list | simulate | verify | reproduce | trace`` (also ``python -m gclib ...``).
+"""Command line: ``gclib list | simulate | verify | reproduce | trace`` and the extra subcommands of
+:data:`COMMANDS` (``train``, ``gallery``, ``run``); also ``python -m gclib ...``.
 
 Bad arguments print one line on stderr and exit with code 2; a failed verification exits with 1.
+
+The help lists the schemes, the compute-time models and their parameters, generated from the registries
+(:data:`gclib.schemes.SCHEMES` / :data:`~gclib.schemes.PARAMS`, :data:`gclib.stragglers.MODELS`), so that what
+others register appears by itself; every field of a registered model gets an option.
 """
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import inspect
 import json
+import re
 import sys
 
 from . import schemes as sch
+from .reproduce import EXECUTED, FIGURES
+from .runtime.cli import add_run_args, cmd_run
 from .stragglers import MODELS, Persistent, make_model
 
 EXIT_FAIL, EXIT_USAGE = 1, 2
+
+SCHEMES_HEADING = "schemes (--scheme NAME)"
+MODELS_HEADING = "compute-time models (--model NAME)"
+#: model fields that are not numbers given on the command line (composition, trace replay, --persistent)
+_NO_OPTION_FIELDS = {"base", "times", "workers", "count"}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -20,19 +35,31 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(EXIT_USAGE)
 
 
+# ------------------------------------------------------------------------------------------------------------
+# Options shared by several commands, and the objects built from them
+def _flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def model_fields(cls) -> list[tuple[str, object]]:
+    """``[(field, default)]`` of a model class, without ``per_task`` (an option of its own)."""
+    return [(f.name, f.default) for f in dataclasses.fields(cls) if f.name != "per_task"]
+
+
 def _add_scheme_args(p):
+    """``--scheme`` and an option for every scheme parameter of :data:`gclib.schemes.PARAMS`."""
     p.add_argument("--scheme", required=True, choices=sorted(sch.SCHEMES), help="the gradient code")
     for name, (typ, default, hlp) in sch.PARAMS.items():
-        flag = "--" + name.replace("_", "-")
         if typ is bool:
-            p.add_argument(flag, action="store_true", help=hlp)
+            p.add_argument(_flag(name), action="store_true", help=hlp)
         else:
-            p.add_argument(flag, type=typ, default=None, help=f"{hlp} (default {default})" if default is not None
-                           else hlp)
+            p.add_argument(_flag(name), type=typ, default=None,
+                           help=f"{hlp} (default {default})" if default is not None else hlp)
 
 
 def add_model_args(p):
-    """Compute-time model options, shared by every command that samples worker times."""
+    """Compute-time model options, shared by every command that samples worker times (options for fields of
+    models registered later are added by :func:`_add_model_field_options` when the parser is built)."""
     p.add_argument("--model", default="shifted-exp", choices=sorted(MODELS), help="compute-time model")
     p.add_argument("--mu", type=float, default=10.0, help="shifted-exp: rate of the exponential part")
     p.add_argument("--alpha", type=float, default=0.01, help="shifted-exp: shift per partial gradient")
@@ -43,6 +70,20 @@ def add_model_args(p):
                    help="independent time per partial gradient (default: one draw per worker, task j at j*X)")
     p.add_argument("--persistent", type=int, default=0,
                    help="number of workers, drawn at random per trial, that never answer")
+
+
+def _add_model_field_options(p):
+    """Options for fields of registered models that :func:`add_model_args` does not know (default: the
+    model's own, so an unset option leaves the model's default)."""
+    have = set(p._option_string_actions)
+    for name, cls in sorted(MODELS.items()):
+        for f, d in model_fields(cls):
+            flag = _flag(f)
+            if flag in have or f in _NO_OPTION_FIELDS:
+                continue
+            typ = type(d) if isinstance(d, (int, float)) and not isinstance(d, bool) else float
+            p.add_argument(flag, dest=f, type=typ, default=None, help=f"{name}: {f} (default {d})")
+            have.add(flag)
 
 
 def model_from_args(a):
@@ -59,143 +100,11 @@ def code_from_args(a):
     return sch.build(a.scheme, **kw)
 
 
-def cmd_list(a):
-    if getattr(a, "json", False):
-        print(json.dumps(registry_json(), indent=1))
-        return 0
-    print("schemes (gclib simulate|verify --scheme NAME ...):")
-    print(schemes_text())
-    print()
-    print("compute-time models (gclib simulate --model NAME ...):")
-    print(models_text())
-    return 0
-
-
-def cmd_simulate(a):
-    from .simulate import Communication, simulate
-
-    code = code_from_args(a)
-    model = model_from_args(a)
-    comm = None
-    if a.latency or a.bandwidth:
-        comm = Communication(latency=a.latency or 0.0, bandwidth=a.bandwidth or float("inf"))
-    res = simulate(code, model, trials=a.trials, seed=a.seed if a.seed is not None else 0, comm=comm,
-                   progress=not a.json and a.trials >= 100_000)
-    out = res.summary()
-    if a.json:
-        print(json.dumps(out))
-    else:
-        print(f"{out['scheme']}: mean time {out['mean_time']:.5g} +/- {out['ci95_time']:.2g}, "
-              f"messages {out['mean_messages']:.4g}, computations {out['mean_computations']:.4g}, "
-              f"volume {out['mean_volume']:.4g} ({out['trials']} trials, {out['failed']} never decoded)")
-    return 0
-
-
-def cmd_verify(a):
-    from .symbolic import verify
-
-    a.exact = True
-    code = code_from_args(a)
-    res = verify(code, messages=a.messages, stragglers=a.drop)
-    print(res.message())
-    return 0 if res.ok else EXIT_FAIL
-
-
-def cmd_reproduce(a):
-    from .reproduce import main as reproduce_main
-
-    return reproduce_main(profile=a.profile, only=a.only, figures_dir=getattr(a, "figures_dir", None),
-                          out_dir=getattr(a, "out_dir", None))
-
-
-#: Extra subcommands: name -> (add_arguments(parser), run(args)). Other modules may add to it.
-COMMANDS: dict = {}
-
-# ---- `gclib train`: lazy aggregation on the simulated clock ------------------------------------------------
-def _train_add(p):
-    from .learning.train_cli import add_train_args
-
-    add_train_args(p)
-
-
-def _train_run(a):
-    from .learning.train_cli import cmd_train
-
-    return cmd_train(a)
-
-
-COMMANDS["train"] = (_train_add, _train_run)
-
-
-def _gallery_add(p):
-    p.add_argument("--figures-dir", default="figures", help="figure folder the links point into")
-
-
-def _gallery_run(a):
-    from .gallery import markdown
-
-    print(markdown(a.figures_dir), end="")
-    return 0
-
-
-COMMANDS["gallery"] = (_gallery_add, _gallery_run, "print the figure gallery of the README (Markdown)")
-
-
-def build_parser():
-    p = _Parser(prog="gclib", description="Gradient coding: build, verify, simulate and run codes.")
-    sub = p.add_subparsers(dest="cmd", required=True, parser_class=_Parser)
-    ls = sub.add_parser("list", help="list the schemes and the paper each comes from, and the compute-time models")
-    ls.add_argument("--json", action="store_true", help="print the registries as JSON")
-    ls.set_defaults(fn=cmd_list)
-
-    s = sub.add_parser("simulate", help="Monte Carlo of completion time, communication and computation")
-    _add_scheme_args(s)
-    add_model_args(s)
-    s.add_argument("--trials", type=int, default=10_000)
-    s.add_argument("--latency", type=float, default=0.0, help="communication: seconds per message")
-    s.add_argument("--bandwidth", type=float, default=None, help="communication: gradients per second")
-    s.add_argument("--json", action="store_true", help="print one JSON object")
-    s.set_defaults(fn=cmd_simulate)
-
-    v = sub.add_parser("verify", help="exact (SymPy) check that every admissible pattern decodes")
-    _add_scheme_args(v)
-    v.add_argument("--messages", type=int, default=None,
-                   help="check every set of this many messages instead of every straggler pattern")
-    v.add_argument("--drop", type=int, default=None,
-                   help="check patterns of this many stragglers instead of the code's s (more than s must fail)")
-    v.set_defaults(fn=cmd_verify)
-
-    r = sub.add_parser("reproduce", help="run every notebook through papermill and write figures/")
-    r.add_argument("--profile", default="full", help="parameter profile (full or quick)")
-    r.add_argument("--only", nargs="*", default=None, help="notebook names (stems) to run")
-    r.set_defaults(fn=cmd_reproduce)
-
-    for name, (add, run, *more) in COMMANDS.items():
-        c = sub.add_parser(name, help=more[0] if more else _command_help(name, add, run))
-        add(c)
-        c.set_defaults(fn=run)
-    _add_registry_help(p, sub)
-    return p
-
-
 # ------------------------------------------------------------------------------------------------------------
-# Help that lists the schemes, models and their parameters, generated from the registries
-# (gclib.schemes.SCHEMES / PARAMS, gclib.stragglers.MODELS), so that what others register appears by itself;
-# model options for every registered model; `gclib trace FIGURE`; reproduce --figures-dir / --out-dir.
-def model_fields(cls) -> list[tuple[str, object]]:
-    """``[(field, default)]`` of a model class, without ``per_task`` (an option of its own)."""
-    import dataclasses
-
-    return [(f.name, f.default) for f in dataclasses.fields(cls) if f.name != "per_task"]
-
-
+# Listings of the registries: `gclib list`, `gclib list --json` and the epilogs of the help
 def _doc_line(obj) -> str:
     doc = (obj.__doc__ or "").strip()
     return " ".join(doc.split("\n\n")[0].split()).replace("``", "") if doc else ""
-
-
-def _flag(name: str) -> str:
-    return "--" + name.replace("_", "-")
 
 
 def scheme_flags(scheme) -> str:
@@ -239,6 +148,11 @@ def models_text(indent: int = 2, width: int = 12) -> str:
     return "\n".join(lines)
 
 
+def registry_text(schemes_heading: str = SCHEMES_HEADING, models_heading: str = MODELS_HEADING) -> str:
+    """Every scheme and every model, each list under its heading."""
+    return f"{schemes_heading}:\n{schemes_text()}\n\n{models_heading}:\n{models_text()}"
+
+
 def registry_json() -> dict:
     """The schemes and models as JSON-ready data (``gclib list --json``)."""
     return {
@@ -265,17 +179,51 @@ def _notebooks_text(indent: int = 2) -> str:
             + ("\n".join(pad + n for n in names) if names else pad + "(none yet)"))
 
 
-def _add_model_field_options(p):
-    """Options for fields of registered models that ``add_model_args`` does not know (default: the model's)."""
-    have = set(p._option_string_actions)
-    for name, cls in sorted(MODELS.items()):
-        for f, d in model_fields(cls):
-            flag = _flag(f)
-            if flag in have or f in {"base", "times", "workers", "count"}:
-                continue
-            typ = type(d) if isinstance(d, (int, float)) and not isinstance(d, bool) else float
-            p.add_argument(flag, dest=f, type=typ, default=None, help=f"{name}: {f} (default {d})")
-            have.add(flag)
+# ------------------------------------------------------------------------------------------------------------
+# The commands
+def cmd_list(a):
+    if a.json:
+        print(json.dumps(registry_json(), indent=1))
+    else:
+        print(registry_text("schemes (gclib simulate|verify --scheme NAME ...)",
+                            "compute-time models (gclib simulate --model NAME ...)"))
+    return 0
+
+
+def cmd_simulate(a):
+    from .simulate import Communication, simulate
+
+    code = code_from_args(a)
+    model = model_from_args(a)
+    comm = None
+    if a.latency or a.bandwidth:
+        comm = Communication(latency=a.latency or 0.0, bandwidth=a.bandwidth or float("inf"))
+    res = simulate(code, model, trials=a.trials, seed=a.seed if a.seed is not None else 0, comm=comm,
+                   progress=not a.json and a.trials >= 100_000)
+    out = res.summary()
+    if a.json:
+        print(json.dumps(out))
+    else:
+        print(f"{out['scheme']}: mean time {out['mean_time']:.5g} +/- {out['ci95_time']:.2g}, "
+              f"messages {out['mean_messages']:.4g}, computations {out['mean_computations']:.4g}, "
+              f"volume {out['mean_volume']:.4g} ({out['trials']} trials, {out['failed']} never decoded)")
+    return 0
+
+
+def cmd_verify(a):
+    from .symbolic import verify
+
+    a.exact = True
+    code = code_from_args(a)
+    res = verify(code, messages=a.messages, stragglers=a.drop)
+    print(res.message())
+    return 0 if res.ok else EXIT_FAIL
+
+
+def cmd_reproduce(a):
+    from .reproduce import main as reproduce_main
+
+    return reproduce_main(profile=a.profile, only=a.only, figures_dir=a.figures_dir, out_dir=a.out_dir)
 
 
 def cmd_trace(a):
@@ -298,66 +246,134 @@ def cmd_trace(a):
     return 0 if recs else EXIT_FAIL
 
 
-#: one-line help of extra subcommands whose functions and modules have no docstring to take it from
-COMMAND_HELP = {"train": "one training run (GD, LAG, LAGC, G-LAG, coded) on the simulated clock"}
+# ------------------------------------------------------------------------------------------------------------
+# Extra subcommands: name -> (add_arguments(parser), run(args)[, one line of help]). Other modules may add to it;
+# without the third element the summary line comes from docstrings (see _command_help).
+def _train_add(p):
+    from .learning.train_cli import add_train_args  # gclib.learning is imported only when it is used
+
+    add_train_args(p)
 
 
-def _command_help(name, add, run):
-    """Summary line of an extra subcommand: ``COMMANDS[name]``'s third element if given, else the first sentence
-    of the docstring of its run or add function, or of their module (``gclib X``: prefixes dropped)."""
-    import inspect
-    import re as _re
+def _train_run(a):
+    from .learning.train_cli import cmd_train
 
+    return cmd_train(a)
+
+
+def _gallery_add(p):
+    p.add_argument("--figures-dir", default="figures", help="figure folder the links point into")
+
+
+def _gallery_run(a):
+    from .gallery import markdown
+
+    print(markdown(a.figures_dir), end="")
+    return 0
+
+
+COMMANDS: dict = {
+    "train": (_train_add, _train_run, "one training run (GD, LAG, LAGC, G-LAG, coded) on the simulated clock"),
+    "gallery": (_gallery_add, _gallery_run, "print the figure gallery of the README (Markdown)"),
+    "run": (add_run_args, cmd_run),  # a real distributed run over MPI (gclib/runtime/cli.py)
+}
+
+
+def _command_help(add, run) -> str | None:
+    """Summary line of an extra subcommand without one in :data:`COMMANDS`: the first sentence of the docstring
+    of its run or add function, or of their module (``gclib X``: prefixes dropped)."""
     docs = [run.__doc__, add.__doc__]
     docs += [getattr(inspect.getmodule(f), "__doc__", None) for f in (run, add)
              if getattr(inspect.getmodule(f), "__name__", "") != __name__]
     for doc in docs:
         line = " ".join((doc or "").strip().split("\n\n")[0].split())
-        line = _re.sub(r"^``gclib [\w-]+``\s*:\s*", "", line).split(" (registered")[0].rstrip(".")
+        line = re.sub(r"^``gclib [\w-]+``\s*:\s*", "", line).split(" (registered")[0].rstrip(".")
         if line:
             return line
-    return COMMAND_HELP.get(name)
+    return None
 
 
-def _add_registry_help(p, sub):
-    raw = argparse.RawDescriptionHelpFormatter
-    listing = (f"schemes (--scheme NAME):\n{schemes_text()}\n\ncompute-time models (--model NAME):\n"
-               f"{models_text()}")
-    p.formatter_class = raw
-    p.epilog = (f"{listing}\n\nscheme parameters:\n{params_text()}\n\n"
-                "`gclib list` prints the schemes with their papers; `gclib COMMAND --help` the options of a command.")
+# ------------------------------------------------------------------------------------------------------------
+# The parser
+def _registry_choices(c, option: str, registry) -> bool:
+    """Whether subcommand ``c`` has ``option`` and it means ``registry``'s names (``gclib train`` has schemes
+    of its own)."""
+    act = c._option_string_actions.get(option)
+    return act is not None and (act.choices is None or set(act.choices) <= set(registry))
+
+
+def _add_listings(sub):
+    """Give every subcommand that did not write its own epilog the listings of what its ``--scheme`` and
+    ``--model`` accept (adding options for every registered model's fields), and ``reproduce`` its notebooks."""
     for name, c in sub.choices.items():
         if c.epilog:  # a subcommand that wrote its own
             continue
-        c.formatter_class = raw
+        c.formatter_class = argparse.RawDescriptionHelpFormatter
         parts = []
-        act = c._option_string_actions.get("--scheme")
-        # only where --scheme means the registry's schemes (gclib train has schemes of its own)
-        if act is not None and (act.choices is None or set(act.choices) <= set(sch.SCHEMES)):
-            parts.append(f"schemes (--scheme NAME):\n{schemes_text(only=act.choices)}")
-        act = c._option_string_actions.get("--model")
-        if act is not None and (act.choices is None or set(act.choices) <= set(MODELS)):
+        if _registry_choices(c, "--scheme", sch.SCHEMES):
+            only = c._option_string_actions["--scheme"].choices
+            parts.append(f"{SCHEMES_HEADING}:\n{schemes_text(only=only)}")
+        if _registry_choices(c, "--model", MODELS):
             _add_model_field_options(c)
-            parts.append(f"compute-time models (--model NAME):\n{models_text()}")
-        c.epilog = "\n\n".join(parts) or None
-    r = sub.choices.get("reproduce")
-    if r is not None:
-        r.add_argument("--figures-dir", default=None, help="where figures go (default figures/)")
-        r.add_argument("--out-dir", default=None,
-                       help="where executed notebooks and manifest.json go (default build/executed/PROFILE)")
-        r.epilog = _notebooks_text() or None
-    if "trace" not in sub.choices:
-        from .reproduce import EXECUTED, FIGURES
+            parts.append(f"{MODELS_HEADING}:\n{models_text()}")
+        if name == "reproduce":
+            parts.append(_notebooks_text())
+        c.epilog = "\n\n".join(part for part in parts if part) or None
 
-        t = sub.add_parser("trace", formatter_class=raw,
-                           help="which run made a figure: notebook, parameters, seed, commit (from the manifests)")
-        t.add_argument("figure", help="a figure file or name, e.g. figures/01_completion_time.png or 01_completion_time")
-        t.add_argument("--executed", default=str(EXECUTED), help="where the per-profile manifests are")
-        t.add_argument("--figures-dir", default=None,
-                       help=f"where the figure files are (default: the figure's own directory, else the one the run "
-                            f"wrote to, e.g. {FIGURES})")
-        t.add_argument("--json", action="store_true", help="print the records as JSON")
-        t.set_defaults(fn=cmd_trace)
+
+def build_parser():
+    p = _Parser(prog="gclib", description="Gradient coding: build, verify, simulate and run codes.",
+                formatter_class=argparse.RawDescriptionHelpFormatter,
+                epilog=f"{registry_text()}\n\nscheme parameters:\n{params_text()}\n\n"
+                       "`gclib list` prints the schemes with their papers; `gclib COMMAND --help` the options of a "
+                       "command.")
+    sub = p.add_subparsers(dest="cmd", required=True, parser_class=_Parser)
+
+    ls = sub.add_parser("list", help="list the schemes and the paper each comes from, and the compute-time models")
+    ls.add_argument("--json", action="store_true", help="print the registries as JSON")
+    ls.set_defaults(fn=cmd_list)
+
+    s = sub.add_parser("simulate", help="Monte Carlo of completion time, communication and computation")
+    _add_scheme_args(s)
+    add_model_args(s)
+    s.add_argument("--trials", type=int, default=10_000)
+    s.add_argument("--latency", type=float, default=0.0, help="communication: seconds per message")
+    s.add_argument("--bandwidth", type=float, default=None, help="communication: gradients per second")
+    s.add_argument("--json", action="store_true", help="print one JSON object")
+    s.set_defaults(fn=cmd_simulate)
+
+    v = sub.add_parser("verify", help="exact (SymPy) check that every admissible pattern decodes")
+    _add_scheme_args(v)
+    v.add_argument("--messages", type=int, default=None,
+                   help="check every set of this many messages instead of every straggler pattern")
+    v.add_argument("--drop", type=int, default=None,
+                   help="check patterns of this many stragglers instead of the code's s (more than s must fail)")
+    v.set_defaults(fn=cmd_verify)
+
+    r = sub.add_parser("reproduce", help="run every notebook through papermill and write figures/")
+    r.add_argument("--profile", default="full", help="parameter profile (full or quick)")
+    r.add_argument("--only", nargs="*", default=None, help="notebook names (stems) to run")
+    r.add_argument("--figures-dir", default=None, help="where figures go (default figures/)")
+    r.add_argument("--out-dir", default=None,
+                   help="where executed notebooks and manifest.json go (default build/executed/PROFILE)")
+    r.set_defaults(fn=cmd_reproduce)
+
+    for name, (add, run, *summary) in COMMANDS.items():
+        c = sub.add_parser(name, help=summary[0] if summary else _command_help(add, run))
+        add(c)
+        c.set_defaults(fn=run)
+
+    t = sub.add_parser("trace", help="which run made a figure: notebook, parameters, seed, commit (from the manifests)")
+    t.add_argument("figure", help="a figure file or name, e.g. figures/01_completion_time.png or 01_completion_time")
+    t.add_argument("--executed", default=str(EXECUTED), help="where the per-profile manifests are")
+    t.add_argument("--figures-dir", default=None,
+                   help=f"where the figure files are (default: the figure's own directory, else the one the run "
+                        f"wrote to, e.g. {FIGURES})")
+    t.add_argument("--json", action="store_true", help="print the records as JSON")
+    t.set_defaults(fn=cmd_trace)
+
+    _add_listings(sub)
+    return p
 
 
 def main(argv=None) -> int:
@@ -372,10 +388,3 @@ def main(argv=None) -> int:
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())
-
-
-# ---------------------------------------------------------------------------------------- `gclib run`: MPI runtime
-# `gclib run`: a real distributed run over MPI (gclib/runtime/cli.py).
-from .runtime.cli import add_run_args, cmd_run  # noqa: E402
-
-COMMANDS["run"] = (add_run_args, cmd_run)

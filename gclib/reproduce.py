@@ -52,6 +52,11 @@ def load_profiles(path: Path | None = None) -> dict:
     return data
 
 
+def _check_profile(profiles: dict, profile: str) -> None:
+    if profile not in profiles:
+        raise ValueError(f"profile must be one of {sorted(profiles)}, got {profile!r}")
+
+
 def notebook_paths(only=None, notebooks_dir: Path | None = None) -> list[Path]:
     paths = sorted(Path(notebooks_dir or NOTEBOOKS).glob("[0-9]*.ipynb"))
     if only:
@@ -79,6 +84,10 @@ class RunResult:
     source: str = ""
 
 
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
 def _failed_cell(nb_path: Path) -> str:
     """Describe the first cell of an executed notebook that raised: its index, its first line and the error."""
     try:
@@ -93,7 +102,7 @@ def _failed_cell(nb_path: Path) -> str:
         for out in cell.get("outputs", []):
             if out.get("output_type") == "error":
                 first = cell.source.strip().splitlines()[0] if cell.source.strip() else ""
-                return f"cell {i} ({first[:60]!r}): {out.get('ename')}: {out.get('evalue', '')[:300]}"
+                return f"cell {i} ({first[:60]!r}): {out.get('ename')}: {_one_line(out.get('evalue', ''))[:300]}"
     return "(no failing cell recorded)"
 
 
@@ -115,16 +124,15 @@ def run_notebook(path: Path, profile: str = "full", out_dir: Path | None = None,
     import papermill as pm
 
     profiles = load_profiles() if profiles is None else profiles
-    if profile not in profiles:
-        raise ValueError(f"profile must be one of {sorted(profiles)}, got {profile!r}")
+    _check_profile(profiles, profile)
     params = dict(profiles[profile].get(path.stem, {}))
     params.update({"profile": profile, "figures_dir": str(figures_dir or FIGURES)})
     params.update(extra or {})
     out_dir = Path(out_dir or EXECUTED / profile)
     out_dir.mkdir(parents=True, exist_ok=True)
-    Path(params["figures_dir"]).mkdir(parents=True, exist_ok=True)
-    out = out_dir / path.name
     fig_dir = Path(params["figures_dir"])
+    fig_dir.mkdir(parents=True, exist_ok=True)
+    out = out_dir / path.name
     before = _snapshot(fig_dir)
     meta = dict(effective=effective_parameters(path, params), started=_utcnow(), source=str(path))
     t0 = time.perf_counter()
@@ -137,8 +145,8 @@ def run_notebook(path: Path, profile: str = "full", out_dir: Path | None = None,
     except pm.PapermillExecutionError:
         r = RunResult(path.stem, False, time.perf_counter() - t0, params, _failed_cell(out), str(out), **meta)
     except Exception as e:  # kernel died, notebook unreadable, ...
-        r = RunResult(path.stem, False, time.perf_counter() - t0, params, f"{type(e).__name__}: {e}", str(out),
-                      **meta)
+        r = RunResult(path.stem, False, time.perf_counter() - t0, params, f"{type(e).__name__}: {_one_line(e)}",
+                      str(out), **meta)
     r.figures = _written(fig_dir, before)
     return r
 
@@ -336,10 +344,14 @@ def main(profile: str = "full", only=None, figures_dir=None, out_dir=None, noteb
     (``manifest.json`` beside the executed notebooks) is updated after every notebook.
     """
     try:
-        profiles = load_profiles(Path(notebooks_dir) / "profiles.toml") if notebooks_dir else load_profiles()
+        profiles_file = Path(notebooks_dir) / "profiles.toml" if notebooks_dir else PROFILES
+        profiles = load_profiles(profiles_file)
         paths = notebook_paths(only, notebooks_dir)
-        if profile not in profiles:
-            raise ValueError(f"profile must be one of {sorted(profiles)}, got {profile!r}")
+        _check_profile(profiles, profile)
+        # a misspelt table would silently leave its notebook on the defaults of its parameters cell
+        stray = sorted(set(profiles[profile]) - {p.stem for p in notebook_paths(None, notebooks_dir)})
+        if stray:
+            raise ValueError(f"profiles file {profiles_file}: [{profile}] names notebooks that do not exist: {stray}")
     except ValueError as e:
         print(f"gclib: error: {e}", file=sys.stderr)
         return 2

@@ -62,3 +62,11 @@ def failing_notebook(path: Path) -> Path:
 def profiles(path: Path, text: str) -> Path:
     path.write_text(text)
     return path
+
+
+def validation_cell(nb) -> int:
+    """Index of the first code cell after the parameters (and papermill's injected-parameters) cells: the cell
+    that validates them."""
+    tags = [c.metadata.get("tags", []) for c in nb.cells]
+    last = max(i for i, t in enumerate(tags) if "parameters" in t or "injected-parameters" in t)
+    return next(i for i in range(last + 1, len(nb.cells)) if nb.cells[i].cell_type == "code")

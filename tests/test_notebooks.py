@@ -7,6 +7,8 @@ import pytest
 
 from gclib import reproduce
 
+from notebook_fixtures import validation_cell
+
 NOTEBOOKS = sorted(p for p in reproduce.NOTEBOOKS.glob("[0-9]*.ipynb"))
 
 pytestmark = pytest.mark.notebooks
@@ -80,6 +82,9 @@ def test_bad_parameter_fails_at_once_naming_it(tmp_path):
     path = reproduce.NOTEBOOKS / "01_gradient_coding.ipynb"
     r = reproduce.run_notebook(path, "quick", out_dir=tmp_path, figures_dir=tmp_path / "f",
                                extra={"trials": -5})
+    import nbformat
+
+    validation = validation_cell(nbformat.read(path, as_version=4))
     assert not r.ok
-    assert "trials" in r.error and "ValueError" in r.error and "cell 2" in r.error
+    assert "trials" in r.error and "ValueError" in r.error and f"cell {validation} " in r.error
     assert not list((tmp_path / "f").glob("*.png"))

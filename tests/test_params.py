@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from gclib import reproduce as rp
 from gclib.params import check, validate
 
-from notebook_fixtures import good_notebook
+from notebook_fixtures import good_notebook, validation_cell
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -118,13 +118,6 @@ def test_validate_refuses_an_undefined_parameter_and_a_malformed_spec():
 
 
 # ------------------------------------------------------------------------------------- through papermill
-def _validation_cell(nb) -> int:
-    """Index of the first code cell after the parameters (and injected-parameters) cells."""
-    tags = [c.metadata.get("tags", []) for c in nb.cells]
-    last = max(i for i, t in enumerate(tags) if "parameters" in t or "injected-parameters" in t)
-    return next(i for i in range(last + 1, len(nb.cells)) if nb.cells[i].cell_type == "code")
-
-
 def _run_bad(path: Path, out: Path, params: dict):
     """Execute ``path`` with ``params`` and return the PapermillExecutionError it must raise."""
     import nbformat
@@ -148,7 +141,7 @@ def test_papermill_cli_bad_value_fails_at_once_naming_the_parameter(tmp_path):
 
     done = nbformat.read(out, as_version=4)
     errors = [i for i, c in enumerate(done.cells) for o in c.get("outputs", []) if o.output_type == "error"]
-    assert errors == [_validation_cell(done)]  # the validation cell, before any computation
+    assert errors == [validation_cell(done)]  # the validation cell, before any computation
 
 
 NOTEBOOK_01 = rp.NOTEBOOKS / "01_gradient_coding.ipynb"
@@ -162,7 +155,7 @@ def test_notebook_01_bad_parameter_fails_in_its_first_code_cell(name, bad, tmp_p
                          {"figures_dir": str(tmp_path / "figures"), "profile": "quick", name: bad})
     assert name in err.evalue and repr(bad) in err.evalue, err.evalue
     # the error came from the first code cell after the parameters (papermill adds cells to ``done``)
-    assert err.source == done.cells[_validation_cell(done)].source
+    assert err.source == done.cells[validation_cell(done)].source
 
 
 # ------------------------------------------------------------------------ every notebook follows the rule
@@ -233,7 +226,6 @@ def test_the_lint_sees_validate_and_check_calls():
     assert _assigned('profile = "full"\nn: int = 3\nx, y = 1, 2') == {"profile", "n"}
 
 
-
 def _run_param(path: Path):
     if path.stem in PENDING:  # without a validation cell the run could go far before failing: not worth it
         return pytest.param(path, marks=pytest.mark.skip(
@@ -253,4 +245,4 @@ def test_every_notebook_refuses_a_bad_seed_at_once(path, tmp_path):
     injected = {"figures_dir": str(tmp_path / "figures"), "profile": "quick", name: bad}
     err, done = _run_bad(path, tmp_path / "out.ipynb", injected)
     assert name in err.evalue and repr(bad) in err.evalue, err.evalue
-    assert err.source == done.cells[_validation_cell(done)].source
+    assert err.source == done.cells[validation_cell(done)].source

@@ -72,3 +72,30 @@ def test_readme_gallery_is_in_step_with_gallery_and_figures():
     for f in gallery.FIGURES:
         assert (ROOT / "figures" / f"{f.stem}.csv").exists(), f"{f.stem} has no CSV"
         assert f.notebook in gallery.NOTEBOOKS and (ROOT / "notebooks" / f"{f.notebook}.ipynb").exists()
+
+
+def _what_is_where() -> list[str]:
+    """The paths of the README's "What is where" block (nesting by indentation, two spaces a level)."""
+    text = (ROOT / "README.md").read_text()
+    block = text[text.index("## What is where"):]
+    block = block[block.index("```") + 3:]
+    block = block[block.index("\n") + 1: block.index("```")]
+    paths, stack = [], []
+    for line in block.splitlines():
+        name = line.split()[0] if line.strip() else ""
+        level = (len(line) - len(line.lstrip())) // 2
+        if not name or level > len(stack) or not re.fullmatch(r"[\w./-]+", name):
+            continue  # a continuation line of a description
+        stack[level:] = [name]
+        paths.append("".join(stack))
+    return paths
+
+
+def test_readme_what_is_where_matches_the_tree():
+    paths = _what_is_where()
+    assert "gclib/codes/base.py" in paths and "tools/nb.py" in paths  # the parser sees the nesting
+    assert not [p for p in paths if not (ROOT / p).exists()], "README names paths that do not exist"
+    modules = {str(p.relative_to(ROOT)) for d in ("gclib", "gclib/codes") for p in (ROOT / d).glob("*.py")
+               if p.name not in ("__init__.py", "__main__.py")}
+    packages = {str(p.parent.relative_to(ROOT)) + "/" for p in (ROOT / "gclib").glob("*/__init__.py")}
+    assert not sorted((modules | packages) - set(paths)), "modules of gclib missing from the README's What is where"

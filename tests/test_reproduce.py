@@ -32,7 +32,7 @@ def test_malformed_profiles_file(tmp_path):
 def test_failing_notebook_is_named_with_its_cell_and_others_still_run(tmp_path, monkeypatch, capsys):
     nbdir = tmp_path / "notebooks"
     nbdir.mkdir()
-    _nb(nbdir / "01_fails.ipynb", "raise RuntimeError('boom ' + str(x))")
+    _nb(nbdir / "01_fails.ipynb", "raise RuntimeError('boom ' + str(x) + '\\n  on two lines')")
     _nb(nbdir / "02_works.ipynb", "from pathlib import Path\nPath(figures_dir, 'ok.txt').write_text(str(x))")
     (nbdir / "profiles.toml").write_text('[quick."02_works"]\nx = 7\n[quick."01_fails"]\nx = 3\n')
     monkeypatch.setattr(reproduce, "NOTEBOOKS", nbdir)
@@ -42,10 +42,32 @@ def test_failing_notebook_is_named_with_its_cell_and_others_still_run(tmp_path, 
     assert rc == 1
     assert "01_fails" in out and "FAILED" in out and "cell 1" in out and "RuntimeError: boom 3" in out
     assert "1 passed, 1 failed" in out
+    failed = [ln for ln in out.splitlines() if "FAILED" in ln]
+    assert len(failed) == 1 and failed[0].endswith("RuntimeError: boom 3 on two lines")  # one line per notebook
     assert (tmp_path / "figs" / "ok.txt").read_text() == "7"  # the profile's parameter reached the notebook
+
+
+def _one_error_line(capsys) -> str:
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("gclib: error: "), err
+    return err[0]
 
 
 def test_unknown_profile_and_notebook(capsys):
     assert reproduce.main("nope") == 2
     assert "profile must be one of" in capsys.readouterr().err
     assert reproduce.main("quick", only=["99_missing"]) == 2
+    assert "unknown notebooks ['99_missing']" in _one_error_line(capsys)
+
+
+def test_bad_profiles_file_is_one_error_line_before_anything_runs(tmp_path, capsys):
+    nbdir = tmp_path / "notebooks"
+    nbdir.mkdir()
+    _nb(nbdir / "01_works.ipynb", "raise RuntimeError('must not run')")
+    (nbdir / "profiles.toml").write_text("[quick\nx = 1")
+    assert reproduce.main("quick", notebooks_dir=nbdir, out_dir=tmp_path / "out") == 2
+    assert "is malformed" in _one_error_line(capsys)
+    (nbdir / "profiles.toml").write_text('[quick."01_wroks"]\nx = 2\n')  # a misspelt notebook
+    assert reproduce.main("quick", notebooks_dir=nbdir, out_dir=tmp_path / "out") == 2
+    assert "names notebooks that do not exist: ['01_wroks']" in _one_error_line(capsys)
+    assert not (tmp_path / "out").exists()  # nothing ran

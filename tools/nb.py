@@ -54,9 +54,10 @@ def dump(src: str) -> None:
 
 
 if __name__ == "__main__":
-    if sys.argv[1] == "build":
-        build(sys.argv[2], sys.argv[3])
-    elif sys.argv[1] == "dump":
-        dump(sys.argv[2])
+    args = sys.argv[1:]
+    if len(args) == 3 and args[0] == "build":
+        build(args[1], args[2])
+    elif len(args) == 2 and args[0] == "dump":
+        dump(args[1])
     else:
         sys.exit("usage: nb.py build SRC DST | dump NB")
