@@ -3,6 +3,8 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 PROFILE ?= full
+# The full profile writes the committed figures/; any other profile writes beside the build, never over them.
+FIGURES ?= $(if $(filter full,$(PROFILE)),figures,build/figures-$(PROFILE))
 # Keep BLAS to one thread: the simulator is vectorized and MPI ranks share 2 cores.
 export OMP_NUM_THREADS ?= 1
 export OPENBLAS_NUM_THREADS ?= 1
@@ -20,7 +22,7 @@ $(VENV)/.installed: pyproject.toml
 setup: $(VENV)/.installed
 
 reproduce: setup
-	$(PY) -m gclib reproduce --profile $(PROFILE)
+	$(PY) -m gclib reproduce --profile $(PROFILE) --figures-dir $(FIGURES)
 
 test: setup
 	$(PY) -m pytest -q
