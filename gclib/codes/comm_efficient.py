@@ -32,7 +32,7 @@ from math import comb
 import numpy as np
 
 from .base import DecodingError, GradientCode, check_ns
-from .polynomial import evaluation_points, point_permutation, rational_points
+from .polynomial import assigned_points
 from .rules import ThresholdRule, check_messages_axis, threshold
 from .tandon import cyclic_support
 
@@ -168,15 +168,11 @@ def ye_abbe(n: int, s: int, m: int, points="equispaced", *, exact: bool = False,
         raise ValueError(f"ye-abbe needs stragglers + comm <= workers (load d = s + m): s + m = {s + m} > "
                          f"n = {n}; choose comm <= {n - s}")
     B_exact = None
-    perm = point_permutation(n, assign) if isinstance(points, str) else np.arange(n)
+    beta, beta_q = assigned_points(n, points, assign, exact)
     if exact:
-        beta_all = rational_points(n, points)
-        beta_q = [beta_all[t] for t in perm]
-        beta = np.array([float(b) for b in beta_q])
         B_exact = ye_abbe_matrix_exact(beta_q, n, s, m)
         B = np.array(B_exact.tolist(), dtype=float)
     else:
-        beta = evaluation_points(n, points)[perm]
         B = ye_abbe_matrix(beta, n, s, m)
     d = s + m
     order = cyclic_support(n, d - 1)

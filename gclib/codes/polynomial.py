@@ -144,6 +144,22 @@ def _poly_decoder(code: GradientCode, idx: np.ndarray) -> np.ndarray:
     return A
 
 
+def assigned_points(n: int, points, assign="spread", exact: bool = False):
+    """The points of rows ``0 .. n-1``: the family's points permuted by :func:`point_permutation` (explicit arrays
+    are taken as given).
+
+    Returns:
+        ``(alpha, alpha_exact)``: ``(n,)`` floats, and the same points as SymPy rationals when ``exact``
+        (``None`` otherwise; the floats are then the rationals rounded, so the verified code is the code used).
+    """
+    perm = point_permutation(n, assign) if isinstance(points, str) else np.arange(n)
+    if exact:
+        rational = rational_points(n, points)
+        alpha_q = [rational[t] for t in perm]
+        return np.array([float(a) for a in alpha_q]), alpha_q
+    return evaluation_points(n, points)[perm], None
+
+
 def rational_points(n: int, points="chebyshev", max_denominator: int = 1000) -> list:
     """``n`` distinct rational evaluation points (SymPy ``Rational``) for exact verification.
 
@@ -204,15 +220,11 @@ def polynomial_code(mask, sender, ready, order, *, points="equispaced", name="rs
             rank[i, j] = pos
     roots, h = zero_sets(mask, rank)
     B_exact = None
-    perm = point_permutation(N, assign) if isinstance(points, str) else np.arange(N)
+    alpha, alpha_q = assigned_points(N, points, assign, exact)
     if exact:
-        rational = rational_points(N, points)
-        alpha_q = [rational[t] for t in perm]
-        alpha = np.array([float(a) for a in alpha_q])
         B_exact = exact_encoding_matrix(alpha_q, roots)
         B = np.array(B_exact.tolist(), dtype=float)
     else:
-        alpha = evaluation_points(N, points)[perm]
         B = encoding_matrix(alpha, roots)
     n_workers = len(order)
     s = n_workers - (h + 1) if stragglers is None else stragglers
