@@ -126,9 +126,11 @@ def run_notebook(path: Path, profile: str = "full", out_dir: Path | None = None,
     profiles = load_profiles() if profiles is None else profiles
     _check_profile(profiles, profile)
     params = dict(profiles[profile].get(path.stem, {}))
-    params.update({"profile": profile, "figures_dir": str(figures_dir or FIGURES)})
+    # notebooks run with their own folder as working directory: a relative folder given here means the caller's
+    figures_dir = Path(figures_dir).resolve() if figures_dir else FIGURES
+    out_dir = Path(out_dir).resolve() if out_dir else EXECUTED / profile
+    params.update({"profile": profile, "figures_dir": str(figures_dir)})
     params.update(extra or {})
-    out_dir = Path(out_dir or EXECUTED / profile)
     out_dir.mkdir(parents=True, exist_ok=True)
     fig_dir = Path(params["figures_dir"])
     fig_dir.mkdir(parents=True, exist_ok=True)
@@ -343,6 +345,8 @@ def main(profile: str = "full", only=None, figures_dir=None, out_dir=None, noteb
     ``notebooks_dir`` (default ``notebooks/``) holds the notebooks and their ``profiles.toml``. The manifest
     (``manifest.json`` beside the executed notebooks) is updated after every notebook.
     """
+    figures_dir = Path(figures_dir).resolve() if figures_dir else None
+    out_dir = Path(out_dir).resolve() if out_dir else None
     try:
         profiles_file = Path(notebooks_dir) / "profiles.toml" if notebooks_dir else PROFILES
         profiles = load_profiles(profiles_file)

@@ -71,3 +71,17 @@ def test_bad_profiles_file_is_one_error_line_before_anything_runs(tmp_path, caps
     assert reproduce.main("quick", notebooks_dir=nbdir, out_dir=tmp_path / "out") == 2
     assert "names notebooks that do not exist: ['01_wroks']" in _one_error_line(capsys)
     assert not (tmp_path / "out").exists()  # nothing ran
+
+
+def test_relative_folders_are_the_callers_not_the_notebooks(tmp_path, monkeypatch):
+    """Notebooks run in their own folder; a relative --figures-dir must still land where the caller means."""
+    nbdir = tmp_path / "notebooks"
+    nbdir.mkdir()
+    _nb(nbdir / "01_works.ipynb", "from pathlib import Path\nPath(figures_dir, 'ok.txt').write_text(str(x))")
+    (nbdir / "profiles.toml").write_text('[quick."01_works"]\nx = 5\n')
+    monkeypatch.chdir(tmp_path)
+    rc = reproduce.main("quick", figures_dir="figs", out_dir="out", notebooks_dir=nbdir)
+    assert rc == 0
+    assert (tmp_path / "figs" / "ok.txt").read_text() == "5"
+    assert not (nbdir / "figs").exists()
+    assert (tmp_path / "out" / "01_works.ipynb").exists()
