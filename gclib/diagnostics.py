@@ -12,6 +12,26 @@ from .codes.base import (DecodingError, GradientCode, IllConditionedWarning, con
                          decoding_amplification, split_pieces)
 
 
+def decoding_error(code: GradientCode, A: np.ndarray, idx: np.ndarray, g: np.ndarray, dtype=np.float64) -> float:
+    """Relative error ``|g_hat - g| / |g|`` of the gradient decoded from the messages ``idx``.
+
+    Args:
+        A: ``(n_pieces, len(idx))`` decoding coefficients. g: ``(n_parts, length)`` partial gradients.
+        dtype: precision in which the messages are computed and decoded (complex of it for complex codes).
+    Returns:
+        the relative error, ``inf`` when it is not finite.
+    """
+    cplx = np.iscomplexobj(code.B)
+    work = (np.complex64 if dtype == np.float32 else np.complex128) if cplx else dtype
+    G = split_pieces(g, code.n_pieces).astype(work)
+    msgs = code.B[idx].astype(work) @ G
+    est = code.combine(A.astype(work), msgs, g.shape[1]).astype(np.float64)
+    true = g.sum(axis=0)
+    with np.errstate(all="ignore"):
+        err = np.linalg.norm(est - true) / np.linalg.norm(true)
+    return float(err) if np.isfinite(err) else np.inf
+
+
 @dataclass
 class PatternDiagnostics:
     """Diagnostics of one received set."""
@@ -45,12 +65,7 @@ def pattern(code: GradientCode, stragglers, *, length: int = 64, dtype=np.float6
         return PatternDiagnostics(stragglers, cond, np.inf, np.inf, np.inf)
     residual = float(np.abs(A @ BR - code.target).max())
     g = rng.standard_normal((code.n_parts, length))
-    cdt = np.complex64 if dtype == np.float32 else np.complex128
-    work = cdt if np.iscomplexobj(code.B) else dtype
-    msgs = (code.B.astype(work) @ split_pieces(g, code.n_pieces).astype(work))[idx]
-    est = code.combine(A.astype(work), msgs, length)
-    true = g.sum(axis=0)
-    err = float(np.linalg.norm(est - true) / np.linalg.norm(true))
+    err = decoding_error(code, A, idx, g, dtype)
     amp = decoding_amplification(BR, A, code.target)
     return PatternDiagnostics(stragglers, cond, residual, err, amp)
 

@@ -29,7 +29,8 @@ from typing import Callable
 
 import numpy as np
 
-from .codes.base import DecodingError, GradientCode, IllConditionedWarning, decoding_amplification, split_pieces
+from .codes.base import DecodingError, GradientCode, IllConditionedWarning, decoding_amplification
+from .diagnostics import decoding_error
 
 
 def _rs(n, s, m, points, assign, seed):
@@ -112,18 +113,6 @@ def patterns(code: GradientCode, s: int, max_patterns: int, rng: np.random.Gener
     return pats, False
 
 
-def _rel_error(code: GradientCode, A: np.ndarray, idx: np.ndarray, g: np.ndarray, dtype) -> float:
-    cplx = np.iscomplexobj(code.B)
-    work = (np.complex64 if dtype == np.float32 else np.complex128) if cplx else dtype
-    G = split_pieces(g, code.n_pieces).astype(work)
-    msgs = code.B[idx].astype(work) @ G
-    est = code.combine(A.astype(work), msgs, g.shape[1]).astype(np.float64)
-    true = g.sum(axis=0)
-    with np.errstate(all="ignore"):
-        err = np.linalg.norm(est - true) / np.linalg.norm(true)
-    return float(err) if np.isfinite(err) else np.inf
-
-
 def measure(code: GradientCode, stragglers: int | None = None, *, max_patterns: int = 200, seed=0,
             length: int = 32) -> dict:
     """Worst and median condition number and relative decoding error (float64 and float32) over patterns.
@@ -154,8 +143,8 @@ def measure(code: GradientCode, stragglers: int | None = None, *, max_patterns: 
         with np.errstate(all="ignore"):
             conds.append(decoding_condition(code, idx, A))
             kappas.append(decoding_amplification(code.B[idx], A, code.target))
-            e64.append(_rel_error(code, A, idx, g, np.float64))
-            e32.append(_rel_error(code, A, idx, g, np.float32))
+            e64.append(decoding_error(code, A, idx, g, np.float64))
+            e32.append(decoding_error(code, A, idx, g, np.float32))
     conds, kappas, e64, e32 = map(np.asarray, (conds, kappas, e64, e32))
     worst = int(np.argmax(e64))
     return {"worst_kappa": float(kappas.max()), "median_kappa": float(np.median(kappas)), "worst_cond": float(conds.max()), "median_cond": float(np.median(conds)),
