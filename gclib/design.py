@@ -33,7 +33,6 @@ from .codes import frc, rs
 from .codes import lcc as _lcc
 from .codes import mmc
 from .codes.base import GradientCode
-from .codes.rules import ThresholdRule
 from .simulate import CHUNK, mean_ci, simulate_chunk
 from .stragglers import ComputeModel
 
@@ -107,44 +106,10 @@ def candidates(K: int, r: int, *, order_grid: Iterable[int] | None = None, max_o
     return out
 
 
-def _threshold_cluster_times(rule: ThresholdRule, arr: np.ndarray) -> np.ndarray:
-    """:meth:`ThresholdRule.cluster_times` without upcasting, skipping the class reduction when every message is
-    its own class and partitioning all clusters at once when they are equal contiguous blocks."""
-    n_cls = rule.class_cluster.size
-    if rule.msg_class.size == n_cls and np.array_equal(rule.msg_class, np.arange(n_cls)):
-        ct = arr
-    else:
-        ct = np.minimum.reduceat(arr[:, rule._perm], rule._starts, axis=1)
-    P = rule.n_clusters
-    sizes = np.bincount(rule.class_cluster, minlength=P)
-    if (n_cls % P == 0 and np.all(sizes == sizes[0]) and np.all(rule.thresholds == rule.thresholds[0])
-            and np.array_equal(rule.class_cluster, np.repeat(np.arange(P), sizes[0]))):
-        t = int(rule.thresholds[0])
-        blk = ct.reshape(ct.shape[0], P, sizes[0])
-        return np.partition(blk, t - 1, axis=2)[:, :, t - 1]
-    out = np.empty((ct.shape[0], P), dtype=ct.dtype)
-    for c in range(P):
-        t = int(rule.thresholds[c])
-        out[:, c] = np.partition(ct[:, rule.class_cluster == c], t - 1, axis=1)[:, t - 1]
-    return out
-
-
 def fast_chunk(code: GradientCode, finish: np.ndarray) -> dict:
-    """:func:`gclib.simulate.simulate_chunk` (without communication delays) with shortcuts for threshold rules
-    and equal loads; ``finish`` ``(trials, workers, >= code.load)`` may be float32. Same results."""
-    lengths = np.array([len(o) for o in code.order])
-    if not isinstance(code.rule, ThresholdRule) or np.any(lengths != lengths[0]):
-        return simulate_chunk(code, finish)
-    finish = finish[:, :, : code.load]
-    arr = finish[:, code.sender, code.ready - 1]
-    cluster_t = _threshold_cluster_times(code.rule, arr)
-    t = cluster_t.max(axis=1)
-    arrived = np.isfinite(arr)  # inf <= inf: never-arriving messages must not count in never-decoding trials
-    got = (arr <= t[:, None]) & arrived
-    got_c = (arr <= cluster_t[:, code.rule.msg_cluster]) & arrived
-    return {"time": t.astype(float), "messages": got.sum(axis=1), "cluster_messages": got_c.sum(axis=1),
-            "computations": ((finish <= t[:, None, None]) & np.isfinite(finish)).sum(axis=(1, 2)),
-            "volume": got.astype(float) @ code.size}
+    """:func:`gclib.simulate.simulate_chunk` (without communication delays) on ``finish``
+    ``(trials, workers, >= code.load)``, which may be float32 (the rules keep its dtype)."""
+    return simulate_chunk(code, finish[:, :, : code.load])
 
 
 def evaluate(cands: list, model: ComputeModel, K: int, trials: int = 10_000, seed=0, *,

@@ -132,7 +132,7 @@ def simulate_chunk(code: GradientCode, finish: np.ndarray, comm: Communication |
     lengths = np.array([len(o) for o in code.order])
     valid = np.arange(finish.shape[2])[None, :] < lengths[:, None]
     computed = (finish <= t[:, None, None]) & valid[None] & np.isfinite(finish)
-    return {"time": t, "messages": got.sum(axis=1), "cluster_messages": got_c.sum(axis=1),
+    return {"time": t.astype(float), "messages": got.sum(axis=1), "cluster_messages": got_c.sum(axis=1),
             "computations": computed.sum(axis=(1, 2)), "volume": got.astype(float) @ code.size}
 
 

@@ -54,17 +54,39 @@ def test_cli_bad_order(capsys):
     assert "order must lie in [1, 10]" in capsys.readouterr().err
 
 
-def test_fast_chunk_matches_simulate_chunk():
-    from gclib.simulate import simulate_chunk
+def _reference_cluster_times(rule, arr):
+    """Cluster times the slow, obvious way: class minimum, then the threshold-th smallest per cluster."""
+    arr = arr.astype(float)
+    ct = np.stack([arr[:, rule.msg_class == c].min(axis=1) for c in range(rule.class_cluster.size)], axis=1)
+    return np.stack([np.sort(ct[:, rule.class_cluster == c], axis=1)[:, rule.thresholds[c] - 1]
+                     for c in range(rule.n_clusters)], axis=1)
 
+
+def test_rule_shortcuts_match_the_obvious_computation():
+    """The rules' shortcuts (identity classes, equal contiguous clusters, float32 kept) change no number."""
     m = ShiftedExponential(10, 0.01, per_task=True)
     finish = m.sample(np.random.default_rng(2), 400, 12, 3)
+    shortcut_kinds = set()
     for cand in design.candidates(12, 3, max_orders=2)[::5]:
         code = cand.build()
-        a = design.fast_chunk(code, finish)
-        b = simulate_chunk(code, finish[:, :, : code.load])
-        for k in a:
-            assert np.allclose(a[k], b[k]), (cand.label, k)
+        rule = code.rule
+        if not hasattr(rule, "_block"):
+            continue
+        shortcut_kinds.add((rule._identity, bool(rule._block)))
+        arr = finish[:, code.sender, code.ready - 1]
+        for dtype in (np.float64, np.float32):
+            got = rule.cluster_times(arr.astype(dtype))
+            assert got.dtype == dtype
+            np.testing.assert_array_equal(got.astype(float), _reference_cluster_times(rule, arr.astype(dtype)))
+    # and the general path: clusters of unequal sizes and thresholds
+    from gclib import codes
+
+    for code in (codes.partial_stragglers(5, 1, pieces=4), codes.clustered([codes.crc(4, 1), codes.frc(6, 2)])):
+        assert not code.rule._block
+        shortcut_kinds.add((code.rule._identity, False))
+        arr = m.sample(np.random.default_rng(3), 300, code.n_workers, code.load)[:, code.sender, code.ready - 1]
+        np.testing.assert_array_equal(code.rule.cluster_times(arr), _reference_cluster_times(code.rule, arr))
+    assert len(shortcut_kinds) >= 3, shortcut_kinds
 
 
 def test_fig1_bars_and_order():

@@ -79,6 +79,13 @@ class ThresholdRule:
         starts = np.searchsorted(msg_class[perm], np.arange(n_classes))
         object.__setattr__(self, "_perm", perm)
         object.__setattr__(self, "_starts", starts)
+        # Shortcuts for the simulator's hot path: every message its own class (no class reduction), and
+        # clusters that are equal contiguous blocks with one threshold (one partition for all clusters).
+        object.__setattr__(self, "_identity", bool(np.array_equal(msg_class, np.arange(n_classes))))
+        block = int(sizes[0])
+        equal_blocks = (np.all(thresholds == thresholds[0])
+                        and np.array_equal(class_cluster, np.repeat(np.arange(n_clusters), block)))
+        object.__setattr__(self, "_block", block if equal_blocks else 0)
 
     @property
     def n_clusters(self) -> int:
@@ -107,6 +114,8 @@ class ThresholdRule:
     def class_times(self, arrival: np.ndarray) -> np.ndarray:
         """``(trials, n_classes)``: first arrival of each class."""
         check_messages_axis(np.asarray(arrival), self.msg_class.size, "arrival")
+        if self._identity:
+            return arrival
         return np.minimum.reduceat(arrival[:, self._perm], self._starts, axis=1)
 
     def cluster_times(self, arrival: np.ndarray) -> np.ndarray:
@@ -115,10 +124,18 @@ class ThresholdRule:
         Args:
             arrival: ``(trials, n_messages)`` arrival times (``inf`` for never).
         Returns:
-            ``(trials, n_clusters)`` times; ``inf`` where a cluster never decodes.
+            ``(trials, n_clusters)`` times, in the floating dtype of ``arrival`` (float32 stays float32);
+            ``inf`` where a cluster never decodes.
         """
-        ct = self.class_times(np.asarray(arrival, dtype=float))
-        out = np.empty((ct.shape[0], self.n_clusters))
+        arrival = np.asarray(arrival)
+        if not np.issubdtype(arrival.dtype, np.floating):
+            arrival = arrival.astype(float)
+        ct = self.class_times(arrival)
+        if self._block:
+            t = int(self.thresholds[0])
+            blocks = ct.reshape(ct.shape[0], self.n_clusters, self._block)
+            return np.partition(blocks, t - 1, axis=2)[:, :, t - 1]
+        out = np.empty((ct.shape[0], self.n_clusters), dtype=ct.dtype)
         for c in range(self.n_clusters):
             sub = ct[:, self.class_cluster == c]
             t = int(self.thresholds[c])
