@@ -171,6 +171,10 @@ def test_grid_and_claims_on_a_tiny_grid():
     assert (s.q25 <= s["median"]).all() and (s["median"] <= s.q75).all()
     claims = check_claims(totals, ["pareto 1.5"], "exp")
     assert claims.holds.between(0, 1).all() and claims.claim.nunique() == 7
+    # the curves of a seed in the grid come from the grid run; a seed outside it gets its own run: same curves
+    _, alone = run_grid(p, schemes, models, seeds=[1], target=1e-4, curves_seed=0)
+    assert (curves.seed == 0).all()
+    pd.testing.assert_frame_equal(curves, alone)
 
 
 @pytest.mark.parametrize("make_code", [lambda: __import__("gclib").codes.partial_stragglers(4, 1, 3),

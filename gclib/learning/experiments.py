@@ -45,12 +45,17 @@ def run_grid(problem, schemes: dict, models: dict, seeds, *, target: float = 1e-
         from tqdm.auto import tqdm
 
         it = tqdm(it, desc="models", leave=False)
+    seeds = list(seeds)
+    in_grid = curves_seed is not None and curves_seed in seeds  # then its curves come from the grid run itself
     for lab, model in it:
-        tot, _ = compare(problem, schemes, model, seeds=seeds, target=target, **kw)
+        tot, cur = compare(problem, schemes, model, seeds=seeds, target=target, curves=in_grid, **kw)
         tot.insert(0, "model", lab)
         tots.append(tot)
-        if curves_seed is not None:
+        if in_grid:
+            cur = cur[cur["seed"] == curves_seed].reset_index(drop=True)
+        elif curves_seed is not None:
             _, cur = compare(problem, schemes, model, seeds=[curves_seed], target=target, curves=True, **kw)
+        if curves_seed is not None:
             cur.insert(0, "model", lab)
             curves.append(cur)
     return pd.concat(tots, ignore_index=True), (pd.concat(curves, ignore_index=True) if curves else None)
