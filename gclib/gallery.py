@@ -110,9 +110,48 @@ FIGURES = [
 ]
 
 
-def markdown(figures_dir: str = "figures") -> str:
-    """The README gallery: a table per notebook, one row per figure."""
-    lines = []
+def claims_summary(figures_dir="figures") -> list[dict]:
+    """Per notebook of :data:`NOTEBOOKS` (the index excepted): how many of its claims hold, do not hold and are
+    inconclusive, read from ``figures_dir/NN_claims.csv`` (``None`` counts when that file does not exist yet)."""
+    from . import claims
+
+    out = []
+    for nb in NOTEBOOKS:
+        p = claims.path(nb, figures_dir)
+        counts = claims.counts(claims.read(p)) if p.exists() else None
+        out.append({"notebook": nb, "file": p.name, "counts": counts})
+    return out
+
+
+def claims_markdown(figures_dir: str = "figures", data_dir=None) -> str:
+    """A Markdown table of :func:`claims_summary`: one row per notebook, links to its claims table.
+
+    Args:
+        figures_dir: the folder the links point into (relative to where the Markdown is shown).
+        data_dir: where to read the CSVs (default ``figures_dir``).
+    """
+    from . import claims
+
+    lines = ["| notebook | " + " | ".join(claims.VERDICTS) + " | claims table |", "|---|---|---|---|---|"]
+    for row in claims_summary(figures_dir if data_dir is None else data_dir):
+        c = row["counts"]
+        cells = [str(c[v]) for v in claims.VERDICTS] if c else ["not run yet"] * len(claims.VERDICTS)
+        link = f"[{row['file']}]({figures_dir}/{row['file']})" if c else "run `make reproduce`"
+        lines.append(f"| [`{row['notebook']}`](notebooks/{row['notebook']}.ipynb) | " + " | ".join(cells)
+                     + f" | {link} |")
+    return "\n".join(lines) + "\n"
+
+
+def markdown(figures_dir: str = "figures", data_dir=None) -> str:
+    """The README gallery: the claims of every notebook counted by verdict, then a table per notebook, one row
+    per figure.
+
+    Args:
+        figures_dir: the folder the links point into. data_dir: where to read the claims CSVs (default
+            ``figures_dir``).
+    """
+    lines = ["Claims checked per notebook, counted from each notebook's claims table (the verdict rules are in "
+             "`gclib.claims`):", "", claims_markdown(figures_dir, data_dir).rstrip(), ""]
     by_nb: dict = {}
     for f in FIGURES:
         by_nb.setdefault(f.notebook, []).append(f)

@@ -42,7 +42,7 @@ from __future__ import annotations
 import numbers
 from typing import Any, Mapping
 
-__all__ = ["check", "validate"]
+__all__ = ["check", "notebook", "validate"]
 
 
 def _error(name: str, value: Any, allowed: str) -> ValueError:
@@ -183,3 +183,186 @@ def validate(namespace: Mapping[str, Any], /, **specs: Mapping) -> None:
         if name not in namespace:
             raise ValueError(f"parameter {name} is not defined (the parameters cell must set it)")
         check(name, namespace[name], **spec)
+
+
+# ------------------------------------------------------------------------------------------------------------
+# What each notebook accepts. The first code cell of notebook NN_name is ``notebook("NN_name", globals())``.
+# Each function checks every parameter of its notebook's parameters cell (a test replaces each one by a bad value
+# and expects a ValueError naming it), in the order of the cell, cross-parameter rules after the values they use.
+
+def _n(ns, name):
+    if name not in ns:
+        raise ValueError(f"parameter {name} is not defined (the parameters cell must set it)")
+    return ns[name]
+
+
+def _distinct(name: str, values, why: str) -> None:
+    if len(set(values)) != len(values):
+        raise ValueError(f"parameter {name} must hold distinct values ({why}), got {values!r} (list)")
+
+
+def _gradient_coding(ns):
+    check("seed", _n(ns, "seed"), int, low=0)
+    check("n_small", _n(ns, "n_small"), int, low=2, high=12)
+    check("s_small", _n(ns, "s_small"), int, low=0, high=ns["n_small"] - 1)
+    check("n", _n(ns, "n"), int, low=2)
+    check("trials", _n(ns, "trials"), int, low=10)
+    check("mu", _n(ns, "mu"), float, low=0, low_open=True)
+    check("alpha", _n(ns, "alpha"), float, low=0)
+    check("pareto_scale", _n(ns, "pareto_scale"), float, low=0, low_open=True)
+    check("pareto_shape", _n(ns, "pareto_shape"), float, low=0, low_open=True)
+    check("cond_n", _n(ns, "cond_n"), list, min_len=1, items=dict(type=int, low=2))
+    check("cond_seeds", _n(ns, "cond_seeds"), int, low=1)
+    check("cond_patterns", _n(ns, "cond_patterns"), int, low=1)
+
+
+def _reed_solomon(ns):
+    check("seed", _n(ns, "seed"), int, low=0)
+    check("small_n", _n(ns, "small_n"), int, low=1)
+    check("small_s", _n(ns, "small_s"), int, low=0, high=ns["small_n"] - 1)
+    ns_ = check("ns", _n(ns, "ns"), list, min_len=1, items=dict(type=int, low=2))
+    fracs = check("s_fracs", _n(ns, "s_fracs"), list, min_len=1, items=dict(type=float, above=0, below=1))
+    if not any(max(1, int(round(f * n_))) < n_ for n_ in ns_ for f in fracs):  # pairs with s >= n are skipped
+        raise ValueError(f"parameters ns and s_fracs leave no code to study: s = max(1, round(frac * n)) >= n for "
+                         f"every pair, got ns = {ns_!r}, s_fracs = {fracs!r}")
+    check("max_patterns", _n(ns, "max_patterns"), int, low=1)
+    check("trials", _n(ns, "trials"), int, low=1)
+
+
+def _communication_efficient(ns):
+    from .stability import divisor_stragglers
+
+    check("seed", _n(ns, "seed"), int, low=0)
+    check("verify_n", _n(ns, "verify_n"), int, low=1)
+    check("verify_s", _n(ns, "verify_s"), int, low=0, high=ns["verify_n"] - 1)
+    check("verify_m", _n(ns, "verify_m"), int, low=1, high=ns["verify_n"] - ns["verify_s"])  # d = s + m <= n
+    n = check("n", _n(ns, "n"), int, low=2)
+    s = check("s", _n(ns, "s"), int, low=0, high=n - 2)
+    if n % (s + 2):  # the decoding-time comparison builds Kadhe's code with m = 2: groups of s + 2 tile the n
+        raise ValueError(f"parameters n and s must make n a multiple of s + 2 (Kadhe's block length at m = 2), "
+                         f"got n = {n!r}, s = {s!r}")
+    ms = check("ms", _n(ns, "ms"), list, min_len=1, items=dict(type=int, low=1))
+    if not any(n % (s + m) == 0 for m in ms):  # Kadhe needs (s + m) | n; values of m where it does not are skipped
+        raise ValueError(f"parameter ms must hold at least one m with (s + m) dividing n = {n} (s = {s}), "
+                         f"got {ms!r} (list)")
+    check("trials", _n(ns, "trials"), int, low=1)
+    check("mu", _n(ns, "mu"), float, low=0, low_open=True)
+    check("alpha", _n(ns, "alpha"), float, low=0)
+    check("latency", _n(ns, "latency"), float, low=0)
+    check("bandwidth", _n(ns, "bandwidth"), float, low=0, low_open=True)
+    m = check("stab_m", _n(ns, "stab_m"), int, low=1)
+    for i, n_ in enumerate(check("stab_ns", _n(ns, "stab_ns"), list, min_len=1, items=dict(type=int, low=m + 1))):
+        if not divisor_stragglers(n_, m, 2):  # the study needs an s with 1 <= s <= n/2 and (s + m) | n
+            raise ValueError(f"parameter stab_ns[{i}] must have a divisor s + stab_m with 1 <= s <= n/2 "
+                             f"(stab_m = {m}), got {n_!r} (int)")
+    check("max_patterns", _n(ns, "max_patterns"), int, low=1)
+
+
+def _gc_mmc(ns):
+    check("seed", _n(ns, "seed"), int, low=0)
+    check("trials", _n(ns, "trials"), int, low=1)
+    K = check("K", _n(ns, "K"), int, low=1)
+    r = check("r", _n(ns, "r"), int, low=min(2, K), high=K)  # LCC needs 2 ceil(K / r) - 1 <= K: r >= 2 once K >= 2
+    check("mu", _n(ns, "mu"), float, low=0, low_open=True)
+    check("alpha", _n(ns, "alpha"), float, low=0)
+    check("clusters", _n(ns, "clusters"), int, low=1, high=K // r)  # every cluster holds at least r workers
+    check("order", _n(ns, "order"), int, low=1, high=r)
+    orders = check("orders", _n(ns, "orders"), list, min_len=1, items=dict(type=int, low=1, high=r))
+    _distinct("orders", orders, "a repeated order sends the same message twice")
+    check("sweep_trials", _n(ns, "sweep_trials"), int, low=1)
+    check("exact_trials", _n(ns, "exact_trials"), int, low=1)
+
+
+def _mmc_design(ns):
+    check("seed", _n(ns, "seed"), int, low=0)
+    K = check("K", _n(ns, "K"), int, low=1)
+    r = check("r", _n(ns, "r"), int, low=1, high=K)
+    check("trials", _n(ns, "trials"), int, low=1)
+    check("max_orders", _n(ns, "max_orders"), int, low=1, high=r)  # an order vector holds distinct orders <= r
+    check("budgets", _n(ns, "budgets"), list, min_len=1, items=dict(type=float, above=0))
+    check("mu", _n(ns, "mu"), float, low=0, low_open=True)
+    check("alpha", _n(ns, "alpha"), float, low=0)
+    check("pareto_scale", _n(ns, "pareto_scale"), float, low=0, low_open=True)
+    check("pareto_shape", _n(ns, "pareto_shape"), float, low=0, low_open=True)
+    check("exact_trials", _n(ns, "exact_trials"), int, low=1)
+    designs = check("exact_designs", _n(ns, "exact_designs"), list, items=dict(type=list, min_len=2, max_len=2))
+    for i, (o, P) in enumerate(designs):  # (orders, clusters)
+        check(f"exact_designs[{i}][0]", o, list, min_len=1, items=dict(type=int, low=1, high=r))
+        _distinct(f"exact_designs[{i}][0]", o, "an order vector holds distinct orders")
+        check(f"exact_designs[{i}][1]", P, int, low=1, high=K // r)  # every cluster holds at least r workers
+
+
+def _lazy_aggregation(ns):
+    check("seed", _n(ns, "seed"), int, low=0)
+    workers = check("workers", _n(ns, "workers"), int, low=1)
+    check("groups", _n(ns, "groups"), int, choices=[g for g in range(1, workers + 1) if workers % g == 0])
+    check("dim", _n(ns, "dim"), int, low=9)  # the LAG check has 9 workers, each one column of a dim x dim basis
+    check("target", _n(ns, "target"), float, low=0, low_open=True)
+    shapes = check("shapes", _n(ns, "shapes"), list, min_len=1, items=dict(type=float, above=0))
+    check("fig_shape", _n(ns, "fig_shape"), float, choices=shapes)  # Fig. 2's analogue is one of the shapes
+    check("rate", _n(ns, "rate"), float, low=0, low_open=True)
+    check("seeds", _n(ns, "seeds"), int, low=1)
+    check("max_iter", _n(ns, "max_iter"), int, low=1)
+    check("lag_target", _n(ns, "lag_target"), float, low=0, low_open=True)
+    units = _n(ns, "lagc_units")
+    if isinstance(units, str):
+        check("lagc_units", units, choices=["decoding-mean", "decoding-max", "count"])
+    else:
+        check("lagc_units", units, float, low=0, low_open=True)
+
+
+def _mpi_runs(ns):
+    from . import schemes as registry
+    from .learning.problems import DATASETS
+    from .runtime.testcodes import cyclic_multimessage
+
+    seed = check("seed", _n(ns, "seed"), int, low=0)
+    workers = check("workers", _n(ns, "workers"), int, low=1)
+    stragglers = check("stragglers", _n(ns, "stragglers"), int, low=0, high=workers - 1)
+    check("iterations", _n(ns, "iterations"), int, low=1)
+    check("time_scale", _n(ns, "time_scale"), float, low=0, low_open=True)
+    check("dim", _n(ns, "dim"), int, low=1)
+    datasets = check("datasets", _n(ns, "datasets"), list, min_len=1, choices=sorted(DATASETS))
+    check("samples", _n(ns, "samples"), int, low=workers if "tandon-logistic" in datasets else 1)  # a part each
+    check("models", _n(ns, "models"), list, min_len=1, choices=["shifted-exp", "pareto"])
+    names = check("schemes", _n(ns, "schemes"), list, min_len=1, choices=sorted({"uc-mmc", *registry.SCHEMES}))
+    for i, name in enumerate(names):  # each must build from (workers, stragglers, seed): FRC needs (s + 1) | n
+        try:
+            if name == "uc-mmc":
+                cyclic_multimessage(workers, stragglers)
+            else:
+                registry.build(name, workers=workers, stragglers=stragglers, seed=seed)
+        except ValueError as e:
+            raise ValueError(f"parameter schemes[{i}] = {name!r} cannot run with workers = {workers} and "
+                             f"stragglers = {stragglers}: {e}") from None
+
+
+def _index(ns):
+    pass  # the index has only the driver's parameters
+
+
+#: The parameter check of every notebook, by stem.
+NOTEBOOKS = {
+    "00_index": _index,
+    "01_gradient_coding": _gradient_coding,
+    "02_reed_solomon": _reed_solomon,
+    "03_communication_efficient": _communication_efficient,
+    "04_gc_mmc": _gc_mmc,
+    "05_mmc_design": _mmc_design,
+    "06_lazy_aggregation": _lazy_aggregation,
+    "07_mpi_runs": _mpi_runs,
+}
+
+
+def notebook(stem: str, namespace: Mapping[str, Any], /) -> None:
+    """Check the parameters of notebook ``stem`` in ``namespace`` (its first code cell passes ``globals()``):
+    ``profile`` and ``figures_dir`` (set by the driver), then every parameter of its parameters cell.
+
+    Raises:
+        ValueError: naming the first bad parameter, its value and what is allowed.
+    """
+    if stem not in NOTEBOOKS:
+        raise ValueError(f"no parameter checks for notebook {stem!r}; known: {sorted(NOTEBOOKS)}")
+    check("profile", _n(namespace, "profile"), str, min_len=1)
+    check("figures_dir", _n(namespace, "figures_dir"), str, min_len=1)
+    NOTEBOOKS[stem](namespace)

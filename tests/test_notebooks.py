@@ -5,7 +5,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from gclib import reproduce
+from gclib import claims, reproduce
 
 from notebook_fixtures import validation_cell
 
@@ -48,6 +48,8 @@ def test_notebook_runs_and_writes_figures(path, quick_runs):
         assert csv.exists(), f"{png.name} has no CSV beside it"
         assert len(pd.read_csv(csv)) > 0
         assert png.stem.startswith(path.stem[:2]), f"{png.name}: figure names start with the notebook number"
+    table = claims.read(claims.path(path.stem, figs))  # every study writes its claims table, checked
+    assert len(table) > 0, f"{path.stem} wrote an empty claims table"
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)

@@ -1,4 +1,4 @@
-"""gclib.params: a bad notebook parameter fails at once with a message naming it (issue 7)."""
+"""gclib.params: a bad notebook parameter fails at once with a message naming it."""
 from __future__ import annotations
 
 import ast
@@ -179,63 +179,64 @@ def _assigned(src: str) -> set[str]:
     return names
 
 
-def _validated(src: str) -> set[str]:
-    """Names checked by ``validate(globals(), name=...)`` keywords or ``check("name", ...)`` calls."""
-    names = set()
-    for node in ast.walk(ast.parse(src)):
-        if isinstance(node, ast.Call):
-            fn = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
-            if fn == "validate":
-                names |= {k.arg for k in node.keywords if k.arg}
-            elif fn == "check" and node.args and isinstance(node.args[0], ast.Constant):
-                names.add(node.args[0].value)
-    return names
+def _parameters(src: str) -> dict:
+    """The parameters cell's assignments, evaluated (they are literals)."""
+    ns: dict = {}
+    exec(compile(src, "parameters", "exec"), {}, ns)
+    return ns
 
 
 NOTEBOOKS = sorted(rp.NOTEBOOKS.glob("[0-9]*.ipynb"))
-#: set by the driver for every run; validating them is recommended but not required
+#: set by the driver for every run, and checked by ``gclib.params.notebook`` for every notebook
 DRIVER_SET = {"profile", "figures_dir"}
-#: parameters a notebook does not validate yet, each to be removed when its notebook checks it
-KNOWN_GAPS: dict[str, set[str]] = {}
-#: notebooks merged before the rule existed, with no validation cell yet: expected to fail (not strict, so a
-#: notebook that gains its validation cell passes); remove each name once its notebook validates its parameters
-PENDING: set[str] = set()
 
 
-def _lint_param(path: Path):
-    if path.stem in PENDING:
-        return pytest.param(path, marks=pytest.mark.xfail(
-            strict=False, reason=f"{path.stem} has no parameter validation cell yet (issue 7 asks for one)"))
-    return path
+class _Bad:
+    """A value no check accepts."""
+
+    def __repr__(self):
+        return "<bad value>"
 
 
-@pytest.mark.parametrize("path", [_lint_param(p) for p in NOTEBOOKS] or [pytest.param(None, marks=pytest.mark.skip(
-    reason="no notebooks in notebooks/ yet"))], ids=lambda p: getattr(p, "stem", "none"))
+def test_the_parameters_helpers_read_a_cell():
+    assert _assigned('profile = "full"\nn: int = 3\nx, y = 1, 2') == {"profile", "n"}
+    assert _parameters('profile = "full"\nn = 3  # workers\nxs = [1, 2]') == {"profile": "full", "n": 3, "xs": [1, 2]}
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_every_notebook_validates_every_parameter_in_its_first_code_cell(path):
+    """The first code cell is ``notebook(stem, globals())``; it accepts the cell's defaults and both profiles,
+    and refuses a bad value of every parameter, naming it."""
+    from gclib.params import notebook
+
     params, first = _parameters_and_first_code_cell(path)
     assert params is not None, f"{path.name} has no cell tagged 'parameters'"
     assert first is not None, f"{path.name} has no code cell after its parameters cell"
-    missing = _assigned(params.source) - _validated(first.source) - DRIVER_SET - KNOWN_GAPS.get(path.stem, set())
-    assert not missing, (f"{path.name}: the first code cell after the parameters cell must validate every "
-                         f"parameter with gclib.params (see docs/notebooks.md); not validated: {sorted(missing)}")
+    call = [n for n in ast.walk(ast.parse(first.source)) if isinstance(n, ast.Call)
+            and getattr(n.func, "id", getattr(n.func, "attr", "")) == "notebook"]
+    assert call and isinstance(call[0].args[0], ast.Constant) and call[0].args[0].value == path.stem, (
+        f"{path.name}: the first code cell after the parameters must be notebook({path.stem!r}, globals())")
+    defaults = _parameters(params.source)
+    assert DRIVER_SET <= set(defaults), f"{path.name}: the parameters cell sets profile and figures_dir"
+    profiles = rp.load_profiles()
+    for name in ("full", "quick"):
+        notebook(path.stem, {**defaults, **profiles[name].get(path.stem, {}), "profile": name})
+    for name in sorted(defaults):
+        with pytest.raises(ValueError, match=rf"\b{name}\b"):
+            notebook(path.stem, {**defaults, name: _Bad()})
 
 
-def test_the_lint_sees_validate_and_check_calls():
-    assert _validated("from gclib.params import validate, check\nvalidate(globals(), a=dict(type=int), "
-                      "b=dict(choices=[1]))\ncheck('c', c, type=int)") == {"a", "b", "c"}
-    assert _assigned('profile = "full"\nn: int = 3\nx, y = 1, 2') == {"profile", "n"}
+def test_notebook_checks_refuse_an_unknown_notebook_and_a_missing_parameter():
+    from gclib.params import notebook
 
-
-def _run_param(path: Path):
-    if path.stem in PENDING:  # without a validation cell the run could go far before failing: not worth it
-        return pytest.param(path, marks=pytest.mark.skip(
-            reason=f"{path.stem} has no parameter validation cell yet (issue 7 asks for one)"))
-    return path
+    with pytest.raises(ValueError, match="no parameter checks for notebook '99_x'"):
+        notebook("99_x", {})
+    with pytest.raises(ValueError, match="parameter seed is not defined"):
+        notebook("01_gradient_coding", {"profile": "quick", "figures_dir": "f"})
 
 
 @pytest.mark.notebooks
-@pytest.mark.parametrize("path", [_run_param(p) for p in NOTEBOOKS] or [pytest.param(None, marks=pytest.mark.skip(
-    reason="no notebooks in notebooks/ yet"))], ids=lambda p: getattr(p, "stem", "none"))
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_every_notebook_refuses_a_bad_seed_at_once(path, tmp_path):
     """``papermill -p seed abc`` fails in the validation cell with a message naming ``seed`` (cheap: the run stops
     there)."""

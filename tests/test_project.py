@@ -65,7 +65,8 @@ def test_readme_gallery_is_in_step_with_gallery_and_figures():
     text = (ROOT / "README.md").read_text()
     a = text.index("-->", text.index("<!-- gallery:start")) + 3
     b = text.index("<!-- gallery:end -->")
-    assert text[a:b].strip() == gallery.markdown("figures").strip(), "run `gclib gallery` and paste it"
+    expected = gallery.markdown("figures", ROOT / "figures").strip()
+    assert text[a:b].strip() == expected, "run `gclib gallery` and paste it"
     not_listed, not_made = gallery.missing(ROOT / "figures")
     assert not not_listed, f"figures without a gallery entry: {not_listed}"
     assert not not_made, f"gallery entries whose figure is not in figures/ (run make reproduce): {not_made}"

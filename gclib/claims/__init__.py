@@ -1,0 +1,323 @@
+"""Claims as data: what a paper says, what we measured, the rule we judge it by, and the verdict.
+
+Every notebook ends with a *claims table*: one row per claim, with the columns of :data:`COLUMNS`:
+
+* ``id``: a short identifier (``"T1"``), stable across runs, so tests and text can refer to a claim;
+* ``claim``: the claim in a few words;
+* ``paper``: what the paper says, quoted briefly (or ``"our check: ..."`` for a check of our own);
+* ``setting``: the model and parameters of our measurement;
+* ``measured``: our numbers, with their 95% confidence intervals;
+* ``criterion``: the rule that turns the numbers into a verdict, written in code before looking at them;
+* ``verdict``: one of :data:`VERDICTS`: ``holds``, ``does not hold``, or ``inconclusive`` (the intervals overlap,
+  or too few trials: a verdict the data cannot carry is never given).
+
+The per-paper modules (:mod:`.tandon`, ...) turn a notebook's result tables into such a table; this module holds
+what they share: :class:`Estimate` (a number with its interval), the verdict rules (:func:`less`,
+:func:`at_most`, :func:`within`, :func:`majority`, :func:`exact`, :func:`all_hold`), :func:`row` and
+:func:`table`, and the renderings (:func:`markdown`, :func:`show`, :func:`counts`, :func:`write`, :func:`read`).
+
+Example::
+
+    >>> from gclib import claims
+    >>> a, b = claims.Estimate.mean_ci(0.27, 0.002), claims.Estimate.mean_ci(0.29, 0.002)
+    >>> claims.less(a, b)
+    'holds'
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+
+HOLDS, FAILS, INCONCLUSIVE = "holds", "does not hold", "inconclusive"
+#: The three verdicts, in display order.
+VERDICTS = (HOLDS, FAILS, INCONCLUSIVE)
+#: The columns of a claims table, in order.
+COLUMNS = ("id", "claim", "paper", "setting", "measured", "criterion", "verdict")
+#: Two-sided normal quantile of a 95% interval.
+Z95 = 1.959963984540054
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A measured number with its 95% confidence interval ``[lo, hi]``.
+
+    An exact number (a closed form, a count over every case) has ``lo == value == hi``. ``n`` is the number of
+    samples behind the estimate (``None`` when it is exact or unknown).
+    """
+
+    value: float
+    lo: float
+    hi: float
+    n: int | None = None
+
+    def __post_init__(self):
+        v, lo, hi = (float(x) for x in (self.value, self.lo, self.hi))
+        if any(math.isnan(x) for x in (v, lo, hi)):
+            return  # a missing measurement: every rule reads it as inconclusive
+        if not lo <= v <= hi:
+            raise ValueError(f"an Estimate needs lo <= value <= hi, got lo = {lo!r}, value = {v!r}, hi = {hi!r}")
+
+    @classmethod
+    def exact(cls, value: float) -> "Estimate":
+        """A number known exactly (no sampling error)."""
+        return cls(float(value), float(value), float(value))
+
+    @classmethod
+    def mean_ci(cls, mean: float, half: float, n: int | None = None) -> "Estimate":
+        """From a mean and the half-width of its 95% interval (a NaN half-width: no interval, inconclusive)."""
+        half = float(half)
+        if math.isnan(half) or half < 0:
+            return cls(float(mean), math.nan, math.nan, n)
+        return cls(float(mean), float(mean) - half, float(mean) + half, n)
+
+    @classmethod
+    def of(cls, samples) -> "Estimate":
+        """Mean of ``samples`` (finite entries) with a Student-t 95% interval: wide for a handful of samples,
+        undefined (NaN, so inconclusive) for fewer than two."""
+        from scipy import stats
+
+        x = np.asarray(samples, dtype=float).ravel()
+        x = x[np.isfinite(x)]
+        if x.size == 0:
+            return cls(math.nan, math.nan, math.nan, 0)
+        m = float(x.mean())
+        if x.size < 2:
+            return cls(m, math.nan, math.nan, int(x.size))
+        half = float(stats.t.ppf(0.975, x.size - 1) * x.std(ddof=1) / math.sqrt(x.size))
+        return cls(m, m - half, m + half, int(x.size))
+
+    @property
+    def known(self) -> bool:
+        """True when the interval is defined."""
+        return not (math.isnan(self.lo) or math.isnan(self.hi))
+
+    @property
+    def is_exact(self) -> bool:
+        return self.known and self.lo == self.hi
+
+    def scaled(self, factor: float) -> "Estimate":
+        """The estimate times a non-negative constant."""
+        if not factor >= 0:
+            raise ValueError(f"factor must be non-negative, got {factor!r}")
+        return Estimate(self.value * factor, self.lo * factor, self.hi * factor, self.n)
+
+    def text(self, fmt: str = ".3g") -> str:
+        """``0.272 [0.270, 0.274]``; an exact number alone; ``0.3 (no interval)`` when there is none."""
+        if math.isnan(self.value):
+            return "not measured"
+        v = format(self.value, fmt)
+        if self.is_exact:
+            return v
+        if not self.known:
+            return f"{v} (no interval)"
+        return f"{v} [{format(self.lo, fmt)}, {format(self.hi, fmt)}]"
+
+    def __str__(self) -> str:
+        return self.text()
+
+
+def _as_estimate(x) -> Estimate:
+    return x if isinstance(x, Estimate) else Estimate.exact(x)
+
+
+def less(a, b, factor: float = 1.0) -> str:
+    """Verdict on ``a < factor * b``: holds when the whole interval of ``a`` lies below that of ``factor * b``,
+    does not hold when it lies at or above it, inconclusive when they overlap (or either is unknown).
+
+    Plain numbers are exact. With exact numbers a tie does not hold (``less(2, 2) == 'does not hold'``)."""
+    a, b = _as_estimate(a), _as_estimate(b).scaled(factor)
+    if not (a.known and b.known):
+        return INCONCLUSIVE
+    if a.hi < b.lo:
+        return HOLDS
+    if a.lo >= b.hi:
+        return FAILS
+    return INCONCLUSIVE
+
+
+def at_most(a, b, factor: float = 1.0) -> str:
+    """Verdict on ``a <= factor * b``: holds when ``a.hi <= factor * b.lo``, does not hold when
+    ``a.lo > factor * b.hi``, inconclusive otherwise."""
+    a, b = _as_estimate(a), _as_estimate(b).scaled(factor)
+    if not (a.known and b.known):
+        return INCONCLUSIVE
+    if a.hi <= b.lo:
+        return HOLDS
+    if a.lo > b.hi:
+        return FAILS
+    return INCONCLUSIVE
+
+
+def greater(a, b, factor: float = 1.0) -> str:
+    """Verdict on ``a > factor * b`` (the mirror of :func:`at_most`)."""
+    v = at_most(a, b, factor)
+    return {HOLDS: FAILS, FAILS: HOLDS}.get(v, v)
+
+
+def within(a, target: float, rel: float) -> str:
+    """Verdict on ``|a - target| <= rel * |target|``: holds when the interval of ``a`` lies inside the band,
+    does not hold when it lies wholly outside, inconclusive when it straddles an edge."""
+    a = _as_estimate(a)
+    if not a.known:
+        return INCONCLUSIVE
+    lo, hi = target - rel * abs(target), target + rel * abs(target)
+    if lo <= a.lo and a.hi <= hi:
+        return HOLDS
+    if a.hi < lo or a.lo > hi:
+        return FAILS
+    return INCONCLUSIVE
+
+
+def wilson(k: int, n: int) -> tuple[float, float]:
+    """Wilson 95% interval of a proportion ``k / n`` (``(nan, nan)`` for ``n = 0``)."""
+    if n <= 0:
+        return math.nan, math.nan
+    p, z2 = k / n, Z95 * Z95
+    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
+    half = Z95 * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def proportion(k: int, n: int) -> Estimate:
+    """The proportion ``k / n`` with its Wilson 95% interval."""
+    if n <= 0:
+        return Estimate(math.nan, math.nan, math.nan, 0)
+    lo, hi = wilson(k, n)
+    return Estimate(k / n, min(lo, k / n), max(hi, k / n), n)
+
+
+def majority(successes: Iterable[bool]) -> str:
+    """Verdict on "the claim holds in most runs" from one boolean per independent run (seed): holds when the
+    Wilson interval of the fraction lies above 1/2, does not hold when it lies below, inconclusive otherwise
+    (with two seeds even 2 of 2 is inconclusive). NaN entries (a run that did not finish) count as failures."""
+    x = [bool(v) if v == v else False for v in successes]
+    e = proportion(sum(x), len(x))
+    return greater(e, 0.5)
+
+
+def exact(condition: bool) -> str:
+    """Verdict of an exact check (a proof, an enumeration, a closed form): holds or does not hold."""
+    return HOLDS if bool(condition) else FAILS
+
+
+def all_hold(verdicts: Iterable[str]) -> str:
+    """Verdict on a conjunction: does not hold if any part does not, holds if every part holds, else
+    inconclusive."""
+    v = list(verdicts)
+    bad = [x for x in v if x not in VERDICTS]
+    if bad:
+        raise ValueError(f"verdicts must be among {VERDICTS}, got {bad}")
+    if FAILS in v:
+        return FAILS
+    if v and all(x == HOLDS for x in v):
+        return HOLDS
+    return INCONCLUSIVE
+
+
+def any_holds(verdicts: Iterable[str]) -> str:
+    """Verdict on a disjunction: holds if any part holds, does not hold if every part does not, else
+    inconclusive."""
+    v = list(verdicts)
+    if HOLDS in v:
+        return HOLDS
+    if v and all(x == FAILS for x in v):
+        return FAILS
+    return INCONCLUSIVE
+
+
+def row(id: str, claim: str, *, paper: str, setting: str, measured: str, criterion: str, verdict: str) -> dict:
+    """One claim (see the module docstring for the fields)."""
+    if verdict not in VERDICTS:
+        raise ValueError(f"verdict must be one of {VERDICTS}, got {verdict!r}")
+    for name, value in (("id", id), ("claim", claim), ("paper", paper), ("setting", setting),
+                        ("measured", measured), ("criterion", criterion)):
+        if not isinstance(value, str) or not value.strip():
+            raise ValueError(f"claim field {name} must be a non-empty string, got {value!r}")
+    return {"id": id, "claim": claim, "paper": paper, "setting": setting, "measured": measured,
+            "criterion": criterion, "verdict": verdict}
+
+
+def table(rows: Sequence[dict]) -> pd.DataFrame:
+    """A claims table from :func:`row` dicts: the columns of :data:`COLUMNS`, ids unique, verdicts valid."""
+    df = pd.DataFrame(list(rows), columns=list(COLUMNS))
+    check(df)
+    return df.reset_index(drop=True)
+
+
+def check(df: pd.DataFrame) -> pd.DataFrame:
+    """Raise ``ValueError`` unless ``df`` is a claims table (the columns of :data:`COLUMNS`, unique ids, every
+    verdict one of :data:`VERDICTS`, no empty field); return it."""
+    if list(df.columns) != list(COLUMNS):
+        raise ValueError(f"a claims table has the columns {list(COLUMNS)}, got {list(df.columns)}")
+    if df["id"].duplicated().any():
+        raise ValueError(f"claim ids must be unique, repeated: {sorted(set(df['id'][df['id'].duplicated()]))}")
+    bad = sorted(set(df["verdict"]) - set(VERDICTS))
+    if bad:
+        raise ValueError(f"verdicts must be among {VERDICTS}, got {bad}")
+    empty = [c for c in COLUMNS if df[c].isna().any() or (df[c].astype(str).str.strip() == "").any()]
+    if empty:
+        raise ValueError(f"claims table has empty fields in columns {empty}")
+    return df
+
+
+def counts(df: pd.DataFrame) -> dict:
+    """``{verdict: number of claims}`` for every verdict (zeros included)."""
+    vc = df["verdict"].value_counts()
+    return {v: int(vc.get(v, 0)) for v in VERDICTS}
+
+
+def count_text(c: dict) -> str:
+    """``"5 claims: 3 hold, 1 does not hold, 1 inconclusive"`` from :func:`counts`."""
+    total = sum(c.values())
+    parts = [f"{c[HOLDS]} hold{'s' if c[HOLDS] == 1 else ''}", f"{c[FAILS]} {'does' if c[FAILS] == 1 else 'do'} "
+             f"not hold", f"{c[INCONCLUSIVE]} inconclusive"]
+    return f"{total} claim{'s' if total != 1 else ''}: " + ", ".join(parts)
+
+
+def _cell(text) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def markdown(df: pd.DataFrame, columns: Sequence[str] = ("id", "claim", "paper", "measured", "criterion",
+                                                          "verdict")) -> str:
+    """The claims table as Markdown, verdicts in bold, headed by the counts of each verdict."""
+    check(df)
+    head = "| " + " | ".join(columns) + " |\n|" + "---|" * len(columns) + "\n"
+    body = "".join("| " + " | ".join(f"**{_cell(r[c])}**" if c == "verdict" else _cell(r[c]) for c in columns)
+                   + " |\n" for _, r in df.iterrows())
+    return f"{count_text(counts(df))}.\n\n" + head + body
+
+
+def show(df: pd.DataFrame):
+    """An IPython Markdown display of :func:`markdown` (for a notebook's last cell)."""
+    from IPython.display import Markdown
+
+    return Markdown(markdown(df))
+
+
+def path(notebook: str, figures_dir) -> Path:
+    """``figures_dir / "NN_claims.csv"`` for a notebook stem or number (``"01_gradient_coding"`` or ``"01"``)."""
+    prefix = str(notebook)[:2]
+    if not (len(prefix) == 2 and prefix.isdigit()):
+        raise ValueError(f"notebook must start with its two-digit number, got {notebook!r}")
+    return Path(figures_dir) / f"{prefix}_claims.csv"
+
+
+def write(df: pd.DataFrame, notebook: str, figures_dir) -> Path:
+    """Write the claims table of ``notebook`` to ``figures_dir/NN_claims.csv`` (checked; fixed line endings)."""
+    check(df)
+    p = path(notebook, figures_dir)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    df.to_csv(p, index=False, lineterminator="\n")
+    return p
+
+
+def read(p) -> pd.DataFrame:
+    """Read and check a claims CSV written by :func:`write`."""
+    df = pd.read_csv(p, dtype=str, keep_default_na=False)
+    return check(df)
