@@ -2,7 +2,7 @@
 
     python -m benchmarks.bench_mmc          # one JSON object
 
-Targets (issue 4): Fig. 1 under 5 s, the order search over the full grid (every order, every order vector of up
+Targets: Fig. 1 under 5 s, the order search over the full grid (every order, every order vector of up
 to 3 orders, every cluster count, the hybrid and the baselines; K = 40, r = 10, 10,000 trials) under a minute. Wall and CPU seconds are both printed: on a shared 2-core machine the wall time grows with the
 load average (printed too).
 """

@@ -1,6 +1,6 @@
 """Simulator throughput at n = 40 and decoding time per straggler pattern at n = 40 and n = 100.
 
-Target (issue 2): 100,000 trials of any of uncoded, ignore, FRC, CRC at n = 40 in under one second.
+Target: 100,000 trials of any of uncoded, ignore, FRC, CRC at n = 40 in under one second.
 Prints one JSON object.
 """
 import json

@@ -1,5 +1,4 @@
-"""The CLI's help lists schemes, models and their parameters from the registries; `gclib list`; `gclib trace`
-(issue 7)."""
+"""The CLI's help lists schemes, models and their parameters from the registries; `gclib list`; `gclib trace`."""
 from __future__ import annotations
 
 import dataclasses

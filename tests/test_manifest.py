@@ -1,4 +1,4 @@
-"""Every `gclib reproduce` run writes manifest.json next to the executed notebooks (issue 7)."""
+"""Every `gclib reproduce` run writes manifest.json next to the executed notebooks."""
 from __future__ import annotations
 
 import json

@@ -1,4 +1,4 @@
-"""A second run with the same profile gives byte-identical CSVs (issue 7).
+"""A second run with the same profile gives byte-identical CSVs.
 
 Each notebook checked here runs twice in the quick profile, into two temporary figure directories, and every CSV
 it writes is compared byte for byte. The check is generic (whatever CSVs a notebook writes), but to keep the suite
