@@ -528,3 +528,51 @@ def _kadhe_rule(G: np.ndarray, n_groups: int, m: int, known_classes=None):
         raise ValueError("generator columns never reach rank m")  # pragma: no cover - full row rank checked
     local = np.array(local, dtype=np.int64)
     return BasesRule(np.repeat(np.arange(n_groups), d), [local + q * d for q in range(n_groups)])
+
+
+# ---------------------------------------------------------------------------------------------- trade-off
+#: Generator of the binary ``[7, 4]`` Hamming code in systematic form (used over the reals in the examples).
+HAMMING_7_4 = np.array([[1, 0, 0, 0, 1, 1, 0], [0, 1, 0, 0, 1, 0, 1], [0, 0, 1, 0, 0, 1, 1], [0, 0, 0, 1, 1, 1, 1]])
+
+#: The constructions of :func:`tradeoff` and the family each belongs to.
+TRADEOFF_CODES = {"ye-abbe": "MDS", "kadhe gaussian": "MDS", "kadhe repetition": "repetition"}
+
+
+def tradeoff(ss, ms, seed=0):
+    """The ``(d, s, m)`` trade-off read off the codes themselves: for every ``s`` and ``m``, Ye-Abbe's code and
+    Kadhe et al.'s Gaussian and repetition codes on the fewest workers they accept (one group of ``d``).
+
+    Returns:
+        ``pandas.DataFrame`` with ``s, m, construction, family, load d`` (``code.load``), ``message size``
+        (``code.size``, gradients) and ``tolerated`` (``code.stragglers``), one row per (s, m, construction).
+    """
+    import pandas as pd
+
+    rows = []
+    for s in ss:
+        for m in ms:
+            codes = {"ye-abbe": ye_abbe(s + m, s, m), "kadhe gaussian": kadhe(s + m, s, m, "gaussian", seed),
+                     "kadhe repetition": kadhe(m * (s + 1), s, m, "repetition")}
+            rows += [{"s": s, "m": m, "construction": k, "family": TRADEOFF_CODES[k], "load d": c.load,
+                      "message size": float(c.size[0]), "tolerated": c.stragglers} for k, c in codes.items()]
+    return pd.DataFrame(rows)
+
+
+def generator_report(G, workers: int | None = None) -> dict:
+    """What a user generator ``G`` (``K x N``) gives in Kadhe et al.'s framework.
+
+    Returns:
+        dict with ``N, K, D`` (minimum distance over the reals, :func:`min_distance`), ``stragglers``
+        (``D - 1``, tolerated), ``mds_load`` (the load ``D - 1 + K`` an MDS code needs for the same ``s`` and
+        ``m``), ``refused`` (True when :func:`kadhe` raises ``ValueError`` for ``D`` stragglers on ``workers``
+        workers, default ``N``) and ``refusal`` (its message).
+    """
+    K, N = np.shape(G)
+    D = min_distance(G)
+    try:
+        kadhe(N if workers is None else workers, D, None, G)
+        refused, refusal = False, ""
+    except ValueError as e:
+        refused, refusal = True, str(e)
+    return {"N": int(N), "K": int(K), "D": int(D), "stragglers": int(D - 1), "mds_load": int(D - 1 + K),
+            "refused": refused, "refusal": refusal}
