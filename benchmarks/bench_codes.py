@@ -1,4 +1,4 @@
-"""Encoding and decoding time of the Reed-Solomon and communication-efficient codes (issue 3).
+"""Encoding and decoding time of the Reed-Solomon and communication-efficient codes.
 
     python -m benchmarks.bench_codes            # prints one JSON object
 

@@ -3,10 +3,10 @@ one vector of ``1/m`` of the gradient's length (columns of ``B`` indexed ``part 
 
 Two constructions, both as :class:`~gclib.codes.base.GradientCode`:
 
-* :func:`ye_abbe`: Ye and Abbe (ICML 2018), the polynomial construction that reaches the optimal trade-off
-  ``d = s + m`` (computation load ``d``, ``s`` stragglers, communication ``1/m``) on the cyclic placement.
-  **Reconstructed**: the paper body was not available (``shared/reference/yeabbe2018.md``); this is our
-  construction "in the spirit of" theirs, built from the digest. Part ``j`` is held by the ``d`` workers
+* :func:`ye_abbe`: Ye and Abbe (ICML 2018, arXiv 1802.03475), a polynomial construction that reaches the optimal
+  trade-off ``d = s + m`` (computation load ``d``, ``s`` stragglers, communication ``1/m``) on the cyclic
+  placement. **Reconstructed**: only the paper's abstract was available; this is our construction in the spirit
+  of theirs (its "recursive polynomial constructions" are not reproduced). Part ``j`` is held by the ``d`` workers
   ``W_j = {j, j-1, ..., j-d+1}``; ``p_j(x) = prod_{i not in W_j} (x - beta_i)`` (monic, degree ``n - d``);
   ``q_{j,u} = p_j r_{j,u}`` with ``deg r_{j,u} <= m - 1`` chosen (triangular Toeplitz solve) so that the top
   ``m`` coefficients of ``q_{j,u}`` (degree ``n - s - 1``) are the unit vector ``e_u``. Worker ``i`` sends
@@ -15,10 +15,9 @@ Two constructions, both as :class:`~gclib.codes.base.GradientCode`:
   form in ``O((n - s) m)`` (no Vandermonde solve).
 * :func:`kadhe`: Kadhe, Koyluoglu and Ramchandran (2020), the framework in which any linear ``[N, K, D]`` code
   with generator ``G`` (``K x N``) gives a gradient code with computation load ``d = N``, communication
-  reduction ``m = K`` and straggler tolerance ``s = D - 1``. **Reconstructed** from the abstract
-  (``shared/reference/kadhe2020.md``): the workers form ``n / d`` groups of ``d``; every worker of group ``q``
-  computes the ``d`` parts of block ``q``, cuts their sum ``S_q`` into ``m`` pieces and worker ``t`` of the group
-  sends ``sum_u G[u, t] S_q^(u)``. A group decodes from any set of its messages whose columns of ``G`` have rank
+  reduction ``m = K`` and straggler tolerance ``s = D - 1``. **Reconstructed** from the paper's abstract: the
+  workers form ``n / d`` groups of ``d``; every worker of group ``q`` computes the ``d`` parts of block ``q``,
+  cuts their sum ``S_q`` into ``m`` pieces and worker ``t`` of the group sends ``sum_u G[u, t] S_q^(u)``. A group decodes from any set of its messages whose columns of ``G`` have rank
   ``m`` (any ``m`` for an MDS code), so any ``D - 1`` stragglers are tolerated. Generators shipped: random
   Gaussian (MDS with probability 1, exact rational mode), repetition (``[I_m ... I_m]``, which is fractional
   repetition for ``m = 1``), or a user-supplied matrix, whose minimum distance is computed and checked.
