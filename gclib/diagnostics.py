@@ -105,3 +105,43 @@ def worst_case(code: GradientCode, stragglers: int | None = None, *, max_pattern
             "worst_amplification": float(amps.max()), "median_amplification": float(np.median(amps)),
             "worst_residual": float(max(r.residual for r in res)), "worst_pattern": list(res[worst].stragglers),
             "patterns": len(pats), "enumerated": enumerated}
+
+
+def decoder_outcome(code: GradientCode, stragglers=None) -> dict:
+    """What :meth:`GradientCode.decode` does when the given workers straggle (default: workers ``0 .. s-1``).
+
+    Returns:
+        dict with ``n, s, kappa`` (the decode's error amplification, from the decoder's coefficients without
+        the residual check), ``outcome`` (``"silent"``: decoded without a warning; ``"warned"``: decoded with an
+        ``IllConditionedWarning``; ``"refused"``: raised ``DecodingError``) and ``message`` (the warning's or the
+        error's text, empty when silent).
+    """
+    stragglers = range(code.stragglers) if stragglers is None else stragglers
+    idx = code.surviving(tuple(int(w) for w in stragglers))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", IllConditionedWarning)
+        try:
+            code.decode(idx)
+            warned = [w for w in caught if issubclass(w.category, IllConditionedWarning)]
+            outcome, message = ("warned", str(warned[0].message)) if warned else ("silent", "")
+        except DecodingError as e:
+            outcome, message = "refused", str(e)
+    try:
+        A = code.decode(idx, check=False, warn=False)
+        with np.errstate(all="ignore"):
+            kappa = decoding_amplification(code.B[idx], A, code.target)
+    except (DecodingError, np.linalg.LinAlgError):
+        kappa = np.inf
+    return {"n": code.n_workers, "s": code.stragglers, "kappa": float(kappa), "outcome": outcome,
+            "message": message}
+
+
+def decoder_outcomes(codes) -> "pandas.DataFrame":
+    """:func:`decoder_outcome` of every code of ``{case label: code}`` (default stragglers).
+
+    Returns:
+        ``pandas.DataFrame`` with ``case, n, s, kappa, outcome, message``, one row per code.
+    """
+    import pandas as pd
+
+    return pd.DataFrame([{"case": label, **decoder_outcome(code)} for label, code in codes.items()])

@@ -50,8 +50,8 @@ FIGURES = [
            "real-valued RS / polynomial gradient codes become numerically unusable as n grows; complex points "
            "help at twice the communication"),
     Figure("03_tradeoff", "03_communication_efficient",
-           "computation load d = s + m against communication 1/m and straggler tolerance s for Ye-Abbe and "
-           "Kadhe et al.'s codes, with the simulated message volume",
+           "computation load d against the communication reduction m for s = 1, 2, 4, read off the codes (MDS: "
+           "Ye-Abbe and Kadhe et al.'s Gaussian code; Kadhe et al.'s repetition code), and message size against d",
            "Ye and Abbe's optimal trade-off d >= s + m is met by both constructions"),
     Figure("03_iteration_time_vs_m", "03_communication_efficient",
            "simulated iteration time against m under a latency + size/bandwidth communication model",

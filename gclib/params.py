@@ -238,9 +238,6 @@ def _communication_efficient(ns):
     check("verify_m", _n(ns, "verify_m"), int, low=1, high=ns["verify_n"] - ns["verify_s"])  # d = s + m <= n
     n = check("n", _n(ns, "n"), int, low=2)
     s = check("s", _n(ns, "s"), int, low=0, high=n - 2)
-    if n % (s + 2):  # the decoding-time comparison builds Kadhe's code with m = 2: groups of s + 2 tile the n
-        raise ValueError(f"parameters n and s must make n a multiple of s + 2 (Kadhe's block length at m = 2), "
-                         f"got n = {n!r}, s = {s!r}")
     ms = check("ms", _n(ns, "ms"), list, min_len=1, items=dict(type=int, low=1))
     if not any(n % (s + m) == 0 for m in ms):  # Kadhe needs (s + m) | n; values of m where it does not are skipped
         raise ValueError(f"parameter ms must hold at least one m with (s + m) dividing n = {n} (s = {s}), "

@@ -206,3 +206,108 @@ def sweep(builders: dict, values, model: ComputeModel, trials: int = 10_000, see
                      "mean_computations": s["mean_computations"], "mean_volume": s["mean_volume"],
                      "failed": s["failed"], "closed_form_time": expected_time(code, model, comm)})
     return pd.DataFrame(rows)
+
+
+def paired_change(a: np.ndarray, b: np.ndarray) -> tuple[float, float, float, int]:
+    """Relative change ``mean(a) / mean(b) - 1`` of two per-trial samples drawn with common random numbers
+    (trial ``i`` of both under the same draws), with a 95% delta-method interval over the paired trials.
+
+    Args:
+        a, b: ``(trials,)`` per-trial values (e.g. :attr:`SimResult.time`); trials where either is not finite
+            are left out.
+    Returns:
+        ``(change, lo, hi, trials used)``; the interval is NaN with fewer than two paired trials. With
+        ``r = mean(a) / mean(b)``, ``var(r) ~ var(a_i - r b_i) / (N mean(b)^2)``.
+    """
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if a.shape != b.shape or a.ndim != 1:
+        raise ValueError(f"a and b must be (trials,) arrays of the same length, got shapes {a.shape}, {b.shape}")
+    keep = np.isfinite(a) & np.isfinite(b)
+    a, b = a[keep], b[keep]
+    N = int(a.size)
+    if N == 0 or b.mean() == 0:
+        return math.nan, math.nan, math.nan, N
+    r = float(a.mean() / b.mean())
+    if N < 2:
+        return r - 1, math.nan, math.nan, N
+    half = Z95 * float(np.std(a - r * b, ddof=1)) / (math.sqrt(N) * abs(float(b.mean())))
+    return r - 1, r - 1 - half, r - 1 + half, N
+
+
+def points_cost(n: int, s: int, model: ComputeModel, *, comm: Communication | None = None, trials: int = 10_000,
+                seed=0, points=("equispaced", "chebyshev", "roots-of-unity")):
+    """What each choice of evaluation points of an RS code costs: one simulation per family (same seed).
+
+    Returns:
+        ``pandas.DataFrame`` with ``points, message size, messages, volume, volume ci95, mean time, ci95``
+        (means per iteration; volume in gradient lengths).
+    """
+    import pandas as pd
+
+    from .codes import rs
+
+    rows = []
+    for p in points:
+        c = rs(n, s, p)
+        r = simulate(c, model, trials=trials, seed=seed, comm=comm).summary()
+        rows.append({"points": p, "message size": float(c.size[0]), "messages": r["mean_messages"],
+                     "volume": r["mean_volume"], "volume ci95": r["ci95_volume"], "mean time": r["mean_time"],
+                     "ci95": r["ci95_time"]})
+    return pd.DataFrame(rows)
+
+
+@dataclass
+class CommSweep:
+    """Result of :func:`comm_efficient_sweep`.
+
+    ``table``: one row per simulated (scheme, m): ``scheme, m, load, mean_time, ci95_time, mean_volume,
+    mean_messages, ci95_messages``. ``skipped``: ``scheme, m, reason`` of the values of ``m`` a construction
+    refused. ``changes``: every ordered pair of rows of ``table``, ``scheme_a, m_a, scheme_b, m_b, change, lo,
+    hi`` - the relative change of the mean time of ``a`` against ``b`` with its paired 95% interval
+    (:func:`paired_change`; all schemes share the seed, so trial ``i`` sees the same worker speeds).
+    """
+
+    table: "pd.DataFrame"
+    skipped: "pd.DataFrame"
+    changes: "pd.DataFrame"
+
+
+def comm_efficient_sweep(n: int, s: int, ms, model: ComputeModel, *, comm: Communication | None = None,
+                         trials: int = 10_000, seed=0, progress: bool = False) -> CommSweep:
+    """Iteration time against ``m`` of Ye-Abbe's and Kadhe et al.'s (Gaussian) codes, with CRC and uncoded
+    (``m = 1``) as baselines, all with the same seed. A value of ``m`` a construction refuses (Ye-Abbe needs
+    ``s + m <= n``, Kadhe ``(s + m) | n``) is listed in ``skipped``. See :class:`CommSweep`."""
+    import pandas as pd
+
+    from .codes import crc, kadhe, uncoded, ye_abbe
+
+    jobs, skipped = [], []
+    builders = (("ye-abbe", lambda m: ye_abbe(n, s, m)), ("kadhe", lambda m: kadhe(n, s, m, "gaussian", seed)))
+    for name, build in builders:
+        for m in ms:
+            try:
+                jobs.append((name, m, build(m)))
+            except ValueError as e:
+                skipped.append({"scheme": name, "m": m, "reason": str(e)})
+    jobs += [("crc", 1, crc(n, s, seed)), ("uncoded", 1, uncoded(n))]
+    if progress:
+        from tqdm.auto import tqdm
+
+        jobs = tqdm(jobs, desc="iteration time", leave=False)
+    rows, times = [], []
+    for name, m, c in jobs:
+        res = simulate(c, model, trials=trials, seed=seed, comm=comm)
+        r = res.summary()
+        rows.append({"scheme": name, "m": m, "load": c.load, "mean_time": r["mean_time"],
+                     "ci95_time": r["ci95_time"], "mean_volume": r["mean_volume"], "mean_messages": r["mean_messages"],
+                     "ci95_messages": r["ci95_messages"]})
+        times.append(res.time)
+    changes = []
+    for i, ra in enumerate(rows):
+        for j, rb in enumerate(rows):
+            if i != j:
+                c, lo, hi, _ = paired_change(times[i], times[j])
+                changes.append({"scheme_a": ra["scheme"], "m_a": ra["m"], "scheme_b": rb["scheme"],
+                                "m_b": rb["m"], "change": c, "lo": lo, "hi": hi})
+    return CommSweep(pd.DataFrame(rows), pd.DataFrame(skipped, columns=["scheme", "m", "reason"]),
+                     pd.DataFrame(changes))

@@ -147,7 +147,8 @@ def measure(code: GradientCode, stragglers: int | None = None, *, max_patterns: 
             e32.append(decoding_error(code, A, idx, g, np.float32))
     conds, kappas, e64, e32 = map(np.asarray, (conds, kappas, e64, e32))
     worst = int(np.argmax(e64))
-    return {"worst_kappa": float(kappas.max()), "median_kappa": float(np.median(kappas)), "worst_cond": float(conds.max()), "median_cond": float(np.median(conds)),
+    return {"worst_kappa": float(kappas.max()), "median_kappa": float(np.median(kappas)),
+            "worst_cond": float(conds.max()), "median_cond": float(np.median(conds)),
             "worst_error64": float(e64.max()), "median_error64": float(np.median(e64)),
             "worst_error32": float(e32.max()), "median_error32": float(np.median(e32)),
             "failed": failed, "patterns": len(pats), "enumerated": enumerated, "worst_pattern": list(pats[worst])}
@@ -232,3 +233,115 @@ def usable_limit(df, *, tol: float = 1e-6, column: str = "worst_error64"):
         rows.append({"label": label, "largest_n_all_ok": float(ok["n"].max()) if len(ok) else np.nan,
                      "smallest_n_failing": float(bad["n"].min()) if len(bad) else np.nan})
     return pd.DataFrame(rows)
+
+
+# ------------------------------------------------------------------------------- studies of the notebooks
+#: the point families and assignments of the polynomial studies, in the order of their tables.
+STUDY_POINTS = ("equispaced", "chebyshev", "roots-of-unity")
+STUDY_ASSIGNS = ("spread", "natural")
+
+
+def fraction_grid(ns, s_fracs, *, points=STUDY_POINTS, assigns=STUDY_ASSIGNS) -> list[tuple[float, Config]]:
+    """RS configurations with ``s = max(1, round(frac * n))`` for every ``n`` and fraction (pairs with
+    ``s >= n`` are skipped), each point family and assignment.
+
+    Returns:
+        ``[(frac, Config), ...]`` in the order ``n``, fraction, points, assignment.
+    """
+    out = []
+    for n in ns:
+        for f in s_fracs:
+            s = max(1, int(round(f * n)))
+            if s >= n:
+                continue
+            out += [(f, Config("rs", n, s, 1, p, a)) for p in points for a in assigns]
+    return out
+
+
+def fraction_study(ns, s_fracs, *, max_patterns: int = 100, seed=0, progress: bool = False):
+    """:func:`study` of :func:`fraction_grid`, with the straggler fraction of every row in a column ``s/n``.
+
+    Returns:
+        ``pandas.DataFrame``: the columns of :func:`study` and ``s/n``.
+    """
+    pairs = fraction_grid(ns, s_fracs)
+    if not pairs:
+        raise ValueError(f"ns and s_fracs leave no code to study (s = max(1, round(frac * n)) >= n for every pair), "
+                         f"got ns = {list(ns)!r}, s_fracs = {list(s_fracs)!r}")
+    df = study([c for _, c in pairs], max_patterns=max_patterns, seed=seed, progress=progress)
+    df["s/n"] = [f for f, _ in pairs]
+    return df
+
+
+def regime_study(ns, m: int = 2, *, constructions=("ye-abbe", "kadhe"), max_patterns: int = 100, seed=0,
+                 progress: bool = False):
+    """:func:`study` of :func:`grid` with two straggler numbers per ``n`` (the smallest and the largest
+    ``s <= n/2`` with ``(s + m) | n``), each row labelled by its ``regime``: ``"smallest s"`` or
+    ``"largest s <= n/2"``.
+
+    Returns:
+        ``pandas.DataFrame``: the columns of :func:`study` with ``regime`` before ``label`` (the last column).
+    """
+    df = study(grid(ns, m, constructions=constructions, per_n=2), max_patterns=max_patterns, seed=seed,
+               progress=progress)
+    first = {n: min(divisor_stragglers(n, m, 2)) for n in set(df["n"])}
+    df["regime"] = ["smallest s" if s == first[n] else "largest s <= n/2" for s, n in zip(df["s"], df["n"])]
+    return df[[c for c in df.columns if c != "label"] + ["label"]]
+
+
+def limit_table(df, by, *, tol: float = 1e-6, column: str = "worst_error64"):
+    """Per group of ``by``: how far in ``n`` the ``column`` stays below ``tol``.
+
+    Returns:
+        ``pandas.DataFrame`` with the ``by`` columns and ``largest_ok_n`` (the largest ``n`` of the sweep up to
+        which every ``n`` of the group is below ``tol``; NaN when the smallest already is not),
+        ``first_failing_n`` (the smallest ``n`` that is not below ``tol``; NaN when none) and ``max_n``.
+    """
+    import pandas as pd
+
+    by = list(by)
+    rows = []
+    for key, g in df.groupby(by, sort=True):
+        g = g.sort_values("n")
+        bad = g.loc[~(g[column] < tol), "n"]
+        first = float(bad.min()) if len(bad) else np.nan
+        ok = g.loc[g["n"] < first, "n"] if len(bad) else g["n"]
+        rows.append({**dict(zip(by, key if isinstance(key, tuple) else (key,))),
+                     "largest_ok_n": float(ok.max()) if len(ok) else np.nan, "first_failing_n": first,
+                     "max_n": float(g["n"].max())})
+    return pd.DataFrame(rows)
+
+
+def vandermonde_points(n: int, points: str) -> np.ndarray:
+    """``(n,)`` points on ``[-1, 1]`` in their natural order: ``"equispaced"`` (``linspace``) or ``"chebyshev"``
+    (nodes of the first kind, ``cos((2i + 1) pi / 2n)``)."""
+    if points == "equispaced":
+        return np.linspace(-1.0, 1.0, n)
+    if points == "chebyshev":
+        return np.cos((2 * np.arange(n) + 1) * np.pi / (2 * n))
+    raise ValueError(f"points must be 'equispaced' or 'chebyshev', got {points!r}")
+
+
+def worst_vandermonde(n: int, s: int, points: str) -> float:
+    """The largest 2-norm condition number of the square Vandermonde matrix (monomial basis) of the points of
+    ``n - s`` survivors, over all ``C(n, s)`` straggler sets (points of :func:`vandermonde_points`)."""
+    if not (isinstance(n, (int, np.integer)) and isinstance(s, (int, np.integer)) and 0 <= s < n):
+        raise ValueError(f"need integers 0 <= s < n, got n = {n!r}, s = {s!r}")
+    a = vandermonde_points(n, points)
+    worst = 0.0
+    for st in combinations(range(n), s):
+        keep = np.setdiff1d(np.arange(n), st)
+        worst = max(worst, float(np.linalg.cond(np.vander(a[keep]))))
+    return worst
+
+
+def vandermonde_table(sizes):
+    """:func:`worst_vandermonde` for every ``(n, s)`` of ``sizes``, both point families.
+
+    Returns:
+        ``pandas.DataFrame`` with ``n, s, equispaced, chebyshev``.
+    """
+    import pandas as pd
+
+    return pd.DataFrame([{"n": n, "s": s, "equispaced": worst_vandermonde(n, s, "equispaced"),
+                          "chebyshev": worst_vandermonde(n, s, "chebyshev")} for n, s in sizes])

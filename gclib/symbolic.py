@@ -151,6 +151,76 @@ def check_rule(code: GradientCode, sizes: Optional[Iterable[int]] = None) -> lis
     return bad
 
 
+def exact_checks(codes) -> "pandas.DataFrame":
+    """:func:`verify` and :func:`check_rule` of every code of ``{case label: code}`` (exact codes only).
+
+    Returns:
+        ``pandas.DataFrame`` with ``case, scheme, n, s, m, load, message size, patterns`` (straggler patterns
+        checked), ``verified`` (every one decodes exactly) and ``rule_disagreements`` (received sets on which the
+        fast rule and the exact oracle disagree), one row per code.
+    """
+    import pandas as pd
+
+    rows = []
+    for label, code in codes.items():
+        res = verify(code)
+        rows.append({"case": label, "scheme": code.name, "n": code.n_workers, "s": code.stragglers,
+                     "m": code.n_pieces, "load": code.load, "message size": float(code.size[0]),
+                     "patterns": res.checked, "verified": bool(res.ok),
+                     "rule_disagreements": len(check_rule(code))})
+    return pd.DataFrame(rows)
+
+
+def rs_derivation(code: GradientCode) -> str:
+    """The derivation of an exact RS code (:func:`gclib.codes.rs` with ``exact=True``) as Markdown: its points,
+    mask, column polynomials and ``B``; the exact decoding vector when workers ``0 .. s-1`` straggle, with the
+    check ``a B_F``; and the fast decoder's vector for the same set in floating point."""
+    from .codes.polynomial import assigned_points, zero_sets
+
+    if code.B_exact is None or "h" not in code.params:
+        raise ValueError(f"code must be an exact RS code (rs(..., exact=True)), got '{code.name}'")
+    n, s = code.n_workers, code.stragglers
+    _, alpha = assigned_points(n, code.params["points"], code.params["assign"], exact=True)
+    mask = np.zeros((n, code.n_parts), dtype=int)
+    for i, parts in enumerate(code.order):
+        mask[i, list(parts)] = 1
+    roots, h = zero_sets(mask)
+    x = sp.Symbol("x")
+    polys = [sp.Mul(*[(x - alpha[int(t)]) for t in r]) for r in roots]
+    F = code.surviving(range(s)).tolist()
+    A = solve_exact(code.B_exact, F, sp.ones(1, code.n_parts))
+    check = A * code.B_exact.extract(F, list(range(code.n_parts)))
+    fast = code.decode(F)
+    return "\n\n".join([
+        f"Points $\\alpha = {sp.latex(sp.Matrix([alpha]))}$, $h = {h}$. Mask (rows: workers, columns: parts):",
+        f"$$M = {latex(sp.Matrix(mask))}$$",
+        "Column polynomials: " + ", ".join(f"$p_{{{j}}}(x) = {sp.latex(p)}$" for j, p in enumerate(polys)),
+        f"$$B = \\left[p_j(\\alpha_i)\\right]_{{ij}} = {latex(code.B_exact)}$$",
+        f"Stragglers $\\{{0, \\dots, {s - 1}\\}}$: received $F = {F}$, exact decoding vector $a = {latex(A)}$, "
+        f"and $a B_F = {latex(check)}$; the fast decoder (divided differences) returns "
+        f"$a = {latex(np.round(fast, 6))}$ in floating point."])
+
+
+def comm_efficient_derivation(ye_abbe_code: GradientCode, kadhe_code: GradientCode) -> str:
+    """Markdown of the exact forms of a Ye-Abbe code (its points and ``B``) and of a Kadhe et al. code (its
+    generator ``G``, read off the first group's columns of part 0), both built with ``exact=True``."""
+    from .codes.polynomial import assigned_points
+
+    ya, kd = ye_abbe_code, kadhe_code
+    if ya.B_exact is None or kd.B_exact is None:
+        raise ValueError("both codes must be built with exact=True")
+    p = ya.params
+    _, beta = assigned_points(ya.n_workers, p["points"], p["assign"], exact=True)
+    m, d = kd.n_pieces, kd.load
+    G = sp.Matrix(m, d, lambda u, t: kd.B_exact[t, u])  # workers 0 .. d-1 form group 0 and all hold part 0
+    return "\n\n".join([
+        f"Ye-Abbe (reconstructed), $n = {ya.n_workers}, s = {ya.stragglers}, m = {ya.n_pieces}$, points "
+        f"${sp.latex(sp.Matrix([beta]))}$:",
+        f"$$B = {latex(ya.B_exact)}$$",
+        f"Kadhe et al. (reconstructed), Gaussian generator rounded to rationals, $G = {latex(G)}$; worker $t$ of a "
+        f"group sends column $t$ of $G$ applied to the pieces of the group's partial sum."])
+
+
 def decoding_matrix(code: GradientCode) -> tuple[sp.Matrix, list]:
     """Tandon's ``A``: one row per straggler pattern (``C(n, s)`` rows, ``n`` columns, zero on the stragglers).
 

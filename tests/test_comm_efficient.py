@@ -251,3 +251,77 @@ def test_ye_abbe_random_against_oracle(n, s, m, seed, points):
         mask = rng.random(n) < rng.random()
         if mask.any():
             assert bool(code.rule.decodable(mask)) == code.is_decodable(np.flatnonzero(mask))
+
+
+# ------------------------------------------------------------------------------- the notebook's studies
+def test_paired_change_by_hand():
+    from gclib.simulate import paired_change
+
+    # means 3 and 1.5: ratio 2; a - 2 b = 0 in every trial, so the interval has width 0
+    assert paired_change(np.array([2.0, 4.0]), np.array([1.0, 2.0])) == (1.0, 1.0, 1.0, 2)
+    # means 2 and 1: ratio 2; a - 2 b = (-1, 1), sd sqrt(2): half-width 1.96 sqrt(2) / (sqrt(2) * 1)
+    c, lo, hi, n = paired_change(np.array([1.0, 3.0]), np.array([1.0, 1.0]))
+    assert (c, n) == (1.0, 2) and lo == pytest.approx(1 - 1.959963984540054) and hi == pytest.approx(2.959963984540054)
+    # a trial that never completes is left out of both
+    assert paired_change(np.array([2.0, np.inf, 4.0]), np.array([1.0, 1.0, 2.0]))[3] == 2
+    c, lo, hi, n = paired_change(np.array([2.0]), np.array([1.0]))
+    assert c == 1.0 and np.isnan(lo) and np.isnan(hi)
+    with pytest.raises(ValueError, match="same length"):
+        paired_change(np.ones(3), np.ones(2))
+
+
+def test_comm_efficient_sweep_skips_and_pairs():
+    from gclib.simulate import comm_efficient_sweep
+
+    sw = comm_efficient_sweep(6, 1, [1, 2, 4], ShiftedExponential(), comm=Communication(0.01, 1.0), trials=500,
+                              seed=0)
+    t = sw.table
+    # Kadhe needs (s + m) | n: m = 4 (d = 5) is skipped for n = 6; Ye-Abbe takes every m with s + m <= n
+    assert list(zip(t["scheme"], t["m"])) == [("ye-abbe", 1), ("ye-abbe", 2), ("ye-abbe", 4), ("kadhe", 1),
+                                              ("kadhe", 2), ("crc", 1), ("uncoded", 1)]
+    assert list(zip(sw.skipped["scheme"], sw.skipped["m"])) == [("kadhe", 4)]
+    assert "multiple of the block length" in sw.skipped["reason"].iloc[0]
+    assert list(t["load"]) == [2, 3, 5, 2, 3, 2, 1]
+    assert len(sw.changes) == 7 * 6
+    ch = sw.changes.set_index(["scheme_a", "m_a", "scheme_b", "m_b"])
+    # Ye-Abbe with m = 1 and CRC both wait for any n - s workers with load s + 1: the same time in every trial
+    assert tuple(ch.loc[("ye-abbe", 1, "crc", 1), ["change", "lo", "hi"]]) == (0.0, 0.0, 0.0)
+    # the change is the ratio of the table's means
+    m = t.set_index(["scheme", "m"])["mean_time"]
+    assert ch.loc[("kadhe", 2, "uncoded", 1), "change"] == pytest.approx(m[("kadhe", 2)] / m[("uncoded", 1)] - 1)
+    assert (t.loc[t["scheme"] == "ye-abbe", "mean_messages"] == 5).all()
+
+
+def test_tradeoff_reads_the_loads_off_the_codes():
+    from gclib.codes.comm_efficient import tradeoff
+
+    df = tradeoff([1], [1, 2])
+    got = {(c, m): (d, s) for c, m, d, s in zip(df["construction"], df["m"], df["load d"], df["tolerated"])}
+    assert got == {("ye-abbe", 1): (2, 1), ("ye-abbe", 2): (3, 1), ("kadhe gaussian", 1): (2, 1),
+                   ("kadhe gaussian", 2): (3, 1), ("kadhe repetition", 1): (2, 1), ("kadhe repetition", 2): (4, 1)}
+    assert set(df.loc[df["m"] == 2, "message size"]) == {0.5}
+    assert set(df["family"]) == {"MDS", "repetition"}
+
+
+def test_generator_report_of_hamming_and_repetition():
+    from gclib.codes.comm_efficient import HAMMING_7_4, generator_report
+
+    h = generator_report(HAMMING_7_4, workers=28)
+    assert {k: h[k] for k in ("N", "K", "D", "stragglers", "mds_load", "refused")} == \
+        {"N": 7, "K": 4, "D": 3, "stragglers": 2, "mds_load": 6, "refused": True}
+    assert "tolerates at most 2" in h["refusal"]
+    r = generator_report(np.array([[1, 1, 1]]))  # [3, 1, 3] repetition: D = 3 stragglers would leave nobody
+    assert (r["D"], r["stragglers"], r["refused"]) == (3, 2, True)
+
+
+def test_exact_checks_and_derivation():
+    from gclib.symbolic import comm_efficient_derivation, exact_checks
+
+    ya, kd = ye_abbe(4, 1, 2, exact=True), kadhe(3, 1, 2, exact=True)
+    df = exact_checks({"ye-abbe": ya, "kadhe": kd})
+    assert list(df["patterns"]) == [4, 3] and df["verified"].all() and (df["rule_disagreements"] == 0).all()
+    assert list(df["load"]) == [3, 3] and list(df["message size"]) == [0.5, 0.5]
+    md = comm_efficient_derivation(ya, kd)
+    assert "n = 4, s = 1, m = 2" in md and "$$B = " in md and "G = " in md
+    with pytest.raises(ValueError, match="exact=True"):
+        comm_efficient_derivation(ye_abbe(4, 1, 2), kd)

@@ -155,3 +155,42 @@ def test_polynomial_code_checks_mask_and_sender():
     with pytest.raises(ValueError, match=r"mask must be a non-empty \(N, k\)"):
         polynomial_code(np.ones(3), [0, 1, 2], [2, 2, 2], order)
     assert polynomial_code(mask, [0, 1, 2], [2, 2, 2], order).is_decodable([0, 1])
+
+
+def test_decoder_outcomes_silent_warned_refused():
+    from gclib.diagnostics import decoder_outcome, decoder_outcomes
+
+    df = decoder_outcomes({"good": rs(10, 2), "bad": rs(40, 8, "chebyshev", assign="natural"),
+                           "hopeless": rs(60, 15, "chebyshev", assign="natural")})
+    assert list(df["outcome"]) == ["silent", "warned", "refused"]
+    assert df.loc[0, "message"] == "" and "condition number" in df.loc[1, "message"]
+    assert "do not determine the gradient" in df.loc[2, "message"]
+    assert df.loc[0, "kappa"] <= COND_WARN < df.loc[1, "kappa"] < df.loc[2, "kappa"]
+    assert list(df.columns) == ["case", "n", "s", "kappa", "outcome", "message"]
+    # explicit stragglers; the hand example of rs(3, 1): a well-conditioned two-message decode
+    r = decoder_outcome(rs(3, 1, "equispaced", assign="natural"), [2])
+    assert r["outcome"] == "silent" and np.isfinite(r["kappa"]) and (r["n"], r["s"]) == (3, 1)
+
+
+def test_points_cost_counts_complex_messages_twice():
+    from gclib.simulate import Communication, points_cost
+    from gclib.stragglers import ShiftedExponential
+
+    df = points_cost(6, 1, ShiftedExponential(), comm=Communication(0.01, 10.0), trials=300, seed=0)
+    assert list(df["points"]) == ["equispaced", "chebyshev", "roots-of-unity"]
+    assert list(df["message size"]) == [1.0, 1.0, 2.0]
+    # any n - s = 5 messages decode: exactly 5 received per iteration, so the volume is 5 or 10 with no spread
+    assert list(df["messages"]) == [5.0, 5.0, 5.0] and list(df["volume"]) == [5.0, 5.0, 10.0]
+    assert (df["volume ci95"] == 0).all()
+    assert df.loc[2, "mean time"] > df.loc[0, "mean time"]  # longer messages arrive later
+
+
+def test_rs_derivation_of_the_hand_example():
+    from gclib.symbolic import rs_derivation
+
+    md = rs_derivation(rs(3, 1, "equispaced", exact=True, assign="natural"))
+    # points -2, 0, 2; part 0 is held by workers 0 and 2, so p_0(x) = x (see test_hand_computed_n3_s1_equispaced)
+    assert "h = 1" in md and "p_{0}(x) = x$" in md and "p_{1}(x) = x - 2" in md
+    assert "F = [1, 2]" in md  # worker 0 straggles
+    with pytest.raises(ValueError, match="exact RS code"):
+        rs_derivation(rs(3, 1))

@@ -79,3 +79,65 @@ def test_study_table():
 def test_unknown_assign():
     with pytest.raises(ValueError, match="assign"):
         ye_abbe(6, 1, 2, assign="shuffled")
+
+
+# ------------------------------------------------------------------------- the notebooks' study helpers
+def test_fraction_grid_rounds_and_skips():
+    from gclib.stability import fraction_grid
+
+    pairs = fraction_grid([4, 10], [0.25, 0.9])
+    # n = 4: s = max(1, round(1.0)) = 1 and round(3.6) = 4 >= n is skipped; n = 10: s = round(2.5) = 2 and 9
+    assert sorted({(c.n, c.s, f) for f, c in pairs}) == [(4, 1, 0.25), (10, 2, 0.25), (10, 9, 0.9)]
+    assert len(pairs) == 3 * 6  # three point families times two assignments per (n, s)
+    assert pairs[0] == (0.25, Config("rs", 4, 1, 1, "equispaced", "spread"))
+
+
+def test_fraction_study_carries_the_fraction():
+    from gclib.stability import fraction_study
+
+    df = fraction_study([6], [0.5], max_patterns=5, seed=0)
+    assert len(df) == 6 and (df["s/n"] == 0.5).all() and (df["s"] == 3).all()
+    assert list(df.columns[-2:]) == ["enumerated", "s/n"]
+    with pytest.raises(ValueError, match="no code"):
+        fraction_study([2], [0.9])
+
+
+def test_regime_study_labels_the_two_regimes():
+    from gclib.stability import regime_study
+
+    df = regime_study([12], 2, constructions=("kadhe",), max_patterns=5)
+    assert list(df["s"]) == [1, 4]  # (s + 2) | 12 with s <= 6: s = 1, 2, 4; the smallest and the largest
+    assert list(df["regime"]) == ["smallest s", "largest s <= n/2"]
+    assert list(df.columns[-2:]) == ["regime", "label"]
+
+
+def test_limit_table_by_hand():
+    import pandas as pd
+
+    from gclib.stability import limit_table
+
+    df = pd.DataFrame({"g": ["a"] * 3 + ["b"] * 2 + ["c"] * 2, "n": [10, 20, 30, 10, 20, 10, 20],
+                       "err": [1e-9, 1e-3, 1e-9, 1e-9, 1e-8, 1e-2, 1e-9]})
+    lim = limit_table(df, ["g"], tol=1e-6, column="err").set_index("g")
+    # a: accurate at 10, fails at 20 (the later recovery at 30 does not count); b never fails; c fails at once
+    assert lim.loc["a", "largest_ok_n"] == 10 and lim.loc["a", "first_failing_n"] == 20
+    assert lim.loc["b", "largest_ok_n"] == 20 and np.isnan(lim.loc["b", "first_failing_n"])
+    assert np.isnan(lim.loc["c", "largest_ok_n"]) and lim.loc["c", "first_failing_n"] == 10
+    assert (lim["max_n"] == [30, 20, 20]).all()
+
+
+def test_worst_vandermonde_by_hand():
+    from gclib.stability import vandermonde_table, worst_vandermonde
+
+    # points -1, 1: V = [[-1, 1], [1, 1]] has orthogonal columns of equal norm: condition number 1
+    assert worst_vandermonde(2, 0, "equispaced") == pytest.approx(1.0)
+    # Chebyshev nodes +-1/sqrt(2): columns orthogonal, of norms 1 and sqrt(2)
+    assert worst_vandermonde(2, 0, "chebyshev") == pytest.approx(np.sqrt(2))
+    # one straggler of three: a single survivor pair; the pair (-1, 0) gives [[-1, 1], [0, 1]], cond = phi^2
+    assert worst_vandermonde(3, 1, "equispaced") == pytest.approx((3 + np.sqrt(5)) / 2)
+    t = vandermonde_table([(2, 0)])
+    assert list(t.columns) == ["n", "s", "equispaced", "chebyshev"] and len(t) == 1
+    with pytest.raises(ValueError, match="points"):
+        worst_vandermonde(3, 1, "roots-of-unity")
+    with pytest.raises(ValueError, match="0 <= s < n"):
+        worst_vandermonde(3, 3, "equispaced")

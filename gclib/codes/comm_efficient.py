@@ -3,10 +3,10 @@ one vector of ``1/m`` of the gradient's length (columns of ``B`` indexed ``part 
 
 Two constructions, both as :class:`~gclib.codes.base.GradientCode`:
 
-* :func:`ye_abbe`: Ye and Abbe (ICML 2018), the polynomial construction that reaches the optimal trade-off
-  ``d = s + m`` (computation load ``d``, ``s`` stragglers, communication ``1/m``) on the cyclic placement.
-  **Reconstructed**: the paper body was not available (``shared/reference/yeabbe2018.md``); this is our
-  construction "in the spirit of" theirs, built from the digest. Part ``j`` is held by the ``d`` workers
+* :func:`ye_abbe`: Ye and Abbe (ICML 2018, arXiv 1802.03475), a polynomial construction that reaches the optimal
+  trade-off ``d = s + m`` (computation load ``d``, ``s`` stragglers, communication ``1/m``) on the cyclic
+  placement. **Reconstructed**: only the paper's abstract was available; this is our construction in the spirit
+  of theirs (its "recursive polynomial constructions" are not reproduced). Part ``j`` is held by the ``d`` workers
   ``W_j = {j, j-1, ..., j-d+1}``; ``p_j(x) = prod_{i not in W_j} (x - beta_i)`` (monic, degree ``n - d``);
   ``q_{j,u} = p_j r_{j,u}`` with ``deg r_{j,u} <= m - 1`` chosen (triangular Toeplitz solve) so that the top
   ``m`` coefficients of ``q_{j,u}`` (degree ``n - s - 1``) are the unit vector ``e_u``. Worker ``i`` sends
@@ -15,10 +15,9 @@ Two constructions, both as :class:`~gclib.codes.base.GradientCode`:
   form in ``O((n - s) m)`` (no Vandermonde solve).
 * :func:`kadhe`: Kadhe, Koyluoglu and Ramchandran (2020), the framework in which any linear ``[N, K, D]`` code
   with generator ``G`` (``K x N``) gives a gradient code with computation load ``d = N``, communication
-  reduction ``m = K`` and straggler tolerance ``s = D - 1``. **Reconstructed** from the abstract
-  (``shared/reference/kadhe2020.md``): the workers form ``n / d`` groups of ``d``; every worker of group ``q``
-  computes the ``d`` parts of block ``q``, cuts their sum ``S_q`` into ``m`` pieces and worker ``t`` of the group
-  sends ``sum_u G[u, t] S_q^(u)``. A group decodes from any set of its messages whose columns of ``G`` have rank
+  reduction ``m = K`` and straggler tolerance ``s = D - 1``. **Reconstructed** from the paper's abstract: the
+  workers form ``n / d`` groups of ``d``; every worker of group ``q`` computes the ``d`` parts of block ``q``,
+  cuts their sum ``S_q`` into ``m`` pieces and worker ``t`` of the group sends ``sum_u G[u, t] S_q^(u)``. A group decodes from any set of its messages whose columns of ``G`` have rank
   ``m`` (any ``m`` for an MDS code), so any ``D - 1`` stragglers are tolerated. Generators shipped: random
   Gaussian (MDS with probability 1, exact rational mode), repetition (``[I_m ... I_m]``, which is fractional
   repetition for ``m = 1``), or a user-supplied matrix, whose minimum distance is computed and checked.
@@ -528,3 +527,51 @@ def _kadhe_rule(G: np.ndarray, n_groups: int, m: int, known_classes=None):
         raise ValueError("generator columns never reach rank m")  # pragma: no cover - full row rank checked
     local = np.array(local, dtype=np.int64)
     return BasesRule(np.repeat(np.arange(n_groups), d), [local + q * d for q in range(n_groups)])
+
+
+# ---------------------------------------------------------------------------------------------- trade-off
+#: Generator of the binary ``[7, 4]`` Hamming code in systematic form (used over the reals in the examples).
+HAMMING_7_4 = np.array([[1, 0, 0, 0, 1, 1, 0], [0, 1, 0, 0, 1, 0, 1], [0, 0, 1, 0, 0, 1, 1], [0, 0, 0, 1, 1, 1, 1]])
+
+#: The constructions of :func:`tradeoff` and the family each belongs to.
+TRADEOFF_CODES = {"ye-abbe": "MDS", "kadhe gaussian": "MDS", "kadhe repetition": "repetition"}
+
+
+def tradeoff(ss, ms, seed=0):
+    """The ``(d, s, m)`` trade-off read off the codes themselves: for every ``s`` and ``m``, Ye-Abbe's code and
+    Kadhe et al.'s Gaussian and repetition codes on the fewest workers they accept (one group of ``d``).
+
+    Returns:
+        ``pandas.DataFrame`` with ``s, m, construction, family, load d`` (``code.load``), ``message size``
+        (``code.size``, gradients) and ``tolerated`` (``code.stragglers``), one row per (s, m, construction).
+    """
+    import pandas as pd
+
+    rows = []
+    for s in ss:
+        for m in ms:
+            codes = {"ye-abbe": ye_abbe(s + m, s, m), "kadhe gaussian": kadhe(s + m, s, m, "gaussian", seed),
+                     "kadhe repetition": kadhe(m * (s + 1), s, m, "repetition")}
+            rows += [{"s": s, "m": m, "construction": k, "family": TRADEOFF_CODES[k], "load d": c.load,
+                      "message size": float(c.size[0]), "tolerated": c.stragglers} for k, c in codes.items()]
+    return pd.DataFrame(rows)
+
+
+def generator_report(G, workers: int | None = None) -> dict:
+    """What a user generator ``G`` (``K x N``) gives in Kadhe et al.'s framework.
+
+    Returns:
+        dict with ``N, K, D`` (minimum distance over the reals, :func:`min_distance`), ``stragglers``
+        (``D - 1``, tolerated), ``mds_load`` (the load ``D - 1 + K`` an MDS code needs for the same ``s`` and
+        ``m``), ``refused`` (True when :func:`kadhe` raises ``ValueError`` for ``D`` stragglers on ``workers``
+        workers, default ``N``) and ``refusal`` (its message).
+    """
+    K, N = np.shape(G)
+    D = min_distance(G)
+    try:
+        kadhe(N if workers is None else workers, D, None, G)
+        refused, refusal = False, ""
+    except ValueError as e:
+        refused, refusal = True, str(e)
+    return {"N": int(N), "K": int(K), "D": int(D), "stragglers": int(D - 1), "mds_load": int(D - 1 + K),
+            "refused": refused, "refusal": refusal}

@@ -9,11 +9,12 @@ leading coefficient is ``sum_j g_j``; any ``h + 1`` messages determine it. The l
 received set ``F`` is ``sum_{i in F} y_i / prod_{t in F, t != i} (alpha_i - alpha_t)`` (a divided difference), so
 decoding is ``O(h^2)`` and never forms a Vandermonde inverse.
 
-This normalization and the padding rule are our reconstruction: the paper body was not available (see
-``shared/reference/halbawi2018.md``); the construction is verified exactly by :mod:`gclib.symbolic`.
+**Reconstructed**: only the paper's abstract (arXiv 1706.05436) and descriptions of it in later work were
+available, so this normalization, the padding rule and the evaluation points are ours; every instance can be
+verified exactly by :mod:`gclib.symbolic`.
 
-Evaluation points (``points=``; default ``"equispaced"`` with the ``"spread"`` assignment, the most accurate real
-choice in the stability study of :mod:`gclib.stability` - see ``docs/codes.md``):
+Evaluation points (``points=``; default ``"equispaced"`` with the ``"spread"`` assignment, the real choice the
+stability study of notebook 02 (:mod:`gclib.stability`) favours; its claims table says by how much):
 
 * ``"chebyshev"``: Chebyshev nodes of the first kind, scaled to ``[-2, 2]`` (real messages);
 * ``"equispaced"``: equispaced on ``[-2, 2]`` (real messages);
@@ -53,8 +54,8 @@ def point_permutation(n: int, assign="spread") -> np.ndarray:
     ``"natural"``: row ``i`` gets point ``i`` (neighbouring rows get neighbouring points). ``"spread"``: row ``i``
     gets point ``i * k mod n`` with ``k`` the golden-ratio stride (:func:`golden_stride`), so any block of
     consecutive rows (the holders of a part in a cyclic mask, a run of stragglers) is spread over the whole
-    interval or circle. The polynomials of a part then never have a long gap between their roots and the
-    decoding error drops by many orders of magnitude (see ``docs/codes.md`` and :mod:`gclib.stability`).
+    interval or circle. The polynomials of a part then never have a long gap between their roots, which keeps
+    the decoding error down (notebook 02 measures the gain; see ``docs/codes.md``).
     """
     if assign == "natural":
         return np.arange(n)
