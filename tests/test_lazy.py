@@ -7,7 +7,8 @@ import pytest
 
 from gclib.codes import crc, frc, uncoded
 from gclib.learning import lazy
-from gclib.learning.optim import (LazyScheme, decoding_weight, make_scheme, train, unit_smoothness)
+from gclib.learning.optim import (LazyScheme, _class_representatives, decoding_weight, make_scheme, train,
+                                  unit_smoothness)
 from gclib.learning.problems import lag_synthetic, tandon_logistic
 from gclib.stragglers import ComputeModel, Exponential, Pareto
 
@@ -106,11 +107,93 @@ def test_lazy_schemes_converge_on_strongly_convex_problem(name):
     assert res.gap[-1] <= 1e-7 and np.all(np.diff(res.time) >= 0)
 
 
-def test_lazy_rule_off_in_warmup_and_saves_uploads_after():
-    p = lag_synthetic(workers=9, seed=0)
-    res = train(p, make_scheme("lag-wk", 9), Exponential(1.0), target=1e-6, seed=0)
-    assert np.all(res.active[1:11] == 9)          # the first D = 10 iterations: everyone uploads
-    assert res.active[11:].mean() < 9
+LAZY = ["lag-wk", "lag-ps", "lagc", "g-lag"]
+
+
+def _two_workers(name, warmup):
+    """A 2-worker LAG problem (``N = 8`` samples, ``d = 4``), nobody straggles, one group / CRC(2, 1)."""
+    p = lag_synthetic(workers=2, dim=4, seed=0)
+    sch = make_scheme(name, 2, groups=1, warmup=warmup)
+    return p, sch, train(p, sch, Constant(), target=1e-300, max_iter=lazy.D_DEFAULT + 1, keep_thetas=True)
+
+
+@pytest.mark.parametrize("name", LAZY)
+def test_silent_warmup_steps_with_the_initial_copies(name):
+    """Chen et al.'s warm-up: nobody uploads in the first D iterations; the server steps with its initial copies
+    (all-ones partial gradients on the summed loss, i.e. 1/N on ours), so theta^j = -j lr k / N * ones."""
+    p, sch, res = _two_workers(name, "silent")
+    D, N, lr = sch.D, p.n_samples, 1.0 / p.smoothness
+    assert sch.warmup == "silent" and res.info["warmup"] == "silent"
+    assert res.uploads[D] == 0 and res.computations[D] == 0 and res.time[D] == 0.0
+    for j in range(D + 1):
+        np.testing.assert_allclose(res.thetas[j], -j * lr * 2 / N * np.ones(4), rtol=1e-12)
+    # iteration D: the rule sees D equal differences ||lr k/N ones||^2 = (2 lr / N)^2 d
+    rhs = lazy.threshold(np.full(D, (2 * lr / N) ** 2 * 4), lr, sch.threshold_units, sch.weight)
+    thD = res.thetas[D]
+    if sch.trigger == "ps":  # theta_hat = theta^0 = 0 for a unit that never uploaded
+        asked = unit_smoothness(p, sch.code) ** 2 * np.sum(thD ** 2) > rhs
+    else:  # each unit's fresh content against its initial copy B_u @ (ones / N)
+        B = sch.code.B[_class_representatives(sch.code)]
+        asked = lazy.wk_trigger(B @ p.partial_gradients(thD), B @ np.ones((2, 4)) / N, rhs)
+    assert res.uploads[D + 1] == asked.sum() == res.active[D + 1]
+
+
+@pytest.mark.parametrize("name", LAZY)
+def test_upload_warmup_is_gd_for_d_iterations(name):
+    """Our option: every unit uploads in the first D iterations, so the iterates are GD's."""
+    p, sch, res = _two_workers(name, "upload")
+    D, lr = sch.D, 1.0 / p.smoothness
+    assert res.info["warmup"] == "upload"
+    assert res.uploads[:D + 1].tolist() == [j * sch.n_units for j in range(D + 1)]
+    theta = np.zeros(4)
+    for j in range(D):
+        theta = theta - lr * p.gradient(theta)
+    np.testing.assert_allclose(res.thetas[D], theta, rtol=1e-10)
+
+
+def test_warmup_can_be_overridden_by_train_and_is_checked():
+    p = lag_synthetic(workers=2, dim=4, seed=0)
+    sch = make_scheme("lag-wk", 2)
+    res = train(p, sch, Constant(), target=1e-300, max_iter=3, warmup="upload")
+    assert res.uploads[-1] == 6 and res.info["warmup"] == "upload"
+    with pytest.raises(ValueError, match="warmup"):
+        make_scheme("lag-wk", 2, warmup="none")
+    with pytest.raises(ValueError, match="warmup"):
+        train(p, sch, Constant(), warmup="late")
+    with pytest.raises(ValueError, match="initial"):
+        make_scheme("lag-ps", 2, initial=float("nan"))
+
+
+def _authors_loop(p, kind, steps, D=10):
+    """Chen et al.'s LAG-PS / LAG-WK loop, transcribed on the summed loss (no division by N): stored gradients
+    start at ones, theta_hat at 0, the rules start once D differences are known. Returns iterates and uploads."""
+    Xs, ys = [p.X[i] for i in p.parts], [p.y[i] for i in p.parts]
+    M, d = len(Xs), p.dim
+    L = [np.linalg.eigvalsh(X.T @ X).max() for X in Xs]
+    step = 1 / np.linalg.eigvalsh(p.X.T @ p.X).max()
+    thr = (10 if kind == "ps" else 1) / (step ** 2 * M ** 2) / D
+    grads, that, thetas, ups = np.ones((M, d)), np.zeros((M, d)), [np.zeros(d)], [0]
+    for k in range(steps):
+        th, n = thetas[-1], 0
+        for i in range(M):
+            g = Xs[i].T @ (Xs[i] @ th - ys[i])
+            if k >= D:
+                rhs = thr * sum(np.sum((thetas[-j] - thetas[-j - 1]) ** 2) for j in range(1, D + 1))
+                lhs = L[i] ** 2 * np.sum((that[i] - th) ** 2) if kind == "ps" else np.sum((g - grads[i]) ** 2)
+                if lhs > rhs:
+                    grads[i], that[i], n = g, th, n + 1
+        thetas.append(th - step * grads.sum(axis=0))
+        ups.append(ups[-1] + n)
+    return np.array(thetas), np.array(ups)
+
+
+@pytest.mark.parametrize("name", ["lag-wk", "lag-ps"])
+def test_silent_warmup_matches_the_authors_loop(name):
+    p = lag_synthetic(workers=3, dim=6, seed=1)
+    res = train(p, make_scheme(name, 3), Pareto(1.0, 1.5), target=1e-300, max_iter=60, keep_thetas=True, seed=2)
+    thetas, ups = _authors_loop(p, name[-2:], 60)
+    np.testing.assert_allclose(res.thetas, thetas, rtol=1e-9, atol=1e-12)
+    assert res.uploads.tolist() == ups.tolist() and ups[-1] > 0
 
 
 def test_iteration_cap_and_divergence_stop_with_a_message():
