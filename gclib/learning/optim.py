@@ -35,8 +35,9 @@ One iteration ``k`` at ``theta^k`` (see :mod:`gclib.learning.lazy` for the rules
 
 Reconstructed details (the LAGC paper body was not available; each is a parameter):
 
-* ``trigger`` of LAGC is worker side (the digest: "the LAG-WK test applied to the coded messages") and of
-  G-LAG server side ("the PS waits for the fastest worker of each *active* group"); both can be switched.
+* ``trigger`` of LAGC is worker side (our reading: LAG-WK's test applied to each coded message) and of G-LAG
+  server side (our reading: the server waits for the fastest worker of each group it asks); both can be
+  switched.
 * ``units`` (``M`` in the threshold) is the number of units aggregated (workers, groups) for LAG and G-LAG;
   for LAGC it defaults to the mean l1 norm of the CRC decoding coefficients (:func:`decoding_weight`), because
   with ``M = n`` the stale coded messages, multiplied by large decoding coefficients, make LAGC diverge.
