@@ -342,6 +342,7 @@ def test_comparison_on_a_tiny_grid():
     assert list(d.index) == list(ORDER) and d.loc["lag-wk", "warmup"] == "silent" and d.loc["gd", "warmup"] is None
     assert d.loc["lagc", "threshold_units"] == pytest.approx(decoding_weight(c.schemes["lagc"].code, "mean"))
     assert "4 workers, 2 groups (load 2)" in c.setting and "seeds 0-1" in c.setting
+    assert c.setting.endswith("Chen et al.'s warm-up")
     with pytest.raises(ValueError, match="seeds"):
         comparison(4, 2, 8, seeds=0)
     with pytest.raises(ValueError, match="warmup"):

@@ -169,7 +169,7 @@ def comparison(workers: int = 12, groups: int = 4, dim: int = 50, seed=0, *, sha
     literal = {"lagc": make_scheme("lagc", workers, groups=groups, seed=seed, units="count", warmup=warmup)}
     lit, _ = compare(problem, literal, models[model_label()], seeds=range(seeds), target=target, max_iter=max_iter)
     setting = (f"LAG synthetic regression (dim {problem.dim}), {workers} workers, {groups} groups (load "
-               f"{workers // groups}), gap {target:g}, seeds 0-{seeds - 1}, {warmup} warm-up")
+               f"{workers // groups}), gap {target:g}, seeds 0-{seeds - 1}, {WARMUP_WORDS[warmup]}")
     return Comparison(problem, schemes, totals, curves, lit, setting)
 
 
