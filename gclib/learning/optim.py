@@ -95,7 +95,8 @@ class LazyScheme:
         warmup: what a lazy scheme does in its first ``D`` iterations, while fewer than ``D`` iterate differences
             are known (see :data:`WARMUPS`). ``"silent"`` (the default, Chen et al.'s code): no unit computes or
             uploads; the server starts with an initial copy of every unit (``initial`` below) and steps with it,
-            at no time and no computation; after the warm-up a unit that never uploaded is judged against that
+            at no time and no computation (Chen et al.'s LAG-WK script evaluates and discards the gradients in
+            these iterations; we do not charge for that); after the warm-up a unit that never uploaded is judged against that
             copy (worker side) or against ``theta^0`` as its last iterate (server side). ``"upload"``: every unit
             computes and uploads in those iterations (an earlier choice of ours).
         initial: with ``warmup="silent"``, every stored partial gradient starts as ``initial * ones(d)`` on the
