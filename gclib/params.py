@@ -301,6 +301,7 @@ def _lazy_aggregation(ns):
     check("seeds", _n(ns, "seeds"), int, low=1)
     check("max_iter", _n(ns, "max_iter"), int, low=1)
     check("lag_target", _n(ns, "lag_target"), float, low=0, low_open=True)
+    check("warmup", _n(ns, "warmup"), str, choices=["silent", "upload"])
     units = _n(ns, "lagc_units")
     if isinstance(units, str):
         check("lagc_units", units, choices=["decoding-mean", "decoding-max", "count"])

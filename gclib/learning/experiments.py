@@ -1,16 +1,25 @@
-"""The comparisons of Zhang and Simeone's Figs. 2 and 3 as functions (the notebook only calls and plots them).
+"""The comparisons of notebook 06 as functions (the notebook only calls, plots and shows them).
 
+* :func:`lag_check`: GD, LAG-WK and LAG-PS on Chen et al.'s 9-worker problem, under each warm-up;
 * :func:`paper_schemes`: GD, GC (CRC), grouping (FRC, no laziness), LAG-WK, LAG-PS, LAGC and G-LAG on ``n`` workers
   and ``G`` groups, all coded schemes at the same computation load ``r = n / G``;
 * :func:`run_grid`: every scheme x compute-time model x seed, totals to the target (and optionally the curves);
-* :func:`check_claims`: the paper's qualitative claims, checked per model and seed.
+* :func:`comparison`: Zhang and Simeone's comparison (Figs. 2 and 3) over Pareto shapes and the exponential model,
+  plus LAGC with the literal threshold ``M = n``;
+* :func:`spread`, :func:`bar_data`, :func:`medians`: the summaries behind the figures; :func:`write_table`.
+
+The claims drawn from these tables are judged in :mod:`gclib.claims.lazy`.
 """
 from __future__ import annotations
 
-import numpy as np
+from dataclasses import dataclass
+from pathlib import Path
+
 import pandas as pd
 
-from .optim import compare, make_scheme
+from ..stragglers import Exponential, Pareto
+from .optim import WARMUPS, compare, make_scheme, train
+from .problems import Problem, lag_synthetic
 
 #: Display order of the schemes.
 ORDER = ("gd", "gc", "grouping", "lag-wk", "lag-ps", "lagc", "g-lag")
@@ -70,58 +79,123 @@ def spread(totals: pd.DataFrame, metric: str) -> pd.DataFrame:
     return out.reset_index()
 
 
-def _per_seed(totals, model, metric):
-    t = totals[totals.model == model]
-    return t.pivot(index="seed", columns="scheme", values=metric)
+#: The warm-ups in a few words (settings of the claims table, legends).
+WARMUP_WORDS = {"silent": "Chen et al.'s warm-up", "upload": "our warm-up (every unit uploads)"}
+#: The measures of Figs. 2 and 3, in display order.
+METRICS = ("time", "uploads", "computations")
 
 
-def check_claims(totals: pd.DataFrame, heavy: list, light: str) -> pd.DataFrame:
-    """The paper's qualitative claims, checked on ``totals`` (from :func:`run_grid`).
+def model_label(shape: float | None = None) -> str:
+    """``"pareto 1.5"`` for a Pareto shape, ``"exp"`` for ``None`` (the exponential model): the ``model``
+    column of :func:`comparison`'s tables."""
+    return "exp" if shape is None else f"pareto {shape:g}"
 
-    Args:
-        heavy: labels of the Pareto models. light: label of the exponential model.
+
+def lag_check(workers: int = 9, dim: int = 50, seed=0, *, target: float = 1e-8, rate: float = 1.0,
+              max_iter: int = 20_000, warmups=WARMUPS):
+    """GD, LAG-WK and LAG-PS on Chen et al.'s heterogeneous regression (:func:`lag_synthetic`), to ``target``.
+
+    GD runs once; each lazy scheme runs under every warm-up of ``warmups`` (``"silent"``: Chen et al.'s,
+    ``"upload"``: every worker uploads in the first ``D`` iterations). The compute times are exponential with
+    ``rate`` (seed ``seed``); they only set the clock: the iterates and uploads of these schemes do not depend on
+    them.
+
     Returns:
-        one row per (claim, model): ``holds`` (fraction of seeds where the claim holds) and ``detail`` (the
-        medians behind it).
+        ``(problem, totals, curves)``: totals has one row per run (``scheme, warmup, status, iterations, time,
+        uploads, computations, target, workers, samples``; ``warmup`` is ``"none"`` for GD), curves one row per iterate
+        of every run (``scheme, warmup, iteration, gap, time, uploads, computations, active``).
     """
-    rows = []
-    models = list(heavy) + [light]
-    for mdl in models:
-        T, U, C = (_per_seed(totals, mdl, m) for m in ("time", "uploads", "computations"))
-        lazy = [s for s in ("lag-wk", "lag-ps", "lagc") if s in T]
-        others = [s for s in T.columns if s != "g-lag"]
-        best_t = T[others].min(axis=1)
-        rows.append({"claim": "G-LAG has the shortest wall-clock time to the target", "model": mdl,
-                     "holds": float(np.mean(T["g-lag"] <= best_t)),
-                     "detail": f"G-LAG {T['g-lag'].median():.4g} vs best other {best_t.median():.4g} "
-                               f"({T[others].median().idxmin()})"})
-        best_u = U[others].min(axis=1)
-        rows.append({"claim": "G-LAG needs the fewest uploads", "model": mdl,
-                     "holds": float(np.mean(U["g-lag"] <= best_u)),
-                     "detail": f"G-LAG {U['g-lag'].median():.0f} vs best other {best_u.median():.0f} "
-                               f"({U[others].median().idxmin()})"})
-        rows.append({"claim": "G-LAG's computation stays low (below GD's, GC's and LAGC's)", "model": mdl,
-                     "holds": float(np.mean((C["g-lag"] <= C["gd"]) & (C["g-lag"] <= C["gc"])
-                                            & (C["g-lag"] <= C["lagc"]))),
-                     "detail": f"G-LAG {C['g-lag'].median():.0f}, GD {C['gd'].median():.0f}, "
-                               f"GC {C['gc'].median():.0f}, LAGC {C['lagc'].median():.0f}"})
-        rows.append({"claim": "LAG and LAGC upload less than GD and GC", "model": mdl,
-                     # skipna=False: a lazy scheme that never reached the target (NaN) does not count as "less"
-                     "holds": float(np.mean(U[lazy].max(axis=1, skipna=False) < U[["gd", "gc"]].min(axis=1))),
-                     "detail": ", ".join(f"{s} {U[s].median():.0f}" for s in ["gd", "gc", *lazy])})
-        rows.append({"claim": "LAGC is faster than LAG (coding's straggler robustness)", "model": mdl,
-                     "holds": float(np.mean(T["lagc"] < T[["lag-wk", "lag-ps"]].min(axis=1))),
-                     "detail": f"LAGC {T['lagc'].median():.4g}, LAG-WK {T['lag-wk'].median():.4g}, "
-                               f"LAG-PS {T['lag-ps'].median():.4g}"})
-    # coding helps most under the heavy tail: GD time / GC time, compared with the exponential model
-    TL = _per_seed(totals, light, "time")
-    for code in ("gc", "grouping"):
-        gain_light = (TL["gd"] / TL[code]).median()
-        for mdl in heavy:
-            TH = _per_seed(totals, mdl, "time")
-            gain = TH["gd"] / TH[code]
-            rows.append({"claim": f"coding ({code}) speeds GD up more under the heavy tail than under the "
-                                  f"exponential", "model": mdl,
-                         "holds": float(np.mean(gain > gain_light)),
-                         "detail": f"GD/{code} time {gain.median():.3g} vs {gain_light:.3g} ({light})"})
-    return pd.DataFrame(rows)
+    bad = [w for w in warmups if w not in WARMUPS]
+    if bad or not len(warmups):
+        raise ValueError(f"warmups must be a non-empty list of {list(WARMUPS)}, got {warmups!r}")
+    problem = lag_synthetic(workers=workers, dim=dim, seed=seed)
+    model = Exponential(rate)
+    runs = [("gd", "none")] + [(name, w) for name in ("lag-wk", "lag-ps") for w in warmups]
+    tots, frames = [], []
+    for name, w in runs:
+        res = train(problem, make_scheme(name, workers, warmup="silent" if w == "none" else w), model,
+                    target=target, seed=seed, max_iter=max_iter)
+        tots.append({"scheme": name, "warmup": w, "status": res.status, **res.totals(), "target": target,
+                     "workers": workers, "samples": problem.n_samples})
+        f = res.frame()
+        f.insert(1, "warmup", w)
+        frames.append(f)
+    return problem, pd.DataFrame(tots), pd.concat(frames, ignore_index=True)
+
+
+@dataclass
+class Comparison:
+    """The result of :func:`comparison`.
+
+    Attributes:
+        problem: the regression problem. schemes: ``{label: LazyScheme}`` in :data:`ORDER`.
+        totals: one row per (model, scheme, seed) (see :func:`run_grid`). curves: the iterates of seed
+            ``curves_seed`` (one row per iterate, with a ``model`` column). literal: the totals of LAGC with
+            ``M = n`` (``units="count"``) under the exponential model, one row per seed. setting: the
+            parameters in words (for the claims table).
+    """
+
+    problem: Problem
+    schemes: dict
+    totals: pd.DataFrame
+    curves: pd.DataFrame
+    literal: pd.DataFrame
+    setting: str
+
+    def describe(self) -> pd.DataFrame:
+        """One row per scheme: code, trigger, warm-up, computation load, units and ``M`` of the threshold."""
+        d = pd.DataFrame({k: s.describe() for k, s in self.schemes.items()}).T
+        return d[["code", "trigger", "warmup", "load", "units", "threshold_units", "xi"]]
+
+
+def comparison(workers: int = 12, groups: int = 4, dim: int = 50, seed=0, *, shapes=(1.5, 3.0), rate: float = 1.0,
+               seeds=2, target: float = 1e-6, max_iter: int = 20_000, lagc_units="decoding-mean",
+               warmup: str = "silent", curves_seed=0, progress: bool = False) -> Comparison:
+    """Zhang and Simeone's comparison on :func:`lag_synthetic` (``dim = max(dim, workers)``).
+
+    Every scheme of :func:`paper_schemes` (lazy ones with ``warmup``; LAGC with ``M = lagc_units``) runs under
+    Pareto(1, ``a``) for every ``a`` in ``shapes`` and Exponential(``rate``), for compute-time seeds
+    ``0 .. seeds - 1``; then LAGC with the literal ``M = n`` runs under the exponential model for the same seeds.
+    """
+    if not isinstance(seeds, int) or seeds < 1:
+        raise ValueError(f"seeds must be a positive integer, got {seeds!r}")
+    problem = lag_synthetic(workers=workers, dim=max(dim, workers), seed=seed)
+    schemes = paper_schemes(workers, groups, seed=seed, warmup=warmup)
+    schemes["lagc"] = make_scheme("lagc", workers, groups=groups, seed=seed, units=lagc_units, warmup=warmup)
+    models = {model_label(a): Pareto(1.0, a) for a in shapes}
+    models[model_label()] = Exponential(rate)
+    totals, curves = run_grid(problem, schemes, models, range(seeds), target=target, curves_seed=curves_seed,
+                              max_iter=max_iter, progress=progress)
+    literal = {"lagc": make_scheme("lagc", workers, groups=groups, seed=seed, units="count", warmup=warmup)}
+    lit, _ = compare(problem, literal, models[model_label()], seeds=range(seeds), target=target, max_iter=max_iter)
+    setting = (f"LAG synthetic regression (dim {problem.dim}), {workers} workers, {groups} groups (load "
+               f"{workers // groups}), gap {target:g}, seeds 0-{seeds - 1}, {WARMUP_WORDS[warmup]}")
+    return Comparison(problem, schemes, totals, curves, lit, setting)
+
+
+def bar_data(totals: pd.DataFrame, model: str) -> pd.DataFrame:
+    """The data of a Fig. 2 / Fig. 3 bar chart: :func:`spread` of every metric of :data:`METRICS` under
+    ``model``, schemes in :data:`ORDER`; one row per (metric, scheme)."""
+    t = totals[totals.model == model]
+    if t.empty:
+        raise ValueError(f"model {model!r} is not in the totals (models: {sorted(set(totals.model))})")
+    out = []
+    for metric in METRICS:
+        s = spread(t, metric).set_index("scheme").loc[[k for k in ORDER if k in set(t.scheme)]].reset_index()
+        s.insert(0, "metric", metric)
+        out.append(s)
+    return pd.concat(out, ignore_index=True)
+
+
+def medians(bars: pd.DataFrame) -> pd.DataFrame:
+    """The medians of :func:`bar_data` as a scheme x metric table."""
+    order = list(dict.fromkeys(bars.scheme))
+    return bars.pivot(index="scheme", columns="metric", values="median").loc[order, list(METRICS)]
+
+
+def write_table(df: pd.DataFrame, name: str, figures_dir) -> Path:
+    """Write ``df`` to ``figures_dir/name.csv`` with the figures' fixed float format and line endings."""
+    path = Path(figures_dir) / f"{name}.csv"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    df.to_csv(path, index=False, float_format="%.6g", lineterminator="\n")
+    return path

@@ -13,9 +13,12 @@ its content moved enough compared with how much the iterates moved lately:
   ``L_u^2 ||theta_hat_u - theta^k||^2 > rhs_k``, ``theta_hat_u`` the iterate of ``u``'s last upload and ``L_u``
   the smoothness constant of ``u``'s content as a function of ``theta``; units not asked compute nothing.
 
-In the first ``D`` iterations (fewer than ``D`` iterate differences known) every unit uploads, as in the authors'
-code. These functions are shared by the simulated optimizers (:mod:`gclib.learning.optim`) and may be reused by a
-real runtime.
+The rules need ``D`` past iterate differences, so they start at iteration ``D`` (0-based). In the authors' code
+(``if iter>triggerslot``) no worker uploads before that: the server's stored gradients keep their initial value,
+the all-ones vector, and the iterate moves with their sum. :func:`gclib.learning.optim.train` does the same by
+default (``warmup="silent"``) and offers ``warmup="upload"`` (every unit uploads in those iterations) as an option.
+These functions are shared by the simulated optimizers (:mod:`gclib.learning.optim`) and may be reused by a real
+runtime.
 """
 from __future__ import annotations
 

@@ -19,7 +19,10 @@ One iteration ``k`` at ``theta^k`` (see :mod:`gclib.learning.lazy` for the rules
    uncoded, a whole group for FRC). The server holds the latest upload ``c_u`` of every unit.
 2. Server-side trigger: the server asks the units passing ``L_u^2 ||theta_hat_u - theta^k||^2 > rhs`` (and any
    unit it holds nothing from) to compute; the others' held messages are available at time 0. Otherwise every
-   worker computes.
+   worker computes. Warm-up (the first ``D`` iterations, before the rules have their ``D`` differences): by
+   default (``warmup="silent"``, Chen et al.'s code) nobody computes or uploads and the server steps with its
+   initial copies (the code rows applied to all-ones partial gradients on the summed loss), which costs no
+   time; with ``warmup="upload"`` every unit computes and uploads.
 3. Worker ``w`` computing ``r`` parts finishes its ``j``-th part at ``finish[w, j]`` (the compute-time model,
    sampled afresh every iteration; with ``per_task=False`` that is ``j * X_w``). A message arrives when its
    sender has computed ``ready`` parts. Worker-side trigger: a unit whose fresh content passes
@@ -32,13 +35,17 @@ One iteration ``k`` at ``theta^k`` (see :mod:`gclib.learning.lazy` for the rules
 
 Reconstructed details (the LAGC paper body was not available; each is a parameter):
 
-* ``trigger`` of LAGC is worker side (the digest: "the LAG-WK test applied to the coded messages") and of
-  G-LAG server side ("the PS waits for the fastest worker of each *active* group"); both can be switched.
+* ``trigger`` of LAGC is worker side (our reading: LAG-WK's test applied to each coded message) and of G-LAG
+  server side (our reading: the server waits for the fastest worker of each group it asks); both can be
+  switched.
 * ``units`` (``M`` in the threshold) is the number of units aggregated (workers, groups) for LAG and G-LAG;
   for LAGC it defaults to the mean l1 norm of the CRC decoding coefficients (:func:`decoding_weight`), because
   with ``M = n`` the stale coded messages, multiplied by large decoding coefficients, make LAGC diverge.
 * The smoothness ``L_u`` of a unit's content (server-side rule) is exact for linear regression
   (``||sum_j b_uj H_j||_2``) and the bound ``sum_j |b_uj| L_j`` otherwise.
+* ``warmup="silent"`` is Chen et al.'s warm-up (their code, for uncoded workers); for coded units (LAGC's CRC
+  messages, G-LAG's groups) we start each unit's copy from its code row applied to the all-ones partial
+  gradients, so that every code decodes the same sum and every lazy scheme takes the same first ``D`` steps.
 * ``computation="assigned"`` counts every partial gradient a worker was asked to compute (the full load ``r``
   of every computing worker); ``"finished"`` counts only those done when the server moved on.
 * ``duplicates="cancel"`` counts one upload per fresh unit (the server stops a group's other members once one
@@ -61,6 +68,9 @@ from . import lazy
 from .problems import Problem
 
 SCHEME_NAMES = ("gd", "gc", "lag-wk", "lag-ps", "lagc", "g-lag")
+#: What a lazy scheme does in its first ``D`` iterations: ``"silent"`` (Chen et al.'s code: nobody uploads, the
+#: server steps with its initial copies) or ``"upload"`` (every unit uploads).
+WARMUPS = ("silent", "upload")
 #: Pre-sampled iterations of compute times per block (the numbers for a seed depend on it, so it is fixed).
 BLOCK = 256
 
@@ -82,6 +92,17 @@ class LazyScheme:
             ``"decoding-max"`` or ``"decoding-mean"`` (the largest / mean l1 norm of the decoding coefficients
             over the code's straggler patterns, see :func:`decoding_weight`). ``None`` picks ``"count"``. For
             uncoded and FRC codes all three equal LAG's ``M`` (workers, groups); for CRC they differ a lot.
+        warmup: what a lazy scheme does in its first ``D`` iterations, while fewer than ``D`` iterate differences
+            are known (see :data:`WARMUPS`). ``"silent"`` (the default, Chen et al.'s code): no unit computes or
+            uploads; the server starts with an initial copy of every unit (``initial`` below) and steps with it,
+            at no time and no computation (Chen et al.'s LAG-WK script evaluates and discards the gradients in
+            these iterations; we do not charge for that); after the warm-up a unit that never uploaded is judged against that
+            copy (worker side) or against ``theta^0`` as its last iterate (server side). ``"upload"``: every unit
+            computes and uploads in those iterations (an earlier choice of ours).
+        initial: with ``warmup="silent"``, every stored partial gradient starts as ``initial * ones(d)`` on the
+            loss summed over the samples, i.e. ``initial / N * ones(d)`` on gclib's loss (divided by the ``N``
+            samples); a unit's initial copy is its code row applied to these. Chen et al. start from the all-ones
+            vector (``1.0``). Ignored without a trigger or with ``warmup="upload"``.
     """
 
     name: str
@@ -90,10 +111,16 @@ class LazyScheme:
     D: int = lazy.D_DEFAULT
     xi: float | None = None
     units: int | str | None = None
+    warmup: str = "silent"
+    initial: float = 1.0
 
     def __post_init__(self):
         if self.trigger not in (None, "wk", "ps"):
             raise ValueError(f"trigger must be None, 'wk' or 'ps', got {self.trigger!r}")
+        if self.warmup not in WARMUPS:
+            raise ValueError(f"warmup must be one of {list(WARMUPS)}, got {self.warmup!r}")
+        if not (isinstance(self.initial, (int, float, np.integer, np.floating)) and math.isfinite(self.initial)):
+            raise ValueError(f"initial must be a finite number, got {self.initial!r}")
         if not isinstance(self.D, (int, np.integer)) or self.D < 1:
             raise ValueError(f"D must be a positive integer, got {self.D!r}")
         if self.xi is not None and not self.xi >= 0:
@@ -128,14 +155,16 @@ class LazyScheme:
 
     def describe(self) -> dict:
         return {"scheme": self.name, "code": self.code.name, "trigger": self.trigger, "D": self.D,
-                "xi": None if self.trigger is None else self.weight, "units": self.n_units,
+                "xi": None if self.trigger is None else self.weight,
+                "warmup": None if self.trigger is None else self.warmup, "units": self.n_units,
                 "threshold_units": None if self.trigger is None else self.threshold_units,
                 "workers": self.code.n_workers, "load": self.code.load}
 
 
 def make_scheme(name: str, workers: int, *, groups: int | None = None, stragglers: int | None = None,
                 code: str | GradientCode | None = None, trigger: str | None = "default", seed=0,
-                D: int = lazy.D_DEFAULT, xi: float | None = None, units=None) -> LazyScheme:
+                D: int = lazy.D_DEFAULT, xi: float | None = None, units=None, warmup: str = "silent",
+                initial: float = 1.0) -> LazyScheme:
     """Build one of :data:`SCHEME_NAMES`.
 
     Args:
@@ -144,7 +173,9 @@ def make_scheme(name: str, workers: int, *, groups: int | None = None, straggler
             the same computation load ``r = n / G``, or 1 when ``groups`` is not given and 4 does not divide n).
         code: for ``gc``: a registered scheme name (``"crc"``, ``"frc"``, ...) or a :class:`GradientCode`
             (default ``"crc"``). trigger: override the scheme's default trigger (``None`` disables laziness).
-        seed: seed of the random CRC construction.
+        seed: seed of the random CRC construction. D, xi, units, warmup, initial: see :class:`LazyScheme`
+            (``warmup="silent"``, Chen et al.'s warm-up, by default; ``"upload"`` for every unit uploading in
+            the first ``D`` iterations).
     """
     if name not in SCHEME_NAMES:
         raise ValueError(f"scheme must be one of {list(SCHEME_NAMES)}, got {name!r}")
@@ -173,7 +204,7 @@ def make_scheme(name: str, workers: int, *, groups: int | None = None, straggler
 
             cname = code or "crc"
             c = sch.build(cname, workers=workers, stragglers=s, seed=seed)
-    return LazyScheme(name, c, trig, D, xi, units)
+    return LazyScheme(name, c, trig, D, xi, units, warmup, initial)
 
 
 @dataclass
@@ -328,7 +359,8 @@ def partial_gradient_fn(problem: Problem):
 
 def train(problem: Problem, scheme: LazyScheme, model: ComputeModel, *, target: float = 1e-6, seed=0,
           lr: float | None = None, max_iter: int = 20_000, diverge: float = 1e8, theta0=None,
-          computation: str = "assigned", duplicates: str = "cancel", keep_thetas: bool = False) -> TrainResult:
+          computation: str = "assigned", duplicates: str = "cancel", keep_thetas: bool = False,
+          warmup: str | None = None) -> TrainResult:
     """Run ``scheme`` on ``problem`` until ``gap <= target``, ``max_iter`` iterations, divergence, or an iteration
     that can never decode (status ``"stalled"``).
 
@@ -340,6 +372,8 @@ def train(problem: Problem, scheme: LazyScheme, model: ComputeModel, *, target: 
         diverge: stop as diverged when the gap exceeds ``diverge * max(gap_0, 1)`` or is not finite.
         theta0: ``(d,)`` start (default zeros). computation, duplicates: accounting conventions (module doc).
         keep_thetas: keep every iterate in ``thetas`` ``(iterations + 1, d)``.
+        warmup: override the scheme's warm-up (``"silent"`` or ``"upload"``, see :class:`LazyScheme`); ``None``
+            keeps ``scheme.warmup``.
     Returns:
         :class:`TrainResult` (check ``status``; ``raise_for_status()`` raises on a run that did not converge).
     """
@@ -350,6 +384,9 @@ def train(problem: Problem, scheme: LazyScheme, model: ComputeModel, *, target: 
         raise ValueError(f"computation must be 'assigned' or 'finished', got {computation!r}")
     if duplicates not in ("cancel", "count"):
         raise ValueError(f"duplicates must be 'cancel' or 'count', got {duplicates!r}")
+    warmup = scheme.warmup if warmup is None else warmup
+    if warmup not in WARMUPS:
+        raise ValueError(f"warmup must be one of {list(WARMUPS)}, got {warmup!r}")
     if not (isinstance(max_iter, (int, np.integer)) and max_iter >= 1):
         raise ValueError(f"max_iter must be a positive integer, got {max_iter!r}")
     if not target > 0:
@@ -378,6 +415,11 @@ def train(problem: Problem, scheme: LazyScheme, model: ComputeModel, *, target: 
     held = np.zeros((U, width), dtype=B_rep.dtype)  # server's latest upload of every unit
     has = np.zeros(U, dtype=bool)
     theta_hat = np.zeros((U, d))
+    silent = trig is not None and warmup == "silent"
+    if silent:  # Chen et al.: the server starts with a copy of every unit, taken at theta^0
+        held[:] = B_rep @ split_pieces(np.full((code.n_parts, d), scheme.initial / problem.n_samples), m)
+        has[:] = True
+        theta_hat[:] = theta
     diffs = deque(maxlen=D)
 
     gap0 = problem.gap(theta)
@@ -396,7 +438,9 @@ def train(problem: Problem, scheme: LazyScheme, model: ComputeModel, *, target: 
         lazy_on = trig is not None and len(diffs) >= D
         rhs = lazy.threshold(np.array(diffs), lr, M_thr, xi) if lazy_on else 0.0
         # 1. who computes
-        if trig == "ps" and lazy_on:
+        if silent and not lazy_on:  # warm-up: nobody may upload, so nobody computes
+            asked = np.zeros(U, dtype=bool)
+        elif trig == "ps" and lazy_on:
             asked = lazy.ps_trigger(L_u, theta_hat, theta, rhs) | ~has
         else:
             asked = np.ones(U, dtype=bool)
@@ -404,9 +448,9 @@ def train(problem: Problem, scheme: LazyScheme, model: ComputeModel, *, target: 
         for u in np.flatnonzero(asked):
             computing[msg_workers[u]] = True
         # 2. fresh contents of the asked units
-        G = split_pieces(part_grads(theta), m)  # (k*m, width)
         fresh = np.zeros_like(held)
-        fresh[asked] = B_rep[asked] @ G
+        if asked.any():
+            fresh[asked] = B_rep[asked] @ split_pieces(part_grads(theta), m)  # (k*m, width) partial gradients
         if trig == "wk" and lazy_on:
             upload = asked & (lazy.wk_trigger(fresh, held, rhs) | ~has)
         else:
@@ -417,8 +461,8 @@ def train(problem: Problem, scheme: LazyScheme, model: ComputeModel, *, target: 
         arrival[~has[cls] & ~upload[cls]] = np.inf  # nothing held and nothing sent: cannot be used
         t_done = float(code.rule.completion(arrival[None, :])[0])
         if not np.isfinite(t_done):
-            silent = np.flatnonzero(~np.isfinite(finish).all(axis=1)).tolist()
-            status, message = "stalled", (f"{scheme.name}: iteration {k} never decodes (workers {silent} never "
+            mute = np.flatnonzero(~np.isfinite(finish).all(axis=1)).tolist()
+            status, message = "stalled", (f"{scheme.name}: iteration {k} never decodes (workers {mute} never "
                                           f"answer; code '{code.name}' tolerates {code.stragglers} stragglers); "
                                           f"stopped with the {k} iterations done")
             break
@@ -470,7 +514,7 @@ def train(problem: Problem, scheme: LazyScheme, model: ComputeModel, *, target: 
     elif status == "max_iter":
         message = (f"{scheme.name}: did not reach gap {target:g} in max_iter = {max_iter} iterations "
                    f"(gap {gaps[-1]:.3g}); raise max_iter or the target")
-    info = {**scheme.describe(), "problem": problem.name, "lr": lr,
+    info = {**scheme.describe(), "warmup": warmup if trig else None, "problem": problem.name, "lr": lr,
             "model": model.describe() if hasattr(model, "describe") else str(model),
             "computation": computation, "duplicates": duplicates}
     return TrainResult(scheme.name, status, message, float(target), np.array(gaps), np.array(times),

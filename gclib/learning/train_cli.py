@@ -44,6 +44,9 @@ def add_train_args(p):
                                                  "decoding-mean")
     p.add_argument("--D", type=int, default=10, help="lazy window (Chen et al.: 10)")
     p.add_argument("--xi", type=float, default=None, help="weight per past difference (default 1/D wk, 10/D ps)")
+    p.add_argument("--warmup", default="silent", choices=("silent", "upload"),
+                   help="first D iterations of a lazy scheme: silent = nobody uploads, the server steps with its "
+                        "initial all-ones copies (Chen et al.'s code); upload = every unit uploads")
     p.add_argument("--lr", type=float, default=None, help="step size (default 1/L)")
     p.add_argument("--target", type=float, default=1e-6, help="loss gap to reach")
     p.add_argument("--max-iter", type=int, default=20_000)
@@ -65,7 +68,7 @@ def cmd_train(a) -> int:
             raise ValueError(f"units must be a number, count, decoding-max or decoding-mean, got {a.units!r}")
     scheme = make_scheme(a.scheme, a.workers, groups=a.groups, stragglers=a.stragglers, code=a.code,
                          trigger=None if a.trigger == "none" else a.trigger, seed=a.seed, D=a.D, xi=a.xi,
-                         units=units)
+                         units=units, warmup=a.warmup)
     problem = problem_for(a.problem, scheme.code.n_parts, a.seed)
     res = train(problem, scheme, model_from_args(a), target=a.target, seed=a.seed, lr=a.lr, max_iter=a.max_iter,
                 computation=a.computation, duplicates=a.duplicates)

@@ -1,0 +1,54 @@
+"""gclib.plotting.lazy: every figure of notebook 06 on a tiny hand-made table."""
+import matplotlib.pyplot as plt
+import pandas as pd
+import pytest
+
+from gclib.plotting import lazy as plots
+
+
+def _curves(model="exp"):
+    rows = []
+    for scheme, slope in (("gd", 1.0), ("g-lag", 2.0)):
+        for k in range(3):
+            rows.append({"model": model, "scheme": scheme, "iteration": k, "gap": 10.0 ** (-slope * k),
+                         "time": float(k), "uploads": 4 * k, "computations": 4 * k})
+    return pd.DataFrame(rows)
+
+
+def test_lag_check_draws_one_line_per_run_in_each_panel():
+    c = _curves()
+    c["warmup"] = c.scheme.map({"gd": "none", "g-lag": "upload"})
+    fig = plots.lag_check(c)
+    a, b = fig.axes
+    assert len(a.lines) == len(b.lines) == 2 and a.get_yscale() == "log" and b.get_xlabel() == "uploads"
+    assert b.lines[1].get_linestyle() == "--" and "every worker uploads" in b.lines[1].get_label()
+    plt.close(fig)
+    with pytest.raises(ValueError, match="warmup"):
+        plots.lag_check(_curves())
+
+
+def test_bars_has_one_panel_per_metric_and_one_bar_per_scheme():
+    data = pd.DataFrame([{"metric": m, "scheme": s, "median": 2.0, "q25": 1.0, "q75": 3.0}
+                         for m in ("time", "uploads") for s in ("gd", "gc", "g-lag")])
+    fig = plots.bars(data, "toy", 1e-6)
+    assert len(fig.axes) == 2 and [len(ax.patches) for ax in fig.axes] == [3, 3]
+    assert fig.axes[1].get_title() == "uploads to gap 1e-06" and fig._suptitle.get_text() == "toy"
+    assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == ["gd", "gc", "g-lag"]
+    plt.close(fig)
+
+
+def test_gap_curves_draws_every_scheme_against_three_measures():
+    fig = plots.gap_curves(_curves(), 1e-3)
+    assert len(fig.axes) == 3 and all(len(ax.lines) == 3 for ax in fig.axes)  # 2 schemes + the target line
+    assert fig._suptitle.get_text() == "loss gap, exp"
+    plt.close(fig)
+
+
+def test_shapes_draws_the_pareto_models_only():
+    t = pd.DataFrame([{"model": m, "scheme": s, "median": 1.0, "q25": 0.5, "q75": 2.0, "runs": 3}
+                      for m in ("pareto 1.5", "pareto 3", "exp") for s in ("gd", "g-lag")])
+    fig = plots.shapes(t, 1e-6)
+    (ax,) = fig.axes
+    assert len(ax.lines) == 2 and list(ax.lines[0].get_xdata()) == [1.5, 3.0]
+    assert ax.get_title() == "median and quartiles over 3 seeds"
+    plt.close(fig)
