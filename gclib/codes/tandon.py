@@ -10,6 +10,8 @@
   ``H``. Any ``n - s`` rows decode (almost surely; exactly, for the exact mode, when the verifier says so).
 * :func:`partial_stragglers`: Tandon's scheme for partial stragglers: each worker first sends the plain sum of
   ``P - s - 1`` parts of its own, then a CRC-coded message over ``s + 1`` shared parts.
+* :func:`builders` and :func:`exact_examples`: the schemes of the paper's comparison as functions of ``s``, and
+  the small exact FRC and CRC that notebook 01 derives and proves.
 """
 from __future__ import annotations
 
