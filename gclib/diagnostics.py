@@ -145,3 +145,43 @@ def decoder_outcomes(codes) -> "pandas.DataFrame":
     import pandas as pd
 
     return pd.DataFrame([{"case": label, **decoder_outcome(code)} for label, code in codes.items()])
+
+
+def conditioning(build, ns, seeds, *, s_fraction: float = 0.25, max_patterns: int = 2000, length: int = 64,
+                 progress: bool = False):
+    """Worst and median condition number and float64 decoding error of a random construction against ``n``.
+
+    For every ``n`` in ``ns`` and every seed, the code ``build(n, s, seed)`` with ``s = max(1, floor(s_fraction *
+    n))`` goes through :func:`worst_case` (every pattern when there are at most ``max_patterns``, a uniform sample
+    of that many otherwise; the sample's worst is a lower bound of the true worst).
+
+    Args:
+        build: ``build(n, s, seed) -> GradientCode`` (e.g. :func:`gclib.codes.crc`).
+        ns: numbers of workers. seeds: a number of seeds (``0 .. seeds - 1``) or the seeds themselves.
+    Returns:
+        ``pandas.DataFrame``, one row per (n, seed): ``n, s, seed, worst_cond, median_cond, worst_error,
+        median_error, enumerated``.
+    """
+    import pandas as pd
+
+    if not 0 < s_fraction < 1:
+        raise ValueError(f"s_fraction must lie in (0, 1), got {s_fraction!r}")
+    seeds = list(range(seeds)) if isinstance(seeds, (int, np.integer)) else list(seeds)
+    grid = [(int(n), sd) for n in ns for sd in seeds]
+    if progress:
+        from tqdm.auto import tqdm
+
+        grid = tqdm(grid, desc="conditioning", leave=False)
+    rows = []
+    for n, sd in grid:
+        s = max(1, int(s_fraction * n))
+        d = worst_case(build(n, s, sd), max_patterns=max_patterns, seed=sd, length=length)
+        rows.append({"n": n, "s": s, "seed": sd, **{k: d[k] for k in ("worst_cond", "median_cond", "worst_error",
+                                                                       "median_error", "enumerated")}})
+    return pd.DataFrame(rows)
+
+
+def conditioning_summary(df):
+    """Median over seeds, per ``n``, of the worst condition number and the worst decoding error of a
+    :func:`conditioning` table: ``pandas.DataFrame`` indexed by ``n`` with ``worst_cond, worst_error``."""
+    return df.groupby("n")[["worst_cond", "worst_error"]].median()

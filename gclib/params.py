@@ -312,7 +312,7 @@ def _lazy_aggregation(ns):
 def _mpi_runs(ns):
     from . import schemes as registry
     from .learning.problems import DATASETS
-    from .runtime.testcodes import cyclic_multimessage
+    from .runtime.experiments import MODELS, build
 
     seed = check("seed", _n(ns, "seed"), int, low=0)
     workers = check("workers", _n(ns, "workers"), int, low=1)
@@ -322,14 +322,11 @@ def _mpi_runs(ns):
     check("dim", _n(ns, "dim"), int, low=1)
     datasets = check("datasets", _n(ns, "datasets"), list, min_len=1, choices=sorted(DATASETS))
     check("samples", _n(ns, "samples"), int, low=workers if "tandon-logistic" in datasets else 1)  # a part each
-    check("models", _n(ns, "models"), list, min_len=1, choices=["shifted-exp", "pareto"])
+    check("models", _n(ns, "models"), list, min_len=1, choices=sorted(MODELS))
     names = check("schemes", _n(ns, "schemes"), list, min_len=1, choices=sorted({"uc-mmc", *registry.SCHEMES}))
     for i, name in enumerate(names):  # each must build from (workers, stragglers, seed): FRC needs (s + 1) | n
         try:
-            if name == "uc-mmc":
-                cyclic_multimessage(workers, stragglers)
-            else:
-                registry.build(name, workers=workers, stragglers=stragglers, seed=seed)
+            build(name, workers, stragglers, seed)
         except ValueError as e:
             raise ValueError(f"parameter schemes[{i}] = {name!r} cannot run with workers = {workers} and "
                              f"stragglers = {stragglers}: {e}") from None

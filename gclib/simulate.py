@@ -169,24 +169,32 @@ def simulate(code: GradientCode, model: ComputeModel, trials: int = 10_000, seed
                      code=code.summary(), model=desc, **{k: np.concatenate(v) for k, v in parts.items()})
 
 
-def sweep(builders: dict, values, model: ComputeModel, trials: int = 10_000, seed=0, *,
+def sweep(builders: dict, values, model, trials: int = 10_000, seed=0, *,
           comm: Communication | None = None, progress: bool = False):
-    """Simulate several schemes over a parameter range.
+    """Simulate several schemes over a parameter range, under one compute-time model or several.
 
     Args:
         builders: ``{scheme label: f(value) -> GradientCode}``; a builder raising ValueError (e.g. FRC where
             ``s + 1`` does not divide ``n``) skips that point.
         values: the parameter values (e.g. numbers of stragglers).
-        model: compute-time model; every point uses the same ``seed`` (common random numbers across schemes).
+        model: a compute-time model, or ``{model label: model}`` for several; every point of every model uses
+            the same ``seed`` (common random numbers across schemes).
     Returns:
-        ``pandas.DataFrame`` with one row per (scheme, value): ``scheme, value, mean_time, ci95_time,
-        mean_messages, ci95_messages, mean_cluster_messages, mean_computations, mean_volume, failed,
-        closed_form_time``.
+        ``pandas.DataFrame`` with one row per (scheme, value), models in the order given: ``scheme, value,
+        mean_time, ci95_time, mean_messages, ci95_messages, mean_cluster_messages, mean_computations,
+        mean_volume, failed, closed_form_time``, led by a ``model`` column (the label) when ``model`` is a dict.
     """
     import pandas as pd
 
     from .theory import expected_time
 
+    if isinstance(model, dict):
+        if not model:
+            raise ValueError("model must be a compute-time model or a non-empty dict of them, got {}")
+        frames = [sweep(builders, values, m, trials, seed, comm=comm, progress=progress).assign(model=label)
+                  for label, m in model.items()]
+        df = pd.concat(frames, ignore_index=True)
+        return df[["model"] + [c for c in df.columns if c != "model"]]
     rows = []
     items = [(name, v) for name in builders for v in values]
     it = items
@@ -311,3 +319,74 @@ def comm_efficient_sweep(n: int, s: int, ms, model: ComputeModel, *, comm: Commu
                                 "m_b": rb["m"], "change": c, "lo": lo, "hi": hi})
     return CommSweep(pd.DataFrame(rows), pd.DataFrame(skipped, columns=["scheme", "m", "reason"]),
                      pd.DataFrame(changes))
+
+
+def closed_form_z(df):
+    """Gap between the Monte Carlo mean and the closed form of each point of a :func:`sweep` table, in standard
+    errors: ``z = (mean_time - closed_form_time) / (ci95_time / 1.96)``.
+
+    Args:
+        df: a :func:`sweep` table (``mean_time``, ``ci95_time``, ``closed_form_time``).
+    Returns:
+        a copy of ``df`` with a ``z`` column (NaN where there is no closed form or no interval; 0 where the
+        interval has zero width and the mean equals the closed form exactly).
+    """
+    import pandas as pd
+
+    out = df.copy()
+    gap = out["mean_time"] - out["closed_form_time"]
+    se = out["ci95_time"] / Z95
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.where((se == 0) & (gap == 0), 0.0, gap / se)
+    out["z"] = pd.Series(z, index=out.index).replace([np.inf, -np.inf], np.nan)
+    return out
+
+
+def agreement(df):
+    """Largest ``|z|`` (see :func:`closed_form_z`) per model and scheme of a :func:`sweep` table.
+
+    Returns:
+        ``pandas.DataFrame`` with one row per (model, scheme) (per scheme when there is no ``model`` column):
+        ``max_abs_z`` and ``points`` (the points with a closed form).
+    """
+    z = closed_form_z(df)
+    keys = [k for k in ("model", "scheme") if k in z.columns]
+    z["abs_z"] = z["z"].abs()
+    g = z.groupby(keys, sort=False)
+    return g.agg(max_abs_z=("abs_z", "max"), points=("z", "count")).reset_index()
+
+
+def argmin_set(values, times, rtol: float = 1e-9) -> list:
+    """The values whose time is within a relative ``rtol`` of the smallest finite time (exact ties of a closed
+    form survive rounding), in the order given; empty when no time is finite."""
+    v = list(values)
+    t = np.asarray(times, dtype=float)
+    if len(v) != t.size:
+        raise ValueError(f"values and times must have the same length, got {len(v)} and {t.size}")
+    ok = np.isfinite(t)
+    if not ok.any():
+        return []
+    m = t[ok].min()
+    return [x for x, y, f in zip(v, t, ok) if f and y <= m + rtol * abs(m)]
+
+
+def best(df):
+    """The value (e.g. the number of stragglers) with the smallest Monte Carlo mean time, per model and scheme
+    of a :func:`sweep` table, beside the values that minimize the closed form.
+
+    Returns:
+        ``pandas.DataFrame``, one row per (model, scheme): ``best_value, mean_time, ci95_time`` (the smallest
+        Monte Carlo mean; neighbouring values may be within its interval) and ``closed_form_best`` (every value
+        at the closed form's minimum, comma-separated: exact ties are listed; empty without closed forms).
+    """
+    import pandas as pd
+
+    keys = [k for k in ("model", "scheme") if k in df.columns]
+    rows = []
+    for key, g in df.groupby(keys, sort=False):
+        key = key if isinstance(key, tuple) else (key,)
+        i = g["mean_time"].idxmin()
+        arg = argmin_set(g["value"], g["closed_form_time"])
+        rows.append({**dict(zip(keys, key)), "best_value": g.at[i, "value"], "mean_time": g.at[i, "mean_time"],
+                     "ci95_time": g.at[i, "ci95_time"], "closed_form_best": ", ".join(str(x) for x in arg)})
+    return pd.DataFrame(rows)

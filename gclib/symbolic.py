@@ -245,6 +245,63 @@ def decoding_matrix(code: GradientCode) -> tuple[sp.Matrix, list]:
     return sp.Matrix(rows), pats
 
 
+def derivation(codes, rows: Optional[int] = None, product: bool = False) -> str:
+    """Markdown with one display-math block per code: its exact ``B`` and Tandon's decoding matrix ``A``
+    (:func:`decoding_matrix`; its first ``rows`` rows when given) and, with ``product``, ``A B``.
+
+    Args:
+        codes: one code or a list of them (one message per worker, ``n_pieces == 1``).
+    """
+    codes = [codes] if isinstance(codes, GradientCode) else list(codes)
+    blocks = []
+    for code in codes:
+        A, pats = decoding_matrix(code)
+        B = exact_matrix(code)
+        shown = A if rows is None or rows >= A.rows else A[:rows, :]
+        label = r"\mathrm{" + code.name + "}"
+        a_label = f"A_{{{label}}}" if rows is None or rows >= A.rows else (
+            f"A_{{{label}}}" + r"\ (\text{first " + f"{rows} of {len(pats)} rows" + "})")
+        tex = f"B_{{{label}}} = {latex(B)}" + r",\quad " + f"{a_label} = {latex(shown)}"
+        if product:
+            tex += r",\quad AB = " + latex(A * B)
+        blocks.append(f"$$ {tex} $$")
+    return "\n\n".join(blocks)
+
+
+def verification(codes, reference: Optional[dict] = None):
+    """Exact verification of several codes as a table.
+
+    Args:
+        codes: one code or a list of exact codes.
+        reference: optional ``{code name: A}``: a published decoding matrix (numpy or SymPy) that
+            :func:`decoding_matrix` must reproduce entry for entry.
+    Returns:
+        ``pandas.DataFrame``, one row per code: ``code, n, s, patterns, verified`` (every pattern of ``s``
+        stragglers decodes exactly, :func:`verify`), ``reference`` (``"matches"``, ``"differs"`` or ``"none"``)
+        and ``message``.
+    """
+    import pandas as pd
+
+    codes = [codes] if isinstance(codes, GradientCode) else list(codes)
+    reference = reference or {}
+    rows = []
+    for code in codes:
+        v = verify(code)
+        ref = "none"
+        if code.name in reference:
+            A, _ = decoding_matrix(code)
+            want = reference[code.name]
+            if isinstance(want, sp.MatrixBase):  # exact against exact
+                same = A.shape == want.shape and A == want
+            else:  # a float reference: the exact A rounded to float64 must equal it entry for entry
+                want = np.asarray(want, dtype=float)
+                same = A.shape == want.shape and np.array_equal(np.array(A.tolist(), dtype=float), want)
+            ref = "matches" if same else "differs"
+        rows.append({"code": code.name, "n": code.n_workers, "s": code.stragglers, "patterns": v.checked,
+                     "verified": bool(v.ok), "reference": ref, "message": v.message()})
+    return pd.DataFrame(rows)
+
+
 def latex(M) -> str:
     """LaTeX of a matrix (SymPy or numpy), rationals kept as fractions."""
     if isinstance(M, np.ndarray):

@@ -78,6 +78,10 @@ def test_01_monte_carlo_agrees_with_closed_forms(quick_runs):
     assert df.value.max() == prof["n"] // 2
     cond = pd.read_csv(figs / "01_crc_conditioning.csv")
     assert (cond.worst_cond >= cond.median_cond).all() and (cond.worst_error < 1e-6).all()
+    verdicts = claims.read(claims.path(path.stem, figs)).set_index("id")["verdict"]
+    # the exact rows hold, and the claims table's own z-check agrees with the one above
+    assert verdicts["T1"] == verdicts["T2"] == claims.HOLDS
+    assert (verdicts[[i for i in verdicts.index if i.startswith("T7")]] == claims.HOLDS).all()
 
 
 def test_bad_parameter_fails_at_once_naming_it(tmp_path):

@@ -10,8 +10,12 @@
   ``H``. Any ``n - s`` rows decode (almost surely; exactly, for the exact mode, when the verifier says so).
 * :func:`partial_stragglers`: Tandon's scheme for partial stragglers: each worker first sends the plain sum of
   ``P - s - 1`` parts of its own, then a CRC-coded message over ``s + 1`` shared parts.
+* :func:`builders` and :func:`exact_examples`: the schemes of the paper's comparison as functions of ``s``, and
+  the small exact FRC and CRC that notebook 01 derives and proves.
 """
 from __future__ import annotations
+
+from functools import partial
 
 import numpy as np
 
@@ -236,3 +240,32 @@ def example_n3_code() -> GradientCode:
     return GradientCode(name="tandon-n3", n_workers=3, n_parts=3, order=order, B=B, sender=np.arange(3),
                         ready=np.full(3, 2), rule=threshold(3, 2), stragglers=1, B_exact=B_exact,
                         params={"n": 3, "s": 1})
+
+
+def builders(n: int, seed=0) -> dict:
+    """The four schemes of Tandon et al.'s comparison at ``n`` workers, as functions of the stragglers ``s``.
+
+    Returns:
+        ``{"uncoded": f, "ignore": f, "frc": f, "crc": f}`` with ``f(s) -> GradientCode`` (uncoded ignores ``s``;
+        FRC raises ``ValueError`` where ``s + 1`` does not divide ``n``, which :func:`gclib.simulate.sweep`
+        reads as "not defined here"). ``seed`` draws CRC's random ``H``.
+    """
+    check_ns(n, 0)
+    return {"uncoded": partial(_uncoded_at, n), "ignore": partial(ignore_stragglers, n), "frc": partial(frc, n),
+            "crc": partial(_crc_at, n, seed=seed)}
+
+
+def _uncoded_at(n: int, s: int) -> GradientCode:
+    return uncoded(n)
+
+
+def _crc_at(n: int, s: int, seed=0) -> GradientCode:
+    return crc(n, s, seed)
+
+
+def exact_examples(n: int, s: int, seed=0) -> list:
+    """FRC (when ``(s + 1) | n``) and CRC in exact mode at ``(n, s)``: the small codes a notebook derives and
+    proves with :func:`gclib.symbolic.verify`."""
+    check_ns(n, s)
+    out = [frc(n, s)] if n % (s + 1) == 0 else []
+    return out + [crc(n, s, seed, exact=True)]

@@ -1,0 +1,65 @@
+"""gclib.claims.mpi_runs: the claims of notebook 07 judged on hand-made logs whose verdicts are known by hand."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from gclib.claims import FAILS, HOLDS, INCONCLUSIVE, mpi_runs
+
+SETTINGS = dict(workers=4, stragglers=1, time_scale=0.5, seed=0)
+
+
+def run(scheme, mean, overhead=0.01, iterations=12, dataset="d", model="shifted-exp", grad_error=1e-15):
+    """A run whose iteration times alternate around ``mean`` (+-1%) and exceed the prediction by ``overhead``."""
+    t = mean * (1 + 0.01 * np.where(np.arange(iterations) % 2, 1, -1))
+    return pd.DataFrame({"dataset": dataset, "model": model, "scheme": scheme, "iteration": np.arange(iterations),
+                         "time": t, "predicted": t - overhead, "wall": np.cumsum(t), "loss": 0.5, "auc": 0.9,
+                         "grad_error": grad_error})
+
+
+def scores(scheme, good, n=200, dataset="d", model="shifted-exp", seed=0):
+    """Test scores: ``good`` ones rank the labels perfectly, the others are noise."""
+    rng = np.random.default_rng(seed)
+    labels = np.where(np.arange(n) % 2, 1.0, -1.0)
+    s = labels + 0.1 * rng.standard_normal(n) if good else rng.standard_normal(n)
+    return pd.DataFrame({"dataset": dataset, "model": model, "scheme": scheme, "sample": np.arange(n),
+                         "label": labels, "score": s})
+
+
+def verdicts(t):
+    return dict(zip(t["id"], t["verdict"]))
+
+
+def test_judge_gives_the_verdicts_computed_by_hand():
+    log = pd.concat([run("uncoded", 1.0), run("ignore", 0.4, grad_error=0.3), run("frc", 0.5), run("crc", 1.5),
+                     run("uc-mmc", 1.0, overhead=0.5)], ignore_index=True)
+    test = pd.concat([scores("uncoded", True), scores("ignore", False)], ignore_index=True)
+    t = mpi_runs.judge(log, test, **SETTINGS)
+    v = verdicts(t)
+    assert list(t["id"][:3]) == ["M1a", "M1b", "M1c"]
+    assert [v["M1a"], v["M1b"], v["M1c"]] == [HOLDS, FAILS, INCONCLUSIVE]  # frc faster, crc slower, uc-mmc equal
+    assert v["M2"] == HOLDS  # closed forms at n = 4, s = 1: 2 (alpha + (H_4 - H_1) / mu) > alpha + H_4 / mu
+    assert "0.2367" in t.set_index("id").at["M2", "measured"] and "0.2183" in t.set_index("id").at["M2", "measured"]
+    assert v["M3"] == HOLDS  # ignore's error (an approximate code) does not count
+    assert v["M4"] == HOLDS  # perfect ranking against noise
+    # overhead 0.01 s on 1 s iterations is 1%; 0.5 s on 1 s is 100%; 0.01 s on 0.4 s is 2.5%
+    assert [v["M5a"], v["M5b"], v["M5c"], v["M5d"], v["M5e"]] == [HOLDS, HOLDS, HOLDS, HOLDS, FAILS]
+
+
+def test_judge_is_inconclusive_on_short_or_missing_runs():
+    log = pd.concat([run("uncoded", 1.0, iterations=5), run("frc", 0.5, iterations=5,
+                                                             grad_error=1e-3)], ignore_index=True)
+    t = mpi_runs.judge(log, scores("uncoded", True), **SETTINGS)
+    v = verdicts(t)
+    assert v["M1"] == INCONCLUSIVE and "too few" in t.set_index("id").at["M1", "measured"]
+    assert v["M3"] == FAILS  # frc's decoded gradient is off by 1e-3
+    assert v["M4"] == INCONCLUSIVE and "not measured" in t.set_index("id").at["M4", "measured"]
+    assert v["M5a"] == INCONCLUSIVE and v["M5b"] == INCONCLUSIVE
+    alone = verdicts(mpi_runs.judge(run("crc", 1.0), scores("crc", True), **SETTINGS))
+    assert alone["M1"] == INCONCLUSIVE and alone["M2"] == HOLDS  # the closed forms need no run
+
+
+def test_equal_scores_do_not_make_ignore_worse():
+    log = pd.concat([run("uncoded", 1.0), run("ignore", 0.5)], ignore_index=True)
+    test = pd.concat([scores("uncoded", True), scores("ignore", True)], ignore_index=True)
+    assert verdicts(mpi_runs.judge(log, test, **SETTINGS))["M4"] == FAILS  # difference exactly 0 in every resample
