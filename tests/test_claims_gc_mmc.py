@@ -45,9 +45,9 @@ FIG1 = pd.concat([
 
 def sweep(model, times):
     rows = [{"model": model, "label": f"m={m}", "family": "gc-mmc-correlated", "order": m, "mean_time": t,
-             "ci95_time": 0.01, "mean_messages": 100 / m} for m, t in times.items()]
+             "ci95_time": 0.01, "mean_messages": 100 / m, "ci95_messages": 1} for m, t in times.items()]
     rows.append({"model": model, "label": "LCC", "family": "lcc", "order": float("nan"), "mean_time": 0.30,
-                 "ci95_time": 0.01, "mean_messages": 7})
+                 "ci95_time": 0.01, "mean_messages": 7, "ci95_messages": 0})
     return pd.DataFrame(rows)
 
 
@@ -84,6 +84,10 @@ def test_example1_rows_follow_the_counts():
 def test_fig1_rows_per_model(table):
     v = dict(zip(table["id"], table["verdict"]))
     assert [v[f"F{i}a"] for i in range(1, 9)] == [HOLDS, FAILS, HOLDS, HOLDS, HOLDS, HOLDS, HOLDS, HOLDS]
+    # F9, the sweep: a: times 0.20 < 0.25 < 0.28 and messages 100 > 50 > 33, every step decided; b: m = 3 (0.20)
+    # is faster than m = 2 (0.30).
+    assert v["F9a"] == HOLDS and v["F9b"] == FAILS
+    assert "m = 3 to 2: does not hold" in table.set_index("id").loc["F9b", "measured"]
     # b: F1 overlaps; F2 0.28 vs LCC holds; F3 only m = 3 (not < order) beats LCC; F6 GC-MMC-2 faster than GC and
     # fewer messages than UC-MMC; F7 straddles the band; F8 tallest time 1.3 is not above 1.4.
     assert [v[f"F{i}b"] for i in range(1, 9)] == [INCONCLUSIVE, HOLDS, INCONCLUSIVE, HOLDS, HOLDS, HOLDS,
