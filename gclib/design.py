@@ -16,6 +16,11 @@ Candidates (all at ``K`` workers, computation load at most ``r``):
   ``P``;
 * ``hybrid``: every order vector below ``r`` (plus the plain sum at ``r``), when ``r | K``.
 
+What notebooks 04 and 05 call: :func:`fig1_models` (Fig. 1 under several timing models), :func:`order_sweep`
+(the correlated design of every order beside LCC), :func:`exact_rule_table` (the paper's threshold against the
+exact span test), :func:`evaluate_models`, :func:`pareto_fronts`, :func:`best_per_budget` and
+:func:`best_per_family`.
+
 The rules are the fast ones of each scheme: for the uncorrelated design, the paper's ``K l - sum(m) + 1``
 messages per cluster, which is sufficient but not necessary when it exceeds the cluster's ``K_c`` parts (see
 :class:`gclib.codes.mmc.SpanRule`), so those designs are evaluated as the paper's interpolation decoder sees them.
@@ -37,6 +42,8 @@ from .simulate import CHUNK, mean_ci, simulate_chunk
 from .stragglers import ComputeModel
 
 LOADS = ("messages", "cluster_messages")
+#: The scheme families of :func:`candidates`, in the order they are built.
+FAMILIES = ("gc", "uc-mmc", "rs", "frc", "lcc", "gc-mmc-correlated", "gc-mmc-uncorrelated", "hybrid")
 
 
 @dataclass(frozen=True)
@@ -47,6 +54,28 @@ class Candidate:
     label: str
     params: dict
     build: Callable[[], GradientCode]
+
+
+def label(family: str, **params) -> str:
+    """The label of a design in :func:`candidates` (``"corr m=6 P=4"``, ``"unc [6, 8, 10] P=4"``, ``"gc P=1"``,
+    ``"frc r=2"``, ``"hybrid [1, 10]"``, ``"lcc"``) from its family and parameters (``clusters``, ``order``,
+    ``orders``, ``load``); other parameters are ignored."""
+    try:
+        if family in ("gc", "uc-mmc"):
+            return f"{family} P={params['clusters']}"
+        if family in ("rs", "frc"):
+            return f"{family} r={params['load']}"
+        if family == "lcc":
+            return "lcc"
+        if family == "gc-mmc-correlated":
+            return f"corr m={params['order']} P={params['clusters']}"
+        if family == "gc-mmc-uncorrelated":
+            return f"unc {list(params['orders'])} P={params['clusters']}"
+        if family == "hybrid":
+            return f"hybrid {list(params['orders'])}"
+    except KeyError as e:
+        raise ValueError(f"a {family} design needs the parameter {e.args[0]!r}, got {sorted(params)}") from None
+    raise ValueError(f"family must be one of {FAMILIES}, got {family!r}")
 
 
 def valid_clusters(K: int, r: int) -> list:
@@ -74,26 +103,26 @@ def candidates(K: int, r: int, *, order_grid: Iterable[int] | None = None, max_o
     out = []
     if baselines:
         for P in Ps:
-            out.append(Candidate("gc", f"gc P={P}", {"clusters": P},
+            out.append(Candidate("gc", label("gc", clusters=P), {"clusters": P},
                                  lambda P=P: mmc.clustered_design(lambda k: mmc.gc_cyclic(k, r), K, P, r)))
-            out.append(Candidate("uc-mmc", f"uc-mmc P={P}", {"clusters": P},
+            out.append(Candidate("uc-mmc", label("uc-mmc", clusters=P), {"clusters": P},
                                  lambda P=P: mmc.clustered_design(lambda k: mmc.uc_mmc(k, r), K, P, r)))
         for rr in range(1, r + 1):
-            out.append(Candidate("rs", f"rs r={rr}", {"load": rr}, lambda rr=rr: rs(K, rr - 1)))
+            out.append(Candidate("rs", label("rs", load=rr), {"load": rr}, lambda rr=rr: rs(K, rr - 1)))
             if K % rr == 0:
-                out.append(Candidate("frc", f"frc r={rr}", {"load": rr}, lambda rr=rr: frc(K, rr - 1)))
+                out.append(Candidate("frc", label("frc", load=rr), {"load": rr}, lambda rr=rr: frc(K, rr - 1)))
         try:
             _lcc.lcc_code(K, r)
-            out.append(Candidate("lcc", "lcc", {}, lambda: _lcc.lcc_code(K, r)))
+            out.append(Candidate("lcc", label("lcc"), {}, lambda: _lcc.lcc_code(K, r)))
         except ValueError:
             pass
     for P in Ps:
         for m in grid:
-            out.append(Candidate("gc-mmc-correlated", f"corr m={m} P={P}", {"order": m, "clusters": P},
-                                 lambda m=m, P=P: mmc.gc_mmc_correlated(K, r, m, P)))
+            out.append(Candidate("gc-mmc-correlated", label("gc-mmc-correlated", order=m, clusters=P),
+                                 {"order": m, "clusters": P}, lambda m=m, P=P: mmc.gc_mmc_correlated(K, r, m, P)))
         for n in range(1, max_orders + 1):
             for orders in combinations(grid, n):
-                out.append(Candidate("gc-mmc-uncorrelated", f"unc {list(orders)} P={P}",
+                out.append(Candidate("gc-mmc-uncorrelated", label("gc-mmc-uncorrelated", orders=orders, clusters=P),
                                      {"orders": list(orders), "clusters": P},
                                      lambda o=orders, P=P: mmc.gc_mmc_uncorrelated(K, r, o, P)))
     if K % r == 0:
@@ -101,7 +130,7 @@ def candidates(K: int, r: int, *, order_grid: Iterable[int] | None = None, max_o
         for n in range(0, max_orders):
             for orders in combinations(below, n):
                 o = tuple(orders) + (r,)
-                out.append(Candidate("hybrid", f"hybrid {list(o)}", {"orders": list(o), "clusters": K // r},
+                out.append(Candidate("hybrid", label("hybrid", orders=o), {"orders": list(o), "clusters": K // r},
                                      lambda o=o: mmc.hybrid(K, r, o)))
     return out
 
@@ -219,3 +248,201 @@ def fig1_candidates(K: int = 40, r: int = 10, P: int = 4, m: int = 6, orders=(6,
 def fig1(model: ComputeModel, trials: int = 100_000, seed=0, K: int = 40, r: int = 10, **kw) -> pd.DataFrame:
     """Fig. 1 under ``model``: one row per bar (see :func:`evaluate` for the columns)."""
     return evaluate(fig1_candidates(K, r, **kw), model, K, trials, seed)
+
+
+#: Columns of the Fig. 1 table that notebook 04 shows and writes (``04_fig1.csv``).
+FIG1_COLUMNS = ["model", "label", "mean_time", "ci95_time", "mean_messages", "ci95_messages", "mean_cluster_messages",
+                "ci95_cluster_messages", "mean_computations", "failed"]
+#: Name of the paper's timing model in :func:`timing_models`.
+EQ5 = "eq. 5 (one draw per worker)"
+#: Name of the variant with independent task times in :func:`timing_models`.
+PER_TASK = "independent per-task times"
+
+
+def timing_models(mu: float = 10.0, alpha: float = 0.01) -> dict:
+    """The two timing conventions of the shifted exponential under which notebook 04 checks Fig. 1:
+    ``{EQ5: one draw per worker and iteration (the paper's eq. 5), PER_TASK: independent task times}``."""
+    from .stragglers import ShiftedExponential
+
+    return {EQ5: ShiftedExponential(mu, alpha, per_task=False), PER_TASK: ShiftedExponential(mu, alpha, per_task=True)}
+
+
+def fig1_models(models: dict, trials: int = 100_000, seed=0, K: int = 40, r: int = 10, **kw) -> pd.DataFrame:
+    """:func:`fig1` under every model of ``models`` (``{name: ComputeModel}``), each with the same ``seed``.
+
+    Returns:
+        the rows of :func:`fig1` of each model, in the order of ``models``, with a column ``model`` (its name).
+    """
+    if not models:
+        raise ValueError("models must name at least one compute-time model")
+    frames = [fig1(model, trials=trials, seed=seed, K=K, r=r, **kw).assign(model=name)
+              for name, model in models.items()]
+    return pd.concat(frames, ignore_index=True)
+
+
+# ---------------------------------------------------------------------------------------------- order sweep
+#: Columns of the order sweep that notebook 04 writes (``04_order_sweep.csv``).
+SWEEP_COLUMNS = ["model", "label", "family", "order", "mean_time", "ci95_time", "mean_messages",
+                 "mean_cluster_messages"]
+
+
+def correlated_candidates(K: int, r: int, P: int = 1, orders: Iterable[int] | None = None) -> list:
+    """The correlated design of every order in ``orders`` (default ``1..r``) in ``P`` clusters, labelled
+    ``"m=<order>"`` (``m = 1`` is UC-MMC inside the clusters, ``m = r`` plain GC)."""
+    orders = list(range(1, r + 1) if orders is None else orders)
+    if not orders:
+        raise ValueError("orders must list at least one order")
+    return [Candidate("gc-mmc-correlated", f"m={m}", {"order": m},
+                      lambda m=m: mmc.gc_mmc_correlated(K, r, m, P)) for m in orders]
+
+
+def order_sweep(models: dict, K: int = 40, r: int = 10, P: int = 4, trials: int = 20_000, seed=0) -> pd.DataFrame:
+    """The correlated design of every order ``m = 1..r`` in ``P`` clusters beside LCC, on the same sampled times,
+    under every model of ``models`` (``{name: ComputeModel}``).
+
+    Returns:
+        per model, one row per order then one for LCC: the columns of :func:`evaluate` plus ``model`` and
+        ``order`` (NaN for LCC).
+    """
+    if not models:
+        raise ValueError("models must name at least one compute-time model")
+    cands = correlated_candidates(K, r, P) + [Candidate("lcc", "LCC", {"load": r}, lambda: _lcc.lcc_code(K, r))]
+    frames = []
+    for name, model in models.items():
+        d = evaluate(cands, model, K, trials, seed)
+        d["model"] = name
+        d["order"] = [c.params.get("order", np.nan) for c in cands]
+        frames.append(d)
+    return pd.concat(frames, ignore_index=True)
+
+
+# ---------------------------------------------------------------------------------------------- exact rule
+def exact_rule_comparison(code: GradientCode, model: ComputeModel, trials: int, seed=0) -> dict:
+    """Simulate ``code`` with its own (fast) rule and with the exact span test
+    (:func:`gclib.codes.mmc.with_exact_rule`) on the same sampled times.
+
+    Returns:
+        ``{trials, time_threshold_rule, ci95_time_threshold_rule, time_exact, ci95_time_exact,
+        messages_threshold_rule, messages_exact, differing}``: mean times and messages with the 95% half-widths of
+        the times, and the number of trials whose completion times differ between the two rules.
+    """
+    from .simulate import simulate
+
+    fast = simulate(code, model, trials, seed)
+    exact = simulate(mmc.with_exact_rule(code), model, trials, seed)
+    f, e = fast.summary(), exact.summary()
+    same = np.isclose(fast.time, exact.time) | (np.isinf(fast.time) & np.isinf(exact.time))
+    return {"trials": int(trials), "time_threshold_rule": f["mean_time"], "ci95_time_threshold_rule": f["ci95_time"],
+            "time_exact": e["mean_time"], "ci95_time_exact": e["ci95_time"],
+            "messages_threshold_rule": f["mean_messages"], "messages_exact": e["mean_messages"],
+            "differing": int(np.sum(~same))}
+
+
+def exact_rule_table(designs, K: int, r: int, model: ComputeModel, trials: int, seed=0) -> pd.DataFrame:
+    """:func:`exact_rule_comparison` for uncorrelated designs ``designs``: ``[(orders, clusters), ...]``.
+
+    Returns:
+        one row per design: ``orders`` (text), ``clusters``, ``threshold`` (the paper's messages per cluster),
+        ``parts_per_cluster`` (of the largest cluster), then the columns of :func:`exact_rule_comparison`.
+    """
+    rows = []
+    for orders, P in designs:
+        code = mmc.gc_mmc_uncorrelated(K, r, tuple(orders), P)
+        row = {"orders": str(list(orders)), "clusters": int(P), "threshold": int(code.rule.thresholds.max()),
+               "parts_per_cluster": int(np.ceil(K / P))}
+        row.update(exact_rule_comparison(code, model, trials, seed))
+        rows.append(row)
+    return pd.DataFrame(rows, columns=["orders", "clusters", "threshold", "parts_per_cluster", "trials",
+                                       "time_threshold_rule", "ci95_time_threshold_rule", "time_exact",
+                                       "ci95_time_exact", "messages_threshold_rule", "messages_exact", "differing"])
+
+
+# ---------------------------------------------------------------------------------------------- notebook 05
+#: Columns of the design table that notebook 05 writes (``05_pareto.csv``).
+TABLE_COLUMNS = ["model", "family", "label", "params", "mean_time", "ci95_time", "mean_messages",
+                 "mean_cluster_messages", "mean_computations", "failed"]
+#: The two load accountings: column of the table -> what it counts.
+LOAD_COLUMNS = {"mean_messages": "messages until completion",
+                "mean_cluster_messages": "messages until each cluster decodes"}
+
+
+def design_models(mu: float = 10.0, alpha: float = 0.01, pareto_scale: float = 0.05, pareto_shape: float = 2.0
+                  ) -> dict:
+    """The compute-time models of notebook 05: ``{name: model}`` for the paper's shifted exponential (eq. 5)
+    and a heavy-tailed Pareto."""
+    from .stragglers import Pareto, ShiftedExponential
+
+    return {"shifted-exp (eq. 5)": ShiftedExponential(mu, alpha),
+            f"Pareto (scale {pareto_scale}, shape {pareto_shape})": Pareto(pareto_scale, pareto_shape)}
+
+
+def family_counts(cands: list) -> dict:
+    """``{family: number of candidates}``, most frequent first."""
+    return pd.Series([c.family for c in cands], dtype=object).value_counts().to_dict()
+
+
+def evaluate_models(cands: list, models: dict, K: int, trials: int = 10_000, seed=0, *,
+                    progress: bool = False) -> pd.DataFrame:
+    """:func:`evaluate` under every model of ``models`` (``{name: ComputeModel}``), each with the same ``seed``.
+
+    Returns:
+        the rows of :func:`evaluate` per model, with a column ``model``; ``params`` as text and ``clusters`` (the
+        cluster count of the design, NaN for RS, FRC and LCC, which have none).
+    """
+    if not models:
+        raise ValueError("models must name at least one compute-time model")
+    frames = []
+    for name, model in models.items():
+        t = evaluate(cands, model, K, trials, seed, progress=progress)
+        t["model"] = name
+        frames.append(t)
+    table = pd.concat(frames, ignore_index=True)
+    table["clusters"] = [p.get("clusters", np.nan) for p in table["params"]]
+    table["params"] = table["params"].astype(str)
+    return table
+
+
+def pareto_fronts(table: pd.DataFrame, loads=tuple(LOAD_COLUMNS)) -> pd.DataFrame:
+    """The Pareto front (:func:`pareto_front`, time against load) over all designs of each model, per load.
+
+    Args:
+        table: one row per design and model (``model``, ``mean_time`` and the ``loads`` columns).
+        loads: load columns, each one front per model.
+    Returns:
+        the front rows, per model then load, with columns ``model`` and ``load`` (the load column's name).
+    """
+    fronts = []
+    for name, g in table.groupby("model", sort=False):
+        for load in loads:
+            fronts.append(pareto_front(g, x=load).assign(model=name, load=load))
+    return pd.concat(fronts, ignore_index=True)
+
+
+def best_per_budget(table: pd.DataFrame, budgets, loads=tuple(LOAD_COLUMNS)) -> pd.DataFrame:
+    """Per model, load accounting and budget ``B``: the design with the lowest mean time whose mean load is at
+    most ``B``.
+
+    Returns:
+        one row per (model, load, budget): ``model, load, budget, label`` (None when no design fits), and for a
+        design that fits ``family, mean_time, ci95_time, mean_messages, mean_cluster_messages``.
+    """
+    best = []
+    for name, g in table.groupby("model", sort=False):
+        for load in loads:
+            for b in budgets:
+                ok = g[g[load] <= b]
+                if ok.empty:
+                    best.append({"model": name, "load": load, "budget": b, "label": None})
+                    continue
+                row = ok.sort_values("mean_time").iloc[0]
+                best.append({"model": name, "load": load, "budget": b, "label": row.label, "family": row.family,
+                             "mean_time": row.mean_time, "ci95_time": row.ci95_time,
+                             "mean_messages": row.mean_messages, "mean_cluster_messages": row.mean_cluster_messages})
+    return pd.DataFrame(best)
+
+
+def best_per_family(table: pd.DataFrame) -> pd.DataFrame:
+    """The fastest design of each family per model, sorted by model then mean time."""
+    return (table.sort_values("mean_time").groupby(["model", "family"], sort=False).head(1)
+            .sort_values(["model", "mean_time"])[["model", "family", "label", "mean_time", "ci95_time",
+                                                  "mean_messages", "mean_cluster_messages"]])

@@ -104,3 +104,86 @@ def test_cli_verify_exact_uncorrelated(capsys):
     assert main(["verify", "--scheme", "gc-mmc-uncorrelated", "--orders", "3,2", "--workers", "6", "--load", "3",
                  "--messages", "8"]) == 0
     assert "495 received message sets" in capsys.readouterr().out
+
+
+def test_labels_are_those_of_the_candidates():
+    for c in design.candidates(12, 3, max_orders=2):
+        assert design.label(c.family, **c.params) == c.label
+    assert design.label("gc-mmc-uncorrelated", orders=(6, 8, 10), clusters=4) == "unc [6, 8, 10] P=4"
+    with pytest.raises(ValueError, match="family must be one of"):
+        design.label("ldpc")
+    with pytest.raises(ValueError, match="needs the parameter 'order'"):
+        design.label("gc-mmc-correlated", clusters=2)
+
+
+def _tiny_table():
+    """Two models; in model A five designs whose fronts are known by hand."""
+    rows = [("A", "gc", "a", 5.0, 1, 1), ("A", "gc", "b", 3.0, 2, 1), ("A", "uc-mmc", "c", 4.0, 2, 2),
+            ("A", "uc-mmc", "d", 3.5, 3, 1), ("A", "lcc", "e", 1.0, 4, 4), ("B", "gc", "a", 2.0, 1, 1),
+            ("B", "lcc", "e", 1.0, 4, 4)]
+    return pd.DataFrame(rows, columns=["model", "family", "label", "mean_time", "mean_messages",
+                                       "mean_cluster_messages"]).assign(ci95_time=0.1)
+
+
+def test_pareto_fronts_per_model_and_load_by_hand():
+    f = design.pareto_fronts(_tiny_table())
+    got = {(m, load): list(g["label"]) for (m, load), g in f.groupby(["model", "load"], sort=False)}
+    assert got == {("A", "mean_messages"): ["a", "b", "e"],          # d (3.5 at 3) is slower than b (3.0 at 2)
+                   ("A", "mean_cluster_messages"): ["b", "e"],  # a, b, d cost 1: b is fastest; c (2) is slower
+                   ("B", "mean_messages"): ["a", "e"], ("B", "mean_cluster_messages"): ["a", "e"]}
+
+
+def test_best_per_budget_and_per_family_by_hand():
+    best = design.best_per_budget(_tiny_table(), [0.5, 2, 10])
+    assert list(best.columns) == ["model", "load", "budget", "label", "family", "mean_time", "ci95_time",
+                                  "mean_messages", "mean_cluster_messages"]
+    lab = best.set_index(["model", "load", "budget"])["label"]
+    assert pd.isna(lab[("A", "mean_messages", 0.5)])                   # nothing within half a message
+    assert lab[("A", "mean_messages", 2)] == "b" and lab[("A", "mean_messages", 10)] == "e"
+    assert lab[("A", "mean_cluster_messages", 2)] == "b" and lab[("B", "mean_messages", 2)] == "a"
+    fam = design.best_per_family(_tiny_table())
+    assert fam[["model", "family", "label"]].values.tolist() == [
+        ["A", "lcc", "e"], ["A", "gc", "b"], ["A", "uc-mmc", "d"], ["B", "lcc", "e"], ["B", "gc", "a"]]
+
+
+def test_fig1_models_and_order_sweep_small():
+    models = design.timing_models(10, 0.01)
+    assert list(models) == [design.EQ5, design.PER_TASK] and models[design.PER_TASK].per_task
+    kw = dict(K=6, r=3, P=2, m=2, orders=(2, 3))
+    df = design.fig1_models(models, trials=300, seed=1, **kw)
+    assert df["model"].tolist() == [design.EQ5] * 5 + [design.PER_TASK] * 5
+    one = design.fig1(models[design.PER_TASK], trials=300, seed=1, **kw)
+    np.testing.assert_array_equal(df["mean_time"].to_numpy()[5:], one["mean_time"].to_numpy())
+    assert set(design.FIG1_COLUMNS) <= set(df.columns)
+    sw = design.order_sweep(models, K=6, r=3, P=2, trials=300, seed=1)
+    assert sw["label"].tolist() == ["m=1", "m=2", "m=3", "LCC"] * 2
+    assert sw["order"].tolist()[:3] == [1, 2, 3] and np.isnan(sw["order"].iloc[3])
+    a = sw[sw["model"] == design.EQ5].set_index("label")
+    assert a.loc["m=1", "mean_messages"] > a.loc["m=2", "mean_messages"] > a.loc["m=3", "mean_messages"]
+    assert a.loc["m=1", "mean_time"] <= a.loc["m=3", "mean_time"]  # same draws: more messages never finish later
+    with pytest.raises(ValueError, match="models"):
+        design.order_sweep({}, K=6, r=3, P=2)
+
+
+def test_exact_rule_table_small():
+    m = ShiftedExponential(10, 0.01)
+    t = design.exact_rule_table([((3, 2), 1), ((3, 2), 2)], 6, 3, m, trials=60, seed=2)
+    # Unclustered: the paper's threshold 8 exceeds the 6 parts, and the exact span test finishes earlier;
+    # 2 clusters of 3 workers: threshold 3 * 2 - 5 + 1 = 2 messages, at most the 3 parts: the rules agree.
+    assert t[["threshold", "parts_per_cluster"]].values.tolist() == [[8, 6], [2, 3]]
+    assert t.loc[0, "time_exact"] < t.loc[0, "time_threshold_rule"] and t.loc[0, "differing"] > 0
+    assert t.loc[1, "differing"] == 0 and t.loc[1, "time_exact"] == t.loc[1, "time_threshold_rule"]
+    assert (t["trials"] == 60).all()
+
+
+def test_evaluate_models_and_counts():
+    cands = design.candidates(6, 3, max_orders=1)
+    counts = design.family_counts(cands)
+    assert sum(counts.values()) == len(cands) and counts["gc-mmc-correlated"] == 6  # m = 1..3, P = 1, 2
+    models = design.design_models(10, 0.01, 0.05, 2.0)
+    assert list(models) == ["shifted-exp (eq. 5)", "Pareto (scale 0.05, shape 2.0)"]
+    t = design.evaluate_models(cands, models, 6, trials=200, seed=0)
+    assert len(t) == 2 * len(cands) and t["params"].map(type).eq(str).all()
+    by = t.drop_duplicates("label").set_index("label")["clusters"]
+    assert by["gc P=2"] == 2 and by["corr m=1 P=1"] == 1 and np.isnan(by["lcc"])
+    assert set(design.TABLE_COLUMNS) <= set(t.columns)

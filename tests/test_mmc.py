@@ -210,3 +210,19 @@ def test_uncorrelated_exact_attaches_the_integer_matrix_beyond_float_precision()
         exact_matrix(replace(code, B_exact=None))
     small = mmc.uncorrelated(6, 3, (3, 2), exact=True)
     assert exact_matrix(replace(small, B_exact=None)) == small.B_exact
+
+
+def test_example1_facts(ex1):
+    f = mmc.example1_facts(ex1)
+    assert f.eq2 and f.red and f.eq3 and f.rule_agrees and f.workers_124 and f.scenario and not f.scenario_gc
+    assert f.count("correlated", "distinct messages", 5) == (6, 6)
+    assert f.count("correlated", "distinct messages", 4) == (0, 15)
+    assert f.count("correlated", "workers", 3) == (14, 20) and f.count("gc", "workers", 3) == (0, 20)
+    assert f.count("gc", "workers", 4) == (15, 15)
+    assert f.count("uncorrelated", "messages", 6) == (864, 924) and f.count("uncorrelated", "messages", 8) == (495, 495)
+    # The failing triples are the six runs of three consecutive workers (cyclically), 1-based.
+    assert sorted(f.failing_triples) == sorted(tuple(sorted((i + t) % 6 + 1 for t in range(3))) for i in range(6))
+    wide = f.table()
+    assert wide.loc[("uncorrelated", "messages"), 7] == "786 of 792" and wide.loc[("gc", "workers"), 7] == ""
+    with pytest.raises(ValueError, match="no count"):
+        f.count("gc", "messages", 3)

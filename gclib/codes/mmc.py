@@ -392,6 +392,101 @@ PAPER_EQ3 = np.array([[1, 1, 1, 0, 0, 0], [1, 1, 0, 0, 0, 0], [0, 1, 1, 1, 0, 0]
                       [1, 0, 0, 0, 1, 1], [0, 0, 0, 0, 1, 1], [1, 1, 0, 0, 0, 1], [1, 0, 0, 0, 0, 1]])
 
 
+@dataclass
+class Example1Facts:
+    """What notebook 04 checks of Example 1, computed exactly (rational arithmetic) by :func:`example1_facts`.
+
+    Attributes:
+        eq2, red, eq3: eq. (2), its red entries and eq. (3) reproduced entry by entry.
+        counts: one row per (design, received, size): ``design`` (``"correlated"``, ``"gc"``: plain GC with
+            ``K = 6, r = 3``, ``"uncorrelated"``), ``received`` (``"distinct messages"``: one copy of each of
+            ``size`` distinct messages; ``"workers"``: every message of ``size`` workers; ``"messages"``: ``size``
+            messages), ``decoding`` (sets that decode) and ``sets`` (sets of that size).
+        rule_agrees: the correlated design's fast rule agrees with the exact oracle on every received set.
+        workers_124: every message of workers 1, 2 and 4 (the paper's instance) decodes the correlated design.
+        failing_triples: the triples of workers (1-based) whose messages do not decode the correlated design.
+        scenario: the paper's scenario for the uncorrelated design (workers 1-3 send both messages, workers 4 and 5
+            their order-2 message, worker 6 nothing) decodes. scenario_gc: plain GC decodes in that scenario (it
+            has the messages of workers 1-3 only).
+    """
+
+    eq2: bool
+    red: bool
+    eq3: bool
+    counts: object
+    rule_agrees: bool
+    workers_124: bool
+    failing_triples: list
+    scenario: bool
+    scenario_gc: bool
+
+    def table(self):
+        """:attr:`counts` as one row per (design, received) and one column per size, each entry
+        ``"decoding of sets"`` (empty where the size does not apply)."""
+        c = self.counts.assign(entry=[f"{d} of {n}" for d, n in zip(self.counts["decoding"], self.counts["sets"])])
+        wide = c.pivot(index=["design", "received"], columns="size", values="entry")
+        return wide.reindex(list(dict.fromkeys(zip(c["design"], c["received"])))).fillna("")
+
+    def count(self, design: str, received: str, size: int) -> tuple[int, int]:
+        """``(decoding, sets)`` of one row of :attr:`counts`."""
+        c = self.counts
+        row = c[(c.design == design) & (c.received == received) & (c["size"] == size)]
+        if len(row) != 1:
+            raise ValueError(f"no count for design={design!r}, received={received!r}, size={size!r}")
+        return int(row["decoding"].iloc[0]), int(row["sets"].iloc[0])
+
+
+def _count_decodable(B, T, row_sets) -> tuple[int, int]:
+    from ..symbolic import is_decodable_exact
+
+    ok = [is_decodable_exact(B, rows, T) for rows in row_sets]
+    return int(sum(ok)), len(ok)
+
+
+def example1_facts(ex: Example1 | None = None) -> Example1Facts:
+    """Count, exactly, which received sets decode the codes of Example 1 (see :class:`Example1Facts`).
+
+    Args:
+        ex: the output of :func:`example1` (built with seed 0 when omitted).
+    """
+    from itertools import combinations
+
+    import pandas as pd
+
+    from ..symbolic import check_rule, exact_matrix, exact_target, is_decodable_exact
+
+    ex = example1() if ex is None else ex
+    K = 6
+    corr, unc = ex.correlated, ex.uncorrelated
+    gc = gc_cyclic(K, 3, exact=True)
+    first = [int(np.flatnonzero(corr.rule.msg_class == c)[0]) for c in range(K)]
+    Bc, Tc = exact_matrix(corr), exact_target(corr)
+    Bg, Tg = exact_matrix(gc), exact_target(gc)
+    Bu, Tu = exact_matrix(unc), exact_target(unc)
+    rows = []
+    for t in range(1, K + 1):
+        sets = [[first[c] for c in cls] for cls in combinations(range(K), t)]
+        rows.append(("correlated", "distinct messages", t, *_count_decodable(Bc, Tc, sets)))
+    for name, code, B, T in (("correlated", corr, Bc, Tc), ("gc", gc, Bg, Tg)):
+        for n in range(1, K + 1):
+            sets = [code.worker_messages(ws).tolist() for ws in combinations(range(K), n)]
+            rows.append((name, "workers", n, *_count_decodable(B, T, sets)))
+    for t in range(1, unc.n_messages + 1):
+        rows.append(("uncorrelated", "messages", t,
+                     *_count_decodable(Bu, Tu, [list(c) for c in combinations(range(unc.n_messages), t)])))
+    counts = pd.DataFrame(rows, columns=["design", "received", "size", "decoding", "sets"])
+    failing = [tuple(w + 1 for w in ws) for ws in combinations(range(K), 3)
+               if not is_decodable_exact(Bc, corr.worker_messages(ws).tolist(), Tc)]
+    # Uncorrelated rows: worker w sends row 2w (order 3, real) and row 2w + 1 (order 2, virtual).
+    scenario_rows = [0, 1, 2, 3, 4, 5, 7, 9]
+    return Example1Facts(
+        eq2=bool(np.array_equal(ex.M, PAPER_EQ2)), red=sorted(ex.dropped) == sorted(PAPER_EQ2_RED),
+        eq3=bool(np.array_equal(ex.M_ext, PAPER_EQ3)), counts=counts, rule_agrees=check_rule(corr) == [],
+        workers_124=is_decodable_exact(Bc, corr.worker_messages([0, 1, 3]).tolist(), Tc),
+        failing_triples=failing, scenario=is_decodable_exact(Bu, scenario_rows, Tu),
+        scenario_gc=is_decodable_exact(Bg, gc.worker_messages([0, 1, 2]).tolist(), Tg))
+
+
 # ---------------------------------------------------------------------------------------------- exact rule
 @dataclass(frozen=True, eq=False)
 class SpanRule:
