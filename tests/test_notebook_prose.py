@@ -43,7 +43,7 @@ _MARKED = [
     re.compile(r"\b(?:arXiv:?\s*)?[0-9]{4}\.[0-9]{4,5}(?:v[0-9]+)?\b"),  # arXiv ids
     _REFERENCE,
 ]
-_NUMBER = re.compile(r"(?<![\w.])[-+]?[0-9]+(?:[.,][0-9]+)*(?:[eE][-+]?[0-9]+)?%?(?![\w])")
+_NUMBER = re.compile(r"(?<![\w.-])[-+]?[0-9]+(?:[.,][0-9]+)*(?:[eE][-+]?[0-9]+)?%?(?![\w])")
 
 
 def prose_numbers(text: str) -> list[str]:
@@ -56,6 +56,7 @@ def prose_numbers(text: str) -> list[str]:
 def test_the_lint_catches_measured_numbers_and_passes_marked_ones():
     assert prose_numbers("CRC takes 0.676 at s = 1, 25% more than uncoded") == ["0.676", "1", "25%"]
     assert prose_numbers("14 of the 20 triples decode") == ["14", "20"]
+    assert prose_numbers("GC-MMC-1 and GC-MMC-2 against -25% and a 3-fold gain") == ["-25%", "3"]
     assert prose_numbers("with `n = 40`, $s = n/4$ and $$\\kappa = 10^8$$") == []
     assert prose_numbers("Fig. 1 and eq. 5 of Ozfatura et al. (2019, arXiv 1903.01974); notebook 04") == []
     assert prose_numbers("Figs. 2 and 3, Table I, section III-D, Example 1, Algorithm 2") == []
