@@ -58,7 +58,9 @@ def _check_profile(profiles: dict, profile: str) -> None:
 
 
 def notebook_paths(only=None, notebooks_dir: Path | None = None) -> list[Path]:
-    paths = sorted(Path(notebooks_dir or NOTEBOOKS).glob("[0-9]*.ipynb"))
+    """The notebooks to run, in order: by name, the index (``00_*``) last, since it summarizes what the others
+    wrote (their claims tables and figures)."""
+    paths = sorted(Path(notebooks_dir or NOTEBOOKS).glob("[0-9]*.ipynb"), key=lambda p: (p.stem[:2] == "00", p.stem))
     if only:
         wanted = set(only)
         unknown = wanted - {p.stem for p in paths}

@@ -85,3 +85,10 @@ def test_relative_folders_are_the_callers_not_the_notebooks(tmp_path, monkeypatc
     assert (tmp_path / "figs" / "ok.txt").read_text() == "5"
     assert not (nbdir / "figs").exists()
     assert (tmp_path / "out" / "01_works.ipynb").exists()
+
+
+def test_the_index_runs_after_the_notebooks_it_summarizes(tmp_path):
+    for stem in ("02_b", "00_index", "01_a", "10_c"):
+        (tmp_path / f"{stem}.ipynb").write_text("{}")
+    assert [p.stem for p in reproduce.notebook_paths(None, tmp_path)] == ["01_a", "02_b", "10_c", "00_index"]
+    assert [p.stem for p in reproduce.notebook_paths(["00_index", "02_b"], tmp_path)] == ["02_b", "00_index"]
