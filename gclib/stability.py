@@ -233,24 +233,6 @@ def study(configs, *, max_patterns: int = 100, seed=0, length: int = 32, progres
     return pd.DataFrame(rows)
 
 
-def usable_limit(df, *, tol: float = 1e-6, column: str = "worst_error64"):
-    """Per label (over all its ``s``): the largest ``n`` of a configuration whose ``column`` is below ``tol``, and
-    the smallest ``n`` of one whose ``column`` is not (NaN if none). Despite its name, ``largest_n_all_ok`` does
-    not require every ``s`` at that ``n`` to be below ``tol``; read it with ``smallest_n_failing``.
-
-    Returns a ``pandas.DataFrame`` with ``label, largest_n_all_ok, smallest_n_failing``.
-    """
-    import pandas as pd
-
-    rows = []
-    for label, g in df.groupby("label", sort=False):
-        ok = g[g[column] < tol]
-        bad = g[~(g[column] < tol)]
-        rows.append({"label": label, "largest_n_all_ok": float(ok["n"].max()) if len(ok) else np.nan,
-                     "smallest_n_failing": float(bad["n"].min()) if len(bad) else np.nan})
-    return pd.DataFrame(rows)
-
-
 # ------------------------------------------------------------------------------- studies of the notebooks
 #: the point families and assignments of the polynomial studies, in the order of their tables.
 STUDY_POINTS = ("equispaced", "chebyshev", "roots-of-unity")

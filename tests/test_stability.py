@@ -4,8 +4,8 @@ import pytest
 
 from gclib.codes import crc, kadhe, rs, ye_abbe
 from gclib.codes.base import decoding_amplification
-from gclib.stability import (Config, decoding_condition, divisor_stragglers, grid, measure, patterns, study,
-                             usable_limit)
+from gclib.stability import (Config, decoding_condition, divisor_stragglers, grid, limit_table, measure, patterns,
+                             study)
 
 
 def test_patterns_enumerate_small_and_sample_large():
@@ -97,8 +97,8 @@ def test_study_table():
     assert (df["worst_error64"] < 1e-10).all()
     again = study(cfg, max_patterns=20, seed=0)
     assert np.array_equal(df["worst_error32"].to_numpy(), again["worst_error32"].to_numpy())
-    lim = usable_limit(df, tol=1e-10)
-    assert set(lim["label"]) == set(df["label"])
+    lim = limit_table(df, ["label"], tol=1e-10)
+    assert set(lim["label"]) == set(df["label"]) and lim["first_failing_n"].isna().all()
 
 
 def test_unknown_assign():
