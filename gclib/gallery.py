@@ -175,3 +175,16 @@ def missing(figures_dir) -> tuple[list, list]:
     pngs = {p.stem for p in Path(figures_dir).glob("*.png")}
     known = {f.stem for f in FIGURES}
     return sorted(pngs - known), sorted(known - pngs)
+
+
+def status(figures_dir) -> str:
+    """Markdown: how many gallery figures ``figures_dir`` holds, which are not made yet and which PNG files have
+    no gallery entry (the index notebook's last line)."""
+    unlisted, not_made = missing(figures_dir)
+    lines = [f"{len(FIGURES)} figures in the gallery; {len(FIGURES) - len(not_made)} of them found in "
+             f"`{figures_dir}`."]
+    if not_made:
+        lines.append(f"Not produced yet (run `make reproduce`): {', '.join(not_made)}.")
+    if unlisted:
+        lines.append(f"Figures without a gallery entry: {', '.join(unlisted)}.")
+    return "\n\n".join(lines) + "\n"

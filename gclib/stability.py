@@ -3,7 +3,8 @@
 For one code, :func:`measure` decodes over straggler patterns (every pattern when there are at most
 ``max_patterns``, else a sample: structured patterns - runs of consecutive workers and runs of workers whose
 evaluation points are neighbours, the usual worst cases of polynomial codes - plus uniform random ones) and
-reports the worst and the median (typical) of
+reports the worst over all of them and the median (typical) over the uniform ones only (over every pattern when
+they were enumerated; the structured ones would pull a median towards the worst case) of
 
 * ``kappa``: the decoding condition number as an error amplification factor
   (:func:`gclib.codes.base.decoding_amplification`, the quantity the decoder's ``IllConditionedWarning`` tests
@@ -83,13 +84,19 @@ def decoding_condition(code: GradientCode, idx: np.ndarray, A: np.ndarray) -> fl
     return float(sv[0] / sv[r - 1])
 
 
-def patterns(code: GradientCode, s: int, max_patterns: int, rng: np.random.Generator) -> tuple[list, bool]:
+def patterns(code: GradientCode, s: int, max_patterns: int, rng: np.random.Generator) -> tuple[list, bool, int]:
     """Straggler patterns to test: all ``C(n, s)`` when at most ``max_patterns``, else runs of ``s`` consecutive
     workers (at ``min(n, 20)`` offsets), runs of ``s`` workers with neighbouring evaluation points (polynomial
-    codes) and uniform random patterns, up to ``max_patterns`` in all. Returns ``(patterns, enumerated)``."""
+    codes), at most half of ``max_patterns``, then distinct uniform random patterns (none of them structured), up
+    to ``max_patterns`` in all.
+
+    Returns:
+        ``(patterns, enumerated, first_uniform)``: ``patterns[first_uniform:]`` are the enumerated (then
+        ``first_uniform = 0``) or the uniform random ones, the sample a typical (median) value is read from.
+    """
     n = code.n_workers
     if comb(n, s) <= max_patterns:
-        return [tuple(p) for p in combinations(range(n), s)], True
+        return [tuple(p) for p in combinations(range(n), s)], True, 0
     pats = set()
     if s:
         offsets = np.unique(np.linspace(0, n - 1, min(n, 20)).astype(int))
@@ -102,6 +109,7 @@ def patterns(code: GradientCode, s: int, max_patterns: int, rng: np.random.Gener
             for o in offsets:
                 pats.add(tuple(sorted(order[(o + np.arange(s)) % n].tolist())))
     pats = sorted(pats)[: max_patterns // 2]
+    first_uniform = len(pats)
     seen = set(pats)
     tries = 0
     while len(pats) < max_patterns and tries < 20 * max_patterns:
@@ -110,21 +118,26 @@ def patterns(code: GradientCode, s: int, max_patterns: int, rng: np.random.Gener
         if p not in seen:
             seen.add(p)
             pats.append(p)
-    return pats, False
+    return pats, False, first_uniform
 
 
 def measure(code: GradientCode, stragglers: int | None = None, *, max_patterns: int = 200, seed=0,
             length: int = 32) -> dict:
-    """Worst and median condition number and relative decoding error (float64 and float32) over patterns.
+    """Worst and median condition number and relative decoding error (float64 and float32) over patterns: the
+    worst over every pattern of :func:`patterns`, the median over its enumerated or uniform random ones.
 
     Returns:
         dict with ``worst_kappa, median_kappa, worst_cond, median_cond, worst_error64, median_error64,
-        worst_error32, median_error32, failed`` (patterns the decoder refused), ``patterns``, ``enumerated``,
-        ``worst_pattern`` (the pattern of the worst float64 error).
+        median_error64_lo, median_error64_hi`` (the median's 95% interval, :meth:`gclib.claims.Estimate.median`:
+        equal to it when every pattern was enumerated, NaN below six uniform patterns), ``worst_error32,
+        median_error32, failed`` (patterns the decoder refused), ``patterns``, ``uniform_patterns`` (those the
+        medians are read from), ``enumerated``, ``worst_pattern`` (the pattern of the worst float64 error).
     """
+    from .claims import Estimate
+
     s = code.stragglers if stragglers is None else stragglers
     rng = np.random.default_rng(seed)
-    pats, enumerated = patterns(code, s, max_patterns, rng)
+    pats, enumerated, first = patterns(code, s, max_patterns, rng)
     g = rng.standard_normal((code.n_parts, length))
     conds, kappas, e64, e32, failed = [], [], [], [], 0
     for p in pats:
@@ -147,11 +160,14 @@ def measure(code: GradientCode, stragglers: int | None = None, *, max_patterns: 
             e32.append(decoding_error(code, A, idx, g, np.float32))
     conds, kappas, e64, e32 = map(np.asarray, (conds, kappas, e64, e32))
     worst = int(np.argmax(e64))
-    return {"worst_kappa": float(kappas.max()), "median_kappa": float(np.median(kappas)),
-            "worst_cond": float(conds.max()), "median_cond": float(np.median(conds)),
-            "worst_error64": float(e64.max()), "median_error64": float(np.median(e64)),
-            "worst_error32": float(e32.max()), "median_error32": float(np.median(e32)),
-            "failed": failed, "patterns": len(pats), "enumerated": enumerated, "worst_pattern": list(pats[worst])}
+    med = Estimate.exact(np.median(e64)) if enumerated else Estimate.median(e64[first:])
+    return {"worst_kappa": float(kappas.max()), "median_kappa": float(np.median(kappas[first:])),
+            "worst_cond": float(conds.max()), "median_cond": float(np.median(conds[first:])),
+            "worst_error64": float(e64.max()), "median_error64": med.value, "median_error64_lo": med.lo,
+            "median_error64_hi": med.hi,
+            "worst_error32": float(e32.max()), "median_error32": float(np.median(e32[first:])),
+            "failed": failed, "patterns": len(pats), "uniform_patterns": len(pats) - first,
+            "enumerated": enumerated, "worst_pattern": list(pats[worst])}
 
 
 @dataclass(frozen=True)
@@ -214,24 +230,6 @@ def study(configs, *, max_patterns: int = 100, seed=0, length: int = 32, progres
         r.pop("worst_pattern")
         label = cfg.construction if cfg.points == "-" else f"{cfg.construction} {cfg.points} {cfg.assign}"
         rows.append({**cfg.__dict__, "label": label, **r})
-    return pd.DataFrame(rows)
-
-
-def usable_limit(df, *, tol: float = 1e-6, column: str = "worst_error64"):
-    """Per label (over all its ``s``): the largest ``n`` of a configuration whose ``column`` is below ``tol``, and
-    the smallest ``n`` of one whose ``column`` is not (NaN if none). Despite its name, ``largest_n_all_ok`` does
-    not require every ``s`` at that ``n`` to be below ``tol``; read it with ``smallest_n_failing``.
-
-    Returns a ``pandas.DataFrame`` with ``label, largest_n_all_ok, smallest_n_failing``.
-    """
-    import pandas as pd
-
-    rows = []
-    for label, g in df.groupby("label", sort=False):
-        ok = g[g[column] < tol]
-        bad = g[~(g[column] < tol)]
-        rows.append({"label": label, "largest_n_all_ok": float(ok["n"].max()) if len(ok) else np.nan,
-                     "smallest_n_failing": float(bad["n"].min()) if len(bad) else np.nan})
     return pd.DataFrame(rows)
 
 

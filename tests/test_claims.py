@@ -63,6 +63,25 @@ def test_estimates_from_samples_and_means():
         Estimate(1.0, 2.0, 3.0)
 
 
+def test_median_interval_from_order_statistics_by_hand():
+    # k = 10: P(Bin(10, 1/2) <= 1) = 11/1024 < 0.025 <= P(<= 2) = 56/1024, so j = 2: [x_(2), x_(9)]
+    e = Estimate.median([7.0, 1.0, 10.0, 2.0, 9.0, 3.0, 8.0, 4.0, 6.0, 5.0])
+    assert (e.value, e.lo, e.hi, e.n) == (5.5, 2.0, 9.0, 10)
+    # k = 6: P(<= 0) = 1/64 < 0.025 <= P(<= 1) = 7/64, so j = 1: the extremes
+    six = Estimate.median([1, 2, 3, 4, 5, math.inf])
+    assert (six.lo, six.value, six.hi) == (1, 3.5, math.inf)
+    # k = 5: P(<= 0) = 1/32 >= 0.025: no rank gives 95%, so no interval (and every rule is inconclusive)
+    five = Estimate.median([1, 2, 3, 4, math.nan, 5])
+    assert five.value == 3 and five.n == 5 and not five.known
+    assert claims.less(five, 100.0) == INCONCLUSIVE
+
+
+def test_ids_of_several_rows():
+    assert claims.ids("T3", 1) == ["T3"]
+    assert claims.ids("T3", 3) == ["T3a", "T3b", "T3c"]
+    assert claims.ids("M1", 27)[:2] == ["M1.1", "M1.2"] and len(set(claims.ids("M1", 27))) == 27
+
+
 def test_wilson_interval_by_hand():
     # k = 10, n = 10: centre (1 + z^2/20) / (1 + z^2/10), half z * sqrt(z^2/400) / (1 + z^2/10)
     z2 = claims.Z95 ** 2

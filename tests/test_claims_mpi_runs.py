@@ -63,3 +63,24 @@ def test_equal_scores_do_not_make_ignore_worse():
     log = pd.concat([run("uncoded", 1.0), run("ignore", 0.5)], ignore_index=True)
     test = pd.concat([scores("uncoded", True), scores("ignore", True)], ignore_index=True)
     assert verdicts(mpi_runs.judge(log, test, **SETTINGS))["M4"] == FAILS  # difference exactly 0 in every resample
+
+
+def test_a_run_without_finite_variance_has_no_interval():
+    # under MODELS["pareto"] (shape 1.5) uncoded waits for the slowest of n draws: no finite variance, so its
+    # t-interval over iterations means nothing however narrow it looks here (1.0 +- 1%); frc (s = 1: shape 3) keeps
+    # its interval, and the comparison is inconclusive
+    log = pd.concat([run("uncoded", 1.0, model="pareto"), run("frc", 0.5, model="pareto")], ignore_index=True)
+    t = mpi_runs.judge(log, scores("uncoded", True, model="pareto"), **SETTINGS).set_index("id")
+    assert t.at["M1", "verdict"] == INCONCLUSIVE
+    assert "against uncoded 1 (no interval) s: no finite variance" in t.at["M1", "measured"]
+    assert "0.5 [" in t.at["M1", "measured"]
+    # the same runs under the shifted exponential decide
+    light = pd.concat([run("uncoded", 1.0), run("frc", 0.5)], ignore_index=True)
+    assert verdicts(mpi_runs.judge(light, scores("uncoded", True), **SETTINGS))["M1"] == HOLDS
+
+
+def test_auc_rule_reads_as_its_criterion_says():
+    log = pd.concat([run("uncoded", 1.0), run("ignore", 0.5)], ignore_index=True)
+    test = pd.concat([scores("uncoded", True), scores("ignore", True)], ignore_index=True)
+    crit = mpi_runs.judge(log, test, **SETTINGS).set_index("id").at["M4", "criterion"]
+    assert "at or below 0 (equal AUCs in every resample included) does not hold" in crit

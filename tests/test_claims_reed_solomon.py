@@ -18,17 +18,20 @@ GOOD = {
 }
 
 
-def stab_table(err64=GOOD, median64=1e-10, err32=(1e-5, 1.0), kappa_ratio=1.0):
+def stab_table(err64=GOOD, median64=1e-10, err32=(1e-5, 1.0), kappa_ratio=1.0, median_band=10.0):
     """Every point family and assignment at n = 10, 20 and s/n = 0.1, 0.5. Spread codes are at round-off; the
-    natural ones have the errors of ``err64``; kappa = error / (eps * kappa_ratio)."""
+    natural ones have the errors of ``err64`` and the median ``median64`` with the interval [median / band,
+    median * band]; kappa = error / (eps * kappa_ratio)."""
     rows = []
     for p in POINTS:
         for a in ("spread", "natural"):
             for f in (0.1, 0.5):
                 for k, n in enumerate((10, 20)):
                     e = err64.get((p, a, f), (1e-15, 1e-14))[k]
+                    med = median64 if a == "natural" else 1e-16
                     rows.append({"n": n, "s": max(1, round(f * n)), "points": p, "assign": a, "s/n": f,
-                                 "worst_error64": e, "median_error64": median64 if a == "natural" else 1e-16,
+                                 "worst_error64": e, "median_error64": med, "median_error64_lo": med / median_band,
+                                 "median_error64_hi": med * median_band, "uniform_patterns": 12,
                                  "worst_error32": err32[k] if a == "natural" else 1e-7,
                                  "worst_kappa": e / (rc.EPS64 * kappa_ratio), "patterns": 15})
     return pd.DataFrame(rows)
@@ -103,6 +106,19 @@ def test_a_smaller_limit_does_not_hold():
     worse[("equispaced", "natural", 0.1)] = (1e-3, 1e-2)  # ... and where Chebyshev does not
     v = verdicts(rc.judge(stab_table(worse), cost_table(), vandermonde_table(), outcomes_table(), checks_table()))
     assert v["R6"] == FAILS
+
+
+@pytest.mark.parametrize("median, band, verdict", [
+    (1e-10, 10.0, HOLDS),          # [1e-11, 1e-9] below 1e-6
+    (1e-7, 100.0, INCONCLUSIVE),   # [1e-9, 1e-5] straddles 1e-6: the sampled median cannot tell
+    (1e-3, 10.0, FAILS),           # [1e-4, 1e-2] above
+    (1e-6, 1.0, FAILS),            # an exact median (every pattern enumerated) at the tolerance is not below it
+])
+def test_the_median_is_judged_by_its_interval(median, band, verdict):
+    t = rc.judge(stab_table(median64=median, median_band=band), cost_table(), vandermonde_table(), outcomes_table(),
+                 checks_table()).set_index("id")
+    assert t.at["R10a", "verdict"] == verdict and t.at["R10b", "verdict"] == HOLDS  # spread: 1e-16
+    assert "12 or more uniform random patterns" in t.at["R10a", "setting"]
 
 
 @pytest.mark.parametrize("volume, ci, verdict", [(34.0, 0.0, HOLDS), (34.0, 1.0, INCONCLUSIVE), (40.0, 0.0, FAILS)])

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -113,3 +114,26 @@ def test_judge_is_inconclusive_without_enough_seeds_or_a_failed_proof():
     assert t["T8"] == INCONCLUSIVE and t["T2"] == FAILS and t["T1"] == FAILS
     with pytest.raises(ValueError, match="model column"):
         tandon.judge(example, verified, cond, times.drop(columns="model"), models)
+
+
+def test_a_point_without_finite_variance_enters_by_its_closed_form():
+    # Pareto(1.5): the slowest of n draws (uncoded, and every scheme at s = 0) has no finite variance, so its Monte
+    # Carlo interval 3 +- 2.5 means nothing; the closed form 1.0 decides. FRC at s = 1 (0.8 +- 0.01, shape 3: a
+    # finite variance) lies below it; CRC (1.2, 1.3) lies above it at every s >= 1.
+    rows = sweep_rows("heavy", "uncoded", [(s, 3.0, 2.5, 1.0) for s in range(3)])
+    rows += sweep_rows("heavy", "frc", [(0, 3.0, 2.5, 1.0), (1, 0.8, .01, 0.8), (2, 0.9, .01, 0.9)])
+    rows += sweep_rows("heavy", "crc", [(0, 3.0, 2.5, 1.0), (1, 1.2, .01, 1.2), (2, 1.3, .01, 1.3)])
+    times = pd.DataFrame(rows)
+    example, verified, cond, _, _ = tables()
+    models = {"heavy": Pareto(0.1, 1.5)}
+    t = tandon.judge(example, verified, cond, times, models).set_index("id")
+    assert t.at["T4a", "verdict"] == HOLDS and t.at["T4b", "verdict"] == FAILS
+    assert "against uncoded 1 (closed form: no finite variance)" in t.at["T4a", "measured"]
+    assert "closed form (exact)" in t.at["T4a", "criterion"]
+    # read as if the variance were finite, the meaningless interval [0.5, 5.5] overlaps both codes
+    blind = tandon.judge(example, verified, cond, times).set_index("id")
+    assert blind.at["T4a", "verdict"] == blind.at["T4b", "verdict"] == INCONCLUSIVE
+    # without a closed form there is no interval at all: inconclusive, and said so
+    no_cf = times.assign(closed_form_time=np.where(times["scheme"] == "uncoded", NAN, times["closed_form_time"]))
+    t = tandon.judge(example, verified, cond, no_cf, models).set_index("id")
+    assert t.at["T4a", "verdict"] == INCONCLUSIVE and "3 (no interval: no finite variance)" in t.at["T4a", "measured"]

@@ -349,6 +349,18 @@ def test_comparison_on_a_tiny_grid():
         comparison(4, 2, 8, seeds=1, warmup="late")
 
 
+def test_comparison_counts_runs_and_picks_curves():
+    from gclib.learning.experiments import Comparison
+
+    totals = pd.DataFrame({"status": ["converged", "max_iter", "converged"]})
+    curves = pd.DataFrame({"model": ["pareto 1.5", "exp", "exp"], "iteration": [0, 0, 1]})
+    c = Comparison(None, {}, totals, curves, pd.DataFrame(), "")
+    assert c.runs() == "3 runs; 1 did not reach the target"
+    assert c.curves_of(1.5)["iteration"].tolist() == [0] and c.curves_of()["iteration"].tolist() == [0, 1]
+    with pytest.raises(ValueError, match="shape 3"):
+        c.curves_of(3)
+
+
 def test_bar_data_medians_and_written_tables(tmp_path):
     from gclib.learning.experiments import bar_data, medians, model_label, write_table
 

@@ -148,7 +148,6 @@ NOTEBOOK_01 = rp.NOTEBOOKS / "01_gradient_coding.ipynb"
 
 
 @pytest.mark.notebooks
-@pytest.mark.skipif(not NOTEBOOK_01.exists(), reason="notebooks/01_gradient_coding.ipynb is not on this branch yet")
 @pytest.mark.parametrize("name, bad", [("trials", 1e5)])
 def test_notebook_01_bad_parameter_fails_in_its_first_code_cell(name, bad, tmp_path):
     err, done = _run_bad(NOTEBOOK_01, tmp_path / "out.ipynb",

@@ -75,6 +75,18 @@ def test_readme_gallery_is_in_step_with_gallery_and_figures():
         assert f.notebook in gallery.NOTEBOOKS and (ROOT / "notebooks" / f"{f.notebook}.ipynb").exists()
 
 
+def test_gallery_status_names_what_is_missing(tmp_path):
+    from gclib import gallery
+
+    (tmp_path / f"{gallery.FIGURES[0].stem}.png").write_bytes(b"")
+    (tmp_path / "99_stray.png").write_bytes(b"")
+    text = gallery.status(tmp_path)
+    assert text.startswith(f"{len(gallery.FIGURES)} figures in the gallery; 1 of them found in `{tmp_path}`.")
+    assert f"Not produced yet (run `make reproduce`): {gallery.FIGURES[1].stem}, " in text
+    assert gallery.FIGURES[0].stem not in text.split("Not produced yet")[1]
+    assert text.rstrip().endswith("Figures without a gallery entry: 99_stray.")
+
+
 def _what_is_where() -> list[str]:
     """The paths of the README's "What is where" block (nesting by indentation, two spaces a level)."""
     text = (ROOT / "README.md").read_text()

@@ -4,21 +4,46 @@ import pytest
 
 from gclib.codes import crc, kadhe, rs, ye_abbe
 from gclib.codes.base import decoding_amplification
-from gclib.stability import (Config, decoding_condition, divisor_stragglers, grid, measure, patterns, study,
-                             usable_limit)
+from gclib.stability import (Config, decoding_condition, divisor_stragglers, grid, limit_table, measure, patterns,
+                             study)
 
 
 def test_patterns_enumerate_small_and_sample_large():
     code = rs(8, 2)
-    pats, enum = patterns(code, 2, 100, np.random.default_rng(0))
-    assert enum and len(pats) == 28
+    pats, enum, first = patterns(code, 2, 100, np.random.default_rng(0))
+    assert enum and len(pats) == 28 and first == 0
     big = rs(40, 8)
-    pats, enum = patterns(big, 8, 50, np.random.default_rng(0))
+    pats, enum, first = patterns(big, 8, 50, np.random.default_rng(0))
     assert not enum and len(pats) == 50 and len(set(pats)) == 50
     assert all(len(p) == 8 for p in pats)
-    assert tuple(range(8)) in pats  # a run of consecutive workers is always among the structured patterns
-    again, _ = patterns(big, 8, 50, np.random.default_rng(0))
+    assert tuple(range(8)) in pats[:first]  # a run of consecutive workers is always among the structured patterns
+    assert 0 < first <= 25  # at most half are structured; the uniform ones follow
+    again, _, _ = patterns(big, 8, 50, np.random.default_rng(0))
     assert again == pats  # same seed, same patterns
+
+
+def test_the_median_is_read_from_the_uniform_patterns_only(monkeypatch):
+    import gclib.stability as st
+
+    def error(code, A, idx, g, dtype):
+        """1 when the stragglers form a run of consecutive workers, 1e-16 otherwise."""
+        out = sorted(set(range(code.n_workers)) - set(np.asarray(idx).tolist()))
+        runs = [sorted(((o + np.arange(len(out))) % code.n_workers).tolist()) for o in range(code.n_workers)]
+        return 1.0 if out in runs else 1e-16
+
+    monkeypatch.setattr(st, "decoding_error", error)
+    # rs(40, 8) natural: the structured half of 40 patterns are 20 runs (error 1); a uniform 8 of 40 is almost
+    # never a run (error 1e-16). Over all 40 the median would be (1e-16 + 1) / 2; over the uniform 20 it is 1e-16,
+    # with the interval [x_(6), x_(15)] of 20 samples, all 1e-16.
+    code = rs(40, 8, "chebyshev", assign="natural")
+    _, _, first = patterns(code, 8, 40, np.random.default_rng(0))
+    r = measure(code, max_patterns=40, seed=0)
+    assert first == 20 and r["uniform_patterns"] == 20 and r["patterns"] == 40 and r["worst_error64"] == 1.0
+    assert r["median_error64"] == r["median_error64_lo"] == r["median_error64_hi"] == 1e-16
+    monkeypatch.undo()
+    small = measure(rs(8, 2), max_patterns=100)
+    assert small["enumerated"] and small["uniform_patterns"] == 28
+    assert small["median_error64_lo"] == small["median_error64"] == small["median_error64_hi"]
 
 
 def test_decoding_condition_hand_example():
@@ -72,8 +97,8 @@ def test_study_table():
     assert (df["worst_error64"] < 1e-10).all()
     again = study(cfg, max_patterns=20, seed=0)
     assert np.array_equal(df["worst_error32"].to_numpy(), again["worst_error32"].to_numpy())
-    lim = usable_limit(df, tol=1e-10)
-    assert set(lim["label"]) == set(df["label"])
+    lim = limit_table(df, ["label"], tol=1e-10)
+    assert set(lim["label"]) == set(df["label"]) and lim["first_failing_n"].isna().all()
 
 
 def test_unknown_assign():

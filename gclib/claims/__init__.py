@@ -12,9 +12,10 @@ Every notebook ends with a *claims table*: one row per claim, with the columns o
   or too few trials: a verdict the data cannot carry is never given).
 
 The per-paper modules (:mod:`.tandon`, ...) turn a notebook's result tables into such a table; this module holds
-what they share: :class:`Estimate` (a number with its interval), the verdict rules (:func:`less`,
-:func:`at_most`, :func:`within`, :func:`majority`, :func:`exact`, :func:`all_hold`), :func:`row` and
-:func:`table`, and the renderings (:func:`markdown`, :func:`show`, :func:`counts`, :func:`write`, :func:`read`).
+what they share: :class:`Estimate` (a number with its interval: a mean's, a median's or a proportion's), the
+verdict rules (:func:`less`, :func:`at_most`, :func:`within`, :func:`majority`, :func:`exact`, :func:`all_hold`),
+:func:`ids`, :func:`row` and :func:`table`, and the renderings (:func:`markdown`, :func:`show`, :func:`counts`,
+:func:`write`, :func:`read`).
 
 Example::
 
@@ -90,6 +91,26 @@ class Estimate:
             return cls(m, math.nan, math.nan, int(x.size))
         half = float(stats.t.ppf(0.975, x.size - 1) * x.std(ddof=1) / math.sqrt(x.size))
         return cls(m, m - half, m + half, int(x.size))
+
+    @classmethod
+    def median(cls, samples) -> "Estimate":
+        """Median of ``samples`` (NaN entries dropped, infinities kept) with a distribution-free 95% interval
+        from order statistics: ``[x_(j), x_(k-j+1)]`` of the ``k`` sorted samples, with ``j`` the smallest rank
+        such that a Binomial(``k``, 1/2) count falls below ``j`` with probability under 2.5%. It assumes
+        independent draws from one distribution and needs no finite variance; below six samples it is undefined
+        (NaN, so inconclusive)."""
+        from scipy import stats
+
+        x = np.sort(np.asarray(samples, dtype=float).ravel())
+        x = x[~np.isnan(x)]
+        k = int(x.size)
+        if k == 0:
+            return cls(math.nan, math.nan, math.nan, 0)
+        m = float(np.median(x))
+        j = int(stats.binom.ppf(0.025, k, 0.5))
+        if j < 1:
+            return cls(m, math.nan, math.nan, k)
+        return cls(m, float(x[j - 1]), float(x[k - j]), k)
 
     @property
     def known(self) -> bool:
@@ -228,6 +249,14 @@ def any_holds(verdicts: Iterable[str]) -> str:
     if v and all(x == FAILS for x in v):
         return FAILS
     return INCONCLUSIVE
+
+
+def ids(prefix: str, count: int) -> list:
+    """Ids of ``count`` rows of one claim: ``[prefix]`` alone, else ``prefix`` with ``a``, ``b``, ... (with
+    ``.1``, ``.2``, ... beyond 26 rows)."""
+    if count <= 1:
+        return [prefix]
+    return [f"{prefix}{chr(ord('a') + i)}" if count <= 26 else f"{prefix}.{i + 1}" for i in range(count)]
 
 
 def row(id: str, claim: str, *, paper: str, setting: str, measured: str, criterion: str, verdict: str) -> dict:

@@ -123,7 +123,7 @@ def _messages_row(itime, n: int, s: int):
     return row("T7", "Kadhe et al.'s master waits for fewer messages than Ye-Abbe's n - s", paper=_OUR,
                setting=f"simulated, n = {n}, s = {s}, messages received until the gradient decodes",
                measured="kadhe: " + "; ".join(f"m = {m}: {e.text('.4g')}" for m, e in ek.items())
-                        + f"; ye-abbe: {sorted({e.value for e in ey.values()})}",
+                        + "; ye-abbe: " + "; ".join(f"m = {m}: {e.text('.4g')}" for m, e in ey.items()),
                criterion=f"holds when Kadhe's mean count lies below n - s = {n - s} at every m (95% interval) and "
                          f"Ye-Abbe's equals n - s",
                verdict=verdict if ek else INCONCLUSIVE)
@@ -173,8 +173,10 @@ def _stability_rows(stab: pd.DataFrame) -> list:
         g = stab[stab["regime"] == regime]
         kd = g[g["label"] == "kadhe"]
         ya = g[g["label"].isin(PLAIN_YE_ABBE)]
-        kd_ok = bool(len(kd)) and bool((kd["worst_error64"] < TOL64).all())
+        kd_ok = bool((kd["worst_error64"] < TOL64).all())
         ya_bad = bool((ya["worst_error64"] >= TOL64).any())
+        # Kadhe failing refutes the claim; both accurate only means this regime cannot tell them apart
+        verdict = FAILS if not kd_ok else HOLDS if ya_bad else INCONCLUSIVE
         worst_ya = ya.loc[ya["worst_error64"].idxmax()] if len(ya) else None
         measured = (f"kadhe: largest worst float64 error {kd['worst_error64'].max():.2g} over n in "
                     f"{sorted(set(kd['n']))}; plain Ye-Abbe: largest {worst_ya['worst_error64']:.2g} "
@@ -186,10 +188,11 @@ def _stability_rows(stab: pd.DataFrame) -> list:
                        setting=f"m = {int(g['m'].iloc[0])}, {regime} with (s + m) | n; Ye-Abbe reconstructed with real "
                                f"points assigned naturally",
                        measured=measured,
-                       criterion=f"holds when Kadhe's worst float64 error stays below {TOL64:g} at every n and a "
-                                 f"plain Ye-Abbe variant reaches {TOL64:g} at some n; does not hold otherwise (over "
-                                 f"the tested patterns)",
-                       verdict=exact(kd_ok and ya_bad) if len(kd) and len(ya) else INCONCLUSIVE))
+                       criterion=f"over the tested patterns: holds when Kadhe's worst float64 error stays below "
+                                 f"{TOL64:g} at every n and a plain Ye-Abbe variant reaches {TOL64:g} at some n; does "
+                                 f"not hold when Kadhe's reaches {TOL64:g} at some n; inconclusive when both stay "
+                                 f"below (the regime does not tell them apart)",
+                       verdict=verdict if len(kd) and len(ya) else INCONCLUSIVE))
     d = stab[stab["label"] == DEFAULT_YE_ABBE]
     few = d[d["regime"] == "smallest s"]
     many = d[d["regime"] == "largest s <= n/2"]

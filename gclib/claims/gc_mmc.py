@@ -102,7 +102,7 @@ def _example1(f) -> list:
     ]
 
 
-def _fig1(i: int, letter: str, model: str, g: pd.DataFrame, sw: pd.DataFrame, K: int, order: int,
+def _fig1(letter: str, model: str, g: pd.DataFrame, sw: pd.DataFrame, K: int, order: int,
           trials: int, sweep_trials: int) -> list:
     """The ``F`` rows of one timing model (``g``: the Fig. 1 rows indexed by label; ``sw``: the order sweep)."""
     s = f"{model}; K = {K}; {trials} trials"
@@ -120,21 +120,7 @@ def _fig1(i: int, letter: str, model: str, g: pd.DataFrame, sw: pd.DataFrame, K:
             verdict=at_most(t["GC-MMC-2"], t["LCC"], AS_WELL_AS)),
     ]
     corr = sw[sw["family"] == "gc-mmc-correlated"].sort_values("order")
-    lcc = sw[sw["family"] == "lcc"].iloc[0]
-    tl = Estimate.mean_ci(lcc["mean_time"], lcc["ci95_time"])
-    beat = {int(x["order"]): less(Estimate.mean_ci(x["mean_time"], x["ci95_time"]), tl) for _, x in corr.iterrows()}
-    fast = corr.loc[corr["mean_time"].idxmin()]
-    winners = [o for o, v in beat.items() if v == HOLDS]
-    rows.append(row(
-        f"F3{letter}", "more messages beat LCC",
-        paper='"the GC-MMC schemes can even outperform the LCC if the number of messages are increased"',
-        setting=f"{model}; correlated design of every order m in GC-MMC-1's clusters; {sweep_trials} trials",
-        measured=(f"orders faster than LCC: m = {', '.join(map(str, winners)) or 'none'}; fastest m = "
-                  f"{int(fast['order'])}: {fmt(Estimate.mean_ci(fast['mean_time'], fast['ci95_time']))} at "
-                  f"{fast['mean_messages']:.4g} messages; LCC {fmt(tl)}"),
-        criterion=(f"some order m < {order} (more messages than GC-MMC-1) has a mean time below LCC's, beyond both "
-                   f"95% intervals"),
-        verdict=any_holds([v for o, v in beat.items() if o < order])))
+    rows.append(_more_messages(f"F3{letter}", model, corr, sw[sw["family"] == "lcc"].iloc[0], order, sweep_trials))
     rows += [
         row(f"F4{letter}", "UC-MMC faster than GC-MMC",
             paper="UC-MMC (m = 1) improves the completion time", setting=s,
@@ -161,17 +147,40 @@ def _fig1(i: int, letter: str, model: str, g: pd.DataFrame, sw: pd.DataFrame, K:
             criterion=f"mean messages until completion within {ABOUT:.0%} of K, 95% interval inside the band",
             verdict=within(m["GC-MMC-2"], K, ABOUT)),
     ]
-    tmax, mmax = max(t.values(), key=lambda e: e.value), max(m.values(), key=lambda e: e.value)
-    (t0, t1), (m0, m1) = AXES["time"], AXES["messages"]
-    rows.append(row(
-        f"F8{letter}", "our tallest bars fit Fig. 1's axes",
-        paper=f"our check: Fig. 1's axes end at E[T] = {t1:g} and load = {m1:g} (bar values not given)",
-        setting=s, measured=f"tallest bars: E[T] {fmt(tmax)}, load {fmt(mmax)} messages",
-        criterion=(f"each tallest bar lies between the axis' last two ticks ({t0:g}, {t1:g}] and ({m0:g}, {m1:g}] "
-                   f"(an axis ends at the first tick above its tallest bar), beyond the 95% intervals"),
-        verdict=all_hold([greater(tmax, t0), at_most(tmax, t1), greater(mmax, m0), at_most(mmax, m1)])))
+    rows.append(_axes(f"F8{letter}", s, t, m))
     rows.append(_monotone(f"F9{letter}", model, corr, sweep_trials))
     return rows
+
+
+def _more_messages(id_: str, model: str, corr: pd.DataFrame, lcc, order: int, sweep_trials: int) -> dict:
+    """Some order below GC-MMC-1's (more messages) beats LCC (``corr``: the correlated rows of the order sweep)."""
+    tl = Estimate.mean_ci(lcc["mean_time"], lcc["ci95_time"])
+    beat = {int(x["order"]): less(Estimate.mean_ci(x["mean_time"], x["ci95_time"]), tl) for _, x in corr.iterrows()}
+    fast = corr.loc[corr["mean_time"].idxmin()]
+    winners = [o for o, v in beat.items() if v == HOLDS]
+    return row(
+        id_, "more messages beat LCC",
+        paper='"the GC-MMC schemes can even outperform the LCC if the number of messages are increased"',
+        setting=f"{model}; correlated design of every order m in GC-MMC-1's clusters; {sweep_trials} trials",
+        measured=(f"orders faster than LCC: m = {', '.join(map(str, winners)) or 'none'}; fastest m = "
+                  f"{int(fast['order'])}: {fmt(Estimate.mean_ci(fast['mean_time'], fast['ci95_time']))} at "
+                  f"{fast['mean_messages']:.4g} messages; LCC {fmt(tl)}"),
+        criterion=(f"some order m < {order} (more messages than GC-MMC-1) has a mean time below LCC's, beyond both "
+                   f"95% intervals"),
+        verdict=any_holds([v for o, v in beat.items() if o < order]))
+
+
+def _axes(id_: str, setting: str, t: dict, m: dict) -> dict:
+    """Our tallest bars (``t``, ``m``: time and messages per scheme) against the last ticks of Fig. 1's axes."""
+    tmax, mmax = max(t.values(), key=lambda e: e.value), max(m.values(), key=lambda e: e.value)
+    (t0, t1), (m0, m1) = AXES["time"], AXES["messages"]
+    return row(
+        id_, "our tallest bars fit Fig. 1's axes",
+        paper=f"our check: Fig. 1's axes end at E[T] = {t1:g} and load = {m1:g} (bar values not given)",
+        setting=setting, measured=f"tallest bars: E[T] {fmt(tmax)}, load {fmt(mmax)} messages",
+        criterion=(f"each tallest bar lies between the axis' last two ticks ({t0:g}, {t1:g}] and ({m0:g}, {m1:g}] "
+                   f"(an axis ends at the first tick above its tallest bar), beyond the 95% intervals"),
+        verdict=all_hold([greater(tmax, t0), at_most(tmax, t1), greater(mmax, m0), at_most(mmax, m1)]))
 
 
 def _monotone(id_: str, model: str, corr: pd.DataFrame, sweep_trials: int) -> dict:
@@ -216,7 +225,7 @@ def judge(facts, fig1: pd.DataFrame, sweep: pd.DataFrame, exact_rule: pd.DataFra
     models = list(dict.fromkeys(fig1["model"]))
     for i, model in enumerate(models):
         g = fig1[fig1["model"] == model].set_index("label")
-        rows += _fig1(i, "abcdefgh"[i], model, g, sweep[sweep["model"] == model], K, order, trials, sweep_trials)
+        rows += _fig1("abcdefgh"[i], model, g, sweep[sweep["model"] == model], K, order, trials, sweep_trials)
     for i, (_, x) in enumerate(exact_rule.iterrows(), 1):
         rows.append(exact_rule_row(f"X{i}", x, f"{models[0]}; K = {K}; {int(x['trials'])} trials"))
     return table(rows)

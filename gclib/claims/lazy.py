@@ -46,7 +46,9 @@ CLAIMS = {
            "LAG-WK's, LAG-PS's and LAGC's uploads all below GD's and GC's (a run that missed the target fails), "
            "per seed; majority of seeds"),
     "LT": ("LAGC is faster than LAG",
-           f"{BLOG}: LAGC combines GC's 'robustness to stragglers' with LAG's savings",
+           f"{BLOG}: LAGC and G-LAG combine the 'robustness to stragglers' of coding with the load gains of "
+           "adaptive selection; our reading: LAGC then runs faster than LAG under stragglers (the text states no "
+           "such ranking)",
            "LAGC's time below LAG-WK's and LAG-PS's, per seed; majority of seeds"),
     "G": ("G-LAG improves on grouping in time, uploads and computation",
           "our check: G-LAG is grouping (FRC) plus the lazy rule",
@@ -54,7 +56,8 @@ CLAIMS = {
 }
 #: Coding speeds GD up more under a heavy tail than under the exponential model (per code, per Pareto model).
 HEAVY = ("coding ({code}) speeds GD up more under the Pareto tail than under the exponential",
-         f"{BLOG}: GC and grouping buy 'robustness to stragglers' (Pareto: 'high' tail, exponential: 'low')",
+         f"{BLOG}: GC and grouping buy 'robustness to stragglers' (Pareto: 'high' tail, exponential: 'low'); our "
+         "reading: their gain over GD is larger under the heavy tail",
          "GD's time / {code}'s time above the same ratio under the exponential model, seed by seed; majority "
          "of seeds")
 

@@ -4,8 +4,11 @@ scores of a :class:`gclib.runtime.experiments.Grid`.
 The exact codes decode the full gradient, so all of them follow the same loss trajectory per iteration and differ
 only in how long an iteration takes: the mean iteration time, with its Student-t 95% interval over the
 iterations, is a fair measure of running time. Below :data:`MIN_ITERATIONS` iterations a run is too short for
-that interval to mean much (iteration times under a heavy tail are far from normal) and the verdict is
-inconclusive. Measured times are wall-clock times, so the table may change from run to run; the rules do not.
+that interval to mean much and the verdict is inconclusive. Where the injected delays give a run's iteration time
+no finite variance (a Pareto tail of shape ``a`` and a code tolerating ``s`` stragglers with ``(s + 1) a <= 2``:
+uncoded under shape 1.5), no number of iterations makes that interval mean anything, so the run has none and every
+comparison with it is inconclusive. Measured times are wall-clock times, so the table may change from run to run;
+the rules do not.
 """
 from __future__ import annotations
 
@@ -13,7 +16,8 @@ import math
 
 import pandas as pd
 
-from . import INCONCLUSIVE, Estimate, exact, greater, less, row, table, within
+from . import INCONCLUSIVE, Estimate, exact, greater, ids, less, row, table, within
+from .tandon import finite_variance
 
 #: Fewest iterations per run for a verdict on iteration times.
 MIN_ITERATIONS = 10
@@ -26,23 +30,33 @@ BOOT_REPS = 1000
 TANDON = "Tandon et al. (ICML 2017)"
 
 
-def _ids(prefix: str, count: int) -> list:
-    if count <= 1:
-        return [prefix]
-    return [f"{prefix}{chr(ord('a') + i)}" if count <= 26 else f"{prefix}.{i + 1}" for i in range(count)]
-
-
 def _exact_schemes(schemes, workers, stragglers, seed) -> list:
     from ..runtime.experiments import build
 
     return [s for s in schemes if build(s, workers, stragglers, seed).exact]
 
 
-def _time(r) -> Estimate:
+def _time(r, finite: bool = True) -> Estimate:
+    """The mean iteration time of a run of :func:`gclib.runtime.experiments.iteration_times`, with its interval
+    only when the iteration time has a finite variance."""
+    if not finite:
+        return Estimate(r["mean_time"], math.nan, math.nan, int(r["iterations"]))
     return Estimate(r["mean_time"], r["lo"], r["hi"], int(r["iterations"]))
 
 
-def _coded_rows(log: pd.DataFrame, exact_names: list) -> list:
+def _time_text(e: Estimate) -> str:
+    return e.text() + (" s" if e.known else " s: no finite variance")
+
+
+def _finite(names, models: dict, workers, stragglers, seed) -> dict:
+    """``{(model name, scheme): whether its iteration time has a finite variance}`` (see the module docstring)."""
+    from ..runtime.experiments import build
+
+    return {(m, s): finite_variance(models[m], build(s, workers, stragglers, seed).stragglers)
+            for m in models for s in names}
+
+
+def _coded_rows(log: pd.DataFrame, exact_names: list, finite: dict) -> list:
     from ..runtime.experiments import iteration_times
 
     it = iteration_times(log)
@@ -54,11 +68,11 @@ def _coded_rows(log: pd.DataFrame, exact_names: list) -> list:
             c = g[g["scheme"] == code]
             if not (len(unc) and len(c)):
                 continue
-            a, b = _time(c.iloc[0]), _time(unc.iloc[0])
+            a, b = _time(c.iloc[0], finite.get((m, code), True)), _time(unc.iloc[0], finite.get((m, "uncoded"), True))
             few = min(a.n, b.n) < MIN_ITERATIONS
             out.append((ds, m, code, INCONCLUSIVE if few else less(a, b),
-                        f"mean iteration time {a.text()} s against uncoded {b.text()} s, over {a.n} and {b.n} "
-                        f"iterations" + (" (too few for a verdict)" if few else "")))
+                        f"mean iteration time {_time_text(a)} against uncoded {_time_text(b)}, over {a.n} and "
+                        f"{b.n} iterations" + (" (too few for a verdict)" if few else "")))
     if not out:
         return [row("M1", "coded schemes beat uncoded in running time",
                     paper=f"{TANDON}: coded schemes cut the running time of the uncoded baseline (EC2 runs)",
@@ -69,9 +83,10 @@ def _coded_rows(log: pd.DataFrame, exact_names: list) -> list:
                 setting=f"{ds}, {m} stragglers", measured=text,
                 criterion=f"Student-t 95% CIs over iterations: the code's interval below uncoded's holds, at or "
                           f"above does not hold, overlapping is inconclusive; fewer than {MIN_ITERATIONS} "
-                          f"iterations is inconclusive",
+                          f"iterations, or a run whose iteration time has no finite variance (Pareto shape a, "
+                          f"(s + 1) a <= 2), is inconclusive",
                 verdict=verdict)
-            for i, (ds, m, code, verdict, text) in zip(_ids("M1", len(out)), out)]
+            for i, (ds, m, code, verdict, text) in zip(ids("M1", len(out)), out)]
 
 
 def _crc_row(log: pd.DataFrame, workers, stragglers, time_scale, models, seed) -> dict:
@@ -135,6 +150,8 @@ def _auc_rows(test: pd.DataFrame, exact_names: list, seed) -> list:
     out = []
     for _, r in d.iterrows():
         e = Estimate(r["difference"], r["lo"], r["hi"], int(r["samples"]))
+        # greater(e, 0): holds when lo > 0; does not hold when hi <= 0, which includes the AUCs being equal in
+        # every resample ([0, 0]: ignore-stragglers is not worse here); inconclusive when lo <= 0 < hi.
         out.append((r["dataset"], r["model"], greater(e, 0.0),
                     f"final test AUC {r['auc_reference']:.4f} ({ref}) against {r['auc']:.4f} (ignore); difference "
                     f"{e.text('.2g')} over {int(r['samples'])} test samples"))
@@ -142,10 +159,11 @@ def _auc_rows(test: pd.DataFrame, exact_names: list, seed) -> list:
                 setting=f"{ds}, {m} stragglers, after the same number of iterations; not the Amazon data",
                 measured=text,
                 criterion=f"paired bootstrap over the test set ({BOOT_REPS} resamples), 95% percentile interval of "
-                          f"AUC(exact) - AUC(ignore): above 0 holds, below 0 does not hold, containing 0 is "
+                          f"AUC(exact) - AUC(ignore): wholly above 0 holds; at or below 0 (equal AUCs in every "
+                          f"resample included) does not hold; lower end at or below 0 and upper end above 0 is "
                           f"inconclusive",
                 verdict=verdict)
-            for i, (ds, m, verdict, text) in zip(_ids("M4", len(out)), out)]
+            for i, (ds, m, verdict, text) in zip(ids("M4", len(out)), out)]
 
 
 def _overhead_rows(log: pd.DataFrame) -> list:
@@ -168,7 +186,7 @@ def _overhead_rows(log: pd.DataFrame) -> list:
                           f"straddling an edge is inconclusive; fewer than {MIN_ITERATIONS} iterations is "
                           f"inconclusive",
                 verdict=verdict)
-            for i, (scheme, verdict, text) in zip(_ids("M5", len(out)), out)]
+            for i, (scheme, verdict, text) in zip(ids("M5", len(out)), out)]
 
 
 def judge(log: pd.DataFrame, test: pd.DataFrame, *, workers: int, stragglers: int, time_scale: float,
@@ -190,7 +208,9 @@ def judge(log: pd.DataFrame, test: pd.DataFrame, *, workers: int, stragglers: in
     models = MODELS if models is None else models
     names = list(dict.fromkeys(log["scheme"])) if len(log) else []
     exact_names = _exact_schemes(names, workers, stragglers, seed)
-    rows = [*_coded_rows(log, exact_names), _crc_row(log, workers, stragglers, time_scale, models, seed),
+    finite = _finite(names, {m: models[m] for m in dict.fromkeys(log["model"]) if m in models} if len(log) else {},
+                     workers, stragglers, seed)
+    rows = [*_coded_rows(log, exact_names, finite), _crc_row(log, workers, stragglers, time_scale, models, seed),
             _gradient_row(log, exact_names), *_auc_rows(test, exact_names, seed), *_overhead_rows(log)]
     return table(rows)
 

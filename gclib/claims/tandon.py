@@ -8,7 +8,10 @@ from the tables of notebook 01.
 * ``verified``: :func:`gclib.symbolic.verification` of the small exact FRC and CRC;
 * ``cond``: :func:`gclib.diagnostics.conditioning` of CRC (one row per ``n`` and seed);
 * ``times``: :func:`gclib.simulate.sweep` of uncoded, ignore, FRC and CRC against ``s`` with a ``model`` column;
-* ``models``: ``{model label: compute-time model}`` of ``times`` (for the variance check of the z-scores),
+* ``models``: ``{model label: compute-time model}`` of ``times``: where a point's completion time has no finite
+  variance under its model (:func:`finite_variance`), its Monte Carlo interval means nothing, so the rules on
+  intervals use the closed form instead (or no interval) and the z-check leaves the point out; a model missing
+  from ``models`` is taken to have finite variances everywhere,
 
 and returns one row per claim (see :mod:`gclib.claims`). The paper's per-figure settings and numbers are not
 available to us, so every completion-time row is our check under our models: the paper's runs measured EC2
@@ -19,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from . import (FAILS, HOLDS, INCONCLUSIVE, Estimate, all_hold, any_holds, exact, greater, less, row, table)
+from . import (FAILS, HOLDS, INCONCLUSIVE, Estimate, all_hold, any_holds, exact, greater, ids, less, row, table)
 from ..simulate import Z95, argmin_set, closed_form_z
 
 #: Largest |z| of a Monte Carlo mean against its closed form that counts as agreement (z in standard errors).
@@ -29,6 +32,9 @@ TIE_RTOL = 1e-9
 #: The codes whose completion time against s is judged.
 CODES = ("frc", "crc")
 TANDON = "Tandon et al. (ICML 2017)"
+#: How the rules on intervals treat a point whose completion time has no finite variance.
+NO_VARIANCE = ("; a point without a finite variance (Pareto shape a with (s + 1) a <= 2) enters by its closed form "
+               "(exact), or without an interval where it has none")
 
 
 def spans(values) -> str:
@@ -48,9 +54,30 @@ def spans(values) -> str:
     return ", ".join(out)
 
 
-def _estimate(r) -> Estimate:
-    """The Monte Carlo mean of a sweep row with its 95% interval."""
-    return Estimate.mean_ci(r["mean_time"], r["ci95_time"])
+def _estimate(r, model=None) -> Estimate:
+    """The expected completion time of a sweep row: the Monte Carlo mean with its 95% interval where the time has
+    a finite variance (:func:`finite_variance`; always when ``model`` is None); where it has none that interval
+    means nothing, so the closed form stands in, exact, or, without one, the mean with no interval (every rule
+    then reads it as inconclusive)."""
+    if model is None or finite_variance(model, _tolerated(r)):
+        return Estimate.mean_ci(r["mean_time"], r["ci95_time"])
+    cf = float(r.get("closed_form_time", np.nan))
+    return Estimate.exact(cf) if np.isfinite(cf) else Estimate.mean_ci(r["mean_time"], np.nan)
+
+
+def _text(r, model=None) -> str:
+    """:func:`_estimate` as text, saying when the closed form stands in for the Monte Carlo."""
+    e = _estimate(r, model)
+    if model is None or finite_variance(model, _tolerated(r)):
+        return e.text()
+    if e.is_exact:
+        return f"{e.value:.4g} (closed form: no finite variance)"
+    return f"{e.value:.3g} (no interval: no finite variance)"
+
+
+def _tolerated(r) -> int:
+    """Stragglers the scheme of a sweep row tolerates: ``s`` (its ``value``), none for uncoded."""
+    return 0 if r["scheme"] == "uncoded" else int(r["value"])
 
 
 def _curve(times: pd.DataFrame, model: str, scheme: str) -> pd.DataFrame:
@@ -68,22 +95,24 @@ def finite_variance(model, stragglers: int) -> bool:
     return (stragglers + 1) * float(shape) > 2
 
 
-def minimum_verdict(curve: pd.DataFrame) -> tuple[str, str]:
+def minimum_verdict(curve: pd.DataFrame, model=None) -> tuple[str, str]:
     """Verdict on "the completion time has its minimum at an intermediate s" for one scheme's curve (rows of a
     sweep table for increasing ``value``), and the measured text.
 
     With a closed form at every point the verdict is exact: it holds when every ``s`` at the closed form's minimum
     (ties within :data:`TIE_RTOL`) lies strictly between the smallest and the largest ``s``. Otherwise by the
-    95% intervals: it holds when some intermediate ``s`` lies below both ends, does not hold when an end lies
-    below every other ``s``, and is inconclusive otherwise. Fewer than three values of ``s``: inconclusive.
+    95% intervals (:func:`_estimate` under ``model``: a point without a finite variance has none): it holds when
+    some intermediate ``s`` lies below both ends, does not hold when an end lies below every other ``s``, and is
+    inconclusive otherwise. Fewer than three values of ``s``: inconclusive.
     """
     values = [int(v) for v in curve["value"]]
     if len(values) < 3:
         return INCONCLUSIVE, f"only s = {spans(values)}: no intermediate s"
     lo, hi = values[0], values[-1]
-    est = {v: _estimate(r) for v, (_, r) in zip(values, curve.iterrows())}
-    mc = min(values, key=lambda v: est[v].value)
-    mc_text = f"Monte Carlo minimum at s = {mc}: {est[mc].text()}"
+    rows = {v: r for v, (_, r) in zip(values, curve.iterrows())}
+    est = {v: _estimate(r, model) for v, r in rows.items()}
+    mc = min(values, key=lambda v: float(rows[v]["mean_time"]))
+    mc_text = f"Monte Carlo minimum at s = {mc}: {_text(rows[mc], model)}"
     cf = curve["closed_form_time"].to_numpy(dtype=float)
     if np.isfinite(cf).all():
         arg = argmin_set(values, cf, TIE_RTOL)
@@ -100,10 +129,11 @@ def minimum_verdict(curve: pd.DataFrame) -> tuple[str, str]:
     return verdict, f"no closed form at every s; {mc_text}, over s = {lo}..{hi}"
 
 
-def _per_s(a: pd.DataFrame, b: pd.DataFrame, s_min: int = 1) -> dict:
-    """``{s: less(a(s), b(s))}`` for every ``s >= s_min`` where both curves are defined."""
-    ea = {int(r["value"]): _estimate(r) for _, r in a.iterrows()}
-    eb = {int(r["value"]): _estimate(r) for _, r in b.iterrows()}
+def _per_s(a: pd.DataFrame, b: pd.DataFrame, model=None, s_min: int = 1) -> dict:
+    """``{s: less(a(s), b(s))}`` for every ``s >= s_min`` where both curves are defined (:func:`_estimate` under
+    ``model``)."""
+    ea = {int(r["value"]): _estimate(r, model) for _, r in a.iterrows()}
+    eb = {int(r["value"]): _estimate(r, model) for _, r in b.iterrows()}
     return {s: less(ea[s], eb[s]) for s in sorted(set(ea) & set(eb)) if s >= s_min}
 
 
@@ -112,10 +142,6 @@ def _split(verdicts: dict) -> str:
     parts = [(HOLDS, "below"), (FAILS, "at or above"), (INCONCLUSIVE, "overlapping")]
     return "; ".join(f"{word} at s = {spans([s for s, v in verdicts.items() if v == key])}"
                      for key, word in parts if key in verdicts.values())
-
-
-def _ids(prefix: str, count: int) -> list:
-    return [f"{prefix}{chr(ord('a') + i)}" for i in range(count)] if count > 1 else [prefix]
 
 
 def _example_row(example: pd.DataFrame) -> dict:
@@ -146,66 +172,66 @@ def _verified_row(verified: pd.DataFrame) -> dict:
                verdict=exact(bool(verified["verified"].all())) if len(verified) else INCONCLUSIVE)
 
 
-def _minimum_rows(times: pd.DataFrame) -> list:
+def _minimum_rows(times: pd.DataFrame, models: dict) -> list:
     out = []
     for model in dict.fromkeys(times["model"]):
         for code in CODES:
             curve = _curve(times, model, code)
             if len(curve):
-                verdict, text = minimum_verdict(curve)
+                verdict, text = minimum_verdict(curve, models.get(model))
                 out.append((model, code, verdict, text))
     return [row(i, f"{code.upper()}: the completion time has its minimum at an intermediate s",
                 paper="our check: redundancy pays up to a point, then its extra work costs more than it saves",
                 setting=model, measured=text,
                 criterion=f"closed form (exact, ties within {TIE_RTOL:g} relative) where every s has one: every "
                           f"minimizing s strictly inside the range; else 95% CIs: an intermediate s below both "
-                          f"ends holds, an end below all others does not hold, otherwise inconclusive",
+                          f"ends holds, an end below all others does not hold, otherwise inconclusive" + NO_VARIANCE,
                 verdict=verdict)
-            for i, (model, code, verdict, text) in zip(_ids("T3", len(out)), out)]
+            for i, (model, code, verdict, text) in zip(ids("T3", len(out)), out)]
 
 
-def _beats_uncoded_rows(times: pd.DataFrame) -> list:
+def _beats_uncoded_rows(times: pd.DataFrame, models: dict) -> list:
     out = []
     for model in dict.fromkeys(times["model"]):
-        unc = _curve(times, model, "uncoded")
+        unc, m = _curve(times, model, "uncoded"), models.get(model)
         for code in CODES:
             curve = _curve(times, model, code)
             if not (len(curve) and len(unc)):
                 continue
-            per = _per_s(curve, unc)
+            per = _per_s(curve, unc, m)
             verdict = any_holds(per.values()) if per else INCONCLUSIVE
             b = curve[curve["value"] >= 1]
             best = b.loc[b["mean_time"].idxmin()] if len(b) else None
             text = _split(per) if per else "no s >= 1"
             if best is not None:
-                text += (f"; fastest s = {int(best['value'])}: {_estimate(best).text()} against uncoded "
-                         f"{_estimate(unc.iloc[0]).text()}")
+                text += (f"; fastest s = {int(best['value'])}: {_text(best, m)} against uncoded "
+                         f"{_text(unc.iloc[0], m)}")
             out.append((model, code, verdict, text))
     return [row(i, f"{code.upper()} beats waiting for every worker (uncoded)",
                 paper=f"{TANDON}: coded schemes cut the running time of the uncoded baseline (EC2 runs)",
                 setting=model, measured=f"{code.upper()} against uncoded: {text}",
                 criterion="95% CIs: holds if the code's interval lies below uncoded's at some s >= 1, does not hold "
-                          "if at or above it at every s >= 1, else inconclusive",
+                          "if at or above it at every s >= 1, else inconclusive" + NO_VARIANCE,
                 verdict=verdict)
-            for i, (model, code, verdict, text) in zip(_ids("T4", len(out)), out)]
+            for i, (model, code, verdict, text) in zip(ids("T4", len(out)), out)]
 
 
-def _frc_crc_rows(times: pd.DataFrame) -> list:
+def _frc_crc_rows(times: pd.DataFrame, models: dict) -> list:
     out = []
     for model in dict.fromkeys(times["model"]):
-        per = _per_s(_curve(times, model, "frc"), _curve(times, model, "crc"))
+        per = _per_s(_curve(times, model, "frc"), _curve(times, model, "crc"), models.get(model))
         out.append((model, all_hold(per.values()) if per else INCONCLUSIVE,
                     _split(per) if per else "no s >= 1 where both are defined"))
     return [row(i, "FRC is faster than CRC at the same s",
                 paper="our check: one worker per group suffices for FRC, CRC needs any n - s",
                 setting=model, measured=f"FRC against CRC: {text}",
                 criterion="95% CIs at every s >= 1 where both are defined: holds if FRC's lies below CRC's at "
-                          "each, does not hold if at or above at one, else inconclusive",
+                          "each, does not hold if at or above at one, else inconclusive" + NO_VARIANCE,
                 verdict=verdict)
-            for i, (model, verdict, text) in zip(_ids("T5", len(out)), out)]
+            for i, (model, verdict, text) in zip(ids("T5", len(out)), out)]
 
 
-def _ignore_rows(times: pd.DataFrame) -> list:
+def _ignore_rows(times: pd.DataFrame, models: dict) -> list:
     from ..codes.tandon import ignore_stragglers
 
     approximate = not ignore_stragglers(3, 1).exact
@@ -215,7 +241,7 @@ def _ignore_rows(times: pd.DataFrame) -> list:
         others = [c for c in ("uncoded", *CODES) if len(_curve(times, model, c))]
         per: dict = {}
         for other in others:
-            for s, v in _per_s(ign, _curve(times, model, other)).items():
+            for s, v in _per_s(ign, _curve(times, model, other), models.get(model)).items():
                 per.setdefault(s, []).append(v)
         joint = {s: all_hold(v) for s, v in per.items()}
         verdict = all_hold([exact(approximate), *joint.values()]) if joint else INCONCLUSIVE
@@ -226,19 +252,19 @@ def _ignore_rows(times: pd.DataFrame) -> list:
                 paper=f"{TANDON}: ignoring the s slowest is the fast baseline that loses generalization",
                 setting=model, measured=text,
                 criterion="exact: the decode is not exact; and 95% CIs: ignore's interval below every other "
-                          "scheme's at every s >= 1 holds, at or above one does not hold, else inconclusive",
+                          "scheme's at every s >= 1 holds, at or above one does not hold, else inconclusive"
+                          + NO_VARIANCE,
                 verdict=verdict)
-            for i, (model, verdict, text) in zip(_ids("T6", len(out)), out)]
+            for i, (model, verdict, text) in zip(ids("T6", len(out)), out)]
 
 
-def _agreement_rows(times: pd.DataFrame, models: dict | None) -> list:
+def _agreement_rows(times: pd.DataFrame, models: dict) -> list:
     z = closed_form_z(times)
     out = []
     for model in dict.fromkeys(z["model"]):
         g = z[(z["model"] == model) & z["z"].notna()]
-        m = (models or {}).get(model)
-        eff = np.where(g["scheme"] == "uncoded", 0, g["value"]).astype(int)
-        finite = np.array([finite_variance(m, s) for s in eff], dtype=bool) if m is not None else np.ones(len(g), bool)
+        m = models.get(model)
+        finite = np.array([m is None or finite_variance(m, _tolerated(r)) for _, r in g.iterrows()], dtype=bool)
         kept, dropped = g[finite], int((~finite).sum())
         if not len(kept):
             out.append((model, INCONCLUSIVE, "no point with a closed form and a finite variance"))
@@ -255,7 +281,7 @@ def _agreement_rows(times: pd.DataFrame, models: dict | None) -> list:
                 criterion=f"every |z| = |mean - closed form| / (CI half-width / {Z95:.2f}) below {Z_BOUND:g}, over "
                           f"the points whose completion time has a finite variance",
                 verdict=verdict)
-            for i, (model, verdict, text) in zip(_ids("T7", len(out)), out)]
+            for i, (model, verdict, text) in zip(ids("T7", len(out)), out)]
 
 
 def _conditioning_row(cond: pd.DataFrame) -> dict:
@@ -287,8 +313,10 @@ def judge(example: pd.DataFrame, verified: pd.DataFrame, cond: pd.DataFrame, tim
     model), ``T7*`` Monte Carlo against closed forms (per model), ``T8`` CRC's conditioning against n."""
     if "model" not in times.columns:
         raise ValueError("times must be a sweep table with a model column (sweep with a dict of models)")
-    rows = [_example_row(example), _verified_row(verified), *_minimum_rows(times), *_beats_uncoded_rows(times),
-            *_frc_crc_rows(times), *_ignore_rows(times), *_agreement_rows(times, models), _conditioning_row(cond)]
+    models = models or {}
+    rows = [_example_row(example), _verified_row(verified), *_minimum_rows(times, models),
+            *_beats_uncoded_rows(times, models), *_frc_crc_rows(times, models), *_ignore_rows(times, models),
+            *_agreement_rows(times, models), _conditioning_row(cond)]
     return table(rows)
 
 

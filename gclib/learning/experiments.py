@@ -147,6 +147,19 @@ class Comparison:
         d = pd.DataFrame({k: s.describe() for k, s in self.schemes.items()}).T
         return d[["code", "trigger", "warmup", "load", "units", "threshold_units", "xi"]]
 
+    def runs(self) -> str:
+        """``"120 runs; 2 did not reach the target"`` (runs of :attr:`totals` whose status is not converged)."""
+        missed = int((self.totals["status"] != "converged").sum())
+        return f"{len(self.totals)} runs; {missed} did not reach the target"
+
+    def curves_of(self, shape: float | None = None) -> pd.DataFrame:
+        """The curves of one model: the Pareto ``shape``, or the exponential model for ``None``
+        (:func:`model_label`)."""
+        label = model_label(shape)
+        if label not in set(self.curves["model"]):
+            raise ValueError(f"shape {shape!r} is not among the curves' models {sorted(set(self.curves['model']))}")
+        return self.curves[self.curves["model"] == label]
+
 
 def comparison(workers: int = 12, groups: int = 4, dim: int = 50, seed=0, *, shapes=(1.5, 3.0), rate: float = 1.0,
                seeds=2, target: float = 1e-6, max_iter: int = 20_000, lagc_units="decoding-mean",
