@@ -19,17 +19,26 @@ from functools import partial
 
 import numpy as np
 
-from .base import GradientCode, check_ns, lstsq_decode
+from .. import checks
+from .base import GradientCode, check_ns, lstsq_decode, reserve_code
 from .rules import ThresholdRule, coverage, threshold
 
 
 def _rng(seed):
-    return seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    return checks.generator(seed, "seed")
+
+
+def _reserve(name, n, s, *, messages=None, columns=None, exact=False):
+    """Refuse an (n, s) code too large for the memory budget, before building anything."""
+    reserve_code(name, n if messages is None else messages, n if columns is None else columns, workers=n,
+                 load=s + 1, exact=exact, sizes=f"workers = {n}" + (f", stragglers = {s}" if s else ""),
+                 lower="workers")
 
 
 def uncoded(n: int) -> GradientCode:
     """Uncoded: ``n`` workers, ``n`` parts, worker ``i`` sends ``g_i``; all ``n`` messages are needed."""
     check_ns(n, 0)
+    _reserve("uncoded", n, 0)
     return GradientCode(name="uncoded", n_workers=n, n_parts=n, order=[(i,) for i in range(n)],
                         B=np.eye(n), sender=np.arange(n), ready=np.ones(n), rule=threshold(n, n),
                         stragglers=0, params={"n": n})
@@ -51,6 +60,7 @@ def ignore_stragglers(n: int, s: int) -> GradientCode:
     the parts are exchangeable.
     """
     check_ns(n, s)
+    _reserve("ignore", n, 0)
     return GradientCode(name="ignore", n_workers=n, n_parts=n, order=[(i,) for i in range(n)],
                         B=np.eye(n), sender=np.arange(n), ready=np.ones(n), rule=threshold(n, n - s),
                         stragglers=s, exact=False, decoder=_ignore_decoder, params={"n": n, "s": s})
@@ -89,6 +99,7 @@ def frc(n: int, s: int) -> GradientCode:
     if n % (s + 1):
         raise ValueError(f"frc needs workers divisible by stragglers + 1: {n} workers is not divisible by "
                          f"{s + 1}; use crc, or choose stragglers + 1 among the divisors of {n}")
+    _reserve("frc", n, s)
     r = s + 1
     order, rows = [], np.zeros((n, n))
     for w in range(n):
@@ -116,6 +127,7 @@ def crc_matrix(n: int, s: int, rng=None, *, exact: bool = False, low: int = -99,
         ``(n, n)`` numpy array, or SymPy ``Matrix`` of rationals when ``exact``.
     """
     check_ns(n, s)
+    _reserve("crc", n, s, exact=exact)
     rng = _rng(rng)
     if s == 0:
         if exact:
@@ -164,6 +176,8 @@ def crc(n: int, s: int, seed=0, *, exact: bool = False) -> GradientCode:
             :func:`gclib.symbolic.verify` proves this instance.
     """
     check_ns(n, s)
+    _reserve("crc", n, s, exact=exact)
+    _rng(seed)  # a bad seed is refused before anything is built
     B_exact = None
     if exact:
         B_exact = crc_matrix(n, s, seed, exact=True)
@@ -186,11 +200,11 @@ def partial_stragglers(n: int, s: int, pieces: int, seed=0, *, exact: bool = Fal
     of any ``n - s``.
     """
     check_ns(n, s)
-    P = pieces
-    if not isinstance(P, (int, np.integer)) or P < s + 2:
-        raise ValueError(f"pieces (P, parts per worker) must be an integer >= stragglers + 2 = {s + 2}, got {P!r}")
+    P = checks.integer("pieces", pieces, low=s + 2, why=" (P, parts per worker: at least stragglers + 2)")
     sep = P - s - 1
     k = n * (P - s)
+    reserve_code("partial", 2 * n, k, workers=n, load=P, exact=exact, sizes=f"workers = {n}, pieces = {P}",
+                 lower="workers or pieces")
     base = crc(n, s, seed, exact=exact)
     B = np.zeros((2 * n, k))
     order = []
