@@ -229,7 +229,8 @@ def output_dir(name: str, path) -> Path:
         the path, absolute. Raises: ValueError naming ``name``, the path and the reason.
     """
     text = path_text(name, path)
-    subject = f"{name} {text!r}" if name else repr(text)
+    shown = text if len(text) <= 80 else text[:60] + "..." + text[-10:]
+    subject = f"{name} {shown!r}" if name else repr(shown)
     p = Path(text).expanduser().absolute()
     missing = []
     here = p

@@ -165,10 +165,13 @@ def _check_request(code, model, trials, comm) -> int:
     need = simulate_bytes(code, trials)
     budget, _ = checks.memory_budget()
     if budget is not None and need > budget:
-        chunk = chunk_bytes(code.n_workers, code.load, code.n_messages, min(trials, CHUNK))
-        fit = (budget - chunk) // RESULT_BYTES
+        per_trial = chunk_bytes(code.n_workers, code.load, code.n_messages, 1)
+        full_chunk = CHUNK * per_trial
+        # the most trials that fit: a full chunk and the results, or fewer than a chunk of both
+        fit = ((budget - full_chunk) // RESULT_BYTES if budget >= RESULT_BYTES * CHUNK + full_chunk
+               else budget // (RESULT_BYTES + per_trial))
         lower = (f"trials (about {fit:,} fit)" if fit >= 1 else
-                 f"the code's size (a chunk of {min(trials, CHUNK)} trials alone needs {checks.format_bytes(chunk)})")
+                 f"the code's size (one trial alone needs {checks.format_bytes(RESULT_BYTES + per_trial)})")
         checks.need_memory(f"simulate of '{code.name}'", need,
                            sizes=f"trials = {trials}, {code.n_workers} workers, load {code.load}, "
                                  f"{code.n_messages} messages", lower=lower)
