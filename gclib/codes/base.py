@@ -400,6 +400,13 @@ def decoding_amplification(BR: np.ndarray, A: np.ndarray, target: np.ndarray) ->
     return float(np.max(amp)) if amp.size else np.inf
 
 
+def amplification_threshold(dtype=np.float64) -> float:
+    """The error amplification (:func:`decoding_amplification`) above which a decode computed in ``dtype`` is not
+    trusted: :meth:`GradientCode.decode` warns above it, and the MPI runtime flags such iterations. For now the
+    float64 threshold :data:`COND_WARN` for every precision."""
+    return COND_WARN
+
+
 def lstsq_decode(code: GradientCode, idx: np.ndarray) -> np.ndarray:
     """Generic decoder: least-squares (minimum norm) ``A`` with ``A @ B[idx] = target``."""
     if idx.size == 0:
