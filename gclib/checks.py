@@ -156,7 +156,8 @@ def int_list(name: str, value, *, low=None, high=None, min_len: int = 1) -> tupl
         raise ParameterTypeError(f"{must_be(name)} a list of integers or a comma-separated string, got "
                                  f"{value!r}") from None
     if len(seq) < min_len:
-        raise ValueError(f"{name + ' ' if name else ''}must list at least {min_len} integer{'s' if min_len != 1 else ''}, got {value!r}")
+        plural = "s" if min_len != 1 else ""
+        raise ValueError(f"{name + ' ' if name else ''}must list at least {min_len} integer{plural}, got {value!r}")
     return tuple(integer(f"{name or 'item'}[{i}]", v, low=low, high=high) for i, v in enumerate(seq))
 
 

@@ -392,7 +392,8 @@ def build_parser():
         c.set_defaults(fn=run)
 
     t = sub.add_parser("trace", help="which run made a figure: notebook, parameters, seed, commit (from the manifests)")
-    t.add_argument("figure", type=checks.option(checks.path_text), help="a figure file or name, e.g. figures/01_completion_time.png or 01_completion_time")
+    t.add_argument("figure", type=checks.option(checks.path_text),
+                   help="a figure file or name, e.g. figures/01_completion_time.png or 01_completion_time")
     t.add_argument("--executed", type=checks.option(checks.path_text), default=str(EXECUTED),
                    help="where the per-profile manifests are")
     t.add_argument("--figures-dir", type=checks.option(checks.path_text), default=None,

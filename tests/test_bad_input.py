@@ -168,7 +168,8 @@ def test_reproduce_checks_its_folders_before_running_anything(capsys, tmp_path, 
     monkeypatch.setattr(rep, "run_notebook", never)
     a_file = tmp_path / "f"
     a_file.write_text("")
-    usage_error(capsys, ["reproduce", "--figures-dir", ""], "argument --figures-dir: must be a path, got an empty string")
+    usage_error(capsys, ["reproduce", "--figures-dir", ""],
+                "argument --figures-dir: must be a path, got an empty string")
     usage_error(capsys, ["reproduce", "--out-dir", str(a_file / "x")], "argument --out-dir:")
     usage_error(capsys, ["reproduce", "--figures-dir", "/proc/gclib-figures"], "cannot be created in '/proc'")
     assert rep.main(figures_dir="") == 2

@@ -6,7 +6,7 @@ import pytest
 
 from gclib import codes
 from gclib.codes import IllConditionedWarning, decoding_amplification
-from gclib.codes.base import COND_WARN, cond_warn, unit_roundoff
+from gclib.codes.base import COND_WARN, amplification_threshold, unit_roundoff
 from gclib.diagnostics import decoding_error
 
 
@@ -20,11 +20,12 @@ def decode_warns(code, idx, **kw) -> list:
 def test_the_threshold_scales_as_one_over_the_square_root_of_the_unit_roundoff():
     assert unit_roundoff(np.float64) == unit_roundoff(np.complex128) == 2.0 ** -53
     assert unit_roundoff(np.float32) == unit_roundoff(np.complex64) == 2.0 ** -24
-    assert cond_warn(np.float64) == cond_warn(np.complex128) == COND_WARN == 1e8
-    assert cond_warn(np.float32) == cond_warn(np.complex64) == pytest.approx(1e8 * 2.0 ** -14.5)  # about 4316
+    threshold = amplification_threshold
+    assert threshold(np.float64) == threshold(np.complex128) == COND_WARN == 1e8
+    assert threshold(np.float32) == threshold(np.complex64) == pytest.approx(1e8 * 2.0 ** -14.5)  # about 4316
     # u * threshold: the relative error a silent decode may reach, about sqrt(u) in either precision
     for dt in (np.float32, np.float64):
-        assert 0.5 < unit_roundoff(dt) * cond_warn(dt) / np.sqrt(unit_roundoff(dt)) < 2
+        assert 0.5 < unit_roundoff(dt) * threshold(dt) / np.sqrt(unit_roundoff(dt)) < 2
 
 
 @pytest.mark.parametrize("dtype", [np.int64, "U3", object])
@@ -85,4 +86,4 @@ def test_warned_exactly_above_the_threshold_of_the_precision(dtype):
         idx = code.surviving(tuple(range(n // 3)))
         A = code.decode(idx, check=False, warn=False)
         kappa = decoding_amplification(code.B[idx], A, code.target)
-        assert bool(decode_warns(code, idx, dtype=dtype)) == (kappa > cond_warn(dtype)), (n, kappa)
+        assert bool(decode_warns(code, idx, dtype=dtype)) == (kappa > amplification_threshold(dtype)), (n, kappa)

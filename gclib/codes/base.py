@@ -28,7 +28,7 @@ from .. import checks
 from .rules import ThresholdRule
 
 #: Error amplification above which a float64 (or complex128) decode warns: the decoded gradient may have lost
-#: about half of its digits. Other precisions scale it as ``1 / sqrt(u)`` (see :func:`cond_warn`).
+#: about half of its digits. Other precisions scale it as ``1 / sqrt(u)`` (see :func:`amplification_threshold`).
 COND_WARN = 1e8
 
 
@@ -64,19 +64,6 @@ def unit_roundoff(dtype=np.float64) -> float:
     if not np.issubdtype(dt, np.inexact):
         raise checks.ParameterTypeError(f"dtype must be a floating or complex NumPy dtype, got {dt}")
     return float(np.finfo(dt).eps) / 2
-
-
-def cond_warn(dtype=np.float64) -> float:
-    """The error amplification above which a decode in ``dtype`` warns.
-
-    The rule: a decode warns once the error bound ``u * kappa`` (``u`` the unit roundoff of the working precision,
-    ``kappa`` the decode's error amplification, :func:`decoding_amplification`) passes about ``sqrt(u)``, i.e.
-    once about half of the precision's digits may be lost. The threshold is therefore proportional to
-    ``1 / sqrt(u)``, anchored at :data:`COND_WARN` ``= 1e8`` for float64 (``1 / sqrt(2**-53)`` is ``9.5e7``):
-    ``cond_warn(dtype) = COND_WARN * sqrt(u_float64 / u)``, about ``4.3e3`` for float32 and complex64 (relative
-    error up to about ``2.6e-4``), ``1e8`` for float64 and complex128 (up to about ``1.1e-8``).
-    """
-    return COND_WARN * float(np.sqrt(unit_roundoff(np.float64) / unit_roundoff(dtype)))
 
 
 def _working_dtype(dtype, B: np.ndarray) -> np.dtype:
@@ -278,11 +265,11 @@ class GradientCode:
             received: message indices (or a ``(n_messages,)`` bool mask).
             check: raise :class:`DecodingError` when the coefficients do not reproduce the target.
             warn: warn with :class:`IllConditionedWarning` when the decode's error amplification exceeds
-                :func:`cond_warn` of the working precision.
+                :func:`amplification_threshold` of the working precision.
             dtype: the precision of the messages the coefficients will be applied to (a NumPy dtype, or the
                 messages themselves): float32, float64, complex64, complex128. Default: that of ``B`` (float64,
                 complex128 for complex codes). A float32 decode warns about 23,000 times sooner than a float64
-                one (:func:`cond_warn`).
+                one (:func:`amplification_threshold`).
         Returns:
             ``A``: ``(n_pieces, len(received))`` with ``A @ B[received] == target`` (approximately for
             approximate schemes), columns in the order of ``received`` (sorted when a mask is given).
@@ -310,7 +297,7 @@ class GradientCode:
                                     f"gradient (residual {resid:.2e}){hint}")
         if warn and idx.size:
             c = amplification()
-            limit = cond_warn(work)
+            limit = amplification_threshold(work)
             if c > limit:
                 u = unit_roundoff(work)
                 warnings.warn(f"decoding system of '{self.name}' has condition number {c:.2e} (error "
@@ -402,9 +389,19 @@ def decoding_amplification(BR: np.ndarray, A: np.ndarray, target: np.ndarray) ->
 
 def amplification_threshold(dtype=np.float64) -> float:
     """The error amplification (:func:`decoding_amplification`) above which a decode computed in ``dtype`` is not
-    trusted: :meth:`GradientCode.decode` warns above it, and the MPI runtime flags such iterations. For now the
-    float64 threshold :data:`COND_WARN` for every precision."""
-    return COND_WARN
+    trusted: :meth:`GradientCode.decode` warns above it, and the MPI runtime flags such iterations.
+
+    The rule: a decode is not trusted once its error bound ``u * kappa`` (``u`` the unit roundoff of the working
+    precision, :func:`unit_roundoff`; ``kappa`` the error amplification) passes about ``sqrt(u)``, i.e. once about
+    half of the precision's digits may be lost. The threshold is therefore proportional to ``1 / sqrt(u)``,
+    anchored at :data:`COND_WARN` ``= 1e8`` for float64 (``1 / sqrt(2**-53)`` is ``9.5e7``):
+    ``amplification_threshold(dtype) = COND_WARN * sqrt(u_float64 / u)``, ``1e8`` for float64 and complex128
+    (relative error up to about ``1.1e-8``) and about ``4.3e3`` for float32 and complex64 (up to about ``2.6e-4``).
+
+    Raises:
+        TypeError: ``dtype`` is not a floating or complex dtype.
+    """
+    return COND_WARN * float(np.sqrt(unit_roundoff(np.float64) / unit_roundoff(dtype)))
 
 
 def lstsq_decode(code: GradientCode, idx: np.ndarray) -> np.ndarray:

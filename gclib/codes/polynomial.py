@@ -249,8 +249,8 @@ def rs(n: int, s: int, points="equispaced", *, exact: bool = False, assign="spre
     from .tandon import cyclic_support
 
     check_ns(n, s)
-    reserve_code("rs", n, n, workers=n, load=s + 1, complex_=isinstance(points, str) and points == "roots-of-unity", exact=exact,
-                 sizes=f"workers = {n}", lower="workers")
+    reserve_code("rs", n, n, workers=n, load=s + 1, complex_=isinstance(points, str) and points == "roots-of-unity",
+                 exact=exact, sizes=f"workers = {n}", lower="workers")
     order = cyclic_support(n, s)
     mask = np.zeros((n, n), dtype=int)
     for i, o in enumerate(order):
