@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 __all__ = ["ParameterTypeError", "integer", "real", "choice", "int_list", "generator", "finite_array",
-           "path_text", "output_dir", "available_memory", "memory_budget", "need_memory", "format_bytes", "option",
+           "path_text", "input_path", "output_dir", "available_memory", "memory_budget", "need_memory", "format_bytes", "option",
            "MEMORY_ENV", "MEMORY_FRACTION"]
 
 
@@ -217,6 +217,33 @@ def path_text(name: str, value) -> str:
     if "\0" in str(text):
         raise ValueError(f"{must_be(name)} a path without NUL characters, got {text!r}")
     return text
+
+
+def input_path(name: str, path, *, kind: str = "dir", must_exist: bool = False) -> Path:
+    """A path to read from: non-empty, usable by the file system (a name too long is refused), and, when it
+    exists, a folder (``kind="dir"``) or a file (``kind="file"``); ``must_exist`` refuses a missing one.
+
+    Returns:
+        the path. Raises: ValueError naming ``name``, the path and the reason.
+    """
+    text = path_text(name, path)
+    shown = text if len(text) <= 80 else text[:60] + "..." + text[-10:]
+    subject = f"{name} {shown!r}" if name else repr(shown)
+    p = Path(text).expanduser()
+    try:
+        exists = p.exists()
+        is_dir = p.is_dir()
+    except OSError as e:
+        raise ValueError(f"{subject} cannot be used: {e.strerror or e}") from None
+    if not exists:
+        if must_exist:
+            raise ValueError(f"{subject} does not exist")
+        return p
+    if kind == "dir" and not is_dir:
+        raise ValueError(f"{subject} is not a folder")
+    if kind == "file" and is_dir:
+        raise ValueError(f"{subject} is a folder, not a file")
+    return p
 
 
 def output_dir(name: str, path) -> Path:

@@ -32,9 +32,16 @@ MODELS_HEADING = "compute-time models (--model NAME)"
 _NO_OPTION_FIELDS = {"base", "times", "workers", "count"}
 
 
+def one_line(text) -> str:
+    """``text`` on one line: line breaks become spaces, other characters that do not print (a ``\\r`` typed in an
+    argument) their escapes."""
+    text = " ".join(str(text).split("\n"))
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message):  # one line, exit 2
-        print(f"gclib: error: {message}", file=sys.stderr)
+        print(f"gclib: error: {one_line(message)}", file=sys.stderr)
         raise SystemExit(EXIT_USAGE)
 
 
@@ -284,7 +291,7 @@ def _train_run(a):
 
 
 def _gallery_add(p):
-    p.add_argument("--figures-dir", type=checks.option(checks.path_text), default="figures",
+    p.add_argument("--figures-dir", type=checks.option(checks.input_path), default="figures",
                    help="figure folder the links point into")
 
 
@@ -392,11 +399,11 @@ def build_parser():
         c.set_defaults(fn=run)
 
     t = sub.add_parser("trace", help="which run made a figure: notebook, parameters, seed, commit (from the manifests)")
-    t.add_argument("figure", type=checks.option(checks.path_text),
+    t.add_argument("figure", type=checks.option(checks.input_path, kind="file"),
                    help="a figure file or name, e.g. figures/01_completion_time.png or 01_completion_time")
-    t.add_argument("--executed", type=checks.option(checks.path_text), default=str(EXECUTED),
+    t.add_argument("--executed", type=checks.option(checks.input_path), default=str(EXECUTED),
                    help="where the per-profile manifests are")
-    t.add_argument("--figures-dir", type=checks.option(checks.path_text), default=None,
+    t.add_argument("--figures-dir", type=checks.option(checks.input_path), default=None,
                    help=f"where the figure files are (default: the figure's own directory, else the one the run "
                         f"wrote to, e.g. {FIGURES})")
     t.add_argument("--json", action="store_true", help="print the records as JSON")
@@ -407,7 +414,7 @@ def build_parser():
 
 
 def _error(message) -> None:
-    print(f"gclib: error: {' '.join(str(message).split())}", file=sys.stderr)
+    print(f"gclib: error: {one_line(message)}", file=sys.stderr)
 
 
 def main(argv=None) -> int:
@@ -432,6 +439,10 @@ def main(argv=None) -> int:
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         except (OSError, ValueError):
             pass
+        return EXIT_FAIL
+    except OSError as e:  # the file system refused (disk full, permissions changed while running, ...)
+        where = f": {e.filename}" if getattr(e, "filename", None) else ""
+        _error(f"{e.strerror or e}{where}")
         return EXIT_FAIL
 
 
