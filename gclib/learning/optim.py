@@ -416,7 +416,7 @@ def train(problem: Problem, scheme: LazyScheme, model: ComputeModel, *, target: 
         held[:] = B_rep @ split_pieces(np.full((code.n_parts, d), scheme.initial / problem.n_samples), m)
         has[:] = True
         theta_hat[:] = theta
-    diffs = deque(maxlen=D)
+    diffs = deque(maxlen=min(D, max_iter + 1))  # a window longer than the run holds no more (and D may be huge)
 
     gap0 = problem.gap(theta)
     gaps, times, ups, comps, act = [gap0], [0.0], [0], [0], [0]
