@@ -43,8 +43,8 @@ class IllConditionedWarning(RuntimeWarning):
 def _as_ids(a: np.ndarray, name: str, what: str) -> np.ndarray:
     """``a`` flattened to ``int64`` ids; ValueError naming ``name`` if any entry is not an integer (floats with a
     fractional part, NaN, strings) instead of truncating it silently."""
-    integral = np.issubdtype(a.dtype, np.integer) or (
-        np.issubdtype(a.dtype, np.floating) and bool(np.all(np.mod(a, 1) == 0)))
+    floats_ok = np.issubdtype(a.dtype, np.floating) and bool(np.all(np.abs(a) < 2.0 ** 63))  # NaN, inf fail
+    integral = np.issubdtype(a.dtype, np.integer) or (floats_ok and bool(np.all(np.mod(a, 1) == 0)))
     if a.size and not integral:
         raise ValueError(f"{name} must be integer {what}, got {a.ravel().tolist()}")
     return a.astype(np.int64).ravel()
@@ -85,6 +85,7 @@ def reserve_code(name: str, messages, columns, *, workers, load=1, complex_: boo
     (about 100 bytes per entry), and the workers' computation orders (``workers * load`` part ids).
     """
     item = 16 if complex_ else 8
+    messages, columns, workers, load = (int(x) for x in (messages, columns, workers, load))  # no int64 overflow
     nbytes = 3 * item * messages * columns + (100 * messages * columns if exact else 0) + 40 * workers * load
     checks.need_memory(name, nbytes, sizes=sizes, lower=lower)
 
@@ -423,11 +424,12 @@ def straggler_patterns(n: int, s: int):
     return combinations(range(n), s)
 
 
-def check_ns(n, s, *, s_max=None, name_n="workers", name_s="stragglers"):
+def check_ns(n, s, *, s_max=None, name_n="workers", name_s="stragglers") -> tuple[int, int]:
     """Validate the usual ``(n, s)`` pair; raise ValueError (a ParameterTypeError for a non-integer) naming the
-    parameter."""
+    parameter. Returns ``(n, s)`` as Python integers (NumPy integers would overflow in size arithmetic)."""
     n = checks.integer(name_n, n, low=1)
     s = checks.integer(name_s, s, low=0)
     hi = n - 1 if s_max is None else s_max
     if s > hi:
         raise ValueError(f"{name_s} must be at most {hi} for {n} {name_n}, got {s}")
+    return n, s

@@ -161,7 +161,7 @@ def ye_abbe(n: int, s: int, m: int, points="equispaced", *, exact: bool = False,
     Returns:
         ``n`` messages of size ``1/m`` (``2/m`` with complex points); load ``d = s + m``; any ``n - s`` decode.
     """
-    check_ns(n, s)
+    n, s = check_ns(n, s)
     m = checks.integer("comm", m, low=1, why=" (m, the communication reduction)")
     if s + m > n:
         raise ValueError(f"ye-abbe needs stragglers + comm <= workers (load d = s + m): s + m = {s + m} > "
@@ -422,7 +422,7 @@ def kadhe(n: int, s: int, m: int | None = None, generator="gaussian", seed=0, *,
     Returns:
         ``n`` messages of size ``1/m``; load ``d``; any ``s`` stragglers tolerated.
     """
-    check_ns(n, s)
+    n, s = check_ns(n, s)
     name_g = generator if isinstance(generator, str) and generator in GENERATORS else "custom"
     if isinstance(generator, str) and generator not in GENERATORS:
         generator = load_generator(generator)

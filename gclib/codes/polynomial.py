@@ -248,7 +248,7 @@ def rs(n: int, s: int, points="equispaced", *, exact: bool = False, assign="spre
     from .base import check_ns
     from .tandon import cyclic_support
 
-    check_ns(n, s)
+    n, s = check_ns(n, s)
     reserve_code("rs", n, n, workers=n, load=s + 1, complex_=isinstance(points, str) and points == "roots-of-unity",
                  exact=exact, sizes=f"workers = {n}", lower="workers")
     order = cyclic_support(n, s)
