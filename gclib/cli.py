@@ -1,7 +1,9 @@
 """Command line: ``gclib list | simulate | verify | reproduce | trace`` and the extra subcommands of
 :data:`COMMANDS` (``train``, ``gallery``, ``run``); also ``python -m gclib ...``.
 
-Bad arguments print one line on stderr and exit with code 2; a failed verification exits with 1.
+Exit codes: 0 done; 1 failed (a verification, a training that did not converge, a run that stopped); 2 a bad
+argument, one line ``gclib: error: ...`` on stderr naming the option (the option types come from
+:mod:`gclib.checks`, the checks the library runs too); 130 interrupted (Ctrl-C), one line.
 
 The help lists the schemes, the compute-time models and their parameters, generated from the registries
 (:data:`gclib.schemes.SCHEMES` / :data:`~gclib.schemes.PARAMS`, :data:`gclib.stragglers.MODELS`), so that what
