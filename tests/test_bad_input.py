@@ -13,7 +13,7 @@ import pytest
 import gclib
 from gclib import checks, codes
 from gclib.cli import build_parser, code_from_args, main
-from gclib.simulate import CHUNK, simulate_bytes
+from gclib.simulate import CHUNK, simulate_bytes, sweep
 from gclib.stragglers import Pareto, ShiftedExponential
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -150,6 +150,21 @@ def test_code_constructors_refuse_before_building(monkeypatch):
         with pytest.raises(ValueError, match=needle + ".* needs about"):
             build()
     assert codes.crc(100, 1).n_workers == 100
+
+
+def test_verify_and_sweep_refuse_before_working(capsys, monkeypatch):
+    monkeypatch.setenv(checks.MEMORY_ENV, "10M")
+    usage_error(capsys, ["verify", "--scheme", "frc", "--workers", "400", "--stragglers", "0"],
+                "exact verification of 'frc' with 400 messages x 400 columns needs about")
+    built = []
+
+    def build(s):  # pragma: no cover - the sweep must refuse before building a code
+        built.append(s)
+        return codes.crc(8, s)
+
+    with pytest.raises(ValueError, match="sweep with trials = 1000000 needs about"):
+        sweep({"crc": build}, [1, 2], ShiftedExponential(), trials=10 ** 6)
+    assert built == []
 
 
 def test_train_refuses_a_problem_too_large_for_memory(capsys, monkeypatch):
