@@ -114,7 +114,12 @@ def arrival_times(code: GradientCode, finish: np.ndarray, comm: Communication | 
     """
     arr = finish[:, code.sender, code.ready - 1]
     if comm is not None:
-        arr = arr + comm.delay(code.size)
+        with np.errstate(over="ignore"):
+            delayed = arr + comm.delay(code.size)
+        if (np.isinf(delayed) & np.isfinite(arr)).any():  # a message that does arrive must not read as "never"
+            raise ValueError(f"arrival times beyond the float64 range (inf) with latency = {comm.latency:g} and "
+                             f"bandwidth = {comm.bandwidth:g}; measure time in a larger unit")
+        arr = delayed
     return arr
 
 

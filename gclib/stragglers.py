@@ -62,10 +62,11 @@ class ComputeModel:
         Returns:
             ``(trials, workers, n_tasks)`` float array, non-decreasing along the last axis.
         """
-        if self.per_task:
-            out = np.cumsum(self.task_draws(rng, (trials, workers, n_tasks)), axis=2)
-        else:
-            out = self.task_draws(rng, (trials, workers, 1)) * np.arange(1, n_tasks + 1)
+        with np.errstate(over="ignore"):  # an overflow is refused below, in one line
+            if self.per_task:
+                out = np.cumsum(self.task_draws(rng, (trials, workers, n_tasks)), axis=2)
+            else:
+                out = self.task_draws(rng, (trials, workers, 1)) * np.arange(1, n_tasks + 1)
         if not np.isfinite(out).all():  # only Persistent and Trace may say "never" (inf)
             raise ValueError(f"compute-time model {self.describe()} gives finish times beyond the float64 range "
                              f"(inf) for {n_tasks} tasks per worker; measure time in a larger unit")

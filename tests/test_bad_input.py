@@ -246,6 +246,11 @@ def test_rs_refuses_nan_points_instead_of_simulating_a_code_that_never_decodes()
         codes.rs(4, 1, points=[0, 0.5, 1, np.inf])
     with pytest.raises(TypeError, match="points must hold real or complex numbers"):
         codes.rs(4, 1, points=["a", "b", "c", "d"])
+    # finite but useless: a code whose rule would claim decoding where not even every message decodes
+    with pytest.raises(ValueError, match=r"points are too close together .* \(closest pair 1e-300 apart\)"):
+        codes.rs(5, 0, points=[0.0, 1.0, 0.5, 0.25, 1e-300])
+    with pytest.raises(ValueError, match="make the encoding matrix overflow float64"):
+        codes.rs(5, 0, points=[0, 1e200, 2, 3, 4])
 
 
 @pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])

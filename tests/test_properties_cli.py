@@ -184,7 +184,8 @@ SCHEME_OPTIONS = {
 }
 MODEL_OPTIONS = {
     "--model": (st.sampled_from(sorted(MODELS)), "name"), "--mu": (reals(10, 0.5), "real"),
-    "--alpha": (reals(0.01, 0), "real"), "--rate": (reals(1, 3), "real"), "--scale": (reals(1, 0.1), "real"),
+    "--alpha": (reals(0.01, 0, 1e300), "real"), "--rate": (reals(1, 3), "real"),
+    "--scale": (reals(1, 0.1, 1e300), "real"),
     "--shape": (reals(2, 1.5), "real"), "--per-task": (None, None), "--persistent": (ints(0, 2), "int"),
 }
 
@@ -203,7 +204,7 @@ def scheme_options(draw, pool, schemes_=None):
 @given(st.data())
 def test_simulate(files, data):
     pool = {**SCHEME_OPTIONS, **MODEL_OPTIONS, "--trials": (ints(1, 300), "int"),
-            "--latency": (reals(0, 0.01), "real"), "--bandwidth": (reals(1, 100, "inf"), "real"),
+            "--latency": (reals(0, 0.01, 1.7e308), "real"), "--bandwidth": (reals(1, 100, "inf"), "real"),
             "--json": (None, None),
             "--generator": (st.sampled_from(["gaussian", "repetition", *files["generators"]]), "path")}
     argv = ["simulate", *data.draw(scheme_options(pool))]

@@ -229,15 +229,25 @@ def polynomial_code(mask, sender, ready, order, *, points="equispaced", name="rs
         B_exact = exact_encoding_matrix(alpha_q, roots)
         B = np.array(B_exact.tolist(), dtype=float)
     else:
-        B = encoding_matrix(alpha, roots)
+        with np.errstate(over="ignore", invalid="ignore"):
+            B = encoding_matrix(alpha, roots)
+    custom = not isinstance(points, str) and not exact
+    if custom and not np.isfinite(B).all():
+        raise ValueError(f"points of magnitude up to {np.abs(alpha).max():.3g} make the encoding matrix overflow "
+                         f"float64 (products of {h} point differences); use points of magnitude about 1")
     n_workers = len(order)
     s = n_workers - (h + 1) if stragglers is None else stragglers
     p = {"h": h, "points": points if isinstance(points, str) else "custom",
          "assign": assign if isinstance(points, str) else "custom", "_alpha": alpha, "_rank": h + 1,
          **(params or {})}
-    return GradientCode(name=name, n_workers=n_workers, n_parts=k, order=order, B=B, sender=sender,
+    code = GradientCode(name=name, n_workers=n_workers, n_parts=k, order=order, B=B, sender=sender,
                         ready=ready, rule=threshold(N, h + 1), stragglers=max(s, 0), decoder=_poly_decoder,
                         B_exact=B_exact, params=p)
+    if custom and not code.is_decodable(np.arange(N)):  # the rule would claim decoding where nothing decodes
+        d = np.abs(alpha[:, None] - alpha[None, :])[~np.eye(N, dtype=bool)].min() if N > 1 else 0.0
+        raise ValueError(f"points are too close together to decode in floating point (closest pair {d:.3g} "
+                         f"apart): even all {N} messages do not determine the gradient; spread them out")
+    return code
 
 
 def rs(n: int, s: int, points="equispaced", *, exact: bool = False, assign="spread") -> GradientCode:
