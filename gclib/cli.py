@@ -1,7 +1,9 @@
 """Command line: ``gclib list | simulate | verify | reproduce | trace`` and the extra subcommands of
 :data:`COMMANDS` (``train``, ``gallery``, ``run``); also ``python -m gclib ...``.
 
-Bad arguments print one line on stderr and exit with code 2; a failed verification exits with 1.
+Exit codes: 0 done; 1 failed (a verification, a training that did not converge, a run that stopped); 2 a bad
+argument, one line ``gclib: error: ...`` on stderr naming the option (the option types come from
+:mod:`gclib.checks`, the checks the library runs too); 130 interrupted (Ctrl-C), one line.
 
 The help lists the schemes, the compute-time models and their parameters, generated from the registries
 (:data:`gclib.schemes.SCHEMES` / :data:`~gclib.schemes.PARAMS`, :data:`gclib.stragglers.MODELS`), so that what
@@ -13,15 +15,18 @@ import argparse
 import dataclasses
 import inspect
 import json
+import math
+import os
 import re
 import sys
 
+from . import checks
 from . import schemes as sch
 from .reproduce import EXECUTED, FIGURES
 from .runtime.cli import add_run_args, cmd_run
-from .stragglers import MODELS, Persistent, make_model
+from .stragglers import MODELS, Persistent, _rate, make_model
 
-EXIT_FAIL, EXIT_USAGE = 1, 2
+EXIT_FAIL, EXIT_USAGE, EXIT_INTERRUPTED = 1, 2, 130
 
 SCHEMES_HEADING = "schemes (--scheme NAME)"
 MODELS_HEADING = "compute-time models (--model NAME)"
@@ -29,9 +34,16 @@ MODELS_HEADING = "compute-time models (--model NAME)"
 _NO_OPTION_FIELDS = {"base", "times", "workers", "count"}
 
 
+def one_line(text) -> str:
+    """``text`` on one line: line breaks become spaces, other characters that do not print (a ``\\r`` typed in an
+    argument) their escapes."""
+    text = " ".join(str(text).split("\n"))
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message):  # one line, exit 2
-        print(f"gclib: error: {message}", file=sys.stderr)
+        print(f"gclib: error: {one_line(message)}", file=sys.stderr)
         raise SystemExit(EXIT_USAGE)
 
 
@@ -46,29 +58,41 @@ def model_fields(cls) -> list[tuple[str, object]]:
     return [(f.name, f.default) for f in dataclasses.fields(cls) if f.name != "per_task"]
 
 
+def _param_type(name: str, typ):
+    """The ``type=`` of a scheme parameter's option: its check in :data:`gclib.schemes.LIMITS`, else ``typ``."""
+    if name in sch.LIMITS:
+        check, kw = sch.LIMITS[name]
+        return checks.option(check, **kw)
+    return typ
+
+
 def _add_scheme_args(p):
-    """``--scheme`` and an option for every scheme parameter of :data:`gclib.schemes.PARAMS`."""
+    """``--scheme`` and an option for every scheme parameter of :data:`gclib.schemes.PARAMS` (typed by the
+    checks of :data:`gclib.schemes.LIMITS`)."""
     p.add_argument("--scheme", required=True, choices=sorted(sch.SCHEMES), help="the gradient code")
     for name, (typ, default, hlp) in sch.PARAMS.items():
         if typ is bool:
             p.add_argument(_flag(name), action="store_true", help=hlp)
         else:
-            p.add_argument(_flag(name), type=typ, default=None,
+            p.add_argument(_flag(name), type=_param_type(name, typ), default=None,
                            help=f"{hlp} (default {default})" if default is not None else hlp)
 
 
 def add_model_args(p):
     """Compute-time model options, shared by every command that samples worker times (options for fields of
     models registered later are added by :func:`_add_model_field_options` when the parser is built)."""
+    rate = checks.option(_rate, parse=float)
+    positive = checks.option(checks.real, above=0)
     p.add_argument("--model", default="shifted-exp", choices=sorted(MODELS), help="compute-time model")
-    p.add_argument("--mu", type=float, default=10.0, help="shifted-exp: rate of the exponential part")
-    p.add_argument("--alpha", type=float, default=0.01, help="shifted-exp: shift per partial gradient")
-    p.add_argument("--rate", type=float, default=1.0, help="exp: rate")
-    p.add_argument("--scale", type=float, default=1.0, help="pareto: scale (minimum time)")
-    p.add_argument("--shape", type=float, default=2.0, help="pareto: shape (tail index)")
+    p.add_argument("--mu", type=rate, default=10.0, help="shifted-exp: rate of the exponential part")
+    p.add_argument("--alpha", type=checks.option(checks.real, low=0), default=0.01,
+                   help="shifted-exp: shift per partial gradient")
+    p.add_argument("--rate", type=rate, default=1.0, help="exp: rate")
+    p.add_argument("--scale", type=positive, default=1.0, help="pareto: scale (minimum time)")
+    p.add_argument("--shape", type=positive, default=2.0, help="pareto: shape (tail index)")
     p.add_argument("--per-task", action="store_true",
                    help="independent time per partial gradient (default: one draw per worker, task j at j*X)")
-    p.add_argument("--persistent", type=int, default=0,
+    p.add_argument("--persistent", type=checks.option(checks.integer, low=0), default=0,
                    help="number of workers, drawn at random per trial, that never answer")
 
 
@@ -96,7 +120,9 @@ def model_from_args(a):
 
 
 def code_from_args(a):
-    kw = {k: getattr(a, k) for k in sch.PARAMS if getattr(a, k, None) not in (None, False)}
+    """The code of ``--scheme`` and its parameters; an option not given is ``None`` (0 is a value: ``--stragglers
+    0`` means s = 0)."""
+    kw = {k: v for k in sch.PARAMS if (v := getattr(a, k, None)) is not None and v is not False}
     return sch.build(a.scheme, **kw)
 
 
@@ -196,18 +222,23 @@ def cmd_simulate(a):
     code = code_from_args(a)
     model = model_from_args(a)
     comm = None
-    if a.latency or a.bandwidth:
-        comm = Communication(latency=a.latency or 0.0, bandwidth=a.bandwidth or float("inf"))
+    if a.latency or a.bandwidth is not None:
+        comm = Communication(latency=a.latency, bandwidth=math.inf if a.bandwidth is None else a.bandwidth)
     res = simulate(code, model, trials=a.trials, seed=a.seed if a.seed is not None else 0, comm=comm,
                    progress=not a.json and a.trials >= 100_000)
     out = res.summary()
     if a.json:
         print(json.dumps(out))
     else:
-        print(f"{out['scheme']}: mean time {out['mean_time']:.5g} +/- {out['ci95_time']:.2g}, "
-              f"messages {out['mean_messages']:.4g}, computations {out['mean_computations']:.4g}, "
-              f"volume {out['mean_volume']:.4g} ({out['trials']} trials, {out['failed']} never decoded)")
+        print(f"{out['scheme']}: mean time {_fmt(out['mean_time'], '.5g')} +/- {_fmt(out['ci95_time'], '.2g')}, "
+              f"messages {_fmt(out['mean_messages'], '.4g')}, computations {_fmt(out['mean_computations'], '.4g')}, "
+              f"volume {_fmt(out['mean_volume'], '.4g')} ({out['trials']} trials, {out['failed']} never decoded)")
     return 0
+
+
+def _fmt(x, spec: str) -> str:
+    """A number of a summary, ``n/a`` where it is undefined (``None``: every trial failed, or one trial)."""
+    return "n/a" if x is None else format(x, spec)
 
 
 def cmd_verify(a):
@@ -262,7 +293,8 @@ def _train_run(a):
 
 
 def _gallery_add(p):
-    p.add_argument("--figures-dir", default="figures", help="figure folder the links point into")
+    p.add_argument("--figures-dir", type=checks.option(checks.input_path), default="figures",
+                   help="figure folder the links point into")
 
 
 def _gallery_run(a):
@@ -336,25 +368,30 @@ def build_parser():
     s = sub.add_parser("simulate", help="Monte Carlo of completion time, communication and computation")
     _add_scheme_args(s)
     add_model_args(s)
-    s.add_argument("--trials", type=int, default=10_000)
-    s.add_argument("--latency", type=float, default=0.0, help="communication: seconds per message")
-    s.add_argument("--bandwidth", type=float, default=None, help="communication: gradients per second")
+    s.add_argument("--trials", type=checks.option(checks.integer, low=1), default=10_000,
+                   help="iterations simulated (refused when their results would not fit the memory budget, "
+                        f"half the available memory unless {checks.MEMORY_ENV} says otherwise)")
+    s.add_argument("--latency", type=checks.option(checks.real, low=0), default=0.0,
+                   help="communication: seconds per message")
+    s.add_argument("--bandwidth", type=checks.option(checks.real, above=0, finite=False), default=None,
+                   help="communication: gradients per second (inf: no limit)")
     s.add_argument("--json", action="store_true", help="print one JSON object")
     s.set_defaults(fn=cmd_simulate)
 
     v = sub.add_parser("verify", help="exact (SymPy) check that every admissible pattern decodes")
     _add_scheme_args(v)
-    v.add_argument("--messages", type=int, default=None,
+    v.add_argument("--messages", type=checks.option(checks.integer, low=1), default=None,
                    help="check every set of this many messages instead of every straggler pattern")
-    v.add_argument("--drop", type=int, default=None,
+    v.add_argument("--drop", type=checks.option(checks.integer, low=0), default=None,
                    help="check patterns of this many stragglers instead of the code's s (more than s must fail)")
     v.set_defaults(fn=cmd_verify)
 
     r = sub.add_parser("reproduce", help="run every notebook through papermill and write figures/")
     r.add_argument("--profile", default="full", help="parameter profile (full or quick)")
     r.add_argument("--only", nargs="*", default=None, help="notebook names (stems) to run")
-    r.add_argument("--figures-dir", default=None, help="where figures go (default figures/)")
-    r.add_argument("--out-dir", default=None,
+    r.add_argument("--figures-dir", type=checks.option(checks.output_dir), default=None,
+                   help="where figures go (default figures/)")
+    r.add_argument("--out-dir", type=checks.option(checks.output_dir), default=None,
                    help="where executed notebooks and manifest.json go (default build/executed/PROFILE)")
     r.set_defaults(fn=cmd_reproduce)
 
@@ -364,9 +401,11 @@ def build_parser():
         c.set_defaults(fn=run)
 
     t = sub.add_parser("trace", help="which run made a figure: notebook, parameters, seed, commit (from the manifests)")
-    t.add_argument("figure", help="a figure file or name, e.g. figures/01_completion_time.png or 01_completion_time")
-    t.add_argument("--executed", default=str(EXECUTED), help="where the per-profile manifests are")
-    t.add_argument("--figures-dir", default=None,
+    t.add_argument("figure", type=checks.option(checks.input_path, kind="file"),
+                   help="a figure file or name, e.g. figures/01_completion_time.png or 01_completion_time")
+    t.add_argument("--executed", type=checks.option(checks.input_path), default=str(EXECUTED),
+                   help="where the per-profile manifests are")
+    t.add_argument("--figures-dir", type=checks.option(checks.input_path), default=None,
                    help=f"where the figure files are (default: the figure's own directory, else the one the run "
                         f"wrote to, e.g. {FIGURES})")
     t.add_argument("--json", action="store_true", help="print the records as JSON")
@@ -376,14 +415,37 @@ def build_parser():
     return p
 
 
+def _error(message) -> None:
+    print(f"gclib: error: {one_line(message)}", file=sys.stderr)
+
+
 def main(argv=None) -> int:
-    p = build_parser()
-    a = p.parse_args(argv)
+    """Run one command; return its exit code: 0 done, 1 failed (a verification, a run), 2 bad arguments (one line
+    on stderr), 130 interrupted (Ctrl-C, one line)."""
     try:
+        p = build_parser()
+        a = p.parse_args(argv)
         return a.fn(a)
-    except ValueError as e:
-        print(f"gclib: error: {e}", file=sys.stderr)
+    except ValueError as e:  # bad arguments, of the library's checks too (ParameterTypeError is one)
+        _error(e)
         return EXIT_USAGE
+    except MemoryError:  # an allocation the estimates of gclib.checks did not foresee
+        _error(f"out of memory; lower the sizes of the request (the budget of gclib's own estimates is set by "
+               f"{checks.MEMORY_ENV})")
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("gclib: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:  # the reader of stdout went away (gclib list | head -1): stop quietly
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        return EXIT_FAIL
+    except OSError as e:  # the file system refused (disk full, permissions changed while running, ...)
+        where = f": {e.filename}" if getattr(e, "filename", None) else ""
+        _error(f"{e.strerror or e}{where}")
+        return EXIT_FAIL
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -28,6 +28,8 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 
+from . import checks
+
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
 PROFILES = NOTEBOOKS / "profiles.toml"
@@ -308,6 +310,38 @@ def write_manifest(out_dir: Path, profile: str, results: list[RunResult], env: d
     return path
 
 
+def checked_manifest(path: Path) -> dict:
+    """The manifest at ``path``, its shape checked: a JSON object whose ``notebooks`` maps names to entries, each
+    entry an object whose ``figures`` maps file names to digests.
+
+    Raises:
+        ValueError naming the file and what is wrong with it (unreadable, not JSON, the wrong shape).
+    """
+    try:
+        man = json.loads(Path(path).read_text())
+    except OSError as e:
+        raise ValueError(f"manifest {path} cannot be read: {e.strerror or e}") from None
+    except ValueError as e:  # invalid JSON, or bytes that are not UTF-8
+        raise ValueError(f"manifest {path} is not valid JSON ({_one_line(e)}); run gclib reproduce again to "
+                         f"rewrite it") from None
+    if not isinstance(man, dict):
+        raise ValueError(f"manifest {path} must hold a JSON object, got {type(man).__name__}")
+    if not isinstance(man.get("figures_dir", ""), (str, type(None))):
+        raise ValueError(f"manifest {path}: 'figures_dir' must be a folder path, got {man['figures_dir']!r}")
+    books = man.get("notebooks", {})
+    if not isinstance(books, dict):
+        raise ValueError(f"manifest {path}: 'notebooks' must map notebook names to entries, got "
+                         f"{type(books).__name__}")
+    for stem, e in books.items():
+        if not isinstance(e, dict):
+            raise ValueError(f"manifest {path}: the entry of {stem!r} must be an object, got {type(e).__name__}")
+        figs = e.get("figures", {})
+        if not isinstance(figs, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in figs.items()):
+            raise ValueError(f"manifest {path}: 'figures' of {stem!r} must map file names to digests, got "
+                             f"{_one_line(json.dumps(figs))[:80]}")
+    return man
+
+
 def trace(figure, executed=EXECUTED, figures_dir=None) -> list[dict]:
     """The recorded run(s) that wrote ``figure`` (a file name or path, with or without ``.png``/``.csv``), from
     every ``manifest.json`` under ``executed`` (one per profile), newest first.
@@ -316,6 +350,9 @@ def trace(figure, executed=EXECUTED, figures_dir=None) -> list[dict]:
     sha256 (recorded), figures_dir, and ``current_file_matches`` (True / False when the file there now has another
     hash / None when it is not there). The file compared is in ``figures_dir``, else in the directory given with
     ``figure``, else where the run wrote it.
+
+    Raises:
+        ValueError: a manifest is malformed (see :func:`checked_manifest`).
     """
     fig = Path(figure)
     wanted = {fig.name} if fig.suffix in (".png", ".csv", ".svg", ".pdf") else {fig.name + ".png", fig.name + ".csv"}
@@ -324,7 +361,7 @@ def trace(figure, executed=EXECUTED, figures_dir=None) -> list[dict]:
                                                            else [])
     out = []
     for mf in manifests:
-        man = read_manifest(mf.parent)
+        man = checked_manifest(mf)
         for stem, e in man.get("notebooks", {}).items():
             for fname, digest in e.get("figures", {}).items():
                 if Path(fname).name not in wanted:
@@ -337,8 +374,8 @@ def trace(figure, executed=EXECUTED, figures_dir=None) -> list[dict]:
                             "status": e.get("status"), "seed": e.get("seed"), "parameters": e.get("parameters"),
                             "git_commit": e.get("git_commit"), "git_dirty": e.get("git_dirty"), "sha256": digest,
                             "figures_dir": str(where), "manifest": str(mf),
-                            "current_file_matches": (sha256(f) == digest) if f.exists() else None})
-    return sorted(out, key=lambda r: r["started"] or "", reverse=True)
+                            "current_file_matches": (sha256(f) == digest) if f.is_file() else None})
+    return sorted(out, key=lambda r: str(r["started"] or ""), reverse=True)
 
 
 def main(profile: str = "full", only=None, figures_dir=None, out_dir=None, notebooks_dir=None) -> int:
@@ -347,9 +384,10 @@ def main(profile: str = "full", only=None, figures_dir=None, out_dir=None, noteb
     ``notebooks_dir`` (default ``notebooks/``) holds the notebooks and their ``profiles.toml``. The manifest
     (``manifest.json`` beside the executed notebooks) is updated after every notebook.
     """
-    figures_dir = Path(figures_dir).resolve() if figures_dir else None
-    out_dir = Path(out_dir).resolve() if out_dir else None
     try:
+        # the folders are checked before any notebook runs (a '' is refused, not read as "the default")
+        figures_dir = None if figures_dir is None else checks.output_dir("figures_dir", figures_dir).resolve()
+        out_dir = None if out_dir is None else checks.output_dir("out_dir", out_dir).resolve()
         profiles_file = Path(notebooks_dir) / "profiles.toml" if notebooks_dir else PROFILES
         profiles = load_profiles(profiles_file)
         paths = notebook_paths(only, notebooks_dir)
@@ -358,6 +396,8 @@ def main(profile: str = "full", only=None, figures_dir=None, out_dir=None, noteb
         stray = sorted(set(profiles[profile]) - {p.stem for p in notebook_paths(None, notebooks_dir)})
         if stray:
             raise ValueError(f"profiles file {profiles_file}: [{profile}] names notebooks that do not exist: {stray}")
+        checks.output_dir("figures_dir", figures_dir or FIGURES)
+        checks.output_dir("out_dir", out_dir or EXECUTED / profile)
     except ValueError as e:
         print(f"gclib: error: {e}", file=sys.stderr)
         return 2

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from . import codes
+from . import checks, codes
 from .codes.base import GradientCode
 
 #: CLI parameters shared by schemes: name -> (type, default, help).
@@ -44,9 +44,28 @@ def register(name: str, paper: str, params: tuple, help: str):
     return deco
 
 
+#: The check of every numeric scheme parameter: name -> (check of :mod:`gclib.checks`, its keywords). The CLI's
+#: option types and :func:`build` both use it, so a value is judged the same way on both paths; a parameter
+#: registered later without an entry is checked by its constructor only.
+LIMITS: dict[str, tuple] = {
+    "workers": (checks.integer, {"low": 1}),
+    "stragglers": (checks.integer, {"low": 0}),
+    "seed": (checks.integer, {"low": 0}),
+    "pieces": (checks.integer, {"low": 1}),
+}
+
+
+def check_param(name: str, value):
+    """``value`` of scheme parameter ``name`` checked by :data:`LIMITS` (unchanged when it has no entry)."""
+    if name in LIMITS:
+        check, kw = LIMITS[name]
+        return check(name, value, **kw)
+    return value
+
+
 def build(name: str, **kw) -> GradientCode:
     """Build scheme ``name`` from keyword parameters (extra keys are ignored; a missing or ``None`` parameter
-    takes its default from :data:`PARAMS`, and raises if it has none)."""
+    takes its default from :data:`PARAMS`, and raises if it has none; 0 is a value like any other)."""
     if name not in SCHEMES:
         raise ValueError(f"scheme must be one of {sorted(SCHEMES)}, got {name!r}")
     sch = SCHEMES[name]
@@ -57,7 +76,7 @@ def build(name: str, **kw) -> GradientCode:
             v = PARAMS[p][1]
         if v is None:
             raise ValueError(f"scheme '{name}' needs --{p} ({PARAMS[p][2]})")
-        args[p] = v
+        args[p] = check_param(p, v)
     return sch.build(**args)
 
 
@@ -84,6 +103,7 @@ PARAMS["comm"] = (int, 0, "ye-abbe, kadhe: communication reduction m (each messa
 # default: the most accurate real-valued choice; roots-of-unity are better still but cost twice the communication.
 PARAMS["points"] = (str, "equispaced", "rs, ye-abbe: evaluation points: equispaced, chebyshev, roots-of-unity "
                                        "(complex: messages cost twice)")
+LIMITS["comm"] = (checks.integer, {"low": 0})
 PARAMS["generator"] = (str, "gaussian", "kadhe: generator of the linear code: gaussian, repetition, or a matrix "
                                         "file (.npy or text, K rows x N columns)")
 
@@ -112,6 +132,8 @@ PARAMS.update({
     "orders": (str, None, "order vector of the uncorrelated GC-MMC design / hybrid, comma list, e.g. 6,8,10"),
     "clusters": (int, 1, "number of clusters P (GC, GC-MMC, UC-MMC)"),
 })
+LIMITS.update({"load": (checks.integer, {"low": 1}), "order": (checks.integer, {"low": 1}),
+               "orders": (checks.int_list, {"low": 1}), "clusters": (checks.integer, {"low": 1})})
 GCMMC = "Ozfatura, Gunduz and Ulukus, Gradient Coding with Clustering and Multi-message Communication (2019)"
 
 register("gc", TANDON + " (load r, cyclic, optional clusters)", ("workers", "load", "clusters", "seed", "exact"),

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from . import checks
 from .codes.base import GradientCode
 from .stragglers import ComputeModel
 
@@ -37,10 +38,8 @@ class Communication:
     bandwidth: float = math.inf
 
     def __post_init__(self):
-        if not (self.latency >= 0 and np.isfinite(self.latency)):
-            raise ValueError(f"latency must be a non-negative number, got {self.latency!r}")
-        if not self.bandwidth > 0:
-            raise ValueError(f"bandwidth must be positive, got {self.bandwidth!r}")
+        object.__setattr__(self, "latency", checks.real("latency", self.latency, low=0))
+        object.__setattr__(self, "bandwidth", checks.real("bandwidth", self.bandwidth, above=0, finite=False))
 
     def delay(self, size: np.ndarray) -> np.ndarray:
         return self.latency + np.asarray(size, dtype=float) / self.bandwidth
@@ -115,7 +114,12 @@ def arrival_times(code: GradientCode, finish: np.ndarray, comm: Communication | 
     """
     arr = finish[:, code.sender, code.ready - 1]
     if comm is not None:
-        arr = arr + comm.delay(code.size)
+        with np.errstate(over="ignore"):
+            delayed = arr + comm.delay(code.size)
+        if (np.isinf(delayed) & np.isfinite(arr)).any():  # a message that does arrive must not read as "never"
+            raise ValueError(f"arrival times beyond the float64 range (inf) with latency = {comm.latency:g} and "
+                             f"bandwidth = {comm.bandwidth:g}; measure time in a larger unit")
+        arr = delayed
     return arr
 
 
@@ -136,6 +140,49 @@ def simulate_chunk(code: GradientCode, finish: np.ndarray, comm: Communication |
             "computations": computed.sum(axis=(1, 2)), "volume": got.astype(float) @ code.size}
 
 
+#: bytes kept per trial: five result arrays of 8 bytes, twice while the chunks are joined.
+RESULT_BYTES = 2 * 5 * 8
+
+
+def chunk_bytes(n_workers: int, load: int, n_messages: int, trials: int = CHUNK) -> int:
+    """Bytes :func:`simulate_chunk` holds at once for a chunk of ``trials``: the ``(trials, workers, load)``
+    finish times (with the draws, the comparisons and their masks: about 24 bytes an entry) and the
+    ``(trials, messages)`` arrivals (with class times, the partition and the masks: about 48 bytes a message)."""
+    return trials * (24 * n_workers * load + 48 * n_messages)
+
+
+def simulate_bytes(code: GradientCode, trials: int) -> int:
+    """Memory :func:`simulate` needs for ``trials`` trials of ``code``: :data:`RESULT_BYTES` per trial and one
+    chunk (:func:`chunk_bytes`)."""
+    return RESULT_BYTES * trials + chunk_bytes(code.n_workers, code.load, code.n_messages, min(trials, CHUNK))
+
+
+def _check_request(code, model, trials, comm) -> int:
+    """Check the arguments of :func:`simulate` and refuse a request above the memory budget; returns trials."""
+    if not isinstance(code, GradientCode):
+        raise checks.ParameterTypeError(f"code must be a GradientCode, got {type(code).__name__}")
+    if not isinstance(model, ComputeModel):
+        raise checks.ParameterTypeError(f"model must be a compute-time model (gclib.stragglers), got "
+                                        f"{type(model).__name__}")
+    if comm is not None and not isinstance(comm, Communication):
+        raise checks.ParameterTypeError(f"comm must be a Communication or None, got {type(comm).__name__}")
+    trials = checks.integer("trials", trials, low=1)
+    need = simulate_bytes(code, trials)
+    budget, _ = checks.memory_budget()
+    if budget is not None and need > budget:
+        per_trial = chunk_bytes(code.n_workers, code.load, code.n_messages, 1)
+        full_chunk = CHUNK * per_trial
+        # the most trials that fit: a full chunk and the results, or fewer than a chunk of both
+        fit = ((budget - full_chunk) // RESULT_BYTES if budget >= RESULT_BYTES * CHUNK + full_chunk
+               else budget // (RESULT_BYTES + per_trial))
+        lower = (f"trials (about {fit:,} fit)" if fit >= 1 else
+                 f"the code's size (one trial alone needs {checks.format_bytes(RESULT_BYTES + per_trial)})")
+        checks.need_memory(f"simulate of '{code.name}'", need,
+                           sizes=f"trials = {trials}, {code.n_workers} workers, load {code.load}, "
+                                 f"{code.n_messages} messages", lower=lower)
+    return trials
+
+
 def simulate(code: GradientCode, model: ComputeModel, trials: int = 10_000, seed=0, *,
              comm: Communication | None = None, progress: bool = False) -> SimResult:
     """Monte Carlo of ``trials`` independent iterations of ``code`` under ``model``.
@@ -148,9 +195,8 @@ def simulate(code: GradientCode, model: ComputeModel, trials: int = 10_000, seed
         comm: optional communication-time model.
         progress: show a progress bar over chunks of trials.
     """
-    if not isinstance(trials, (int, np.integer)) or trials < 1:
-        raise ValueError(f"trials must be a positive integer, got {trials!r}")
-    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    trials = _check_request(code, model, trials, comm)
+    rng = checks.generator(seed, "seed")
     n_tasks = code.load
     parts = {k: [] for k in ("time", "messages", "cluster_messages", "computations", "volume")}
     chunks = [CHUNK] * (trials // CHUNK) + ([trials % CHUNK] if trials % CHUNK else [])
@@ -188,6 +234,10 @@ def sweep(builders: dict, values, model, trials: int = 10_000, seed=0, *,
 
     from .theory import expected_time
 
+    trials = checks.integer("trials", trials, low=1)
+    checks.need_memory("sweep", RESULT_BYTES * trials, sizes=f"trials = {trials}", lower="trials")
+    if not isinstance(seed, np.random.Generator):
+        checks.generator(seed, "seed")
     if isinstance(model, dict):
         if not model:
             raise ValueError("model must be a compute-time model or a non-empty dict of them, got {}")

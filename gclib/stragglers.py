@@ -20,23 +20,32 @@ All randomness comes from the ``numpy.random.Generator`` passed in.
 """
 from __future__ import annotations
 
+import math
+import sys
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
 import numpy as np
 from scipy.special import gammaln
 
+from . import checks
+
 
 def _positive(name, value):
-    if not (isinstance(value, (int, float, np.integer, np.floating)) and np.isfinite(value) and value > 0):
-        raise ValueError(f"{name} must be a positive number, got {value!r}")
-    return float(value)
+    return checks.real(name, value, above=0)
 
 
 def _nonneg(name, value):
-    if not (isinstance(value, (int, float, np.integer, np.floating)) and np.isfinite(value) and value >= 0):
-        raise ValueError(f"{name} must be a non-negative number, got {value!r}")
-    return float(value)
+    return checks.real(name, value, low=0)
+
+
+def _rate(name, value):
+    """A positive rate whose inverse (the mean time) is a finite float too."""
+    v = _positive(name, value)
+    if math.isinf(1.0 / v):
+        raise ValueError(f"{checks.must_be(name)} at least {1 / sys.float_info.max:.3g} (its inverse, the mean time, "
+                         f"overflows float64 below that), got {value!r}; use a larger time unit")
+    return v
 
 
 class ComputeModel:
@@ -53,10 +62,15 @@ class ComputeModel:
         Returns:
             ``(trials, workers, n_tasks)`` float array, non-decreasing along the last axis.
         """
-        if self.per_task:
-            return np.cumsum(self.task_draws(rng, (trials, workers, n_tasks)), axis=2)
-        x = self.task_draws(rng, (trials, workers, 1))
-        return x * np.arange(1, n_tasks + 1)
+        with np.errstate(over="ignore"):  # an overflow is refused below, in one line
+            if self.per_task:
+                out = np.cumsum(self.task_draws(rng, (trials, workers, n_tasks)), axis=2)
+            else:
+                out = self.task_draws(rng, (trials, workers, 1)) * np.arange(1, n_tasks + 1)
+        if not np.isfinite(out).all():  # only Persistent and Trace may say "never" (inf)
+            raise ValueError(f"compute-time model {self.describe()} gives finish times beyond the float64 range "
+                             f"(inf) for {n_tasks} tasks per worker; measure time in a larger unit")
+        return out
 
     def describe(self) -> dict:
         return {"model": self.name, **self.__dict__}
@@ -72,7 +86,7 @@ class ShiftedExponential(ComputeModel):
     name = "shifted-exp"
 
     def __post_init__(self):
-        self.mu = _positive("mu", self.mu)
+        self.mu = _rate("mu", self.mu)
         self.alpha = _nonneg("alpha", self.alpha)
 
     def task_draws(self, rng, shape):
@@ -88,7 +102,7 @@ class Exponential(ComputeModel):
     name = "exp"
 
     def __post_init__(self):
-        self.rate = _positive("rate", self.rate)
+        self.rate = _rate("rate", self.rate)
 
     def task_draws(self, rng, shape):
         return rng.exponential(1.0 / self.rate, size=shape)
@@ -128,9 +142,8 @@ class Persistent(ComputeModel):
         if not isinstance(self.base, ComputeModel):
             raise ValueError("base must be a compute-time model")
         if self.workers is not None:
-            self.workers = [int(w) for w in self.workers]
-        if not isinstance(self.count, (int, np.integer)) or isinstance(self.count, bool) or self.count < 0:
-            raise ValueError(f"count must be a non-negative integer, got {self.count!r}")
+            self.workers = list(checks.int_list("workers", self.workers, low=0, min_len=0))
+        self.count = checks.integer("count", self.count, low=0)
         if self.workers is not None and self.count:
             raise ValueError(f"give either workers (fixed ids, got {self.workers}) or count (random per trial, got "
                              f"{self.count}), not both: the random ones could fall on the fixed ones")

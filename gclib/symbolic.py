@@ -16,6 +16,7 @@ import sympy as sp
 from sympy.polys.domains import QQ
 from sympy.polys.matrices import DomainMatrix
 
+from . import checks
 from .codes.base import GradientCode
 
 
@@ -100,6 +101,9 @@ def verify(code: GradientCode, *, stragglers: Optional[int] = None, messages: Op
     """
     if not code.exact:
         raise ValueError(f"code '{code.name}' is approximate; there is no exact decoding to verify")
+    # the exact matrix, a copy of its received rows and their rank computation: about 300 bytes an entry
+    checks.need_memory(f"exact verification of '{code.name}'", 300 * code.n_messages * code.B.shape[1],
+                       sizes=f"{code.n_messages} messages x {code.B.shape[1]} columns", lower="workers")
     B = exact_matrix(code)
     T = exact_target(code)
     n = code.n_workers

@@ -47,7 +47,7 @@ def test_verify_exit_codes(capsys):
     (["simulate", "--scheme", "crc", "--workers", "5", "--stragglers", "5"], "stragglers must be at most 4"),
     (["simulate", "--scheme", "frc", "--workers", "10", "--stragglers", "3"], "divisible"),
     (["simulate", "--scheme", "crc", "--workers", "5"], "needs --stragglers"),
-    (["simulate", "--scheme", "crc", "--workers", "5", "--stragglers", "1", "--mu", "-1"], "mu must be"),
+    (["simulate", "--scheme", "crc", "--workers", "5", "--stragglers", "1", "--mu", "-1"], "--mu: must be"),
     (["simulate", "--scheme", "nope", "--workers", "5"], "invalid choice"),
     (["simulate", "--scheme", "crc", "--workers", "5", "--stragglers", "1", "--trials", "0"], "trials"),
 ])

@@ -24,9 +24,11 @@ from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
+from .. import checks
 from .rules import ThresholdRule
 
-#: Condition number of the decoding system above which a decode warns (float64 loses about half its digits).
+#: Error amplification above which a float64 (or complex128) decode warns: the decoded gradient may have lost
+#: about half of its digits. Other precisions scale it as ``1 / sqrt(u)`` (see :func:`amplification_threshold`).
 COND_WARN = 1e8
 
 
@@ -41,15 +43,51 @@ class IllConditionedWarning(RuntimeWarning):
 def _as_ids(a: np.ndarray, name: str, what: str) -> np.ndarray:
     """``a`` flattened to ``int64`` ids; ValueError naming ``name`` if any entry is not an integer (floats with a
     fractional part, NaN, strings) instead of truncating it silently."""
-    integral = np.issubdtype(a.dtype, np.integer) or (
-        np.issubdtype(a.dtype, np.floating) and bool(np.all(np.mod(a, 1) == 0)))
+    floats_ok = np.issubdtype(a.dtype, np.floating) and bool(np.all(np.abs(a) < 2.0 ** 63))  # NaN, inf fail
+    integral = np.issubdtype(a.dtype, np.integer) or (floats_ok and bool(np.all(np.mod(a, 1) == 0)))
     if a.size and not integral:
         raise ValueError(f"{name} must be integer {what}, got {a.ravel().tolist()}")
     return a.astype(np.int64).ravel()
 
 
-def _as_int_tuple(seq) -> tuple:
-    return tuple(int(x) for x in seq)
+def unit_roundoff(dtype=np.float64) -> float:
+    """Unit roundoff ``u`` of a floating or complex dtype (of its real part): ``2**-53`` for float64 and
+    complex128, ``2**-24`` for float32 and complex64.
+
+    Raises:
+        TypeError: ``dtype`` is not a floating or complex dtype (e.g. an integer dtype).
+    """
+    try:
+        dt = np.dtype(dtype)
+    except TypeError:
+        raise checks.ParameterTypeError(f"dtype must be a floating or complex NumPy dtype, got {dtype!r}") from None
+    if not np.issubdtype(dt, np.inexact):
+        raise checks.ParameterTypeError(f"dtype must be a floating or complex NumPy dtype, got {dt}")
+    return float(np.finfo(dt).eps) / 2
+
+
+def _working_dtype(dtype, B: np.ndarray) -> np.dtype:
+    """The precision of a decode: ``dtype`` (a dtype, or an array whose dtype is taken), else that of ``B``."""
+    if dtype is None:
+        return B.dtype
+    if isinstance(dtype, np.ndarray):
+        dtype = dtype.dtype
+    unit_roundoff(dtype)  # refuses integer and non-numeric dtypes
+    return np.dtype(dtype)
+
+
+def reserve_code(name: str, messages, columns, *, workers, load=1, complex_: bool = False, exact: bool = False,
+                 sizes: str, lower: str) -> None:
+    """Refuse to build a code whose arrays would not fit the memory budget (:func:`gclib.checks.need_memory`).
+
+    The estimate, from the sizes alone and before anything is allocated: the dense ``(messages, columns)``
+    encoding matrix three times over (it is built, converted and checked), SymPy's exact matrix when ``exact``
+    (about 100 bytes per entry), and the workers' computation orders (``workers * load`` part ids).
+    """
+    item = 16 if complex_ else 8
+    messages, columns, workers, load = (int(x) for x in (messages, columns, workers, load))  # no int64 overflow
+    nbytes = 3 * item * messages * columns + (100 * messages * columns if exact else 0) + 40 * workers * load
+    checks.need_memory(name, nbytes, sizes=sizes, lower=lower)
 
 
 @dataclass(frozen=True, eq=False)
@@ -93,22 +131,36 @@ class GradientCode:
     params: dict = field(default_factory=dict)
 
     def __post_init__(self):
-        B = np.asarray(self.B)
-        if not np.iscomplexobj(B):
-            B = B.astype(float)
-        order = tuple(_as_int_tuple(o) for o in self.order)
-        sender = np.asarray(self.sender, dtype=np.int64)
-        ready = np.asarray(self.ready, dtype=np.int64)
-        n_msg = B.shape[0]
-        if B.ndim != 2 or B.shape[1] != self.n_parts * self.n_pieces:
+        n_workers = checks.integer("n_workers", self.n_workers, low=1)
+        n_parts = checks.integer("n_parts", self.n_parts, low=1)
+        n_pieces = checks.integer("n_pieces", self.n_pieces, low=1)
+        checks.integer("stragglers", self.stragglers, low=0)
+        B = checks.finite_array("B", self.B)
+        if B.ndim != 2 or B.shape[1] != n_parts * n_pieces:
             raise ValueError(f"B must have shape (n_messages, n_parts * n_pieces) = (*, "
-                             f"{self.n_parts * self.n_pieces}), got {B.shape}")
-        if len(order) != self.n_workers:
-            raise ValueError(f"order must list {self.n_workers} workers, got {len(order)}")
+                             f"{n_parts * n_pieces}), got {B.shape}")
+        try:
+            order = list(self.order)
+        except TypeError:
+            raise checks.ParameterTypeError(f"order must list the parts of every worker, got {self.order!r}") \
+                from None
+        if len(order) != n_workers:
+            raise ValueError(f"order must list {n_workers} workers, got {len(order)}")
+        for w, o in enumerate(order):
+            ids = _as_ids(np.asarray(list(o)), f"order[{w}]", "part ids")
+            if ids.size and (ids.min() < 0 or ids.max() >= n_parts):
+                raise ValueError(f"order[{w}] must hold part ids in [0, {n_parts}), got {ids.tolist()}")
+            if np.unique(ids).size != ids.size:
+                raise ValueError(f"order[{w}] must hold distinct part ids, got {ids.tolist()}")
+            order[w] = tuple(ids.tolist())
+        order = tuple(order)
+        sender = _as_ids(np.asarray(self.sender), "sender", "worker ids")
+        ready = _as_ids(np.asarray(self.ready), "ready", "counts of partial gradients")
+        n_msg = B.shape[0]
         if sender.shape != (n_msg,) or ready.shape != (n_msg,):
             raise ValueError("sender and ready need one entry per message (row of B)")
-        if n_msg and (sender.min() < 0 or sender.max() >= self.n_workers):
-            raise ValueError(f"sender ids must lie in [0, {self.n_workers})")
+        if n_msg and (sender.min() < 0 or sender.max() >= n_workers):
+            raise ValueError(f"sender ids must lie in [0, {n_workers})")
         for j in range(n_msg):
             w = sender[j]
             if not 1 <= ready[j] <= len(order[w]):
@@ -116,7 +168,7 @@ class GradientCode:
                                  f"(worker {w} computes {len(order[w])} parts)")
             # A message may only combine parts its sender has computed by then.
             done = set(order[w][: ready[j]])
-            cols = np.flatnonzero(np.abs(B[j]) > 0) // self.n_pieces
+            cols = np.flatnonzero(np.abs(B[j]) > 0) // n_pieces
             extra = set(cols.tolist()) - done
             if extra:
                 raise ValueError(f"message {j} of worker {w} uses parts {sorted(extra)} not computed after "
@@ -126,6 +178,8 @@ class GradientCode:
         if size.shape != (n_msg,) or not np.all(np.isfinite(size) & (size >= 0)):
             raise ValueError(f"size must hold one non-negative message size per message ({n_msg}), got "
                              f"{np.asarray(size).tolist()}")
+        for attr, v in (("n_workers", n_workers), ("n_parts", n_parts), ("n_pieces", n_pieces)):
+            object.__setattr__(self, attr, v)
         object.__setattr__(self, "B", B)
         object.__setattr__(self, "order", order)
         object.__setattr__(self, "sender", sender)
@@ -205,11 +259,18 @@ class GradientCode:
         resid = T - (T @ V) @ V.conj().T
         return bool(np.linalg.norm(resid) <= 1e-7 * np.linalg.norm(T))
 
-    def decode(self, received, *, check: bool = True, warn: bool = True) -> np.ndarray:
+    def decode(self, received, *, check: bool = True, warn: bool = True, dtype=None) -> np.ndarray:
         """Decoding coefficients for a received set.
 
         Args:
             received: message indices (or a ``(n_messages,)`` bool mask).
+            check: raise :class:`DecodingError` when the coefficients do not reproduce the target.
+            warn: warn with :class:`IllConditionedWarning` when the decode's error amplification exceeds
+                :func:`amplification_threshold` of the working precision.
+            dtype: the precision of the messages the coefficients will be applied to (a NumPy dtype, or the
+                messages themselves): float32, float64, complex64, complex128. Default: that of ``B`` (float64,
+                complex128 for complex codes). A float32 decode warns about 23,000 times sooner than a float64
+                one (:func:`amplification_threshold`).
         Returns:
             ``A``: ``(n_pieces, len(received))`` with ``A @ B[received] == target`` (approximately for
             approximate schemes), columns in the order of ``received`` (sorted when a mask is given).
@@ -217,6 +278,7 @@ class GradientCode:
             DecodingError: the set does not determine the gradient.
         """
         idx = self._check_received(received)
+        work = _working_dtype(dtype, self.B)
         if self.decoder is not None:
             A = self.decoder(self, idx)
         else:
@@ -236,11 +298,13 @@ class GradientCode:
                                     f"gradient (residual {resid:.2e}){hint}")
         if warn and idx.size:
             c = amplification()
-            if c > COND_WARN:
+            limit = amplification_threshold(work)
+            if c > limit:
+                u = unit_roundoff(work)
                 warnings.warn(f"decoding system of '{self.name}' has condition number {c:.2e} (error "
-                              f"amplification, see decoding_amplification); the decoded gradient may be "
-                              f"inaccurate (relative error up to about {c * 1.1e-16:.1e} in float64, "
-                              f"{c * 6e-8:.1e} in float32)", IllConditionedWarning, stacklevel=2)
+                              f"amplification, see decoding_amplification), above {limit:.2g} for {work}; the "
+                              f"decoded gradient may be inaccurate (relative error up to about {c * u:.1e} in "
+                              f"{work}, unit roundoff {u:.1e})", IllConditionedWarning, stacklevel=2)
         return A
 
     def decode_workers(self, workers, **kw) -> np.ndarray:
@@ -324,6 +388,23 @@ def decoding_amplification(BR: np.ndarray, A: np.ndarray, target: np.ndarray) ->
     return float(np.max(amp)) if amp.size else np.inf
 
 
+def amplification_threshold(dtype=np.float64) -> float:
+    """The error amplification (:func:`decoding_amplification`) above which a decode computed in ``dtype`` is not
+    trusted: :meth:`GradientCode.decode` warns above it, and the MPI runtime flags such iterations.
+
+    The rule: a decode is not trusted once its error bound ``u * kappa`` (``u`` the unit roundoff of the working
+    precision, :func:`unit_roundoff`; ``kappa`` the error amplification) passes about ``sqrt(u)``, i.e. once about
+    half of the precision's digits may be lost. The threshold is therefore proportional to ``1 / sqrt(u)``,
+    anchored at :data:`COND_WARN` ``= 1e8`` for float64 (``1 / sqrt(2**-53)`` is ``9.5e7``):
+    ``amplification_threshold(dtype) = COND_WARN * sqrt(u_float64 / u)``, ``1e8`` for float64 and complex128
+    (relative error up to about ``1.1e-8``) and about ``4.3e3`` for float32 and complex64 (up to about ``2.6e-4``).
+
+    Raises:
+        TypeError: ``dtype`` is not a floating or complex dtype.
+    """
+    return COND_WARN * float(np.sqrt(unit_roundoff(np.float64) / unit_roundoff(dtype)))
+
+
 def lstsq_decode(code: GradientCode, idx: np.ndarray) -> np.ndarray:
     """Generic decoder: least-squares (minimum norm) ``A`` with ``A @ B[idx] = target``."""
     if idx.size == 0:
@@ -343,12 +424,12 @@ def straggler_patterns(n: int, s: int):
     return combinations(range(n), s)
 
 
-def check_ns(n, s, *, s_max=None, name_n="workers", name_s="stragglers"):
-    """Validate the usual ``(n, s)`` pair; raise ValueError naming the parameter."""
-    if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 1:
-        raise ValueError(f"{name_n} must be a positive integer, got {n!r}")
-    if not isinstance(s, (int, np.integer)) or isinstance(s, bool) or s < 0:
-        raise ValueError(f"{name_s} must be a non-negative integer, got {s!r}")
+def check_ns(n, s, *, s_max=None, name_n="workers", name_s="stragglers") -> tuple[int, int]:
+    """Validate the usual ``(n, s)`` pair; raise ValueError (a ParameterTypeError for a non-integer) naming the
+    parameter. Returns ``(n, s)`` as Python integers (NumPy integers would overflow in size arithmetic)."""
+    n = checks.integer(name_n, n, low=1)
+    s = checks.integer(name_s, s, low=0)
     hi = n - 1 if s_max is None else s_max
     if s > hi:
         raise ValueError(f"{name_s} must be at most {hi} for {n} {name_n}, got {s}")
+    return n, s

@@ -30,7 +30,8 @@ from math import comb
 
 import numpy as np
 
-from .base import DecodingError, GradientCode, check_ns
+from .. import checks
+from .base import DecodingError, GradientCode, check_ns, reserve_code
 from .polynomial import assigned_points
 from .rules import ThresholdRule, check_messages_axis, threshold
 from .tandon import cyclic_support
@@ -160,12 +161,14 @@ def ye_abbe(n: int, s: int, m: int, points="equispaced", *, exact: bool = False,
     Returns:
         ``n`` messages of size ``1/m`` (``2/m`` with complex points); load ``d = s + m``; any ``n - s`` decode.
     """
-    check_ns(n, s)
-    if not isinstance(m, (int, np.integer)) or m < 1:
-        raise ValueError(f"comm (m, the communication reduction) must be a positive integer, got {m!r}")
+    n, s = check_ns(n, s)
+    m = checks.integer("comm", m, low=1, why=" (m, the communication reduction)")
     if s + m > n:
         raise ValueError(f"ye-abbe needs stragglers + comm <= workers (load d = s + m): s + m = {s + m} > "
                          f"n = {n}; choose comm <= {n - s}")
+    reserve_code("ye-abbe", n, n * m, workers=n, load=s + m,
+                 complex_=isinstance(points, str) and points == "roots-of-unity", exact=exact,
+                 sizes=f"workers = {n}, comm = {m}", lower="workers or comm")
     B_exact = None
     beta, beta_q = assigned_points(n, points, assign, exact)
     if exact:
@@ -262,7 +265,7 @@ def gaussian_generator(m: int, d: int, rng=None, *, exact: bool = False, digits:
     ``exact=True`` rounds the draws to ``digits`` decimals, checks exactly that every ``m x m`` submatrix is
     non-singular (redrawing otherwise) and returns a SymPy matrix of rationals.
     """
-    rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    rng = checks.generator(0 if rng is None else rng, "seed")
     if not exact:
         return rng.standard_normal((m, d))
     import sympy as sp
@@ -419,16 +422,19 @@ def kadhe(n: int, s: int, m: int | None = None, generator="gaussian", seed=0, *,
     Returns:
         ``n`` messages of size ``1/m``; load ``d``; any ``s`` stragglers tolerated.
     """
-    check_ns(n, s)
+    n, s = check_ns(n, s)
     name_g = generator if isinstance(generator, str) and generator in GENERATORS else "custom"
     if isinstance(generator, str) and generator not in GENERATORS:
         generator = load_generator(generator)
     G_exact = None
     if isinstance(generator, str):
-        if m is None:
-            m = 1
-        if not isinstance(m, (int, np.integer)) or m < 1:
-            raise ValueError(f"comm (m, the communication reduction) must be a positive integer, got {m!r}")
+        m = 1 if m is None else checks.integer("comm", m, low=1, why=" (m, the communication reduction)")
+        d = s + m if generator == "gaussian" else m * (s + 1)
+        if d > n or n % d:
+            raise ValueError(f"kadhe needs workers to be a multiple of the block length d = {d} (computation "
+                             f"load): {n} workers is not; choose workers among the multiples of {d}")
+        reserve_code("kadhe", n, n * m, workers=n, load=d, exact=exact, sizes=f"workers = {n}, comm = {m}",
+                     lower="workers or comm")
         if generator == "gaussian":
             d = s + m
             if exact:
@@ -472,6 +478,8 @@ def kadhe(n: int, s: int, m: int | None = None, generator="gaussian", seed=0, *,
     if d > n or n % d:
         raise ValueError(f"kadhe needs workers to be a multiple of the block length d = {d} (computation load): "
                          f"{n} workers is not; choose workers among the multiples of {d}")
+    reserve_code("kadhe", n, n * m, workers=n, load=d, exact=exact, sizes=f"workers = {n}, comm = {m}",
+                 lower="workers or comm")
     n_groups = n // d
     order = []
     B = np.zeros((n, n * m))

@@ -5,7 +5,8 @@ from typing import Sequence
 
 import numpy as np
 
-from .base import DecodingError, GradientCode
+from .. import checks
+from .base import DecodingError, GradientCode, reserve_code
 from .rules import ThresholdRule
 
 
@@ -40,6 +41,8 @@ def clustered(codes: Sequence[GradientCode], name: str | None = None) -> Gradien
     k = sum(c.n_parts for c in codes)
     n_msg = sum(c.n_messages for c in codes)
     complex_ = any(np.iscomplexobj(c.B) for c in codes)
+    reserve_code(name or "clustered", n_msg, k * m, workers=n, load=max(c.load for c in codes), complex_=complex_,
+                 sizes=f"{len(codes)} clusters, {n_msg} messages, {k} parts", lower="the number or size of clusters")
     B = np.zeros((n_msg, k * m), dtype=complex if complex_ else float)
     order, sender, ready, size = [], [], [], []
     msg_class, class_cluster, thresholds, blocks = [], [], [], []
@@ -76,8 +79,7 @@ def clustered(codes: Sequence[GradientCode], name: str | None = None) -> Gradien
 
 def split_evenly(total: int, parts: int, name: str = "clusters") -> list[int]:
     """Sizes of ``parts`` clusters of ``total`` items that differ by at most one; error if any would be empty."""
-    if not isinstance(parts, (int, np.integer)) or parts < 1:
-        raise ValueError(f"{name} must be a positive integer, got {parts!r}")
+    parts = checks.integer(name, parts, low=1)
     if parts > total:
         raise ValueError(f"{name} = {parts} exceeds the {total} items to split")
     q, r = divmod(total, parts)

@@ -23,7 +23,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .base import DecodingError, GradientCode, _as_ids
+from .. import checks
+from .base import DecodingError, GradientCode, _as_ids, reserve_code
 from .rules import threshold
 from .tandon import cyclic_support
 
@@ -145,16 +146,15 @@ def lcc_code(K: int, r: int) -> GradientCode:
     ``k = ceil(K / r)`` blocks; each worker's coded block costs ``ceil(K / k)`` mini-batch computations (``r``
     when ``r | K``); the iteration completes when ``2(k-1)+1`` results have arrived.
     """
-    if not isinstance(K, (int, np.integer)) or K < 1:
-        raise ValueError(f"workers must be a positive integer, got {K!r}")
-    if not isinstance(r, (int, np.integer)) or not 1 <= r <= K:
-        raise ValueError(f"load must be an integer in [1, {K}], got {r!r}")
+    K = checks.integer("workers", K, low=1)
+    r = checks.integer("load", r, low=1, high=K)
     k = -(-K // r)
     R = lcc_threshold(k)
     if R > K:
         raise ValueError(f"LCC with load r = {r} needs 2 ceil(K/r) - 1 = {R} results but has only {K} workers; "
                          f"use a load of at least {-(-K // ((K + 1) // 2))}")
     work = -(-K // k)
+    reserve_code("lcc", K, K, workers=K, load=work, sizes=f"workers = {K}", lower="workers")
     order = cyclic_support(K, work - 1)
     B = np.zeros((K, K))
     for w, o in enumerate(order):

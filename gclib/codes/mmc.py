@@ -32,7 +32,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from .base import GradientCode, lstsq_decode
+from .. import checks
+from .base import GradientCode, lstsq_decode, reserve_code
 from .compose import clustered, split_evenly
 from .polynomial import polynomial_code
 from .rules import ThresholdRule, check_messages_axis, threshold
@@ -42,7 +43,7 @@ from .tandon import crc, cyclic_support
 # ---------------------------------------------------------------------------------------------- validation
 def _check_int(name, value, lo, hi=None, why=""):
     if not isinstance(value, (int, np.integer)) or isinstance(value, bool):
-        raise ValueError(f"{name} must be an integer, got {value!r}")
+        raise checks.ParameterTypeError(f"{name} must be an integer, got {value!r}")
     if value < lo or (hi is not None and value > hi):
         rng = f"[{lo}, {hi}]" if hi is not None else f">= {lo}"
         raise ValueError(f"{name} must lie in {rng}{why}, got {value}")
@@ -50,18 +51,19 @@ def _check_int(name, value, lo, hi=None, why=""):
 
 
 def parse_orders(orders) -> tuple:
-    """An order vector from a sequence or a comma list (``"6,8,10"``)."""
+    """An order vector from a sequence or a comma list (``"6,8,10"``); an empty item (``"6,,8"``) is refused."""
     if isinstance(orders, str):
-        try:
-            orders = [int(x) for x in orders.replace(" ", "").split(",") if x]
-        except ValueError:
-            raise ValueError(f"orders must be a comma-separated list of integers, got {orders!r}") from None
-    orders = tuple(orders)
+        return checks.int_list("orders", orders)
+    try:
+        orders = tuple(orders)
+    except TypeError:
+        raise checks.ParameterTypeError(f"orders must be a sequence of integers or a comma list, got {orders!r}") \
+            from None
     if not orders:
         raise ValueError("orders must list at least one order")
     for m in orders:
         if not isinstance(m, (int, np.integer)) or isinstance(m, bool):
-            raise ValueError(f"orders must be integers, got {orders!r}")
+            raise checks.ParameterTypeError(f"orders must be integers, got {orders!r}")
     return tuple(int(m) for m in orders)
 
 
@@ -106,6 +108,8 @@ def correlated(K: int, r: int, m: int, *, seed=0, exact: bool = False, name: str
     K = _check_int("workers", K, 1)
     r = _check_int("load", r, 1, K, f" for {K} workers")
     m = _check_int("order", m, 1, r, f" (the load r = {r})")
+    reserve_code(name, K * (r - m + 1), K, workers=K, load=r, exact=exact,
+                 sizes=f"workers = {K}, load = {r}, order = {m}", lower="workers or load")
     base = crc(K, m - 1, seed, exact=exact)
     l = r - m + 1
     cls = np.array([(w + j) % K for w in range(K) for j in range(l)], dtype=np.int64)
@@ -170,6 +174,8 @@ def uncorrelated(K: int, r: int, orders, *, points="chebyshev", name: str = "gc-
     r = _check_int("load", r, 1, K, f" for {K} workers")
     orders = _check_orders(orders, r)
     l = len(orders)
+    reserve_code(name, K * l, K, workers=K, load=r, exact=exact,
+                 sizes=f"workers = {K}, load = {r}, {l} orders", lower="workers or the number of orders")
     mask, sender, ready = uncorrelated_mask(K, r, orders)
     t = K * l - sum(orders) + 1
     if exact:
@@ -186,11 +192,11 @@ def uncorrelated(K: int, r: int, orders, *, points="chebyshev", name: str = "gc-
 def cluster_sizes(K: int, P: int, r: int) -> list:
     """Sizes of ``P`` clusters of ``K`` workers (differing by at most one); each must hold ``r`` workers."""
     K = _check_int("workers", K, 1)
-    sizes = split_evenly(K, P, "clusters")
-    if min(sizes) < r:
-        raise ValueError(f"clusters = {P} splits {K} workers into clusters of {min(sizes)}, fewer than the load "
+    P = _check_int("clusters", P, 1)
+    if P <= K and K // P < r:  # checked before the list of sizes is built
+        raise ValueError(f"clusters = {P} splits {K} workers into clusters of {K // P}, fewer than the load "
                          f"r = {r} (a worker holds r parts of its own cluster); use at most {K // r} clusters")
-    return sizes
+    return split_evenly(K, P, "clusters")
 
 
 def clustered_design(build: Callable[[int], GradientCode], K: int, P: int, r: int, name: str | None = None
@@ -199,6 +205,11 @@ def clustered_design(build: Callable[[int], GradientCode], K: int, P: int, r: in
 
     ``P = 1`` returns ``build(K)`` itself. Cluster sizes differ by at most one when ``P`` does not divide ``K``.
     """
+    K = _check_int("workers", K, 1)
+    r = _check_int("load", r, 1, K, f" for {K} workers")
+    P = _check_int("clusters", P, 1)
+    reserve_code(name or "clustered design", K, K, workers=K, load=r, sizes=f"workers = {K}, load = {r}",
+                 lower="workers")
     sizes = cluster_sizes(K, P, r)
     if len(sizes) == 1:
         return build(K)
@@ -335,6 +346,8 @@ def hybrid(K: int, r: int, orders, *, points="chebyshev") -> GradientCode:
     if K % r:
         raise ValueError(f"hybrid needs clusters of exactly load = {r} workers (fractional repetition groups), "
                          f"but {K} workers is not divisible by {r}; choose the load among the divisors of {K}")
+    reserve_code("hybrid", K * len(orders), K, workers=K, load=r,
+                 sizes=f"workers = {K}, load = {r}, {len(orders)} orders", lower="workers or the number of orders")
     coded_orders = tuple(m for m in orders if m != r)
     sub, full1, t = _hybrid_cluster(r, coded_orders, points)
     P = K // r

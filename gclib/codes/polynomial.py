@@ -29,7 +29,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import DecodingError, GradientCode
+from .. import checks
+from .base import DecodingError, GradientCode, reserve_code
 from .rules import threshold
 
 POINTS = ("chebyshev", "equispaced", "roots-of-unity")
@@ -67,7 +68,7 @@ def point_permutation(n: int, assign="spread") -> np.ndarray:
 def evaluation_points(n: int, points="chebyshev") -> np.ndarray:
     """``(n,)`` distinct evaluation points of the given family (see the module docstring)."""
     if not isinstance(points, str):
-        pts = np.asarray(points)
+        pts = checks.finite_array("points", points)
         if pts.shape != (n,):
             raise ValueError(f"points must be one of {POINTS} or an array of {n} numbers, got shape {pts.shape}")
         if np.unique(pts).size != n:
@@ -211,6 +212,8 @@ def polynomial_code(mask, sender, ready, order, *, points="equispaced", name="rs
     if mask.ndim != 2 or mask.size == 0:
         raise ValueError(f"mask must be a non-empty (N, k) 0/1 matrix, got shape {mask.shape}")
     N, k = mask.shape
+    reserve_code(name, N, k, workers=len(order), load=k, exact=exact, sizes=f"a {N} x {k} mask",
+                 lower="the number of rows or parts of the mask")
     sender = np.asarray(sender, dtype=np.int64)
     if sender.shape != (N,) or sender.min() < 0 or sender.max() >= len(order):
         raise ValueError(f"sender must hold one worker id in [0, {len(order)}) per mask row ({N}), got "
@@ -226,15 +229,25 @@ def polynomial_code(mask, sender, ready, order, *, points="equispaced", name="rs
         B_exact = exact_encoding_matrix(alpha_q, roots)
         B = np.array(B_exact.tolist(), dtype=float)
     else:
-        B = encoding_matrix(alpha, roots)
+        with np.errstate(over="ignore", invalid="ignore"):
+            B = encoding_matrix(alpha, roots)
+    custom = not isinstance(points, str) and not exact
+    if custom and not np.isfinite(B).all():
+        raise ValueError(f"points of magnitude up to {np.abs(alpha).max():.3g} make the encoding matrix overflow "
+                         f"float64 (products of {h} point differences); use points of magnitude about 1")
     n_workers = len(order)
     s = n_workers - (h + 1) if stragglers is None else stragglers
     p = {"h": h, "points": points if isinstance(points, str) else "custom",
          "assign": assign if isinstance(points, str) else "custom", "_alpha": alpha, "_rank": h + 1,
          **(params or {})}
-    return GradientCode(name=name, n_workers=n_workers, n_parts=k, order=order, B=B, sender=sender,
+    code = GradientCode(name=name, n_workers=n_workers, n_parts=k, order=order, B=B, sender=sender,
                         ready=ready, rule=threshold(N, h + 1), stragglers=max(s, 0), decoder=_poly_decoder,
                         B_exact=B_exact, params=p)
+    if custom and not code.is_decodable(np.arange(N)):  # the rule would claim decoding where nothing decodes
+        d = np.abs(alpha[:, None] - alpha[None, :])[~np.eye(N, dtype=bool)].min() if N > 1 else 0.0
+        raise ValueError(f"points are too close together to decode in floating point (closest pair {d:.3g} "
+                         f"apart): even all {N} messages do not determine the gradient; spread them out")
+    return code
 
 
 def rs(n: int, s: int, points="equispaced", *, exact: bool = False, assign="spread") -> GradientCode:
@@ -245,7 +258,9 @@ def rs(n: int, s: int, points="equispaced", *, exact: bool = False, assign="spre
     from .base import check_ns
     from .tandon import cyclic_support
 
-    check_ns(n, s)
+    n, s = check_ns(n, s)
+    reserve_code("rs", n, n, workers=n, load=s + 1, complex_=isinstance(points, str) and points == "roots-of-unity",
+                 exact=exact, sizes=f"workers = {n}", lower="workers")
     order = cyclic_support(n, s)
     mask = np.zeros((n, n), dtype=int)
     for i, o in enumerate(order):

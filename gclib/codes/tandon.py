@@ -19,17 +19,26 @@ from functools import partial
 
 import numpy as np
 
-from .base import GradientCode, check_ns, lstsq_decode
+from .. import checks
+from .base import GradientCode, check_ns, lstsq_decode, reserve_code
 from .rules import ThresholdRule, coverage, threshold
 
 
 def _rng(seed):
-    return seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    return checks.generator(seed, "seed")
+
+
+def _reserve(name, n, s, *, messages=None, columns=None, exact=False):
+    """Refuse an (n, s) code too large for the memory budget, before building anything."""
+    reserve_code(name, n if messages is None else messages, n if columns is None else columns, workers=n,
+                 load=s + 1, exact=exact, sizes=f"workers = {n}" + (f", stragglers = {s}" if s else ""),
+                 lower="workers")
 
 
 def uncoded(n: int) -> GradientCode:
     """Uncoded: ``n`` workers, ``n`` parts, worker ``i`` sends ``g_i``; all ``n`` messages are needed."""
-    check_ns(n, 0)
+    n, _ = check_ns(n, 0)
+    _reserve("uncoded", n, 0)
     return GradientCode(name="uncoded", n_workers=n, n_parts=n, order=[(i,) for i in range(n)],
                         B=np.eye(n), sender=np.arange(n), ready=np.ones(n), rule=threshold(n, n),
                         stragglers=0, params={"n": n})
@@ -50,7 +59,8 @@ def ignore_stragglers(n: int, s: int) -> GradientCode:
     Approximate (``exact=False``): the decoded vector is an unbiased estimate of the full gradient only when
     the parts are exchangeable.
     """
-    check_ns(n, s)
+    n, s = check_ns(n, s)
+    _reserve("ignore", n, 0)
     return GradientCode(name="ignore", n_workers=n, n_parts=n, order=[(i,) for i in range(n)],
                         B=np.eye(n), sender=np.arange(n), ready=np.ones(n), rule=threshold(n, n - s),
                         stragglers=s, exact=False, decoder=_ignore_decoder, params={"n": n, "s": s})
@@ -85,10 +95,11 @@ def frc(n: int, s: int) -> GradientCode:
     Worker ``w`` is in group ``q = w // (s + 1)`` at position ``b = w % (s + 1)``, holds the parts of block
     ``q`` and computes them starting at its own position (so the group members start on different parts).
     """
-    check_ns(n, s)
+    n, s = check_ns(n, s)
     if n % (s + 1):
         raise ValueError(f"frc needs workers divisible by stragglers + 1: {n} workers is not divisible by "
                          f"{s + 1}; use crc, or choose stragglers + 1 among the divisors of {n}")
+    _reserve("frc", n, s)
     r = s + 1
     order, rows = [], np.zeros((n, n))
     for w in range(n):
@@ -115,7 +126,8 @@ def crc_matrix(n: int, s: int, rng=None, *, exact: bool = False, low: int = -99,
     Returns:
         ``(n, n)`` numpy array, or SymPy ``Matrix`` of rationals when ``exact``.
     """
-    check_ns(n, s)
+    n, s = check_ns(n, s)
+    _reserve("crc", n, s, exact=exact)
     rng = _rng(rng)
     if s == 0:
         if exact:
@@ -163,7 +175,9 @@ def crc(n: int, s: int, seed=0, *, exact: bool = False) -> GradientCode:
         exact: draw integer ``H`` and build ``B`` in rational arithmetic (``B_exact``), so that
             :func:`gclib.symbolic.verify` proves this instance.
     """
-    check_ns(n, s)
+    n, s = check_ns(n, s)
+    _reserve("crc", n, s, exact=exact)
+    _rng(seed)  # a bad seed is refused before anything is built
     B_exact = None
     if exact:
         B_exact = crc_matrix(n, s, seed, exact=True)
@@ -185,12 +199,12 @@ def partial_stragglers(n: int, s: int, pieces: int, seed=0, *, exact: bool = Fal
     parts, and sends the CRC message. The master needs the first message of every worker and the coded message
     of any ``n - s``.
     """
-    check_ns(n, s)
-    P = pieces
-    if not isinstance(P, (int, np.integer)) or P < s + 2:
-        raise ValueError(f"pieces (P, parts per worker) must be an integer >= stragglers + 2 = {s + 2}, got {P!r}")
+    n, s = check_ns(n, s)
+    P = checks.integer("pieces", pieces, low=s + 2, why=" (P, parts per worker: at least stragglers + 2)")
     sep = P - s - 1
     k = n * (P - s)
+    reserve_code("partial", 2 * n, k, workers=n, load=P, exact=exact, sizes=f"workers = {n}, pieces = {P}",
+                 lower="workers or pieces")
     base = crc(n, s, seed, exact=exact)
     B = np.zeros((2 * n, k))
     order = []
@@ -250,7 +264,7 @@ def builders(n: int, seed=0) -> dict:
         FRC raises ``ValueError`` where ``s + 1`` does not divide ``n``, which :func:`gclib.simulate.sweep`
         reads as "not defined here"). ``seed`` draws CRC's random ``H``.
     """
-    check_ns(n, 0)
+    n, _ = check_ns(n, 0)
     return {"uncoded": partial(_uncoded_at, n), "ignore": partial(ignore_stragglers, n), "frc": partial(frc, n),
             "crc": partial(_crc_at, n, seed=seed)}
 
@@ -266,6 +280,6 @@ def _crc_at(n: int, s: int, seed=0) -> GradientCode:
 def exact_examples(n: int, s: int, seed=0) -> list:
     """FRC (when ``(s + 1) | n``) and CRC in exact mode at ``(n, s)``: the small codes a notebook derives and
     proves with :func:`gclib.symbolic.verify`."""
-    check_ns(n, s)
+    n, s = check_ns(n, s)
     out = [frc(n, s)] if n % (s + 1) == 0 else []
     return out + [crc(n, s, seed, exact=True)]

@@ -22,6 +22,8 @@ runtime.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 #: Chen et al.'s window length (``triggerslot``).
@@ -44,9 +46,13 @@ def threshold(diff_sq, lr: float, units: int, xi: float) -> float:
         diff_sq: ``(D,)`` squared norms ``||theta^{k+1-d} - theta^{k-d}||^2`` for ``d = 1 .. D`` (any order).
         lr: step size. units: ``M``, the number of units aggregated. xi: weight of every past difference.
     Returns:
-        ``xi / (lr^2 M^2) * sum(diff_sq)``.
+        ``xi / (lr^2 M^2) * sum(diff_sq)``: ``inf`` when ``lr M`` is so small that its square underflows (the
+        limit, nobody uploads), 0 when the numerator is.
     """
-    return float(xi / (lr * lr * units * units) * np.sum(diff_sq))
+    den = lr * lr * units * units
+    if den == 0:  # underflow of a tiny lr M
+        return math.inf if xi * float(np.sum(diff_sq)) > 0 else 0.0
+    return float(xi / den * np.sum(diff_sq))
 
 
 def wk_trigger(fresh: np.ndarray, last: np.ndarray, rhs: float) -> np.ndarray:

@@ -60,6 +60,7 @@ from functools import cached_property
 
 import numpy as np
 
+from .. import checks
 from ..codes import crc, frc, uncoded
 from ..codes.base import GradientCode, split_pieces
 from ..simulate import arrival_times
@@ -119,12 +120,10 @@ class LazyScheme:
             raise ValueError(f"trigger must be None, 'wk' or 'ps', got {self.trigger!r}")
         if self.warmup not in WARMUPS:
             raise ValueError(f"warmup must be one of {list(WARMUPS)}, got {self.warmup!r}")
-        if not (isinstance(self.initial, (int, float, np.integer, np.floating)) and math.isfinite(self.initial)):
-            raise ValueError(f"initial must be a finite number, got {self.initial!r}")
-        if not isinstance(self.D, (int, np.integer)) or self.D < 1:
-            raise ValueError(f"D must be a positive integer, got {self.D!r}")
-        if self.xi is not None and not self.xi >= 0:
-            raise ValueError(f"xi must be non-negative, got {self.xi!r}")
+        checks.real("initial", self.initial)
+        checks.integer("D", self.D, low=1)
+        if self.xi is not None:
+            checks.real("xi", self.xi, low=0)
         if not hasattr(self.code.rule, "msg_class"):
             raise ValueError(f"code '{self.code.name}' needs a threshold rule with message classes")
 
@@ -139,7 +138,8 @@ class LazyScheme:
             return float(self.n_units)
         if u in ("decoding-max", "decoding-mean"):
             return decoding_weight(self.code, u.split("-")[1])
-        if isinstance(u, str) or not u > 0:
+        if isinstance(u, str) or not (isinstance(u, (int, float, np.integer, np.floating))
+                                      and not isinstance(u, bool) and 0 < u < math.inf):
             raise ValueError(f"units must be a positive number, 'count', 'decoding-max' or 'decoding-mean', "
                              f"got {u!r}")
         return float(u)
@@ -387,14 +387,10 @@ def train(problem: Problem, scheme: LazyScheme, model: ComputeModel, *, target: 
     warmup = scheme.warmup if warmup is None else warmup
     if warmup not in WARMUPS:
         raise ValueError(f"warmup must be one of {list(WARMUPS)}, got {warmup!r}")
-    if not (isinstance(max_iter, (int, np.integer)) and max_iter >= 1):
-        raise ValueError(f"max_iter must be a positive integer, got {max_iter!r}")
-    if not target > 0:
-        raise ValueError(f"target must be positive, got {target!r}")
-    lr = 1.0 / problem.smoothness if lr is None else float(lr)
-    if not lr > 0:
-        raise ValueError(f"lr must be positive, got {lr!r}")
-    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    checks.integer("max_iter", max_iter, low=1)
+    checks.real("target", target, above=0)
+    lr = 1.0 / problem.smoothness if lr is None else checks.real("lr", lr, above=0)
+    rng = checks.generator(seed, "seed")
 
     d = problem.dim
     n, m = code.n_workers, code.n_pieces
@@ -420,7 +416,7 @@ def train(problem: Problem, scheme: LazyScheme, model: ComputeModel, *, target: 
         held[:] = B_rep @ split_pieces(np.full((code.n_parts, d), scheme.initial / problem.n_samples), m)
         has[:] = True
         theta_hat[:] = theta
-    diffs = deque(maxlen=D)
+    diffs = deque(maxlen=min(D, max_iter + 1))  # a window longer than the run holds no more (and D may be huge)
 
     gap0 = problem.gap(theta)
     gaps, times, ups, comps, act = [gap0], [0.0], [0], [0], [0]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import sys
 
+from .. import checks
 from .optim import SCHEME_NAMES, make_scheme, train
 from .problems import DATASETS, lag_synthetic, make_problem, tandon_logistic
 
@@ -19,7 +20,11 @@ PROBLEMS = ("linreg", "logistic", *sorted(DATASETS))
 def problem_for(name: str, workers: int, seed=0):
     """The problem behind ``--problem`` (see the module docstring), split into ``workers`` parts."""
     if name == "linreg":
-        return lag_synthetic(workers=workers, dim=max(50, workers), seed=seed)
+        dim = max(50, workers)
+        # X stacks one dim x dim block per worker, built as a list of blocks first: twice workers * dim^2 floats
+        checks.need_memory("the linreg problem", 16 * workers * dim * dim + 8 * dim * dim,
+                           sizes=f"workers = {workers} (dim = {dim})", lower="workers")
+        return lag_synthetic(workers=workers, dim=dim, seed=seed)
     if name == "logistic":
         return tandon_logistic(parts=workers, seed=seed)
     if name in DATASETS:
@@ -34,25 +39,30 @@ def add_train_args(p):
     p.add_argument("--scheme", required=True, choices=SCHEME_NAMES)
     p.add_argument("--problem", default="linreg", choices=PROBLEMS,
                    help="linreg = the LAG synthetic regression, logistic = Tandon's synthetic data")
-    p.add_argument("--workers", type=int, default=12)
-    p.add_argument("--groups", type=int, default=None, help="g-lag: groups (divides workers; default 4)")
-    p.add_argument("--stragglers", type=int, default=None, help="gc / lagc: s (default workers/groups - 1)")
+    count = checks.option(checks.integer, low=1)
+    p.add_argument("--workers", type=count, default=12)
+    p.add_argument("--groups", type=count, default=None, help="g-lag: groups (divides workers; default 4)")
+    p.add_argument("--stragglers", type=checks.option(checks.integer, low=0), default=None,
+                   help="gc / lagc: s (default workers/groups - 1)")
     p.add_argument("--code", default=None, help="gc: a registered code name (default crc)")
     p.add_argument("--trigger", default="default", choices=("default", "none", "wk", "ps"),
                    help="lazy rule: worker side (wk), server side (ps) or none")
     p.add_argument("--units", default=None, help="M of the lazy threshold: a number, count, decoding-max or "
                                                  "decoding-mean")
-    p.add_argument("--D", type=int, default=10, help="lazy window (Chen et al.: 10)")
-    p.add_argument("--xi", type=float, default=None, help="weight per past difference (default 1/D wk, 10/D ps)")
+    p.add_argument("--D", type=count, default=10, help="lazy window (Chen et al.: 10)")
+    p.add_argument("--xi", type=checks.option(checks.real, low=0), default=None,
+                   help="weight per past difference (default 1/D wk, 10/D ps)")
     p.add_argument("--warmup", default="silent", choices=("silent", "upload"),
                    help="first D iterations of a lazy scheme: silent = nobody uploads, the server steps with its "
                         "initial all-ones copies (Chen et al.'s code); upload = every unit uploads")
-    p.add_argument("--lr", type=float, default=None, help="step size (default 1/L)")
-    p.add_argument("--target", type=float, default=1e-6, help="loss gap to reach")
-    p.add_argument("--max-iter", type=int, default=20_000)
+    positive = checks.option(checks.real, above=0)
+    p.add_argument("--lr", type=positive, default=None, help="step size (default 1/L)")
+    p.add_argument("--target", type=positive, default=1e-6, help="loss gap to reach")
+    p.add_argument("--max-iter", type=count, default=20_000)
     p.add_argument("--computation", default="assigned", choices=("assigned", "finished"))
     p.add_argument("--duplicates", default="cancel", choices=("cancel", "count"))
-    p.add_argument("--seed", type=int, default=0, help="seed of the data, the CRC and the compute times")
+    p.add_argument("--seed", type=checks.option(checks.integer, low=0), default=0,
+                   help="seed of the data, the CRC and the compute times")
     add_model_args(p)
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
@@ -63,9 +73,10 @@ def cmd_train(a) -> int:
     units = a.units
     if units is not None and units not in ("count", "decoding-max", "decoding-mean"):
         try:
-            units = float(units)
+            units = checks.real("units", float(units), above=0)
         except ValueError:
-            raise ValueError(f"units must be a number, count, decoding-max or decoding-mean, got {a.units!r}")
+            raise ValueError(f"units must be a positive number, count, decoding-max or decoding-mean, got "
+                             f"{a.units!r}") from None
     scheme = make_scheme(a.scheme, a.workers, groups=a.groups, stragglers=a.stragglers, code=a.code,
                          trigger=None if a.trigger == "none" else a.trigger, seed=a.seed, D=a.D, xi=a.xi,
                          units=units, warmup=a.warmup)

@@ -1,0 +1,295 @@
+"""Bad input, as a new user types it: one line and exit 2 naming the option on the command line, a ValueError or
+TypeError naming the argument in the library, 0 accepted where it is a value, nothing silently wrong."""
+import json
+import math
+import os
+import signal
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import gclib
+from gclib import checks, codes
+from gclib.cli import build_parser, code_from_args, main
+from gclib.simulate import CHUNK, simulate_bytes, sweep
+from gclib.stragglers import Pareto, ShiftedExponential
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def usage_error(capsys, argv, needle):
+    """Run ``gclib argv`` in-process; assert exit 2 and one line on stderr naming ``needle``; return the line."""
+    try:
+        rc = main(argv)
+    except SystemExit as e:  # argparse
+        rc = e.code
+    err = capsys.readouterr().err
+    lines = err.strip().splitlines()
+    assert rc == 2, err
+    assert len(lines) == 1 and lines[0].startswith("gclib: error: ") and "Traceback" not in err, err
+    assert needle in lines[0], lines[0]
+    return lines[0]
+
+
+# ------------------------------------------------------------------------------------------- zero is a value
+@pytest.mark.parametrize("scheme", ["crc", "frc", "kadhe", "rs", "ignore", "ye-abbe"])
+def test_zero_stragglers_is_a_value(scheme, capsys):
+    assert main(["simulate", "--scheme", scheme, "--workers", "8", "--stragglers", "0", "--trials", "50",
+                 "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["code"]["stragglers"] == 0 and out["failed"] == 0
+
+
+def test_zero_stragglers_verifies(capsys):
+    assert main(["verify", "--scheme", "crc", "--workers", "4", "--stragglers", "0"]) == 0
+    assert "1 straggler patterns checked" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("command", ["simulate", "verify", "run"])
+def test_zero_reaches_the_code_of_every_subcommand(command):
+    a = build_parser().parse_args([command, "--scheme", "crc", "--workers", "5", "--stragglers", "0"])
+    assert code_from_args(a).stragglers == 0
+
+
+@pytest.mark.parametrize("option,scheme", [("--clusters", "gc"), ("--workers", "crc"), ("--load", "gc"),
+                                           ("--order", "gc-mmc-correlated"), ("--pieces", "partial")])
+def test_zero_where_it_is_not_a_value_names_the_option(option, scheme, capsys):
+    argv = ["simulate", "--scheme", scheme, "--workers", "8", "--stragglers", "1", "--load", "2", "--order", "1",
+            "--pieces", "4", option, "0", "--trials", "10"]
+    usage_error(capsys, argv, f"argument {option}: must be a positive integer, got '0'")
+
+
+def test_api_zero_is_a_value_and_clusters_zero_is_refused():
+    assert gclib.build("crc", workers=4, stragglers=0).stragglers == 0
+    with pytest.raises(ValueError, match="clusters must be a positive integer, got 0"):
+        gclib.build("gc", workers=8, load=2, clusters=0)
+
+
+# ---------------------------------------------------------------------------------- values that mean nothing
+@pytest.mark.parametrize("argv,needle", [
+    (["--bandwidth", "0"], "argument --bandwidth: must be a positive number (inf allowed), got '0'"),
+    (["--bandwidth", "nan"], "argument --bandwidth: must be a positive number"),
+    (["--latency", "inf"], "argument --latency: must be a non-negative finite number, got 'inf'"),
+    (["--seed", "-1"], "argument --seed: must be a non-negative integer, got '-1'"),
+    (["--mu", "1e-320"], "argument --mu: must be at least 5.56e-309"),
+    (["--mu", "nan"], "argument --mu: must be a positive finite number, got 'nan'"),
+    (["--alpha=-inf"], "argument --alpha: must be a non-negative finite number, got '-inf'"),
+    (["--persistent", "-2"], "argument --persistent: must be a non-negative integer, got '-2'"),
+    (["--trials", "1e5"], "argument --trials: must be a positive integer, got '1e5'"),
+])
+def test_simulate_refuses_meaningless_values_naming_the_option(argv, needle, capsys):
+    usage_error(capsys, ["simulate", "--scheme", "crc", "--workers", "8", "--stragglers", "1", *argv], needle)
+
+
+def test_empty_list_items_are_refused(capsys):
+    usage_error(capsys, ["simulate", "--scheme", "gc-mmc-uncorrelated", "--workers", "8", "--load", "8",
+                         "--orders", "6,,8"], "argument --orders: must be a comma-separated list of integers "
+                                              "without empty items, got '6,,8' (item 1 is empty)")
+    with pytest.raises(ValueError, match="item 1 is empty"):
+        codes.mmc.gc_mmc_uncorrelated(8, 8, "6,,8")
+
+
+def test_a_model_whose_times_overflow_is_refused_not_reported_as_never_decoding(capsys):
+    usage_error(capsys, ["simulate", "--scheme", "crc", "--workers", "8", "--stragglers", "1", "--model", "pareto",
+                         "--shape", "1e-300", "--trials", "10"], "beyond the float64 range")
+
+
+def test_a_summary_without_a_finite_mean_prints_na(capsys):
+    # more persistent stragglers than the code tolerates: no trial decodes, and the line says so
+    assert main(["simulate", "--scheme", "crc", "--workers", "8", "--stragglers", "1", "--persistent", "2",
+                 "--trials", "10"]) == 0
+    assert capsys.readouterr().out.strip() == ("crc: mean time n/a +/- n/a, messages n/a, computations n/a, "
+                                               "volume n/a (10 trials, 10 never decoded)")
+
+
+# ----------------------------------------------------------------------------------------------- memory
+@pytest.mark.parametrize("argv,needle", [
+    (["--scheme", "crc", "--workers", "99999999999999999999", "--stragglers", "1"],
+     "crc with workers = 99999999999999999999, stragglers = 1 needs about"),
+    (["--scheme", "uncoded", "--workers", "200000"], "uncoded with workers = 200000 needs about 894 GiB"),
+    (["--scheme", "crc", "--workers", "8", "--stragglers", "1", "--trials", "99999999999999"],
+     "simulate of 'crc' with trials = 99999999999999, 8 workers, load 2, 8 messages needs about"),
+    (["--scheme", "partial", "--workers", "8", "--stragglers", "1", "--pieces", "10000000000"],
+     "partial with workers = 8, pieces = 10000000000 needs about"),
+    (["--scheme", "gc", "--workers", "99999999999999999999", "--load", "2", "--clusters", "9999999999999999999"],
+     "with workers = 99999999999999999999, load = 2 needs about"),
+])
+def test_sizes_too_large_for_memory_are_refused_at_once(argv, needle, capsys, monkeypatch):
+    monkeypatch.setenv(checks.MEMORY_ENV, "4G")
+    line = usage_error(capsys, ["simulate", *argv], needle)
+    assert "more than the budget of 4 GiB (set by GCLIB_MEMORY_LIMIT); lower" in line
+
+
+def test_simulate_memory_estimate_is_the_budget_line(monkeypatch):
+    code = codes.crc(8, 1)
+    model = ShiftedExponential()
+    monkeypatch.setenv(checks.MEMORY_ENV, str(simulate_bytes(code, 500)))
+    assert gclib.simulate(code, model, trials=500).trials == 500
+    with pytest.raises(ValueError, match=r"lower trials \(about 500 fit\)"):
+        gclib.simulate(code, model, trials=501)
+    big = simulate_bytes(code, 3 * CHUNK)  # beyond a chunk, every further trial costs its results alone
+    monkeypatch.setenv(checks.MEMORY_ENV, str(big))
+    assert gclib.simulate(code, model, trials=3 * CHUNK).trials == 3 * CHUNK
+    with pytest.raises(ValueError, match=rf"lower trials \(about {3 * CHUNK:,} fit\)"):
+        gclib.simulate(code, model, trials=3 * CHUNK + 1)
+    monkeypatch.setenv(checks.MEMORY_ENV, "100")  # not even one trial fits: the code is what to lower
+    with pytest.raises(ValueError, match=r"lower the code's size \(one trial alone needs"):
+        gclib.simulate(code, model, trials=10)
+
+
+def test_code_constructors_refuse_before_building(monkeypatch):
+    monkeypatch.setenv(checks.MEMORY_ENV, "1G")
+    for build, needle in [(lambda: codes.crc(20000, 1), "crc with workers = 20000"),
+                          (lambda: codes.rs(10 ** 12, 3), "rs with workers = 1000000000000"),
+                          (lambda: codes.ye_abbe(10 ** 6, 1, 10), "ye-abbe with workers = 1000000, comm = 10"),
+                          (lambda: codes.kadhe(10 ** 6, 1, 1), "kadhe with workers = 1000000, comm = 1"),
+                          (lambda: codes.mmc.uc_mmc(10 ** 5, 10), "uc-mmc with workers = 100000, load = 10"),
+                          (lambda: codes.lcc.lcc_code(10 ** 15, 4), "lcc with workers = 1000000000000000")]:
+        with pytest.raises(ValueError, match=needle + ".* needs about"):
+            build()
+    assert codes.crc(100, 1).n_workers == 100
+
+
+def test_verify_and_sweep_refuse_before_working(capsys, monkeypatch):
+    monkeypatch.setenv(checks.MEMORY_ENV, "10M")
+    usage_error(capsys, ["verify", "--scheme", "frc", "--workers", "400", "--stragglers", "0"],
+                "exact verification of 'frc' with 400 messages x 400 columns needs about")
+    built = []
+
+    def build(s):  # pragma: no cover - the sweep must refuse before building a code
+        built.append(s)
+        return codes.crc(8, s)
+
+    with pytest.raises(ValueError, match="sweep with trials = 1000000 needs about"):
+        sweep({"crc": build}, [1, 2], ShiftedExponential(), trials=10 ** 6)
+    assert built == []
+
+
+def test_train_refuses_a_problem_too_large_for_memory(capsys, monkeypatch):
+    monkeypatch.setenv(checks.MEMORY_ENV, "1G")
+    usage_error(capsys, ["train", "--scheme", "gd", "--workers", "3000", "--max-iter", "1"],
+                "the linreg problem with workers = 3000 (dim = 3000) needs about")
+
+
+# -------------------------------------------------------------------------------------- folders and files
+def test_reproduce_checks_its_folders_before_running_anything(capsys, tmp_path, monkeypatch):
+    import gclib.reproduce as rep
+
+    def never(*a, **k):  # pragma: no cover - the test fails if a notebook starts
+        raise AssertionError("a notebook ran")
+
+    monkeypatch.setattr(rep, "run_notebook", never)
+    a_file = tmp_path / "f"
+    a_file.write_text("")
+    usage_error(capsys, ["reproduce", "--figures-dir", ""],
+                "argument --figures-dir: must be a path, got an empty string")
+    usage_error(capsys, ["reproduce", "--out-dir", str(a_file / "x")], "argument --out-dir:")
+    usage_error(capsys, ["reproduce", "--figures-dir", "/proc/gclib-figures"], "cannot be created in '/proc'")
+    assert rep.main(figures_dir="") == 2
+    assert "figures_dir must be a path, got an empty string" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["f"]
+
+
+@pytest.mark.parametrize("content,needle", [
+    ("{not json", "is not valid JSON"),
+    ("[1, 2]", "must hold a JSON object, got list"),
+    ('{"notebooks": [1]}', "'notebooks' must map notebook names to entries"),
+    ('{"notebooks": {"a": 3}}', "the entry of 'a' must be an object"),
+    ('{"notebooks": {"a": {"figures": ["x.png"]}}}', "'figures' of 'a' must map file names to digests"),
+])
+def test_trace_refuses_a_malformed_manifest_naming_it(content, needle, capsys, tmp_path):
+    (tmp_path / "quick").mkdir()
+    (tmp_path / "quick" / "manifest.json").write_text(content)
+    line = usage_error(capsys, ["trace", "x", "--executed", str(tmp_path)], needle)
+    assert str(tmp_path / "quick" / "manifest.json") in line
+
+
+# ------------------------------------------------------------------------------------------------- Ctrl-C
+def test_ctrl_c_in_a_command_is_one_line_and_exit_130(capsys, monkeypatch):
+    def interrupted(*a, **k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(sys.modules["gclib.simulate"], "simulate", interrupted)
+    assert main(["simulate", "--scheme", "crc", "--workers", "4", "--stragglers", "1"]) == 130
+    assert capsys.readouterr().err == "gclib: interrupted\n"
+
+
+def test_ctrl_c_from_outside_is_one_line_and_exit_130():
+    # a long simulation interrupted by a real SIGINT, as Ctrl-C sends it, once the command is running
+    # the child says 'ready' from inside the simulation, so the signal reaches a running command
+    code = ("import sys; from gclib.cli import main; sim = sys.modules['gclib.simulate']; run = sim.simulate\n"
+            "def announced(*a, **k):\n    print('ready', flush=True)\n    return run(*a, **k)\n"
+            "sim.simulate = announced\n"
+            "sys.exit(main(['simulate', '--scheme', 'crc', '--workers', '40', '--stragglers', '4', '--trials', "
+            "'20000000', '--json']))")
+    env = dict(os.environ, PYTHONPATH=ROOT, GCLIB_MEMORY_LIMIT="none")
+    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         env=env)
+    try:
+        assert p.stdout.readline() == "ready\n"
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=120)
+    finally:
+        if p.poll() is None:  # pragma: no cover
+            p.kill()
+            p.wait()
+    assert p.returncode == 130 and err == "gclib: interrupted\n", err
+
+
+# ---------------------------------------------------------------------------------------------- the library
+def test_rs_refuses_nan_points_instead_of_simulating_a_code_that_never_decodes():
+    with pytest.raises(ValueError, match="points must hold finite numbers, got nan at index 1"):
+        codes.rs(4, 1, points=[0, np.nan, 1, 2])
+    with pytest.raises(ValueError, match="points must hold finite numbers, got inf at index 3"):
+        codes.rs(4, 1, points=[0, 0.5, 1, np.inf])
+    with pytest.raises(TypeError, match="points must hold real or complex numbers"):
+        codes.rs(4, 1, points=["a", "b", "c", "d"])
+    # finite but useless: a code whose rule would claim decoding where not even every message decodes
+    with pytest.raises(ValueError, match=r"points are too close together .* \(closest pair 1e-300 apart\)"):
+        codes.rs(5, 0, points=[0.0, 1.0, 0.5, 0.25, 1e-300])
+    with pytest.raises(ValueError, match="make the encoding matrix overflow float64"):
+        codes.rs(5, 0, points=[0, 1e200, 2, 3, 4])
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_gradient_code_refuses_non_finite_B(bad):
+    B = np.eye(2)
+    B[1, 1] = bad
+    with pytest.raises(ValueError, match=rf"B must hold finite numbers, got {bad} at index \(1, 1\)"):
+        codes.GradientCode("x", 2, 2, [(0,), (1,)], B, [0, 1], [1, 1], codes.threshold(2, 2), 0)
+
+
+@pytest.mark.parametrize("kw,needle", [
+    (dict(sender=[0.5, 1]), "sender must be integer worker ids"),
+    (dict(order=[(0,), (5,)]), r"order\[1\] must hold part ids in \[0, 2\), got \[5\]"),
+    (dict(order=[(0, 0), (1,)]), r"order\[0\] must hold distinct part ids"),
+    (dict(n_pieces=0), "n_pieces must be a positive integer, got 0"),
+    (dict(n_workers=-1), "n_workers must be a positive integer, got -1"),
+    (dict(stragglers=-1), "stragglers must be a non-negative integer, got -1"),
+])
+def test_gradient_code_names_the_bad_field(kw, needle):
+    args = dict(name="x", n_workers=2, n_parts=2, order=[(0,), (1,)], B=np.eye(2), sender=[0, 1], ready=[1, 1],
+                rule=codes.threshold(2, 2), stragglers=0)
+    args.update(kw)
+    with pytest.raises(ValueError, match=needle):
+        codes.GradientCode(**args)
+
+
+@pytest.mark.parametrize("call,exc,needle", [
+    (lambda c, m: gclib.simulate(c, m, trials=True), TypeError, "trials must be a positive integer, got True"),
+    (lambda c, m: gclib.simulate(c, m, trials=10, seed=-1), ValueError, "seed must be a non-negative integer"),
+    (lambda c, m: gclib.simulate(c, m, trials=10, seed=1.5), TypeError, "seed must be a non-negative integer"),
+    (lambda c, m: gclib.simulate(c, None, trials=10), TypeError, "model must be a compute-time model"),
+    (lambda c, m: gclib.simulate(None, m, trials=10), TypeError, "code must be a GradientCode"),
+    (lambda c, m: gclib.simulate(c, m, trials=10, comm=3), TypeError, "comm must be a Communication"),
+    (lambda c, m: gclib.Communication(latency="1"), TypeError, "latency must be a non-negative finite number"),
+    (lambda c, m: ShiftedExponential(mu=True), TypeError, "mu must be a positive finite number, got True"),
+    (lambda c, m: Pareto(shape=math.nan), ValueError, "shape must be a positive finite number, got nan"),
+    (lambda c, m: codes.crc(4, 1, seed=-1), ValueError, "seed must be a non-negative integer"),
+    (lambda c, m: codes.crc(4.0, 1), TypeError, "workers must be a positive integer, got 4.0"),
+])
+def test_library_errors_name_the_argument(call, exc, needle):
+    with pytest.raises(exc, match=needle):
+        call(codes.crc(6, 2), ShiftedExponential())
