@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -104,6 +105,35 @@ def test_a_worker_killed_by_a_signal_from_outside_is_a_straggler(tmp_path, sig):
     assert max(r["grad_error"] for r in res.records) < 1e-9  # every decode is still the full gradient
     assert all(r["dead"] == [2] for r in res.records[3:])
     assert job_processes(spec_path) == []  # no rank left
+
+
+@pytest.mark.mpi
+@pytest.mark.timeout(120)
+def test_a_worker_killed_as_it_starts_does_not_stop_the_run(tmp_path):
+    """Killed right after it is exec'd, the rank dies before MPI_Init, where the others would wait for it: the
+    launcher starts the job again (had it died later, it would be a straggler). Either way the run goes on and
+    the result says which worker died of what."""
+    spec_path = tmp_path / "run" / "spec.pkl"
+    killed = []
+
+    def kill_at_start():
+        t0 = time.monotonic()
+        while not killed and time.monotonic() - t0 < 60:
+            pid = rank_processes(spec_path).get(2)
+            if pid:
+                os.kill(pid, signal.SIGKILL)
+                killed.append(pid)
+            time.sleep(0.002)
+
+    t = threading.Thread(target=kill_at_start)
+    t.start()
+    res = launch(_spec(iterations=3), run_dir=tmp_path / "run", job_timeout=90)
+    t.join()
+    assert killed and res.ok and len(res.records) == 3
+    seen = [r[1] for r in res.restarts if 1 in r] + ([res.deaths[1]] if 1 in res.deaths else [])
+    assert [(d["name"], d["pid"]) for d in seen] == [("SIGKILL", killed[0])]
+    assert "worker processes died: 1 (SIGKILL, MPI rank 2" in res.error
+    assert job_processes(spec_path) == []
 
 
 @pytest.mark.mpi

@@ -241,7 +241,7 @@ def cmd_run(a):
               f"{1e3 * s['mean_decode']:.2f}, drain {1e3 * s['mean_drain']:.3f}, latency "
               f"{1e3 * s['mean_latency']:.2f}); final loss {s['final_loss']:.6f}"
               + (f", test AUC {s['final_auc']:.4f}" if s.get("final_auc") is not None else ""))
-        if s["dead_workers"]:
+        if s["dead_workers"] or res.restarts:
             print(f"note: {res.error}")
     for w in res.warnings():
         print(f"gclib: warning: {w}", file=sys.stderr)

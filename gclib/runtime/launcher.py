@@ -40,9 +40,10 @@ from .state import comparable, load_state, write_json
 ROOT = Path(__file__).resolve().parents[2]
 #: Seconds the job may take to exit after the master reported its end (``MPI_Finalize``) before it is killed.
 END_GRACE = 10.0
-#: Seconds the job may go on without starting after a worker died before the start (a rank that dies inside
-#: ``MPI_Init`` leaves the others waiting there for it forever).
-START_GRACE = 10.0
+#: Times a job is started again when a worker was killed by a signal before every rank was through
+#: ``MPI_Init`` (a collective: the others would wait there for the dead one forever). Nothing is lost: no
+#: iteration ran.
+START_RETRIES = 2
 #: Signals that stop a run like Ctrl-C does (the state is saved and the job killed).
 STOP_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP")
 
@@ -234,16 +235,28 @@ def launch(spec: RunSpec, *, hosts=None, job_timeout: float | None = None, state
             run_dir.mkdir(parents=True, exist_ok=True)
         except OSError as e:
             raise ValueError(f"run-dir: cannot create {str(run_dir)!r} ({_os_reason(e)})") from None
-    job = _Job(spec, run_dir, hosts, exe, job_timeout, progress)
-    try:
-        job.run()
-    except BaseException:
-        job.kill()
-        if own:
-            shutil.rmtree(run_dir, ignore_errors=True)
-        raise
+    restarts = []  # workers killed during start-up, before the job that ran
+    while True:
+        job = _Job(spec, run_dir, hosts, exe, job_timeout, progress, append=bool(restarts))
+        try:
+            job.run()
+        except BaseException:
+            job.kill()
+            if own:
+                shutil.rmtree(run_dir, ignore_errors=True)
+            raise
+        if not (job.killed == "startup" and len(restarts) < START_RETRIES
+                and all(d.get("signal") for d in job.deaths.values())):
+            break
+        restarts.append({w: dict(d, restarted=True) for w, d in job.deaths.items()})
     res = job.result(prior)
     res.run_dir = str(run_dir)
+    if restarts:
+        res.restarts = restarts
+        note = "; ".join(deaths_text(r).replace("worker processes died", "before MPI_Init, worker processes died")
+                         for r in restarts)
+        res.error = note + f"; the job was started again ({len(restarts)}x)" + (
+            "; " + res.error if res.error else "")
     if not res.ok or state_file is not None:
         path = state_file or run_dir / "state.json"
         try:
@@ -267,11 +280,12 @@ def launch(spec: RunSpec, *, hosts=None, job_timeout: float | None = None, state
 class _Job:
     """One ``mpiexec`` job and what it said."""
 
-    def __init__(self, spec, run_dir, hosts, exe, job_timeout, progress):
+    def __init__(self, spec, run_dir, hosts, exe, job_timeout, progress, append=False):
         self.spec, self.run_dir, self.job_timeout, self.progress = spec, Path(run_dir), job_timeout, progress
+        self.append = append  # a job started again keeps the stderr of the earlier attempts
         self.spec_path = self.run_dir / "spec.pkl"
         self.cmd = mpiexec_command(self.spec_path, spec.ranks, hosts, exe)
-        self.events = {"records": [], "theta": None, "state": None, "start": None, "end": None}
+        self.events = {"records": [], "theta": None, "state": None, "init": None, "start": None, "end": None}
         self.deaths = {}  # worker -> what its guard reported
         self.master_death = None  # what the master's guard reported
         self.other = []  # stdout lines that are not ours (mpiexec's own report)
@@ -325,7 +339,7 @@ class _Job:
             sig = rep.get("signal")
             info = {"signal": sig, "name": _signal_name(sig) if sig else None, "code": rep.get("code"),
                     "pid": rep.get("pid"), "host": rep.get("host"),
-                    "iteration": self.spec.start + len(self.events["records"]), "seen": time.monotonic()}
+                    "iteration": self.spec.start + len(self.events["records"])}
             if w < 0:  # the master: the run is over (the main thread kills the job)
                 if self.events["end"] is None:
                     self.master_death = info
@@ -342,11 +356,15 @@ class _Job:
     def run(self):
         with open(self.spec_path, "wb") as fh:
             pickle.dump(self.spec, fh)
+        try:  # dead workers of an earlier attempt are not dead in this one
+            (self.run_dir / DEATHS).unlink()
+        except FileNotFoundError:
+            pass
         t0 = time.perf_counter()
         handlers = _catch_stop_signals()
         readers = []
         try:
-            with open(self.run_dir / "stderr.txt", "w") as err:
+            with open(self.run_dir / "stderr.txt", "a" if self.append else "w") as err:
                 try:
                     self.proc = subprocess.Popen(self.cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                                  stdin=subprocess.DEVNULL, text=True, env=_env(),
@@ -379,13 +397,10 @@ class _Job:
                 self.killed = "master"
                 self.kill()
                 return
-            with self.lock:
-                seen = [d["seen"] for d in self.deaths.values()]
-            if seen and self.events["start"] is None:
-                if now - min(seen) > START_GRACE + self.spec.stop_timeout:
-                    self.killed = "startup"
-                    self.kill()
-                    return
+            if self.deaths and self.events["init"] is None:  # the others wait in MPI_Init for the dead one
+                self.killed = "startup"
+                self.kill()
+                return
             if self.events["end"] is not None and ended is None:
                 ended = now
             if ended is not None and now - ended > END_GRACE + self.spec.stop_timeout:
@@ -444,14 +459,14 @@ class _Job:
             status, error = "error", (f"the master (MPI rank 0, pid {d['pid']} on {d['host']}) died ({how}) after "
                                       f"{done} of {spec.iterations} iterations")
         elif self.killed == "startup":
-            status, error = "error", ("the run could not start: workers died during start-up and the others "
-                                      "waited for them")
+            status, error = "error", ("the run could not start: a worker died before every rank was through "
+                                      "MPI_Init, where the others wait for it")
         elif self.killed == "timeout":
             status, error = "error", (f"job killed after the job timeout of {self.job_timeout:g} s "
                                       f"({done} of {spec.iterations} iterations finished)")
         elif not end:
             status, error = "error", self._no_result(done)
-        deaths = {w: {k: v for k, v in info.items() if k != "seen"} for w, info in self.deaths.items()}
+        deaths = {w: dict(info) for w, info in self.deaths.items()}
         dead = sorted(set(end.get("dead_workers", [])) | set(deaths))
         for w in dead:
             deaths.setdefault(w, {"signal": None, "name": None, "code": None,

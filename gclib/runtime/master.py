@@ -7,7 +7,8 @@ tested, not waited for, so a worker that dies in the middle of a large message h
 tested, never waited for, too.
 
 What the master prints on stdout (one JSON object per line after the marker :data:`MARK`, read by the launcher):
-``start`` (the predicted times, the workers' process ids), ``iter`` (one per finished iteration, with the
+``init`` (from :mod:`gclib.runtime.mpi_main`: every rank is through ``MPI_Init``), ``start`` (the predicted
+times, the workers' process ids), ``iter`` (one per finished iteration, with the
 parameters and the update's state, so the launcher keeps a resumable state even if the job is killed), and
 ``end`` (status, error, dead workers).
 
@@ -30,7 +31,7 @@ from . import protocol as P
 from .spec import _jsonable
 from .state import pack_step_state, unpack_step_state
 
-MARK = "@gclib "
+MARK = P.MARK
 #: File in the run directory where the launcher lists dead workers: ``{"3": {"signal": 9, ...}, ...}``.
 DEATHS = "deaths.json"
 #: Seconds between two looks at :data:`DEATHS`.

@@ -26,11 +26,10 @@ import sys
 import time
 import traceback
 
-from .protocol import RANK, REPORT
+from .protocol import MARK, RANK, REPORT
 
-#: Signals a guard passes on to its rank (SIGKILL and SIGSTOP cannot be caught; SIGUSR1 is Hydra's notice that
-#: some rank ended, which MPICH itself handles).
-FORWARD = ("SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2", "SIGALRM", "SIGPIPE")
+#: Signals a guard passes on to its rank (SIGKILL and SIGSTOP cannot be caught).
+FORWARD = ("SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT", "SIGUSR2", "SIGALRM", "SIGPIPE")
 #: Seconds a worker waits for the spec from the master before it gives up.
 SPEC_WAIT = 120.0
 
@@ -63,12 +62,19 @@ def guard(rank: int, argv) -> None:
     notices the end at once; it passes on catchable signals, reports a death by signal or a non-zero exit, and
     exits with ``128 + signal`` (or the child's exit code).
     """
+    # SIGUSR1 is Hydra's notice to every rank's process group that some rank ended. A rank that has not yet
+    # reached MPI_Init (where MPICH installs its handler) would die of it: ignore it in both processes (the
+    # disposition survives exec; MPICH installs its own handler in the rank).
+    signal.signal(signal.SIGUSR1, signal.SIG_IGN)
     parent = os.getpid()
     pid = os.fork()
     if pid == 0:
         _die_with_parent()
         if os.getppid() != parent:  # the guard died before the request took effect
             os._exit(1)
+        # Ignored until the rank's main() sets it back: a SIGINT while Python imports would end the rank with
+        # a traceback and exit code 1 instead of a death by signal.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
         try:
             os.execv(sys.executable, [sys.executable, "-m", "gclib.runtime.mpi_main", *argv, RANK, str(rank)])
         except OSError:
@@ -170,6 +176,9 @@ def main(argv=None) -> None:
     argv = sys.argv[1:] if argv is None else argv
     if RANK in argv:  # the rank process, under its guard
         argv = argv[:argv.index(RANK)]
+        # Python turns SIGINT into KeyboardInterrupt, after which the rank would hang in MPI_Finalize at exit:
+        # let it kill the rank like any other signal (the guard reports it).
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
     else:
         rank = env_rank()
         if rank is not None:  # under mpiexec: run the rank under a guard (see the module docstring)
@@ -177,6 +186,8 @@ def main(argv=None) -> None:
     from mpi4py import MPI
 
     comm = MPI.COMM_WORLD
+    if comm.Get_rank() == 0:  # every rank is through MPI_Init (a collective): a death from now on is survivable
+        print(MARK + json.dumps({"kind": "init"}), flush=True)
     # An MPI error (a peer that died, say) raises MPI.Exception where we can handle it, instead of aborting.
     comm.Set_errhandler(MPI.ERRORS_RETURN)
     payload, sends = _start(comm, MPI, argv)

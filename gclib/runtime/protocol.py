@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import numpy as np
 
-#: Prefix of a worker guard's report line on stderr (see :mod:`gclib.runtime.mpi_main`):
+#: Prefix of the master's event lines on stdout (``MARK {"kind": ..., ...}``, read by the launcher).
+MARK = "@gclib "
+#: Prefix of a guard's report line on stderr (see :mod:`gclib.runtime.mpi_main`):
 #: ``REPORT {"rank": r, "pid": p, "signal": s, "code": c, "host": h, "time": t}``.
 REPORT = "@gclib-rank-exit "
 #: Argument that marks the rank process under a guard (``... mpi_main SPEC --rank R``; worker ``R - 1``, or the

@@ -170,6 +170,8 @@ class RunResult:
         step_state: the update's state after the last finished iteration (what a resume needs), packed by
             :func:`gclib.runtime.state.pack_step_state`.
         run_dir: the run directory (kept on failure, removed after a success in a temporary one).
+        restarts: one ``{worker: death}`` per start-up that a worker killed by a signal before every rank was
+            through ``MPI_Init`` (the job was started again; nothing had run).
     """
 
     records: list
@@ -190,6 +192,7 @@ class RunResult:
     start: int = 0
     step_state: Optional[dict] = None
     run_dir: Optional[str] = None
+    restarts: list = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -253,7 +256,7 @@ class RunResult:
         return _jsonable({"summary": self.summary(), "records": self.records, "theta": self.theta,
                           "predicted": self.predicted, "spec": self.spec, "returncode": self.returncode,
                           "seconds": self.seconds, "deaths": self.deaths, "pids": self.pids, "start": self.start,
-                          "run_dir": self.run_dir})
+                          "run_dir": self.run_dir, "restarts": self.restarts})
 
     def save(self, path, args=None) -> None:
         """Write the state file: the parameters, the log so far, the summary, and what ``--resume`` needs (the
