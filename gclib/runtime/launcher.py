@@ -75,7 +75,7 @@ def mpiexec_command(spec_path, ranks: int, hosts=None, mpiexec=None) -> list[str
     if hosts:
         check_hostfile(hosts)
         cmd += ["-f", str(hosts)]
-    return cmd + [sys.executable, "-m", "gclib.runtime.mpi_main", str(spec_path)]
+    return cmd + [sys.executable, "-I", str(Path(__file__).with_name("guard.py")), str(spec_path)]
 
 
 def _os_reason(e: OSError) -> str:
@@ -539,7 +539,7 @@ def job_processes(spec_path) -> list:
                 cmd = fh.read().split(b"\0")
         except OSError:
             continue
-        if b"gclib.runtime.mpi_main" in cmd and needle in cmd:
+        if needle in cmd and any(c.endswith((b"gclib.runtime.mpi_main", b"guard.py")) for c in cmd):
             out.append(int(e))
     return out
 

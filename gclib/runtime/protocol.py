@@ -22,15 +22,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from .guard import RANK, REPORT  # noqa: F401 (the markers of the guards' lines, for the launcher)
+
 #: Prefix of the master's event lines on stdout (``MARK {"kind": ..., ...}``, read by the launcher).
 MARK = "@gclib "
-#: Prefix of a guard's report line on stderr (see :mod:`gclib.runtime.mpi_main`):
-#: ``REPORT {"rank": r, "pid": p, "signal": s, "code": c, "host": h, "time": t}``.
-REPORT = "@gclib-rank-exit "
-#: Argument that marks the rank process under a guard (``... mpi_main SPEC --rank R``; worker ``R - 1``, or the
-#: master for ``R = 0``): it runs no guard of its own.
-RANK = "--rank"
-
 TAG_PARAMS = 1
 TAG_STOP = 2
 TAG_FINAL = 3
