@@ -278,6 +278,18 @@ def test_cli_run_refuses_bad_values_with_one_line_before_anything_starts(tmp_pat
     assert not list(tmp_path.glob("gclib-run-*"))  # a refused run makes no run directory
 
 
+def test_cli_run_refuses_what_would_not_fit_in_memory_before_anything_starts(tmp_path, capsys, monkeypatch):
+    from gclib.learning import problems
+
+    monkeypatch.setattr(problems, "_available_memory", lambda: 8 * 2**30)
+    for extra, says in ((["--iterations", "1000000000"], "lower iterations (--iterations)"),
+                        (["--workers", "100", "--samples", "1000"], "a run with 101 MPI ranks on this host"),
+                        (["--samples", "20000000", "--dim", "100"], "lower n_samples (--samples) or dim (--dim)")):
+        rc, out, err = _cli(RUN + extra, capsys)
+        assert rc == 2 and err.count("\n") == 1 and says in err and "GiB of memory available" in err, err
+    assert not list(tmp_path.iterdir())
+
+
 def test_cli_run_refuses_bad_paths_before_anything_starts(tmp_path, capsys):
     a_file = tmp_path / "a_file"
     a_file.write_text("x")

@@ -154,6 +154,22 @@ def check_job_timeout(job_timeout):
     return float(job_timeout)
 
 
+#: Memory of one rank besides its copy of the data: Python, numpy, SciPy, mpi4py and MPICH (about 75 MB measured
+#: for a worker, 120 MB for the master, 11 MB for a guard), rounded up.
+RANK_BYTES = 100e6
+
+
+def check_host_memory(spec: RunSpec) -> None:
+    """Refuse a run whose ranks cannot all fit in this host's memory (every rank holds the whole data set)."""
+    from ..learning.problems import check_size
+
+    p = spec.problem
+    data = sum(a.nbytes for a in (p.X, p.y, p.X_test, p.y_test) if a is not None)
+    check_size(f"a run with {spec.ranks} MPI ranks on this host (1 + workers = {spec.workers}, each with "
+               f"{data / 2**20:.3g} MiB of data)", spec.ranks * (RANK_BYTES + data),
+               "workers (--workers) or the data, or spread the ranks over machines (--hosts)")
+
+
 def default_job_timeout(spec: RunSpec) -> float:
     """A backstop for the whole job: start-up, every iteration left at its straggler timeout, and the stop."""
     return 60.0 + (spec.iterations - spec.start) * spec.timeout + 2 * spec.stop_timeout + END_GRACE
@@ -223,6 +239,8 @@ def launch(spec: RunSpec, *, hosts=None, job_timeout: float | None = None, state
     if resume is not None:
         spec, doc = resume_spec(spec, resume)
         prior = doc["records"][:spec.start]
+    if hosts is None:
+        check_host_memory(spec)
     exe = mpiexec or find_mpiexec()
     job_timeout = default_job_timeout(spec) if job_timeout is None else job_timeout
 

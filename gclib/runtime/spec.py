@@ -87,6 +87,13 @@ class RunSpec:
             raise ValueError(f"start must be an integer in [0, {self.iterations}], got {self.start!r}")
         if (self.start > 0) != (self.state0 is not None):
             raise ValueError("start and state0 go together: a resumed run needs the update's state")
+        # the injected delays of every iteration, drawn up front: rank 0 holds them, the predictions and a copy
+        # per worker
+        from ..learning.problems import check_size
+
+        K, load = self.code.n_workers, self.code.load
+        check_size(f"iterations = {self.iterations} with {K} workers of load {load} (the injected delays)",
+                   3 * 8.0 * self.iterations * K * load, "iterations (--iterations)")
         self._check_decodes()
         # Draw one throw-away trial (its own generator: the run's delays are untouched) so that a model that does
         # not fit the code (say, a persistent straggler id beyond the workers) fails here, not inside the job.
