@@ -235,6 +235,27 @@ def test_cli_ctrl_c_says_one_line_leaves_no_rank_and_resumes_to_the_same_paramet
     assert not list(tmp_path.glob("gclib-run-*")) and run_dir.is_dir()
 
 
+@pytest.mark.mpi
+@pytest.mark.timeout(90)
+def test_an_ill_conditioned_decode_is_recorded_and_the_summary_warns():
+    from gclib.codes.base import GradientCode
+    from gclib.codes.rules import threshold
+
+    d = 1e-9  # two nearly parallel messages: the decode takes their difference, times 1 / (2 d)
+    code = GradientCode(name="skewed", n_workers=2, n_parts=2, order=[[0, 1], [1, 0]], B=[[1, d], [1, -d]],
+                        sender=[0, 1], ready=[2, 2], rule=threshold(2, 2), stragglers=0)
+    problem = make_problem("tandon-logistic", parts=2, seed=0, n_samples=400, dim=10)
+    res = launch(RunSpec(code, problem, TandonAGD(1.0 / problem.smoothness), MODEL, iterations=3, time_scale=0.01,
+                         seed=1, timeout=5.0, stop_timeout=3.0), job_timeout=60)
+    assert res.ok and all(r["amplification"] > 1e8 for r in res.records)
+    s = res.summary()
+    assert s["untrusted_iterations"] == [0, 1, 2] and s["max_amplification"] > s["amplification_limit"]
+    (line,) = res.warnings()
+    assert line.startswith("3 of 3 decodes could not be trusted")
+    # and rightly so: the decoded gradient is off by far more than float64's rounding
+    assert max(r["grad_error"] for r in res.records) > 1e-12
+
+
 # ---------------------------------------------------------------------------------------------- no MPI
 def _cli(args, capsys):
     try:
