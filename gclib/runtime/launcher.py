@@ -488,7 +488,7 @@ class _Job:
         dead = sorted(set(end.get("dead_workers", [])) | set(deaths))
         for w in dead:
             deaths.setdefault(w, {"signal": None, "name": None, "code": None,
-                                  "cause": "never said goodbye (no report from its guard)"})
+                                  "cause": "never said goodbye, and its guard reported no death"})
         res = RunResult(records=records, theta=np.asarray(theta, dtype=float), status=status, error=error,
                         predicted=None if start.get("predicted") is None else
                         np.array([math.inf if p is None else p for p in start["predicted"]]),
@@ -530,14 +530,19 @@ def _signal_name(sig) -> str:
 
 
 def deaths_text(deaths: dict) -> str:
-    """``"worker processes died: 2 (SIGKILL, MPI rank 3, pid 1234), ..."``."""
-    parts = []
+    """``"worker processes died: 2 (SIGKILL, MPI rank 3, pid 1234)"``, and the workers that never said goodbye
+    although their guard reported nothing (a stopped or unreachable process)."""
+    died, silent = [], []
     for w in sorted(deaths):
         d = deaths[w]
-        how = (d.get("name") or (f"exit code {d['code']}" if d.get("code") is not None else d.get("cause", "died")))
-        extra = f", pid {d['pid']}" if d.get("pid") else ""
-        parts.append(f"{w} ({how}, MPI rank {w + 1}{extra})")
-    return "worker processes died: " + ", ".join(parts)
+        how = d.get("name") or (f"exit code {d['code']}" if d.get("code") is not None else None)
+        if how is None:
+            silent.append(f"{w} (MPI rank {w + 1})")
+        else:
+            died.append(f"{w} ({how}, MPI rank {w + 1}" + (f", pid {d['pid']})" if d.get("pid") else ")"))
+    parts = ([f"worker processes died: {', '.join(died)}"] if died else []) + (
+        [f"workers never said goodbye (alive but stopped, or unreachable): {', '.join(silent)}"] if silent else [])
+    return "; ".join(parts)
 
 
 def job_processes(spec_path) -> list:

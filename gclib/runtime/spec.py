@@ -162,7 +162,7 @@ class RunResult:
         theta: ``(dim,)`` final parameters.
         status: ``"ok"`` or ``"error"``; ``error`` says why.
         predicted: ``(iterations,)`` predicted times of every planned iteration.
-        dead_workers: workers that never said goodbye (their process died).
+        dead_workers: workers whose process died, or that never said goodbye at the end (a stopped process).
         messages_sent: gradient messages the workers that said goodbye sent; ``messages_received``: gradient
             messages the master received (used or drained); equal when nothing was lost.
         abandoned: ``{worker: iterations it abandoned because newer parameters arrived}``.
