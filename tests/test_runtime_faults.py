@@ -423,6 +423,24 @@ def test_the_spec_refuses_what_cannot_run_before_mpi_starts():
         launch("not a spec")
 
 
+def test_launch_refuses_before_it_creates_anything(tmp_path):
+    import dataclasses
+
+    from gclib.codes.base import lstsq_decode
+
+    spec = _spec()
+    code = dataclasses.replace(spec.code, decoder=lambda c, idx: lstsq_decode(c, idx))  # a lambda does not pickle
+    with pytest.raises(ValueError, match="spec must pickle"):
+        launch(dataclasses.replace(spec, code=code))
+    with pytest.raises(ValueError, match="job-timeout must be a positive number of seconds, got nan"):
+        launch(spec, job_timeout=float("nan"))
+    with pytest.raises(ValueError, match="hosts must be a readable hostfile"):
+        launch(spec, hosts=tmp_path / "missing")
+    with pytest.raises(ValueError, match="resume: .* is not a usable state file"):
+        launch(spec, resume=tmp_path / "missing.json")
+    assert not list(tmp_path.iterdir())
+
+
 def test_problems_refuse_sizes_that_cannot_be_built():
     with pytest.raises(ValueError, match="n_samples must be a positive integer, got 0"):
         make_problem("tandon-logistic", parts=4, n_samples=0)

@@ -241,6 +241,11 @@ def launch(spec: RunSpec, *, hosts=None, job_timeout: float | None = None, state
         prior = doc["records"][:spec.start]
     if hosts is None:
         check_host_memory(spec)
+    try:  # the ranks get the spec pickled: a code or problem that does not pickle fails here, not in the job
+        pickled = pickle.dumps(spec, protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception as e:
+        raise ValueError(f"spec must pickle (decoders and rules must be module-level functions or classes): "
+                         f"{type(e).__name__}: {e}") from None
     exe = mpiexec or find_mpiexec()
     job_timeout = default_job_timeout(spec) if job_timeout is None else job_timeout
 
@@ -257,11 +262,13 @@ def launch(spec: RunSpec, *, hosts=None, job_timeout: float | None = None, state
     while True:
         job = _Job(spec, run_dir, hosts, exe, job_timeout, progress, append=bool(restarts))
         try:
-            job.run()
-        except BaseException:
+            job.run(pickled)
+        except BaseException:  # a bug of ours: no rank left, and what the job reported is kept
             job.kill()
-            if own:
-                shutil.rmtree(run_dir, ignore_errors=True)
+            try:
+                job.result(prior).save(run_dir / "state.json", args=args)
+            except Exception:
+                pass
             raise
         if not (job.killed == "startup" and len(restarts) < START_RETRIES
                 and all(d.get("signal") for d in job.deaths.values())):
@@ -371,9 +378,8 @@ class _Job:
                 pass
 
     # ------------------------------------------------------------------ the job
-    def run(self):
-        with open(self.spec_path, "wb") as fh:
-            pickle.dump(self.spec, fh)
+    def run(self, pickled: bytes):
+        self.spec_path.write_bytes(pickled)
         try:  # dead workers of an earlier attempt are not dead in this one
             (self.run_dir / DEATHS).unlink()
         except FileNotFoundError:
