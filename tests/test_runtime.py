@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +20,13 @@ from gclib.stragglers import Persistent, ShiftedExponential
 
 ROOT = Path(__file__).resolve().parents[1]
 MODEL = ShiftedExponential(mu=10, alpha=0.01)
+
+
+@pytest.fixture(autouse=True)
+def _temporary_run_dirs_in_tmp_path(tmp_path, monkeypatch):
+    """Run directories the launcher makes go under the test's tmp_path (a failed run keeps its own)."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
 
 
 def _spec(code, iterations=3, model=MODEL, dim=10, **kw):
@@ -106,6 +114,9 @@ def test_decoded_gradients_equal_the_full_gradient():
         assert res.ok, (name, res.error)
         assert len(res.records) == 2 and res.returncode == 0
         assert max(r["grad_error"] for r in res.records) < 1e-9, name
+        # every decode's error amplification is recorded, and these small codes are well conditioned
+        assert all(1 <= r["amplification"] < 1e3 for r in res.records), name
+        assert res.warnings() == [] and res.summary()["untrusted_iterations"] == []
         # the decoded set really was decodable, and no more messages than the code has were used
         assert all(1 <= r["messages"] <= code.n_messages for r in res.records)
         # nothing lost: every message sent was used or drained
@@ -163,8 +174,8 @@ def test_a_dead_worker_is_a_straggler_that_never_answers():
     res = launch(_spec(code, iterations=3, kill={3: 1}), job_timeout=60, check=False)
     assert res.ok, res.error
     assert len(res.records) == 3 and res.dead_workers == [3]
-    assert res.returncode == 17  # mpiexec reports the dead rank's exit code
-    assert "died" in res.error
+    assert res.returncode == 17  # mpiexec reports the dead rank's exit code (its guard exits with it)
+    assert "died" in res.error and res.deaths[3]["code"] == 17 and res.deaths[3]["signal"] is None
     assert all(3 not in r["workers"] for r in res.records[1:])
 
 
@@ -209,22 +220,36 @@ def test_a_hostfile_is_passed_through(tmp_path):
 
 
 class _FakeComm:
-    """Just enough of an MPI communicator for the master's receive path: a queue of (source, tag, data)."""
+    """Just enough of an MPI communicator for the master's receive path: a queue of (source, tag, data); data
+    ``None`` is a message whose receive never completes (its sender died in the middle of it)."""
 
     def __init__(self, queue):
         self.queue = list(queue)
 
-    def Iprobe(self, source, tag, status):
+    def Improbe(self, source, tag, status):
         if not self.queue:
-            return False
-        status.source, status.tag = self.queue[0][:2]
-        return True
+            return None
+        status.source, status.tag, data = self.queue.pop(0)
+        return _FakeMessage(data)
 
-    def Recv(self, buf, source, tag):
-        src, tg, data = self.queue.pop(0)
-        assert (src, tg) == (source, tag)
+
+class _FakeMessage:
+    def __init__(self, data):
+        self.data = data
+
+    def Irecv(self, buf):
         arr = buf[0] if isinstance(buf, list) else buf
-        arr[:len(data)] = data
+        if self.data is not None:
+            arr[:len(self.data)] = self.data
+        return _FakeRequest(self.data is not None)
+
+
+class _FakeRequest:
+    def __init__(self, done):
+        self.done = done
+
+    def Test(self):
+        return self.done
 
 
 class _FakeStatus:
@@ -243,16 +268,22 @@ def test_master_receive_path_tells_late_hellos_byes_and_stale_gradients_from_gra
 
     width = 3
     grad = np.array([0.0, 2.0, 0.1, 0.2, 7.0, 8.0, 9.0])  # iteration 0, message 2, clock, compute, payload
-    comm = _FakeComm([(3, P.TAG_HELLO, [0.0]), (1, P.grad_tag(0), grad), (2, P.TAG_BYE, [5.0, 1.0]),
-                      (4, P.grad_tag(0), grad)])
+    comm = _FakeComm([(3, P.TAG_HELLO, [1234.0]), (1, P.grad_tag(0), grad), (2, P.TAG_BYE, [5.0, 1.0]),
+                      (4, P.grad_tag(0), grad), (2, P.grad_tag(1), None), (3, P.grad_tag(1), grad)])
     m = object.__new__(Master)
-    m.MPI = SimpleNamespace(Status=_FakeStatus, ANY_SOURCE=-1, ANY_TAG=-1, DOUBLE=None)
-    m.comm, m.byes, m.received_total, m.stale, m.drain_time = comm, {}, 0, 0, 0.0
-    m.buf = np.empty(P.HEADER + width)
+    m.MPI = SimpleNamespace(Status=_FakeStatus, ANY_SOURCE=-1, ANY_TAG=-1, DOUBLE=None, Exception=RuntimeError)
+    m.comm, m.byes, m.pids, m.received_total, m.stale = comm, {}, {}, 0, 0
+    m.inflight, m.dead, m.width_buf, m.dtype = [], {}, P.HEADER + width, float
     assert m._receive_one(0) is None and m.received_total == 0 and m.stale == 0  # the hello is not a gradient
+    assert m.pids == {2: 1234}  # ... it carries the worker's pid
     msg, payload, _ = m._receive_one(0)
     assert msg == 2 and payload.tolist() == [7.0, 8.0, 9.0] and m.received_total == 1
     assert m._receive_one(0) is None and m.byes == {1: (5, 1)}
     # in iteration 1, a gradient of iteration 0 is late: drained and counted, not returned
     assert m._receive_one(1) is None and m.stale == 1 and m.received_total == 2
-    assert m._receive_one(1) is False
+    # a message whose data never comes (its sender died in the middle) holds up nothing: it stays in flight
+    assert m._receive_one(1) is None and len(m.inflight) == 1
+    msg, payload, _ = m._receive_one(1)
+    assert msg == 2 and len(m.inflight) == 1
+    # the stuck receive is tested again and again, never waited for: "nothing happened", so the master sleeps
+    assert m._receive_one(1) is False and m._receive_one(1) is False and len(m.inflight) == 1

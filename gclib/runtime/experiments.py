@@ -102,7 +102,7 @@ def run_grid(datasets, models, schemes, *, workers: int, stragglers: int, iterat
         s = res.summary()
         key = {"dataset": ds, "model": mname, "scheme": name}
         rows.append({**key, **{k: s[k] for k in SUMMARY}})
-        logs.append(res.frame().drop(columns=["workers"]).assign(**key))
+        logs.append(res.frame().drop(columns=["workers", "dead"], errors="ignore").assign(**key))
         if prob.X_test is not None and len(prob.X_test):
             tests.append(pd.DataFrame({**key, "sample": np.arange(len(prob.y_test)), "label": prob.y_test,
                                        "score": prob.X_test @ res.theta}))

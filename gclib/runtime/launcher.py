@@ -1,16 +1,26 @@
 """Launch a run: pickle the spec, start ``mpiexec`` (the venv's, next to ``sys.executable``), follow the master's
-progress lines, enforce a job timeout, and return a :class:`~gclib.runtime.spec.RunResult`.
+progress lines and the workers' guards' reports, enforce a job timeout, and return a
+:class:`~gclib.runtime.spec.RunResult`.
 
-``mpiexec`` is started with ``-disable-auto-cleanup`` so that a worker process that dies does not take the job
-down with it: the master treats it as a straggler that never answers (the code tolerates it, or the master stops
-with a clear error), and the surviving ranks then exit without ``MPI_Finalize``. See ``docs/runtime.md``.
+``mpiexec`` is started with ``-disable-auto-cleanup`` so that a worker that *exits* does not take the job down
+with it, and every worker rank runs under a guard process that turns a death by signal into an exit (Hydra
+kills the whole host when a process it started dies by a signal); see :mod:`gclib.runtime.mpi_main`. The master
+treats a dead worker as a straggler that never answers (the code tolerates it, or the master stops with a clear
+error), and the surviving ranks then exit without ``MPI_Finalize``. See ``docs/runtime.md``.
+
+Everything the caller passes is checked before anything is created or started. A run directory the launcher
+made itself (under the temporary directory) is removed after a successful run and kept, with the state file in
+it, after a failed or interrupted one. Ctrl-C (SIGINT), SIGTERM and SIGHUP stop the job, leave no rank behind,
+and save a resumable state.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
 import pickle
+import re
 import shutil
 import signal
 import subprocess
@@ -22,10 +32,28 @@ from pathlib import Path
 
 import numpy as np
 
-from .master import MARK
+from .master import DEATHS, MARK
+from .protocol import RANK, REPORT
 from .spec import RunResult, RunSpec, RuntimeFailure
+from .state import comparable, load_state, write_json
 
 ROOT = Path(__file__).resolve().parents[2]
+#: Seconds the job may take to exit after the master reported its end (``MPI_Finalize``) before it is killed.
+END_GRACE = 10.0
+#: Times a job is started again when a worker was killed by a signal before every rank was through
+#: ``MPI_Init`` (a collective: the others would wait there for the dead one forever). Nothing is lost: no
+#: iteration ran.
+START_RETRIES = 2
+#: Signals that stop a run like Ctrl-C does (the state is saved and the job killed).
+STOP_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP")
+
+
+class Interrupted(Exception):
+    """The launching process got a stop signal (Ctrl-C)."""
+
+    def __init__(self, signum):
+        super().__init__(signum)
+        self.signum = signum
 
 
 def find_mpiexec() -> str:
@@ -45,20 +73,27 @@ def mpiexec_command(spec_path, ranks: int, hosts=None, mpiexec=None) -> list[str
     """The command line of a run (``hosts``: an MPICH hostfile, passed through with ``-f``)."""
     cmd = [mpiexec or find_mpiexec(), "-disable-auto-cleanup", "-n", str(ranks)]
     if hosts:
-        hosts = Path(hosts)
-        if not hosts.is_file():
-            raise ValueError(f"hosts must be an existing hostfile, got {str(hosts)!r}")
         check_hostfile(hosts)
         cmd += ["-f", str(hosts)]
-    return cmd + [sys.executable, "-m", "gclib.runtime.mpi_main", str(spec_path)]
+    return cmd + [sys.executable, "-I", str(Path(__file__).with_name("guard.py")), str(spec_path)]
+
+
+def _os_reason(e: OSError) -> str:
+    return e.strerror or type(e).__name__
 
 
 def check_hostfile(path) -> int:
     """Check an MPICH hostfile: every line (``#`` starts a comment) is ``HOST`` or ``HOST:N`` with ``N`` a
     positive number of processes, optionally followed by Hydra options; at least one host. Returns the number of
     hosts; raises ``ValueError`` naming the file, the line and what is wrong (instead of an ``mpiexec`` failure)."""
+    try:
+        text = Path(path).read_text()
+    except OSError as e:
+        raise ValueError(f"hosts must be a readable hostfile, got {str(path)!r} ({_os_reason(e)})") from None
+    except UnicodeDecodeError:
+        raise ValueError(f"hosts must be a text hostfile, got {str(path)!r} (not text)") from None
     hosts = 0
-    for no, line in enumerate(Path(path).read_text().splitlines(), 1):
+    for no, line in enumerate(text.splitlines(), 1):
         text = line.split("#", 1)[0].strip()
         if not text:
             continue
@@ -72,9 +107,72 @@ def check_hostfile(path) -> int:
     return hosts
 
 
+def _check_new_path(name: str, path, *, directory: bool) -> Path:
+    """Check, without creating anything, that ``path`` can be made (or is) a writable directory / a writable
+    file: its nearest existing ancestor is a writable directory, no component is too long, and an existing path
+    has the right kind."""
+    text = os.fspath(path)
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError(f"{name} must be a path, got {text!r}")
+    p = Path(text).expanduser()
+    try:
+        max_name = os.pathconf(p.anchor or ".", "PC_NAME_MAX")
+    except (OSError, ValueError):
+        max_name = 255
+    for part in p.parts:
+        if len(os.fsencode(part)) > max_name:
+            raise ValueError(f"{name}: the path component {part[:40]!r}... is longer than {max_name} bytes")
+    try:
+        if p.exists():
+            if directory and not p.is_dir():
+                raise ValueError(f"{name} must be a directory, got {text!r} (a file)")
+            if not directory and p.is_dir():
+                raise ValueError(f"{name} must be a file, got {text!r} (a directory)")
+            target = p if directory else p.parent
+            if not os.access(target, os.W_OK | os.X_OK):
+                raise ValueError(f"{name}: {str(target)!r} is not writable")
+            return p
+        parent = p.parent
+        while not parent.exists():
+            parent = parent.parent
+        if not parent.is_dir():
+            raise ValueError(f"{name}: {str(parent)!r} in {text!r} is a file, not a directory")
+        if not os.access(parent, os.W_OK | os.X_OK):
+            raise ValueError(f"{name}: cannot create {text!r}: {str(parent)!r} is not writable")
+    except OSError as e:
+        raise ValueError(f"{name}: cannot use {text!r} ({_os_reason(e)})") from None
+    return p
+
+
+def check_job_timeout(job_timeout):
+    """``None`` or a positive, finite number of seconds."""
+    if job_timeout is None:
+        return None
+    if isinstance(job_timeout, bool) or not isinstance(job_timeout, (int, float, np.integer, np.floating)) \
+            or not (math.isfinite(job_timeout) and job_timeout > 0):
+        raise ValueError(f"job-timeout must be a positive number of seconds, got {job_timeout!r}")
+    return float(job_timeout)
+
+
+#: Memory of one rank besides its copy of the data: Python, numpy, SciPy, mpi4py and MPICH (about 75 MB measured
+#: for a worker, 120 MB for the master, 11 MB for a guard), rounded up.
+RANK_BYTES = 100e6
+
+
+def check_host_memory(spec: RunSpec) -> None:
+    """Refuse a run whose ranks cannot all fit in this host's memory (every rank holds the whole data set)."""
+    from ..learning.problems import check_size
+
+    p = spec.problem
+    data = sum(a.nbytes for a in (p.X, p.y, p.X_test, p.y_test) if a is not None)
+    check_size(f"a run with {spec.ranks} MPI ranks on this host (1 + workers = {spec.workers}, each with "
+               f"{data / 2**20:.3g} MiB of data)", spec.ranks * (RANK_BYTES + data),
+               "workers (--workers) or the data, or spread the ranks over machines (--hosts)")
+
+
 def default_job_timeout(spec: RunSpec) -> float:
-    """A backstop for the whole job: start-up, every iteration at its straggler timeout, and the stop."""
-    return 60.0 + spec.iterations * spec.timeout + 2 * spec.stop_timeout
+    """A backstop for the whole job: start-up, every iteration left at its straggler timeout, and the stop."""
+    return 60.0 + (spec.iterations - spec.start) * spec.timeout + 2 * spec.stop_timeout + END_GRACE
 
 
 def _env():
@@ -85,8 +183,28 @@ def _env():
     return env
 
 
+def resume_spec(spec: RunSpec, state) -> tuple:
+    """``spec`` set to continue the run saved in ``state`` (a path, or a document of
+    :func:`gclib.runtime.state.load_state`). Returns ``(spec, document)``; raises ``ValueError`` when the state
+    belongs to another run or has nothing left to do."""
+    doc = state if isinstance(state, dict) else load_state(state)
+    where = "" if isinstance(state, dict) else f" {str(state)!r}"
+    mine, saved = comparable(spec.describe()), comparable(doc["spec"])
+    if mine != saved:
+        diff = sorted(k for k in set(mine) | set(saved) if mine.get(k) != saved.get(k))
+        raise ValueError(f"resume: the state{where} belongs to another run (it differs in {', '.join(diff)})")
+    nxt = doc["next_iteration"]
+    if nxt >= spec.iterations:
+        raise ValueError(f"resume: the run in {where.strip() or 'the state'} already finished its "
+                         f"{spec.iterations} iterations; nothing to resume")
+    if nxt == 0:
+        return spec, doc
+    wall = doc["records"][-1].get("wall") or 0.0
+    return dataclasses.replace(spec, start=nxt, state0=doc["step_state"], wall0=float(wall)), doc
+
+
 def launch(spec: RunSpec, *, hosts=None, job_timeout: float | None = None, state_file=None, run_dir=None,
-           check: bool = True, progress=None, mpiexec=None) -> RunResult:
+           check: bool = True, progress=None, mpiexec=None, resume=None, args=None) -> RunResult:
     """Run ``spec`` over MPI and return what it measured.
 
     Args:
@@ -94,95 +212,401 @@ def launch(spec: RunSpec, *, hosts=None, job_timeout: float | None = None, state
         hosts: optional MPICH hostfile; rank 0 (the master) must be able to read ``run_dir``, so on several
             machines put ``run_dir`` on a shared file system.
         job_timeout: seconds after which the whole job is killed (default :func:`default_job_timeout`).
-        state_file: where to write the parameters and the log (always written when the run fails; default
-            ``run_dir/state.json``).
+        state_file: where to write the state (always written when the run fails or is interrupted; default
+            ``run_dir/state.json``); ``launch(spec, resume=state_file)`` continues from it.
+        run_dir: directory for the spec and the logs; default a new temporary directory, removed after a
+            successful run (a given one is kept).
         check: raise :class:`~gclib.runtime.spec.RuntimeFailure` (carrying the result) when the run stops early.
         progress: optional callback ``progress(record)`` called after every iteration.
+        resume: a state file (or its loaded document) of an earlier run of the same ``spec``: continue from its
+            last completed iteration, with its update state and the same injected delays.
+        args: the command line's parameters, stored in the state file so that ``gclib run --resume`` can rebuild
+            the run (the library leaves it ``None``).
     Returns:
         :class:`~gclib.runtime.spec.RunResult`.
     """
+    # ---- every check first: nothing is created or started for a refused run
     if not isinstance(spec, RunSpec):
-        raise ValueError("spec must be a RunSpec")
-    run_dir = Path(run_dir or tempfile.mkdtemp(prefix="gclib-run-"))
-    run_dir.mkdir(parents=True, exist_ok=True)
-    spec_path = run_dir / "spec.pkl"
-    with open(spec_path, "wb") as fh:
-        pickle.dump(spec, fh)
-    cmd = mpiexec_command(spec_path, spec.ranks, hosts, mpiexec)
-    job_timeout = default_job_timeout(spec) if job_timeout is None else float(job_timeout)
-    events = {"records": [], "theta": spec.theta0, "start": None, "end": None}
-    other = []
-    err_path = run_dir / "stderr.txt"
-    t0 = time.perf_counter()
-    with open(err_path, "w") as err:
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, stdin=subprocess.DEVNULL, text=True,
-                                env=_env(), start_new_session=True)
+        raise TypeError(f"spec must be a RunSpec, got {type(spec).__name__}")
+    job_timeout = check_job_timeout(job_timeout)
+    if hosts is not None:
+        check_hostfile(hosts)
+    if run_dir is not None:
+        run_dir = _check_new_path("run-dir", run_dir, directory=True)
+    if state_file is not None:
+        state_file = _check_new_path("state", state_file, directory=False)
+    prior = []
+    if resume is not None:
+        spec, doc = resume_spec(spec, resume)
+        prior = doc["records"][:spec.start]
+    if hosts is None:
+        check_host_memory(spec)
+    try:  # the ranks get the spec pickled: a code or problem that does not pickle fails here, not in the job
+        pickled = pickle.dumps(spec, protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception as e:
+        raise ValueError(f"spec must pickle (decoders and rules must be module-level functions or classes): "
+                         f"{type(e).__name__}: {e}") from None
+    exe = mpiexec or find_mpiexec()
+    job_timeout = default_job_timeout(spec) if job_timeout is None else job_timeout
 
-        def read():
-            for line in proc.stdout:
-                if line.startswith(MARK):
-                    ev = json.loads(line[len(MARK):])
-                    if ev["kind"] == "iter":
-                        events["records"].append(ev["record"])
-                        events["theta"] = ev["theta"]
-                        if progress:
-                            progress(ev["record"])
-                    else:
-                        events[ev["kind"]] = ev
-                else:
-                    other.append(line)
-
-        reader = threading.Thread(target=read, daemon=True)
-        reader.start()
-        killed = False
+    # ---- the run directory, then the job
+    own = run_dir is None
+    if own:
+        run_dir = Path(tempfile.mkdtemp(prefix="gclib-run-"))
+    else:
         try:
-            proc.wait(timeout=job_timeout)
-        except subprocess.TimeoutExpired:
-            killed = True
-            _kill(proc)
-        reader.join(timeout=10)
-    seconds = time.perf_counter() - t0
-    end = events["end"] or {}
-    status, error = end.get("status", "error"), end.get("error", "")
-    theta = end.get("theta") if end.get("theta") is not None else events["theta"]
-    if killed:
-        status, error = "error", (f"job killed after the job timeout of {job_timeout:g} s "
-                                  f"({len(events['records'])} iterations finished)")
-    elif not end:
-        tail = err_path.read_text()[-2000:]
-        status, error = "error", f"mpiexec exited with code {proc.returncode} without a result: {tail.strip()}"
-    start = events["start"] or {}
-    predicted = start.get("predicted")
-    res = RunResult(records=events["records"],
-                    theta=np.asarray(theta if theta is not None else [], dtype=float),
-                    status=status, error=error,
-                    predicted=None if predicted is None else np.array([math.inf if p is None else p
-                                                                       for p in predicted]),
-                    dead_workers=end.get("dead_workers", []), messages_sent=end.get("messages_sent", 0),
-                    messages_received=end.get("messages_received", 0),
-                    abandoned={int(k): v for k, v in (end.get("abandoned") or {}).items()},
-                    drained=end.get("stale", 0), spec=start.get("spec", spec.describe()),
-                    returncode=proc.returncode, seconds=seconds)
-    if res.dead_workers:
-        res.error = (res.error + "; " if res.error else "") + (
-            f"worker processes {res.dead_workers} died (MPI ranks {[w + 1 for w in res.dead_workers]}); the run "
-            f"treated them as stragglers that never answer")
-    if state_file is not None or not res.ok:
-        res.save(state_file or run_dir / "state.json")
-        res.spec["state_file"] = str(state_file or run_dir / "state.json")
+            run_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise ValueError(f"run-dir: cannot create {str(run_dir)!r} ({_os_reason(e)})") from None
+    restarts = []  # workers killed during start-up, before the job that ran
+    while True:
+        job = _Job(spec, run_dir, hosts, exe, job_timeout, progress, append=bool(restarts))
+        try:
+            job.run(pickled)
+        except BaseException:  # a bug of ours: no rank left, and what the job reported is kept
+            job.kill()
+            try:
+                job.result(prior).save(run_dir / "state.json", args=args)
+            except Exception:
+                pass
+            raise
+        if not (job.killed == "startup" and len(restarts) < START_RETRIES
+                and all(d.get("signal") for d in job.deaths.values())):
+            break
+        restarts.append({w: dict(d, restarted=True) for w, d in job.deaths.items()})
+    res = job.result(prior)
+    res.run_dir = str(run_dir)
+    if restarts:
+        res.restarts = restarts
+        note = "; ".join(deaths_text(r).replace("worker processes died", "before MPI_Init, worker processes died")
+                         for r in restarts)
+        res.error = note + f"; the job was started again ({len(restarts)}x)" + (
+            "; " + res.error if res.error else "")
+    if not res.ok or state_file is not None:
+        path = state_file or run_dir / "state.json"
+        try:
+            res.save(path, args=args)
+            res.spec["state_file"] = str(path)
+        except OSError as e:  # the state cannot be written where asked: keep it in the run directory
+            fallback = run_dir / "state.json"
+            res.save(fallback, args=args)
+            res.spec["state_file"] = str(fallback)
+            res.error = (res.error + "; " if res.error else "") + (
+                f"could not write the state to {str(path)!r} ({_os_reason(e)}), wrote {str(fallback)!r}")
+    if res.ok and own:
+        shutil.rmtree(run_dir, ignore_errors=True)
+        res.run_dir = None
     if check and not res.ok:
-        raise RuntimeFailure(f"{res.error} (state saved to {res.spec['state_file']})", res)
+        raise RuntimeFailure(f"{res.error} (state saved to {res.spec['state_file']}; run directory "
+                             f"{res.run_dir})", res)
     return res
 
 
-def _kill(proc):
-    """Kill the job we started (its own process group: mpiexec and the ranks it spawned)."""
-    try:
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(timeout=5)
-    except (ProcessLookupError, subprocess.TimeoutExpired):
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
+class _Job:
+    """One ``mpiexec`` job and what it said."""
+
+    def __init__(self, spec, run_dir, hosts, exe, job_timeout, progress, append=False):
+        self.spec, self.run_dir, self.job_timeout, self.progress = spec, Path(run_dir), job_timeout, progress
+        self.append = append  # a job started again keeps the stderr of the earlier attempts
+        self.spec_path = self.run_dir / "spec.pkl"
+        self.cmd = mpiexec_command(self.spec_path, spec.ranks, hosts, exe)
+        self.events = {"records": [], "theta": None, "state": None, "init": None, "start": None, "end": None}
+        self.deaths = {}  # worker -> what its guard reported
+        self.master_death = None  # what the master's guard reported
+        self.other = []  # stdout lines that are not ours (mpiexec's own report)
+        self.lock = threading.Lock()
+        self.proc = None
+        self.killed = None  # why we killed the job, if we did
+        self.interrupted = None
+        self.killing = False  # once we kill the job, the guards' reports are our own doing
+        self.seconds = math.nan
+
+    # ------------------------------------------------------------------ readers
+    def _read_stdout(self):
+        for line in self.proc.stdout:
+            at = line.find(MARK)
+            if at < 0:
+                self.other.append(line)
+                continue
+            try:
+                ev = json.loads(line[at + len(MARK):])
+                kind = ev["kind"]
+            except (ValueError, KeyError, TypeError):  # a line cut by another rank's output: not ours to trust
+                self.other.append(line)
+                continue
+            if kind == "iter":
+                with self.lock:
+                    self.events["records"].append(ev["record"])
+                    self.events["theta"] = ev.get("theta")
+                    self.events["state"] = ev.get("state")
+                if self.progress:
+                    try:
+                        self.progress(ev["record"])
+                    except Exception:  # a broken callback must not stop the reader
+                        pass
+            else:
+                self.events[kind] = ev
+
+    def _read_stderr(self, err):
+        for line in self.proc.stderr:
+            err.write(line)
+            err.flush()
+            at = line.find(REPORT)
+            if at < 0:
+                continue
+            try:
+                rep = json.loads(line[at + len(REPORT):])
+                w = int(rep["rank"]) - 1
+            except (ValueError, KeyError, TypeError):
+                continue
+            if self.killing:
+                continue
+            sig = rep.get("signal")
+            info = {"signal": sig, "name": _signal_name(sig) if sig else None, "code": rep.get("code"),
+                    "pid": rep.get("pid"), "host": rep.get("host"),
+                    "iteration": self.spec.start + len(self.events["records"])}
+            if w < 0:  # the master: the run is over (the main thread kills the job)
+                if self.events["end"] is None:
+                    self.master_death = info
+                continue
+            with self.lock:
+                self.deaths.setdefault(w, info)
+                known = {str(k): v for k, v in self.deaths.items()}
+            try:  # tell the master (it reads this file between polls)
+                write_json(self.run_dir / DEATHS, known)
+            except OSError:
+                pass
+
+    # ------------------------------------------------------------------ the job
+    def run(self, pickled: bytes):
+        self.spec_path.write_bytes(pickled)
+        try:  # dead workers of an earlier attempt are not dead in this one
+            (self.run_dir / DEATHS).unlink()
+        except FileNotFoundError:
             pass
-        proc.wait()
+        t0 = time.perf_counter()
+        handlers = _catch_stop_signals()
+        readers = []
+        try:
+            with open(self.run_dir / "stderr.txt", "a" if self.append else "w") as err:
+                try:
+                    self.proc = subprocess.Popen(self.cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                                 stdin=subprocess.DEVNULL, text=True, env=_env(),
+                                                 start_new_session=True)
+                    readers = [threading.Thread(target=self._read_stdout, daemon=True),
+                               threading.Thread(target=self._read_stderr, args=(err,), daemon=True)]
+                    for r in readers:
+                        r.start()
+                    self._wait()
+                except Interrupted as e:
+                    self.interrupted = e.signum
+                    self.kill()
+                for r in readers:
+                    r.join(timeout=10)
+        finally:
+            _restore(handlers)
+            self.seconds = time.perf_counter() - t0
+
+    def _wait(self):
+        deadline = time.monotonic() + self.job_timeout
+        ended = None
+        while True:
+            try:
+                self.proc.wait(timeout=0.1)
+                return
+            except subprocess.TimeoutExpired:
+                pass
+            now = time.monotonic()
+            if self.master_death is not None and self.events["end"] is None:
+                self.killed = "master"
+                self.kill()
+                return
+            if self.deaths and self.events["init"] is None:  # the others wait in MPI_Init for the dead one
+                self.killed = "startup"
+                self.kill()
+                return
+            if self.events["end"] is not None and ended is None:
+                ended = now
+            if ended is not None and now - ended > END_GRACE + self.spec.stop_timeout:
+                self.killed = "end"  # the result is complete; the job did not exit (a finalize that hangs)
+                self.kill()
+                return
+            if now > deadline:
+                self.killed = "timeout"
+                self.kill()
+                return
+
+    def kill(self):
+        """Kill the job: mpiexec (Hydra forwards the signal to its proxies, which kill the ranks), then any rank
+        process of this run still on this host."""
+        self.killing = True
+        proc = self.proc
+        if proc is not None and proc.poll() is None:
+            for sig, wait in ((signal.SIGTERM, 5), (signal.SIGKILL, 5)):
+                try:
+                    os.killpg(proc.pid, sig)
+                except (ProcessLookupError, PermissionError):
+                    pass
+                try:
+                    proc.wait(timeout=wait)
+                    break
+                except subprocess.TimeoutExpired:
+                    continue
+        for pid in job_processes(self.spec_path):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+
+    # ------------------------------------------------------------------ the result
+    def result(self, prior) -> RunResult:
+        ev, spec = self.events, self.spec
+        end = ev["end"] or {}
+        start = ev["start"] or {}
+        records = list(prior) + ev["records"]
+        n_new = len(ev["records"])
+        status, error = end.get("status", "error"), end.get("error", "")
+        theta = end.get("theta") if end.get("theta") is not None else ev["theta"]
+        if theta is None:  # no iteration finished in this job: where it started
+            if spec.state0 is not None:
+                theta = _unpacked_theta(spec.state0)
+            else:
+                theta = np.zeros(spec.problem.dim) if spec.theta0 is None else spec.theta0
+        done = spec.start + n_new
+        returncode = self.proc.returncode if self.proc is not None else None
+        if self.interrupted is not None:
+            status, error = "interrupted", (f"interrupted by {_signal_name(self.interrupted)} after {done} of "
+                                            f"{spec.iterations} iterations")
+        elif self.killed == "master":
+            d = self.master_death
+            how = d["name"] or f"exit code {d['code']}"
+            status, error = "error", (f"the master (MPI rank 0, pid {d['pid']} on {d['host']}) died ({how}) after "
+                                      f"{done} of {spec.iterations} iterations")
+        elif self.killed == "startup":
+            status, error = "error", ("the run could not start: a worker died before every rank was through "
+                                      "MPI_Init, where the others wait for it")
+        elif self.killed == "timeout":
+            status, error = "error", (f"job killed after the job timeout of {self.job_timeout:g} s "
+                                      f"({done} of {spec.iterations} iterations finished)")
+        elif not end:
+            status, error = "error", self._no_result(done)
+        deaths = {w: dict(info) for w, info in self.deaths.items()}
+        dead = sorted(set(end.get("dead_workers", [])) | set(deaths))
+        for w in dead:
+            deaths.setdefault(w, {"signal": None, "name": None, "code": None,
+                                  "cause": "never said goodbye, and its guard reported no death"})
+        res = RunResult(records=records, theta=np.asarray(theta, dtype=float), status=status, error=error,
+                        predicted=None if start.get("predicted") is None else
+                        np.array([math.inf if p is None else p for p in start["predicted"]]),
+                        dead_workers=dead, messages_sent=end.get("messages_sent", 0),
+                        messages_received=end.get("messages_received", 0),
+                        abandoned={int(k): v for k, v in (end.get("abandoned") or {}).items()},
+                        drained=end.get("stale", 0), spec=start.get("spec", spec.describe()),
+                        returncode=returncode, seconds=self.seconds, deaths=deaths,
+                        pids={int(k): v for k, v in (start.get("pids") or {}).items()}, start=spec.start,
+                        step_state=ev["state"] if ev["state"] is not None else spec.state0)
+        if dead:
+            res.error = (res.error + "; " if res.error else "") + deaths_text(deaths) + (
+                "; the run treated them as stragglers that never answer" if status == "ok" else "")
+        return res
+
+    def _no_result(self, done) -> str:
+        text = "".join(self.other)
+        said = re.search(r"EXIT STRING:\s*(.+?)\s*$", text, re.M) or re.search(r"EXIT CODE:\s*(\d+)", text)
+        tail = " ".join((self.run_dir / "stderr.txt").read_text(errors="replace")[-600:].split())
+        rc = self.proc.returncode
+        why = (f"mpiexec reports '{said.group(1)}' (a process it started died: a rank's guard)" if said else
+               f"mpiexec was killed by {_signal_name(-rc)}" if rc is not None and rc < 0 else
+               f"mpiexec exited with code {rc}")
+        return (f"the job ended without a result after {done} of {self.spec.iterations} iterations: {why}"
+                + (f"; stderr ends: {tail[-300:]}" if tail else ""))
+
+
+def _unpacked_theta(packed):
+    from .state import unpack_step_state
+
+    return unpack_step_state(packed)["theta"]
+
+
+def _signal_name(sig) -> str:
+    try:
+        return signal.Signals(int(sig)).name
+    except (ValueError, TypeError):
+        return f"signal {sig}"
+
+
+def deaths_text(deaths: dict) -> str:
+    """``"worker processes died: 2 (SIGKILL, MPI rank 3, pid 1234)"``, and the workers that never said goodbye
+    although their guard reported nothing (a stopped or unreachable process)."""
+    died, silent = [], []
+    for w in sorted(deaths):
+        d = deaths[w]
+        how = d.get("name") or (f"exit code {d['code']}" if d.get("code") is not None else None)
+        if how is None:
+            silent.append(f"{w} (MPI rank {w + 1})")
+        else:
+            died.append(f"{w} ({how}, MPI rank {w + 1}" + (f", pid {d['pid']})" if d.get("pid") else ")"))
+    parts = ([f"worker processes died: {', '.join(died)}"] if died else []) + (
+        [f"workers never said goodbye (alive but stopped, or unreachable): {', '.join(silent)}"] if silent else [])
+    return "; ".join(parts)
+
+
+def job_processes(spec_path) -> list:
+    """Process ids on this host of the ranks (and guards) of the job whose spec is ``spec_path`` (Linux
+    ``/proc``; empty elsewhere)."""
+    needle = os.fsencode(str(spec_path))
+    out = []
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return out
+    for e in entries:
+        if not e.isdigit() or int(e) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{e}/cmdline", "rb") as fh:
+                cmd = fh.read().split(b"\0")
+        except OSError:
+            continue
+        if needle in cmd and any(c.endswith((b"gclib.runtime.mpi_main", b"guard.py")) for c in cmd):
+            out.append(int(e))
+    return out
+
+
+def rank_processes(spec_path) -> dict:
+    """``{rank: pid}`` of the rank processes of a running job on this host (the children of the guards,
+    ``... mpi_main SPEC --rank R``; worker ``R - 1``); for tests and for users who want to kill one."""
+    out = {}
+    for pid in job_processes(spec_path):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                cmd = [c.decode() for c in fh.read().split(b"\0")]
+        except OSError:
+            continue
+        if RANK in cmd:
+            out[int(cmd[cmd.index(RANK) + 1])] = pid
+    return out
+
+
+def _catch_stop_signals():
+    """Turn Ctrl-C (and SIGTERM, SIGHUP) into :class:`Interrupted` while the job runs (main thread only)."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def handler(signum, frame):
+        for name in STOP_SIGNALS:  # a second Ctrl-C while we clean up must not break the clean-up
+            signal.signal(getattr(signal, name), signal.SIG_IGN)
+        raise Interrupted(signum)
+
+    old = {}
+    for name in STOP_SIGNALS:
+        sig = getattr(signal, name, None)
+        if sig is not None:
+            old[sig] = signal.signal(sig, handler)
+    return old
+
+
+def _restore(old):
+    if old:
+        for sig, h in old.items():
+            signal.signal(sig, h)

@@ -1,25 +1,41 @@
 """The master rank: send the parameters, receive messages until the received set decodes, decode, step, repeat.
 
-Every wait polls (``Iprobe`` + a sleep of ``spec.poll``): MPICH spins inside blocking calls, and on a host with
-more ranks than cores a spinning master steals the time the workers' injected delays are measured in.
+Every wait polls (``Improbe`` + a sleep of ``spec.poll``): MPICH spins inside blocking calls, and on a host with
+more ranks than cores a spinning master steals the time the workers' injected delays are measured in. The master
+never waits on one request: a message is received with a matched probe and a non-blocking receive that is
+tested, not waited for, so a worker that dies in the middle of a large message holds up nothing; sends are
+tested, never waited for, too.
 
 What the master prints on stdout (one JSON object per line after the marker :data:`MARK`, read by the launcher):
-``start`` (the predicted times), ``iter`` (one per finished iteration, with the parameters, so the launcher
-keeps the state even if the job is killed), and ``end`` (status, error, dead workers).
+``init`` (from :mod:`gclib.runtime.mpi_main`: every rank is through ``MPI_Init``), ``start`` (the predicted
+times, the workers' process ids), ``iter`` (one per finished iteration, with the
+parameters and the update's state, so the launcher keeps a resumable state even if the job is killed), and
+``end`` (status, error, dead workers).
+
+Dead workers: the launcher writes what it learns from the workers' guards (see :mod:`gclib.runtime.mpi_main`)
+to :data:`DEATHS` in the run directory; the master reads it between polls, stops waiting for those workers, and
+stops the run at once when the workers left can no longer decode.
 """
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 import traceback
 
 import numpy as np
 
+from ..codes.base import decoding_amplification
 from . import protocol as P
 from .spec import _jsonable
+from .state import pack_step_state, unpack_step_state
 
-MARK = "@gclib "
+MARK = P.MARK
+#: File in the run directory where the launcher lists dead workers: ``{"3": {"signal": 9, ...}, ...}``.
+DEATHS = "deaths.json"
+#: Seconds between two looks at :data:`DEATHS`.
+DEATHS_EVERY = 0.02
 
 
 def emit(kind: str, **payload):
@@ -31,59 +47,167 @@ class IterationTimeout(RuntimeError):
 
 
 class Master(P.Rank):
-    def __init__(self, comm, spec, finish):
+    def __init__(self, comm, spec, finish, sends=(), run_dir=None):
         super().__init__(comm, spec)
+        self.sends.extend(sends)
         self.K = self.code.n_workers
-        self.predicted = P.predicted_times(self.code, finish, spec.time_scale)
+        self.finish = np.array(finish, dtype=float)
+        self.predicted = P.predicted_times(self.code, self.finish, spec.time_scale)
         self.byes = {}  # worker -> (messages sent, iterations abandoned)
+        self.pids = {}  # worker -> process id (from its hello)
         self.received_total = 0
         self.stale = 0
         self.drain_time = 0.0
-        self.buf = np.empty(P.HEADER + self.width, dtype=self.dtype)
+        self.inflight = []  # receives started and not yet complete: [request, buffer, source, tag]
+        self.dead = {}  # worker -> what the launcher (or an MPI error) told us
+        self._deaths = os.path.join(run_dir, DEATHS) if run_dir else None
+        self._deaths_seen = (0.0, None)
+        self.width_buf = P.HEADER + self.width
+
+    # ------------------------------------------------------------------ dead workers
+    def check_deaths(self, force=False) -> bool:
+        """Read :data:`DEATHS` if it changed (at most every :data:`DEATHS_EVERY` s); True if a worker newly
+        died."""
+        if self._deaths is None:
+            return False
+        now = time.perf_counter()
+        if not force and now - self._deaths_seen[0] < DEATHS_EVERY:
+            return False
+        try:
+            mtime = os.stat(self._deaths).st_mtime_ns
+        except OSError:
+            self._deaths_seen = (now, None)
+            return False
+        if mtime == self._deaths_seen[1]:
+            self._deaths_seen = (now, mtime)
+            return False
+        self._deaths_seen = (now, mtime)
+        try:
+            with open(self._deaths) as fh:
+                found = json.load(fh)
+        except (OSError, ValueError):
+            return False
+        new = False
+        for w, info in found.items():
+            w = int(w)
+            if 0 <= w < self.K and w not in self.dead:
+                self.dead[w] = info if isinstance(info, dict) else {}
+                new = True
+        if new:
+            self._predict_without_dead()
+        return new
+
+    def _predict_without_dead(self):
+        """From now on the simulator's time treats the dead workers as persistent stragglers (the iteration in
+        which a worker died keeps the time predicted before)."""
+        finish = self.finish.copy()
+        finish[:, sorted(self.dead), :] = np.inf
+        self.predicted = P.predicted_times(self.code, finish, self.spec.time_scale)
+
+    def _mark_dead(self, w, cause):
+        if 0 <= w < self.K and w not in self.dead:
+            self.dead[w] = {"cause": cause}
+            self._predict_without_dead()
 
     # ------------------------------------------------------------------ receiving
-    def _receive_one(self, current):
-        """Receive one waiting message if any. Returns ``(message id, payload, header)`` for a gradient of
-        iteration ``current``, ``False`` when nothing waits, ``None`` when something else was handled."""
-        MPI, st = self.MPI, self.MPI.Status()
-        if not self.comm.Iprobe(source=MPI.ANY_SOURCE, tag=MPI.ANY_TAG, status=st):
-            return False
-        src, tag = st.Get_source(), st.Get_tag()
+    def _buffer(self, tag):
         if tag == P.TAG_BYE:
-            b = np.empty(2)
-            self.comm.Recv([b, MPI.DOUBLE], source=src, tag=tag)
-            self.byes[src - 1] = (int(b[0]), int(b[1]))
+            return np.empty(2)
+        if tag == P.TAG_HELLO:
+            return np.empty(1)
+        return np.empty(self.width_buf, dtype=self.dtype)
+
+    def _receive_one(self, current):
+        """Start receiving the next waiting message, and finish one whose data has arrived. Returns ``(message
+        id, payload, header)`` for a gradient of iteration ``current``, ``False`` when nothing happened, ``None``
+        when something else was handled (or a receive was started)."""
+        MPI = self.MPI
+        started = False
+        st = MPI.Status()
+        try:
+            msg = self.comm.Improbe(source=MPI.ANY_SOURCE, tag=MPI.ANY_TAG, status=st)
+        except MPI.Exception:
+            msg = None
+        if msg is not None:
+            src, tag = st.Get_source(), st.Get_tag()
+            buf = self._buffer(tag)
+            try:
+                self.inflight.append([msg.Irecv(buf), buf, src, tag])
+            except MPI.Exception:
+                self._mark_dead(src - 1, "MPI error while receiving")
+            started = True
+        for i, item in enumerate(self.inflight):
+            try:
+                done = item[0].Test()
+            except MPI.Exception:
+                self.inflight.pop(i)
+                self._mark_dead(item[2] - 1, "MPI error while receiving")
+                return None
+            if done:
+                self.inflight.pop(i)
+                return self._handle(current, *item[1:])
+        return None if started else False
+
+    def _handle(self, current, buf, src, tag):
+        if tag == P.TAG_BYE:
+            self.byes[src - 1] = (int(buf[0]), int(buf[1]))
             return None
-        if tag == P.TAG_HELLO:  # a start-up hello that came after warm_up stopped waiting: not a gradient
-            self.comm.Recv([np.empty(1), MPI.DOUBLE], source=src, tag=tag)
+        if tag == P.TAG_HELLO:  # a start-up hello (with the worker's pid), perhaps late: not a gradient
+            self.pids[src - 1] = int(buf[0])
             return None
-        t0 = time.perf_counter()
-        self.comm.Recv(self.buf, source=src, tag=tag)
+        if tag < P.GRAD_BASE:
+            return None
         self.received_total += 1
-        if P.tag_iteration(tag) != current:  # a late gradient of an earlier iteration: drain it
+        if P.tag_iteration(tag) != current:  # a late gradient of an earlier iteration: drained
             self.stale += 1
-            self.drain_time += time.perf_counter() - t0
             return None
-        head = self.buf[:P.HEADER].real
-        return int(head[1]), self.buf[P.HEADER:].copy(), head
+        head = buf[:P.HEADER].real
+        return int(head[1]), buf[P.HEADER:].copy(), head
+
+    def _send_all(self, arr, tag):
+        for w in range(self.K):
+            if w in self.dead:
+                continue
+            try:
+                self._isend(arr, dest=w + 1, tag=tag)
+            except self.MPI.Exception:
+                self._mark_dead(w, "MPI error while sending")
+
+    def _cannot_decode(self, it, received):
+        """An error text if the workers still alive cannot complete a decodable set this iteration, else None."""
+        code = self.code
+        possible = received | ~np.isin(code.sender, list(self.dead))
+        if code.rule.decodable(possible):
+            return None
+        return (f"iteration {it}: {len(self.dead)} workers died and code '{code.name}' tolerates "
+                f"{code.stragglers} stragglers: the messages of the others cannot decode")
 
     # ------------------------------------------------------------------ one iteration
     def iteration(self, it, state):
         spec, code = self.spec, self.code
-        stale0, drain0 = self.stale, self.drain_time
+        stale0 = self.stale
         t_start = time.perf_counter()
+        predicted = float(self.predicted[it])  # before this iteration: a worker that dies during it counts alive
         y = spec.step.query(state)
         params = np.concatenate([[float(it)], y])
-        for w in range(self.K):
-            self._isend(params, dest=w + 1, tag=P.TAG_PARAMS)
+        self._send_all(params, P.TAG_PARAMS)
         t_bcast = time.perf_counter() - t_start
         received = np.zeros(code.n_messages, dtype=bool)
         payload = {}
-        check_time = 0.0
+        check_time = drain = 0.0
         deadline = t_start + spec.timeout
+        if self.dead:
+            why = self._cannot_decode(it, received)
+            if why:
+                raise IterationTimeout(why)
         while True:
+            r0 = time.perf_counter()
             got = self._receive_one(it)
             if got is False:
+                if self.check_deaths():
+                    why = self._cannot_decode(it, received)
+                    if why:
+                        raise IterationTimeout(why)
                 now = time.perf_counter()
                 if now > deadline:
                     heard = sorted({int(code.sender[m]) for m in np.flatnonzero(received)})
@@ -96,6 +220,7 @@ class Master(P.Rank):
                 time.sleep(spec.poll)
                 continue
             if got is None:
+                drain += time.perf_counter() - r0
                 continue
             m, data, _ = got
             if received[m]:
@@ -107,6 +232,7 @@ class Master(P.Rank):
             check_time += time.perf_counter() - d0
             if done:
                 break
+        self.drain_time += drain
         idx = np.flatnonzero(received)
         A = code.decode(idx, warn=False)
         grad = code.combine(A, np.stack([payload[m] for m in idx]), self.dim)
@@ -117,16 +243,18 @@ class Master(P.Rank):
         theta, state = spec.step.step(state, grad)
         t_end = time.perf_counter()
         self._reap()
-        rec = {"iteration": it, "time": t_end - t_start, "predicted": float(self.predicted[it]),
+        rec = {"iteration": it, "time": t_end - t_start, "predicted": predicted,
                "messages": int(idx.size), "stale": self.stale - stale0, "bcast": t_bcast,
                "wait": t_wait_end - t_start - t_bcast, "decode": decode_time, "step": t_end - t_decoded,
-               "drain": self.drain_time - drain0, "checks": check_time,
-               "workers": sorted({int(code.sender[m]) for m in idx})}
+               "drain": drain, "checks": check_time,
+               "workers": sorted({int(code.sender[m]) for m in idx}),
+               # outside the timed window: how much this decode amplifies rounding errors of the messages
+               "amplification": decoding_amplification(code.B[idx], A, code.target)}
         return rec, grad, y, theta, state
 
     def warm_up(self):
         """Decode once from every message, untimed (first-call costs of LAPACK and the rule stay out of the
-        first iteration)."""
+        first iteration), and trade one message with every worker (its pid comes back)."""
         code = self.code
         every = np.ones(code.n_messages, dtype=bool)
         code.rule.decodable(every)
@@ -137,30 +265,30 @@ class Master(P.Rank):
             pass
         self.spec.problem.loss(np.zeros(self.dim))
         # One message each way with every worker (MPICH connects lazily); workers ignore ours.
-        hello = np.zeros(1)
-        for w in range(self.K):
-            self._isend(hello, dest=w + 1, tag=P.TAG_HELLO)
-        got, st = set(), self.MPI.Status()
+        self._send_all(np.zeros(1), P.TAG_HELLO)
         deadline = time.perf_counter() + self.spec.stop_timeout
-        while len(got) < self.K and time.perf_counter() < deadline:
-            if self.comm.Iprobe(source=self.MPI.ANY_SOURCE, tag=P.TAG_HELLO, status=st):
-                self.comm.Recv([np.empty(1), self.MPI.DOUBLE], source=st.Get_source(), tag=P.TAG_HELLO)
-                got.add(st.Get_source())
-            else:
+        while len(set(self.pids) | set(self.dead)) < self.K and time.perf_counter() < deadline:
+            if self._receive_one(-1) is False:
+                self.check_deaths()
                 time.sleep(self.spec.poll)
+        self._reap()
 
     # ------------------------------------------------------------------ the run
     def run(self):
         spec = self.spec
         problem = spec.problem
-        theta0 = np.zeros(self.dim) if spec.theta0 is None else np.asarray(spec.theta0, dtype=float)
-        state = spec.step.init(theta0)
-        theta = theta0
+        if spec.state0 is not None:  # resuming: the update's state after iteration spec.start - 1
+            state = unpack_step_state(spec.state0)
+            theta = np.asarray(state["theta"], dtype=float)
+        else:
+            theta = np.zeros(self.dim) if spec.theta0 is None else np.asarray(spec.theta0, dtype=float)
+            state = spec.step.init(theta)
+        wall = float(spec.wall0)
         self.warm_up()
-        emit("start", predicted=self.predicted, spec=spec.describe())
-        status, error, wall = "ok", "", 0.0
+        emit("start", predicted=self.predicted, spec=spec.describe(), pids=self.pids, start=spec.start)
+        status, error = "ok", ""
         try:
-            for it in range(spec.iterations):
+            for it in range(spec.start, spec.iterations):
                 rec, grad, y, theta, state = self.iteration(it, state)
                 wall += rec["time"]
                 full = problem.gradient(y)  # outside the timed region, like the metrics
@@ -168,49 +296,57 @@ class Master(P.Rank):
                 rec["wall"] = wall
                 rec["loss"] = problem.loss(theta)
                 rec.update(problem.test_metrics(theta))
-                emit("iter", record=rec, theta=theta)
+                rec["dead"] = sorted(self.dead)
+                emit("iter", record=rec, theta=theta, state=pack_step_state(state))
         except IterationTimeout as e:
             status, error = "error", str(e)
         except Exception as e:  # a bug: keep what we have, stop the workers, say why
             traceback.print_exc()
             status, error = "error", f"master failed: {type(e).__name__}: {e}"
-        dead = self.stop()
+        dead, hard = self.stop()
         emit("end", status=status, error=error, dead_workers=dead, theta=theta, stale=self.stale,
              messages_sent=sum(b[0] for b in self.byes.values()), messages_received=self.received_total,
              abandoned={w: b[1] for w, b in sorted(self.byes.items())})
-        return "hard" if dead else "clean"
+        return "hard" if hard else "clean"
 
     def stop(self):
-        """Stop every worker, drain every message still in flight, and find the workers that died."""
+        """Stop every worker, drain every message still in flight, and find the workers that died. Returns
+        ``(dead workers, whether to leave without MPI_Finalize)``."""
         MPI = self.MPI
-        stop = np.zeros(1)
-        for w in range(self.K):
-            self._isend(stop, dest=w + 1, tag=P.TAG_STOP)
+        self._send_all(np.zeros(1), P.TAG_STOP)
         deadline = time.perf_counter() + self.spec.stop_timeout
-        while len(self.byes) < self.K and time.perf_counter() < deadline:
+        while time.perf_counter() < deadline and len(set(self.byes) | set(self.dead)) < self.K:
             if self._receive_one(-1) is False:
+                self.check_deaths()
                 time.sleep(self.spec.poll)
-        dead = sorted(set(range(self.K)) - set(self.byes))
+        self.check_deaths(force=True)
+        dead = sorted(set(range(self.K)) - set(self.byes) | set(self.dead))
         final = np.array([1.0 if dead else 0.0])
-        for w in sorted(self.byes):
-            self._isend(final, dest=w + 1, tag=P.TAG_FINAL)
+        for w in sorted(set(self.byes) - set(dead)):
+            try:
+                self._isend(final, dest=w + 1, tag=P.TAG_FINAL)
+            except MPI.Exception:
+                dead.append(w)
         # Our sends to live workers complete; sends to dead ones never will (we then exit without finalize).
         deadline = time.perf_counter() + self.spec.stop_timeout
-        while self.sends and time.perf_counter() < deadline:
+        while time.perf_counter() < deadline:
             self._reap()
-            if self.sends:
-                time.sleep(self.spec.poll)
-        if not dead:
+            if all(d - 1 in dead for _, _, d in self.sends):
+                break
+            time.sleep(self.spec.poll)
+        hard = bool(dead) or bool(self.sends) or bool(self.inflight)
+        if not hard:
             # Anything still unmatched would make MPICH fail at finalize.
-            st = MPI.Status()
-            while self.comm.Iprobe(source=MPI.ANY_SOURCE, tag=MPI.ANY_TAG, status=st):
-                self._receive_one(-1)
-        return dead
+            deadline = time.perf_counter() + self.spec.stop_timeout
+            while (self._receive_one(-1) is not False or self.inflight) and time.perf_counter() < deadline:
+                pass
+            hard = bool(self.inflight)
+        return sorted(set(dead)), hard
 
 
-def run_master(comm, spec, finish) -> str:
+def run_master(comm, spec, finish, sends=(), run_dir=None) -> str:
     try:
-        return Master(comm, spec, finish).run()
+        return Master(comm, spec, finish, sends=sends, run_dir=run_dir).run()
     except Exception:
         traceback.print_exc()
         sys.stderr.flush()

@@ -8,8 +8,11 @@ Messages (all point to point on ``COMM_WORLD``; rank 0 is the master, rank ``w +
   would wait forever for a dead rank);
 * worker -> master, tag :func:`grad_tag` ``(iteration)``: ``[iteration, message id, worker clock, compute
   seconds, payload...]`` (complex for complex codes; the header then sits in the real parts);
-* both ways, tag :data:`TAG_HELLO`: ``float64 [0]`` once at start-up, so that MPICH's lazily made connections
-  are made before the first timed iteration;
+* master -> worker, tag :data:`TAG_SPEC`: the pickled ``(spec, finish)`` (bytes) at start-up, or the pickled
+  ``None`` when the run cannot start; sent point to point, so that a worker that dies before it arrives holds up
+  nobody (a collective broadcast would wait for it);
+* both ways, tag :data:`TAG_HELLO`: ``float64 [0]`` from the master, ``float64 [pid]`` from a worker, once at
+  start-up, so that MPICH's lazily made connections are made before the first timed iteration;
 * worker -> master, tag :data:`TAG_BYE`: ``float64 [messages sent, iterations abandoned]``, the worker's last
   message.
 
@@ -19,11 +22,16 @@ from __future__ import annotations
 
 import numpy as np
 
+from .guard import RANK, REPORT  # noqa: F401 (the markers of the guards' lines, for the launcher)
+
+#: Prefix of the master's event lines on stdout (``MARK {"kind": ..., ...}``, read by the launcher).
+MARK = "@gclib "
 TAG_PARAMS = 1
 TAG_STOP = 2
 TAG_FINAL = 3
 TAG_BYE = 4
 TAG_HELLO = 5
+TAG_SPEC = 6
 GRAD_BASE = 100
 HEADER = 4  # iteration, message id, worker clock (s since it got the parameters), compute seconds
 
@@ -62,12 +70,19 @@ class Rank:
         self.sends = []  # pending (request, buffer): a buffer must live until its send completes
 
     def _isend(self, arr, dest, tag):
-        self.sends.append((self.comm.Isend(arr, dest=dest, tag=tag), arr))
+        self.sends.append((self.comm.Isend(arr, dest=dest, tag=tag), arr, dest))
 
     def _reap(self):
-        """Forget the sends that completed."""
+        """Forget the sends that completed (a send whose test fails, say to a peer that died, is dropped too)."""
         if self.sends:
-            self.sends = [(r, b) for r, b in self.sends if not r.Test()]
+            keep = []
+            for r, b, d in self.sends:
+                try:
+                    if not r.Test():
+                        keep.append((r, b, d))
+                except self.MPI.Exception:
+                    pass
+            self.sends = keep
 
 
 def sample_finish(model, iterations: int, workers: int, n_tasks: int, seed) -> np.ndarray:

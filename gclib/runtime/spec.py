@@ -1,14 +1,14 @@
 """The description of one distributed run (everything the ranks need), and its result."""
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import asdict, dataclass, field
 from typing import Any, Optional
 
 import numpy as np
 
-from ..codes.base import GradientCode
+from ..codes import base as _codes_base
+from ..codes.base import DecodingError, GradientCode
 
 
 @dataclass
@@ -30,6 +30,9 @@ class RunSpec:
             that iteration's parameters.
         theta0: initial parameters ``(dim,)`` (zeros by default).
         label: free-form name of the run (scheme name by default).
+        start, state0, wall0: where a resumed run continues (set by ``launch(..., resume=STATE)``): the first
+            iteration to run, the update's state after the one before (as :func:`gclib.runtime.state.
+            pack_step_state` stores it) and the wall time so far. A fresh run starts at 0.
     """
 
     code: GradientCode
@@ -45,26 +48,74 @@ class RunSpec:
     kill: dict = field(default_factory=dict)
     theta0: Optional[np.ndarray] = None
     label: str = ""
+    start: int = 0
+    state0: Optional[dict] = None
+    wall0: float = 0.0
 
     def __post_init__(self):
-        if not isinstance(self.iterations, (int, np.integer)) or self.iterations < 1:
+        if not isinstance(self.code, GradientCode):
+            raise TypeError(f"code must be a GradientCode, got {type(self.code).__name__}")
+        if isinstance(self.iterations, bool) or not isinstance(self.iterations, (int, np.integer)) \
+                or self.iterations < 1:
             raise ValueError(f"iterations must be a positive integer, got {self.iterations!r}")
         for name in ("time_scale", "timeout", "poll", "stop_timeout"):
             v = getattr(self, name)
-            if not (isinstance(v, (int, float, np.integer, np.floating)) and math.isfinite(v) and v > 0):
+            if isinstance(v, bool) or not (isinstance(v, (int, float, np.integer, np.floating)) and math.isfinite(v)
+                                           and v > 0):
                 raise ValueError(f"{name} must be a positive number of seconds, got {v!r}")
         if self.problem.n_parts != self.code.n_parts:
             raise ValueError(f"problem has {self.problem.n_parts} parts but code '{self.code.name}' needs "
                              f"{self.code.n_parts}")
+        if not isinstance(self.kill, dict):
+            raise TypeError(f"kill must be a dict {{worker: iteration}}, got {type(self.kill).__name__}")
+        kill = {}
         for w, it in self.kill.items():
-            if not 0 <= int(w) < self.code.n_workers:
-                raise ValueError(f"kill: worker {w} outside [0, {self.code.n_workers})")
-        self.kill = {int(w): int(it) for w, it in self.kill.items()}
+            if isinstance(w, bool) or not isinstance(w, (int, np.integer)) or not 0 <= w < self.code.n_workers:
+                raise ValueError(f"kill: worker must be an integer in [0, {self.code.n_workers}), got {w!r}")
+            if isinstance(it, bool) or not isinstance(it, (int, np.integer)) or not 0 <= it < self.iterations:
+                raise ValueError(f"kill: iteration of worker {w} must be an integer in [0, {self.iterations}) "
+                                 f"(the run's iterations), got {it!r}")
+            kill[int(w)] = int(it)
+        self.kill = kill
+        if self.theta0 is not None:
+            t = np.asarray(self.theta0, dtype=float)
+            if t.shape != (self.problem.dim,) or not np.all(np.isfinite(t)):
+                raise ValueError(f"theta0 must be {self.problem.dim} finite numbers (the problem's dimension), got "
+                                 f"shape {t.shape}")
+        if isinstance(self.start, bool) or not isinstance(self.start, (int, np.integer)) \
+                or not 0 <= self.start <= self.iterations:
+            raise ValueError(f"start must be an integer in [0, {self.iterations}], got {self.start!r}")
+        if (self.start > 0) != (self.state0 is not None):
+            raise ValueError("start and state0 go together: a resumed run needs the update's state")
+        # the injected delays of every iteration, drawn up front: rank 0 holds them, the predictions and a copy
+        # per worker
+        from ..learning.problems import check_size
+
+        K, load = self.code.n_workers, self.code.load
+        check_size(f"iterations = {self.iterations} with {K} workers of load {load} (the injected delays)",
+                   3 * 8.0 * self.iterations * K * load, "iterations (--iterations)")
+        self._check_decodes()
         # Draw one throw-away trial (its own generator: the run's delays are untouched) so that a model that does
         # not fit the code (say, a persistent straggler id beyond the workers) fails here, not inside the job.
         self.model.sample(np.random.default_rng(0), 1, self.code.n_workers, self.code.load)
         if not self.label:
             self.label = self.code.name
+
+    def _check_decodes(self):
+        """Decode once as the master would when every worker is equally fast (messages in order of readiness)
+        and a code that cannot decode real messages (say, LCC's simulator code) is refused here, before MPI."""
+        code = self.code
+        mask = np.zeros(code.n_messages, dtype=bool)
+        for m in np.lexsort((code.sender, code.ready)):
+            mask[m] = True
+            if code.rule.decodable(mask):
+                try:
+                    code.decode(np.flatnonzero(mask), warn=False)
+                except DecodingError as e:
+                    raise ValueError(f"scheme '{code.name}' cannot run over MPI: {e}") from None
+                return
+        raise ValueError(f"scheme '{code.name}' cannot run over MPI: its rule never decodes, even from every "
+                         f"message")
 
     @property
     def workers(self) -> int:
@@ -103,18 +154,31 @@ class RunResult:
             decoded), ``stale`` (late messages of earlier iterations drained during it), ``bcast``, ``wait``,
             ``decode``, ``step``, ``drain`` (seconds spent in each part on the critical path: ``decode`` runs from
             the arrival of the message that made the set decodable to the combined gradient; ``checks`` is the
-            total time of the decodability checks, most of it overlapped with waiting), ``loss``, ``test_loss``, ``auc``,
-            ``grad_error`` (relative error of the decoded gradient against the full gradient), ``wall``
-            (seconds since the first iteration started, metrics excluded).
+            total time of the decodability checks, most of it overlapped with waiting), ``loss``, ``test_loss``,
+            ``auc``, ``grad_error`` (relative error of the decoded gradient against the full gradient), ``wall``
+            (seconds since the first iteration started, metrics excluded), ``workers`` (whose messages decoded),
+            ``amplification`` (the decode's error amplification, :func:`gclib.codes.base.decoding_amplification`;
+            ``None`` for an infinite one) and ``dead`` (workers known dead when the iteration ended).
         theta: ``(dim,)`` final parameters.
         status: ``"ok"`` or ``"error"``; ``error`` says why.
         predicted: ``(iterations,)`` predicted times of every planned iteration.
-        dead_workers: workers that never said goodbye (their process died).
+        dead_workers: workers whose process died, or that never said goodbye at the end (a stopped process).
         messages_sent: gradient messages the workers that said goodbye sent; ``messages_received``: gradient
             messages the master received (used or drained); equal when nothing was lost.
         abandoned: ``{worker: iterations it abandoned because newer parameters arrived}``.
         drained: late messages drained in total (during the iterations and at the stop).
         spec: :meth:`RunSpec.describe`.
+        deaths: ``{worker: {"signal": 9, "name": "SIGKILL", "code": None, "pid": ..., "host": ...,
+            "iteration": ...}}``: how each dead worker's process ended, as its guard reported it (``signal`` for
+            a death by signal, ``code`` for an exit; ``iteration``: iterations finished when the launcher heard).
+        pids: ``{worker: process id}`` of the worker ranks (as they told the master at start-up).
+        start: first iteration this job ran (greater than 0 for a resumed run; ``records`` holds every
+            iteration from 0 all the same).
+        step_state: the update's state after the last finished iteration (what a resume needs), packed by
+            :func:`gclib.runtime.state.pack_step_state`.
+        run_dir: the run directory (kept on failure, removed after a success in a temporary one).
+        restarts: one ``{worker: death}`` per start-up that a worker killed by a signal before every rank was
+            through ``MPI_Init`` (the job was started again; nothing had run).
     """
 
     records: list
@@ -130,6 +194,12 @@ class RunResult:
     spec: dict = field(default_factory=dict)
     returncode: int = 0
     seconds: float = math.nan
+    deaths: dict = field(default_factory=dict)
+    pids: dict = field(default_factory=dict)
+    start: int = 0
+    step_state: Optional[dict] = None
+    run_dir: Optional[str] = None
+    restarts: list = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -165,17 +235,48 @@ class RunResult:
             last = r[-1]
             out.update({"final_loss": last["loss"], "final_auc": last["auc"],
                         "max_grad_error": float(max(x["grad_error"] for x in r))})
+            amp = np.array([math.inf if x.get("amplification") is None else x["amplification"] for x in r])
+            limit = trust_limit()
+            out.update({"max_amplification": float(amp.max()), "amplification_limit": limit,
+                        "untrusted_iterations": [x["iteration"] for x, a in zip(r, amp) if not a <= limit]})
+        out["deaths"] = self.deaths
+        out["warnings"] = self.warnings()
         return _jsonable(out)
+
+    def warnings(self) -> list:
+        """One line per thing the user should know although the run finished: decodes that could not be trusted
+        (error amplification above :func:`gclib.codes.base.amplification_threshold` for float64, the runtime's
+        working precision; a missing amplification is an infinite one)."""
+        limit = trust_limit()
+        bad = [(x["iteration"], math.inf if x.get("amplification") is None else x["amplification"])
+               for x in self.records]
+        bad = [(i, a) for i, a in bad if not a <= limit]
+        if not bad:
+            return []
+        its = [i for i, _ in bad]
+        shown = ", ".join(map(str, its[:10])) + (", ..." if len(its) > 10 else "")
+        return [f"{len(bad)} of {len(self.records)} decodes could not be trusted: their error amplification (up to "
+                f"{max(a for _, a in bad):.3g}) exceeds {limit:.3g}, so the decoded gradient may be inaccurate in "
+                f"float64 (iterations {shown})"]
 
     def to_dict(self) -> dict:
         return _jsonable({"summary": self.summary(), "records": self.records, "theta": self.theta,
                           "predicted": self.predicted, "spec": self.spec, "returncode": self.returncode,
-                          "seconds": self.seconds})
+                          "seconds": self.seconds, "deaths": self.deaths, "pids": self.pids, "start": self.start,
+                          "run_dir": self.run_dir, "restarts": self.restarts})
 
-    def save(self, path) -> None:
-        """Write the parameters, the log so far and the summary as JSON (the state file of a stopped run)."""
-        with open(path, "w") as fh:
-            json.dump(self.to_dict(), fh)
+    def save(self, path, args=None) -> None:
+        """Write the state file: the parameters, the log so far, the summary, and what ``--resume`` needs (the
+        update's state, the command line's parameters ``args`` if any); see :mod:`gclib.runtime.state`."""
+        from .state import state_document, write_json
+
+        write_json(path, state_document(self, args))
+
+
+def trust_limit() -> float:
+    """Error amplification above which the runtime does not trust a decode: the decoder's own threshold for
+    float64 (:func:`gclib.codes.base.amplification_threshold`)."""
+    return float(_codes_base.amplification_threshold(np.float64))
 
 
 def _jsonable(obj):

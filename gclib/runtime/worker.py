@@ -111,8 +111,7 @@ class Worker(P.Rank):
         G[self.order[0]] = self.spec.problem.partial_gradient(np.zeros(self.dim), self.order[0])
         if self.msgs.size:
             self.code.B[self.msgs[0]] @ split_pieces(G, self.code.n_pieces)
-        hello = np.zeros(1)
-        self._isend(hello, 0, P.TAG_HELLO)
+        self._isend(np.array([float(os.getpid())]), 0, P.TAG_HELLO)  # the master learns our pid
 
     def run(self):
         self.warm_up()
@@ -132,14 +131,14 @@ class Worker(P.Rank):
         except _Stop:
             pass
         # Goodbye: every send of ours completes (the master drains them), then tell the master how many.
-        while self.sends:
+        deadline = time.perf_counter() + IDLE_EXIT
+        while self.sends and time.perf_counter() < deadline:
             self._reap()
             time.sleep(self.slice)
         bye = np.array([float(self.sent), float(self.abandoned)])
         req = self.comm.Isend(bye, dest=0, tag=P.TAG_BYE)
-        while not req.Test():
+        while not req.Test() and time.perf_counter() < deadline:
             time.sleep(self.slice)
-        deadline = time.perf_counter() + IDLE_EXIT
         while self.final is None and time.perf_counter() < deadline:
             try:
                 self._receive_control()

@@ -1,0 +1,158 @@
+"""The state file of a run: what ``gclib run --resume STATE`` (and ``launch(..., resume=STATE)``) needs to continue a
+stopped run from its last completed iteration.
+
+It is one JSON object: the result so far (per-iteration ``records``, ``theta``, ``summary``, ``spec``) plus
+
+* ``format`` (:data:`FORMAT`), ``version`` (:data:`VERSION`, the layout of this file) and ``gclib_version``: a file
+  of another layout or written by another version of gclib is refused, since the same arguments may not mean
+  the same run there;
+* ``next_iteration``: the first iteration not completed (``len(records)``);
+* ``step_state``: the update's state after that iteration (for Tandon's accelerated method: ``theta``, the
+  momentum point ``u``, the step count ``t``), every float stored exactly (``float.hex``), so that a resumed run
+  continues with the very numbers the stopped one had;
+* ``args``: the command line's parameters when the run came from ``gclib run`` (``None`` from the library; then
+  the caller passes the same :class:`~gclib.runtime.spec.RunSpec` again, and it is checked against ``spec``).
+
+The injected delays are not stored: they are drawn from the seed for every iteration up front, so the resumed
+run draws the same array and uses the iterations that remain.
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+
+FORMAT = "gclib-run-state"
+VERSION = 1
+
+
+def _version() -> str:
+    from .. import __version__
+
+    return __version__
+
+
+# ---------------------------------------------------------------------------------------------- step state
+def pack_step_state(state: dict) -> dict:
+    """The state of an update (``TandonAGD`` / ``GD``: a dict of arrays and numbers) as exact JSON: arrays as
+    ``{"hex": [...], "shape": [...]}`` of ``float.hex`` strings, integers as integers, floats as hex strings."""
+    out = {}
+    for k, v in state.items():
+        if isinstance(v, np.ndarray) or isinstance(v, (list, tuple)):
+            a = np.asarray(v, dtype=float)
+            out[k] = {"hex": [float(x).hex() for x in a.ravel()], "shape": list(a.shape)}
+        elif isinstance(v, (bool, np.bool_)):
+            out[k] = {"bool": bool(v)}
+        elif isinstance(v, (int, np.integer)):
+            out[k] = int(v)
+        elif isinstance(v, (float, np.floating)):
+            out[k] = {"float": float(v).hex()}
+        else:
+            raise TypeError(f"step state entry {k!r} has type {type(v).__name__}; only arrays and numbers can be "
+                            f"saved")
+    return out
+
+
+def unpack_step_state(packed: dict) -> dict:
+    """Inverse of :func:`pack_step_state` (raises ``ValueError`` on anything else)."""
+    if not isinstance(packed, dict):
+        raise ValueError("step_state must be an object")
+    out = {}
+    for k, v in packed.items():
+        if isinstance(v, bool) or not isinstance(v, (int, dict)):
+            raise ValueError(f"step_state entry {k!r} is malformed")
+        if isinstance(v, int):
+            out[k] = v
+        elif "hex" in v:
+            shape = v.get("shape")
+            if not isinstance(v["hex"], list) or not isinstance(shape, list):
+                raise ValueError(f"step_state entry {k!r} is malformed")
+            out[k] = np.array([float.fromhex(x) for x in v["hex"]], dtype=float).reshape(shape)
+        elif "float" in v:
+            out[k] = float.fromhex(v["float"])
+        elif "bool" in v:
+            out[k] = bool(v["bool"])
+        else:
+            raise ValueError(f"step_state entry {k!r} is malformed")
+    return out
+
+
+# ---------------------------------------------------------------------------------------------- the file
+def write_json(path, obj) -> None:
+    """Write ``obj`` as JSON to ``path`` atomically (a temporary file beside it, then a rename), so that a crash
+    while writing leaves the previous file whole."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "w") as fh:
+            json.dump(obj, fh)
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
+def state_document(result, args=None) -> dict:
+    """The state file's content for a :class:`~gclib.runtime.spec.RunResult`."""
+    doc = result.to_dict()
+    doc.update({"format": FORMAT, "version": VERSION, "gclib_version": _version(),
+                "next_iteration": (result.records[-1]["iteration"] + 1) if result.records else result.start,
+                "step_state": result.step_state, "args": args})
+    return doc
+
+
+def _bad(path, why) -> ValueError:
+    return ValueError(f"resume: {str(path)!r} is not a usable state file: {why}")
+
+
+def load_state(path) -> dict:
+    """Read and check a state file. Raises ``ValueError`` (one line naming the file and what is wrong) for a
+    missing, unreadable, malformed or foreign file, or one written by another version of gclib."""
+    p = Path(path)
+    try:
+        text = p.read_text()
+    except (OSError, UnicodeDecodeError) as e:
+        raise _bad(path, getattr(e, "strerror", None) or type(e).__name__) from None
+    try:
+        doc = json.loads(text)
+    except ValueError as e:
+        raise _bad(path, f"not JSON ({e})") from None
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        raise _bad(path, "it is not a gclib run state (no 'format': 'gclib-run-state')")
+    if doc.get("version") != VERSION:
+        raise _bad(path, f"its layout version is {doc.get('version')!r}; this gclib reads version {VERSION}")
+    if doc.get("gclib_version") != _version():
+        raise _bad(path, f"it was written by gclib {doc.get('gclib_version')!r}, this is gclib {_version()}; "
+                         f"resume with the version that wrote it")
+    records, nxt, spec = doc.get("records"), doc.get("next_iteration"), doc.get("spec")
+    if not isinstance(records, list) or not all(isinstance(r, dict) and isinstance(r.get("iteration"), int)
+                                                 for r in records):
+        raise _bad(path, "'records' must be a list of iteration records")
+    if not isinstance(spec, dict) or not isinstance(spec.get("iterations"), int):
+        raise _bad(path, "'spec' is missing or malformed")
+    if not isinstance(nxt, int) or not 0 <= nxt <= spec["iterations"]:
+        raise _bad(path, f"'next_iteration' must be an integer in [0, {spec['iterations']}], got {nxt!r}")
+    if [r["iteration"] for r in records] != list(range(nxt - len(records), nxt)):
+        raise _bad(path, "the records are not the iterations before 'next_iteration'")
+    if nxt > 0:  # the update's state must unpack (it stays packed in the document: RunSpec.state0 takes it so)
+        try:
+            unpacked = unpack_step_state(doc.get("step_state"))
+        except (ValueError, TypeError, AttributeError) as e:
+            raise _bad(path, str(e)) from None
+        theta = unpacked.get("theta")
+        if not isinstance(theta, np.ndarray) or theta.shape != (spec.get("dim"),):
+            raise _bad(path, f"'step_state' has no 'theta' of the run's dimension {spec.get('dim')}")
+    else:
+        doc["step_state"] = None
+    if doc.get("args") is not None and not isinstance(doc["args"], dict):
+        raise _bad(path, "'args' must be an object")
+    return doc
+
+
+def comparable(described: dict) -> dict:
+    """What must agree between a state file's ``spec`` and the spec of the run that resumes it."""
+    skip = {"state_file", "start", "kill", "timeout", "poll", "label"}
+    return json.loads(json.dumps({k: v for k, v in described.items() if k not in skip}))

@@ -1,0 +1,458 @@
+"""Faults of a real run and what the user sees: workers killed from outside by a signal, a job killed from
+outside and resumed, Ctrl-C, bad arguments of ``gclib run``, the state file, and the run directory.
+
+The MPI tests (marked ``mpi``) run 4 workers for a few short iterations; every kill is a real signal sent from
+this process to a rank found among the job's processes.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gclib import schemes
+from gclib.cli import main
+from gclib.learning import TandonAGD, make_problem
+from gclib.runtime import RunResult, RunSpec, RuntimeFailure, launch
+from gclib.runtime.launcher import job_processes, rank_processes, resume_spec
+from gclib.runtime.state import (FORMAT, VERSION, load_state, pack_step_state, state_document,
+                                 unpack_step_state)
+from gclib.stragglers import ShiftedExponential
+
+ROOT = Path(__file__).resolve().parents[1]
+MODEL = ShiftedExponential(mu=10, alpha=0.01)
+# the same run on the command line: 4 workers, CRC tolerating one straggler, Tandon's data, small
+RUN = ["run", "--scheme", "crc", "--workers", "4", "--stragglers", "1", "--samples", "400", "--dim", "10",
+       "--seed", "1"]
+
+
+@pytest.fixture(autouse=True)
+def _temporary_run_dirs_in_tmp_path(tmp_path, monkeypatch):
+    """Run directories the launcher makes go under the test's tmp_path (so that none is left in /tmp)."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+
+
+def _spec(iterations=6, time_scale=0.05, **kw):
+    code = schemes.build("crc", workers=4, stragglers=1)
+    problem = make_problem("tandon-logistic", parts=4, seed=0, n_samples=400, dim=10)
+    kw.setdefault("timeout", 5.0)
+    kw.setdefault("stop_timeout", 3.0)
+    return RunSpec(code, problem, TandonAGD(1.0 / problem.smoothness), MODEL, iterations=iterations,
+                   time_scale=time_scale, seed=3, **kw)
+
+
+def _killer(spec_path, ranks, sig, at=1):
+    """A progress callback that sends ``sig`` to the given ranks' processes once iteration ``at`` is reported."""
+    done = []
+
+    def progress(rec):
+        if rec["iteration"] == at and not done:
+            found = rank_processes(spec_path)
+            for r in ranks:
+                os.kill(found[r], sig)
+            done.append({r: found[r] for r in ranks})
+    return progress, done
+
+
+def _cli_env(tmp_path):
+    env = dict(os.environ, TMPDIR=str(tmp_path), PYTHONPATH=str(ROOT))
+    return env
+
+
+def _start_cli(args, tmp_path):
+    return subprocess.Popen([sys.executable, "-m", "gclib", *args], cwd=ROOT, env=_cli_env(tmp_path),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _read_until(proc, text, limit=60.0):
+    """Lines of ``proc``'s stdout up to the first that contains ``text``."""
+    lines, t0 = [], time.monotonic()
+    while time.monotonic() - t0 < limit:
+        line = proc.stdout.readline()
+        if not line:
+            break
+        lines.append(line)
+        if text in line:
+            return lines
+    raise AssertionError(f"no line with {text!r} in {lines}")
+
+
+# ---------------------------------------------------------------------------------------------- MPI
+@pytest.mark.mpi
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("sig", [signal.SIGSEGV, signal.SIGTERM])
+def test_a_worker_killed_by_a_signal_from_outside_is_a_straggler(tmp_path, sig):
+    spec_path = tmp_path / "run" / "spec.pkl"
+    progress, killed = _killer(spec_path, [3], sig)  # worker 2 is MPI rank 3
+    res = launch(_spec(), run_dir=tmp_path / "run", progress=progress, job_timeout=60)
+    assert killed and res.ok, res.error
+    assert len(res.records) == 6 and res.dead_workers == [2]
+    d = res.deaths[2]
+    assert d["signal"] == sig and d["name"] == sig.name and d["pid"] == killed[0][3] == res.pids[2]
+    assert f"2 ({sig.name}, MPI rank 3" in res.error
+    assert all(2 not in r["workers"] for r in res.records[3:])  # not heard from after it died
+    assert max(r["grad_error"] for r in res.records) < 1e-9  # every decode is still the full gradient
+    # the master learns of the death a little later (from the launcher): once it knows, it knows for good
+    dead = [r["dead"] for r in res.records]
+    assert dead == [[]] * dead.count([]) + [[2]] * dead.count([2])
+    assert job_processes(spec_path) == []  # no rank left
+
+
+@pytest.mark.mpi
+@pytest.mark.timeout(120)
+def test_a_worker_killed_as_it_starts_does_not_stop_the_run(tmp_path):
+    """Killed right after it is exec'd, the rank dies before MPI_Init, where the others would wait for it: the
+    launcher starts the job again (had it died later, it would be a straggler). Either way the run goes on and
+    the result says which worker died of what."""
+    spec_path = tmp_path / "run" / "spec.pkl"
+    killed = []
+
+    def kill_at_start():
+        t0 = time.monotonic()
+        while not killed and time.monotonic() - t0 < 60:
+            pid = rank_processes(spec_path).get(2)
+            if pid:
+                os.kill(pid, signal.SIGKILL)
+                killed.append(pid)
+            time.sleep(0.002)
+
+    t = threading.Thread(target=kill_at_start)
+    t.start()
+    res = launch(_spec(iterations=3), run_dir=tmp_path / "run", job_timeout=90)
+    t.join()
+    assert killed and res.ok and len(res.records) == 3
+    seen = [r[1] for r in res.restarts if 1 in r] + ([res.deaths[1]] if 1 in res.deaths else [])
+    assert [(d["name"], d["pid"]) for d in seen] == [("SIGKILL", killed[0])]
+    assert "worker processes died: 1 (SIGKILL, MPI rank 2" in res.error
+    assert job_processes(spec_path) == []
+
+
+@pytest.mark.mpi
+@pytest.mark.timeout(120)
+def test_cli_a_worker_killed_with_sigkill_the_run_goes_on_and_says_so(tmp_path):
+    run_dir = tmp_path / "run"
+    proc = _start_cli(RUN + ["--iterations", "8", "--time-scale", "0.5", "--run-dir", str(run_dir)], tmp_path)
+    _read_until(proc, "iter    1")
+    pid = rank_processes(run_dir / "spec.pkl")[2]  # worker 1
+    os.kill(pid, signal.SIGKILL)
+    out, err = proc.communicate(timeout=90)
+    assert proc.returncode == 0, err
+    assert "Traceback" not in err
+    assert f"note: worker processes died: 1 (SIGKILL, MPI rank 2, pid {pid})" in out
+    assert "crc: 8 iterations" in out and "dead workers [1]" in out.splitlines()[-3]
+    assert job_processes(run_dir / "spec.pkl") == []
+
+
+@pytest.mark.mpi
+@pytest.mark.timeout(120)
+def test_cli_workers_dead_beyond_tolerance_stop_at_once_with_one_line_and_the_state(tmp_path):
+    run_dir = tmp_path / "run"
+    proc = _start_cli(RUN + ["--iterations", "30", "--time-scale", "0.5", "--timeout", "60",
+                             "--run-dir", str(run_dir)], tmp_path)
+    _read_until(proc, "iter    1")
+    found = rank_processes(run_dir / "spec.pkl")
+    os.kill(found[2], signal.SIGKILL)
+    os.kill(found[3], signal.SIGTERM)
+    t0 = time.monotonic()
+    out, err = proc.communicate(timeout=90)
+    assert time.monotonic() - t0 < 30  # the master stops when the workers left cannot decode, not at --timeout
+    assert proc.returncode == 1
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("gclib: error: iteration "), err
+    assert "2 workers died and code 'crc' tolerates 1 stragglers" in lines[0]
+    assert f"1 (SIGKILL, MPI rank 2, pid {found[2]})" in lines[0] and "2 (SIGTERM, MPI rank 3" in lines[0]
+    state = run_dir / "state.json"
+    assert f"gclib run --resume {state}" in lines[0]
+    doc = load_state(state)
+    assert doc["summary"]["status"] == "error" and sorted(doc["deaths"]) == ["1", "2"]
+    assert doc["next_iteration"] == len(doc["records"]) >= 2 and doc["args"]["scheme"] == "crc"
+    assert job_processes(run_dir / "spec.pkl") == []
+
+
+@pytest.mark.mpi
+@pytest.mark.timeout(180)
+def test_a_run_killed_from_outside_resumes_to_the_parameters_of_an_uninterrupted_run(tmp_path):
+    whole = launch(_spec(iterations=8), job_timeout=60)
+    assert whole.ok and len(whole.records) == 8
+    spec_path = tmp_path / "run" / "spec.pkl"
+    progress, killed = _killer(spec_path, [0], signal.SIGKILL, at=2)  # the master: the job is over
+    state = tmp_path / "state.json"
+    with pytest.raises(RuntimeFailure, match=r"the master \(MPI rank 0, pid \d+ on .*\) died \(SIGKILL\)") as e:
+        launch(_spec(iterations=8), run_dir=tmp_path / "run", state_file=state, progress=progress, job_timeout=60)
+    stopped = e.value.result
+    assert killed and stopped.status == "error" and 3 <= len(stopped.records) < 8
+    assert job_processes(spec_path) == []  # no rank left
+    doc = load_state(state)
+    assert doc["next_iteration"] == len(stopped.records) and doc["args"] is None
+    resumed = launch(_spec(iterations=8), resume=state, job_timeout=60)
+    assert resumed.ok and resumed.start == len(stopped.records) and len(resumed.records) == 8
+    # the same injected delays: every iteration predicted alike; the same trajectory (exact decoding)
+    np.testing.assert_allclose([r["predicted"] for r in resumed.records], [r["predicted"] for r in whole.records])
+    np.testing.assert_allclose([r["loss"] for r in resumed.records], [r["loss"] for r in whole.records],
+                               rtol=1e-10)
+    np.testing.assert_allclose(resumed.theta, whole.theta, rtol=1e-10, atol=1e-13)
+    # ... and not by accident: the resumed job ran only the iterations that were left
+    assert resumed.messages_received < whole.messages_received or resumed.start > 0
+
+
+@pytest.mark.mpi
+@pytest.mark.timeout(180)
+def test_cli_ctrl_c_says_one_line_leaves_no_rank_and_resumes_to_the_same_parameters(tmp_path):
+    args = RUN + ["--iterations", "12", "--time-scale", "0.2"]
+    run_dir = tmp_path / "run"
+    proc = _start_cli(args + ["--run-dir", str(run_dir)], tmp_path)
+    _read_until(proc, "iter    1")
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("gclib: error: interrupted by SIGINT after "), err
+    state = run_dir / "state.json"
+    assert f"continue with: gclib run --resume {state}" in lines[0]
+    assert job_processes(run_dir / "spec.pkl") == []
+    done = load_state(state)["next_iteration"]
+    assert 2 <= done < 12
+    resumed = subprocess.run([sys.executable, "-m", "gclib", "run", "--resume", str(state), "--json"], cwd=ROOT,
+                             env=_cli_env(tmp_path), capture_output=True, text=True, timeout=90)
+    assert resumed.returncode == 0, resumed.stderr
+    whole = subprocess.run([sys.executable, "-m", "gclib", *args, "--json"], cwd=ROOT, env=_cli_env(tmp_path),
+                           capture_output=True, text=True, timeout=90)
+    a, b = json.loads(resumed.stdout), json.loads(whole.stdout)
+    assert a["start"] == done and len(a["records"]) == len(b["records"]) == 12
+    np.testing.assert_allclose(a["theta"], b["theta"], rtol=1e-10, atol=1e-13)
+    # a successful run leaves no run directory of its own; the interrupted one kept its directory
+    assert not list(tmp_path.glob("gclib-run-*")) and run_dir.is_dir()
+
+
+@pytest.mark.mpi
+@pytest.mark.timeout(90)
+def test_an_ill_conditioned_decode_is_recorded_and_the_summary_warns():
+    from gclib.codes.base import GradientCode
+    from gclib.codes.rules import threshold
+
+    d = 1e-9  # two nearly parallel messages: the decode takes their difference, times 1 / (2 d)
+    code = GradientCode(name="skewed", n_workers=2, n_parts=2, order=[[0, 1], [1, 0]], B=[[1, d], [1, -d]],
+                        sender=[0, 1], ready=[2, 2], rule=threshold(2, 2), stragglers=0)
+    problem = make_problem("tandon-logistic", parts=2, seed=0, n_samples=400, dim=10)
+    res = launch(RunSpec(code, problem, TandonAGD(1.0 / problem.smoothness), MODEL, iterations=3, time_scale=0.01,
+                         seed=1, timeout=5.0, stop_timeout=3.0), job_timeout=60)
+    assert res.ok and all(r["amplification"] > 1e8 for r in res.records)
+    s = res.summary()
+    assert s["untrusted_iterations"] == [0, 1, 2] and s["max_amplification"] > s["amplification_limit"]
+    (line,) = res.warnings()
+    assert line.startswith("3 of 3 decodes could not be trusted")
+    # and rightly so: the decoded gradient is off by far more than float64's rounding
+    assert max(r["grad_error"] for r in res.records) > 1e-12
+
+
+# ---------------------------------------------------------------------------------------------- no MPI
+def _cli(args, capsys):
+    try:
+        rc = main(args)
+    except SystemExit as e:  # argparse's own errors
+        rc = e.code
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+@pytest.mark.parametrize("extra, says", [
+    (["--samples", "0"], "samples must be a positive integer, got 0"),
+    (["--dim", "0"], "dim must be a positive integer, got 0"),
+    (["--samples", "-3"], "samples must be a positive integer"),
+    (["--samples", "3"], "n_samples = 3 must be at least parts = 4"),
+    (["--samples", "2000000000", "--dim", "100000"], "lower n_samples (--samples) or dim (--dim)"),
+    (["--problem", "breast-cancer", "--samples", "100"], "samples: --samples and --dim size Tandon's"),
+    (["--job-timeout", "nan"], "job-timeout must be a positive number of seconds, got nan"),
+    (["--job-timeout", "0"], "job-timeout must be a positive number of seconds, got 0.0"),
+    (["--job-timeout", "-5"], "job-timeout must be a positive number of seconds, got -5.0"),
+    (["--job-timeout", "inf"], "job-timeout must be a positive number of seconds, got inf"),
+    (["--kill", "0:-1"], "kill: iteration of worker 0 must be an integer in [0, 50)"),
+    (["--kill", "0:50"], "kill: iteration of worker 0 must be an integer in [0, 50)"),
+    (["--kill", "4:1"], "kill: worker must be an integer in [0, 4), got 4"),
+    (["--kill", "1:2,1:3"], "kill: worker 1 is given twice"),
+    (["--kill", "1-2"], "kill must look like WORKER:ITERATION"),
+    (["--persistent-workers", "1,,2"], "persistent-workers must be comma-separated worker ids"),
+    (["--persistent-workers", "9"], "persistent-workers: worker 9 is outside [0, 4)"),
+    (["--persistent-workers", "1,1"], "persistent-workers: worker 1 is given twice"),
+    (["--lr", "nan"], "lr must be a positive number, got nan"),
+    (["--lr", "inf"], "lr must be a positive number, got inf"),
+    (["--time-scale", "0"], "time-scale must be a positive number, got 0.0"),
+    (["--timeout", "nan"], "timeout must be a positive number, got nan"),
+    (["--iterations", "0"], "iterations must be a positive integer, got 0"),
+    (["--data-seed", "-1"], "data-seed must be a non-negative integer, got -1"),
+])
+def test_cli_run_refuses_bad_values_with_one_line_before_anything_starts(tmp_path, capsys, extra, says):
+    rc, out, err = _cli(RUN + extra, capsys)
+    assert rc == 2 and out == ""
+    assert err.count("\n") == 1 and err.startswith("gclib: error: ") and says in err, err
+    assert not list(tmp_path.glob("gclib-run-*"))  # a refused run makes no run directory
+
+
+def test_cli_run_refuses_what_would_not_fit_in_memory_before_anything_starts(tmp_path, capsys, monkeypatch):
+    from gclib.learning import problems
+
+    monkeypatch.setattr(problems, "_available_memory", lambda: 8 * 2**30)
+    for extra, says in ((["--iterations", "1000000000"], "lower iterations (--iterations)"),
+                        (["--workers", "100", "--samples", "1000"], "a run with 101 MPI ranks on this host"),
+                        (["--samples", "20000000", "--dim", "100"], "lower n_samples (--samples) or dim (--dim)")):
+        rc, out, err = _cli(RUN + extra, capsys)
+        assert rc == 2 and err.count("\n") == 1 and says in err and "GiB of memory available" in err, err
+    assert not list(tmp_path.iterdir())
+
+
+def test_cli_run_refuses_bad_paths_before_anything_starts(tmp_path, capsys):
+    a_file = tmp_path / "a_file"
+    a_file.write_text("x")
+    cases = [(["--run-dir", str(a_file)], "run-dir must be a directory"),
+             (["--run-dir", str(a_file / "sub")], "is a file, not a directory"),
+             (["--run-dir", str(tmp_path / ("x" * 300))], "is longer than"),
+             (["--state", str(tmp_path)], "state must be a file"),
+             (["--state", str(a_file / "state.json")], "is a file, not a directory"),
+             (["--hosts", str(tmp_path / "missing")], "hosts must be a readable hostfile"),
+             (["--hosts", str(tmp_path)], "hosts must be a readable hostfile"),
+             (["--scheme", "lcc", "--load", "2"], "scheme 'lcc' cannot run over MPI")]
+    for extra, says in cases:
+        rc, out, err = _cli(RUN + extra, capsys)
+        assert rc == 2 and err.count("\n") == 1 and says in err, (extra, err)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a_file"]  # nothing created, no run directory
+
+
+def test_cli_resume_refuses_other_parameters_and_foreign_or_broken_state_files(tmp_path, capsys):
+    res = RunResult(records=[_record(0)], theta=np.zeros(10), status="error", spec=_spec(iterations=4).describe(),
+                    step_state=pack_step_state(TandonAGD(0.1).init(np.zeros(10))))
+    good = tmp_path / "state.json"
+    res.save(good, args={"scheme": "crc"})
+    doc = json.loads(good.read_text())
+    broken = {"not-json.json": "{\"format\": ", "other.json": json.dumps({"format": "something else"}),
+              "old.json": json.dumps({**doc, "gclib_version": "0.0.0"}),
+              "layout.json": json.dumps({**doc, "version": VERSION + 1}),
+              "gap.json": json.dumps({**doc, "next_iteration": 3}),
+              "theta.json": json.dumps({**doc, "step_state": {"t": 1}})}
+    for name, text in broken.items():
+        (tmp_path / name).write_text(text)
+        rc, out, err = _cli(["run", "--resume", str(tmp_path / name)], capsys)
+        assert rc == 2 and err.count("\n") == 1 and "is not a usable state file" in err, (name, err)
+    rc, out, err = _cli(["run", "--resume", str(tmp_path / "missing.json")], capsys)
+    assert rc == 2 and "No such file" in err
+    rc, out, err = _cli(["run", "--resume", str(good), "--iterations", "9", "--workers", "5"], capsys)
+    assert rc == 2 and "--iterations, --workers cannot be given with --resume" in err
+    rc, out, err = _cli(["run"], capsys)
+    assert rc == 2 and "--scheme is required (or --resume STATE" in err
+
+
+def _record(it, amplification=2.0):
+    return {"iteration": it, "time": 0.01, "predicted": 0.01, "messages": 3, "stale": 0, "bcast": 0.0,
+            "wait": 0.0, "decode": 0.0, "step": 0.0, "drain": 0.0, "checks": 0.0, "workers": [0, 1, 2],
+            "amplification": amplification, "grad_error": 0.0, "wall": 0.01 * (it + 1), "loss": 0.5,
+            "test_loss": 0.5, "auc": 0.9}
+
+
+def test_step_state_is_stored_exactly():
+    state = TandonAGD(0.1).init(np.array([0.1, -1 / 3, 1e-300, np.pi]))
+    state["u"][1] = np.inf
+    state["y"][2] = np.nan
+    state["t"] = 7
+    back = unpack_step_state(json.loads(json.dumps(pack_step_state(state))))
+    assert back["t"] == 7 and back.keys() == state.keys()
+    for k in ("theta", "u", "y"):
+        np.testing.assert_array_equal(back[k], state[k])  # bit for bit, nan and inf included
+    with pytest.raises(ValueError, match="malformed"):
+        unpack_step_state({"theta": {"values": [1]}})
+
+
+def test_a_state_of_another_run_is_refused_and_a_finished_one_has_nothing_to_resume(tmp_path):
+    spec = _spec(iterations=4)
+    res = RunResult(records=[_record(0), _record(1)], theta=np.zeros(10), status="error", spec=spec.describe(),
+                    step_state=pack_step_state(TandonAGD(0.1).init(np.zeros(10))))
+    path = tmp_path / "state.json"
+    res.save(path)
+    doc = load_state(path)
+    assert doc["format"] == FORMAT and doc["next_iteration"] == 2
+    resumed, _ = resume_spec(spec, path)
+    assert resumed.start == 2 and resumed.state0 == doc["step_state"] and resumed.wall0 == 0.02
+    with pytest.raises(ValueError, match="belongs to another run .*iterations"):
+        resume_spec(_spec(iterations=5), path)
+    with pytest.raises(ValueError, match="belongs to another run .*seed"):
+        resume_spec(RunSpec(spec.code, spec.problem, spec.step, MODEL, iterations=4, seed=4), path)
+    full = RunResult(records=[_record(i) for i in range(4)], theta=np.zeros(10), spec=spec.describe(),
+                     step_state=doc["step_state"])
+    full.save(path)
+    with pytest.raises(ValueError, match="already finished its 4 iterations"):
+        resume_spec(spec, path)
+    assert state_document(full)["next_iteration"] == 4
+
+
+def test_the_summary_warns_when_a_decode_could_not_be_trusted(monkeypatch):
+    from gclib.codes import base
+
+    res = RunResult(records=[_record(0, 5.0), _record(1, 3e9), _record(2, None)], theta=np.zeros(3))
+    assert res.summary()["untrusted_iterations"] == [1, 2]  # above the decoder's threshold (None: infinite)
+    (line,) = res.warnings()
+    assert line.startswith("2 of 3 decodes could not be trusted") and "iterations 1, 2" in line
+    # the threshold is the decoder's, read through gclib.codes.base (it follows the working precision there)
+    monkeypatch.setattr(base, "amplification_threshold", lambda dtype=np.float64: 4.0)
+    assert res.summary()["untrusted_iterations"] == [0, 1, 2] and res.summary()["amplification_limit"] == 4.0
+    assert RunResult(records=[_record(0)], theta=np.zeros(3)).warnings() == []
+
+
+def test_the_spec_refuses_what_cannot_run_before_mpi_starts():
+    with pytest.raises(ValueError, match=r"kill: iteration of worker 1 must be an integer in \[0, 6\) .*got -1"):
+        _spec(kill={1: -1})
+    with pytest.raises(ValueError, match=r"kill: iteration of worker 1 must be .*got 6"):
+        _spec(kill={1: 6})
+    with pytest.raises(ValueError, match="start and state0 go together"):
+        _spec(start=2)
+    lcc = schemes.build("lcc", workers=4, stragglers=1, load=2)
+    problem = make_problem("tandon-logistic", parts=lcc.n_parts, seed=0, n_samples=400, dim=10)
+    with pytest.raises(ValueError, match="scheme 'lcc' cannot run over MPI: the LCC simulator code"):
+        RunSpec(lcc, problem, TandonAGD(0.1), MODEL)
+    with pytest.raises(ValueError, match="theta0 must be 10 finite numbers"):
+        _spec(theta0=np.full(10, np.nan))
+    with pytest.raises(TypeError, match="spec must be a RunSpec"):
+        launch("not a spec")
+
+
+def test_launch_refuses_before_it_creates_anything(tmp_path):
+    import dataclasses
+
+    from gclib.codes.base import lstsq_decode
+
+    spec = _spec()
+    code = dataclasses.replace(spec.code, decoder=lambda c, idx: lstsq_decode(c, idx))  # a lambda does not pickle
+    with pytest.raises(ValueError, match="spec must pickle"):
+        launch(dataclasses.replace(spec, code=code))
+    with pytest.raises(ValueError, match="job-timeout must be a positive number of seconds, got nan"):
+        launch(spec, job_timeout=float("nan"))
+    with pytest.raises(ValueError, match="hosts must be a readable hostfile"):
+        launch(spec, hosts=tmp_path / "missing")
+    with pytest.raises(ValueError, match="resume: .* is not a usable state file"):
+        launch(spec, resume=tmp_path / "missing.json")
+    assert not list(tmp_path.iterdir())
+
+
+def test_problems_refuse_sizes_that_cannot_be_built():
+    with pytest.raises(ValueError, match="n_samples must be a positive integer, got 0"):
+        make_problem("tandon-logistic", parts=4, n_samples=0)
+    with pytest.raises(ValueError, match="dim must be a positive integer, got 0"):
+        make_problem("tandon-logistic", parts=4, dim=0)
+    with pytest.raises(ValueError, match="test_fraction must be a number in"):
+        make_problem("tandon-logistic", parts=4, n_samples=40, dim=3, test_fraction=1.0)
+    with pytest.raises(ValueError, match="more than half of the .* memory available"):
+        make_problem("tandon-logistic", parts=4, n_samples=10**9, dim=10**5)
+    with pytest.raises(ValueError, match="seed must be a non-negative integer"):
+        make_problem("diabetes", parts=4, seed=-1)
+    with pytest.raises(ValueError, match="parts must be a positive integer, got 0"):
+        make_problem("breast-cancer", parts=0)
+    assert make_problem("tandon-logistic", parts=4, n_samples=4, dim=1).n_samples == 4  # the smallest that fits
+    assert math.isfinite(make_problem("lag-synthetic", parts=2, workers=2, dim=3).smoothness)
