@@ -110,10 +110,14 @@ def _add_model_field_options(p):
             have.add(flag)
 
 
-def model_from_args(a):
+def model_from_args(a, workers: int | None = None):
+    """The compute-time model of ``--model`` and its options; ``workers`` (the code's) bounds ``--persistent``."""
     # every field of every registered model that has an option (models added to MODELS get options)
     kw = {f: getattr(a, f) for cls in MODELS.values() for f, _ in model_fields(cls) if hasattr(a, f)}
     model = make_model(a.model, per_task=a.per_task, **kw)
+    if a.persistent and workers is not None:
+        checks.option_check("--persistent", checks.integer, a.persistent, low=0, high=workers,
+                            why=f" (at most the code's {workers} workers)")
     if a.persistent:
         model = Persistent(model, count=a.persistent)
     return model
