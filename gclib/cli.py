@@ -224,7 +224,7 @@ def cmd_simulate(a):
     from .simulate import Communication, simulate
 
     code = code_from_args(a)
-    model = model_from_args(a)
+    model = model_from_args(a, workers=code.n_workers)
     comm = None
     if a.latency or a.bandwidth is not None:
         comm = Communication(latency=a.latency, bandwidth=math.inf if a.bandwidth is None else a.bandwidth)

@@ -96,6 +96,30 @@ def test_a_model_whose_times_overflow_is_refused_not_reported_as_never_decoding(
                          "--shape", "1e-300", "--trials", "10"], "beyond the float64 range")
 
 
+def test_options_that_depend_on_the_code_are_refused_naming_the_option(capsys):
+    # --persistent counts workers of the code: more than it has is refused before anything is drawn
+    for command in (["simulate", "--scheme", "crc", "--workers", "4", "--stragglers", "1", "--trials", "10"],
+                    ["train", "--scheme", "gd", "--workers", "4", "--max-iter", "1"]):
+        usage_error(capsys, [*command, "--persistent", "9"],
+                    "argument --persistent: must be an integer in [0, 4] (at most the code's 4 workers), got 9")
+    # train's --code: the schemes gc can build from --workers, --stragglers and --seed, and only for --scheme gc
+    line = usage_error(capsys, ["train", "--scheme", "gc", "--code", "gc"], "argument --code: invalid choice: 'gc'")
+    assert "'crc'" in line and "'frc'" in line and "--load" not in line
+    usage_error(capsys, ["train", "--scheme", "lag-wk", "--code", "frc"],
+                "argument --code: only --scheme gc takes a code (scheme 'lag-wk' has its own), got 'frc'")
+
+
+def test_make_scheme_names_the_codes_gc_can_take():
+    from gclib.learning.optim import code_names, make_scheme
+
+    assert {"crc", "frc", "rs"} <= set(code_names()) and not {"gc", "partial", "lcc"} & set(code_names())
+    with pytest.raises(ValueError, match=r"code must be a GradientCode or one of \[.*'crc'.*\] .*got 'gc'"):
+        make_scheme("gc", 4, code="gc")
+    with pytest.raises(ValueError, match="code is for scheme 'gc' only"):
+        make_scheme("lag-wk", 4, code="frc")
+    assert make_scheme("gc", 4, groups=2, code="frc").code.name.startswith("frc")
+
+
 def test_a_summary_without_a_finite_mean_prints_na(capsys):
     # more persistent stragglers than the code tolerates: no trial decodes, and the line says so
     assert main(["simulate", "--scheme", "crc", "--workers", "8", "--stragglers", "1", "--persistent", "2",
