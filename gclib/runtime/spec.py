@@ -82,7 +82,7 @@ class RunSpec:
         # the injected delays of every iteration, drawn up front: rank 0 holds them, the predictions and a copy
         # per worker
         load = self.code.load
-        checks.need_memory("the injected delays", 3 * 8 * self.iterations * K * load,
+        checks.need_memory("the table of injected delays", 3 * 8 * self.iterations * K * load,
                            sizes=f"iterations = {self.iterations}, {K} workers and load {load}",
                            lower="iterations (--iterations)")
         self._check_decodes()
