@@ -7,13 +7,16 @@ written once and the two say the same thing:
 * :func:`integer`, :func:`real`, :func:`choice`, :func:`int_list`, :func:`generator`, :func:`finite_array`: a
   value of the right type and range, or a :class:`ValueError` naming the argument, the value and what is allowed
   (a value of the wrong type raises :class:`ParameterTypeError`, a ``TypeError`` that is also a ``ValueError``);
-* :func:`output_dir`: a folder that can be written, checked before anything runs (nothing is created);
+* :func:`seconds`: a positive, finite number of seconds (timeouts, delays);
+* :func:`input_path`, :func:`output_dir`, :func:`output_file`: a path to read, a folder or a file that can be
+  written (existing, or creatable), checked before anything runs (nothing is created);
 * :func:`need_memory`: the memory a request would allocate, estimated from its sizes by the caller, against a
   budget (:func:`memory_budget`): half of the memory the machine has available, or ``GCLIB_MEMORY_LIMIT``.
   A request above it is refused with one line naming the sizes, the estimate and what to lower.
 
 On the command line these errors become one line ``gclib: error: ...`` and exit code 2; an option's own check
-names the option (``argument --workers: must be a positive integer, got '0'``).
+names the option (``argument --workers: must be a positive integer, got '0'``), and so does a check that needs
+other options (:func:`option_check`: ``argument --persistent: must be an integer in [0, 4] ...``).
 """
 from __future__ import annotations
 
@@ -27,9 +30,9 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["ParameterTypeError", "integer", "real", "choice", "int_list", "generator", "finite_array",
-           "path_text", "input_path", "output_dir", "available_memory", "memory_budget", "need_memory", "format_bytes", "option",
-           "MEMORY_ENV", "MEMORY_FRACTION"]
+__all__ = ["ParameterTypeError", "integer", "real", "seconds", "choice", "int_list", "generator", "finite_array",
+           "path_text", "input_path", "output_dir", "output_file", "available_memory", "memory_budget", "need_memory",
+           "format_bytes", "option", "option_check", "MEMORY_ENV", "MEMORY_FRACTION"]
 
 
 class ParameterTypeError(TypeError, ValueError):
@@ -59,15 +62,16 @@ def _int_words(low, high) -> str:
     return "an integer"
 
 
-def _real_words(low, high, above, below, finite) -> str:
+def _real_words(low, high, above, below, finite, unit="") -> str:
     fin = "finite " if finite else ""
+    number = f"number of {unit}" if unit else "number"
     if above == 0 and low is high is below is None:
-        words = f"a positive {fin}number"
+        words = f"a positive {fin}{number}"
     elif low == 0 and above is high is below is None:
-        words = f"a non-negative {fin}number"
+        words = f"a non-negative {fin}{number}"
     else:
         parts = [f"{op} {b:g}" for op, b in ((">=", low), (">", above), ("<=", high), ("<", below)) if b is not None]
-        words = f"a {fin}number" + (" " + " and ".join(parts) if parts else "")
+        words = f"a {fin}{number}" + (" " + " and ".join(parts) if parts else "")
     return words + (" (inf allowed)" if not finite else "")
 
 
@@ -96,14 +100,15 @@ def integer(name: str, value, *, low=None, high=None, why: str = "") -> int:
 
 
 def real(name: str, value, *, low=None, high=None, above=None, below=None, finite: bool = True,
-         why: str = "") -> float:
+         why: str = "", unit: str = "") -> float:
     """``value`` as a ``float`` when it is a real number (not a bool) within the bounds: ``low`` / ``high``
     inclusive, ``above`` / ``below`` exclusive. NaN is always refused, infinities unless ``finite=False``.
+    ``unit`` names what the number counts in the message (``"a positive finite number of seconds"``).
 
     Raises:
         ParameterTypeError: not a real number. ValueError: NaN, infinite or out of range.
     """
-    allowed = _real_words(low, high, above, below, finite)
+    allowed = _real_words(low, high, above, below, finite, unit)
     if not _is_real(value):
         raise _fail(name, value, allowed, why, ParameterTypeError)
     try:
@@ -118,6 +123,11 @@ def real(name: str, value, *, low=None, high=None, above=None, below=None, finit
     return v
 
 
+def seconds(name: str, value) -> float:
+    """A duration: a positive, finite number of seconds (``real(..., above=0, unit="seconds")``)."""
+    return real(name, value, above=0, unit="seconds")
+
+
 def choice(name: str, value, choices):
     """``value`` when it is one of ``choices``; ValueError listing them otherwise."""
     try:
@@ -129,13 +139,16 @@ def choice(name: str, value, choices):
     return value
 
 
-def int_list(name: str, value, *, low=None, high=None, min_len: int = 1) -> tuple:
+def int_list(name: str, value, *, low=None, high=None, min_len: int = 1, distinct: bool = False,
+             why: str = "") -> tuple:
     """A list of integers from a comma list (``"6,8,10"``, spaces allowed) or a sequence; an empty item
-    (``"6,,8"``, a trailing comma) is refused, not dropped.
+    (``"6,,8"``, a trailing comma, a list of blanks) is refused, not dropped. ``distinct`` refuses an integer
+    given twice; ``why`` is appended to an item's allowed range.
 
     Raises:
-        ValueError naming ``name`` (the item is named ``name[i]``).
+        ValueError naming ``name`` (the item is named ``name[i]``, or ``item i`` for an option's check).
     """
+    given = value
     if isinstance(value, str):
         items = value.split(",")
         out = []
@@ -158,7 +171,15 @@ def int_list(name: str, value, *, low=None, high=None, min_len: int = 1) -> tupl
     if len(seq) < min_len:
         plural = "s" if min_len != 1 else ""
         raise ValueError(f"{name + ' ' if name else ''}must list at least {min_len} integer{plural}, got {value!r}")
-    return tuple(integer(f"{name or 'item'}[{i}]", v, low=low, high=high) for i, v in enumerate(seq))
+    out = tuple(integer(f"{name}[{i}]" if name else f"item {i}", v, low=low, high=high, why=why)
+                for i, v in enumerate(seq))
+    if distinct:
+        seen = set()
+        for v in out:
+            if v in seen:
+                raise ValueError(f"{must_be(name)} a list of distinct integers, got {given!r} ({v} is given twice)")
+            seen.add(v)
+    return out
 
 
 def generator(seed, name: str = "seed") -> np.random.Generator:
@@ -227,8 +248,7 @@ def input_path(name: str, path, *, kind: str = "dir", must_exist: bool = False) 
         the path. Raises: ValueError naming ``name``, the path and the reason.
     """
     text = path_text(name, path)
-    shown = text if len(text) <= 80 else text[:60] + "..." + text[-10:]
-    subject = f"{name} {shown!r}" if name else repr(shown)
+    subject = _shown(name, text)
     p = Path(text).expanduser()
     try:
         exists = p.exists()
@@ -246,19 +266,16 @@ def input_path(name: str, path, *, kind: str = "dir", must_exist: bool = False) 
     return p
 
 
-def output_dir(name: str, path) -> Path:
-    """Check, before anything runs, that ``path`` is a folder that exists and can be written, or can be created.
-
-    Nothing is left behind: the nearest existing ancestor must be a writable folder (tested by creating and
-    removing a temporary folder in it, which also catches read-only file systems and root's permissions), no part
-    of the path may be an existing file, and every name must fit the file system's limit.
-
-    Returns:
-        the path, absolute. Raises: ValueError naming ``name``, the path and the reason.
-    """
-    text = path_text(name, path)
+def _shown(name, text) -> str:
+    """How a path is named in a message: ``name 'path'`` (a long path shortened)."""
     shown = text if len(text) <= 80 else text[:60] + "..." + text[-10:]
-    subject = f"{name} {shown!r}" if name else repr(shown)
+    return f"{name} {shown!r}" if name else repr(shown)
+
+
+def _writable(name: str, path, kind: str) -> Path:
+    """The check behind :func:`output_dir` (``kind="dir"``) and :func:`output_file` (``kind="file"``)."""
+    text = path_text(name, path)
+    subject = _shown(name, text)
     p = Path(text).expanduser().absolute()
     missing = []
     here = p
@@ -271,9 +288,17 @@ def output_dir(name: str, path) -> Path:
             break
         missing.append(here.name)
         here = here.parent
-    if not here.is_dir():
-        what = "is a file" if here == p else f"cannot be a folder: {str(here)!r} is a file"
-        raise ValueError(f"{subject} {what}")
+    if here == p and kind == "dir" and not here.is_dir():
+        raise ValueError(f"{subject} is a file")
+    if here == p and kind == "file":
+        if here.is_dir():
+            raise ValueError(f"{subject} is a folder, not a file")
+        if not os.access(here, os.W_OK):
+            raise ValueError(f"{subject} is not writable")
+        here = here.parent  # a file is replaced through its folder
+    elif not here.is_dir():
+        what = "be a folder" if kind == "dir" else "be created"
+        raise ValueError(f"{subject} cannot {what}: {str(here)!r} is a file")
     try:
         name_max = os.pathconf(here, "PC_NAME_MAX")
     except (OSError, ValueError):
@@ -286,9 +311,34 @@ def output_dir(name: str, path) -> Path:
         probe = tempfile.mkdtemp(prefix=".gclib-write-test-", dir=here)
         os.rmdir(probe)
     except OSError as e:
-        what = "is not writable" if not missing else f"cannot be created in {str(here)!r}"
+        what = ("is not writable" if kind == "dir" and not missing else
+                f"cannot be written in {str(here)!r}" if not missing else f"cannot be created in {str(here)!r}")
         raise ValueError(f"{subject} {what}: {e.strerror or e}") from None
     return p
+
+
+def output_dir(name: str, path) -> Path:
+    """Check, before anything runs, that ``path`` is a folder that exists and can be written, or can be created.
+
+    Nothing is left behind: the nearest existing ancestor must be a writable folder (tested by creating and
+    removing a temporary folder in it, which also catches read-only file systems and root's permissions), no part
+    of the path may be an existing file, and every name must fit the file system's limit.
+
+    Returns:
+        the path, absolute. Raises: ValueError naming ``name``, the path and the reason.
+    """
+    return _writable(name, path, "dir")
+
+
+def output_file(name: str, path) -> Path:
+    """Check, before anything runs, that a file can be written at ``path``: an existing one is a writable file
+    (not a folder) in a writable folder (it is replaced through a temporary file beside it), a missing one has a
+    folder that exists or can be created (as :func:`output_dir` checks it). Nothing is created.
+
+    Returns:
+        the path, absolute. Raises: ValueError naming ``name``, the path and the reason.
+    """
+    return _writable(name, path, "file")
 
 
 # ----------------------------------------------------------------------------------------------------- memory
@@ -378,7 +428,7 @@ def option(check, parse=None, **kw):
     ``int`` for :func:`integer`, a ``float`` for :func:`real`, kept as text otherwise) and applies
     ``check(None, value, **kw)``, so that argparse reports ``argument --NAME: must be ..., got '...'`` (one line,
     exit 2)."""
-    parse = parse or {integer: int, real: float}.get(check, str)
+    parse = parse or {integer: int, real: float, seconds: float}.get(check, str)
 
     def convert(text):
         try:
@@ -392,3 +442,14 @@ def option(check, parse=None, **kw):
 
     convert.__name__ = getattr(check, "__name__", "value")
     return convert
+
+
+def option_check(flag: str, check, value, *, subject: str | None = None, **kw):
+    """The check of an option's value that needs other options (the code's number of workers, the run's
+    iterations), made after parsing: ``check(subject, value, **kw)``, its error prefixed as argparse prefixes an
+    option's own (``argument --persistent: must be an integer in [0, 4] ..., got 9``; with ``subject="a
+    worker"``: ``argument --kill: a worker must be ...``)."""
+    try:
+        return check(subject, value, **kw)
+    except ValueError as e:  # ParameterTypeError too
+        raise type(e)(f"argument {flag}: {e}") from None

@@ -8,6 +8,10 @@ argument, one line ``gclib: error: ...`` on stderr naming the option (the option
 The help lists the schemes, the compute-time models and their parameters, generated from the registries
 (:data:`gclib.schemes.SCHEMES` / :data:`~gclib.schemes.PARAMS`, :data:`gclib.stragglers.MODELS`), so that what
 others register appears by itself; every field of a registered model gets an option.
+
+Importing this module is light (the standard library only): the package's own modules, and NumPy and SciPy with
+them, are imported where they are used, so that a Ctrl-C in the first second of ``gclib`` (while they load) is
+already :func:`main`'s to report in one line.
 """
 from __future__ import annotations
 
@@ -19,12 +23,6 @@ import math
 import os
 import re
 import sys
-
-from . import checks
-from . import schemes as sch
-from .reproduce import EXECUTED, FIGURES
-from .runtime.cli import add_run_args, cmd_run
-from .stragglers import MODELS, Persistent, _rate, make_model
 
 EXIT_FAIL, EXIT_USAGE, EXIT_INTERRUPTED = 1, 2, 130
 
@@ -60,6 +58,9 @@ def model_fields(cls) -> list[tuple[str, object]]:
 
 def _param_type(name: str, typ):
     """The ``type=`` of a scheme parameter's option: its check in :data:`gclib.schemes.LIMITS`, else ``typ``."""
+    from . import checks
+    from . import schemes as sch
+
     if name in sch.LIMITS:
         check, kw = sch.LIMITS[name]
         return checks.option(check, **kw)
@@ -69,6 +70,8 @@ def _param_type(name: str, typ):
 def _add_scheme_args(p):
     """``--scheme`` and an option for every scheme parameter of :data:`gclib.schemes.PARAMS` (typed by the
     checks of :data:`gclib.schemes.LIMITS`)."""
+    from . import schemes as sch
+
     p.add_argument("--scheme", required=True, choices=sorted(sch.SCHEMES), help="the gradient code")
     for name, (typ, default, hlp) in sch.PARAMS.items():
         if typ is bool:
@@ -81,6 +84,9 @@ def _add_scheme_args(p):
 def add_model_args(p):
     """Compute-time model options, shared by every command that samples worker times (options for fields of
     models registered later are added by :func:`_add_model_field_options` when the parser is built)."""
+    from . import checks
+    from .stragglers import MODELS, _rate
+
     rate = checks.option(_rate, parse=float)
     positive = checks.option(checks.real, above=0)
     p.add_argument("--model", default="shifted-exp", choices=sorted(MODELS), help="compute-time model")
@@ -99,6 +105,8 @@ def add_model_args(p):
 def _add_model_field_options(p):
     """Options for fields of registered models that :func:`add_model_args` does not know (default: the
     model's own, so an unset option leaves the model's default)."""
+    from .stragglers import MODELS
+
     have = set(p._option_string_actions)
     for name, cls in sorted(MODELS.items()):
         for f, d in model_fields(cls):
@@ -110,10 +118,17 @@ def _add_model_field_options(p):
             have.add(flag)
 
 
-def model_from_args(a):
+def model_from_args(a, workers: int | None = None):
+    """The compute-time model of ``--model`` and its options; ``workers`` (the code's) bounds ``--persistent``."""
+    from . import checks
+    from .stragglers import MODELS, Persistent, make_model
+
     # every field of every registered model that has an option (models added to MODELS get options)
     kw = {f: getattr(a, f) for cls in MODELS.values() for f, _ in model_fields(cls) if hasattr(a, f)}
     model = make_model(a.model, per_task=a.per_task, **kw)
+    if a.persistent and workers is not None:
+        checks.option_check("--persistent", checks.integer, a.persistent, low=0, high=workers,
+                            why=f" (at most the code's {workers} workers)")
     if a.persistent:
         model = Persistent(model, count=a.persistent)
     return model
@@ -122,6 +137,8 @@ def model_from_args(a):
 def code_from_args(a):
     """The code of ``--scheme`` and its parameters; an option not given is ``None`` (0 is a value: ``--stragglers
     0`` means s = 0)."""
+    from . import schemes as sch
+
     kw = {k: v for k in sch.PARAMS if (v := getattr(a, k, None)) is not None and v is not False}
     return sch.build(a.scheme, **kw)
 
@@ -135,6 +152,8 @@ def _doc_line(obj) -> str:
 
 def scheme_flags(scheme) -> str:
     """The options a scheme reads, e.g. ``--workers, --stragglers, --seed (default 0)``."""
+    from . import schemes as sch
+
     out = []
     for p in scheme.params:
         typ, default, _ = sch.PARAMS.get(p, (str, None, ""))
@@ -143,6 +162,8 @@ def scheme_flags(scheme) -> str:
 
 
 def schemes_text(indent: int = 2, width: int = 12, only=None) -> str:
+    from . import schemes as sch
+
     pad = " " * indent
     lines = []
     for name, s in sorted(sch.SCHEMES.items()):
@@ -155,6 +176,8 @@ def schemes_text(indent: int = 2, width: int = 12, only=None) -> str:
 
 
 def params_text(indent: int = 2) -> str:
+    from . import schemes as sch
+
     pad = " " * indent
     rows = [(_flag(n) + ("" if t is bool else f" {t.__name__.upper()}"), h, d) for n, (t, d, h) in sch.PARAMS.items()]
     w = max(len(r[0]) for r in rows)
@@ -163,6 +186,8 @@ def params_text(indent: int = 2) -> str:
 
 
 def models_text(indent: int = 2, width: int = 12) -> str:
+    from .stragglers import MODELS
+
     pad = " " * indent
     lines = []
     for name, cls in sorted(MODELS.items()):
@@ -181,6 +206,9 @@ def registry_text(schemes_heading: str = SCHEMES_HEADING, models_heading: str = 
 
 def registry_json() -> dict:
     """The schemes and models as JSON-ready data (``gclib list --json``)."""
+    from . import schemes as sch
+    from .stragglers import MODELS
+
     return {
         "schemes": [{"name": n, "paper": s.paper, "help": s.help,
                      "parameters": {p: {"type": sch.PARAMS[p][0].__name__, "default": sch.PARAMS[p][1],
@@ -220,7 +248,7 @@ def cmd_simulate(a):
     from .simulate import Communication, simulate
 
     code = code_from_args(a)
-    model = model_from_args(a)
+    model = model_from_args(a, workers=code.n_workers)
     comm = None
     if a.latency or a.bandwidth is not None:
         comm = Communication(latency=a.latency, bandwidth=math.inf if a.bandwidth is None else a.bandwidth)
@@ -293,6 +321,8 @@ def _train_run(a):
 
 
 def _gallery_add(p):
+    from . import checks
+
     p.add_argument("--figures-dir", type=checks.option(checks.input_path), default="figures",
                    help="figure folder the links point into")
 
@@ -304,10 +334,22 @@ def _gallery_run(a):
     return 0
 
 
+def _run_add(p):
+    from .runtime.cli import add_run_args  # gclib/runtime/cli.py
+
+    add_run_args(p)
+
+
+def _run_run(a):
+    from .runtime.cli import cmd_run
+
+    return cmd_run(a)
+
+
 COMMANDS: dict = {
     "train": (_train_add, _train_run, "one training run (GD, LAG, LAGC, G-LAG, coded) on the simulated clock"),
     "gallery": (_gallery_add, _gallery_run, "print the figure gallery of the README (Markdown)"),
-    "run": (add_run_args, cmd_run),  # a real distributed run over MPI (gclib/runtime/cli.py)
+    "run": (_run_add, _run_run, "a real distributed run over MPI (resumable with --resume STATE)"),
 }
 
 
@@ -337,6 +379,9 @@ def _registry_choices(c, option: str, registry) -> bool:
 def _add_listings(sub):
     """Give every subcommand that did not write its own epilog the listings of what its ``--scheme`` and
     ``--model`` accept (adding options for every registered model's fields), and ``reproduce`` its notebooks."""
+    from . import schemes as sch
+    from .stragglers import MODELS
+
     for name, c in sub.choices.items():
         if c.epilog:  # a subcommand that wrote its own
             continue
@@ -354,6 +399,9 @@ def _add_listings(sub):
 
 
 def build_parser():
+    from . import checks
+    from .reproduce import EXECUTED, FIGURES
+
     p = _Parser(prog="gclib", description="Gradient coding: build, verify, simulate and run codes.",
                 formatter_class=argparse.RawDescriptionHelpFormatter,
                 epilog=f"{registry_text()}\n\nscheme parameters:\n{params_text()}\n\n"
@@ -430,8 +478,10 @@ def main(argv=None) -> int:
         _error(e)
         return EXIT_USAGE
     except MemoryError:  # an allocation the estimates of gclib.checks did not foresee
+        from .checks import MEMORY_ENV
+
         _error(f"out of memory; lower the sizes of the request (the budget of gclib's own estimates is set by "
-               f"{checks.MEMORY_ENV})")
+               f"{MEMORY_ENV})")
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("gclib: interrupted", file=sys.stderr)

@@ -96,6 +96,30 @@ def test_a_model_whose_times_overflow_is_refused_not_reported_as_never_decoding(
                          "--shape", "1e-300", "--trials", "10"], "beyond the float64 range")
 
 
+def test_options_that_depend_on_the_code_are_refused_naming_the_option(capsys):
+    # --persistent counts workers of the code: more than it has is refused before anything is drawn
+    for command in (["simulate", "--scheme", "crc", "--workers", "4", "--stragglers", "1", "--trials", "10"],
+                    ["train", "--scheme", "gd", "--workers", "4", "--max-iter", "1"]):
+        usage_error(capsys, [*command, "--persistent", "9"],
+                    "argument --persistent: must be an integer in [0, 4] (at most the code's 4 workers), got 9")
+    # train's --code: the schemes gc can build from --workers, --stragglers and --seed, and only for --scheme gc
+    line = usage_error(capsys, ["train", "--scheme", "gc", "--code", "gc"], "argument --code: invalid choice: 'gc'")
+    assert "'crc'" in line and "'frc'" in line and "--load" not in line
+    usage_error(capsys, ["train", "--scheme", "lag-wk", "--code", "frc"],
+                "argument --code: only --scheme gc takes a code (scheme 'lag-wk' has its own), got 'frc'")
+
+
+def test_make_scheme_names_the_codes_gc_can_take():
+    from gclib.learning.optim import code_names, make_scheme
+
+    assert {"crc", "frc", "rs"} <= set(code_names()) and not {"gc", "partial", "lcc"} & set(code_names())
+    with pytest.raises(ValueError, match=r"code must be a GradientCode or one of \[.*'crc'.*\] .*got 'gc'"):
+        make_scheme("gc", 4, code="gc")
+    with pytest.raises(ValueError, match="code is for scheme 'gc' only"):
+        make_scheme("lag-wk", 4, code="frc")
+    assert make_scheme("gc", 4, groups=2, code="frc").code.name.startswith("frc")
+
+
 def test_a_summary_without_a_finite_mean_prints_na(capsys):
     # more persistent stragglers than the code tolerates: no trial decodes, and the line says so
     assert main(["simulate", "--scheme", "crc", "--workers", "8", "--stragglers", "1", "--persistent", "2",
@@ -219,7 +243,8 @@ def test_ctrl_c_in_a_command_is_one_line_and_exit_130(capsys, monkeypatch):
 def test_ctrl_c_from_outside_is_one_line_and_exit_130():
     # a long simulation interrupted by a real SIGINT, as Ctrl-C sends it, once the command is running
     # the child says 'ready' from inside the simulation, so the signal reaches a running command
-    code = ("import sys; from gclib.cli import main; sim = sys.modules['gclib.simulate']; run = sim.simulate\n"
+    code = ("import importlib, sys; from gclib.cli import main; sim = importlib.import_module('gclib.simulate'); "
+            "run = sim.simulate\n"
             "def announced(*a, **k):\n    print('ready', flush=True)\n    return run(*a, **k)\n"
             "sim.simulate = announced\n"
             "sys.exit(main(['simulate', '--scheme', 'crc', '--workers', '40', '--stragglers', '4', '--trials', "
@@ -236,6 +261,67 @@ def test_ctrl_c_from_outside_is_one_line_and_exit_130():
             p.kill()
             p.wait()
     assert p.returncode == 130 and err == "gclib: interrupted\n", err
+
+
+#: Run in the child before gclib: an import hook that says when NumPy starts to load and waits there (for the
+#: signal), so that the SIGINT arrives exactly while ``gclib`` is still starting, as an early Ctrl-C does.
+_WAIT_FOR_NUMPY = """\
+import sys, time
+class WaitAtNumpy:
+    def find_spec(self, name, path=None, target=None):
+        if name == "numpy":
+            sys.meta_path.remove(self)
+            print("importing numpy", flush=True)
+            time.sleep(60)
+        return None
+sys.meta_path.insert(0, WaitAtNumpy())
+"""
+
+
+@pytest.mark.parametrize("entry", [
+    "import re, sys\nfrom gclib.cli import main\nsys.exit(main())\n",  # what the console script `gclib` runs
+    "import runpy\nrunpy.run_module('gclib', run_name='__main__', alter_sys=True)\n",  # python -m gclib
+])
+def test_ctrl_c_while_gclib_starts_is_one_line_and_exit_130(entry):
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    p = subprocess.Popen([sys.executable, "-c", _WAIT_FOR_NUMPY + entry, "list"], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT)
+    try:
+        assert p.stdout.readline() == "importing numpy\n"
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=120)
+    finally:
+        if p.poll() is None:  # pragma: no cover
+            p.kill()
+            p.wait()
+    assert p.returncode == 130 and err == "gclib: interrupted\n" and out == "", err
+
+
+def test_the_command_line_module_and_the_package_import_without_numpy():
+    # what makes the early Ctrl-C main's: nothing heavy is imported before main runs
+    code = ("import sys, gclib, gclib.cli\n"
+            "print(sorted(m for m in ('numpy', 'scipy', 'gclib.codes', 'gclib.checks') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT,
+                         env=dict(os.environ, PYTHONPATH=ROOT))
+    assert out.returncode == 0 and out.stdout.strip() == "[]", out.stderr
+
+
+def test_the_package_api_is_imported_on_first_use():
+    code = ("import sys, gclib\n"
+            "import gclib.simulate\n"  # the submodule: gclib.simulate stays the function
+            "from gclib import *\n"
+            "from gclib import simulate, codes as c, build\n"
+            "assert gclib.simulate is simulate and callable(simulate) and c is gclib.codes\n"
+            "assert sys.modules['gclib.simulate'].simulate is simulate\n"
+            "res = gclib.simulate(gclib.codes.crc(4, 1, seed=0), ShiftedExponential(mu=10, alpha=0.01), trials=20, "
+            "seed=1)\n"
+            "assert res.summary()['trials'] == 20 and isinstance(res, SimResult)\n"
+            "assert gclib.checks.integer('n', 3) == 3 and gclib.SCHEMES is sys.modules['gclib.schemes'].SCHEMES\n"
+            "assert set(gclib.__all__) <= set(dir(gclib))\n"
+            "try:\n    gclib.no_such_thing\nexcept AttributeError as e:\n    print(e)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT,
+                         env=dict(os.environ, PYTHONPATH=ROOT))
+    assert out.returncode == 0 and out.stdout == "module 'gclib' has no attribute 'no_such_thing'\n", out.stderr
 
 
 # ---------------------------------------------------------------------------------------------- the library

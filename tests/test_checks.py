@@ -177,3 +177,50 @@ def test_option_turns_a_check_into_an_argparse_type_naming_the_option(capsys):
         with pytest.raises(SystemExit):
             p.parse_args(argv)
         assert msg in capsys.readouterr().err
+
+
+def test_seconds_is_a_positive_finite_duration():
+    assert checks.seconds("timeout", 2) == 2.0 and checks.seconds("timeout", 1e-3) == 1e-3
+    for bad in (0, -5, math.nan, math.inf):
+        with pytest.raises(ValueError, match=f"timeout must be a positive finite number of seconds, got {bad!r}"):
+            checks.seconds("timeout", bad)
+    with pytest.raises(ParameterTypeError, match="timeout must be a positive finite number of seconds, got '3'"):
+        checks.seconds("timeout", "3")
+
+
+def test_int_list_can_require_distinct_items_and_say_why_an_item_is_out_of_range():
+    assert checks.int_list("workers", "0, 3", low=0, high=3, distinct=True) == (0, 3)
+    with pytest.raises(ValueError, match=r"workers must be a list of distinct integers, got '1,2,1' \(1 is given twice\)"):
+        checks.int_list("workers", "1,2,1", distinct=True)
+    with pytest.raises(ValueError, match=r"workers\[1\] must be an integer in \[0, 3\] \(4 workers\), got 4"):
+        checks.int_list("workers", [0, 4], low=0, high=3, why=" (4 workers)")
+    with pytest.raises(ValueError, match=r"^item 1 must be a non-negative integer, got -1$"):  # an option's check
+        checks.int_list(None, "0,-1", low=0)
+    with pytest.raises(ValueError, match=r"must be a comma-separated list of integers without empty items, got "
+                                         r"' , ' \(item 0 is empty\)"):
+        checks.int_list(None, " , ", min_len=0)  # blanks are empty items, not an empty list
+
+
+def test_output_file_refuses_before_anything_is_created(tmp_path):
+    f = tmp_path / "state.json"
+    f.write_text("{}")
+    assert checks.output_file("state", f) == f  # an existing file is replaced
+    deeper = tmp_path / "new" / "deeper" / "s.json"
+    assert checks.output_file("state", deeper) == deeper and not (tmp_path / "new").exists()
+    for bad, message in [("", "state must be a path, got an empty string"),
+                         (tmp_path, f"state '{tmp_path}' is a folder, not a file"),
+                         (f / "x.json", f"state '{f / 'x.json'}' cannot be created: '{f}' is a file"),
+                         (tmp_path / ("x" * 300) / "s.json", "state '.*' cannot be (used|created)"),
+                         ("/proc/gclib-test/s.json", "state '/proc/gclib-test/s.json' cannot be created in '/proc'")]:
+        with pytest.raises(ValueError, match=message):
+            checks.output_file("state", bad)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["state.json"]  # nothing created, the write test included
+
+
+def test_option_check_names_an_option_whose_check_needs_other_options():
+    with pytest.raises(ValueError, match=r"^argument --persistent: must be an integer in \[0, 4\] \(at most the "
+                                         r"code's 4 workers\), got 9$"):
+        checks.option_check("--persistent", checks.integer, 9, low=0, high=4, why=" (at most the code's 4 workers)")
+    with pytest.raises(ParameterTypeError, match=r"^argument --kill: a worker must be a non-negative integer"):
+        checks.option_check("--kill", checks.integer, "x", subject="a worker", low=0)
+    assert checks.option_check("--kill", checks.integer, 3, subject="a worker", low=0) == 3

@@ -278,14 +278,6 @@ def test_run_up_to_the_start_of_mpi(data):
     assert rc in ("started", 2), (err,)
 
 
-def _runtime_checks_present() -> bool:
-    import gclib.runtime.cli as runtime_cli
-
-    return hasattr(runtime_cli, "check_paths")
-
-
-@pytest.mark.skipif(not _runtime_checks_present(), reason="the run's own argument checks come with the runtime "
-                                                          "(gclib.runtime.cli.check_paths)")
 @SETTINGS
 @given(st.data())
 def test_run_own_options_up_to_the_start_of_mpi(files, data):

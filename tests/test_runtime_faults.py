@@ -267,30 +267,40 @@ def _cli(args, capsys):
 
 
 @pytest.mark.parametrize("extra, says", [
-    (["--samples", "0"], "samples must be a positive integer, got 0"),
-    (["--dim", "0"], "dim must be a positive integer, got 0"),
-    (["--samples", "-3"], "samples must be a positive integer"),
+    (["--samples", "0"], "argument --samples: must be a positive integer, got '0'"),
+    (["--dim", "0"], "argument --dim: must be a positive integer, got '0'"),
+    (["--samples", "-3"], "argument --samples: must be a positive integer"),
     (["--samples", "3"], "n_samples = 3 must be at least parts = 4"),
     (["--samples", "2000000000", "--dim", "100000"], "lower n_samples (--samples) or dim (--dim)"),
-    (["--problem", "breast-cancer", "--samples", "100"], "samples: --samples and --dim size Tandon's"),
-    (["--job-timeout", "nan"], "job-timeout must be a positive number of seconds, got nan"),
-    (["--job-timeout", "0"], "job-timeout must be a positive number of seconds, got 0.0"),
-    (["--job-timeout", "-5"], "job-timeout must be a positive number of seconds, got -5.0"),
-    (["--job-timeout", "inf"], "job-timeout must be a positive number of seconds, got inf"),
-    (["--kill", "0:-1"], "kill: iteration of worker 0 must be an integer in [0, 50)"),
-    (["--kill", "0:50"], "kill: iteration of worker 0 must be an integer in [0, 50)"),
-    (["--kill", "4:1"], "kill: worker must be an integer in [0, 4), got 4"),
-    (["--kill", "1:2,1:3"], "kill: worker 1 is given twice"),
-    (["--kill", "1-2"], "kill must look like WORKER:ITERATION"),
-    (["--persistent-workers", "1,,2"], "persistent-workers must be comma-separated worker ids"),
-    (["--persistent-workers", "9"], "persistent-workers: worker 9 is outside [0, 4)"),
-    (["--persistent-workers", "1,1"], "persistent-workers: worker 1 is given twice"),
-    (["--lr", "nan"], "lr must be a positive number, got nan"),
-    (["--lr", "inf"], "lr must be a positive number, got inf"),
-    (["--time-scale", "0"], "time-scale must be a positive number, got 0.0"),
-    (["--timeout", "nan"], "timeout must be a positive number, got nan"),
-    (["--iterations", "0"], "iterations must be a positive integer, got 0"),
-    (["--data-seed", "-1"], "data-seed must be a non-negative integer, got -1"),
+    (["--problem", "breast-cancer", "--samples", "100"], "argument --samples: sizes Tandon's synthetic data only"),
+    (["--problem", "nope"], "argument --problem: invalid choice: 'nope'"),
+    (["--job-timeout", "nan"], "argument --job-timeout: must be a positive finite number of seconds, got 'nan'"),
+    (["--job-timeout", "0"], "argument --job-timeout: must be a positive finite number of seconds, got '0'"),
+    (["--job-timeout", "-5"], "argument --job-timeout: must be a positive finite number of seconds, got '-5'"),
+    (["--job-timeout", "inf"], "argument --job-timeout: must be a positive finite number of seconds, got 'inf'"),
+    (["--kill", "0:-1"], "argument --kill: must be WORKER:ITERATION[,...] with non-negative integers, got '0:-1'"),
+    (["--kill", "0:50"], "argument --kill: the iteration of worker 0 must be an integer in [0, 49] (the run has 50 "
+                         "iterations), got 50"),
+    (["--kill", "4:1"], "argument --kill: a worker must be an integer in [0, 3] (the code has 4 workers), got 4"),
+    (["--kill", "1:2,1:3"], "each worker once, got '1:2,1:3' (worker 1 is given twice)"),
+    (["--kill", "1-2"], "argument --kill: must be WORKER:ITERATION[,...]"),
+    (["--kill", "1:2,"], "without empty items, got '1:2,' (item 1 is empty)"),
+    (["--persistent-workers", "1,,2"], "argument --persistent-workers: must be a comma-separated list of integers "
+                                       "without empty items, got '1,,2' (item 1 is empty)"),
+    (["--persistent-workers", " "], "argument --persistent-workers: must be a comma-separated list of integers "
+                                    "without empty items, got ' ' (item 0 is empty)"),
+    (["--persistent-workers", "9"], "argument --persistent-workers: a worker id must be an integer in [0, 3] (the "
+                                    "code has 4 workers), got 9"),
+    (["--persistent-workers", "1,1"], "argument --persistent-workers: must be a list of distinct integers, got "
+                                      "'1,1' (1 is given twice)"),
+    (["--persistent", "5"], "argument --persistent: must be an integer in [0, 4] (at most the code's 4 workers), "
+                            "got 5"),
+    (["--lr", "nan"], "argument --lr: must be a positive finite number, got 'nan'"),
+    (["--lr", "inf"], "argument --lr: must be a positive finite number, got 'inf'"),
+    (["--time-scale", "0"], "argument --time-scale: must be a positive finite number of seconds, got '0'"),
+    (["--timeout", "nan"], "argument --timeout: must be a positive finite number of seconds, got 'nan'"),
+    (["--iterations", "0"], "argument --iterations: must be a positive integer, got '0'"),
+    (["--data-seed", "-1"], "argument --data-seed: must be a non-negative integer, got '-1'"),
 ])
 def test_cli_run_refuses_bad_values_with_one_line_before_anything_starts(tmp_path, capsys, extra, says):
     rc, out, err = _cli(RUN + extra, capsys)
@@ -300,32 +310,41 @@ def test_cli_run_refuses_bad_values_with_one_line_before_anything_starts(tmp_pat
 
 
 def test_cli_run_refuses_what_would_not_fit_in_memory_before_anything_starts(tmp_path, capsys, monkeypatch):
-    from gclib.learning import problems
-
-    monkeypatch.setattr(problems, "_available_memory", lambda: 8 * 2**30)
+    monkeypatch.setenv("GCLIB_MEMORY_LIMIT", "4G")  # the budget every memory check of gclib judges by
     for extra, says in ((["--iterations", "1000000000"], "lower iterations (--iterations)"),
-                        (["--workers", "100", "--samples", "1000"], "a run with 101 MPI ranks on this host"),
+                        (["--workers", "100", "--samples", "1000"], "a run on this host with 101 MPI ranks"),
                         (["--samples", "20000000", "--dim", "100"], "lower n_samples (--samples) or dim (--dim)")):
         rc, out, err = _cli(RUN + extra, capsys)
-        assert rc == 2 and err.count("\n") == 1 and says in err and "GiB of memory available" in err, err
+        assert rc == 2 and err.count("\n") == 1 and says in err, err
+        assert "more than the budget of 4 GiB (set by GCLIB_MEMORY_LIMIT)" in err, err
     assert not list(tmp_path.iterdir())
 
 
 def test_cli_run_refuses_bad_paths_before_anything_starts(tmp_path, capsys):
     a_file = tmp_path / "a_file"
     a_file.write_text("x")
-    cases = [(["--run-dir", str(a_file)], "run-dir must be a directory"),
-             (["--run-dir", str(a_file / "sub")], "is a file, not a directory"),
-             (["--run-dir", str(tmp_path / ("x" * 300))], "is longer than"),
-             (["--state", str(tmp_path)], "state must be a file"),
-             (["--state", str(a_file / "state.json")], "is a file, not a directory"),
-             (["--hosts", str(tmp_path / "missing")], "hosts must be a readable hostfile"),
-             (["--hosts", str(tmp_path)], "hosts must be a readable hostfile"),
+    bad_hosts = tmp_path / "hosts-bad"
+    bad_hosts.write_text("node1:2\nnode2:x\n")
+    no_hosts = tmp_path / "hosts-empty"
+    no_hosts.write_text("# nothing\n")
+    cases = [(["--run-dir", str(a_file)], f"argument --run-dir: '{a_file}' is a file"),
+             (["--run-dir", str(a_file / "sub")], f"cannot be a folder: '{a_file}' is a file"),
+             (["--run-dir", str(tmp_path / ("x" * 300))], "argument --run-dir:"),
+             (["--run-dir", ""], "argument --run-dir: must be a path, got an empty string"),
+             (["--state", str(tmp_path)], f"argument --state: '{tmp_path}' is a folder, not a file"),
+             (["--state", str(a_file / "state.json")], f"cannot be created: '{a_file}' is a file"),
+             (["--hosts", str(tmp_path / "missing")], "argument --hosts: "),
+             (["--hosts", str(tmp_path / "missing")], "does not exist"),
+             (["--hosts", str(tmp_path)], "is a folder, not a file"),
+             (["--hosts", str(bad_hosts)], "line 2 must be HOST or HOST:N with N a positive number of processes, got "
+                                           "'node2:x'"),
+             (["--hosts", str(no_hosts)], "names no host"),
              (["--scheme", "lcc", "--load", "2"], "scheme 'lcc' cannot run over MPI")]
     for extra, says in cases:
         rc, out, err = _cli(RUN + extra, capsys)
         assert rc == 2 and err.count("\n") == 1 and says in err, (extra, err)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["a_file"]  # nothing created, no run directory
+    # nothing created, no run directory
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a_file", "hosts-bad", "hosts-empty"]
 
 
 def test_cli_resume_refuses_other_parameters_and_foreign_or_broken_state_files(tmp_path, capsys):
@@ -344,11 +363,32 @@ def test_cli_resume_refuses_other_parameters_and_foreign_or_broken_state_files(t
         rc, out, err = _cli(["run", "--resume", str(tmp_path / name)], capsys)
         assert rc == 2 and err.count("\n") == 1 and "is not a usable state file" in err, (name, err)
     rc, out, err = _cli(["run", "--resume", str(tmp_path / "missing.json")], capsys)
-    assert rc == 2 and "No such file" in err
+    assert rc == 2 and "argument --resume: " in err and "missing.json' does not exist" in err
     rc, out, err = _cli(["run", "--resume", str(good), "--iterations", "9", "--workers", "5"], capsys)
     assert rc == 2 and "--iterations, --workers cannot be given with --resume" in err
     rc, out, err = _cli(["run"], capsys)
-    assert rc == 2 and "--scheme is required (or --resume STATE" in err
+    assert rc == 2 and "the following arguments are required: --scheme (or --resume STATE" in err
+
+
+def test_a_resumed_command_line_keeps_its_kill_and_persistent_workers(tmp_path):
+    from gclib.cli import build_parser
+    from gclib.runtime.cli import resumed_args, run_args, spec_from_args
+
+    a = build_parser().parse_args(RUN + ["--iterations", "4", "--kill", "2:3", "--persistent-workers", "0"])
+    args = run_args(a)
+    assert args["kill"] == [[2, 3]] and args["persistent_workers"] == [0]  # JSON-ready: no integer keys
+    spec = spec_from_args(a)
+    assert spec.kill == {2: 3} and spec.model.workers == [0]
+    res = RunResult(records=[_record(0)], theta=np.zeros(10), status="error", spec=spec.describe(),
+                    step_state=pack_step_state(TandonAGD(0.1).init(np.zeros(10))))
+    state = tmp_path / "state.json"
+    # what run_args writes, and the same options as text (what the options held before they were parsed)
+    for saved, kill, dead in ((args, {2: 3}, [0]), ({**args, "kill": "2:3", "persistent_workers": "0"}, {2: 3}, [0]),
+                              ({**args, "kill": "", "persistent_workers": ""}, {}, None)):
+        res.save(state, args=saved)
+        ns, doc = resumed_args(build_parser().parse_args(["run", "--resume", str(state)]))
+        again = spec_from_args(ns)
+        assert again.kill == kill and getattr(again.model, "workers", None) == dead, saved
 
 
 def _record(it, amplification=2.0):
@@ -407,18 +447,32 @@ def test_the_summary_warns_when_a_decode_could_not_be_trusted(monkeypatch):
 
 
 def test_the_spec_refuses_what_cannot_run_before_mpi_starts():
-    with pytest.raises(ValueError, match=r"kill: iteration of worker 1 must be an integer in \[0, 6\) .*got -1"):
+    import dataclasses
+
+    with pytest.raises(ValueError, match=r"kill\[1\] must be an integer in \[0, 5\] \(an iteration of the run's 6\), "
+                                         r"got -1"):
         _spec(kill={1: -1})
-    with pytest.raises(ValueError, match=r"kill: iteration of worker 1 must be .*got 6"):
+    with pytest.raises(ValueError, match=r"kill\[1\] must be .*got 6"):
         _spec(kill={1: 6})
+    with pytest.raises(ValueError, match=r"kill's worker must be an integer in \[0, 3\] \(the code's 4 workers\), "
+                                         r"got 4"):
+        _spec(kill={4: 1})
+    for name in ("timeout", "time_scale", "poll", "stop_timeout"):
+        with pytest.raises(ValueError, match=f"{name} must be a positive finite number of seconds, got nan"):
+            _spec(**{name: float("nan")})
+    with pytest.raises(ValueError, match="seed must be a non-negative integer, got -1"):
+        dataclasses.replace(_spec(), seed=-1)
     with pytest.raises(ValueError, match="start and state0 go together"):
         _spec(start=2)
     lcc = schemes.build("lcc", workers=4, stragglers=1, load=2)
     problem = make_problem("tandon-logistic", parts=lcc.n_parts, seed=0, n_samples=400, dim=10)
     with pytest.raises(ValueError, match="scheme 'lcc' cannot run over MPI: the LCC simulator code"):
         RunSpec(lcc, problem, TandonAGD(0.1), MODEL)
-    with pytest.raises(ValueError, match="theta0 must be 10 finite numbers"):
+    with pytest.raises(ValueError, match="theta0 must hold finite numbers, got nan at index 0"):
         _spec(theta0=np.full(10, np.nan))
+    with pytest.raises(ValueError, match=r"theta0 must be 10 finite numbers \(the problem's dimension\), got shape "
+                                         r"\(3,\)"):
+        _spec(theta0=np.zeros(3))
     with pytest.raises(TypeError, match="spec must be a RunSpec"):
         launch("not a spec")
 
@@ -432,24 +486,33 @@ def test_launch_refuses_before_it_creates_anything(tmp_path):
     code = dataclasses.replace(spec.code, decoder=lambda c, idx: lstsq_decode(c, idx))  # a lambda does not pickle
     with pytest.raises(ValueError, match="spec must pickle"):
         launch(dataclasses.replace(spec, code=code))
-    with pytest.raises(ValueError, match="job-timeout must be a positive number of seconds, got nan"):
+    with pytest.raises(ValueError, match="job_timeout must be a positive finite number of seconds, got nan"):
         launch(spec, job_timeout=float("nan"))
-    with pytest.raises(ValueError, match="hosts must be a readable hostfile"):
+    with pytest.raises(ValueError, match="hosts '.*missing' does not exist"):
         launch(spec, hosts=tmp_path / "missing")
+    with pytest.raises(ValueError, match="run_dir '.*' is a file"):
+        launch(spec, run_dir=__file__)
+    with pytest.raises(ValueError, match="state_file '.*' is a folder, not a file"):
+        launch(spec, state_file=tmp_path)
     with pytest.raises(ValueError, match="resume: .* is not a usable state file"):
         launch(spec, resume=tmp_path / "missing.json")
     assert not list(tmp_path.iterdir())
 
 
-def test_problems_refuse_sizes_that_cannot_be_built():
+def test_problems_refuse_sizes_that_cannot_be_built(monkeypatch):
+    monkeypatch.setenv("GCLIB_MEMORY_LIMIT", "4G")  # the budget every memory check of gclib judges by
     with pytest.raises(ValueError, match="n_samples must be a positive integer, got 0"):
         make_problem("tandon-logistic", parts=4, n_samples=0)
     with pytest.raises(ValueError, match="dim must be a positive integer, got 0"):
         make_problem("tandon-logistic", parts=4, dim=0)
-    with pytest.raises(ValueError, match="test_fraction must be a number in"):
+    with pytest.raises(ValueError, match=r"test_fraction must be a finite number >= 0 and < 1, got 1.0"):
         make_problem("tandon-logistic", parts=4, n_samples=40, dim=3, test_fraction=1.0)
-    with pytest.raises(ValueError, match="more than half of the .* memory available"):
+    with pytest.raises(ValueError, match="tandon-logistic with n_samples = 1000000000 and dim = 100000 needs about "
+                                         ".* more than the budget"):
         make_problem("tandon-logistic", parts=4, n_samples=10**9, dim=10**5)
+    with pytest.raises(ValueError, match=r"lag-synthetic with workers = 100 and dim = 100000 needs about .* \(set by "
+                                         r"GCLIB_MEMORY_LIMIT\); lower workers or dim"):
+        make_problem("lag-synthetic", parts=100, workers=100, dim=10**5)
     with pytest.raises(ValueError, match="seed must be a non-negative integer"):
         make_problem("diabetes", parts=4, seed=-1)
     with pytest.raises(ValueError, match="parts must be a positive integer, got 0"):

@@ -161,6 +161,19 @@ class LazyScheme:
                 "workers": self.code.n_workers, "load": self.code.load}
 
 
+#: The parameters :func:`make_scheme` gives the registered scheme behind ``gc``'s code.
+CODE_PARAMS = ("workers", "stragglers", "seed")
+
+
+def code_names() -> list[str]:
+    """The registered schemes ``gc`` can take as its code (``code=NAME``, ``gclib train --code NAME``): those
+    built from :data:`CODE_PARAMS` alone (every other parameter they read has a default)."""
+    from .. import schemes as sch
+
+    return sorted(n for n, s in sch.SCHEMES.items()
+                  if all(p in CODE_PARAMS or sch.PARAMS[p][1] is not None for p in s.params))
+
+
 def make_scheme(name: str, workers: int, *, groups: int | None = None, stragglers: int | None = None,
                 code: str | GradientCode | None = None, trigger: str | None = "default", seed=0,
                 D: int = lazy.D_DEFAULT, xi: float | None = None, units=None, warmup: str = "silent",
@@ -171,7 +184,7 @@ def make_scheme(name: str, workers: int, *, groups: int | None = None, straggler
         workers: ``n``. groups: ``G`` for ``g-lag`` (must divide ``n``; default 4 if it divides ``n``, else 1).
         stragglers: ``s`` of the code of ``gc`` / ``lagc`` (default ``n / G - 1`` so that all coded schemes have
             the same computation load ``r = n / G``, or 1 when ``groups`` is not given and 4 does not divide n).
-        code: for ``gc``: a registered scheme name (``"crc"``, ``"frc"``, ...) or a :class:`GradientCode`
+        code: for ``gc`` only: one of :func:`code_names` (``"crc"``, ``"frc"``, ...) or a :class:`GradientCode`
             (default ``"crc"``). trigger: override the scheme's default trigger (``None`` disables laziness).
         seed: seed of the random CRC construction. D, xi, units, warmup, initial: see :class:`LazyScheme`
             (``warmup="silent"``, Chen et al.'s warm-up, by default; ``"upload"`` for every unit uploading in
@@ -179,6 +192,11 @@ def make_scheme(name: str, workers: int, *, groups: int | None = None, straggler
     """
     if name not in SCHEME_NAMES:
         raise ValueError(f"scheme must be one of {list(SCHEME_NAMES)}, got {name!r}")
+    if code is not None and name != "gc":
+        raise ValueError(f"code is for scheme 'gc' only (scheme {name!r} has its own), got code={code!r}")
+    if code is not None and not isinstance(code, GradientCode) and code not in code_names():
+        raise ValueError(f"code must be a GradientCode or one of {code_names()} (the schemes built from workers, "
+                         f"stragglers and seed alone), got {code!r}")
     if not isinstance(workers, (int, np.integer)) or workers < 1:
         raise ValueError(f"workers must be a positive integer, got {workers!r}")
     if groups is None:

@@ -12,60 +12,18 @@ regression, Newton's method to machine precision for logistic regression), so th
 """
 from __future__ import annotations
 
-import math
-import numbers
-import os
 from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
 from scipy.special import expit, log_expit
 
-
-# ---------------------------------------------------------------------------------------------- argument checks
-def _positive_int(name: str, v) -> int:
-    if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1:
-        raise ValueError(f"{name} must be a positive integer, got {v!r}")
-    return int(v)
-
-
-def _real_in(name: str, v, low: float, high: float, *, high_open: bool = False) -> float:
-    ok = (not isinstance(v, bool) and isinstance(v, numbers.Real) and math.isfinite(v) and low <= v
-          and (v < high if high_open else v <= high))
-    if not ok:
-        raise ValueError(f"{name} must be a number in [{low:g}, {high:g}{')' if high_open else ']'}, got {v!r}")
-    return float(v)
-
-
-def _seed(name: str, seed):
-    if isinstance(seed, np.random.Generator) or seed is None:
-        return seed
-    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
-        raise ValueError(f"{name} must be a non-negative integer or a numpy Generator, got {seed!r}")
-    return seed
-
-
-def _available_memory() -> int | None:
-    """Bytes of memory available now (Linux), or ``None`` when unknown."""
-    try:
-        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (ValueError, OSError, AttributeError):
-        return None
-
-
-def check_size(what: str, nbytes: float, lower: str) -> None:
-    """Refuse a data set whose arrays would need more than half the memory available now: one line naming the
-    estimate, what is available and what to lower."""
-    avail = _available_memory()
-    if avail is not None and nbytes > avail / 2:
-        raise ValueError(f"{what} needs about {nbytes / 2**30:.3g} GiB, more than half of the "
-                         f"{avail / 2**30:.3g} GiB of memory available; lower {lower}")
+from .. import checks
 
 
 def split_parts(n_samples: int, k: int) -> list[np.ndarray]:
     """``k`` contiguous index blocks of sizes differing by at most one (no sample is dropped)."""
-    if not isinstance(k, (int, np.integer)) or k < 1:
-        raise ValueError(f"parts must be a positive integer, got {k!r}")
+    k = checks.integer("parts", k, low=1)
     if k > n_samples:
         raise ValueError(f"parts = {k} exceeds the {n_samples} samples")
     bounds = np.linspace(0, n_samples, k + 1).round().astype(int)
@@ -117,8 +75,7 @@ class Problem:
     def __post_init__(self):
         if self.kind not in ("linreg", "logistic"):
             raise ValueError(f"kind must be 'linreg' or 'logistic', got {self.kind!r}")
-        if self.reg < 0:
-            raise ValueError(f"reg must be non-negative, got {self.reg}")
+        self.reg = checks.real("reg", self.reg, low=0)
         self.X = np.asarray(self.X, dtype=float)
         self.y = np.asarray(self.y, dtype=float)
         if self.kind == "logistic" and not np.all(np.isin(self.y, (-1.0, 1.0))):
@@ -250,10 +207,6 @@ class Problem:
 
 
 # ---------------------------------------------------------------------------------------------- data sets
-def _rng(seed):
-    return seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
-
-
 def lag_synthetic(workers: int = 9, dim: int = 50, seed=0, reg: float = 0.0) -> Problem:
     """The heterogeneous linear regression of the LAG paper (Chen et al. 2018, their synthetic linear script).
 
@@ -263,13 +216,13 @@ def lag_synthetic(workers: int = 9, dim: int = 50, seed=0, reg: float = 0.0) -> 
     draw them standard normal from ``seed`` instead (a documented substitution; the L_m, which drive LAG's
     savings, are reproduced exactly). One part per worker.
     """
-    workers, dim = _positive_int("workers", workers), _positive_int("dim", dim)
-    _real_in("reg", reg, 0.0, math.inf)
+    workers, dim = checks.integer("workers", workers, low=1), checks.integer("dim", dim, low=1)
+    checks.real("reg", reg, low=0)
     if workers > dim:
         raise ValueError(f"workers = {workers} must not exceed dim = {dim} (one Q column per worker)")
-    check_size(f"lag-synthetic with workers = {workers} and dim = {dim}", 2 * 8.0 * workers * dim * dim,
-               "workers or dim")
-    rng = _rng(_seed("seed", seed))
+    checks.need_memory("lag-synthetic", 2 * 8 * workers * dim * dim, sizes=f"workers = {workers} and dim = {dim}",
+                       lower="workers or dim")
+    rng = checks.generator(seed)
     Q, _ = np.linalg.qr(rng.standard_normal((dim, dim)))
     y0 = rng.standard_normal(dim)
     blocks = [1.3 ** m * np.outer(Q[:, m], Q[:, m]) + np.eye(dim) for m in range(workers)]
@@ -285,18 +238,18 @@ def tandon_logistic(n_samples: int = 5000, dim: int = 100, parts: int = 10, seed
     """Tandon et al.'s synthetic logistic data: ``beta* in {+-1}^d``; half the rows have mean
     ``+1.5/d beta*``, half ``-1.5/d beta*``, covariance ``(10/sqrt(d))^2 I``; labels ``2 Bernoulli(sigmoid(x
     beta*)) - 1``; a held-out test set of ``test_fraction``. Default ``reg = 1 / n_train`` as in their code."""
-    n_samples, dim, parts = (_positive_int(k, v) for k, v in (("n_samples", n_samples), ("dim", dim),
-                                                               ("parts", parts)))
-    test_fraction = _real_in("test_fraction", test_fraction, 0.0, 1.0, high_open=True)
+    n_samples, dim, parts = (checks.integer(k, v, low=1) for k, v in (("n_samples", n_samples), ("dim", dim),
+                                                                      ("parts", parts)))
+    test_fraction = checks.real("test_fraction", test_fraction, low=0, below=1)
     if reg is not None:
-        _real_in("reg", reg, 0.0, math.inf)
+        checks.real("reg", reg, low=0)
     if parts > n_samples:
         raise ValueError(f"n_samples = {n_samples} must be at least parts = {parts} (one sample per part)")
     n_total = int(round(n_samples / (1 - test_fraction)))
     # X, a permuted copy, the product X @ beta and the train/test split: about three copies of X at once
-    check_size(f"tandon-logistic with n_samples = {n_samples} and dim = {dim}", 3 * 8.0 * n_total * dim,
-               "n_samples (--samples) or dim (--dim)")
-    rng = _rng(_seed("seed", seed))
+    checks.need_memory("tandon-logistic", 3 * 8 * n_total * dim, sizes=f"n_samples = {n_samples} and dim = {dim}",
+                       lower="n_samples (--samples) or dim (--dim)")
+    rng = checks.generator(seed)
     beta = rng.choice([-1.0, 1.0], size=dim)
     sign = np.where(np.arange(n_total) < n_total // 2, 1.0, -1.0)
     X = sign[:, None] * (1.5 / dim) * beta + (10 / np.sqrt(dim)) * rng.standard_normal((n_total, dim))
@@ -330,10 +283,10 @@ def diabetes(parts: int = 10, seed=0, reg: float = 1e-3, test_fraction: float = 
 
 
 def _real(name, kind, X, y, parts, seed, reg, test_fraction):
-    parts = _positive_int("parts", parts)
-    test_fraction = _real_in("test_fraction", test_fraction, 0.0, 1.0, high_open=True)
-    _real_in("reg", reg, 0.0, math.inf)
-    rng = _rng(_seed("seed", seed))
+    parts = checks.integer("parts", parts, low=1)
+    test_fraction = checks.real("test_fraction", test_fraction, low=0, below=1)
+    checks.real("reg", reg, low=0)
+    rng = checks.generator(seed)
     perm = rng.permutation(len(y))
     X, y = X[perm], y[perm]
     n_test = int(round(test_fraction * len(y)))
@@ -355,7 +308,7 @@ def make_problem(name: str, parts: int, seed=0, **kw) -> Problem:
     when ``parts`` differs)."""
     if name not in DATASETS:
         raise ValueError(f"problem must be one of {sorted(DATASETS)}, got {name!r}")
-    parts = _positive_int("parts", parts)
+    parts = checks.integer("parts", parts, low=1)
     if name == "lag-synthetic":
         p = lag_synthetic(seed=seed, **kw)
         return p if p.n_parts == parts else p.with_parts(parts)

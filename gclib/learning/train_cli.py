@@ -11,7 +11,7 @@ import json
 import sys
 
 from .. import checks
-from .optim import SCHEME_NAMES, make_scheme, train
+from .optim import SCHEME_NAMES, code_names, make_scheme, train
 from .problems import DATASETS, lag_synthetic, make_problem, tandon_logistic
 
 PROBLEMS = ("linreg", "logistic", *sorted(DATASETS))
@@ -44,7 +44,8 @@ def add_train_args(p):
     p.add_argument("--groups", type=count, default=None, help="g-lag: groups (divides workers; default 4)")
     p.add_argument("--stragglers", type=checks.option(checks.integer, low=0), default=None,
                    help="gc / lagc: s (default workers/groups - 1)")
-    p.add_argument("--code", default=None, help="gc: a registered code name (default crc)")
+    p.add_argument("--code", default=None, choices=code_names(),
+                   help="gc: the code, a scheme built from --workers, --stragglers and --seed (default crc)")
     p.add_argument("--trigger", default="default", choices=("default", "none", "wk", "ps"),
                    help="lazy rule: worker side (wk), server side (ps) or none")
     p.add_argument("--units", default=None, help="M of the lazy threshold: a number, count, decoding-max or "
@@ -70,6 +71,9 @@ def add_train_args(p):
 def cmd_train(a) -> int:
     from ..cli import model_from_args
 
+    if a.code is not None and a.scheme != "gc":
+        raise ValueError(f"argument --code: only --scheme gc takes a code (scheme {a.scheme!r} has its own), got "
+                         f"{a.code!r}")
     units = a.units
     if units is not None and units not in ("count", "decoding-max", "decoding-mean"):
         try:
@@ -81,7 +85,8 @@ def cmd_train(a) -> int:
                          trigger=None if a.trigger == "none" else a.trigger, seed=a.seed, D=a.D, xi=a.xi,
                          units=units, warmup=a.warmup)
     problem = problem_for(a.problem, scheme.code.n_parts, a.seed)
-    res = train(problem, scheme, model_from_args(a), target=a.target, seed=a.seed, lr=a.lr, max_iter=a.max_iter,
+    model = model_from_args(a, workers=scheme.code.n_workers)
+    res = train(problem, scheme, model, target=a.target, seed=a.seed, lr=a.lr, max_iter=a.max_iter,
                 computation=a.computation, duplicates=a.duplicates)
     out = res.summary()
     if a.json:

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
+
+from .. import checks
 
 #: ``--problem`` names: the data sets of :mod:`gclib.learning.problems` plus short aliases.
 PROBLEM_ALIASES = {"logistic": "tandon-logistic"}
@@ -21,6 +22,8 @@ EXIT_INTERRUPTED = 130
 
 def add_run_args(p):
     from ..cli import _add_scheme_args, add_model_args
+    from ..learning.problems import DATASETS
+    from .launcher import check_hostfile
 
     p.description = ("Train over MPI: one master and --workers workers (mpiexec -n workers+1), injected "
                      "stragglers, each iteration checked against the simulator's time for the same delays. "
@@ -29,29 +32,35 @@ def add_run_args(p):
     # --resume takes the scheme (and every other parameter) from the state file
     p._option_string_actions["--scheme"].required = False
     add_model_args(p)
-    p.add_argument("--problem", default="logistic",
+    count = checks.option(checks.integer, low=1)
+    seconds = checks.option(checks.seconds)
+    p.add_argument("--problem", default="logistic", choices=sorted({*PROBLEM_ALIASES, *DATASETS}),
                    help="logistic (Tandon's synthetic data), tandon-logistic, breast-cancer, diabetes, lag-synthetic")
-    p.add_argument("--samples", type=int, default=None, help="tandon-logistic: training samples (default 5000)")
-    p.add_argument("--dim", type=int, default=None, help="tandon-logistic: features (default 100)")
-    p.add_argument("--data-seed", type=int, default=0, help="seed of the data set and its split")
-    p.add_argument("--iterations", type=int, default=50)
+    p.add_argument("--samples", type=count, default=None, help="tandon-logistic: training samples (default 5000)")
+    p.add_argument("--dim", type=count, default=None, help="tandon-logistic: features (default 100)")
+    p.add_argument("--data-seed", type=checks.option(checks.integer, low=0), default=0,
+                   help="seed of the data set and its split")
+    p.add_argument("--iterations", type=count, default=50)
     p.add_argument("--step", default="agd", choices=["agd", "gd"], help="Tandon's accelerated GD, or plain GD")
-    p.add_argument("--lr", type=float, default=None, help="learning rate (default 1 / smoothness)")
-    p.add_argument("--time-scale", type=float, default=0.05, help="seconds per model time unit of injected delay")
-    p.add_argument("--persistent-workers", default="",
+    p.add_argument("--lr", type=checks.option(checks.real, above=0), default=None,
+                   help="learning rate (default 1 / smoothness)")
+    p.add_argument("--time-scale", type=seconds, default=0.05, help="seconds per model time unit of injected delay")
+    p.add_argument("--persistent-workers", type=checks.option(checks.int_list, low=0, distinct=True), default=None,
                    help="comma-separated worker ids that never answer (persistent stragglers)")
-    p.add_argument("--kill", default="",
+    p.add_argument("--kill", type=checks.option(kill_map), default=None,
                    help="fault injection: WORKER:ITERATION[,...], that worker's process exits at that iteration")
-    p.add_argument("--timeout", type=float, default=10.0,
+    p.add_argument("--timeout", type=seconds, default=10.0,
                    help="seconds an iteration may wait for a decodable set before the run stops with an error")
-    p.add_argument("--job-timeout", type=float, default=None, help="seconds after which the whole job is killed")
-    p.add_argument("--hosts", default=None, help="MPICH hostfile passed to mpiexec -f (runs across machines)")
-    p.add_argument("--run-dir", default=None,
+    p.add_argument("--job-timeout", type=seconds, default=None, help="seconds after which the whole job is killed")
+    p.add_argument("--hosts", type=checks.option(check_hostfile), default=None,
+                   help="MPICH hostfile passed to mpiexec -f (runs across machines)")
+    p.add_argument("--run-dir", type=checks.option(checks.output_dir), default=None,
                    help="directory for the spec and logs (on a shared file system when using --hosts; default: a "
                         "temporary one, removed after a successful run)")
-    p.add_argument("--state", default=None,
+    p.add_argument("--state", type=checks.option(checks.output_file), default=None,
                    help="write the state (parameters, log, what --resume needs) here (always written on failure)")
-    p.add_argument("--resume", default=None, metavar="STATE",
+    p.add_argument("--resume", type=checks.option(checks.input_path, kind="file", must_exist=True), default=None,
+                   metavar="STATE",
                    help="continue the run saved in this state file from its last completed iteration (same "
                         "parameters, same injected delays); only --json, --job-timeout, --hosts, --run-dir and "
                         "--state may be given with it")
@@ -59,87 +68,81 @@ def add_run_args(p):
 
 
 # ---------------------------------------------------------------------------------------------- checks
-def _int_list(text, name, *, low, high):
-    """Comma-separated integers in ``[low, high)``: no empty entry, no repeat."""
-    items = [x.strip() for x in text.split(",")] if text.strip() else []
-    out = []
-    for x in items:
+def kill_map(name, value) -> dict:
+    """``{worker: iteration}`` of ``--kill``: from ``WORKER:ITERATION[,...]`` (spaces allowed), or from pairs or a
+    dict (a saved command line); non-negative integers, every worker once, no empty item. Whether the workers and
+    iterations exist is for the run to say (:func:`spec_from_args`).
+
+    Raises:
+        ValueError naming ``name`` (``None`` for the option's own check), the value and the item at fault.
+    """
+    allowed = "WORKER:ITERATION[,...] with non-negative integers"
+    if value is None:
+        return {}
+    if isinstance(value, str):
+        pairs = []
+        for i, item in enumerate(value.split(",")):
+            if not item.strip():
+                raise ValueError(f"{checks.must_be(name)} {allowed} without empty items, got {value!r} (item {i} is "
+                                 f"empty)")
+            w, sep, it = item.partition(":")
+            try:
+                pairs.append((item.strip(), int(w), int(it)) if sep else (item.strip(), None, None))
+            except ValueError:
+                pairs.append((item.strip(), None, None))
+    else:
         try:
-            v = int(x)
+            pairs = [(x, *x) if len(x) == 2 else (x, None, None)
+                     for x in (value.items() if isinstance(value, dict) else map(tuple, value))]
+        except TypeError:
+            raise checks.ParameterTypeError(f"{checks.must_be(name)} {allowed}, got {value!r}") from None
+    out = {}
+    for i, (shown, w, it) in enumerate(pairs):
+        try:
+            w, it = checks.integer(None, w, low=0), checks.integer(None, it, low=0)
         except ValueError:
-            raise ValueError(f"{name} must be comma-separated worker ids, got {text!r}") from None
-        if not low <= v < high:
-            raise ValueError(f"{name}: worker {v} is outside [{low}, {high}) (the code's workers), in {text!r}")
-        if v in out:
-            raise ValueError(f"{name}: worker {v} is given twice in {text!r}")
-        out.append(v)
+            raise ValueError(f"{checks.must_be(name)} {allowed}, got {value!r} (item {i} is {shown!r})") from None
+        if w in out:
+            raise ValueError(f"{checks.must_be(name)} {allowed}, each worker once, got {value!r} (worker {w} is "
+                             f"given twice)")
+        out[w] = it
     return out
 
 
-def _kill_map(text):
-    kill = {}
-    for item in (x.strip() for x in text.split(",")) if text.strip() else []:
-        try:
-            w, it = item.split(":")
-            w, it = int(w), int(it)
-        except ValueError:
-            raise ValueError(f"kill must look like WORKER:ITERATION[,...], got {text!r}") from None
-        if w in kill:
-            raise ValueError(f"kill: worker {w} is given twice in {text!r}")
-        kill[w] = it
-    return kill
-
-
-def _positive(name, v, *, integer=False):
-    if v is None:
-        return
-    ok = v >= 1 if integer else (math.isfinite(v) and v > 0)
-    if not ok:
-        raise ValueError(f"{name} must be a positive {'integer' if integer else 'number'}, got {v!r}")
-
-
-def check_paths(a):
-    """The paths of a command line, checked before anything is built or started (nothing is created)."""
-    from .launcher import _check_new_path, check_hostfile, check_job_timeout
-
-    check_job_timeout(a.job_timeout)
-    if a.hosts is not None:
-        check_hostfile(a.hosts)
-    if a.run_dir is not None:
-        _check_new_path("run-dir", a.run_dir, directory=True)
-    if a.state is not None:
-        _check_new_path("state", a.state, directory=False)
-
-
 def spec_from_args(a):
-    """Build the :class:`~gclib.runtime.spec.RunSpec` of a ``gclib run`` command line."""
+    """Build the :class:`~gclib.runtime.spec.RunSpec` of a ``gclib run`` command line (its options are parsed and
+    checked one by one by the parser; what depends on several of them is checked here, naming the option)."""
     from ..cli import code_from_args, model_from_args
     from ..learning import GD, TandonAGD, make_problem
     from ..stragglers import Persistent
     from .spec import RunSpec
 
     if a.scheme is None:
-        raise ValueError("scheme: --scheme is required (or --resume STATE to continue a saved run)")
+        raise ValueError("the following arguments are required: --scheme (or --resume STATE to continue a saved "
+                         "run)")
     if a.seed is None:
         a.seed = 0
-    _positive("samples", a.samples, integer=True)
-    _positive("dim", a.dim, integer=True)
-    _positive("iterations", a.iterations, integer=True)
-    _positive("time-scale", a.time_scale)
-    _positive("timeout", a.timeout)
-    _positive("lr", a.lr)
-    if a.data_seed < 0:
-        raise ValueError(f"data-seed must be a non-negative integer, got {a.data_seed}")
     name = PROBLEM_ALIASES.get(a.problem, a.problem)
-    if name != "tandon-logistic" and (a.samples is not None or a.dim is not None):
-        raise ValueError(f"{'samples' if a.samples is not None else 'dim'}: --samples and --dim size "
-                         f"Tandon's synthetic data (--problem logistic); problem {a.problem!r} has its own sizes")
+    for flag, v in (("--samples", a.samples), ("--dim", a.dim)):
+        if v is not None and name != "tandon-logistic":
+            raise ValueError(f"argument {flag}: sizes Tandon's synthetic data only (--problem logistic); problem "
+                             f"{a.problem!r} has its own sizes")
     code = code_from_args(a)
-    model = model_from_args(a)
-    dead = _int_list(a.persistent_workers, "persistent-workers", low=0, high=code.n_workers)
+    K = code.n_workers
+    model = model_from_args(a, workers=K)
+    dead = checks.option_check("--persistent-workers", checks.int_list, a.persistent_workers or (), min_len=0,
+                               distinct=True)
+    for w in dead:
+        checks.option_check("--persistent-workers", checks.integer, w, subject="a worker id", low=0, high=K - 1,
+                            why=f" (the code has {K} workers)")
     if dead:
-        model = Persistent(model, workers=dead)
-    kill = _kill_map(a.kill)
+        model = Persistent(model, workers=list(dead))
+    kill = checks.option_check("--kill", kill_map, a.kill or None)  # "": a state file of an older version
+    for w, it in kill.items():
+        checks.option_check("--kill", checks.integer, w, subject="a worker", low=0, high=K - 1,
+                            why=f" (the code has {K} workers)")
+        checks.option_check("--kill", checks.integer, it, subject=f"the iteration of worker {w}", low=0,
+                            high=a.iterations - 1, why=f" (the run has {a.iterations} iterations)")
     kw = {}
     if name == "tandon-logistic":
         kw = {k: v for k, v in (("n_samples", a.samples), ("dim", a.dim)) if v is not None}
@@ -165,6 +168,8 @@ def run_args(a) -> dict:
     for k, v in vars(a).items():
         if k in skip or callable(v):
             continue
+        if isinstance(v, dict):  # --kill: pairs, since JSON keys are text
+            v = sorted([list(x) for x in v.items()])
         out[k] = list(v) if isinstance(v, tuple) else v
     return json.loads(json.dumps(out))
 
@@ -215,7 +220,6 @@ def cmd_run(a):
     doc = None
     if a.resume is not None:
         a, doc = resumed_args(a)
-    check_paths(a)
     spec = spec_from_args(a)
     progress = None if a.json else (lambda r: print(_line(r), flush=True))
     if doc is not None and not a.json:

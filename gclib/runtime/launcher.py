@@ -32,6 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .. import checks
 from .master import DEATHS, MARK
 from .protocol import RANK, REPORT
 from .spec import RunResult, RunSpec, RuntimeFailure
@@ -73,8 +74,7 @@ def mpiexec_command(spec_path, ranks: int, hosts=None, mpiexec=None) -> list[str
     """The command line of a run (``hosts``: an MPICH hostfile, passed through with ``-f``)."""
     cmd = [mpiexec or find_mpiexec(), "-disable-auto-cleanup", "-n", str(ranks)]
     if hosts:
-        check_hostfile(hosts)
-        cmd += ["-f", str(hosts)]
+        cmd += ["-f", str(check_hostfile("hosts", hosts))]
     return cmd + [sys.executable, "-I", str(Path(__file__).with_name("guard.py")), str(spec_path)]
 
 
@@ -82,16 +82,19 @@ def _os_reason(e: OSError) -> str:
     return e.strerror or type(e).__name__
 
 
-def check_hostfile(path) -> int:
-    """Check an MPICH hostfile: every line (``#`` starts a comment) is ``HOST`` or ``HOST:N`` with ``N`` a
-    positive number of processes, optionally followed by Hydra options; at least one host. Returns the number of
-    hosts; raises ``ValueError`` naming the file, the line and what is wrong (instead of an ``mpiexec`` failure)."""
+def check_hostfile(name: str, path) -> Path:
+    """Check an MPICH hostfile: an existing, readable text file whose every line (``#`` starts a comment) is
+    ``HOST`` or ``HOST:N`` with ``N`` a positive number of processes, optionally followed by Hydra options; at
+    least one host. Returns the path; raises ``ValueError`` naming ``name``, the file, the line and what is wrong
+    (instead of an ``mpiexec`` failure). ``name`` is ``None`` for the option's check (``checks.option``)."""
+    p = checks.input_path(name, path, kind="file", must_exist=True)
+    subject = f"{name} {str(path)!r}" if name else repr(str(path))
     try:
-        text = Path(path).read_text()
+        text = p.read_text()
     except OSError as e:
-        raise ValueError(f"hosts must be a readable hostfile, got {str(path)!r} ({_os_reason(e)})") from None
+        raise ValueError(f"{subject} cannot be read: {_os_reason(e)}") from None
     except UnicodeDecodeError:
-        raise ValueError(f"hosts must be a text hostfile, got {str(path)!r} (not text)") from None
+        raise ValueError(f"{subject} must be a text hostfile, not binary") from None
     hosts = 0
     for no, line in enumerate(text.splitlines(), 1):
         text = line.split("#", 1)[0].strip()
@@ -99,59 +102,12 @@ def check_hostfile(path) -> int:
             continue
         host, sep, count = text.split()[0].partition(":")
         if not host or (sep and not (count.isdigit() and int(count) > 0)):
-            raise ValueError(f"hosts: line {no} of {str(path)!r} must be HOST or HOST:N with N a positive "
-                             f"number of processes, got {line.strip()!r}")
+            raise ValueError(f"{subject}: line {no} must be HOST or HOST:N with N a positive number of processes, "
+                             f"got {line.strip()!r}")
         hosts += 1
     if not hosts:
-        raise ValueError(f"hosts: the hostfile {str(path)!r} names no host")
-    return hosts
-
-
-def _check_new_path(name: str, path, *, directory: bool) -> Path:
-    """Check, without creating anything, that ``path`` can be made (or is) a writable directory / a writable
-    file: its nearest existing ancestor is a writable directory, no component is too long, and an existing path
-    has the right kind."""
-    text = os.fspath(path)
-    if not isinstance(text, str) or not text.strip():
-        raise ValueError(f"{name} must be a path, got {text!r}")
-    p = Path(text).expanduser()
-    try:
-        max_name = os.pathconf(p.anchor or ".", "PC_NAME_MAX")
-    except (OSError, ValueError):
-        max_name = 255
-    for part in p.parts:
-        if len(os.fsencode(part)) > max_name:
-            raise ValueError(f"{name}: the path component {part[:40]!r}... is longer than {max_name} bytes")
-    try:
-        if p.exists():
-            if directory and not p.is_dir():
-                raise ValueError(f"{name} must be a directory, got {text!r} (a file)")
-            if not directory and p.is_dir():
-                raise ValueError(f"{name} must be a file, got {text!r} (a directory)")
-            target = p if directory else p.parent
-            if not os.access(target, os.W_OK | os.X_OK):
-                raise ValueError(f"{name}: {str(target)!r} is not writable")
-            return p
-        parent = p.parent
-        while not parent.exists():
-            parent = parent.parent
-        if not parent.is_dir():
-            raise ValueError(f"{name}: {str(parent)!r} in {text!r} is a file, not a directory")
-        if not os.access(parent, os.W_OK | os.X_OK):
-            raise ValueError(f"{name}: cannot create {text!r}: {str(parent)!r} is not writable")
-    except OSError as e:
-        raise ValueError(f"{name}: cannot use {text!r} ({_os_reason(e)})") from None
+        raise ValueError(f"{subject} names no host")
     return p
-
-
-def check_job_timeout(job_timeout):
-    """``None`` or a positive, finite number of seconds."""
-    if job_timeout is None:
-        return None
-    if isinstance(job_timeout, bool) or not isinstance(job_timeout, (int, float, np.integer, np.floating)) \
-            or not (math.isfinite(job_timeout) and job_timeout > 0):
-        raise ValueError(f"job-timeout must be a positive number of seconds, got {job_timeout!r}")
-    return float(job_timeout)
 
 
 #: Memory of one rank besides its copy of the data: Python, numpy, SciPy, mpi4py and MPICH (about 75 MB measured
@@ -160,14 +116,14 @@ RANK_BYTES = 100e6
 
 
 def check_host_memory(spec: RunSpec) -> None:
-    """Refuse a run whose ranks cannot all fit in this host's memory (every rank holds the whole data set)."""
-    from ..learning.problems import check_size
-
+    """Refuse a run whose ranks cannot all fit in this host's memory (every rank holds the whole data set), as
+    :func:`gclib.checks.need_memory` judges it (``GCLIB_MEMORY_LIMIT`` sets the budget)."""
     p = spec.problem
     data = sum(a.nbytes for a in (p.X, p.y, p.X_test, p.y_test) if a is not None)
-    check_size(f"a run with {spec.ranks} MPI ranks on this host (1 + workers = {spec.workers}, each with "
-               f"{data / 2**20:.3g} MiB of data)", spec.ranks * (RANK_BYTES + data),
-               "workers (--workers) or the data, or spread the ranks over machines (--hosts)")
+    checks.need_memory("a run on this host", spec.ranks * (RANK_BYTES + data),
+                       sizes=f"{spec.ranks} MPI ranks (1 + workers = {spec.workers}), each with "
+                             f"{checks.format_bytes(data)} of data",
+                       lower="workers (--workers) or the data, or spread the ranks over machines (--hosts)")
 
 
 def default_job_timeout(spec: RunSpec) -> float:
@@ -228,13 +184,14 @@ def launch(spec: RunSpec, *, hosts=None, job_timeout: float | None = None, state
     # ---- every check first: nothing is created or started for a refused run
     if not isinstance(spec, RunSpec):
         raise TypeError(f"spec must be a RunSpec, got {type(spec).__name__}")
-    job_timeout = check_job_timeout(job_timeout)
+    if job_timeout is not None:
+        job_timeout = checks.seconds("job_timeout", job_timeout)
     if hosts is not None:
-        check_hostfile(hosts)
+        hosts = check_hostfile("hosts", hosts)
     if run_dir is not None:
-        run_dir = _check_new_path("run-dir", run_dir, directory=True)
+        run_dir = checks.output_dir("run_dir", run_dir)
     if state_file is not None:
-        state_file = _check_new_path("state", state_file, directory=False)
+        state_file = checks.output_file("state_file", state_file)
     prior = []
     if resume is not None:
         spec, doc = resume_spec(spec, resume)
@@ -257,7 +214,7 @@ def launch(spec: RunSpec, *, hosts=None, job_timeout: float | None = None, state
         try:
             run_dir.mkdir(parents=True, exist_ok=True)
         except OSError as e:
-            raise ValueError(f"run-dir: cannot create {str(run_dir)!r} ({_os_reason(e)})") from None
+            raise ValueError(f"run_dir {str(run_dir)!r} cannot be created: {_os_reason(e)}") from None
     restarts = []  # workers killed during start-up, before the job that ran
     while True:
         job = _Job(spec, run_dir, hosts, exe, job_timeout, progress, append=bool(restarts))

@@ -7,6 +7,7 @@ from typing import Any, Optional
 
 import numpy as np
 
+from .. import checks
 from ..codes import base as _codes_base
 from ..codes.base import DecodingError, GradientCode
 
@@ -55,45 +56,35 @@ class RunSpec:
     def __post_init__(self):
         if not isinstance(self.code, GradientCode):
             raise TypeError(f"code must be a GradientCode, got {type(self.code).__name__}")
-        if isinstance(self.iterations, bool) or not isinstance(self.iterations, (int, np.integer)) \
-                or self.iterations < 1:
-            raise ValueError(f"iterations must be a positive integer, got {self.iterations!r}")
+        self.iterations = checks.integer("iterations", self.iterations, low=1)
         for name in ("time_scale", "timeout", "poll", "stop_timeout"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not (isinstance(v, (int, float, np.integer, np.floating)) and math.isfinite(v)
-                                           and v > 0):
-                raise ValueError(f"{name} must be a positive number of seconds, got {v!r}")
+            setattr(self, name, checks.seconds(name, getattr(self, name)))
+        self.seed = checks.integer("seed", self.seed, low=0)
         if self.problem.n_parts != self.code.n_parts:
             raise ValueError(f"problem has {self.problem.n_parts} parts but code '{self.code.name}' needs "
                              f"{self.code.n_parts}")
         if not isinstance(self.kill, dict):
-            raise TypeError(f"kill must be a dict {{worker: iteration}}, got {type(self.kill).__name__}")
-        kill = {}
-        for w, it in self.kill.items():
-            if isinstance(w, bool) or not isinstance(w, (int, np.integer)) or not 0 <= w < self.code.n_workers:
-                raise ValueError(f"kill: worker must be an integer in [0, {self.code.n_workers}), got {w!r}")
-            if isinstance(it, bool) or not isinstance(it, (int, np.integer)) or not 0 <= it < self.iterations:
-                raise ValueError(f"kill: iteration of worker {w} must be an integer in [0, {self.iterations}) "
-                                 f"(the run's iterations), got {it!r}")
-            kill[int(w)] = int(it)
-        self.kill = kill
+            raise checks.ParameterTypeError(f"kill must be a dict {{worker: iteration}}, got "
+                                            f"{type(self.kill).__name__}")
+        K = self.code.n_workers
+        self.kill = {checks.integer("kill's worker", w, low=0, high=K - 1, why=f" (the code's {K} workers)"):
+                     checks.integer(f"kill[{w!r}]", it, low=0, high=self.iterations - 1,
+                                    why=f" (an iteration of the run's {self.iterations})")
+                     for w, it in self.kill.items()}
         if self.theta0 is not None:
-            t = np.asarray(self.theta0, dtype=float)
-            if t.shape != (self.problem.dim,) or not np.all(np.isfinite(t)):
+            self.theta0 = checks.finite_array("theta0", self.theta0, ndim=1, complex_ok=False)
+            if self.theta0.shape != (self.problem.dim,):
                 raise ValueError(f"theta0 must be {self.problem.dim} finite numbers (the problem's dimension), got "
-                                 f"shape {t.shape}")
-        if isinstance(self.start, bool) or not isinstance(self.start, (int, np.integer)) \
-                or not 0 <= self.start <= self.iterations:
-            raise ValueError(f"start must be an integer in [0, {self.iterations}], got {self.start!r}")
+                                 f"shape {self.theta0.shape}")
+        self.start = checks.integer("start", self.start, low=0, high=self.iterations)
         if (self.start > 0) != (self.state0 is not None):
             raise ValueError("start and state0 go together: a resumed run needs the update's state")
         # the injected delays of every iteration, drawn up front: rank 0 holds them, the predictions and a copy
         # per worker
-        from ..learning.problems import check_size
-
-        K, load = self.code.n_workers, self.code.load
-        check_size(f"iterations = {self.iterations} with {K} workers of load {load} (the injected delays)",
-                   3 * 8.0 * self.iterations * K * load, "iterations (--iterations)")
+        load = self.code.load
+        checks.need_memory("the table of injected delays", 3 * 8 * self.iterations * K * load,
+                           sizes=f"iterations = {self.iterations}, {K} workers and load {load}",
+                           lower="iterations (--iterations)")
         self._check_decodes()
         # Draw one throw-away trial (its own generator: the run's delays are untouched) so that a model that does
         # not fit the code (say, a persistent straggler id beyond the workers) fails here, not inside the job.
