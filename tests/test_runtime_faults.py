@@ -372,7 +372,7 @@ def test_cli_resume_refuses_other_parameters_and_foreign_or_broken_state_files(t
 
 def test_a_resumed_command_line_keeps_its_kill_and_persistent_workers(tmp_path):
     from gclib.cli import build_parser
-    from gclib.runtime.cli import resumed_args, run_args, spec_from_args
+    from gclib.cli.run import resumed_args, run_args, spec_from_args
 
     a = build_parser().parse_args(RUN + ["--iterations", "4", "--kill", "2:3", "--persistent-workers", "0"])
     args = run_args(a)

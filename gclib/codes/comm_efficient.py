@@ -149,11 +149,12 @@ def _ye_abbe_decoder(code: GradientCode, idx: np.ndarray) -> np.ndarray:
     return A
 
 
-def ye_abbe(n: int, s: int, m: int, points="equispaced", *, exact: bool = False, assign="spread") -> GradientCode:
+def ye_abbe(n: int, s: int, m: int = 1, points="equispaced", *, exact: bool = False, assign="spread") -> GradientCode:
     """Ye and Abbe's communication-efficient code (our reconstruction, see the module docstring).
 
     Args:
-        n: workers (= parts). s: stragglers tolerated. m: communication reduction (messages of ``1/m`` gradient).
+        n: workers (= parts). s: stragglers tolerated. m: communication reduction (messages of ``1/m`` gradient;
+            default 1).
         points: evaluation points (``"chebyshev"``, ``"equispaced"``, ``"roots-of-unity"`` or an array).
         exact: rational points and ``B_exact`` (SymPy), for :func:`gclib.symbolic.verify`.
         assign: ``"spread"`` (golden-ratio stride, default) or ``"natural"``; see

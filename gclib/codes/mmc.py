@@ -16,7 +16,8 @@ combines are computed.
   virtual) workers, the ``i``-th with support the first ``m_i`` parts of its computation order; a polynomial
   (Reed-Solomon) code over the extended ``(K l, K)`` mask makes any ``K l - sum(m) + 1`` messages decode. Each
   message is sent by exactly one worker.
-* :func:`clustered_design` (section III-C): any of these inside ``P`` disjoint clusters of workers and parts.
+* :func:`clustered_design` (section III-C): any of these inside ``P`` disjoint clusters of workers and parts
+  (:func:`clustered_gc`, :func:`clustered_uc_mmc`, :func:`gc_mmc_correlated`, :func:`gc_mmc_uncorrelated`).
   When ``P`` does not divide ``K`` the clusters differ in size by one worker (and one part); every cluster must
   have at least ``r`` workers.
 * :func:`hybrid` (section III-D): clusters of exactly ``r`` workers (fractional-repetition groups, ``r | K``) run
@@ -224,6 +225,17 @@ def clustered_design(build: Callable[[int], GradientCode], K: int, P: int, r: in
     p.update(code.params)
     p.update({"K": K, "clusters": P, "cluster_sizes": sizes})
     return replace(code, params=p)
+
+
+def clustered_gc(K: int, r: int, P: int = 1, *, seed=0, exact: bool = False) -> GradientCode:
+    """Plain GC with load ``r`` (:func:`gc_cyclic`) in each of ``P`` clusters; any ``K_c - r + 1`` workers of every
+    cluster decode it."""
+    return clustered_design(lambda k: gc_cyclic(k, r, seed=seed, exact=exact), K, P, r)
+
+
+def clustered_uc_mmc(K: int, r: int, P: int = 1) -> GradientCode:
+    """Uncoded multi-message communication (:func:`uc_mmc`) in each of ``P`` clusters."""
+    return clustered_design(lambda k: uc_mmc(k, r), K, P, r)
 
 
 def gc_mmc_correlated(K: int, r: int, m: int, P: int = 1, *, seed=0, exact: bool = False) -> GradientCode:

@@ -170,8 +170,7 @@ def code_names() -> list[str]:
     built from :data:`CODE_PARAMS` alone (every other parameter they read has a default)."""
     from .. import schemes as sch
 
-    return sorted(n for n, s in sch.SCHEMES.items()
-                  if all(p in CODE_PARAMS or sch.PARAMS[p][1] is not None for p in s.params))
+    return sorted(n for n, s in sch.SCHEMES.items() if set(s.required) <= set(CODE_PARAMS))
 
 
 def make_scheme(name: str, workers: int, *, groups: int | None = None, stragglers: int | None = None,
