@@ -71,14 +71,16 @@ def decoding_condition(code: GradientCode, idx: np.ndarray, A: np.ndarray) -> fl
         idx: ``(r,)`` received message ids; A: ``(n_pieces, r)`` decoding coefficients.
     Returns:
         ``sigma_1 / sigma_rank`` of ``B[used]`` (``used``: the received rows with a nonzero coefficient),
-        ``rank = min(code.params["_rank"], rows, columns)`` - the rank every decodable set of the code has.
+        ``rank = min(code.decoder.decodable_rank, rows, columns)`` - the rank every decodable set of the code
+        has (the number of rows used when the family does not say).
     """
     used = idx[np.any(A != 0, axis=0)]
     if used.size == 0:
         return np.inf
     M = code.B[used]
     sv = np.linalg.svd(M, compute_uv=False)
-    r = min(int(code.params.get("_rank", used.size)), used.size, M.shape[1])
+    rank = code.decoder.decodable_rank
+    r = min(int(used.size if rank is None else rank), used.size, M.shape[1])
     if sv[r - 1] == 0:
         return np.inf
     return float(sv[0] / sv[r - 1])
@@ -101,7 +103,7 @@ def patterns(code: GradientCode, s: int, max_patterns: int, rng: np.random.Gener
     if s:
         offsets = np.unique(np.linspace(0, n - 1, min(n, 20)).astype(int))
         runs = [np.arange(n)]
-        pts = code.params.get("_alpha", code.params.get("_beta"))
+        pts = code.decoder.points
         if pts is not None:
             key = np.angle(pts) if np.iscomplexobj(pts) else pts
             runs.append(np.argsort(key, kind="stable"))

@@ -13,8 +13,10 @@ A gradient code is plain data:
   for ``n_pieces == 1`` and, for ``n_pieces = m``, the ``m`` rows selecting each piece of every part.
 
 The exact test "is the target in the row span of ``B[R]``" (:meth:`GradientCode.is_decodable`) is the oracle.
-Each family supplies a fast rule (:mod:`gclib.codes.rules`) for the simulator, and optionally a fast decoder;
-the tests check both against the oracle.
+Each family supplies a fast rule (:mod:`gclib.codes.rules`) for the simulator, and optionally a
+:class:`Decoder`: its fast decoder and whatever else it knows about receiving and decoding its codes (which
+messages a straggler still delivers, its evaluation points, the rank of a decodable set), as typed fields; the
+tests check rules and decoders against the oracle.
 """
 from __future__ import annotations
 
@@ -90,6 +92,56 @@ def reserve_code(name: str, messages, columns, *, workers, load=1, complex_: boo
     checks.need_memory(name, nbytes, sizes=sizes, lower=lower)
 
 
+@dataclass(frozen=True)
+class Decoder:
+    """How a family's codes are received and decoded: what the family knows beyond ``B``.
+
+    This base class is the generic behaviour: least-squares decoding (:func:`lstsq_decode`), a straggler sends
+    none of its messages, no evaluation points, the rank of a decodable set unknown. A family that knows more
+    subclasses it as a frozen dataclass whose fields hold its data (typed, documented, public), and overrides
+    what differs. Decoders travel inside the code to the MPI ranks, so they must pickle: module-level classes
+    whose fields pickle. A decoder keeps no mutable state; a caller that decodes the same set often caches the
+    coefficients itself.
+
+    Attributes:
+        points: ``(n_messages,)`` evaluation point of every message (polynomial codes), else ``None``.
+        decodable_rank: the rank every decodable received set has (the number of independent rows a decode
+            uses), else ``None``.
+    """
+
+    points = None  # class defaults, not fields: a subclass that knows them declares them as fields
+    decodable_rank = None
+
+    def __call__(self, code: "GradientCode", idx: np.ndarray) -> np.ndarray:
+        """``(n_pieces, len(idx))`` coefficients ``A`` with ``A @ B[idx] ~ target``; :class:`DecodingError` when
+        the family's decoder cannot decode ``idx``."""
+        return lstsq_decode(code, idx)
+
+    def surviving(self, code: "GradientCode", stragglers: np.ndarray) -> np.ndarray:
+        """Message ids received when the workers ``stragglers`` (validated ids) straggle: none of theirs."""
+        return np.flatnonzero(~np.isin(code.sender, stragglers))
+
+
+@dataclass(frozen=True)
+class FunctionDecoder(Decoder):
+    """A decoder given as a plain function ``fn(code, idx) -> A``, with the generic behaviour otherwise."""
+
+    fn: Callable
+
+    def __call__(self, code: "GradientCode", idx: np.ndarray) -> np.ndarray:
+        return self.fn(code, idx)
+
+
+@dataclass(frozen=True)
+class PartialStragglers(Decoder):
+    """Least-squares decoding for codes whose stragglers are partial: a straggler sends every message but its
+    last one (Tandon et al.'s scheme for partial stragglers, :func:`gclib.codes.partial_stragglers`)."""
+
+    def surviving(self, code: "GradientCode", stragglers: np.ndarray) -> np.ndarray:
+        drop = [int(code.messages_of(w)[-1]) for w in stragglers]
+        return np.setdiff1d(np.arange(code.n_messages), drop)
+
+
 @dataclass(frozen=True, eq=False)
 class GradientCode:
     """A gradient code as data (see the module docstring).
@@ -108,10 +160,11 @@ class GradientCode:
         exact: ``False`` for approximate schemes (ignore-stragglers), whose decode is not exact.
         size: ``(n_messages,)`` size of each message in gradient-length units (``1 / n_pieces``, twice that for
             complex messages).
-        decoder: optional fast decoder ``decoder(code, received) -> A``; the generic least-squares decoder is
-            used otherwise.
+        decoder: the family's :class:`Decoder` (a plain function ``decoder(code, received) -> A`` is wrapped in
+            a :class:`FunctionDecoder`); the generic :class:`Decoder` (least squares) when not given.
         B_exact: optional exact (SymPy) encoding matrix, for exact verification.
-        params: the construction parameters, for display and reproduction.
+        params: the construction parameters, for display and reproduction only: nothing reads them to decide
+            how the code behaves (that is the decoder's business).
     """
 
     name: str
@@ -126,7 +179,7 @@ class GradientCode:
     n_pieces: int = 1
     exact: bool = True
     size: Optional[np.ndarray] = None
-    decoder: Optional[Callable] = None
+    decoder: Optional[Callable] = None  # a Decoder after construction
     B_exact: Any = None
     params: dict = field(default_factory=dict)
 
@@ -185,6 +238,21 @@ class GradientCode:
         object.__setattr__(self, "sender", sender)
         object.__setattr__(self, "ready", ready)
         object.__setattr__(self, "size", size)
+        if not isinstance(self.params, dict):
+            raise checks.ParameterTypeError(f"params must be a dict, got {type(self.params).__name__}")
+        private = sorted(k for k in self.params if str(k).startswith("_"))
+        if private:
+            raise ValueError(f"params are public construction parameters; family data belongs in the decoder's "
+                             f"fields, got private keys {private}")
+        decoder = self.decoder
+        if decoder is None:
+            decoder = Decoder()
+        elif not isinstance(decoder, Decoder):
+            if not callable(decoder):
+                raise checks.ParameterTypeError(f"decoder must be a Decoder or a function (code, received) -> A, "
+                                                f"got {decoder!r}")
+            decoder = FunctionDecoder(decoder)
+        object.__setattr__(self, "decoder", decoder)
 
     # ------------------------------------------------------------------ structure
     @property
@@ -213,13 +281,11 @@ class GradientCode:
         return np.flatnonzero(np.isin(self.sender, workers))
 
     def surviving(self, stragglers) -> np.ndarray:
-        """Message ids received when the workers ``stragglers`` straggle: none of theirs, or, for codes whose
-        stragglers are partial (``params["straggler_kind"] == "partial"``), all but their last message."""
-        stragglers = set(self._check_workers(stragglers).tolist())
-        if self.params.get("straggler_kind") == "partial":
-            drop = {int(self.messages_of(w)[-1]) for w in stragglers}
-            return np.array([j for j in range(self.n_messages) if j not in drop], dtype=np.int64)
-        return np.flatnonzero(~np.isin(self.sender, list(stragglers)))
+        """Message ids received, in increasing order, when the workers ``stragglers`` straggle: the family's
+        decoder says which (:meth:`Decoder.surviving`: none of theirs, or all but their last message for codes
+        whose stragglers are partial)."""
+        stragglers = np.unique(self._check_workers(stragglers))
+        return self.decoder.surviving(self, stragglers).astype(np.int64)
 
     def _check_workers(self, workers) -> np.ndarray:
         workers = _as_ids(np.asarray(list(workers)), "workers", "worker ids")
@@ -279,10 +345,7 @@ class GradientCode:
         """
         idx = self._check_received(received)
         work = _working_dtype(dtype, self.B)
-        if self.decoder is not None:
-            A = self.decoder(self, idx)
-        else:
-            A = lstsq_decode(self, idx)
+        A = self.decoder(self, idx)
         # The amplification is only needed for the warning or the error hint: computed lazily, so that
         # decode(..., warn=False) on the runtime's hot path does not pay for it.
         def amplification() -> float:
@@ -333,7 +396,7 @@ class GradientCode:
         return {"scheme": self.name, "workers": self.n_workers, "parts": self.n_parts,
                 "pieces": self.n_pieces, "messages": self.n_messages, "load": self.load,
                 "stragglers": self.stragglers, "exact": self.exact,
-                **{k: v for k, v in self.params.items() if not k.startswith("_")}}
+                **self.params}
 
 
 def split_pieces(partial_gradients: np.ndarray, n_pieces: int) -> np.ndarray:

@@ -24,6 +24,7 @@ Two constructions, both as :class:`~gclib.codes.base.GradientCode`:
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from fractions import Fraction
 from itertools import combinations
 from math import comb
@@ -31,7 +32,7 @@ from math import comb
 import numpy as np
 
 from .. import checks
-from .base import DecodingError, GradientCode, check_ns, reserve_code
+from .base import Decoder, DecodingError, GradientCode, check_ns, reserve_code
 from .polynomial import assigned_points
 from .rules import ThresholdRule, check_messages_axis, threshold
 from .tandon import cyclic_support
@@ -136,17 +137,28 @@ def top_coefficient_weights(beta_F: np.ndarray, m: int) -> np.ndarray:
     return A
 
 
-def _ye_abbe_decoder(code: GradientCode, idx: np.ndarray) -> np.ndarray:
-    n, s, m = code.n_workers, code.stragglers, code.n_pieces
-    f = n - s
-    if idx.size < f:
-        raise DecodingError(f"'{code.name}' needs {f} messages, got {idx.size}")
-    use_pos = np.argsort(idx, kind="stable")[:f]
-    beta = code.params["_beta"]
-    W = top_coefficient_weights(beta[idx[use_pos]], m)
-    A = np.zeros((m, idx.size), dtype=W.dtype)
-    A[:, use_pos] = W
-    return A
+@dataclass(frozen=True, eq=False, kw_only=True)
+class TopCoefficientsDecoder(Decoder):
+    """Decoder of :func:`ye_abbe`: the ``m`` pieces are the top ``m`` coefficients of the polynomial of degree
+    ``f - 1`` through the first ``f = n - s`` received messages (Lagrange form, :func:`top_coefficient_weights`).
+
+    Attributes:
+        points: ``(n,)`` evaluation point ``beta_i`` of worker ``i``'s message.
+        decodable_rank: ``f = n - s``, the messages a decode uses.
+    """
+
+    points: np.ndarray
+    decodable_rank: int
+
+    def __call__(self, code: GradientCode, idx: np.ndarray) -> np.ndarray:
+        f, m = self.decodable_rank, code.n_pieces
+        if idx.size < f:
+            raise DecodingError(f"'{code.name}' needs {f} messages, got {idx.size}")
+        use_pos = np.argsort(idx, kind="stable")[:f]
+        W = top_coefficient_weights(self.points[idx[use_pos]], m)
+        A = np.zeros((m, idx.size), dtype=W.dtype)
+        A[:, use_pos] = W
+        return A
 
 
 def ye_abbe(n: int, s: int, m: int, points="equispaced", *, exact: bool = False, assign="spread") -> GradientCode:
@@ -180,11 +192,10 @@ def ye_abbe(n: int, s: int, m: int, points="equispaced", *, exact: bool = False,
     order = cyclic_support(n, d - 1)
     return GradientCode(name="ye-abbe", n_workers=n, n_parts=n, order=order, B=B, sender=np.arange(n),
                         ready=np.full(n, d), rule=threshold(n, n - s), stragglers=s, n_pieces=m,
-                        decoder=_ye_abbe_decoder, B_exact=B_exact,
+                        decoder=TopCoefficientsDecoder(points=beta, decodable_rank=n - s), B_exact=B_exact,
                         params={"n": n, "s": s, "m": m, "d": d, "exact": exact, "reconstructed": True,
                                 "points": points if isinstance(points, str) else "custom",
-                                "assign": assign if isinstance(points, str) else "custom", "_beta": beta,
-                                "_rank": n - s})
+                                "assign": assign if isinstance(points, str) else "custom"})
 
 
 # ---------------------------------------------------------------------------------------------- Kadhe et al.
@@ -374,34 +385,42 @@ class BasesRule:
         return self.cluster_times(arrival).max(axis=1)
 
 
-def _kadhe_decoder(code: GradientCode, idx: np.ndarray) -> np.ndarray:
-    """Per group: least-squares inverse of the received columns of ``G`` (cached per received pattern)."""
-    Gt = code.params["_G"].T  # (d, m)
-    d, m = code.params["d"], code.n_pieces
-    cache = code.params["_cache"]
-    group = code.sender[idx] // d
-    pos = code.sender[idx] % d
-    A = np.zeros((m, idx.size))
-    for q in np.unique(group):
-        sel = np.flatnonzero(group == q)
-        key = tuple(sorted(pos[sel].tolist()))
-        if key not in cache:
-            sub = Gt[list(key)]
+@dataclass(frozen=True, eq=False, kw_only=True)
+class GeneratorDecoder(Decoder):
+    """Decoder of :func:`kadhe`: per group of ``d`` workers, the least-squares inverse of the generator columns
+    of the received positions.
+
+    No cache: the inverse of a ``(|received|, m)`` block costs microseconds; a caller that decodes the same set
+    again and again (the training loop) keeps its own cache of coefficients.
+
+    Attributes:
+        G: ``(m, d)`` generator (float); worker ``t`` of a group sends column ``t`` applied to the pieces.
+        decodable_rank: ``m`` per group, ``m * n / d`` in all.
+    """
+
+    G: np.ndarray
+    decodable_rank: int
+
+    def __call__(self, code: GradientCode, idx: np.ndarray) -> np.ndarray:
+        m, d = self.G.shape
+        Gt = self.G.T  # (d, m)
+        group = code.sender[idx] // d
+        pos = code.sender[idx] % d
+        A = np.zeros((m, idx.size))
+        for q in np.unique(group):
+            sel = np.flatnonzero(group == q)
+            received = sorted(pos[sel].tolist())
+            sub = Gt[received]
             if _rank(sub) < m:
-                cache[key] = None
-            else:
-                cache[key] = np.linalg.pinv(sub)  # (m, |key|): pinv(sub) @ sub = I_m
-        P = cache[key]
-        if P is None:
-            raise DecodingError(f"'{code.name}': group {q} received positions {list(key)}, whose generator "
-                                f"columns do not have rank {m}")
-        order = np.argsort(pos[sel], kind="stable")
-        A[:, sel[order]] = P
-    n_groups = code.n_workers // d
-    if np.unique(group).size < n_groups:
-        missing = sorted(set(range(n_groups)) - set(np.unique(group).tolist()))
-        raise DecodingError(f"'{code.name}': no message from groups {missing}")
-    return A
+                raise DecodingError(f"'{code.name}': group {q} received positions {received}, whose generator "
+                                    f"columns do not have rank {m}")
+            order = np.argsort(pos[sel], kind="stable")
+            A[:, sel[order]] = np.linalg.pinv(sub)  # (m, |received|): pinv(sub) @ sub = I_m
+        n_groups = code.n_workers // d
+        if np.unique(group).size < n_groups:
+            missing = sorted(set(range(n_groups)) - set(np.unique(group).tolist()))
+            raise DecodingError(f"'{code.name}': no message from groups {missing}")
+        return A
 
 
 def kadhe(n: int, s: int, m: int | None = None, generator="gaussian", seed=0, *,
@@ -502,12 +521,12 @@ def kadhe(n: int, s: int, m: int | None = None, generator="gaussian", seed=0, *,
     known = {"gaussian": np.arange(d), "repetition": np.arange(d) % m}.get(name_g)
     rule = _kadhe_rule(G, n_groups, m, known)
     return GradientCode(name="kadhe", n_workers=n, n_parts=n, order=order, B=B, sender=np.arange(n),
-                        ready=np.full(n, d), rule=rule, stragglers=s, n_pieces=m, decoder=_kadhe_decoder,
+                        ready=np.full(n, d), rule=rule, stragglers=s, n_pieces=m,
+                        decoder=GeneratorDecoder(G=G, decodable_rank=m * n_groups),
                         B_exact=B_exact,
                         params={"n": n, "s": s, "m": m, "d": d, "min_distance": int(D), "generator": name_g,
                                 "seed": seed if name_g == "gaussian" and not isinstance(seed, np.random.Generator)
-                                else None, "exact": exact, "reconstructed": True, "_G": G, "_cache": {},
-                                "_rank": m * n_groups})
+                                else None, "exact": exact, "reconstructed": True})
 
 
 def _kadhe_rule(G: np.ndarray, n_groups: int, m: int, known_classes=None):
