@@ -27,19 +27,13 @@ from typing import Any, Callable, Optional, Sequence
 import numpy as np
 
 from .. import checks
+from .conditioning import (COND_WARN, IllConditionedWarning, amplification_threshold,  # noqa: F401 (re-exported)
+                           condition_number, decoding_amplification, unit_roundoff, working_dtype)
 from .rules import ThresholdRule
-
-#: Error amplification above which a float64 (or complex128) decode warns: the decoded gradient may have lost
-#: about half of its digits. Other precisions scale it as ``1 / sqrt(u)`` (see :func:`amplification_threshold`).
-COND_WARN = 1e8
 
 
 class DecodingError(ValueError):
     """The received set of messages does not determine the gradient."""
-
-
-class IllConditionedWarning(RuntimeWarning):
-    """The decoding system is so badly conditioned that the decoded gradient may be inaccurate."""
 
 
 def _as_ids(a: np.ndarray, name: str, what: str) -> np.ndarray:
@@ -50,32 +44,6 @@ def _as_ids(a: np.ndarray, name: str, what: str) -> np.ndarray:
     if a.size and not integral:
         raise ValueError(f"{name} must be integer {what}, got {a.ravel().tolist()}")
     return a.astype(np.int64).ravel()
-
-
-def unit_roundoff(dtype=np.float64) -> float:
-    """Unit roundoff ``u`` of a floating or complex dtype (of its real part): ``2**-53`` for float64 and
-    complex128, ``2**-24`` for float32 and complex64.
-
-    Raises:
-        TypeError: ``dtype`` is not a floating or complex dtype (e.g. an integer dtype).
-    """
-    try:
-        dt = np.dtype(dtype)
-    except TypeError:
-        raise checks.ParameterTypeError(f"dtype must be a floating or complex NumPy dtype, got {dtype!r}") from None
-    if not np.issubdtype(dt, np.inexact):
-        raise checks.ParameterTypeError(f"dtype must be a floating or complex NumPy dtype, got {dt}")
-    return float(np.finfo(dt).eps) / 2
-
-
-def _working_dtype(dtype, B: np.ndarray) -> np.dtype:
-    """The precision of a decode: ``dtype`` (a dtype, or an array whose dtype is taken), else that of ``B``."""
-    if dtype is None:
-        return B.dtype
-    if isinstance(dtype, np.ndarray):
-        dtype = dtype.dtype
-    unit_roundoff(dtype)  # refuses integer and non-numeric dtypes
-    return np.dtype(dtype)
 
 
 def reserve_code(name: str, messages, columns, *, workers, load=1, complex_: bool = False, exact: bool = False,
@@ -344,7 +312,7 @@ class GradientCode:
             DecodingError: the set does not determine the gradient.
         """
         idx = self._check_received(received)
-        work = _working_dtype(dtype, self.B)
+        work = working_dtype(dtype, self.B)
         A = self.decoder(self, idx)
         # The amplification is only needed for the warning or the error hint: computed lazily, so that
         # decode(..., warn=False) on the runtime's hot path does not pay for it.
@@ -370,9 +338,23 @@ class GradientCode:
                               f"{work}, unit roundoff {u:.1e})", IllConditionedWarning, stacklevel=2)
         return A
 
+    def try_decode(self, received) -> Optional[np.ndarray]:
+        """The decoder's coefficients for ``received``, unchecked and silent (the measures of
+        :mod:`gclib.codes.conditioning` judge them); ``None`` when the family's decoder refuses the set
+        (:class:`DecodingError`) or LAPACK fails."""
+        try:
+            return self.decode(received, check=False, warn=False)
+        except (DecodingError, np.linalg.LinAlgError):
+            return None
+
     def decode_workers(self, workers, **kw) -> np.ndarray:
         """Decode from every message of the given workers; returns ``A`` over :meth:`worker_messages`."""
         return self.decode(self.worker_messages(workers), **kw)
+
+    def pieces(self, partial_gradients: np.ndarray) -> np.ndarray:
+        """``(n_parts * n_pieces, ceil(length / n_pieces))``: the partial gradients ``(n_parts, length)`` stacked
+        piecewise (:func:`split_pieces`), the ``G`` that ``B`` multiplies; :meth:`combine` undoes it."""
+        return split_pieces(partial_gradients, self.n_pieces)
 
     def encode(self, partial_gradients: np.ndarray) -> np.ndarray:
         """All messages for the given partial gradients.
@@ -382,7 +364,7 @@ class GradientCode:
         Returns:
             ``(n_messages, ceil(length / n_pieces))`` messages (``G`` stacked by :func:`split_pieces`).
         """
-        return self.B @ split_pieces(partial_gradients, self.n_pieces)
+        return self.B @ self.pieces(partial_gradients)
 
     def combine(self, A: np.ndarray, messages: np.ndarray, length: int) -> np.ndarray:
         """Decoded gradient ``(length,)`` from coefficients ``A`` and the received messages."""
@@ -415,57 +397,6 @@ def split_pieces(partial_gradients: np.ndarray, n_pieces: int) -> np.ndarray:
     if pad:
         g = np.concatenate([g, np.zeros((k, pad), dtype=g.dtype)], axis=1)
     return g.reshape(k * n_pieces, width)
-
-
-def condition_number(M: np.ndarray) -> float:
-    """2-norm condition number of a (possibly rectangular) matrix: largest over smallest nonzero-rank value.
-
-    For a rank-deficient matrix the ratio uses the singular values above a relative tolerance, so duplicated
-    messages (fractional repetition) do not count as ill-conditioned.
-    """
-    sv = np.linalg.svd(np.asarray(M), compute_uv=False)
-    if sv.size == 0 or sv[0] == 0:
-        return np.inf
-    keep = sv[sv > 1e-12 * sv[0]]
-    return float(keep[0] / keep[-1])
-
-
-def decoding_amplification(BR: np.ndarray, A: np.ndarray, target: np.ndarray) -> float:
-    """Condition number of a decode as an error amplification factor.
-
-    ``max_t sum_i |A[t, i]| * |BR[i]|_2 / |target[t]|_2``: a rounding error of relative size ``eps`` in every
-    message (``|delta y_i| <= eps |BR[i]| |G|``) moves the decoded piece ``t`` by at most ``eps`` times this
-    factor relative to the size of a sum of independent random parts. Unlike ``cond(BR)`` it does not change
-    when a worker scales its message (a row of ``BR``), which the decoding error does not either; the stability
-    study (``gclib.stability``) shows that ``eps`` times it predicts the measured relative error of
-    polynomial codes within a small factor, while ``cond(BR)`` overstates it by up to 20 orders of magnitude.
-
-    Args:
-        BR: ``(r, n_parts * n_pieces)`` received rows; A: ``(n_pieces, r)`` decoding coefficients;
-        target: ``(n_pieces, n_parts * n_pieces)``.
-    """
-    rn = np.linalg.norm(BR, axis=1)
-    tn = np.linalg.norm(target, axis=1)
-    with np.errstate(all="ignore"):
-        amp = (np.abs(A) @ rn) / tn
-    return float(np.max(amp)) if amp.size else np.inf
-
-
-def amplification_threshold(dtype=np.float64) -> float:
-    """The error amplification (:func:`decoding_amplification`) above which a decode computed in ``dtype`` is not
-    trusted: :meth:`GradientCode.decode` warns above it, and the MPI runtime flags such iterations.
-
-    The rule: a decode is not trusted once its error bound ``u * kappa`` (``u`` the unit roundoff of the working
-    precision, :func:`unit_roundoff`; ``kappa`` the error amplification) passes about ``sqrt(u)``, i.e. once about
-    half of the precision's digits may be lost. The threshold is therefore proportional to ``1 / sqrt(u)``,
-    anchored at :data:`COND_WARN` ``= 1e8`` for float64 (``1 / sqrt(2**-53)`` is ``9.5e7``):
-    ``amplification_threshold(dtype) = COND_WARN * sqrt(u_float64 / u)``, ``1e8`` for float64 and complex128
-    (relative error up to about ``1.1e-8``) and about ``4.3e3`` for float32 and complex64 (up to about ``2.6e-4``).
-
-    Raises:
-        TypeError: ``dtype`` is not a floating or complex dtype.
-    """
-    return COND_WARN * float(np.sqrt(unit_roundoff(np.float64) / unit_roundoff(dtype)))
 
 
 def lstsq_decode(code: GradientCode, idx: np.ndarray) -> np.ndarray:

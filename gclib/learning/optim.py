@@ -63,6 +63,7 @@ import numpy as np
 from .. import checks
 from ..codes import crc, frc, uncoded
 from ..codes.base import GradientCode, split_pieces
+from ..progress import progress as _progress
 from ..simulate import arrival_times
 from ..stragglers import ComputeModel
 from . import lazy
@@ -550,11 +551,7 @@ def compare(problem: Problem, schemes, model: ComputeModel, *, seeds=(0,), targe
 
     rows, frames = [], []
     items = [(lab, s) for s in seeds for lab in schemes]
-    it = items
-    if progress:
-        from tqdm.auto import tqdm
-
-        it = tqdm(items, desc="train", leave=False)
+    it = _progress(items, "train", progress)
     for lab, s in it:
         res = train(problem, schemes[lab], model, target=target, seed=s, **kw)
         tot = res.totals()

@@ -26,9 +26,9 @@ import traceback
 
 import numpy as np
 
-from ..codes.base import decoding_amplification
+from ..codes.conditioning import decoding_amplification
 from . import protocol as P
-from .spec import _jsonable
+from ..jsonable import jsonable
 from .state import pack_step_state, unpack_step_state
 
 MARK = P.MARK
@@ -39,7 +39,7 @@ DEATHS_EVERY = 0.02
 
 
 def emit(kind: str, **payload):
-    print(MARK + json.dumps(_jsonable({"kind": kind, **payload})), flush=True)
+    print(MARK + json.dumps(jsonable({"kind": kind, **payload})), flush=True)
 
 
 class IterationTimeout(RuntimeError):
