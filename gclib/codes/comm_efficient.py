@@ -445,79 +445,14 @@ def kadhe(n: int, s: int, m: int | None = None, generator="gaussian", seed=0, *,
     name_g = generator if isinstance(generator, str) and generator in GENERATORS else "custom"
     if isinstance(generator, str) and generator not in GENERATORS:
         generator = load_generator(generator)
-    G_exact = None
     if isinstance(generator, str):
-        m = 1 if m is None else checks.integer("comm", m, low=1, why=" (m, the communication reduction)")
-        d = s + m if generator == "gaussian" else m * (s + 1)
-        if d > n or n % d:
-            raise ValueError(f"kadhe needs workers to be a multiple of the block length d = {d} (computation "
-                             f"load): {n} workers is not; choose workers among the multiples of {d}")
-        reserve_code("kadhe", n, n * m, workers=n, load=d, exact=exact, sizes=f"workers = {n}, comm = {m}",
-                     lower="workers or comm")
-        if generator == "gaussian":
-            d = s + m
-            if exact:
-                G_exact = gaussian_generator(m, d, seed, exact=True)
-                G = np.array(G_exact.tolist(), dtype=float)
-            else:
-                G = gaussian_generator(m, d, seed)
-            D = d - m + 1
-        else:
-            G = repetition_generator(m, s + 1).astype(float)
-            d, D = m * (s + 1), s + 1
-            if exact:
-                import sympy as sp
-
-                G_exact = sp.Matrix(G.astype(np.int64).tolist())
+        G, G_exact, D = _shipped_generator(generator, n, s, m, seed, exact)
     else:
-        import sympy as sp
-
-        raw = generator
-        if isinstance(raw, (list, tuple)):
-            raw = np.array(raw, dtype=object) if any(isinstance(v, Fraction) for row in raw for v in row) \
-                else np.asarray(raw)
-        if _is_rational(raw):
-            G_exact = sp.Matrix([[sp.Rational(str(v)) if isinstance(v, Fraction) else sp.nsimplify(v)
-                                  for v in row] for row in (raw.tolist() if hasattr(raw, "tolist") else raw)])
-            G = np.array(G_exact.tolist(), dtype=float)
-        else:
-            G = np.asarray(raw, dtype=float)
-        if not np.all(np.isfinite(G)):
-            raise ValueError("generator entries must be finite numbers")
-        if G.ndim != 2 or G.shape[0] < 1 or G.shape[1] < G.shape[0]:
-            raise ValueError(f"generator must be a K x N matrix with 1 <= K <= N, got shape {np.shape(G)}")
-        K, d = G.shape
-        if m not in (None, 0) and m != K:
-            raise ValueError(f"comm = {m} does not match the generator's dimension K = {K} (its number of rows)")
-        m = K
-        D = min_distance(G_exact if G_exact is not None else G)
-        if s > D - 1:
-            raise ValueError(f"stragglers = {s} is too many for the supplied [{d}, {K}, {D}] generator: its minimum "
-                             f"distance {D} tolerates at most {D - 1} stragglers")
-    if d > n or n % d:
-        raise ValueError(f"kadhe needs workers to be a multiple of the block length d = {d} (computation load): "
-                         f"{n} workers is not; choose workers among the multiples of {d}")
-    reserve_code("kadhe", n, n * m, workers=n, load=d, exact=exact, sizes=f"workers = {n}, comm = {m}",
-                 lower="workers or comm")
+        G, G_exact, D = _user_generator(generator, s, m)
+    m, d = G.shape
+    _check_blocks(n, m, d, exact)
     n_groups = n // d
-    order = []
-    B = np.zeros((n, n * m))
-    for w in range(n):
-        q, t = divmod(w, d)
-        parts = [q * d + (t + i) % d for i in range(d)]
-        order.append(tuple(parts))
-        for j in parts:
-            B[w, j * m:(j + 1) * m] = G[:, t]
-    B_exact = None
-    if G_exact is not None:
-        import sympy as sp
-
-        B_exact = sp.zeros(n, n * m)
-        for w in range(n):
-            q, t = divmod(w, d)
-            for j in range(q * d, (q + 1) * d):
-                for u in range(m):
-                    B_exact[w, j * m + u] = G_exact[u, t]
+    order, B, B_exact = _group_matrices(G, G_exact, n)
     known = {"gaussian": np.arange(d), "repetition": np.arange(d) % m}.get(name_g)
     rule = _kadhe_rule(G, n_groups, m, known)
     return GradientCode(name="kadhe", n_workers=n, n_parts=n, order=order, B=B, sender=np.arange(n),
@@ -527,6 +462,88 @@ def kadhe(n: int, s: int, m: int | None = None, generator="gaussian", seed=0, *,
                         params={"n": n, "s": s, "m": m, "d": d, "min_distance": int(D), "generator": name_g,
                                 "seed": seed if name_g == "gaussian" and not isinstance(seed, np.random.Generator)
                                 else None, "exact": exact, "reconstructed": True})
+
+
+def _check_blocks(n: int, m: int, d: int, exact: bool) -> None:
+    """Refuse ``n`` workers that groups of ``d`` do not tile, and a code too large for memory."""
+    if d > n or n % d:
+        raise ValueError(f"kadhe needs workers to be a multiple of the block length d = {d} (computation load): "
+                         f"{n} workers is not; choose workers among the multiples of {d}")
+    reserve_code("kadhe", n, n * m, workers=n, load=d, exact=exact, sizes=f"workers = {n}, comm = {m}",
+                 lower="workers or comm")
+
+
+def _shipped_generator(generator: str, n: int, s: int, m, seed, exact: bool):
+    """``(G (m, d) float, G_exact or None, D)`` of a shipped generator: ``"gaussian"`` (``[s + m, m]``, MDS) or
+    ``"repetition"`` (``[m (s + 1), m, s + 1]``); the block length is checked before anything is drawn."""
+    m = 1 if m is None else checks.integer("comm", m, low=1, why=" (m, the communication reduction)")
+    d = s + m if generator == "gaussian" else m * (s + 1)
+    _check_blocks(n, m, d, exact)
+    if generator == "gaussian":
+        if exact:
+            G_exact = gaussian_generator(m, d, seed, exact=True)
+            return np.array(G_exact.tolist(), dtype=float), G_exact, d - m + 1
+        return gaussian_generator(m, d, seed), None, d - m + 1
+    G = repetition_generator(m, s + 1).astype(float)
+    if exact:
+        import sympy as sp
+
+        return G, sp.Matrix(G.astype(np.int64).tolist()), s + 1
+    return G, None, s + 1
+
+
+def _user_generator(raw, s: int, m):
+    """``(G (K, N) float, G_exact or None, D)`` of a user generator (numbers, Fractions, SymPy): exact when its
+    entries are integers or rationals; ``comm`` must match ``K`` and ``s`` stay below the minimum distance."""
+    import sympy as sp
+
+    G_exact = None
+    if isinstance(raw, (list, tuple)):
+        raw = np.array(raw, dtype=object) if any(isinstance(v, Fraction) for row in raw for v in row) \
+            else np.asarray(raw)
+    if _is_rational(raw):
+        G_exact = sp.Matrix([[sp.Rational(str(v)) if isinstance(v, Fraction) else sp.nsimplify(v)
+                              for v in row] for row in (raw.tolist() if hasattr(raw, "tolist") else raw)])
+        G = np.array(G_exact.tolist(), dtype=float)
+    else:
+        G = np.asarray(raw, dtype=float)
+    if not np.all(np.isfinite(G)):
+        raise ValueError("generator entries must be finite numbers")
+    if G.ndim != 2 or G.shape[0] < 1 or G.shape[1] < G.shape[0]:
+        raise ValueError(f"generator must be a K x N matrix with 1 <= K <= N, got shape {np.shape(G)}")
+    K, d = G.shape
+    if m not in (None, 0) and m != K:
+        raise ValueError(f"comm = {m} does not match the generator's dimension K = {K} (its number of rows)")
+    D = min_distance(G_exact if G_exact is not None else G)
+    if s > D - 1:
+        raise ValueError(f"stragglers = {s} is too many for the supplied [{d}, {K}, {D}] generator: its minimum "
+                         f"distance {D} tolerates at most {D - 1} stragglers")
+    return G, G_exact, D
+
+
+def _group_matrices(G: np.ndarray, G_exact, n: int):
+    """``(order, B (n, n m), B_exact or None)``: worker ``t`` of group ``q`` computes the ``d`` parts of block
+    ``q`` (starting at its own) and sends column ``t`` of ``G`` applied to the pieces of their sum."""
+    m, d = G.shape
+    order = []
+    B = np.zeros((n, n * m))
+    for w in range(n):
+        q, t = divmod(w, d)
+        parts = [q * d + (t + i) % d for i in range(d)]
+        order.append(tuple(parts))
+        for j in parts:
+            B[w, j * m:(j + 1) * m] = G[:, t]
+    if G_exact is None:
+        return order, B, None
+    import sympy as sp
+
+    B_exact = sp.zeros(n, n * m)
+    for w in range(n):
+        q, t = divmod(w, d)
+        for j in range(q * d, (q + 1) * d):
+            for u in range(m):
+                B_exact[w, j * m + u] = G_exact[u, t]
+    return order, B, B_exact
 
 
 def _kadhe_rule(G: np.ndarray, n_groups: int, m: int, known_classes=None):
