@@ -110,6 +110,25 @@ class PartialStragglers(Decoder):
         return np.setdiff1d(np.arange(code.n_messages), drop)
 
 
+
+def _family_decoder(decoder, params) -> Decoder:
+    """The code's :class:`Decoder` (a plain function wrapped, the generic one for ``None``), after checking that
+    ``params`` hold no private keys: a family's data belongs in its decoder's fields."""
+    if not isinstance(params, dict):
+        raise checks.ParameterTypeError(f"params must be a dict, got {type(params).__name__}")
+    private = sorted(str(k) for k in params if str(k).startswith("_"))
+    if private:
+        raise ValueError(f"params are public construction parameters; family data belongs in the decoder's "
+                         f"fields, got private keys {private}")
+    if decoder is None:
+        return Decoder()
+    if isinstance(decoder, Decoder):
+        return decoder
+    if not callable(decoder):
+        raise checks.ParameterTypeError(f"decoder must be a Decoder or a function (code, received) -> A, got "
+                                        f"{decoder!r}")
+    return FunctionDecoder(decoder)
+
 @dataclass(frozen=True, eq=False)
 class GradientCode:
     """A gradient code as data (see the module docstring).
@@ -206,21 +225,7 @@ class GradientCode:
         object.__setattr__(self, "sender", sender)
         object.__setattr__(self, "ready", ready)
         object.__setattr__(self, "size", size)
-        if not isinstance(self.params, dict):
-            raise checks.ParameterTypeError(f"params must be a dict, got {type(self.params).__name__}")
-        private = sorted(k for k in self.params if str(k).startswith("_"))
-        if private:
-            raise ValueError(f"params are public construction parameters; family data belongs in the decoder's "
-                             f"fields, got private keys {private}")
-        decoder = self.decoder
-        if decoder is None:
-            decoder = Decoder()
-        elif not isinstance(decoder, Decoder):
-            if not callable(decoder):
-                raise checks.ParameterTypeError(f"decoder must be a Decoder or a function (code, received) -> A, "
-                                                f"got {decoder!r}")
-            decoder = FunctionDecoder(decoder)
-        object.__setattr__(self, "decoder", decoder)
+        object.__setattr__(self, "decoder", _family_decoder(self.decoder, self.params))
 
     # ------------------------------------------------------------------ structure
     @property
