@@ -38,6 +38,7 @@ from .codes import frc, rs
 from .codes import lcc as _lcc
 from .codes import mmc
 from .codes.base import GradientCode
+from .progress import progress as _progress
 from .simulate import CHUNK, mean_ci, simulate_chunk
 from .stragglers import ComputeModel
 
@@ -162,11 +163,7 @@ def evaluate(cands: list, model: ComputeModel, K: int, trials: int = 10_000, see
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     acc = [{k: [] for k in ("time", "messages", "cluster_messages", "computations")} for _ in codes]
     chunks = [CHUNK] * (trials // CHUNK) + ([trials % CHUNK] if trials % CHUNK else [])
-    it = chunks
-    if progress:
-        from tqdm.auto import tqdm
-
-        it = tqdm(chunks, desc="evaluate", leave=False)
+    it = _progress(chunks, "evaluate", progress)
     for n in it:
         finish = model.sample(rng, n, K, n_tasks).astype(dtype, copy=False)
         for a, code in zip(acc, codes):

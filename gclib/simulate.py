@@ -22,6 +22,8 @@ import numpy as np
 
 from . import checks
 from .codes.base import GradientCode
+from .jsonable import jsonable
+from .progress import progress as _progress
 from .stragglers import ComputeModel
 
 #: trials per chunk; results for a seed depend on it, so it is fixed.
@@ -85,23 +87,7 @@ class SimResult:
             out[f"ci95_{key}"] = c
         out["code"] = self.code
         out["model"] = self.model
-        return _jsonable(out)
-
-
-def _jsonable(obj):
-    if isinstance(obj, dict):
-        return {k: _jsonable(v) for k, v in obj.items() if not str(k).startswith("_")}
-    if isinstance(obj, (list, tuple)):
-        return [_jsonable(v) for v in obj]
-    if isinstance(obj, (np.integer,)):
-        return int(obj)
-    if isinstance(obj, (float, np.floating)):
-        return float(obj) if np.isfinite(obj) else None
-    if isinstance(obj, np.ndarray):
-        return _jsonable(obj.tolist())
-    if isinstance(obj, (str, int, bool)) or obj is None:
-        return obj
-    return str(obj)
+        return jsonable(out)
 
 
 def arrival_times(code: GradientCode, finish: np.ndarray, comm: Communication | None = None) -> np.ndarray:
@@ -200,11 +186,7 @@ def simulate(code: GradientCode, model: ComputeModel, trials: int = 10_000, seed
     n_tasks = code.load
     parts = {k: [] for k in ("time", "messages", "cluster_messages", "computations", "volume")}
     chunks = [CHUNK] * (trials // CHUNK) + ([trials % CHUNK] if trials % CHUNK else [])
-    it = chunks
-    if progress:
-        from tqdm.auto import tqdm
-
-        it = tqdm(chunks, desc=f"simulate {code.name}", unit="chunk", leave=False)
+    it = _progress(chunks, f"simulate {code.name}", progress, unit="chunk")
     for c in it:
         finish = model.sample(rng, c, code.n_workers, n_tasks)
         res = simulate_chunk(code, finish, comm)
@@ -247,11 +229,7 @@ def sweep(builders: dict, values, model, trials: int = 10_000, seed=0, *,
         return df[["model"] + [c for c in df.columns if c != "model"]]
     rows = []
     items = [(name, v) for name in builders for v in values]
-    it = items
-    if progress:
-        from tqdm.auto import tqdm
-
-        it = tqdm(items, desc="sweep", leave=False)
+    it = _progress(items, "sweep", progress)
     for name, v in it:
         try:
             code = builders[name](v)
@@ -348,10 +326,7 @@ def comm_efficient_sweep(n: int, s: int, ms, model: ComputeModel, *, comm: Commu
             except ValueError as e:
                 skipped.append({"scheme": name, "m": m, "reason": str(e)})
     jobs += [("crc", 1, crc(n, s, seed)), ("uncoded", 1, uncoded(n))]
-    if progress:
-        from tqdm.auto import tqdm
-
-        jobs = tqdm(jobs, desc="iteration time", leave=False)
+    jobs = _progress(jobs, "iteration time", progress)
     rows, times = [], []
     for name, m, c in jobs:
         res = simulate(c, model, trials=trials, seed=seed, comm=comm)

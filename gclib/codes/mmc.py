@@ -34,7 +34,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from .. import checks
-from .base import GradientCode, lstsq_decode, reserve_code
+from .base import GradientCode, reserve_code
 from .compose import clustered, split_evenly
 from .polynomial import polynomial_code
 from .rules import ThresholdRule, check_messages_axis, threshold
@@ -121,7 +121,7 @@ def correlated(K: int, r: int, m: int, *, seed=0, exact: bool = False, name: str
     rule = ThresholdRule(cls, np.zeros(K, dtype=np.int64), np.array([K - m + 1]))
     return GradientCode(name=name, n_workers=K, n_parts=K, order=cyclic_support(K, r - 1), B=B,
                         sender=np.repeat(np.arange(K), l), ready=np.tile(np.arange(m, r + 1), K), rule=rule,
-                        stragglers=r - 1, decoder=lstsq_decode, B_exact=B_exact,
+                        stragglers=r - 1, B_exact=B_exact,
                         params={"K": K, "r": r, "order": m, "messages_per_worker": l,
                                 "threshold_distinct": K - m + 1, "seed": seed, "exact": exact})
 
@@ -335,8 +335,7 @@ def _hybrid_cluster(r: int, coded_orders: tuple, points) -> tuple[GradientCode, 
     n = B.shape[0]
     full = np.r_[np.zeros(n - r, dtype=bool), np.ones(r, dtype=bool)]
     code = GradientCode(name="hybrid", n_workers=r, n_parts=r, order=order, B=B, sender=np.concatenate(sender),
-                        ready=np.concatenate(ready), rule=threshold(n, 1), stragglers=r - 1,
-                        decoder=lstsq_decode)
+                        ready=np.concatenate(ready), rule=threshold(n, 1), stragglers=r - 1)
     return code, full, t
 
 
