@@ -29,7 +29,6 @@ import numpy as np
 from .. import checks
 from .conditioning import (COND_WARN, IllConditionedWarning, amplification_threshold,  # noqa: F401 (re-exported)
                            condition_number, decoding_amplification, unit_roundoff, working_dtype)
-from .rules import ThresholdRule
 
 
 class DecodingError(ValueError):
@@ -110,7 +109,6 @@ class PartialStragglers(Decoder):
         return np.setdiff1d(np.arange(code.n_messages), drop)
 
 
-
 def _family_decoder(decoder, params) -> Decoder:
     """The code's :class:`Decoder` (a plain function wrapped, the generic one for ``None``), after checking that
     ``params`` hold no private keys: a family's data belongs in its decoder's fields."""
@@ -128,6 +126,7 @@ def _family_decoder(decoder, params) -> Decoder:
         raise checks.ParameterTypeError(f"decoder must be a Decoder or a function (code, received) -> A, got "
                                         f"{decoder!r}")
     return FunctionDecoder(decoder)
+
 
 @dataclass(frozen=True, eq=False)
 class GradientCode:
