@@ -50,7 +50,7 @@ def run(trials=60, seed=42, dim=10):
 
             def kill():
                 time.sleep(delay)
-                pid = rank_processes(run_dir / "spec.pkl").get(worker + 1)
+                pid = rank_processes(run_dir).get(worker + 1)
                 if pid:
                     try:
                         os.kill(pid, getattr(signal, name))
@@ -74,7 +74,7 @@ def run(trials=60, seed=42, dim=10):
                 outcome = "failed"
                 failures.append({"trial": t, "signal": name, "delay": round(delay, 3), "error": str(e)[:300]})
             killer.join()
-            if job_processes(run_dir / "spec.pkl"):
+            if job_processes(run_dir):
                 left.append(t)
             outcomes[outcome] += 1
             by_signal.setdefault(name, Counter())[outcome] += 1

@@ -52,13 +52,13 @@ def _spec(iterations=6, time_scale=0.05, **kw):
                    time_scale=time_scale, seed=3, **kw)
 
 
-def _killer(spec_path, ranks, sig, at=1):
+def _killer(job_dir, ranks, sig, at=1):
     """A progress callback that sends ``sig`` to the given ranks' processes once iteration ``at`` is reported."""
     done = []
 
     def progress(rec):
         if rec["iteration"] == at and not done:
-            found = rank_processes(spec_path)
+            found = rank_processes(job_dir)
             for r in ranks:
                 os.kill(found[r], sig)
             done.append({r: found[r] for r in ranks})
@@ -93,8 +93,8 @@ def _read_until(proc, text, limit=60.0):
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("sig", [signal.SIGSEGV, signal.SIGTERM])
 def test_a_worker_killed_by_a_signal_from_outside_is_a_straggler(tmp_path, sig):
-    spec_path = tmp_path / "run" / "spec.pkl"
-    progress, killed = _killer(spec_path, [3], sig)  # worker 2 is MPI rank 3
+    job_dir = tmp_path / "run"
+    progress, killed = _killer(job_dir, [3], sig)  # worker 2 is MPI rank 3
     res = launch(_spec(), run_dir=tmp_path / "run", progress=progress, job_timeout=60)
     assert killed and res.ok, res.error
     assert len(res.records) == 6 and res.dead_workers == [2]
@@ -106,7 +106,7 @@ def test_a_worker_killed_by_a_signal_from_outside_is_a_straggler(tmp_path, sig):
     # the master learns of the death a little later (from the launcher): once it knows, it knows for good
     dead = [r["dead"] for r in res.records]
     assert dead == [[]] * dead.count([]) + [[2]] * dead.count([2])
-    assert job_processes(spec_path) == []  # no rank left
+    assert job_processes(job_dir) == []  # no rank left
 
 
 @pytest.mark.mpi
@@ -115,13 +115,13 @@ def test_a_worker_killed_as_it_starts_does_not_stop_the_run(tmp_path):
     """Killed right after it is exec'd, the rank dies before MPI_Init, where the others would wait for it: the
     launcher starts the job again (had it died later, it would be a straggler). Either way the run goes on and
     the result says which worker died of what."""
-    spec_path = tmp_path / "run" / "spec.pkl"
+    job_dir = tmp_path / "run"
     killed = []
 
     def kill_at_start():
         t0 = time.monotonic()
         while not killed and time.monotonic() - t0 < 60:
-            pid = rank_processes(spec_path).get(2)
+            pid = rank_processes(job_dir).get(2)
             if pid:
                 os.kill(pid, signal.SIGKILL)
                 killed.append(pid)
@@ -135,7 +135,7 @@ def test_a_worker_killed_as_it_starts_does_not_stop_the_run(tmp_path):
     seen = [r[1] for r in res.restarts if 1 in r] + ([res.deaths[1]] if 1 in res.deaths else [])
     assert [(d["name"], d["pid"]) for d in seen] == [("SIGKILL", killed[0])]
     assert "worker processes died: 1 (SIGKILL, MPI rank 2" in res.error
-    assert job_processes(spec_path) == []
+    assert job_processes(job_dir) == []
 
 
 @pytest.mark.mpi
@@ -144,14 +144,14 @@ def test_cli_a_worker_killed_with_sigkill_the_run_goes_on_and_says_so(tmp_path):
     run_dir = tmp_path / "run"
     proc = _start_cli(RUN + ["--iterations", "8", "--time-scale", "0.5", "--run-dir", str(run_dir)], tmp_path)
     _read_until(proc, "iter    1")
-    pid = rank_processes(run_dir / "spec.pkl")[2]  # worker 1
+    pid = rank_processes(run_dir)[2]  # worker 1
     os.kill(pid, signal.SIGKILL)
     out, err = proc.communicate(timeout=90)
     assert proc.returncode == 0, err
     assert "Traceback" not in err
     assert f"note: worker processes died: 1 (SIGKILL, MPI rank 2, pid {pid})" in out
     assert "crc: 8 iterations" in out and "dead workers [1]" in out.splitlines()[-3]
-    assert job_processes(run_dir / "spec.pkl") == []
+    assert job_processes(run_dir) == []
 
 
 @pytest.mark.mpi
@@ -161,7 +161,7 @@ def test_cli_workers_dead_beyond_tolerance_stop_at_once_with_one_line_and_the_st
     proc = _start_cli(RUN + ["--iterations", "30", "--time-scale", "0.5", "--timeout", "60",
                              "--run-dir", str(run_dir)], tmp_path)
     _read_until(proc, "iter    1")
-    found = rank_processes(run_dir / "spec.pkl")
+    found = rank_processes(run_dir)
     os.kill(found[2], signal.SIGKILL)
     os.kill(found[3], signal.SIGTERM)
     t0 = time.monotonic()
@@ -177,7 +177,7 @@ def test_cli_workers_dead_beyond_tolerance_stop_at_once_with_one_line_and_the_st
     doc = load_state(state)
     assert doc["summary"]["status"] == "error" and sorted(doc["deaths"]) == ["1", "2"]
     assert doc["next_iteration"] == len(doc["records"]) >= 2 and doc["args"]["scheme"] == "crc"
-    assert job_processes(run_dir / "spec.pkl") == []
+    assert job_processes(run_dir) == []
 
 
 @pytest.mark.mpi
@@ -185,14 +185,14 @@ def test_cli_workers_dead_beyond_tolerance_stop_at_once_with_one_line_and_the_st
 def test_a_run_killed_from_outside_resumes_to_the_parameters_of_an_uninterrupted_run(tmp_path):
     whole = launch(_spec(iterations=8), job_timeout=60)
     assert whole.ok and len(whole.records) == 8
-    spec_path = tmp_path / "run" / "spec.pkl"
-    progress, killed = _killer(spec_path, [0], signal.SIGKILL, at=2)  # the master: the job is over
+    job_dir = tmp_path / "run"
+    progress, killed = _killer(job_dir, [0], signal.SIGKILL, at=2)  # the master: the job is over
     state = tmp_path / "state.json"
     with pytest.raises(RuntimeFailure, match=r"the master \(MPI rank 0, pid \d+ on .*\) died \(SIGKILL\)") as e:
         launch(_spec(iterations=8), run_dir=tmp_path / "run", state_file=state, progress=progress, job_timeout=60)
     stopped = e.value.result
     assert killed and stopped.status == "error" and 3 <= len(stopped.records) < 8
-    assert job_processes(spec_path) == []  # no rank left
+    assert job_processes(job_dir) == []  # no rank left
     doc = load_state(state)
     assert doc["next_iteration"] == len(stopped.records) and doc["args"] is None
     resumed = launch(_spec(iterations=8), resume=state, job_timeout=60)
@@ -220,7 +220,7 @@ def test_cli_ctrl_c_says_one_line_leaves_no_rank_and_resumes_to_the_same_paramet
     assert len(lines) == 1 and lines[0].startswith("gclib: error: interrupted by SIGINT after "), err
     state = run_dir / "state.json"
     assert f"continue with: gclib run --resume {state}" in lines[0]
-    assert job_processes(run_dir / "spec.pkl") == []
+    assert job_processes(run_dir) == []
     done = load_state(state)["next_iteration"]
     assert 2 <= done < 12
     resumed = subprocess.run([sys.executable, "-m", "gclib", "run", "--resume", str(state), "--json"], cwd=ROOT,

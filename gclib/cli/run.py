@@ -16,7 +16,7 @@ from . import options, registries
 #: ``--problem`` names: the data sets of :mod:`gclib.learning.problems` plus short aliases.
 PROBLEM_ALIASES = {"logistic": "tandon-logistic"}
 #: Options that say where and how to run, not what: the only ones ``--resume`` accepts beside it.
-EXECUTION_OPTIONS = ("json", "job_timeout", "hosts", "run_dir", "state")
+EXECUTION_OPTIONS = ("json", "job_timeout", "hosts", "run_dir", "state", "mpiexec_args")
 
 
 def add_parser(sub):
@@ -33,7 +33,7 @@ def add_arguments(p):
     """The options of ``gclib run``."""
     from .. import checks
     from ..learning.problems import DATASETS
-    from ..runtime.launcher import check_hostfile
+    from ..runtime.launcher import check_hostfile, mpiexec_options
 
     # --resume takes the scheme (and every other parameter) from the state file
     options.add_scheme_args(p, required=False)
@@ -59,17 +59,20 @@ def add_arguments(p):
                    help="seconds an iteration may wait for a decodable set before the run stops with an error")
     p.add_argument("--job-timeout", type=seconds, default=None, help="seconds after which the whole job is killed")
     p.add_argument("--hosts", type=checks.option(check_hostfile), default=None,
-                   help="MPICH hostfile passed to mpiexec -f (runs across machines)")
+                   help="MPICH hostfile passed to mpiexec -f (runs across machines; no shared file system needed)")
+    p.add_argument("--mpiexec-args", type=checks.option(mpiexec_options), default=None, metavar="'OPTIONS'",
+                   help="more options of mpiexec, one string split as a shell would, e.g. '-launcher ssh "
+                        "-launcher-exec PROGRAM -iface eth1' (Hydra's launcher and network interface)")
     p.add_argument("--run-dir", type=checks.option(checks.output_dir), default=None,
-                   help="directory for the spec and logs (on a shared file system when using --hosts; default: a "
+                   help="directory for the logs and the state, on this host (no rank reads it; default: a "
                         "temporary one, removed after a successful run)")
     p.add_argument("--state", type=checks.option(checks.output_file), default=None,
                    help="write the state (parameters, log, what --resume needs) here (always written on failure)")
     p.add_argument("--resume", type=checks.option(checks.input_path, kind="file", must_exist=True), default=None,
                    metavar="STATE",
                    help="continue the run saved in this state file from its last completed iteration (same "
-                        "parameters, same injected delays); only --json, --job-timeout, --hosts, --run-dir and "
-                        "--state may be given with it")
+                        "parameters, same injected delays); only --json, --job-timeout, --hosts, --mpiexec-args, "
+                        "--run-dir and --state may be given with it")
     p.add_argument("--json", action="store_true", help="print one JSON object (per-iteration records + summary)")
 
 
@@ -193,7 +196,8 @@ def resumed_args(a):
     if given:
         flags = ", ".join("--" + k.replace("_", "-") for k in sorted(given))
         raise ValueError(f"resume: {flags} cannot be given with --resume (a resumed run keeps the parameters in "
-                         f"its state file; only --json, --job-timeout, --hosts, --run-dir and --state may change)")
+                         f"its state file; only --json, --job-timeout, --hosts, --mpiexec-args, --run-dir "
+                         f"and --state may change)")
     if doc["next_iteration"] >= doc["spec"]["iterations"]:
         raise ValueError(f"resume: the run in {a.resume!r} already finished its {doc['spec']['iterations']} "
                          f"iterations; nothing to resume")
@@ -233,7 +237,7 @@ def run(a) -> int:
         print(f"resuming {a.resume} at iteration {doc['next_iteration']} of {spec.iterations}", flush=True)
     try:
         res = launch(spec, hosts=a.hosts, job_timeout=a.job_timeout, state_file=a.state, run_dir=a.run_dir,
-                     progress=progress, resume=doc, args=run_args(a))
+                     progress=progress, resume=doc, args=run_args(a), mpiexec_args=a.mpiexec_args)
     except RuntimeFailure as e:
         res = e.result
         if a.json and res is not None:

@@ -1,10 +1,10 @@
 """What ``mpiexec`` runs on every rank: a small guard that starts the real rank and outlives it.
 
-    mpiexec -disable-auto-cleanup -n K+1 python -I .../gclib/runtime/guard.py SPEC.pkl
+    mpiexec -disable-auto-cleanup -n K+1 python -I .../gclib/runtime/guard.py RUN_DIR
 
 Hydra's proxy kills every process it started on its host (SIGKILL) when it sees one of them die by a signal,
 whatever ``-disable-auto-cleanup`` says; it lets the others run on only when a process *exits*. So the process
-Hydra starts is this guard: it forks, the child execs the rank (``python -m gclib.runtime.mpi_main SPEC --rank
+Hydra starts is this guard: it forks, the child execs the rank (``python -m gclib.runtime.mpi_main RUN_DIR --rank
 R``, so that ``ps`` tells the two apart) and the guard waits for it. When the rank dies by a signal (or exits
 with a non-zero code), the guard writes one line after :data:`REPORT` on stderr (``mpiexec`` forwards it to the
 launcher, from every host) and exits with ``128 + signal``: Hydra sees an exit, and the rest of the job runs on.
@@ -29,7 +29,7 @@ import time
 #: Prefix of a guard's report line on stderr:
 #: ``REPORT {"rank": r, "pid": p, "signal": s, "code": c, "host": h, "time": t}``.
 REPORT = "@gclib-rank-exit "
-#: Argument that marks the rank process under a guard (``... mpi_main SPEC --rank R``; worker ``R - 1``, or the
+#: Argument that marks the rank process under a guard (``... mpi_main RUN_DIR --rank R``; worker ``R - 1``, or the
 #: master for ``R = 0``).
 RANK = "--rank"
 #: Signals a guard passes on to its rank (SIGKILL and SIGSTOP cannot be caught).
@@ -57,7 +57,7 @@ def _die_with_parent() -> None:
 
 
 def guard(rank: int, argv) -> None:
-    """Fork and exec the MPI rank in the child, as ``python -m gclib.runtime.mpi_main SPEC --rank R``; wait for
+    """Fork and exec the MPI rank in the child, as ``python -m gclib.runtime.mpi_main RUN_DIR --rank R``; wait for
     it and exit with it (never returns).
 
     The parent closes its copy of Hydra's PMI socket, so that the socket closes when the *rank* ends and Hydra

@@ -1,6 +1,8 @@
-"""Launch a run: pickle the spec, start ``mpiexec`` (the venv's, next to ``sys.executable``), follow the master's
-progress lines and the workers' guards' reports, enforce a job timeout, and return a
-:class:`~gclib.runtime.spec.RunResult`.
+"""Launch a run: start ``mpiexec`` (the venv's, next to ``sys.executable``), hand the pickled spec to rank 0 on
+its standard input, follow the master's progress lines and the workers' guards' reports (and pass the deaths on
+to the master, on the same standard input), enforce a job timeout, and return a
+:class:`~gclib.runtime.spec.RunResult`. No rank reads a file the launcher wrote: the run directory (the ranks'
+stderr, the state file) stays on the launching host, and runs across hosts need no shared file system.
 
 ``mpiexec`` is started with ``-disable-auto-cleanup`` so that a worker that *exits* does not take the job down
 with it, and every worker rank runs under a guard process that turns a death by signal into an exit (Hydra
@@ -20,7 +22,9 @@ import json
 import math
 import os
 import pickle
+import queue
 import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -33,10 +37,10 @@ from pathlib import Path
 import numpy as np
 
 from .. import checks
-from .master import DEATHS, MARK
+from .master import MARK
 from .protocol import RANK, REPORT
 from .spec import RunResult, RunSpec, RuntimeFailure
-from .state import comparable, load_state, write_json
+from .state import comparable, load_state
 
 ROOT = Path(__file__).resolve().parents[2]
 #: Seconds the job may take to exit after the master reported its end (``MPI_Finalize``) before it is killed.
@@ -70,11 +74,14 @@ def find_mpiexec() -> str:
     return found
 
 
-def mpiexec_command(spec_path, ranks: int, hosts=None, mpiexec=None) -> list[str]:
-    """The command line of a run (``hosts``: an MPICH hostfile, passed through with ``-f``)."""
+def mpiexec_command(spec_path, ranks: int, hosts=None, mpiexec=None, extra=()) -> list[str]:
+    """The command line of a run (``hosts``: an MPICH hostfile, passed through with ``-f``; ``extra``: more
+    options of ``mpiexec``, placed before the program; ``spec_path``: the job's name in the ranks' command lines,
+    the run directory, which no rank reads)."""
     cmd = [mpiexec or find_mpiexec(), "-disable-auto-cleanup", "-n", str(ranks)]
     if hosts:
         cmd += ["-f", str(check_hostfile("hosts", hosts))]
+    cmd += list(extra)
     return cmd + [sys.executable, "-I", str(Path(__file__).with_name("guard.py")), str(spec_path)]
 
 
@@ -159,37 +166,57 @@ def resume_spec(spec: RunSpec, state) -> tuple:
     return dataclasses.replace(spec, start=nxt, state0=doc["step_state"], wall0=float(wall)), doc
 
 
+def mpiexec_options(name: str, value) -> list:
+    """More options of ``mpiexec``: a list of strings, or one string split as a shell would (``"-launcher ssh
+    -iface eth1"``). Raises ``ValueError`` naming ``name`` (``None`` for the option's own check)."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        try:
+            return shlex.split(value)
+        except ValueError as e:
+            raise ValueError(f"{checks.must_be(name)} mpiexec options as a shell would split them, got {value!r} "
+                             f"({e})") from None
+    if not isinstance(value, (list, tuple)) or not all(isinstance(x, str) for x in value):
+        raise checks.ParameterTypeError(f"{checks.must_be(name)} a list of strings or one string, got {value!r}")
+    return list(value)
+
+
 def launch(spec: RunSpec, *, hosts=None, job_timeout: float | None = None, state_file=None, run_dir=None,
-           check: bool = True, progress=None, mpiexec=None, resume=None, args=None) -> RunResult:
+           check: bool = True, progress=None, mpiexec=None, resume=None, args=None,
+           mpiexec_args=None) -> RunResult:
     """Run ``spec`` over MPI and return what it measured.
 
     Args:
         spec: the run.
-        hosts: optional MPICH hostfile; rank 0 (the master) must be able to read ``run_dir``, so on several
-            machines put ``run_dir`` on a shared file system.
+        hosts: optional MPICH hostfile. No file system needs to be shared: the spec reaches rank 0 on its
+            standard input, and everything the ranks report comes back through ``mpiexec``.
         job_timeout: seconds after which the whole job is killed (default :func:`default_job_timeout`).
         state_file: where to write the state (always written when the run fails or is interrupted; default
             ``run_dir/state.json``); ``launch(spec, resume=state_file)`` continues from it.
-        run_dir: directory for the spec and the logs; default a new temporary directory, removed after a
-            successful run (a given one is kept).
+        run_dir: directory for the logs (the ranks' stderr) and the state file, on this host (no rank reads
+            it); default a new temporary directory, removed after a successful run (a given one is kept).
         check: raise :class:`~gclib.runtime.spec.RuntimeFailure` (carrying the result) when the run stops early.
         progress: optional callback ``progress(record)`` called after every iteration.
         resume: a state file (or its loaded document) of an earlier run of the same ``spec``: continue from its
             last completed iteration, with its update state and the same injected delays.
         args: the command line's parameters, stored in the state file so that ``gclib run --resume`` can rebuild
             the run (the library leaves it ``None``).
+        mpiexec_args: more options of ``mpiexec`` (a list, or one string split as a shell would), e.g.
+            ``"-launcher ssh -launcher-exec PROGRAM -iface eth1"`` (see ``docs/runtime.md``).
     Returns:
         :class:`~gclib.runtime.spec.RunResult`.
     """
     # ---- every check first: nothing is created or started for a refused run
     spec, prior, hosts, run_dir, state_file, job_timeout, pickled = _check_launch(
         spec, hosts=hosts, job_timeout=job_timeout, state_file=state_file, run_dir=run_dir, resume=resume)
+    extra = mpiexec_options("mpiexec_args", mpiexec_args)
     exe = mpiexec or find_mpiexec()
     job_timeout = default_job_timeout(spec) if job_timeout is None else job_timeout
     # ---- the run directory, then the job
     own = run_dir is None
     run_dir = _make_run_dir(run_dir)
-    job, restarts = _run_job(spec, pickled, run_dir, hosts, exe, job_timeout, progress, prior, args)
+    job, restarts = _run_job(spec, pickled, run_dir, hosts, exe, job_timeout, progress, prior, args, extra)
     # ---- what it measured, and the state file when asked or when the run failed
     res = job.result(prior)
     res.run_dir = str(run_dir)
@@ -213,10 +240,10 @@ def _check_launch(spec, *, hosts, job_timeout, state_file, run_dir, resume):
         raise TypeError(f"spec must be a RunSpec, got {type(spec).__name__}")
     if job_timeout is not None:
         job_timeout = checks.seconds("job_timeout", job_timeout)
-    if hosts is not None:
-        hosts = check_hostfile("hosts", hosts)
+    if hosts is not None:  # absolute: mpiexec runs in the package's folder (it exists on every host)
+        hosts = check_hostfile("hosts", hosts).absolute()
     if run_dir is not None:
-        run_dir = checks.output_dir("run_dir", run_dir)
+        run_dir = checks.output_dir("run_dir", run_dir).absolute()
     if state_file is not None:
         state_file = checks.output_file("state_file", state_file)
     prior = []
@@ -236,7 +263,7 @@ def _check_launch(spec, *, hosts, job_timeout, state_file, run_dir, resume):
 def _make_run_dir(run_dir) -> Path:
     """The given run directory (created if missing), or a new temporary one when ``None``."""
     if run_dir is None:
-        return Path(tempfile.mkdtemp(prefix="gclib-run-"))
+        return Path(tempfile.mkdtemp(prefix="gclib-run-")).absolute()
     try:
         run_dir.mkdir(parents=True, exist_ok=True)
     except OSError as e:
@@ -244,12 +271,12 @@ def _make_run_dir(run_dir) -> Path:
     return run_dir
 
 
-def _run_job(spec, pickled, run_dir, hosts, exe, job_timeout, progress, prior, args):
+def _run_job(spec, pickled, run_dir, hosts, exe, job_timeout, progress, prior, args, extra=()):
     """Run the MPI job, started again (up to ``START_RETRIES`` times) when workers were killed by a signal
     during start-up. Returns ``(job, restarts)``: the job that ran and the deaths of the restarted ones."""
     restarts = []  # workers killed during start-up, before the job that ran
     while True:
-        job = _Job(spec, run_dir, hosts, exe, job_timeout, progress, append=bool(restarts))
+        job = _Job(spec, run_dir, hosts, exe, job_timeout, progress, append=bool(restarts), extra=extra)
         try:
             job.run(pickled)
         except BaseException:  # a bug of ours: no rank left, and what the job reported is kept
@@ -288,11 +315,11 @@ def _save_state(res: RunResult, path, run_dir, args) -> None:
 class _Job:
     """One ``mpiexec`` job and what it said."""
 
-    def __init__(self, spec, run_dir, hosts, exe, job_timeout, progress, append=False):
+    def __init__(self, spec, run_dir, hosts, exe, job_timeout, progress, append=False, extra=()):
         self.spec, self.run_dir, self.job_timeout, self.progress = spec, Path(run_dir), job_timeout, progress
         self.append = append  # a job started again keeps the stderr of the earlier attempts
-        self.spec_path = self.run_dir / "spec.pkl"
-        self.cmd = mpiexec_command(self.spec_path, spec.ranks, hosts, exe)
+        # the job's name in the ranks' command lines (they never read it): how job_processes finds them
+        self.cmd = mpiexec_command(self.run_dir, spec.ranks, hosts, exe, extra=extra)
         self.events = {"records": [], "theta": None, "state": None, "init": None, "start": None, "end": None}
         self.deaths = {}  # worker -> what its guard reported
         self.master_death = None  # what the master's guard reported
@@ -303,6 +330,10 @@ class _Job:
         self.interrupted = None
         self.killing = False  # once we kill the job, the guards' reports are our own doing
         self.seconds = math.nan
+        self.window = None  # bytes rank 0 takes on its standard input at a time (its "init" line says)
+        self.acked = 0  # bytes of the spec rank 0 has read
+        self.heard = threading.Condition(self.lock)
+        self.notices = queue.Queue()  # lines for the master's standard input (deaths), None to stop
 
     # ------------------------------------------------------------------ readers
     def _read_stdout(self):
@@ -317,6 +348,13 @@ class _Job:
             except (ValueError, KeyError, TypeError):  # a line cut by another rank's output: not ours to trust
                 self.other.append(line)
                 continue
+            if kind in ("init", "spec"):  # rank 0 is ready for (more of) the spec
+                with self.heard:
+                    if kind == "init":
+                        self.window = int(ev.get("window") or 4096)
+                    else:
+                        self.acked = max(self.acked, int(ev.get("received") or 0))
+                    self.heard.notify_all()
             if kind == "iter":
                 with self.lock:
                     self.events["records"].append(ev["record"])
@@ -353,39 +391,74 @@ class _Job:
                     self.master_death = info
                 continue
             with self.lock:
+                new = w not in self.deaths
                 self.deaths.setdefault(w, info)
-                known = {str(k): v for k, v in self.deaths.items()}
-            try:  # tell the master (it reads this file between polls)
-                write_json(self.run_dir / DEATHS, known)
-            except OSError:
-                pass
+            if new:  # tell the master (it reads its standard input between polls)
+                self.notices.put(json.dumps({"worker": w, **info}).encode() + b"\n")
+
+    def _wait_for(self, test) -> bool:
+        """Wait until ``test()`` holds (under the lock), or the job ended; True if it holds."""
+        with self.heard:
+            while not test():
+                if self.proc.poll() is not None or self.killing:
+                    return False
+                self.heard.wait(0.1)
+            return True
+
+    def _feed(self, pickled: bytes):
+        """Write to rank 0's standard input (through ``mpiexec``): the spec once rank 0 is through ``MPI_Init``,
+        a window at a time, each once rank 0 has read the one before (Hydra's proxy gives up when rank 0's pipe
+        is full); then the death notices as they come."""
+        out = self.proc.stdin.buffer  # bytes, under the text wrapper
+        try:
+            if not self._wait_for(lambda: self.window is not None):
+                return
+            window = self.window
+            out.write(b"%d\n" % len(pickled))
+            for at in range(0, len(pickled), window):
+                piece = pickled[at:at + window]
+                out.write(piece)
+                out.flush()
+                if not self._wait_for(lambda: self.acked >= at + len(piece)):
+                    return
+            while True:
+                line = self.notices.get()
+                if line is None:
+                    return
+                out.write(line)
+                out.flush()
+        except (OSError, ValueError):  # the job ended: nobody reads any more
+            return
 
     # ------------------------------------------------------------------ the job
     def run(self, pickled: bytes):
-        self.spec_path.write_bytes(pickled)
-        try:  # dead workers of an earlier attempt are not dead in this one
-            (self.run_dir / DEATHS).unlink()
-        except FileNotFoundError:
-            pass
         t0 = time.perf_counter()
         handlers = _catch_stop_signals()
         readers = []
         try:
             with open(self.run_dir / "stderr.txt", "a" if self.append else "w") as err:
                 try:
+                    # the ranks start in the package's folder (which every host has), not in ours
                     self.proc = subprocess.Popen(self.cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                                 stdin=subprocess.DEVNULL, text=True, env=_env(),
+                                                 stdin=subprocess.PIPE, text=True, env=_env(), cwd=ROOT,
                                                  start_new_session=True)
                     readers = [threading.Thread(target=self._read_stdout, daemon=True),
-                               threading.Thread(target=self._read_stderr, args=(err,), daemon=True)]
+                               threading.Thread(target=self._read_stderr, args=(err,), daemon=True),
+                               threading.Thread(target=self._feed, args=(pickled,), daemon=True)]
                     for r in readers:
                         r.start()
                     self._wait()
                 except Interrupted as e:
                     self.interrupted = e.signum
                     self.kill()
+                self.notices.put(None)
                 for r in readers:
                     r.join(timeout=10)
+                if self.proc is not None:
+                    try:
+                        self.proc.stdin.close()
+                    except (OSError, ValueError):
+                        pass
         finally:
             _restore(handlers)
             self.seconds = time.perf_counter() - t0
@@ -435,7 +508,7 @@ class _Job:
                     break
                 except subprocess.TimeoutExpired:
                     continue
-        for pid in job_processes(self.spec_path):
+        for pid in job_processes(self.run_dir):
             try:
                 os.kill(pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
@@ -534,10 +607,10 @@ def deaths_text(deaths: dict) -> str:
     return "; ".join(parts)
 
 
-def job_processes(spec_path) -> list:
-    """Process ids on this host of the ranks (and guards) of the job whose spec is ``spec_path`` (Linux
-    ``/proc``; empty elsewhere)."""
-    needle = os.fsencode(str(spec_path))
+def job_processes(run_dir) -> list:
+    """Process ids on this host of the ranks (and guards) of the job whose run directory is ``run_dir`` (its
+    name in their command lines; Linux ``/proc``; empty elsewhere)."""
+    needle = os.fsencode(str(Path(run_dir).absolute()))
     out = []
     try:
         entries = os.listdir("/proc")
@@ -556,11 +629,11 @@ def job_processes(spec_path) -> list:
     return out
 
 
-def rank_processes(spec_path) -> dict:
+def rank_processes(run_dir) -> dict:
     """``{rank: pid}`` of the rank processes of a running job on this host (the children of the guards,
-    ``... mpi_main SPEC --rank R``; worker ``R - 1``); for tests and for users who want to kill one."""
+    ``... mpi_main RUN_DIR --rank R``; worker ``R - 1``); for tests and for users who want to kill one."""
     out = {}
-    for pid in job_processes(spec_path):
+    for pid in job_processes(run_dir):
         try:
             with open(f"/proc/{pid}/cmdline", "rb") as fh:
                 cmd = [c.decode() for c in fh.read().split(b"\0")]

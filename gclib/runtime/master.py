@@ -12,14 +12,16 @@ times, the workers' process ids), ``iter`` (one per finished iteration, with the
 parameters and the update's state, so the launcher keeps a resumable state even if the job is killed), and
 ``end`` (status, error, dead workers).
 
-Dead workers: the launcher writes what it learns from the workers' guards (see :mod:`gclib.runtime.mpi_main`)
-to :data:`DEATHS` in the run directory; the master reads it between polls, stops waiting for those workers, and
-stops the run at once when the workers left can no longer decode.
+Dead workers: the launcher passes on what it learns from the workers' guards (see :mod:`gclib.runtime.guard`)
+as lines on the master's standard input, after the spec (:class:`DeathNotices`); the master reads them between
+polls, stops waiting for those workers, and stops the run at once when the workers left can no longer decode. No
+rank reads a file: the run directory stays on the launching host.
 """
 from __future__ import annotations
 
 import json
 import os
+import select
 import sys
 import time
 import traceback
@@ -32,10 +34,42 @@ from ..jsonable import jsonable
 from .state import pack_step_state, unpack_step_state
 
 MARK = P.MARK
-#: File in the run directory where the launcher lists dead workers: ``{"3": {"signal": 9, ...}, ...}``.
-DEATHS = "deaths.json"
-#: Seconds between two looks at :data:`DEATHS`.
+#: Seconds between two looks for the launcher's death notices.
 DEATHS_EVERY = 0.02
+
+
+class DeathNotices:
+    """The launcher's notices of dead workers, read without blocking from ``fd`` (the master's standard input,
+    forwarded by ``mpiexec``): one JSON line ``{"worker": w, "signal": ..., "code": ..., ...}`` per dead worker,
+    after the spec. Only JSON is parsed here, nothing is unpickled."""
+
+    def __init__(self, fd=0):
+        self.fd = fd
+        self.open = True
+        self.rest = b""
+
+    def read(self) -> dict:
+        """``{worker: info}`` of the notices that arrived since the last call (empty when none did)."""
+        if not self.open:
+            return {}
+        try:
+            while select.select([self.fd], [], [], 0)[0]:
+                chunk = os.read(self.fd, 65536)
+                if not chunk:  # the launcher closed it: no more notices
+                    self.open = False
+                    break
+                self.rest += chunk
+        except (OSError, ValueError):
+            self.open = False
+        *lines, self.rest = self.rest.split(b"\n")
+        out = {}
+        for line in lines:
+            try:
+                info = json.loads(line)
+                out[int(info.pop("worker"))] = info
+            except (ValueError, KeyError, TypeError, AttributeError):
+                continue
+        return out
 
 
 def emit(kind: str, **payload):
@@ -47,7 +81,7 @@ class IterationTimeout(RuntimeError):
 
 
 class Master(P.Rank):
-    def __init__(self, comm, spec, finish, sends=(), run_dir=None):
+    def __init__(self, comm, spec, finish, sends=(), deaths=None):
         super().__init__(comm, spec)
         self.sends.extend(sends)
         self.K = self.code.n_workers
@@ -60,36 +94,22 @@ class Master(P.Rank):
         self.drain_time = 0.0
         self.inflight = []  # receives started and not yet complete: [request, buffer, source, tag]
         self.dead = {}  # worker -> what the launcher (or an MPI error) told us
-        self._deaths = os.path.join(run_dir, DEATHS) if run_dir else None
-        self._deaths_seen = (0.0, None)
+        self._deaths = deaths  # DeathNotices, or None: nobody tells us
+        self._deaths_seen = 0.0
         self.width_buf = P.HEADER + self.width
 
     # ------------------------------------------------------------------ dead workers
     def check_deaths(self, force=False) -> bool:
-        """Read :data:`DEATHS` if it changed (at most every :data:`DEATHS_EVERY` s); True if a worker newly
-        died."""
+        """Read the launcher's death notices (at most every :data:`DEATHS_EVERY` s unless ``force``); True if a
+        worker newly died."""
         if self._deaths is None:
             return False
         now = time.perf_counter()
-        if not force and now - self._deaths_seen[0] < DEATHS_EVERY:
+        if not force and now - self._deaths_seen < DEATHS_EVERY:
             return False
-        try:
-            mtime = os.stat(self._deaths).st_mtime_ns
-        except OSError:
-            self._deaths_seen = (now, None)
-            return False
-        if mtime == self._deaths_seen[1]:
-            self._deaths_seen = (now, mtime)
-            return False
-        self._deaths_seen = (now, mtime)
-        try:
-            with open(self._deaths) as fh:
-                found = json.load(fh)
-        except (OSError, ValueError):
-            return False
+        self._deaths_seen = now
         new = False
-        for w, info in found.items():
-            w = int(w)
+        for w, info in self._deaths.read().items():
             if 0 <= w < self.K and w not in self.dead:
                 self.dead[w] = info if isinstance(info, dict) else {}
                 new = True
@@ -356,9 +376,9 @@ class Master(P.Rank):
         return sorted(set(dead)), hard
 
 
-def run_master(comm, spec, finish, sends=(), run_dir=None) -> str:
+def run_master(comm, spec, finish, sends=(), deaths=None) -> str:
     try:
-        return Master(comm, spec, finish, sends=sends, run_dir=run_dir).run()
+        return Master(comm, spec, finish, sends=sends, deaths=deaths).run()
     except Exception:
         traceback.print_exc()
         sys.stderr.flush()

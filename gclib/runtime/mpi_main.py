@@ -1,9 +1,12 @@
-"""The program of every MPI rank: ``python -m gclib.runtime.mpi_main SPEC.pkl --rank R``, started by the rank's
-guard (:mod:`gclib.runtime.guard`, what ``mpiexec`` runs).
+"""The program of every MPI rank: ``python -m gclib.runtime.mpi_main JOB --rank R``, started by the rank's
+guard (:mod:`gclib.runtime.guard`, what ``mpiexec`` runs). ``JOB`` only names the job in ``ps`` (the launcher
+passes its run directory, which no rank reads: the run directory may not even exist on the rank's host).
 
-Rank 0 reads the pickled :class:`~gclib.runtime.spec.RunSpec` (only rank 0 needs to see the file), samples the
+Rank 0 receives the pickled :class:`~gclib.runtime.spec.RunSpec` from the launcher on its standard input (Hydra
+forwards ``mpiexec``'s standard input to rank 0, on whichever host it runs; see :func:`read_spec`), samples the
 injected delays from the seed, and sends both to every worker, point to point; then rank 0 runs the master and
-the others the workers. Ranks that know a peer died leave without ``MPI_Finalize`` (it would wait for the dead
+the others the workers. After the spec, the launcher writes one line per dead worker on the same channel (see
+:class:`gclib.runtime.master.DeathNotices`). Ranks that know a peer died leave without ``MPI_Finalize`` (it would wait for the dead
 rank forever).
 
 Every rank runs under a guard that turns its death by a signal into an exit Hydra tolerates and reports it
@@ -12,6 +15,7 @@ after which a rank hangs in ``MPI_Finalize`` at exit: here SIGINT kills a rank l
 """
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import pickle
@@ -20,14 +24,62 @@ import sys
 import time
 import traceback
 
-from .protocol import MARK, RANK
+from .protocol import MARK
 
 #: Seconds a worker waits for the spec from the master before it gives up.
 SPEC_WAIT = 120.0
+#: Bytes rank 0 asks for as the buffer of its standard input (a pipe from Hydra's proxy).
+STDIN_BUFFER = 1 << 20
+#: Linux ``fcntl`` commands that set and get the size of a pipe's buffer.
+F_SETPIPE_SZ, F_GETPIPE_SZ = 1031, 1032
 
 
-def _start(comm, MPI, argv):
-    """Rank 0: read the spec, sample the delays and send both to every worker (non-blocking: a worker that died
+def stdin_window(fd=0) -> int:
+    """Bytes the launcher may have in flight to rank 0 (on ``fd``) before rank 0 acknowledges them: half the
+    buffer of rank 0's standard input, enlarged first (to :data:`STDIN_BUFFER` when allowed).
+
+    Hydra's proxy gives up the whole job ("process reading stdin too slowly") when it cannot write what it
+    forwards at once, so the launcher never sends more than fits in the pipe; see :func:`read_spec`."""
+    try:
+        fcntl.fcntl(fd, F_SETPIPE_SZ, STDIN_BUFFER)
+    except OSError:
+        pass
+    try:
+        size = fcntl.fcntl(fd, F_GETPIPE_SZ)
+    except OSError:  # not a pipe (a terminal, a file): the smallest pipe Linux makes
+        size = 4096
+    return max(1024, size // 2)
+
+
+def read_spec(fd=0, window=None) -> bytes:
+    """Rank 0: read the pickled spec from the launcher on ``fd`` (its standard input).
+
+    The launcher sends ``b"<length>\\n"``, then the bytes in windows of ``window`` bytes; after each window
+    (and at the end) rank 0 prints ``MARK {"kind": "spec", "received": n}`` on stdout and the launcher sends the
+    next one only then. Raises ``EOFError`` when the input ends first."""
+    window = window or stdin_window(fd)
+    head = b""
+    while not head.endswith(b"\n"):
+        c = os.read(fd, 1)
+        if not c:
+            raise EOFError("the launcher closed rank 0's standard input before the spec's length")
+        head += c
+        if len(head) > 24:
+            raise ValueError(f"rank 0's standard input does not start with the spec's length: {head!r}")
+    total = int(head)
+    data = bytearray()
+    while len(data) < total:
+        chunk = os.read(fd, min(total - len(data), window - len(data) % window))
+        if not chunk:
+            raise EOFError(f"the launcher closed rank 0's standard input after {len(data)} of {total} bytes")
+        data += chunk
+        if len(data) % window == 0 or len(data) == total:
+            print(MARK + json.dumps({"kind": "spec", "received": len(data)}), flush=True)
+    return bytes(data)
+
+
+def _start(comm, MPI, window):
+    """Rank 0: receive the spec from the launcher (:func:`read_spec`), sample the delays and send both to every worker (non-blocking: a worker that died
     holds up nobody). Workers: receive them.
 
     Returns ``(payload, sends)``: ``payload`` is ``(spec, finish)``, ``None`` when the run cannot start (rank 0
@@ -41,8 +93,7 @@ def _start(comm, MPI, argv):
 
         payload = None
         try:
-            with open(argv[0], "rb") as fh:
-                spec = pickle.load(fh)
+            spec = pickle.loads(read_spec(0, window))
             if comm.Get_size() != spec.ranks:
                 raise ValueError(f"the job has {comm.Get_size()} ranks, the run needs {spec.ranks} "
                                  f"(1 master + {spec.workers} workers)")
@@ -82,19 +133,18 @@ def _complete(MPI, sends, seconds) -> None:
         time.sleep(1e-3)
 
 
-def main(argv=None) -> None:
-    argv = sys.argv[1:] if argv is None else argv
-    if RANK in argv:
-        argv = argv[:argv.index(RANK)]
+def main() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)  # (the guard ignored it while Python imported)
     from mpi4py import MPI
 
     comm = MPI.COMM_WORLD
+    window = None
     if comm.Get_rank() == 0:  # every rank is through MPI_Init (a collective): a death from now on is survivable
-        print(MARK + json.dumps({"kind": "init"}), flush=True)
+        window = stdin_window(0)  # and the launcher may send the spec, this many bytes at a time
+        print(MARK + json.dumps({"kind": "init", "window": window}), flush=True)
     # An MPI error (a peer that died, say) raises MPI.Exception where we can handle it, instead of aborting.
     comm.Set_errhandler(MPI.ERRORS_RETURN)
-    payload, sends = _start(comm, MPI, argv)
+    payload, sends = _start(comm, MPI, window)
     if not payload:  # the run cannot start (rank 0 said why), or no spec came (the master is gone)
         _complete(MPI, sends, 5.0)  # rank 0: let the workers hear that there is nothing to do
         sys.stdout.flush()
@@ -102,9 +152,9 @@ def main(argv=None) -> None:
         os._exit(1 if payload is False else 0)
     spec, finish = payload
     if comm.Get_rank() == 0:
-        from .master import run_master
+        from .master import DeathNotices, run_master
 
-        how = run_master(comm, spec, finish, sends=sends, run_dir=os.path.dirname(os.path.abspath(argv[0])))
+        how = run_master(comm, spec, finish, sends=sends, deaths=DeathNotices(0))
     else:
         from .worker import run_worker
 
