@@ -162,3 +162,16 @@ def test_the_command_line_refuses_a_missing_launcher(tmp_path, capsys, monkeypat
     assert e.value.code == 2
     assert "argument --mpiexec:" in capsys.readouterr().err
     assert not (tmp_path / "run").exists()
+
+
+def test_a_guard_under_srun_finds_its_rank(monkeypatch):
+    """srun sets SLURM_PROCID (and PMI_RANK only with a PMI plugin): the guard takes either."""
+    from gclib.runtime.guard import env_rank
+
+    for k in ("PMI_RANK", "PMI_ID", "SLURM_PROCID"):
+        monkeypatch.delenv(k, raising=False)
+    assert env_rank() is None
+    monkeypatch.setenv("SLURM_PROCID", "3")
+    assert env_rank() == 3
+    monkeypatch.setenv("PMI_RANK", "5")
+    assert env_rank() == 5
