@@ -16,7 +16,7 @@ from . import options, registries
 #: ``--problem`` names: the data sets of :mod:`gclib.learning.problems` plus short aliases.
 PROBLEM_ALIASES = {"logistic": "tandon-logistic"}
 #: Options that say where and how to run, not what: the only ones ``--resume`` accepts beside it.
-EXECUTION_OPTIONS = ("json", "job_timeout", "hosts", "run_dir", "state", "mpiexec_args")
+EXECUTION_OPTIONS = ("json", "job_timeout", "hosts", "launcher", "mpiexec", "mpiexec_args", "run_dir", "state")
 
 
 def add_parser(sub):
@@ -33,7 +33,7 @@ def add_arguments(p):
     """The options of ``gclib run``."""
     from .. import checks
     from ..learning.problems import DATASETS
-    from ..runtime.launcher import check_hostfile, mpiexec_options
+    from ..runtime.launcher import LAUNCHERS, check_hostfile, check_mpiexec, mpiexec_options
 
     # --resume takes the scheme (and every other parameter) from the state file
     options.add_scheme_args(p, required=False)
@@ -60,6 +60,12 @@ def add_arguments(p):
     p.add_argument("--job-timeout", type=seconds, default=None, help="seconds after which the whole job is killed")
     p.add_argument("--hosts", type=checks.option(check_hostfile), default=None,
                    help="MPICH hostfile passed to mpiexec -f (runs across machines; no shared file system needed)")
+    p.add_argument("--launcher", default="auto", choices=LAUNCHERS,
+                   help="what starts the ranks: mpiexec (--mpiexec, else the mpich wheel's, else the first on PATH; "
+                        "inside a SLURM allocation on its hosts), srun (inside a SLURM allocation), or auto "
+                        "(mpiexec if there is one, else srun inside an allocation); see docs/cluster.md")
+    p.add_argument("--mpiexec", type=checks.option(check_mpiexec), default=None, metavar="PATH",
+                   help="the site's Hydra mpiexec (MPICH, Intel MPI, MVAPICH), with mpi4py built against its MPI")
     p.add_argument("--mpiexec-args", type=checks.option(mpiexec_options), default=None, metavar="'OPTIONS'",
                    help="more options of mpiexec, one string split as a shell would, e.g. '-launcher ssh "
                         "-launcher-exec PROGRAM -iface eth1' (Hydra's launcher and network interface)")
@@ -71,8 +77,8 @@ def add_arguments(p):
     p.add_argument("--resume", type=checks.option(checks.input_path, kind="file", must_exist=True), default=None,
                    metavar="STATE",
                    help="continue the run saved in this state file from its last completed iteration (same "
-                        "parameters, same injected delays); only --json, --job-timeout, --hosts, --mpiexec-args, "
-                        "--run-dir and --state may be given with it")
+                       "parameters, same injected delays); only --json, --job-timeout, --hosts, --launcher, "
+                       "--mpiexec, --mpiexec-args, --run-dir and --state may be given with it")
     p.add_argument("--json", action="store_true", help="print one JSON object (per-iteration records + summary)")
 
 
@@ -196,8 +202,8 @@ def resumed_args(a):
     if given:
         flags = ", ".join("--" + k.replace("_", "-") for k in sorted(given))
         raise ValueError(f"resume: {flags} cannot be given with --resume (a resumed run keeps the parameters in "
-                         f"its state file; only --json, --job-timeout, --hosts, --mpiexec-args, --run-dir "
-                         f"and --state may change)")
+                         f"its state file; only --json, --job-timeout, --hosts, --launcher, --mpiexec, "
+                         f"--mpiexec-args, --run-dir and --state may change)")
     if doc["next_iteration"] >= doc["spec"]["iterations"]:
         raise ValueError(f"resume: the run in {a.resume!r} already finished its {doc['spec']['iterations']} "
                          f"iterations; nothing to resume")
@@ -237,7 +243,8 @@ def run(a) -> int:
         print(f"resuming {a.resume} at iteration {doc['next_iteration']} of {spec.iterations}", flush=True)
     try:
         res = launch(spec, hosts=a.hosts, job_timeout=a.job_timeout, state_file=a.state, run_dir=a.run_dir,
-                     progress=progress, resume=doc, args=run_args(a), mpiexec_args=a.mpiexec_args)
+                     progress=progress, resume=doc, args=run_args(a), mpiexec=a.mpiexec, launcher=a.launcher,
+                     mpiexec_args=a.mpiexec_args)
     except RuntimeFailure as e:
         res = e.result
         if a.json and res is not None:

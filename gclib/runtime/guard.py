@@ -37,9 +37,9 @@ FORWARD = ("SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT", "SIGUSR2", "SIGALRM", "SIGP
 
 
 def env_rank() -> int | None:
-    """This process's MPI rank as Hydra's environment tells it before ``MPI_Init`` (``None`` outside
-    ``mpiexec``)."""
-    for key in ("PMI_RANK", "PMI_ID"):
+    """This process's MPI rank as Hydra's (or ``srun``'s) environment tells it before ``MPI_Init`` (``None``
+    outside ``mpiexec`` and ``srun``)."""
+    for key in ("PMI_RANK", "PMI_ID", "SLURM_PROCID"):
         v = os.environ.get(key, "")
         if v.isdigit():
             return int(v)
@@ -122,7 +122,7 @@ def main(argv=None) -> None:
     argv = sys.argv[1:] if argv is None else argv
     rank = env_rank()
     if rank is None:
-        sys.stderr.write("gclib guard: no PMI_RANK in the environment; run under mpiexec\n")
+        sys.stderr.write("gclib guard: no PMI_RANK or SLURM_PROCID in the environment; run under mpiexec or srun\n")
         os._exit(2)
     guard(rank, argv)
 

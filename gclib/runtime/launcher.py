@@ -61,26 +61,205 @@ class Interrupted(Exception):
         self.signum = signum
 
 
-def find_mpiexec() -> str:
+#: How a job is started: ``auto`` (see :func:`choose_launcher`), a Hydra ``mpiexec``, or SLURM's ``srun``.
+LAUNCHERS = ("auto", "mpiexec", "srun")
+
+
+@dataclasses.dataclass(frozen=True)
+class Launcher:
+    """The program that starts the ranks, as :func:`choose_launcher` chose it.
+
+    Attributes:
+        kind: ``"mpiexec"`` (a Hydra ``mpiexec``: MPICH's, the ``mpich`` wheel's, Intel MPI's, MVAPICH's) or
+            ``"srun"``.
+        program: its path.
+        hosts: for ``mpiexec`` inside a SLURM allocation without a hostfile: the allocation's hosts as Hydra's
+            ``-hosts`` list (``node1:4,node2:4``); else ``None``.
+        why: how it was chosen, in words (for messages).
+    """
+
+    kind: str
+    program: str
+    hosts: str | None = None
+    why: str = ""
+
+
+def find_mpiexec(env=None, python=None) -> str:
     """The ``mpiexec`` of the running interpreter's environment (the ``mpich`` wheel puts it next to python),
-    else the first one on ``PATH``."""
-    here = Path(sys.executable).parent / "mpiexec"
+    else the first one on ``PATH`` (``env``: the environment to look in, default ``os.environ``; ``python``: the
+    interpreter, default ``sys.executable``)."""
+    here = Path(python or sys.executable).parent / "mpiexec"
     if here.exists():
         return str(here)
-    found = shutil.which("mpiexec")
+    found = shutil.which("mpiexec", path=(os.environ if env is None else env).get("PATH", os.defpath))
     if not found:
         raise ValueError("no mpiexec found next to the Python interpreter or on PATH; install the 'mpi' extra "
-                         "(mpi4py + mpich)")
+                         "(mpi4py + mpich), or give the site's with --mpiexec PATH")
     return found
 
 
+def check_mpiexec(name, path) -> str:
+    """An ``mpiexec`` given by the user: an existing executable file (a bare name is looked up on ``PATH``).
+    Returns its path; raises ``ValueError`` naming ``name`` (``None`` for the option's check)."""
+    subject = f"{name} {str(path)!r}" if name else repr(str(path))
+    text = os.fspath(path) if isinstance(path, (str, os.PathLike)) else None
+    if not text:
+        raise checks.ParameterTypeError(f"{checks.must_be(name)} the path of an mpiexec program, got {path!r}")
+    if os.sep not in text:
+        found = shutil.which(text)
+        if not found:
+            raise ValueError(f"{subject} is not a program on PATH")
+        return found
+    p = Path(text)
+    if not p.is_file():
+        raise ValueError(f"{subject} does not exist" if not p.exists() else f"{subject} is not a file")
+    if not os.access(p, os.X_OK):
+        raise ValueError(f"{subject} is not executable")
+    return str(p)
+
+
+def expand_nodelist(text: str) -> list[str]:
+    """SLURM's compressed host list (``node[01-03,07],gpu1``) as host names (``node01 node02 node03 node07
+    gpu1``), the way ``scontrol show hostnames`` expands it (ranges keep their zero padding)."""
+    hosts, i, n = [], 0, len(text)
+    while i < n:
+        j = i
+        while j < n and text[j] not in ",[":
+            j += 1
+        prefix = text[i:j]
+        if j < n and text[j] == "[":
+            k = text.find("]", j)
+            if k < 0:
+                raise ValueError(f"SLURM host list {text!r}: unclosed '['")
+            suffix_end = k + 1
+            while suffix_end < n and text[suffix_end] != ",":
+                suffix_end += 1
+            suffix = text[k + 1:suffix_end]
+            if "[" in suffix:
+                raise ValueError(f"SLURM host list {text!r}: one bracket per name is supported")
+            for part in text[j + 1:k].split(","):
+                lo, sep, hi = part.partition("-")
+                if not lo.isdigit() or (sep and not hi.isdigit()):
+                    raise ValueError(f"SLURM host list {text!r}: bad range {part!r}")
+                for v in range(int(lo), int(hi or lo) + 1):
+                    hosts.append(f"{prefix}{v:0{len(lo)}d}{suffix}")
+            i = suffix_end + 1
+        else:
+            if prefix:
+                hosts.append(prefix)
+            i = j + 1
+    return hosts
+
+
+def expand_tasks_per_node(text: str) -> list[int]:
+    """SLURM's ``SLURM_TASKS_PER_NODE`` (``2(x3),1``) as one count per node (``2 2 2 1``)."""
+    out = []
+    for item in text.split(","):
+        m = re.fullmatch(r"\s*(\d+)(?:\(x(\d+)\))?\s*", item)
+        if not m:
+            raise ValueError(f"SLURM_TASKS_PER_NODE {text!r}: bad item {item!r}")
+        out += [int(m.group(1))] * int(m.group(2) or 1)
+    return out
+
+
+def slurm_allocation(env=None) -> dict | None:
+    """The SLURM allocation this process runs in (``SLURM_JOB_ID`` and ``SLURM_JOB_NODELIST`` or
+    ``SLURM_NODELIST`` set), else ``None``: ``{"job": id, "hosts": [(host, tasks), ...], "tasks": total}``.
+    Tasks per host come from ``SLURM_TASKS_PER_NODE``; the total from ``SLURM_NTASKS`` when set."""
+    env = os.environ if env is None else env
+    job = env.get("SLURM_JOB_ID") or env.get("SLURM_JOBID")
+    nodelist = env.get("SLURM_JOB_NODELIST") or env.get("SLURM_NODELIST")
+    if not job or not nodelist:
+        return None
+    nodes = expand_nodelist(nodelist)
+    per = expand_tasks_per_node(env["SLURM_TASKS_PER_NODE"]) if env.get("SLURM_TASKS_PER_NODE") else [1] * len(nodes)
+    if len(per) != len(nodes):
+        raise ValueError(f"SLURM_TASKS_PER_NODE {env['SLURM_TASKS_PER_NODE']!r} does not give one count per host "
+                         f"of {nodelist!r} ({len(nodes)} hosts)")
+    ntasks = env.get("SLURM_NTASKS") or env.get("SLURM_NPROCS")
+    total = int(ntasks) if ntasks and ntasks.isdigit() else sum(per)
+    return {"job": job, "hosts": list(zip(nodes, per)), "tasks": total}
+
+
+def choose_launcher(launcher: str = "auto", mpiexec=None, hosts=None, ranks: int | None = None, env=None,
+                    python=None) -> Launcher:
+    """The program that starts a job of ``ranks`` ranks.
+
+    * ``mpiexec``: ``mpiexec`` (a path, the site's), else the ``mpich`` wheel's next to ``python``, else the first
+      ``mpiexec`` on ``PATH``. With a hostfile (``hosts``) it gets ``-f FILE``; else, inside a SLURM allocation,
+      the allocation's hosts (``-hosts node1:N1,...``).
+    * ``srun``: SLURM's ``srun`` on ``PATH``, inside an allocation (it places the ranks on the allocation's
+      hosts; no ``hosts``, no ``mpiexec``).
+    * ``auto``: ``mpiexec`` as above when one is given or found, else ``srun`` inside a SLURM allocation.
+
+    Inside an allocation, a job needs no more ranks than its tasks. ``env`` is the environment to read
+    (``os.environ``), ``python`` the interpreter whose wheel ``mpiexec`` is looked for (``sys.executable``).
+    Raises ``ValueError`` (one line) when what is asked for is missing.
+    """
+    env = os.environ if env is None else env
+    if launcher not in LAUNCHERS:
+        raise ValueError(f"launcher must be one of {', '.join(LAUNCHERS)}, got {launcher!r}")
+    if mpiexec is not None:
+        mpiexec = check_mpiexec("mpiexec", mpiexec)
+    alloc = slurm_allocation(env)
+    path = env.get("PATH", os.defpath)
+    if launcher == "auto":
+        if mpiexec is not None or hosts is not None:
+            launcher = "mpiexec"
+        else:
+            try:
+                mpiexec = find_mpiexec(env, python)
+                launcher = "mpiexec"
+            except ValueError:
+                if alloc is None or not shutil.which("srun", path=path):
+                    raise
+                launcher = "srun"
+    if launcher == "srun":
+        if mpiexec is not None:
+            raise ValueError("launcher srun starts the ranks itself: do not give mpiexec with it")
+        if hosts is not None:
+            raise ValueError("launcher srun runs on the SLURM allocation's hosts: do not give a hostfile with it")
+        if alloc is None:
+            raise ValueError("launcher srun needs a SLURM allocation (SLURM_JOB_ID and SLURM_JOB_NODELIST are not "
+                             "set; run inside sbatch or salloc)")
+        srun = shutil.which("srun", path=path)
+        if not srun:
+            raise ValueError("launcher srun: no srun on PATH")
+        _check_tasks(alloc, ranks)
+        return Launcher("srun", srun, why=f"srun in SLURM job {alloc['job']}")
+    prog = mpiexec or find_mpiexec(env, python)
+    if hosts is None and alloc is not None:
+        _check_tasks(alloc, ranks)
+        listed = ",".join(f"{h}:{n}" for h, n in alloc["hosts"])
+        return Launcher("mpiexec", prog, hosts=listed, why=f"mpiexec on the hosts of SLURM job {alloc['job']}")
+    return Launcher("mpiexec", prog, why="mpiexec")
+
+
+def _check_tasks(alloc, ranks):
+    if ranks is not None and ranks > alloc["tasks"]:
+        raise ValueError(f"the run needs {ranks} MPI ranks (1 master + {ranks - 1} workers) but SLURM job "
+                         f"{alloc['job']} has {alloc['tasks']} tasks; allocate at least {ranks} (sbatch --ntasks "
+                         f"{ranks})")
+
+
 def mpiexec_command(spec_path, ranks: int, hosts=None, mpiexec=None, extra=()) -> list[str]:
-    """The command line of a run (``hosts``: an MPICH hostfile, passed through with ``-f``; ``extra``: more
-    options of ``mpiexec``, placed before the program; ``spec_path``: the job's name in the ranks' command lines,
-    the run directory, which no rank reads)."""
-    cmd = [mpiexec or find_mpiexec(), "-disable-auto-cleanup", "-n", str(ranks)]
-    if hosts:
-        cmd += ["-f", str(check_hostfile("hosts", hosts))]
+    """The command line of a run (``hosts``: an MPICH hostfile, passed through with ``-f``; ``mpiexec``: a
+    :class:`Launcher`, or the path of a Hydra ``mpiexec``; default :func:`choose_launcher`'s; ``extra``: more
+    options of the launcher, placed before the program; ``spec_path``: the job's name in the ranks' command
+    lines, the run directory, which no rank reads)."""
+    if isinstance(mpiexec, Launcher):
+        how = mpiexec
+    else:
+        how = Launcher("mpiexec", mpiexec) if mpiexec else choose_launcher(hosts=hosts, ranks=ranks)
+    if how.kind == "srun":
+        # every task of the allocation's runs to its end whatever the others do (a dead worker is a straggler)
+        cmd = [how.program, f"--ntasks={ranks}", "--kill-on-bad-exit=0", "--wait=0"]
+    else:
+        cmd = [how.program, "-disable-auto-cleanup", "-n", str(ranks)]
+        if hosts:
+            cmd += ["-f", str(check_hostfile("hosts", hosts))]
+        elif how.hosts:
+            cmd += ["-hosts", how.hosts]
     cmd += list(extra)
     return cmd + [sys.executable, "-I", str(Path(__file__).with_name("guard.py")), str(spec_path)]
 
@@ -183,7 +362,7 @@ def mpiexec_options(name: str, value) -> list:
 
 
 def launch(spec: RunSpec, *, hosts=None, job_timeout: float | None = None, state_file=None, run_dir=None,
-           check: bool = True, progress=None, mpiexec=None, resume=None, args=None,
+           check: bool = True, progress=None, mpiexec=None, launcher: str = "auto", resume=None, args=None,
            mpiexec_args=None) -> RunResult:
     """Run ``spec`` over MPI and return what it measured.
 
@@ -198,6 +377,9 @@ def launch(spec: RunSpec, *, hosts=None, job_timeout: float | None = None, state
             it); default a new temporary directory, removed after a successful run (a given one is kept).
         check: raise :class:`~gclib.runtime.spec.RuntimeFailure` (carrying the result) when the run stops early.
         progress: optional callback ``progress(record)`` called after every iteration.
+        mpiexec: the path of a Hydra ``mpiexec`` (the site's); default the ``mpich`` wheel's, else the first on
+            ``PATH``.
+        launcher: ``"auto"``, ``"mpiexec"`` or ``"srun"`` (SLURM); see :func:`choose_launcher`.
         resume: a state file (or its loaded document) of an earlier run of the same ``spec``: continue from its
             last completed iteration, with its update state and the same injected delays.
         args: the command line's parameters, stored in the state file so that ``gclib run --resume`` can rebuild
@@ -211,7 +393,7 @@ def launch(spec: RunSpec, *, hosts=None, job_timeout: float | None = None, state
     spec, prior, hosts, run_dir, state_file, job_timeout, pickled = _check_launch(
         spec, hosts=hosts, job_timeout=job_timeout, state_file=state_file, run_dir=run_dir, resume=resume)
     extra = mpiexec_options("mpiexec_args", mpiexec_args)
-    exe = mpiexec or find_mpiexec()
+    exe = choose_launcher(launcher, mpiexec, hosts, spec.ranks)
     job_timeout = default_job_timeout(spec) if job_timeout is None else job_timeout
     # ---- the run directory, then the job
     own = run_dir is None

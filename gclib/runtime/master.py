@@ -304,6 +304,7 @@ class Master(P.Rank):
                 self.check_deaths()
                 time.sleep(self.spec.poll)
         self._reap()
+        self.settle()
 
     # ------------------------------------------------------------------ the run
     def run(self):

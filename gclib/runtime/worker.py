@@ -112,6 +112,7 @@ class Worker(P.Rank):
         if self.msgs.size:
             self.code.B[self.msgs[0]] @ split_pieces(G, self.code.n_pieces)
         self._isend(np.array([float(os.getpid())]), 0, P.TAG_HELLO)  # the master learns our pid
+        self.settle()
 
     def run(self):
         self.warm_up()
