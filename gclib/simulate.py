@@ -283,7 +283,7 @@ CHUNK = 10_000
 #: this many bytes. A constant, so that the chunking is a function of the problem's size alone: the numbers of
 #: a seed do not depend on the machine (draws split across chunks equal one draw, except for the models that
 #: draw per chunk - :class:`gclib.stragglers.Persistent` with a random ``count``, :class:`~gclib.stragglers.Trace`).
-CHUNK_BYTES = 256 * 2 ** 20
+CHUNK_BYTES = 512 * 2 ** 20
 #: bytes kept per trial: five result arrays of 8 bytes, twice while the chunks are joined.
 RESULT_BYTES = 2 * 5 * 8
 
