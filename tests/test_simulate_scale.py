@@ -88,3 +88,28 @@ def test_per_worker_refuses_per_task_models_and_overflow():
         ShiftedExponential(per_task=True).per_worker(np.random.default_rng(0), 2, 3, 4)
     with pytest.raises(ValueError, match="beyond the float64 range"):
         Pareto(1e300, 1.0).per_worker(np.random.default_rng(0), 20, 3, 10 ** 10)
+
+
+def test_design_evaluate_eq5_path_equals_every_task_in_float32():
+    from gclib import design
+    from gclib.simulate import mean_ci
+
+    cands = design.candidates(12, 3, max_orders=2)
+    for model in (ShiftedExponential(), Pareto(0.05, 2.0), Persistent(ShiftedExponential(), count=2)):
+        table = design.evaluate(cands, model, 12, 1500, 4)
+        rng = np.random.default_rng(4)
+        finish = model.sample(rng, 1500, 12, 3).astype(np.float32)
+        for cand, row in zip(cands, table.itertuples()):
+            ref = design.fast_chunk(cand.build(), finish)
+            done = np.isfinite(ref["time"])
+            for k in ("time", "messages", "cluster_messages", "computations"):
+                got = (getattr(row, f"mean_{k}"), getattr(row, f"ci95_{k}"))
+                assert np.array_equal(got, mean_ci(ref[k][done]), equal_nan=True), (cand.label, k)
+
+
+def test_design_evaluate_refuses_a_request_above_the_budget(monkeypatch):
+    from gclib import design
+
+    monkeypatch.setenv("GCLIB_MEMORY_LIMIT", "1M")
+    with pytest.raises(ValueError, match=r"evaluate with \d+ candidates, trials = 100000 needs about"):
+        design.evaluate(design.candidates(12, 3), ShiftedExponential(), 12, 100_000)
