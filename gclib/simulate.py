@@ -182,10 +182,15 @@ def _counts(code, arr: np.ndarray, arrived) -> dict:
     got = arr <= t[:, None]
     if arrived is not None:
         got &= arrived
-    if cluster_t.shape[1] == 1:  # one cluster: it decodes when the whole gradient does
+    P = cluster_t.shape[1]
+    if P == 1:  # one cluster: it decodes when the whole gradient does
         got_c = got
     else:
-        got_c = arr <= cluster_t[:, code.rule.msg_cluster]
+        mc = code.rule.msg_cluster
+        if mc.size % P == 0 and np.array_equal(mc, np.repeat(np.arange(P), mc.size // P)):  # equal blocks
+            got_c = (arr.reshape(arr.shape[0], P, -1) <= cluster_t[:, :, None]).reshape(arr.shape)
+        else:
+            got_c = arr <= np.take(cluster_t, mc, axis=1)
         if arrived is not None:
             got_c &= arrived
     messages = got.sum(axis=1)
@@ -266,7 +271,7 @@ def simulate_workers(code, x: np.ndarray, comm: Communication | None = None, dty
     (rounded to ``dtype``), in memory that grows with the messages and workers only."""
     code = Schedule.of(code)
     ready = code.ready[0] if np.all(code.ready == code.ready[0]) else code.ready
-    arr = (x if np.array_equal(code.sender, np.arange(x.shape[1])) else x[:, code.sender]) * ready
+    arr = (x if np.array_equal(code.sender, np.arange(x.shape[1])) else np.take(x, code.sender, axis=1)) * ready
     if arr.dtype != dtype:
         arr = arr.astype(dtype)
     arr = _delayed(arr, code, comm)
