@@ -38,7 +38,7 @@ from .codes import frc, rs
 from .codes import lcc as _lcc
 from .codes import mmc
 from .codes.base import GradientCode
-from . import checks
+from . import checks, scale
 from .simulate import (Schedule, _per_worker, chunk_bytes, chunk_trials, chunks_of, mean_ci, simulate_chunk,
                        simulate_workers)
 from .stragglers import ComputeModel
@@ -50,12 +50,14 @@ FAMILIES = ("gc", "uc-mmc", "rs", "frc", "lcc", "gc-mmc-correlated", "gc-mmc-unc
 
 @dataclass(frozen=True)
 class Candidate:
-    """One design: ``family`` (scheme name), a label, its parameters and a builder."""
+    """One design: ``family`` (scheme name), a label, its parameters and a builder; ``schedule``, when given,
+    builds what the simulator reads of the code (:mod:`gclib.scale`) without its encoding matrix."""
 
     family: str
     label: str
     params: dict
     build: Callable[[], GradientCode]
+    schedule: Callable[[], Schedule] | None = None
 
 
 def label(family: str, **params) -> str:
@@ -106,27 +108,35 @@ def candidates(K: int, r: int, *, order_grid: Iterable[int] | None = None, max_o
     if baselines:
         for P in Ps:
             out.append(Candidate("gc", label("gc", clusters=P), {"clusters": P},
-                                 lambda P=P: mmc.clustered_design(lambda k: mmc.gc_cyclic(k, r), K, P, r)))
+                                 lambda P=P: mmc.clustered_design(lambda k: mmc.gc_cyclic(k, r), K, P, r),
+                                 lambda P=P: scale.clustered(lambda k: scale.gc(k, r), K, P, r)))
             out.append(Candidate("uc-mmc", label("uc-mmc", clusters=P), {"clusters": P},
-                                 lambda P=P: mmc.clustered_design(lambda k: mmc.uc_mmc(k, r), K, P, r)))
+                                 lambda P=P: mmc.clustered_design(lambda k: mmc.uc_mmc(k, r), K, P, r),
+                                 lambda P=P: scale.clustered(lambda k: scale.uc_mmc(k, r), K, P, r)))
         for rr in range(1, r + 1):
-            out.append(Candidate("rs", label("rs", load=rr), {"load": rr}, lambda rr=rr: rs(K, rr - 1)))
+            out.append(Candidate("rs", label("rs", load=rr), {"load": rr}, lambda rr=rr: rs(K, rr - 1),
+                                 lambda rr=rr: scale.gc(K, rr)))
             if K % rr == 0:
-                out.append(Candidate("frc", label("frc", load=rr), {"load": rr}, lambda rr=rr: frc(K, rr - 1)))
+                out.append(Candidate("frc", label("frc", load=rr), {"load": rr}, lambda rr=rr: frc(K, rr - 1),
+                                     lambda rr=rr: scale.frc(K, rr)))
         try:
-            _lcc.lcc_code(K, r)
-            out.append(Candidate("lcc", label("lcc"), {}, lambda: _lcc.lcc_code(K, r)))
+            _lcc.lcc_threshold(-(-K // r))
+            scale.lcc(K, r)
+            out.append(Candidate("lcc", label("lcc"), {}, lambda: _lcc.lcc_code(K, r), lambda: scale.lcc(K, r)))
         except ValueError:
             pass
     for P in Ps:
         for m in grid:
             out.append(Candidate("gc-mmc-correlated", label("gc-mmc-correlated", order=m, clusters=P),
-                                 {"order": m, "clusters": P}, lambda m=m, P=P: mmc.gc_mmc_correlated(K, r, m, P)))
+                                 {"order": m, "clusters": P}, lambda m=m, P=P: mmc.gc_mmc_correlated(K, r, m, P),
+                                 lambda m=m, P=P: scale.clustered(lambda k: scale.correlated(k, r, m), K, P, r)))
         for n in range(1, max_orders + 1):
             for orders in combinations(grid, n):
                 out.append(Candidate("gc-mmc-uncorrelated", label("gc-mmc-uncorrelated", orders=orders, clusters=P),
                                      {"orders": list(orders), "clusters": P},
-                                     lambda o=orders, P=P: mmc.gc_mmc_uncorrelated(K, r, o, P)))
+                                     lambda o=orders, P=P: mmc.gc_mmc_uncorrelated(K, r, o, P),
+                                     lambda o=orders, P=P: scale.clustered(lambda k: scale.uncorrelated(k, r, o),
+                                                                           K, P, r)))
     if K % r == 0:
         below = [m for m in grid if m < r]
         for n in range(0, max_orders):
@@ -171,7 +181,7 @@ def evaluate(cands: list, model: ComputeModel, K: int, trials: int = 10_000, see
         from tqdm.auto import tqdm
 
         items = tqdm(cands, desc="build", leave=False)
-    codes = [Schedule.of(c.build()) for c in items]
+    codes = [c.schedule() if c.schedule is not None else Schedule.of(c.build()) for c in items]
     if any(c.n_workers != K for c in codes):
         raise ValueError(f"every candidate must have {K} workers")
     n_tasks = max(c.load for c in codes)

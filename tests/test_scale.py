@@ -99,3 +99,14 @@ def test_study_refuses_above_the_budget_before_running(monkeypatch):
         scale.study([10_000], {"exp": ShiftedExponential()}, trials=100_000)
     with pytest.raises(ValueError, match="one draw per worker"):
         scale.study([40], {"x": ShiftedExponential(per_task=True)})
+
+
+@pytest.mark.parametrize("K, r", [(12, 3), (20, 4)])
+def test_design_candidates_schedules_equal_their_codes(K, r):
+    from gclib import design
+
+    cands = design.candidates(K, r, max_orders=2)
+    assert sum(c.schedule is None for c in cands) == sum(c.family == "hybrid" for c in cands)
+    for c in cands:
+        if c.schedule is not None:
+            same_schedule(c.schedule(), Schedule.of(c.build()))
