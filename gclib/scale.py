@@ -302,7 +302,7 @@ def study(Ks, models: dict, *, trials: int = 10_000, seed=0, settings=SETTINGS, 
     todo = todo[todo["skipped"] == ""]
     if todo.empty:
         raise ValueError("the study has no point to simulate: every point is skipped (see gclib.scale.plan)")
-    biggest = todo.loc[todo["memory"].idxmax()]
+    biggest = todo.sort_values(["memory", "messages"], kind="stable").iloc[-1]
     checks.need_memory("scale study", int(biggest["memory"]) + 2 * RESULT_BYTES * trials,
                        sizes=f"K = {biggest['K']}, {biggest['scheme']} ({int(biggest['messages']):,} messages), "
                              f"trials = {trials}", lower="trials, the largest K or max_messages")
