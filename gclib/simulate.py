@@ -431,16 +431,27 @@ def sweep(builders: dict, values, model, trials: int = 10_000, seed=0, *,
         return df[["model"] + [c for c in df.columns if c != "model"]]
     rows = []
     items = [(name, v) for name in builders for v in values]
+    codes = {}  # every point built first, so that a sweep too large for memory is refused before it runs
+    for name, v in items:
+        try:
+            codes[(name, v)] = builders[name](v)
+        except ValueError:
+            continue
+    if codes:
+        big = max(codes.values(), key=lambda c: simulate_bytes(c, trials, model))
+        checks.need_memory("sweep", simulate_bytes(big, trials, model) + sum(c.B.nbytes for c in codes.values()),
+                           sizes=f"trials = {trials}, {len(codes)} points, the largest '{big.name}' with "
+                                 f"{big.n_workers} workers, load {big.load}, {big.n_messages} messages",
+                           lower="trials or the largest point")
     it = items
     if progress:
         from tqdm.auto import tqdm
 
         it = tqdm(items, desc="sweep", leave=False)
     for name, v in it:
-        try:
-            code = builders[name](v)
-        except ValueError:
+        if (name, v) not in codes:
             continue
+        code = codes[(name, v)]
         s = simulate(code, model, trials, seed, comm=comm).summary()
         rows.append({"scheme": name, "value": v, "mean_time": s["mean_time"], "ci95_time": s["ci95_time"],
                      "mean_messages": s["mean_messages"], "ci95_messages": s["ci95_messages"],

@@ -113,3 +113,18 @@ def test_design_evaluate_refuses_a_request_above_the_budget(monkeypatch):
     monkeypatch.setenv("GCLIB_MEMORY_LIMIT", "1M")
     with pytest.raises(ValueError, match=r"evaluate with \d+ candidates, trials = 100000 needs about"):
         design.evaluate(design.candidates(12, 3), ShiftedExponential(), 12, 100_000)
+
+
+def test_sweep_is_refused_before_its_first_point(monkeypatch):
+    from gclib.simulate import simulate_bytes, sweep
+
+    model = ShiftedExponential()
+    small = codes.crc(10, 1)
+    monkeypatch.setenv("GCLIB_MEMORY_LIMIT", str(simulate_bytes(codes.crc(200, 1), 5000, model)))
+    calls = []
+    import sys
+
+    monkeypatch.setattr(sys.modules["gclib.simulate"], "simulate", lambda *a, **k: calls.append(a))
+    with pytest.raises(ValueError, match=r"sweep with trials = 5000, 2 points, the largest 'crc' with 400 workers"):
+        sweep({"crc": lambda n: codes.crc(n, 1)}, [10, 400], model, trials=5000)
+    assert not calls and small.n_workers == 10
