@@ -49,10 +49,11 @@ def test_tasks_done_counts_the_rounded_products():
     t[2] = 0.3
     t[5] = np.inf
     for dtype in (np.float64, np.float32):
-        j = np.arange(1, 14)
-        f = (x[:, :, None] * j).astype(dtype)
-        ref = ((f <= t.astype(dtype)[:, None, None]) & np.isfinite(f) & (j <= lengths[:, None])).sum(axis=(1, 2))
-        assert np.array_equal(tasks_done(x, t.astype(dtype), lengths, dtype), ref)
+        for L in (lengths, np.ones(6, dtype=int)):  # the general count and the one-task shortcut
+            j = np.arange(1, 14)
+            f = (x[:, :, None] * j).astype(dtype)
+            ref = ((f <= t.astype(dtype)[:, None, None]) & np.isfinite(f) & (j <= L[:, None])).sum(axis=(1, 2))
+            assert np.array_equal(tasks_done(x, t.astype(dtype), L, dtype), ref)
     # by hand: 0.1 * 3 = 0.30000000000000004 > 0.3 (two tasks), 0 * j = 0 (both), never (none), 0.25 (one)
     assert tasks_done(np.array([[0.1, 0.0, np.inf, 0.25]]), np.array([0.3]), np.array([3, 2, 4, 4]))[0] == 5
 
