@@ -55,7 +55,7 @@ def bench_one(name: str, build, n: int, s: int = 8, m: int = 2, seed: int = 0) -
     enc_ms = _time(lambda: code.B[w, cols] @ G[cols], 20)
     pats = [code.surviving(rng.choice(n, size=code.stragglers, replace=False)) for _ in range(PATTERNS)]
     dec = code.decoder
-    for idx in pats[:5]:  # warm caches (Kadhe caches the inverse per received pattern of a group)
+    for idx in pats[:5]:  # warm up (first calls of LAPACK)
         dec(code, idx)
     t0 = time.perf_counter()
     for idx in pats:

@@ -18,7 +18,7 @@ def scheme_codes(workers: int, stragglers: int):
     """The schemes of the check: uncoded, ignore, FRC, CRC, Reed-Solomon, two multi-message codes."""
     from gclib import schemes
     from gclib.codes import rs
-    from gclib.runtime.testcodes import cyclic_multimessage
+    from gclib.codes.mmc import uc_mmc
 
     s = stragglers
     s_frc = s if workers % (s + 1) == 0 else 1
@@ -27,7 +27,7 @@ def scheme_codes(workers: int, stragglers: int):
             "frc": schemes.build("frc", workers=workers, stragglers=s_frc),
             "crc": schemes.build("crc", workers=workers, stragglers=s, seed=1),
             "rs": rs(workers, s),
-            "uc-mmc": cyclic_multimessage(workers, s),
+            "uc-mmc": uc_mmc(workers, s + 1),
             "partial": schemes.build("partial", workers=workers, stragglers=s, pieces=s + 3, seed=1)}
 
 

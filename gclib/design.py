@@ -39,6 +39,7 @@ from .codes import lcc as _lcc
 from .codes import mmc
 from .codes.base import GradientCode
 from . import checks, scale
+from .progress import progress as _progress
 from .simulate import (Schedule, _per_worker, chunk_bytes, chunk_trials, chunks_of, mean_ci, simulate_chunk,
                        simulate_workers)
 from .stragglers import ComputeModel
@@ -176,11 +177,7 @@ def evaluate(cands: list, model: ComputeModel, K: int, trials: int = 10_000, see
         raise ValueError(f"trials must be a positive integer, got {trials!r}")
     checks.need_memory("evaluate", EVALUATE_BYTES * int(trials) * len(cands),
                        sizes=f"{len(cands)} candidates, trials = {trials}", lower="trials or the candidates")
-    items = cands
-    if progress:
-        from tqdm.auto import tqdm
-
-        items = tqdm(cands, desc="build", leave=False)
+    items = _progress(cands, "build", progress)
     codes = [c.schedule() if c.schedule is not None else Schedule.of(c.build()) for c in items]
     if any(c.n_workers != K for c in codes):
         raise ValueError(f"every candidate must have {K} workers")
@@ -193,11 +190,7 @@ def evaluate(cands: list, model: ComputeModel, K: int, trials: int = 10_000, see
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     acc = [{k: [] for k in ("time", "messages", "cluster_messages", "computations")} for _ in codes]
     chunks = chunks_of(int(trials), size)
-    it = chunks
-    if progress:
-        from tqdm.auto import tqdm
-
-        it = tqdm(chunks, desc="evaluate", leave=False)
+    it = _progress(chunks, "evaluate", progress)
     for n in it:
         if pw:
             x = model.per_worker(rng, n, K, n_tasks)

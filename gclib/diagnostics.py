@@ -1,4 +1,5 @@
-"""Numerical diagnostics of decoding: condition numbers and decoding errors, per pattern and worst case."""
+"""Numerical diagnostics of decoding: condition numbers and decoding errors, per pattern and worst case, and what
+the decoder does (silent, warned, refused). The measures themselves are in :mod:`gclib.codes.conditioning`."""
 from __future__ import annotations
 
 import warnings
@@ -8,28 +9,10 @@ from math import comb
 
 import numpy as np
 
-from .codes.base import (DecodingError, GradientCode, IllConditionedWarning, condition_number,
-                         decoding_amplification, split_pieces)
+from .codes.base import DecodingError, GradientCode
+from .codes.conditioning import IllConditionedWarning, condition_number, decoding_amplification, decoding_error
+from .progress import progress as _progress
 
-
-def decoding_error(code: GradientCode, A: np.ndarray, idx: np.ndarray, g: np.ndarray, dtype=np.float64) -> float:
-    """Relative error ``|g_hat - g| / |g|`` of the gradient decoded from the messages ``idx``.
-
-    Args:
-        A: ``(n_pieces, len(idx))`` decoding coefficients. g: ``(n_parts, length)`` partial gradients.
-        dtype: precision in which the messages are computed and decoded (complex of it for complex codes).
-    Returns:
-        the relative error, ``inf`` when it is not finite.
-    """
-    cplx = np.iscomplexobj(code.B)
-    work = (np.complex64 if dtype == np.float32 else np.complex128) if cplx else dtype
-    G = split_pieces(g, code.n_pieces).astype(work)
-    msgs = code.B[idx].astype(work) @ G
-    est = code.combine(A.astype(work), msgs, g.shape[1]).astype(np.float64)
-    true = g.sum(axis=0)
-    with np.errstate(all="ignore"):
-        err = np.linalg.norm(est - true) / np.linalg.norm(true)
-    return float(err) if np.isfinite(err) else np.inf
 
 
 @dataclass
@@ -48,7 +31,7 @@ def pattern(code: GradientCode, stragglers, *, length: int = 64, dtype=np.float6
 
     Returns the condition number of the decoding system ``B[received]`` (singular values below ``1e-12`` of the
     largest count as zero, so it saturates near ``1e12``), the error amplification of the decode
-    (:func:`gclib.codes.base.decoding_amplification`, which does not saturate), the residual
+    (:func:`gclib.codes.conditioning.decoding_amplification`, which does not saturate), the residual
     ``max |A @ B[received] - target|`` and the relative error ``|g_hat - g| / |g|`` of the decoded gradient for a
     random Gaussian gradient (messages computed and decoded in ``dtype``).
     """
@@ -57,11 +40,8 @@ def pattern(code: GradientCode, stragglers, *, length: int = 64, dtype=np.float6
     idx = code.surviving(stragglers)
     BR = code.B[idx]
     cond = condition_number(BR)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", IllConditionedWarning)
-            A = code.decode(idx, check=False, warn=False)
-    except (DecodingError, np.linalg.LinAlgError):
+    A = code.try_decode(idx)
+    if A is None:
         return PatternDiagnostics(stragglers, cond, np.inf, np.inf, np.inf)
     residual = float(np.abs(A @ BR - code.target).max())
     g = rng.standard_normal((code.n_parts, length))
@@ -126,12 +106,9 @@ def decoder_outcome(code: GradientCode, stragglers=None) -> dict:
             outcome, message = ("warned", str(warned[0].message)) if warned else ("silent", "")
         except DecodingError as e:
             outcome, message = "refused", str(e)
-    try:
-        A = code.decode(idx, check=False, warn=False)
-        with np.errstate(all="ignore"):
-            kappa = decoding_amplification(code.B[idx], A, code.target)
-    except (DecodingError, np.linalg.LinAlgError):
-        kappa = np.inf
+    A = code.try_decode(idx)
+    with np.errstate(all="ignore"):
+        kappa = np.inf if A is None else decoding_amplification(code.B[idx], A, code.target)
     return {"n": code.n_workers, "s": code.stragglers, "kappa": float(kappa), "outcome": outcome,
             "message": message}
 
@@ -168,12 +145,8 @@ def conditioning(build, ns, seeds, *, s_fraction: float = 0.25, max_patterns: in
         raise ValueError(f"s_fraction must lie in (0, 1), got {s_fraction!r}")
     seeds = list(range(seeds)) if isinstance(seeds, (int, np.integer)) else list(seeds)
     grid = [(int(n), sd) for n in ns for sd in seeds]
-    if progress:
-        from tqdm.auto import tqdm
-
-        grid = tqdm(grid, desc="conditioning", leave=False)
     rows = []
-    for n, sd in grid:
+    for n, sd in _progress(grid, "conditioning", progress):
         s = max(1, int(s_fraction * n))
         d = worst_case(build(n, s, sd), max_patterns=max_patterns, seed=sd, length=length)
         rows.append({"n": n, "s": s, "seed": sd, **{k: d[k] for k in ("worst_cond", "median_cond", "worst_error",

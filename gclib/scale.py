@@ -30,6 +30,7 @@ import pandas as pd
 
 from . import checks
 from .codes.rules import ThresholdRule, coverage, threshold
+from .progress import progress as _progress
 from .simulate import RESULT_BYTES, Schedule, paired_change, simulate, simulate_bytes
 from .stragglers import ComputeModel
 
@@ -308,11 +309,7 @@ def study(Ks, models: dict, *, trials: int = 10_000, seed=0, settings=SETTINGS, 
                              f"trials = {trials}", lower="trials, the largest K or max_messages")
     jobs = [(name, model, key, g) for name, model in models.items()
             for key, g in todo.groupby(["setting", "K"], sort=False)]
-    it = jobs
-    if progress:
-        from tqdm.auto import tqdm
-
-        it = tqdm(jobs, desc="scale", leave=False)
+    it = _progress(jobs, "scale", progress)
     rows = []
     for name, model, (setting, K), g in it:
         base = None

@@ -1,160 +1,174 @@
 """The registry of schemes: how the CLI, the notebooks and the runtime build a code by name.
 
-Each scheme declares the parameters it reads (from :data:`PARAMS`) and the paper it comes from. To add a scheme,
-write its constructor in :mod:`gclib.codes` and register it here with :func:`register`.
+Two tables, read from top to bottom:
+
+* :data:`PARAMS`, every parameter a scheme can take (one command-line option each, ``--workers`` for
+  ``workers``): its type, its one default, its help and its check. A parameter without a default here is left to
+  the constructor: the scheme needs it unless the constructor's signature gives it a default.
+* :data:`SCHEMES`, every scheme: the constructor it calls (a function of :mod:`gclib.codes`) and which of the
+  constructor's arguments each of its parameters becomes, e.g. ``crc``: ``--stragglers`` is ``s`` of
+  :func:`gclib.codes.crc`.
+
+To add a scheme, write its constructor in :mod:`gclib.codes`, add a :class:`Scheme` to :data:`SCHEMES` (and a row
+to :data:`PARAMS` for a parameter no scheme had before).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Callable
+import inspect
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
 
 from . import checks, codes
+from .codes import lcc, mmc
 from .codes.base import GradientCode
 
-#: CLI parameters shared by schemes: name -> (type, default, help).
-PARAMS: dict[str, tuple] = {
-    "workers": (int, None, "number of workers n (K)"),
-    "stragglers": (int, None, "stragglers tolerated s"),
-    "seed": (int, 0, "seed of random constructions and of the simulation"),
-    "pieces": (int, None, "partial: data pieces per worker P"),
-    "points": (str, "chebyshev", "evaluation points: chebyshev, equispaced, roots-of-unity"),
-    "exact": (bool, False, "build the exact (rational) form of a random construction"),
+
+@dataclass(frozen=True)
+class Param:
+    """A scheme parameter.
+
+    Attributes:
+        type: ``int``, ``str`` or ``bool`` (a flag).
+        default: the value when none is given; ``None``: no default here (see the module docstring).
+        help: one line for the command line's help.
+        check: the check of :mod:`gclib.checks` a value passes (on the command line and in :func:`build`), with
+            its keywords ``limits``; ``None``: the constructor checks it.
+    """
+
+    type: type
+    default: Any
+    help: str
+    check: Callable | None = None
+    limits: Mapping = field(default_factory=dict)
+
+    def checked(self, name: str, value):
+        """``value`` checked (and parsed, for a comma list) by :attr:`check`."""
+        return value if self.check is None else self.check(name, value, **self.limits)
+
+
+#: Every scheme parameter, in the order of the command line's help.
+PARAMS: dict[str, Param] = {
+    "workers": Param(int, None, "number of workers n (K)", checks.integer, {"low": 1}),
+    "stragglers": Param(int, None, "stragglers tolerated s", checks.integer, {"low": 0}),
+    "seed": Param(int, 0, "seed of random constructions and of the simulation", checks.integer, {"low": 0}),
+    "pieces": Param(int, None, "partial: data pieces per worker P", checks.integer, {"low": 1}),
+    # The stability study (gclib.stability, docs/codes.md) makes equispaced points (spread over the workers) the
+    # default: the most accurate real-valued choice; roots-of-unity are better still but cost twice the
+    # communication.
+    "points": Param(str, "equispaced", "rs, ye-abbe: evaluation points: equispaced, chebyshev, roots-of-unity "
+                                       "(complex: messages cost twice)"),
+    "exact": Param(bool, False, "build the exact (rational) form of a random construction"),
+    "comm": Param(int, None, "ye-abbe, kadhe: communication reduction m (each message is 1/m of a gradient; "
+                             "default 1, for kadhe --generator FILE the generator's dimension)",
+                  checks.integer, {"low": 1}),
+    "generator": Param(str, "gaussian", "kadhe: generator of the linear code: gaussian, repetition, or a matrix "
+                                        "file (.npy or text, K rows x N columns)"),
+    "load": Param(int, None, "computation load r: parts per worker", checks.integer, {"low": 1}),
+    "order": Param(int, None, "order m of the correlated GC-MMC design (parts per coded message)", checks.integer,
+                   {"low": 1}),
+    "orders": Param(str, None, "order vector of the uncorrelated GC-MMC design / hybrid, comma list, e.g. 6,8,10",
+                    checks.int_list, {"low": 1}),
+    "clusters": Param(int, 1, "number of clusters P (GC, GC-MMC, UC-MMC)", checks.integer, {"low": 1}),
 }
 
 
 @dataclass(frozen=True)
 class Scheme:
+    """A code by name.
+
+    Attributes:
+        name: the name on the command line (``--scheme NAME``).
+        constructor: the function of :mod:`gclib.codes` that builds it.
+        args: ``{parameter of PARAMS: the constructor's argument it becomes}``, in the order of the help.
+        paper: where the scheme comes from.
+        help: one line for the command line's help.
+    """
+
     name: str
+    constructor: Callable[..., GradientCode]
+    args: Mapping[str, str]
     paper: str
-    params: tuple
-    build: Callable[..., GradientCode]
     help: str
 
+    @property
+    def params(self) -> tuple:
+        """The parameters the scheme reads (names of :data:`PARAMS`)."""
+        return tuple(self.args)
 
-SCHEMES: dict[str, Scheme] = {}
+    @property
+    def required(self) -> tuple:
+        """The parameters without a default: none in :data:`PARAMS`, none in the constructor's signature."""
+        sig = inspect.signature(self.constructor).parameters
+        return tuple(p for p, arg in self.args.items()
+                     if PARAMS[p].default is None and sig[arg].default is inspect.Parameter.empty)
 
+    @property
+    def constructor_name(self) -> str:
+        """The constructor's dotted name, e.g. ``gclib.codes.tandon.crc``."""
+        return f"{self.constructor.__module__}.{self.constructor.__qualname__}"
 
-def register(name: str, paper: str, params: tuple, help: str):
-    """Decorator: register ``build(**params) -> GradientCode`` under ``name``."""
-
-    def deco(fn):
-        SCHEMES[name] = Scheme(name, paper, tuple(params), fn, help)
-        return fn
-
-    return deco
-
-
-#: The check of every numeric scheme parameter: name -> (check of :mod:`gclib.checks`, its keywords). The CLI's
-#: option types and :func:`build` both use it, so a value is judged the same way on both paths; a parameter
-#: registered later without an entry is checked by its constructor only.
-LIMITS: dict[str, tuple] = {
-    "workers": (checks.integer, {"low": 1}),
-    "stragglers": (checks.integer, {"low": 0}),
-    "seed": (checks.integer, {"low": 0}),
-    "pieces": (checks.integer, {"low": 1}),
-}
-
-
-def check_param(name: str, value):
-    """``value`` of scheme parameter ``name`` checked by :data:`LIMITS` (unchanged when it has no entry)."""
-    if name in LIMITS:
-        check, kw = LIMITS[name]
-        return check(name, value, **kw)
-    return value
-
-
-def build(name: str, **kw) -> GradientCode:
-    """Build scheme ``name`` from keyword parameters (extra keys are ignored; a missing or ``None`` parameter
-    takes its default from :data:`PARAMS`, and raises if it has none; 0 is a value like any other)."""
-    if name not in SCHEMES:
-        raise ValueError(f"scheme must be one of {sorted(SCHEMES)}, got {name!r}")
-    sch = SCHEMES[name]
-    args = {}
-    for p in sch.params:
-        v = kw.get(p)
-        if v is None:
-            v = PARAMS[p][1]
-        if v is None:
-            raise ValueError(f"scheme '{name}' needs --{p} ({PARAMS[p][2]})")
-        args[p] = check_param(p, v)
-    return sch.build(**args)
+    def build(self, **kw) -> GradientCode:
+        """The code from keyword parameters (see :func:`build`)."""
+        call = {}
+        for p, arg in self.args.items():
+            v = kw.get(p)
+            if v is None:
+                v = PARAMS[p].default
+            if v is None:
+                if p in self.required:
+                    raise ValueError(f"scheme '{self.name}' needs --{p} ({PARAMS[p].help})")
+                continue  # the constructor's own default
+            call[arg] = PARAMS[p].checked(p, v)
+        return self.constructor(**call)
 
 
 TANDON = "Tandon et al., Gradient Coding (ICML 2017)"
-
-register("uncoded", TANDON + " (baseline)", ("workers",), "wait for every worker")(
-    lambda workers: codes.uncoded(workers))
-register("ignore", TANDON + " (baseline)", ("workers", "stragglers"),
-         "uncoded, ignore the s slowest and rescale (approximate)")(
-    lambda workers, stragglers: codes.ignore_stragglers(workers, stragglers))
-register("frc", TANDON, ("workers", "stragglers"), "fractional repetition, (s+1) | n")(
-    lambda workers, stragglers: codes.frc(workers, stragglers))
-register("crc", TANDON, ("workers", "stragglers", "seed", "exact"), "cyclic repetition, random H")(
-    lambda workers, stragglers, seed, exact: codes.crc(workers, stragglers, seed, exact=exact))
-register("partial", TANDON + " (partial stragglers)", ("workers", "stragglers", "pieces", "seed", "exact"),
-         "two messages per worker: own parts, then a CRC message")(
-    lambda workers, stragglers, pieces, seed, exact: codes.partial_stragglers(workers, stragglers, pieces, seed,
-                                                                             exact=exact))
-
-# --- Reed-Solomon and communication-efficient codes -----------------------------------------------------------
-PARAMS["comm"] = (int, 0, "ye-abbe, kadhe: communication reduction m (each message is 1/m of a gradient); "
-                          "0 means 1, or the generator's dimension for kadhe --generator FILE")
-# The stability study (gclib.stability, docs/codes.md) makes equispaced points (spread over the workers) the
-# default: the most accurate real-valued choice; roots-of-unity are better still but cost twice the communication.
-PARAMS["points"] = (str, "equispaced", "rs, ye-abbe: evaluation points: equispaced, chebyshev, roots-of-unity "
-                                       "(complex: messages cost twice)")
-LIMITS["comm"] = (checks.integer, {"low": 0})
-PARAMS["generator"] = (str, "gaussian", "kadhe: generator of the linear code: gaussian, repetition, or a matrix "
-                                        "file (.npy or text, K rows x N columns)")
-
-register("rs", "Halbawi et al., Improving Distributed GD Using Reed-Solomon Codes (ISIT 2018)",
-         ("workers", "stragglers", "points", "exact"),
-         "Reed-Solomon (polynomial) code on the cyclic mask; any n - s decode")(
-    lambda workers, stragglers, points, exact: codes.rs(workers, stragglers, points, exact=exact))
-register("ye-abbe", "Ye and Abbe, Communication-Computation Efficient Gradient Coding (ICML 2018), reconstructed",
-         ("workers", "stragglers", "comm", "points", "exact"),
-         "polynomial communication-efficient code, load s + m, messages 1/m")(
-    lambda workers, stragglers, comm, points, exact: codes.ye_abbe(workers, stragglers, comm or 1, points,
-                                                                   exact=exact))
-register("kadhe", "Kadhe, Koyluoglu and Ramchandran, Communication-Efficient GC (2020), reconstructed",
-         ("workers", "stragglers", "comm", "generator", "seed", "exact"),
-         "any linear [d, m, D] code: load d, messages 1/m, D - 1 stragglers")(
-    lambda workers, stragglers, comm, generator, seed, exact: codes.kadhe(workers, stragglers, comm or None,
-                                                                          generator, seed, exact=exact))
-
-# ------------------------------------------------------------------------------------------------------ GC-MMC
-from .codes import lcc as _lcc  # noqa: E402
-from .codes import mmc as _mmc  # noqa: E402
-
-PARAMS.update({
-    "load": (int, None, "computation load r: parts per worker"),
-    "order": (int, None, "order m of the correlated GC-MMC design (parts per coded message)"),
-    "orders": (str, None, "order vector of the uncorrelated GC-MMC design / hybrid, comma list, e.g. 6,8,10"),
-    "clusters": (int, 1, "number of clusters P (GC, GC-MMC, UC-MMC)"),
-})
-LIMITS.update({"load": (checks.integer, {"low": 1}), "order": (checks.integer, {"low": 1}),
-               "orders": (checks.int_list, {"low": 1}), "clusters": (checks.integer, {"low": 1})})
 GCMMC = "Ozfatura, Gunduz and Ulukus, Gradient Coding with Clustering and Multi-message Communication (2019)"
+NS = {"workers": "n", "stragglers": "s"}  # Tandon's, Halbawi's, Ye-Abbe's and Kadhe's names
+KR = {"workers": "K", "load": "r"}  # GC-MMC's and LCC's names
 
-register("gc", TANDON + " (load r, cyclic, optional clusters)", ("workers", "load", "clusters", "seed", "exact"),
-         "plain GC (CRC) with load r in P clusters; any K_c - r + 1 workers per cluster")(
-    lambda workers, load, clusters, seed, exact: _mmc.clustered_design(
-        lambda k: _mmc.gc_cyclic(k, load, seed=seed, exact=exact), workers, clusters, load))
-register("gc-mmc-correlated", GCMMC, ("workers", "load", "order", "clusters", "seed", "exact"),
-         "correlated GC-MMC of order m in P clusters; K_c - m + 1 distinct messages per cluster")(
-    lambda workers, load, order, clusters, seed, exact: _mmc.gc_mmc_correlated(workers, load, order, clusters,
-                                                                             seed=seed, exact=exact))
-register("gc-mmc-uncorrelated", GCMMC, ("workers", "load", "orders", "clusters", "points", "exact"),
-         "uncorrelated GC-MMC with an order vector in P clusters; K_c l - sum(m) + 1 messages per cluster")(
-    lambda workers, load, orders, clusters, points, exact: _mmc.gc_mmc_uncorrelated(
-        workers, load, orders, clusters, points=points, exact=exact))
-register("uc-mmc", GCMMC + " (baseline [19])", ("workers", "load", "clusters"),
-         "uncoded multi-message: every partial gradient sent as computed (correlated, m = 1)")(
-    lambda workers, load, clusters: _mmc.clustered_design(lambda k: _mmc.uc_mmc(k, load), workers, clusters,
-                                                          load))
-register("hybrid", GCMMC + " (section III-D)", ("workers", "load", "orders", "points"),
-         "clusters of r workers: uncorrelated GC-MMC below order r, the plain cluster sum at r")(
-    lambda workers, load, orders, points: _mmc.hybrid(workers, load, orders, points=points))
-register("lcc", "Yu et al., Lagrange Coded Computing (2019) / Li et al., PCR (baseline [4])", ("workers", "load"),
-         "Lagrange coded linear regression: any 2 ceil(K/r) - 1 results (threshold-rule stand-in)")(
-    lambda workers, load: _lcc.lcc_code(workers, load))
+#: Every scheme by name.
+SCHEMES: dict[str, Scheme] = {s.name: s for s in [
+    Scheme("uncoded", codes.uncoded, {"workers": "n"}, TANDON + " (baseline)", "wait for every worker"),
+    Scheme("ignore", codes.ignore_stragglers, NS, TANDON + " (baseline)",
+           "uncoded, ignore the s slowest and rescale (approximate)"),
+    Scheme("frc", codes.frc, NS, TANDON, "fractional repetition, (s+1) | n"),
+    Scheme("crc", codes.crc, {**NS, "seed": "seed", "exact": "exact"}, TANDON, "cyclic repetition, random H"),
+    Scheme("partial", codes.partial_stragglers, {**NS, "pieces": "pieces", "seed": "seed", "exact": "exact"},
+           TANDON + " (partial stragglers)", "two messages per worker: own parts, then a CRC message"),
+    # Reed-Solomon and communication-efficient codes
+    Scheme("rs", codes.rs, {**NS, "points": "points", "exact": "exact"},
+           "Halbawi et al., Improving Distributed GD Using Reed-Solomon Codes (ISIT 2018)",
+           "Reed-Solomon (polynomial) code on the cyclic mask; any n - s decode"),
+    Scheme("ye-abbe", codes.ye_abbe, {**NS, "comm": "m", "points": "points", "exact": "exact"},
+           "Ye and Abbe, Communication-Computation Efficient Gradient Coding (ICML 2018), reconstructed",
+           "polynomial communication-efficient code, load s + m, messages 1/m"),
+    Scheme("kadhe", codes.kadhe, {**NS, "comm": "m", "generator": "generator", "seed": "seed", "exact": "exact"},
+           "Kadhe, Koyluoglu and Ramchandran, Communication-Efficient GC (2020), reconstructed",
+           "any linear [d, m, D] code: load d, messages 1/m, D - 1 stragglers"),
+    # GC-MMC and its baselines
+    Scheme("gc", mmc.clustered_gc, {**KR, "clusters": "P", "seed": "seed", "exact": "exact"},
+           TANDON + " (load r, cyclic, optional clusters)",
+           "plain GC (CRC) with load r in P clusters; any K_c - r + 1 workers per cluster"),
+    Scheme("gc-mmc-correlated", mmc.gc_mmc_correlated,
+           {**KR, "order": "m", "clusters": "P", "seed": "seed", "exact": "exact"}, GCMMC,
+           "correlated GC-MMC of order m in P clusters; K_c - m + 1 distinct messages per cluster"),
+    Scheme("gc-mmc-uncorrelated", mmc.gc_mmc_uncorrelated,
+           {**KR, "orders": "orders", "clusters": "P", "points": "points", "exact": "exact"}, GCMMC,
+           "uncorrelated GC-MMC with an order vector in P clusters; K_c l - sum(m) + 1 messages per cluster"),
+    Scheme("uc-mmc", mmc.clustered_uc_mmc, {**KR, "clusters": "P"}, GCMMC + " (baseline [19])",
+           "uncoded multi-message: every partial gradient sent as computed (correlated, m = 1)"),
+    Scheme("hybrid", mmc.hybrid, {**KR, "orders": "orders", "points": "points"}, GCMMC + " (section III-D)",
+           "clusters of r workers: uncorrelated GC-MMC below order r, the plain cluster sum at r"),
+    Scheme("lcc", lcc.lcc_code, KR, "Yu et al., Lagrange Coded Computing (2019) / Li et al., PCR (baseline [4])",
+           "Lagrange coded linear regression: any 2 ceil(K/r) - 1 results (threshold-rule stand-in)"),
+]}
+
+
+def build(name: str, **kw) -> GradientCode:
+    """Build scheme ``name`` from keyword parameters named as in :data:`PARAMS` (keys the scheme does not read are
+    ignored; a missing or ``None`` parameter takes its default, and raises if it has none; 0 is a value like any
+    other)."""
+    if name not in SCHEMES:
+        raise ValueError(f"scheme must be one of {sorted(SCHEMES)}, got {name!r}")
+    return SCHEMES[name].build(**kw)

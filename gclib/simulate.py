@@ -22,6 +22,8 @@ import numpy as np
 
 from . import checks
 from .codes.base import GradientCode
+from .jsonable import jsonable
+from .progress import progress as _progress
 from .stragglers import ComputeModel
 
 Z95 = 1.959963984540054
@@ -83,23 +85,7 @@ class SimResult:
             out[f"ci95_{key}"] = c
         out["code"] = self.code
         out["model"] = self.model
-        return _jsonable(out)
-
-
-def _jsonable(obj):
-    if isinstance(obj, dict):
-        return {k: _jsonable(v) for k, v in obj.items() if not str(k).startswith("_")}
-    if isinstance(obj, (list, tuple)):
-        return [_jsonable(v) for v in obj]
-    if isinstance(obj, (np.integer,)):
-        return int(obj)
-    if isinstance(obj, (float, np.floating)):
-        return float(obj) if np.isfinite(obj) else None
-    if isinstance(obj, np.ndarray):
-        return _jsonable(obj.tolist())
-    if isinstance(obj, (str, int, bool)) or obj is None:
-        return obj
-    return str(obj)
+        return jsonable(out)
 
 
 @dataclass(frozen=True, eq=False)
@@ -389,11 +375,7 @@ def simulate(code, model: ComputeModel, trials: int = 10_000, seed=0, *,
     pw = _per_worker(model)
     parts = {k: [] for k in ("time", "messages", "cluster_messages", "computations", "volume")}
     chunks = chunks_of(trials, chunk_trials(sch.n_workers, n_tasks, sch.n_messages, per_worker=pw))
-    it = chunks
-    if progress:
-        from tqdm.auto import tqdm
-
-        it = tqdm(chunks, desc=f"simulate {sch.name}", unit="chunk", leave=False)
+    it = _progress(chunks, f"simulate {sch.name}", progress, unit="chunk")
     for c in it:
         if pw:
             res = simulate_workers(sch, model.per_worker(rng, c, sch.n_workers, n_tasks), comm)
@@ -450,11 +432,7 @@ def sweep(builders: dict, values, model, trials: int = 10_000, seed=0, *,
                            sizes=f"trials = {trials}, {len(codes)} points, the largest '{big.name}' with "
                                  f"{big.n_workers} workers, load {big.load}, {big.n_messages} messages",
                            lower="trials or the largest point")
-    it = items
-    if progress:
-        from tqdm.auto import tqdm
-
-        it = tqdm(items, desc="sweep", leave=False)
+    it = _progress(items, "sweep", progress)
     for name, v in it:
         if (name, v) not in codes:
             continue
@@ -550,10 +528,7 @@ def comm_efficient_sweep(n: int, s: int, ms, model: ComputeModel, *, comm: Commu
             except ValueError as e:
                 skipped.append({"scheme": name, "m": m, "reason": str(e)})
     jobs += [("crc", 1, crc(n, s, seed)), ("uncoded", 1, uncoded(n))]
-    if progress:
-        from tqdm.auto import tqdm
-
-        jobs = tqdm(jobs, desc="iteration time", leave=False)
+    jobs = _progress(jobs, "iteration time", progress)
     rows, times = [], []
     for name, m, c in jobs:
         res = simulate(c, model, trials=trials, seed=seed, comm=comm)

@@ -7,7 +7,7 @@ reports the worst over all of them and the median (typical) over the uniform one
 they were enumerated; the structured ones would pull a median towards the worst case) of
 
 * ``kappa``: the decoding condition number as an error amplification factor
-  (:func:`gclib.codes.base.decoding_amplification`, the quantity the decoder's ``IllConditionedWarning`` tests
+  (:func:`gclib.codes.conditioning.decoding_amplification`, the quantity the decoder's ``IllConditionedWarning`` tests
   against ``COND_WARN``); ``eps * kappa`` predicts the relative error;
 * ``cond``: 2-norm condition number of the rows the decoder actually uses, ``sigma_1 / sigma_r`` with ``r`` the
   rank a decodable set has (no truncation, so values above ``1e16`` are reported as computed: they mean
@@ -22,7 +22,6 @@ they were enumerated; the structured ones would pull a median towards the worst 
 """
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 from itertools import combinations
 from math import comb
@@ -30,8 +29,9 @@ from typing import Callable
 
 import numpy as np
 
-from .codes.base import DecodingError, GradientCode, IllConditionedWarning, decoding_amplification
-from .diagnostics import decoding_error
+from .codes.base import GradientCode
+from .codes.conditioning import decoding_amplification, decoding_condition, decoding_error
+from .progress import progress as _progress
 
 
 def _rs(n, s, m, points, assign, seed):
@@ -64,24 +64,6 @@ CONSTRUCTIONS: dict[str, Callable] = {"rs": _rs, "ye-abbe": _ye_abbe, "kadhe": _
 USES_POINTS = ("rs", "ye-abbe")
 
 
-def decoding_condition(code: GradientCode, idx: np.ndarray, A: np.ndarray) -> float:
-    """Condition number of the decoding system actually solved.
-
-    Args:
-        idx: ``(r,)`` received message ids; A: ``(n_pieces, r)`` decoding coefficients.
-    Returns:
-        ``sigma_1 / sigma_rank`` of ``B[used]`` (``used``: the received rows with a nonzero coefficient),
-        ``rank = min(code.params["_rank"], rows, columns)`` - the rank every decodable set of the code has.
-    """
-    used = idx[np.any(A != 0, axis=0)]
-    if used.size == 0:
-        return np.inf
-    M = code.B[used]
-    sv = np.linalg.svd(M, compute_uv=False)
-    r = min(int(code.params.get("_rank", used.size)), used.size, M.shape[1])
-    if sv[r - 1] == 0:
-        return np.inf
-    return float(sv[0] / sv[r - 1])
 
 
 def patterns(code: GradientCode, s: int, max_patterns: int, rng: np.random.Generator) -> tuple[list, bool, int]:
@@ -101,7 +83,7 @@ def patterns(code: GradientCode, s: int, max_patterns: int, rng: np.random.Gener
     if s:
         offsets = np.unique(np.linspace(0, n - 1, min(n, 20)).astype(int))
         runs = [np.arange(n)]
-        pts = code.params.get("_alpha", code.params.get("_beta"))
+        pts = code.decoder.points
         if pts is not None:
             key = np.angle(pts) if np.iscomplexobj(pts) else pts
             runs.append(np.argsort(key, kind="stable"))
@@ -142,11 +124,8 @@ def measure(code: GradientCode, stragglers: int | None = None, *, max_patterns: 
     conds, kappas, e64, e32, failed = [], [], [], [], 0
     for p in pats:
         idx = code.surviving(p)
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", IllConditionedWarning)
-                A = code.decode(idx, check=False, warn=False)
-        except (DecodingError, np.linalg.LinAlgError):
+        A = code.try_decode(idx)
+        if A is None:
             failed += 1
             conds.append(np.inf)
             kappas.append(np.inf)
@@ -218,13 +197,8 @@ def study(configs, *, max_patterns: int = 100, seed=0, length: int = 32, progres
     """
     import pandas as pd
 
-    it = list(configs)
-    if progress:
-        from tqdm.auto import tqdm
-
-        it = tqdm(it, desc="stability", leave=False)
     rows = []
-    for cfg in it:
+    for cfg in _progress(list(configs), "stability", progress):
         code = CONSTRUCTIONS[cfg.construction](cfg.n, cfg.s, cfg.m, cfg.points, cfg.assign, seed)
         r = measure(code, max_patterns=max_patterns, seed=seed, length=length)
         r.pop("worst_pattern")

@@ -12,7 +12,8 @@ import pytest
 
 import gclib
 from gclib import checks, codes
-from gclib.cli import build_parser, code_from_args, main
+from gclib.cli import build_parser, main
+from gclib.cli.options import code_from_args
 from gclib.simulate import CHUNK, simulate_bytes, sweep
 from gclib.stragglers import Pareto, ShiftedExponential
 

@@ -10,6 +10,7 @@ import sys
 import pytest
 
 from gclib import cli, reproduce as rp
+from gclib.cli import options, registries
 from gclib import schemes as sch
 from gclib.stragglers import MODELS, ComputeModel
 
@@ -30,10 +31,10 @@ def test_top_level_help_lists_every_scheme_model_and_parameter():
     assert p.returncode == 0, p.stderr
     out = p.stdout
     for name, s in sch.SCHEMES.items():
-        assert f"  {name} " in out and s.paper in out and cli.scheme_flags(s) in out
+        assert f"  {name} " in out and s.paper in out and registries.scheme_flags(s) in out
     for name, cls in MODELS.items():
         assert f"  {name} " in out
-        for f, _ in cli.model_fields(cls):
+        for f, _ in options.model_fields(cls):
             assert f"--{f.replace('_', '-')} (default" in out
     for name in sch.PARAMS:
         assert f"--{name.replace('_', '-')}" in out
@@ -83,22 +84,6 @@ def test_every_subcommand_has_help_and_a_summary_line(cmd, capsys):
         assert "compute-time models (--model NAME)" in out and all(f"\n  {n} " in out for n in MODELS)
 
 
-def test_extra_command_help_comes_from_the_tuple_or_docstrings(monkeypatch, capsys):
-    def run(a):
-        """Do the demo thing.
-
-        More text."""
-        return 0
-
-    monkeypatch.setitem(cli.COMMANDS, "zz-demo", (lambda p: None, run))
-    monkeypatch.setitem(cli.COMMANDS, "zz-demo2", (lambda p: None, run, "explicit help"))
-    with pytest.raises(SystemExit):
-        cli.main(["--help"])
-    out = capsys.readouterr().out
-    assert "zz-demo             Do the demo thing" in out and "explicit help" in out
-    assert cli.main(["zz-demo"]) == 0
-
-
 @dataclasses.dataclass
 class _Weibull(ComputeModel):
     """Task time Weibull(k, lam) (a test model)."""
@@ -115,10 +100,10 @@ class _Weibull(ComputeModel):
 @pytest.fixture
 def registered(monkeypatch):
     """A scheme with a new parameter and a model with new fields, registered as another engineer would."""
-    monkeypatch.setitem(sch.PARAMS, "colours", (int, 3, "test: colours per worker"))
-    monkeypatch.setitem(sch.SCHEMES, "zz-test", sch.Scheme("zz-test", "Doe et al., A Test Paper (2030)",
-                                                           ("workers", "colours"), lambda **kw: None,
-                                                           "a scheme added by a test"))
+    monkeypatch.setitem(sch.PARAMS, "colours", sch.Param(int, 3, "test: colours per worker"))
+    monkeypatch.setitem(sch.SCHEMES, "zz-test", sch.Scheme("zz-test", lambda n, c: None,
+                                                           {"workers": "n", "colours": "c"},
+                                                           "Doe et al., A Test Paper (2030)", "a scheme added by a test"))
     monkeypatch.setitem(MODELS, "weibull-test", _Weibull)
 
 
@@ -134,11 +119,11 @@ def test_schemes_and_models_registered_later_appear_in_help_and_list(registered,
 def test_a_new_model_field_gets_an_option_that_reaches_the_model(registered):
     a = cli.build_parser().parse_args(["simulate", "--scheme", "crc", "--workers", "4", "--stragglers", "1",
                                        "--model", "weibull-test", "--lam-scale", "0.7"])
-    m = cli.model_from_args(a)
+    m = options.model_from_args(a)
     assert isinstance(m, _Weibull) and m.lam_scale == 0.7 and m.k == 1.5  # unset: the model's own default
     a = cli.build_parser().parse_args(["simulate", "--scheme", "crc", "--workers", "4", "--stragglers", "1",
                                        "--mu", "3", "--per-task"])
-    m = cli.model_from_args(a)
+    m = options.model_from_args(a)
     assert m.name == "shifted-exp" and m.mu == 3.0 and m.alpha == 0.01 and m.per_task
 
 

@@ -189,7 +189,10 @@ def test_schemes_registered():
         assert name in schemes.SCHEMES
     code = schemes.build("ye-abbe", workers=8, stragglers=2, comm=2)
     assert code.n_pieces == 2
-    assert schemes.build("kadhe", workers=8, stragglers=1, comm=0).n_pieces == 1
+    assert schemes.build("kadhe", workers=8, stragglers=1).n_pieces == 1  # comm: the constructor's default, 1
+    assert schemes.build("ye-abbe", workers=8, stragglers=1).n_pieces == 1
+    with pytest.raises(ValueError, match="comm"):
+        schemes.build("kadhe", workers=8, stragglers=1, comm=0)
 
 
 def test_cli_verify_and_simulate(capsys):

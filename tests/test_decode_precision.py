@@ -7,7 +7,7 @@ import pytest
 from gclib import codes
 from gclib.codes import IllConditionedWarning, decoding_amplification
 from gclib.codes.base import COND_WARN, amplification_threshold, unit_roundoff
-from gclib.diagnostics import decoding_error
+from gclib.codes.conditioning import decoding_error
 
 
 def decode_warns(code, idx, **kw) -> list:

@@ -39,7 +39,7 @@ def test_exact_verification_and_rule(n, s, points, assign):
 def test_exact_mode_float_matrix_is_the_verified_one():
     code = rs(6, 2, "chebyshev", exact=True)
     assert np.array_equal(code.B, np.array(code.B_exact.tolist(), dtype=float))
-    alpha = code.params["_alpha"]
+    alpha = code.decoder.points
     assert np.unique(alpha).size == 6 and np.all(np.abs(alpha) <= 2)
 
 

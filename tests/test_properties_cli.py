@@ -27,7 +27,7 @@ import gclib.reproduce
 from gclib import schemes
 from gclib.cli import main
 from gclib.learning.optim import SCHEME_NAMES as TRAIN_SCHEMES
-from gclib.learning.train_cli import PROBLEMS
+from gclib.cli.train import problem_names
 from gclib.stragglers import MODELS
 
 #: seconds one example may take before it counts as a hang (not a speed assertion: valid examples take well
@@ -225,7 +225,7 @@ def test_verify(data):
 @SETTINGS
 @given(st.data())
 def test_train(data):
-    pool = {"--scheme": (st.sampled_from(TRAIN_SCHEMES), "name"), "--problem": (st.sampled_from(PROBLEMS), "name"),
+    pool = {"--scheme": (st.sampled_from(TRAIN_SCHEMES), "name"), "--problem": (st.sampled_from(problem_names()), "name"),
             "--workers": (ints(1, 12), "int"), "--groups": (ints(1, 4), "int"), "--stragglers": (ints(0, 3), "int"),
             "--code": (st.sampled_from(["crc", "frc", "rs", "gc"]), "name"),
             "--trigger": (st.sampled_from(["default", "none", "wk", "ps"]), "name"),

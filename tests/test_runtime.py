@@ -12,9 +12,9 @@ import pytest
 
 from gclib import schemes
 from gclib.codes import rs
+from gclib.codes.mmc import uc_mmc
 from gclib.learning import TandonAGD, make_problem
 from gclib.runtime import RunSpec, RuntimeFailure, launch, mpiexec_command, predicted_times, sample_finish
-from gclib.runtime.testcodes import cyclic_multimessage
 from gclib.simulate import arrival_times
 from gclib.stragglers import Persistent, ShiftedExponential
 
@@ -83,8 +83,8 @@ def test_mpiexec_command_passes_the_hostfile(tmp_path):
     assert "-f" in mpiexec_command(tmp_path / "spec.pkl", 5, hosts=hosts)
 
 
-def test_cyclic_multimessage_decodes_from_one_copy_of_every_part():
-    code = cyclic_multimessage(4, 1)
+def test_uc_mmc_decodes_from_one_copy_of_every_part():
+    code = uc_mmc(4, 2)
     assert code.n_messages == 8 and sorted(code.ready.tolist()) == [1] * 4 + [2] * 4
     first = np.flatnonzero(code.ready == 1)
     assert code.rule.decodable(np.isin(np.arange(8), first))
@@ -103,7 +103,7 @@ def _codes():
             # two pieces per gradient (odd dimension: padded), and complex messages
             "ye-abbe": schemes.build("ye-abbe", workers=4, stragglers=1, comm=2),
             "rs-complex": schemes.build("rs", workers=4, stragglers=1, points="roots-of-unity"),
-            "multimessage": cyclic_multimessage(4, 1)}
+            "multimessage": uc_mmc(4, 2)}
 
 
 @pytest.mark.mpi

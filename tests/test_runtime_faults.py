@@ -372,7 +372,7 @@ def test_cli_resume_refuses_other_parameters_and_foreign_or_broken_state_files(t
 
 def test_a_resumed_command_line_keeps_its_kill_and_persistent_workers(tmp_path):
     from gclib.cli import build_parser
-    from gclib.runtime.cli import resumed_args, run_args, spec_from_args
+    from gclib.cli.run import resumed_args, run_args, spec_from_args
 
     a = build_parser().parse_args(RUN + ["--iterations", "4", "--kill", "2:3", "--persistent-workers", "0"])
     args = run_args(a)
@@ -434,14 +434,14 @@ def test_a_state_of_another_run_is_refused_and_a_finished_one_has_nothing_to_res
 
 
 def test_the_summary_warns_when_a_decode_could_not_be_trusted(monkeypatch):
-    from gclib.codes import base
+    from gclib.codes import conditioning
 
     res = RunResult(records=[_record(0, 5.0), _record(1, 3e9), _record(2, None)], theta=np.zeros(3))
     assert res.summary()["untrusted_iterations"] == [1, 2]  # above the decoder's threshold (None: infinite)
     (line,) = res.warnings()
     assert line.startswith("2 of 3 decodes could not be trusted") and "iterations 1, 2" in line
-    # the threshold is the decoder's, read through gclib.codes.base (it follows the working precision there)
-    monkeypatch.setattr(base, "amplification_threshold", lambda dtype=np.float64: 4.0)
+    # the threshold is the decoder's, read through gclib.codes.conditioning (it follows the working precision)
+    monkeypatch.setattr(conditioning, "amplification_threshold", lambda dtype=np.float64: 4.0)
     assert res.summary()["untrusted_iterations"] == [0, 1, 2] and res.summary()["amplification_limit"] == 4.0
     assert RunResult(records=[_record(0)], theta=np.zeros(3)).warnings() == []
 

@@ -1,6 +1,6 @@
 """Gradient codes: what is sent. Every code is a :class:`GradientCode` (see :mod:`gclib.codes.base`)."""
-from .base import (COND_WARN, DecodingError, GradientCode, IllConditionedWarning, condition_number,
-                   split_pieces, straggler_patterns)
+from .base import DecodingError, Decoder, GradientCode, split_pieces, straggler_patterns
+from .conditioning import COND_WARN, IllConditionedWarning, condition_number, decoding_amplification
 from .compose import clustered, split_evenly
 from .polynomial import evaluation_points, polynomial_code, rs
 from .rules import AnyOf, ThresholdRule, coverage, threshold
@@ -8,7 +8,7 @@ from .tandon import (crc, crc_matrix, cyclic_support, example_n3, example_n3_cod
                      partial_stragglers, uncoded)
 
 __all__ = [
-    "COND_WARN", "DecodingError", "GradientCode", "IllConditionedWarning", "condition_number", "split_pieces",
+    "COND_WARN", "DecodingError", "Decoder", "GradientCode", "IllConditionedWarning", "condition_number", "split_pieces",
     "straggler_patterns", "clustered", "split_evenly", "evaluation_points", "polynomial_code", "rs", "AnyOf",
     "ThresholdRule", "coverage", "threshold", "crc", "crc_matrix", "cyclic_support", "example_n3",
     "example_n3_code", "frc", "ignore_stragglers", "partial_stragglers", "uncoded",
@@ -17,7 +17,6 @@ __all__ = [
 # --- Reed-Solomon exact mode and communication-efficient codes (Ye-Abbe, Kadhe et al.) ---
 from .comm_efficient import (BasesRule, gaussian_generator, kadhe, load_generator, min_distance,  # noqa: E402
                              repetition_generator, ye_abbe)
-from .base import decoding_amplification  # noqa: E402
 from .polynomial import point_permutation, rational_points  # noqa: E402
 
 __all__ += ["BasesRule", "gaussian_generator", "kadhe", "load_generator", "min_distance", "repetition_generator",

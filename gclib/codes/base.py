@@ -13,8 +13,10 @@ A gradient code is plain data:
   for ``n_pieces == 1`` and, for ``n_pieces = m``, the ``m`` rows selecting each piece of every part.
 
 The exact test "is the target in the row span of ``B[R]``" (:meth:`GradientCode.is_decodable`) is the oracle.
-Each family supplies a fast rule (:mod:`gclib.codes.rules`) for the simulator, and optionally a fast decoder;
-the tests check both against the oracle.
+Each family supplies a fast rule (:mod:`gclib.codes.rules`) for the simulator, and optionally a
+:class:`Decoder`: its fast decoder and whatever else it knows about receiving and decoding its codes (which
+messages a straggler still delivers, its evaluation points, the rank of a decodable set), as typed fields; the
+tests check rules and decoders against the oracle.
 """
 from __future__ import annotations
 
@@ -25,19 +27,12 @@ from typing import Any, Callable, Optional, Sequence
 import numpy as np
 
 from .. import checks
-from .rules import ThresholdRule
-
-#: Error amplification above which a float64 (or complex128) decode warns: the decoded gradient may have lost
-#: about half of its digits. Other precisions scale it as ``1 / sqrt(u)`` (see :func:`amplification_threshold`).
-COND_WARN = 1e8
+from .conditioning import (COND_WARN, IllConditionedWarning, amplification_threshold,  # noqa: F401 (re-exported)
+                           condition_number, decoding_amplification, unit_roundoff, working_dtype)
 
 
 class DecodingError(ValueError):
     """The received set of messages does not determine the gradient."""
-
-
-class IllConditionedWarning(RuntimeWarning):
-    """The decoding system is so badly conditioned that the decoded gradient may be inaccurate."""
 
 
 def _as_ids(a: np.ndarray, name: str, what: str) -> np.ndarray:
@@ -48,32 +43,6 @@ def _as_ids(a: np.ndarray, name: str, what: str) -> np.ndarray:
     if a.size and not integral:
         raise ValueError(f"{name} must be integer {what}, got {a.ravel().tolist()}")
     return a.astype(np.int64).ravel()
-
-
-def unit_roundoff(dtype=np.float64) -> float:
-    """Unit roundoff ``u`` of a floating or complex dtype (of its real part): ``2**-53`` for float64 and
-    complex128, ``2**-24`` for float32 and complex64.
-
-    Raises:
-        TypeError: ``dtype`` is not a floating or complex dtype (e.g. an integer dtype).
-    """
-    try:
-        dt = np.dtype(dtype)
-    except TypeError:
-        raise checks.ParameterTypeError(f"dtype must be a floating or complex NumPy dtype, got {dtype!r}") from None
-    if not np.issubdtype(dt, np.inexact):
-        raise checks.ParameterTypeError(f"dtype must be a floating or complex NumPy dtype, got {dt}")
-    return float(np.finfo(dt).eps) / 2
-
-
-def _working_dtype(dtype, B: np.ndarray) -> np.dtype:
-    """The precision of a decode: ``dtype`` (a dtype, or an array whose dtype is taken), else that of ``B``."""
-    if dtype is None:
-        return B.dtype
-    if isinstance(dtype, np.ndarray):
-        dtype = dtype.dtype
-    unit_roundoff(dtype)  # refuses integer and non-numeric dtypes
-    return np.dtype(dtype)
 
 
 def reserve_code(name: str, messages, columns, *, workers, load=1, complex_: bool = False, exact: bool = False,
@@ -88,6 +57,75 @@ def reserve_code(name: str, messages, columns, *, workers, load=1, complex_: boo
     messages, columns, workers, load = (int(x) for x in (messages, columns, workers, load))  # no int64 overflow
     nbytes = 3 * item * messages * columns + (100 * messages * columns if exact else 0) + 40 * workers * load
     checks.need_memory(name, nbytes, sizes=sizes, lower=lower)
+
+
+@dataclass(frozen=True)
+class Decoder:
+    """How a family's codes are received and decoded: what the family knows beyond ``B``.
+
+    This base class is the generic behaviour: least-squares decoding (:func:`lstsq_decode`), a straggler sends
+    none of its messages, no evaluation points, the rank of a decodable set unknown. A family that knows more
+    subclasses it as a frozen dataclass whose fields hold its data (typed, documented, public), and overrides
+    what differs. Decoders travel inside the code to the MPI ranks, so they must pickle: module-level classes
+    whose fields pickle. A decoder keeps no mutable state; a caller that decodes the same set often caches the
+    coefficients itself.
+
+    Attributes:
+        points: ``(n_messages,)`` evaluation point of every message (polynomial codes), else ``None``.
+        decodable_rank: the rank every decodable received set has (the number of independent rows a decode
+            uses), else ``None``.
+    """
+
+    points = None  # class defaults, not fields: a subclass that knows them declares them as fields
+    decodable_rank = None
+
+    def __call__(self, code: "GradientCode", idx: np.ndarray) -> np.ndarray:
+        """``(n_pieces, len(idx))`` coefficients ``A`` with ``A @ B[idx] ~ target``; :class:`DecodingError` when
+        the family's decoder cannot decode ``idx``."""
+        return lstsq_decode(code, idx)
+
+    def surviving(self, code: "GradientCode", stragglers: np.ndarray) -> np.ndarray:
+        """Message ids received when the workers ``stragglers`` (validated ids) straggle: none of theirs."""
+        return np.flatnonzero(~np.isin(code.sender, stragglers))
+
+
+@dataclass(frozen=True)
+class FunctionDecoder(Decoder):
+    """A decoder given as a plain function ``fn(code, idx) -> A``, with the generic behaviour otherwise."""
+
+    fn: Callable
+
+    def __call__(self, code: "GradientCode", idx: np.ndarray) -> np.ndarray:
+        return self.fn(code, idx)
+
+
+@dataclass(frozen=True)
+class PartialStragglers(Decoder):
+    """Least-squares decoding for codes whose stragglers are partial: a straggler sends every message but its
+    last one (Tandon et al.'s scheme for partial stragglers, :func:`gclib.codes.partial_stragglers`)."""
+
+    def surviving(self, code: "GradientCode", stragglers: np.ndarray) -> np.ndarray:
+        drop = [int(code.messages_of(w)[-1]) for w in stragglers]
+        return np.setdiff1d(np.arange(code.n_messages), drop)
+
+
+def _family_decoder(decoder, params) -> Decoder:
+    """The code's :class:`Decoder` (a plain function wrapped, the generic one for ``None``), after checking that
+    ``params`` hold no private keys: a family's data belongs in its decoder's fields."""
+    if not isinstance(params, dict):
+        raise checks.ParameterTypeError(f"params must be a dict, got {type(params).__name__}")
+    private = sorted(str(k) for k in params if str(k).startswith("_"))
+    if private:
+        raise ValueError(f"params are public construction parameters; family data belongs in the decoder's "
+                         f"fields, got private keys {private}")
+    if decoder is None:
+        return Decoder()
+    if isinstance(decoder, Decoder):
+        return decoder
+    if not callable(decoder):
+        raise checks.ParameterTypeError(f"decoder must be a Decoder or a function (code, received) -> A, got "
+                                        f"{decoder!r}")
+    return FunctionDecoder(decoder)
 
 
 @dataclass(frozen=True, eq=False)
@@ -108,10 +146,11 @@ class GradientCode:
         exact: ``False`` for approximate schemes (ignore-stragglers), whose decode is not exact.
         size: ``(n_messages,)`` size of each message in gradient-length units (``1 / n_pieces``, twice that for
             complex messages).
-        decoder: optional fast decoder ``decoder(code, received) -> A``; the generic least-squares decoder is
-            used otherwise.
+        decoder: the family's :class:`Decoder` (a plain function ``decoder(code, received) -> A`` is wrapped in
+            a :class:`FunctionDecoder`); the generic :class:`Decoder` (least squares) when not given.
         B_exact: optional exact (SymPy) encoding matrix, for exact verification.
-        params: the construction parameters, for display and reproduction.
+        params: the construction parameters, for display and reproduction only: nothing reads them to decide
+            how the code behaves (that is the decoder's business).
     """
 
     name: str
@@ -126,7 +165,7 @@ class GradientCode:
     n_pieces: int = 1
     exact: bool = True
     size: Optional[np.ndarray] = None
-    decoder: Optional[Callable] = None
+    decoder: Optional[Callable] = None  # a Decoder after construction
     B_exact: Any = None
     params: dict = field(default_factory=dict)
 
@@ -185,6 +224,7 @@ class GradientCode:
         object.__setattr__(self, "sender", sender)
         object.__setattr__(self, "ready", ready)
         object.__setattr__(self, "size", size)
+        object.__setattr__(self, "decoder", _family_decoder(self.decoder, self.params))
 
     # ------------------------------------------------------------------ structure
     @property
@@ -213,13 +253,11 @@ class GradientCode:
         return np.flatnonzero(np.isin(self.sender, workers))
 
     def surviving(self, stragglers) -> np.ndarray:
-        """Message ids received when the workers ``stragglers`` straggle: none of theirs, or, for codes whose
-        stragglers are partial (``params["straggler_kind"] == "partial"``), all but their last message."""
-        stragglers = set(self._check_workers(stragglers).tolist())
-        if self.params.get("straggler_kind") == "partial":
-            drop = {int(self.messages_of(w)[-1]) for w in stragglers}
-            return np.array([j for j in range(self.n_messages) if j not in drop], dtype=np.int64)
-        return np.flatnonzero(~np.isin(self.sender, list(stragglers)))
+        """Message ids received, in increasing order, when the workers ``stragglers`` straggle: the family's
+        decoder says which (:meth:`Decoder.surviving`: none of theirs, or all but their last message for codes
+        whose stragglers are partial)."""
+        stragglers = np.unique(self._check_workers(stragglers))
+        return self.decoder.surviving(self, stragglers).astype(np.int64)
 
     def _check_workers(self, workers) -> np.ndarray:
         workers = _as_ids(np.asarray(list(workers)), "workers", "worker ids")
@@ -278,11 +316,8 @@ class GradientCode:
             DecodingError: the set does not determine the gradient.
         """
         idx = self._check_received(received)
-        work = _working_dtype(dtype, self.B)
-        if self.decoder is not None:
-            A = self.decoder(self, idx)
-        else:
-            A = lstsq_decode(self, idx)
+        work = working_dtype(dtype, self.B)
+        A = self.decoder(self, idx)
         # The amplification is only needed for the warning or the error hint: computed lazily, so that
         # decode(..., warn=False) on the runtime's hot path does not pay for it.
         def amplification() -> float:
@@ -307,9 +342,23 @@ class GradientCode:
                               f"{work}, unit roundoff {u:.1e})", IllConditionedWarning, stacklevel=2)
         return A
 
+    def try_decode(self, received) -> Optional[np.ndarray]:
+        """The decoder's coefficients for ``received``, unchecked and silent (the measures of
+        :mod:`gclib.codes.conditioning` judge them); ``None`` when the family's decoder refuses the set
+        (:class:`DecodingError`) or LAPACK fails."""
+        try:
+            return self.decode(received, check=False, warn=False)
+        except (DecodingError, np.linalg.LinAlgError):
+            return None
+
     def decode_workers(self, workers, **kw) -> np.ndarray:
         """Decode from every message of the given workers; returns ``A`` over :meth:`worker_messages`."""
         return self.decode(self.worker_messages(workers), **kw)
+
+    def pieces(self, partial_gradients: np.ndarray) -> np.ndarray:
+        """``(n_parts * n_pieces, ceil(length / n_pieces))``: the partial gradients ``(n_parts, length)`` stacked
+        piecewise (:func:`split_pieces`), the ``G`` that ``B`` multiplies; :meth:`combine` undoes it."""
+        return split_pieces(partial_gradients, self.n_pieces)
 
     def encode(self, partial_gradients: np.ndarray) -> np.ndarray:
         """All messages for the given partial gradients.
@@ -319,7 +368,7 @@ class GradientCode:
         Returns:
             ``(n_messages, ceil(length / n_pieces))`` messages (``G`` stacked by :func:`split_pieces`).
         """
-        return self.B @ split_pieces(partial_gradients, self.n_pieces)
+        return self.B @ self.pieces(partial_gradients)
 
     def combine(self, A: np.ndarray, messages: np.ndarray, length: int) -> np.ndarray:
         """Decoded gradient ``(length,)`` from coefficients ``A`` and the received messages."""
@@ -333,7 +382,7 @@ class GradientCode:
         return {"scheme": self.name, "workers": self.n_workers, "parts": self.n_parts,
                 "pieces": self.n_pieces, "messages": self.n_messages, "load": self.load,
                 "stragglers": self.stragglers, "exact": self.exact,
-                **{k: v for k, v in self.params.items() if not k.startswith("_")}}
+                **self.params}
 
 
 def split_pieces(partial_gradients: np.ndarray, n_pieces: int) -> np.ndarray:
@@ -352,57 +401,6 @@ def split_pieces(partial_gradients: np.ndarray, n_pieces: int) -> np.ndarray:
     if pad:
         g = np.concatenate([g, np.zeros((k, pad), dtype=g.dtype)], axis=1)
     return g.reshape(k * n_pieces, width)
-
-
-def condition_number(M: np.ndarray) -> float:
-    """2-norm condition number of a (possibly rectangular) matrix: largest over smallest nonzero-rank value.
-
-    For a rank-deficient matrix the ratio uses the singular values above a relative tolerance, so duplicated
-    messages (fractional repetition) do not count as ill-conditioned.
-    """
-    sv = np.linalg.svd(np.asarray(M), compute_uv=False)
-    if sv.size == 0 or sv[0] == 0:
-        return np.inf
-    keep = sv[sv > 1e-12 * sv[0]]
-    return float(keep[0] / keep[-1])
-
-
-def decoding_amplification(BR: np.ndarray, A: np.ndarray, target: np.ndarray) -> float:
-    """Condition number of a decode as an error amplification factor.
-
-    ``max_t sum_i |A[t, i]| * |BR[i]|_2 / |target[t]|_2``: a rounding error of relative size ``eps`` in every
-    message (``|delta y_i| <= eps |BR[i]| |G|``) moves the decoded piece ``t`` by at most ``eps`` times this
-    factor relative to the size of a sum of independent random parts. Unlike ``cond(BR)`` it does not change
-    when a worker scales its message (a row of ``BR``), which the decoding error does not either; the stability
-    study (``gclib.stability``) shows that ``eps`` times it predicts the measured relative error of
-    polynomial codes within a small factor, while ``cond(BR)`` overstates it by up to 20 orders of magnitude.
-
-    Args:
-        BR: ``(r, n_parts * n_pieces)`` received rows; A: ``(n_pieces, r)`` decoding coefficients;
-        target: ``(n_pieces, n_parts * n_pieces)``.
-    """
-    rn = np.linalg.norm(BR, axis=1)
-    tn = np.linalg.norm(target, axis=1)
-    with np.errstate(all="ignore"):
-        amp = (np.abs(A) @ rn) / tn
-    return float(np.max(amp)) if amp.size else np.inf
-
-
-def amplification_threshold(dtype=np.float64) -> float:
-    """The error amplification (:func:`decoding_amplification`) above which a decode computed in ``dtype`` is not
-    trusted: :meth:`GradientCode.decode` warns above it, and the MPI runtime flags such iterations.
-
-    The rule: a decode is not trusted once its error bound ``u * kappa`` (``u`` the unit roundoff of the working
-    precision, :func:`unit_roundoff`; ``kappa`` the error amplification) passes about ``sqrt(u)``, i.e. once about
-    half of the precision's digits may be lost. The threshold is therefore proportional to ``1 / sqrt(u)``,
-    anchored at :data:`COND_WARN` ``= 1e8`` for float64 (``1 / sqrt(2**-53)`` is ``9.5e7``):
-    ``amplification_threshold(dtype) = COND_WARN * sqrt(u_float64 / u)``, ``1e8`` for float64 and complex128
-    (relative error up to about ``1.1e-8``) and about ``4.3e3`` for float32 and complex64 (up to about ``2.6e-4``).
-
-    Raises:
-        TypeError: ``dtype`` is not a floating or complex dtype.
-    """
-    return COND_WARN * float(np.sqrt(unit_roundoff(np.float64) / unit_roundoff(dtype)))
 
 
 def lstsq_decode(code: GradientCode, idx: np.ndarray) -> np.ndarray:

@@ -24,6 +24,7 @@ Two constructions, both as :class:`~gclib.codes.base.GradientCode`:
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from fractions import Fraction
 from itertools import combinations
 from math import comb
@@ -31,7 +32,7 @@ from math import comb
 import numpy as np
 
 from .. import checks
-from .base import DecodingError, GradientCode, check_ns, reserve_code
+from .base import Decoder, DecodingError, GradientCode, check_ns, reserve_code
 from .polynomial import assigned_points
 from .rules import ThresholdRule, check_messages_axis, threshold
 from .tandon import cyclic_support
@@ -136,24 +137,36 @@ def top_coefficient_weights(beta_F: np.ndarray, m: int) -> np.ndarray:
     return A
 
 
-def _ye_abbe_decoder(code: GradientCode, idx: np.ndarray) -> np.ndarray:
-    n, s, m = code.n_workers, code.stragglers, code.n_pieces
-    f = n - s
-    if idx.size < f:
-        raise DecodingError(f"'{code.name}' needs {f} messages, got {idx.size}")
-    use_pos = np.argsort(idx, kind="stable")[:f]
-    beta = code.params["_beta"]
-    W = top_coefficient_weights(beta[idx[use_pos]], m)
-    A = np.zeros((m, idx.size), dtype=W.dtype)
-    A[:, use_pos] = W
-    return A
+@dataclass(frozen=True, eq=False, kw_only=True)
+class TopCoefficientsDecoder(Decoder):
+    """Decoder of :func:`ye_abbe`: the ``m`` pieces are the top ``m`` coefficients of the polynomial of degree
+    ``f - 1`` through the first ``f = n - s`` received messages (Lagrange form, :func:`top_coefficient_weights`).
+
+    Attributes:
+        points: ``(n,)`` evaluation point ``beta_i`` of worker ``i``'s message.
+        decodable_rank: ``f = n - s``, the messages a decode uses.
+    """
+
+    points: np.ndarray
+    decodable_rank: int
+
+    def __call__(self, code: GradientCode, idx: np.ndarray) -> np.ndarray:
+        f, m = self.decodable_rank, code.n_pieces
+        if idx.size < f:
+            raise DecodingError(f"'{code.name}' needs {f} messages, got {idx.size}")
+        use_pos = np.argsort(idx, kind="stable")[:f]
+        W = top_coefficient_weights(self.points[idx[use_pos]], m)
+        A = np.zeros((m, idx.size), dtype=W.dtype)
+        A[:, use_pos] = W
+        return A
 
 
-def ye_abbe(n: int, s: int, m: int, points="equispaced", *, exact: bool = False, assign="spread") -> GradientCode:
+def ye_abbe(n: int, s: int, m: int = 1, points="equispaced", *, exact: bool = False, assign="spread") -> GradientCode:
     """Ye and Abbe's communication-efficient code (our reconstruction, see the module docstring).
 
     Args:
-        n: workers (= parts). s: stragglers tolerated. m: communication reduction (messages of ``1/m`` gradient).
+        n: workers (= parts). s: stragglers tolerated. m: communication reduction (messages of ``1/m`` gradient;
+            default 1).
         points: evaluation points (``"chebyshev"``, ``"equispaced"``, ``"roots-of-unity"`` or an array).
         exact: rational points and ``B_exact`` (SymPy), for :func:`gclib.symbolic.verify`.
         assign: ``"spread"`` (golden-ratio stride, default) or ``"natural"``; see
@@ -180,11 +193,10 @@ def ye_abbe(n: int, s: int, m: int, points="equispaced", *, exact: bool = False,
     order = cyclic_support(n, d - 1)
     return GradientCode(name="ye-abbe", n_workers=n, n_parts=n, order=order, B=B, sender=np.arange(n),
                         ready=np.full(n, d), rule=threshold(n, n - s), stragglers=s, n_pieces=m,
-                        decoder=_ye_abbe_decoder, B_exact=B_exact,
+                        decoder=TopCoefficientsDecoder(points=beta, decodable_rank=n - s), B_exact=B_exact,
                         params={"n": n, "s": s, "m": m, "d": d, "exact": exact, "reconstructed": True,
                                 "points": points if isinstance(points, str) else "custom",
-                                "assign": assign if isinstance(points, str) else "custom", "_beta": beta,
-                                "_rank": n - s})
+                                "assign": assign if isinstance(points, str) else "custom"})
 
 
 # ---------------------------------------------------------------------------------------------- Kadhe et al.
@@ -374,34 +386,42 @@ class BasesRule:
         return self.cluster_times(arrival).max(axis=1)
 
 
-def _kadhe_decoder(code: GradientCode, idx: np.ndarray) -> np.ndarray:
-    """Per group: least-squares inverse of the received columns of ``G`` (cached per received pattern)."""
-    Gt = code.params["_G"].T  # (d, m)
-    d, m = code.params["d"], code.n_pieces
-    cache = code.params["_cache"]
-    group = code.sender[idx] // d
-    pos = code.sender[idx] % d
-    A = np.zeros((m, idx.size))
-    for q in np.unique(group):
-        sel = np.flatnonzero(group == q)
-        key = tuple(sorted(pos[sel].tolist()))
-        if key not in cache:
-            sub = Gt[list(key)]
+@dataclass(frozen=True, eq=False, kw_only=True)
+class GeneratorDecoder(Decoder):
+    """Decoder of :func:`kadhe`: per group of ``d`` workers, the least-squares inverse of the generator columns
+    of the received positions.
+
+    No cache: the inverse of a ``(|received|, m)`` block costs microseconds; a caller that decodes the same set
+    again and again (the training loop) keeps its own cache of coefficients.
+
+    Attributes:
+        G: ``(m, d)`` generator (float); worker ``t`` of a group sends column ``t`` applied to the pieces.
+        decodable_rank: ``m`` per group, ``m * n / d`` in all.
+    """
+
+    G: np.ndarray
+    decodable_rank: int
+
+    def __call__(self, code: GradientCode, idx: np.ndarray) -> np.ndarray:
+        m, d = self.G.shape
+        Gt = self.G.T  # (d, m)
+        group = code.sender[idx] // d
+        pos = code.sender[idx] % d
+        A = np.zeros((m, idx.size))
+        for q in np.unique(group):
+            sel = np.flatnonzero(group == q)
+            received = sorted(pos[sel].tolist())
+            sub = Gt[received]
             if _rank(sub) < m:
-                cache[key] = None
-            else:
-                cache[key] = np.linalg.pinv(sub)  # (m, |key|): pinv(sub) @ sub = I_m
-        P = cache[key]
-        if P is None:
-            raise DecodingError(f"'{code.name}': group {q} received positions {list(key)}, whose generator "
-                                f"columns do not have rank {m}")
-        order = np.argsort(pos[sel], kind="stable")
-        A[:, sel[order]] = P
-    n_groups = code.n_workers // d
-    if np.unique(group).size < n_groups:
-        missing = sorted(set(range(n_groups)) - set(np.unique(group).tolist()))
-        raise DecodingError(f"'{code.name}': no message from groups {missing}")
-    return A
+                raise DecodingError(f"'{code.name}': group {q} received positions {received}, whose generator "
+                                    f"columns do not have rank {m}")
+            order = np.argsort(pos[sel], kind="stable")
+            A[:, sel[order]] = np.linalg.pinv(sub)  # (m, |received|): pinv(sub) @ sub = I_m
+        n_groups = code.n_workers // d
+        if np.unique(group).size < n_groups:
+            missing = sorted(set(range(n_groups)) - set(np.unique(group).tolist()))
+            raise DecodingError(f"'{code.name}': no message from groups {missing}")
+        return A
 
 
 def kadhe(n: int, s: int, m: int | None = None, generator="gaussian", seed=0, *,
@@ -426,61 +446,86 @@ def kadhe(n: int, s: int, m: int | None = None, generator="gaussian", seed=0, *,
     name_g = generator if isinstance(generator, str) and generator in GENERATORS else "custom"
     if isinstance(generator, str) and generator not in GENERATORS:
         generator = load_generator(generator)
-    G_exact = None
     if isinstance(generator, str):
-        m = 1 if m is None else checks.integer("comm", m, low=1, why=" (m, the communication reduction)")
-        d = s + m if generator == "gaussian" else m * (s + 1)
-        if d > n or n % d:
-            raise ValueError(f"kadhe needs workers to be a multiple of the block length d = {d} (computation "
-                             f"load): {n} workers is not; choose workers among the multiples of {d}")
-        reserve_code("kadhe", n, n * m, workers=n, load=d, exact=exact, sizes=f"workers = {n}, comm = {m}",
-                     lower="workers or comm")
-        if generator == "gaussian":
-            d = s + m
-            if exact:
-                G_exact = gaussian_generator(m, d, seed, exact=True)
-                G = np.array(G_exact.tolist(), dtype=float)
-            else:
-                G = gaussian_generator(m, d, seed)
-            D = d - m + 1
-        else:
-            G = repetition_generator(m, s + 1).astype(float)
-            d, D = m * (s + 1), s + 1
-            if exact:
-                import sympy as sp
-
-                G_exact = sp.Matrix(G.astype(np.int64).tolist())
+        G, G_exact, D = _shipped_generator(generator, n, s, m, seed, exact)
     else:
-        import sympy as sp
+        G, G_exact, D = _user_generator(generator, s, m)
+    m, d = G.shape
+    _check_blocks(n, m, d, exact)
+    n_groups = n // d
+    order, B, B_exact = _group_matrices(G, G_exact, n)
+    known = {"gaussian": np.arange(d), "repetition": np.arange(d) % m}.get(name_g)
+    rule = _kadhe_rule(G, n_groups, m, known)
+    return GradientCode(name="kadhe", n_workers=n, n_parts=n, order=order, B=B, sender=np.arange(n),
+                        ready=np.full(n, d), rule=rule, stragglers=s, n_pieces=m,
+                        decoder=GeneratorDecoder(G=G, decodable_rank=m * n_groups),
+                        B_exact=B_exact,
+                        params={"n": n, "s": s, "m": m, "d": d, "min_distance": int(D), "generator": name_g,
+                                "seed": seed if name_g == "gaussian" and not isinstance(seed, np.random.Generator)
+                                else None, "exact": exact, "reconstructed": True})
 
-        raw = generator
-        if isinstance(raw, (list, tuple)):
-            raw = np.array(raw, dtype=object) if any(isinstance(v, Fraction) for row in raw for v in row) \
-                else np.asarray(raw)
-        if _is_rational(raw):
-            G_exact = sp.Matrix([[sp.Rational(str(v)) if isinstance(v, Fraction) else sp.nsimplify(v)
-                                  for v in row] for row in (raw.tolist() if hasattr(raw, "tolist") else raw)])
-            G = np.array(G_exact.tolist(), dtype=float)
-        else:
-            G = np.asarray(raw, dtype=float)
-        if not np.all(np.isfinite(G)):
-            raise ValueError("generator entries must be finite numbers")
-        if G.ndim != 2 or G.shape[0] < 1 or G.shape[1] < G.shape[0]:
-            raise ValueError(f"generator must be a K x N matrix with 1 <= K <= N, got shape {np.shape(G)}")
-        K, d = G.shape
-        if m not in (None, 0) and m != K:
-            raise ValueError(f"comm = {m} does not match the generator's dimension K = {K} (its number of rows)")
-        m = K
-        D = min_distance(G_exact if G_exact is not None else G)
-        if s > D - 1:
-            raise ValueError(f"stragglers = {s} is too many for the supplied [{d}, {K}, {D}] generator: its minimum "
-                             f"distance {D} tolerates at most {D - 1} stragglers")
+
+def _check_blocks(n: int, m: int, d: int, exact: bool) -> None:
+    """Refuse ``n`` workers that groups of ``d`` do not tile, and a code too large for memory."""
     if d > n or n % d:
         raise ValueError(f"kadhe needs workers to be a multiple of the block length d = {d} (computation load): "
                          f"{n} workers is not; choose workers among the multiples of {d}")
     reserve_code("kadhe", n, n * m, workers=n, load=d, exact=exact, sizes=f"workers = {n}, comm = {m}",
                  lower="workers or comm")
-    n_groups = n // d
+
+
+def _shipped_generator(generator: str, n: int, s: int, m, seed, exact: bool):
+    """``(G (m, d) float, G_exact or None, D)`` of a shipped generator: ``"gaussian"`` (``[s + m, m]``, MDS) or
+    ``"repetition"`` (``[m (s + 1), m, s + 1]``); the block length is checked before anything is drawn."""
+    m = 1 if m is None else checks.integer("comm", m, low=1, why=" (m, the communication reduction)")
+    d = s + m if generator == "gaussian" else m * (s + 1)
+    _check_blocks(n, m, d, exact)
+    if generator == "gaussian":
+        if exact:
+            G_exact = gaussian_generator(m, d, seed, exact=True)
+            return np.array(G_exact.tolist(), dtype=float), G_exact, d - m + 1
+        return gaussian_generator(m, d, seed), None, d - m + 1
+    G = repetition_generator(m, s + 1).astype(float)
+    if exact:
+        import sympy as sp
+
+        return G, sp.Matrix(G.astype(np.int64).tolist()), s + 1
+    return G, None, s + 1
+
+
+def _user_generator(raw, s: int, m):
+    """``(G (K, N) float, G_exact or None, D)`` of a user generator (numbers, Fractions, SymPy): exact when its
+    entries are integers or rationals; ``comm`` must match ``K`` and ``s`` stay below the minimum distance."""
+    import sympy as sp
+
+    G_exact = None
+    if isinstance(raw, (list, tuple)):
+        raw = np.array(raw, dtype=object) if any(isinstance(v, Fraction) for row in raw for v in row) \
+            else np.asarray(raw)
+    if _is_rational(raw):
+        G_exact = sp.Matrix([[sp.Rational(str(v)) if isinstance(v, Fraction) else sp.nsimplify(v)
+                              for v in row] for row in (raw.tolist() if hasattr(raw, "tolist") else raw)])
+        G = np.array(G_exact.tolist(), dtype=float)
+    else:
+        G = np.asarray(raw, dtype=float)
+    if not np.all(np.isfinite(G)):
+        raise ValueError("generator entries must be finite numbers")
+    if G.ndim != 2 or G.shape[0] < 1 or G.shape[1] < G.shape[0]:
+        raise ValueError(f"generator must be a K x N matrix with 1 <= K <= N, got shape {np.shape(G)}")
+    K, d = G.shape
+    if m not in (None, 0) and m != K:
+        raise ValueError(f"comm = {m} does not match the generator's dimension K = {K} (its number of rows)")
+    D = min_distance(G_exact if G_exact is not None else G)
+    if s > D - 1:
+        raise ValueError(f"stragglers = {s} is too many for the supplied [{d}, {K}, {D}] generator: its minimum "
+                         f"distance {D} tolerates at most {D - 1} stragglers")
+    return G, G_exact, D
+
+
+def _group_matrices(G: np.ndarray, G_exact, n: int):
+    """``(order, B (n, n m), B_exact or None)``: worker ``t`` of group ``q`` computes the ``d`` parts of block
+    ``q`` (starting at its own) and sends column ``t`` of ``G`` applied to the pieces of their sum."""
+    m, d = G.shape
     order = []
     B = np.zeros((n, n * m))
     for w in range(n):
@@ -489,25 +534,17 @@ def kadhe(n: int, s: int, m: int | None = None, generator="gaussian", seed=0, *,
         order.append(tuple(parts))
         for j in parts:
             B[w, j * m:(j + 1) * m] = G[:, t]
-    B_exact = None
-    if G_exact is not None:
-        import sympy as sp
+    if G_exact is None:
+        return order, B, None
+    import sympy as sp
 
-        B_exact = sp.zeros(n, n * m)
-        for w in range(n):
-            q, t = divmod(w, d)
-            for j in range(q * d, (q + 1) * d):
-                for u in range(m):
-                    B_exact[w, j * m + u] = G_exact[u, t]
-    known = {"gaussian": np.arange(d), "repetition": np.arange(d) % m}.get(name_g)
-    rule = _kadhe_rule(G, n_groups, m, known)
-    return GradientCode(name="kadhe", n_workers=n, n_parts=n, order=order, B=B, sender=np.arange(n),
-                        ready=np.full(n, d), rule=rule, stragglers=s, n_pieces=m, decoder=_kadhe_decoder,
-                        B_exact=B_exact,
-                        params={"n": n, "s": s, "m": m, "d": d, "min_distance": int(D), "generator": name_g,
-                                "seed": seed if name_g == "gaussian" and not isinstance(seed, np.random.Generator)
-                                else None, "exact": exact, "reconstructed": True, "_G": G, "_cache": {},
-                                "_rank": m * n_groups})
+    B_exact = sp.zeros(n, n * m)
+    for w in range(n):
+        q, t = divmod(w, d)
+        for j in range(q * d, (q + 1) * d):
+            for u in range(m):
+                B_exact[w, j * m + u] = G_exact[u, t]
+    return order, B, B_exact
 
 
 def _kadhe_rule(G: np.ndarray, n_groups: int, m: int, known_classes=None):

@@ -1,26 +1,36 @@
 """Codes built from codes: independent clusters (block-diagonal composition)."""
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
 
 from .. import checks
-from .base import DecodingError, GradientCode, reserve_code
+from .base import Decoder, DecodingError, GradientCode, reserve_code
 from .rules import ThresholdRule
 
 
-def _cluster_decoder(code: GradientCode, idx: np.ndarray) -> np.ndarray:
-    """Decode every cluster with its own code's decoder and place the blocks side by side."""
-    blocks = code.params["_blocks"]
-    m = code.n_pieces
-    A = np.zeros((m, idx.size), dtype=complex if np.iscomplexobj(code.B) else float)
-    for b, (sub, msg_off) in enumerate(blocks):
-        sel = np.flatnonzero((idx >= msg_off) & (idx < msg_off + sub.n_messages))
-        if sel.size == 0:
-            raise DecodingError(f"cluster {b} of '{code.name}': no message received")
-        A[:, sel] = sub.decode(idx[sel] - msg_off, warn=False)
-    return A
+@dataclass(frozen=True, eq=False)
+class ClusterDecoder(Decoder):
+    """Decoder of independent clusters: every cluster decodes with its own code's decoder, the blocks of
+    coefficients side by side.
+
+    Attributes:
+        clusters: per cluster, ``(code, first message id)``: the cluster's code and where its messages start in
+            the composite.
+    """
+
+    clusters: tuple
+
+    def __call__(self, code: GradientCode, idx: np.ndarray) -> np.ndarray:
+        A = np.zeros((code.n_pieces, idx.size), dtype=complex if np.iscomplexobj(code.B) else float)
+        for b, (sub, msg_off) in enumerate(self.clusters):
+            sel = np.flatnonzero((idx >= msg_off) & (idx < msg_off + sub.n_messages))
+            if sel.size == 0:
+                raise DecodingError(f"cluster {b} of '{code.name}': no message received")
+            A[:, sel] = sub.decode(idx[sel] - msg_off, warn=False)
+        return A
 
 
 def clustered(codes: Sequence[GradientCode], name: str | None = None) -> GradientCode:
@@ -73,8 +83,8 @@ def clustered(codes: Sequence[GradientCode], name: str | None = None) -> Gradien
     return GradientCode(name=name or f"{base}-x{len(codes)}", n_workers=n, n_parts=k, order=order, B=B,
                         sender=np.concatenate(sender), ready=np.concatenate(ready), rule=rule,
                         stragglers=min(c.stragglers for c in codes), n_pieces=m, exact=exact,
-                        size=np.concatenate(size), decoder=_cluster_decoder, B_exact=B_exact,
-                        params={"clusters": len(codes), "_blocks": blocks})
+                        size=np.concatenate(size), decoder=ClusterDecoder(tuple(blocks)),
+                        B_exact=B_exact, params={"clusters": len(codes)})
 
 
 def split_evenly(total: int, parts: int, name: str = "clusters") -> list[int]:

@@ -16,7 +16,8 @@ combines are computed.
   virtual) workers, the ``i``-th with support the first ``m_i`` parts of its computation order; a polynomial
   (Reed-Solomon) code over the extended ``(K l, K)`` mask makes any ``K l - sum(m) + 1`` messages decode. Each
   message is sent by exactly one worker.
-* :func:`clustered_design` (section III-C): any of these inside ``P`` disjoint clusters of workers and parts.
+* :func:`clustered_design` (section III-C): any of these inside ``P`` disjoint clusters of workers and parts
+  (:func:`clustered_gc`, :func:`clustered_uc_mmc`, :func:`gc_mmc_correlated`, :func:`gc_mmc_uncorrelated`).
   When ``P`` does not divide ``K`` the clusters differ in size by one worker (and one part); every cluster must
   have at least ``r`` workers.
 * :func:`hybrid` (section III-D): clusters of exactly ``r`` workers (fractional-repetition groups, ``r | K``) run
@@ -28,12 +29,12 @@ combines are computed.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Callable, Sequence
+from typing import Callable
 
 import numpy as np
 
 from .. import checks
-from .base import GradientCode, lstsq_decode, reserve_code
+from .base import GradientCode, reserve_code
 from .compose import clustered, split_evenly
 from .polynomial import polynomial_code
 from .rules import ThresholdRule, check_messages_axis, threshold
@@ -120,7 +121,7 @@ def correlated(K: int, r: int, m: int, *, seed=0, exact: bool = False, name: str
     rule = ThresholdRule(cls, np.zeros(K, dtype=np.int64), np.array([K - m + 1]))
     return GradientCode(name=name, n_workers=K, n_parts=K, order=cyclic_support(K, r - 1), B=B,
                         sender=np.repeat(np.arange(K), l), ready=np.tile(np.arange(m, r + 1), K), rule=rule,
-                        stragglers=r - 1, decoder=lstsq_decode, B_exact=B_exact,
+                        stragglers=r - 1, B_exact=B_exact,
                         params={"K": K, "r": r, "order": m, "messages_per_worker": l,
                                 "threshold_distinct": K - m + 1, "seed": seed, "exact": exact})
 
@@ -226,6 +227,17 @@ def clustered_design(build: Callable[[int], GradientCode], K: int, P: int, r: in
     return replace(code, params=p)
 
 
+def clustered_gc(K: int, r: int, P: int = 1, *, seed=0, exact: bool = False) -> GradientCode:
+    """Plain GC with load ``r`` (:func:`gc_cyclic`) in each of ``P`` clusters; any ``K_c - r + 1`` workers of every
+    cluster decode it."""
+    return clustered_design(lambda k: gc_cyclic(k, r, seed=seed, exact=exact), K, P, r)
+
+
+def clustered_uc_mmc(K: int, r: int, P: int = 1) -> GradientCode:
+    """Uncoded multi-message communication (:func:`uc_mmc`) in each of ``P`` clusters."""
+    return clustered_design(lambda k: uc_mmc(k, r), K, P, r)
+
+
 def gc_mmc_correlated(K: int, r: int, m: int, P: int = 1, *, seed=0, exact: bool = False) -> GradientCode:
     """Correlated GC-MMC of order ``m`` in ``P`` clusters (GC-MMC-1 of Fig. 1: ``K=40, r=10, m=6, P=4``)."""
     return clustered_design(lambda k: correlated(k, r, m, seed=seed, exact=exact), K, P, r)
@@ -323,8 +335,7 @@ def _hybrid_cluster(r: int, coded_orders: tuple, points) -> tuple[GradientCode, 
     n = B.shape[0]
     full = np.r_[np.zeros(n - r, dtype=bool), np.ones(r, dtype=bool)]
     code = GradientCode(name="hybrid", n_workers=r, n_parts=r, order=order, B=B, sender=np.concatenate(sender),
-                        ready=np.concatenate(ready), rule=threshold(n, 1), stragglers=r - 1,
-                        decoder=lstsq_decode)
+                        ready=np.concatenate(ready), rule=threshold(n, 1), stragglers=r - 1)
     return code, full, t
 
 

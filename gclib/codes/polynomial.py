@@ -27,10 +27,12 @@ magnitude instead of under- or overflowing as ``N`` grows.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from .. import checks
-from .base import DecodingError, GradientCode, reserve_code
+from .base import Decoder, DecodingError, GradientCode, reserve_code
 from .rules import threshold
 
 POINTS = ("chebyshev", "equispaced", "roots-of-unity")
@@ -132,18 +134,34 @@ def leading_coefficient_weights(alpha_F: np.ndarray) -> np.ndarray:
     return 1.0 / np.prod(d, axis=1)
 
 
-def _poly_decoder(code: GradientCode, idx: np.ndarray) -> np.ndarray:
-    h = code.params["h"]
-    alpha = code.params["_alpha"]
-    if idx.size < h + 1:
-        raise DecodingError(f"'{code.name}' needs {h + 1} messages, got {idx.size}")
-    use = np.sort(idx)[: h + 1]
-    w = leading_coefficient_weights(alpha[use])
-    A = np.zeros((1, idx.size), dtype=w.dtype)
-    pos = {int(j): p for p, j in enumerate(idx)}
-    for j, wj in zip(use, w):
-        A[0, pos[int(j)]] = wj
-    return A
+@dataclass(frozen=True, eq=False, kw_only=True)
+class LeadingCoefficientDecoder(Decoder):
+    """Decoder of a polynomial code: the gradient is the leading coefficient of the degree-``h`` polynomial
+    whose values the messages are, read from the first ``h + 1`` received messages (divided differences).
+
+    Attributes:
+        points: ``(n_messages,)`` evaluation point of every message (float or complex).
+        h: degree of the message polynomials; any ``h + 1`` messages decode.
+    """
+
+    points: np.ndarray
+    h: int
+
+    @property
+    def decodable_rank(self) -> int:
+        return self.h + 1
+
+    def __call__(self, code: GradientCode, idx: np.ndarray) -> np.ndarray:
+        h = self.h
+        if idx.size < h + 1:
+            raise DecodingError(f"'{code.name}' needs {h + 1} messages, got {idx.size}")
+        use = np.sort(idx)[: h + 1]
+        w = leading_coefficient_weights(self.points[use])
+        A = np.zeros((1, idx.size), dtype=w.dtype)
+        pos = {int(j): p for p, j in enumerate(idx)}
+        for j, wj in zip(use, w):
+            A[0, pos[int(j)]] = wj
+        return A
 
 
 def assigned_points(n: int, points, assign="spread", exact: bool = False):
@@ -238,10 +256,10 @@ def polynomial_code(mask, sender, ready, order, *, points="equispaced", name="rs
     n_workers = len(order)
     s = n_workers - (h + 1) if stragglers is None else stragglers
     p = {"h": h, "points": points if isinstance(points, str) else "custom",
-         "assign": assign if isinstance(points, str) else "custom", "_alpha": alpha, "_rank": h + 1,
-         **(params or {})}
+         "assign": assign if isinstance(points, str) else "custom", **(params or {})}
     code = GradientCode(name=name, n_workers=n_workers, n_parts=k, order=order, B=B, sender=sender,
-                        ready=ready, rule=threshold(N, h + 1), stragglers=max(s, 0), decoder=_poly_decoder,
+                        ready=ready, rule=threshold(N, h + 1), stragglers=max(s, 0),
+                        decoder=LeadingCoefficientDecoder(points=alpha, h=h),
                         B_exact=B_exact, params=p)
     if custom and not code.is_decodable(np.arange(N)):  # the rule would claim decoding where nothing decodes
         d = np.abs(alpha[:, None] - alpha[None, :])[~np.eye(N, dtype=bool)].min() if N > 1 else 0.0

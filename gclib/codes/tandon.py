@@ -20,7 +20,7 @@ from functools import partial
 import numpy as np
 
 from .. import checks
-from .base import GradientCode, check_ns, lstsq_decode, reserve_code
+from .base import GradientCode, PartialStragglers, check_ns, reserve_code
 from .rules import ThresholdRule, coverage, threshold
 
 
@@ -186,7 +186,7 @@ def crc(n: int, s: int, seed=0, *, exact: bool = False) -> GradientCode:
         B = crc_matrix(n, s, seed)
     return GradientCode(name="crc", n_workers=n, n_parts=n, order=cyclic_support(n, s), B=B,
                         sender=np.arange(n), ready=np.full(n, s + 1), rule=threshold(n, n - s), stragglers=s,
-                        decoder=lstsq_decode, B_exact=B_exact,
+                        B_exact=B_exact,
                         params={"n": n, "s": s, "seed": seed if not isinstance(seed, np.random.Generator) else None,
                                 "exact": exact})
 
@@ -227,7 +227,7 @@ def partial_stragglers(n: int, s: int, pieces: int, seed=0, *, exact: bool = Fal
     rule = ThresholdRule(np.arange(2 * n), np.r_[np.zeros(n, int), np.ones(n, int)], np.array([n, n - s]))
     return GradientCode(name="partial", n_workers=n, n_parts=k, order=order, B=B,
                         sender=np.r_[np.arange(n), np.arange(n)], ready=np.r_[np.full(n, sep), np.full(n, P)],
-                        rule=rule, stragglers=s, B_exact=B_exact,
+                        rule=rule, stragglers=s, decoder=PartialStragglers(), B_exact=B_exact,
                         params={"n": n, "s": s, "P": P,
                                 "seed": seed if not isinstance(seed, np.random.Generator) else None, "exact": exact,
                                 "straggler_kind": "partial"})

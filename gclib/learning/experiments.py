@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..progress import progress as _progress
 from ..stragglers import Exponential, Pareto
 from .optim import WARMUPS, compare, make_scheme, train
 from .problems import Problem, lag_synthetic
@@ -49,11 +50,7 @@ def run_grid(problem, schemes: dict, models: dict, seeds, *, target: float = 1e-
         uploads, computations, final_gap``; curves (or ``None``) one row per iterate with a ``model`` column.
     """
     tots, curves = [], []
-    it = list(models.items())
-    if progress:
-        from tqdm.auto import tqdm
-
-        it = tqdm(it, desc="models", leave=False)
+    it = _progress(list(models.items()), "models", progress)
     seeds = list(seeds)
     in_grid = curves_seed is not None and curves_seed in seeds  # then its curves come from the grid run itself
     for lab, model in it:

@@ -63,6 +63,7 @@ import numpy as np
 from .. import checks
 from ..codes import crc, frc, uncoded
 from ..codes.base import GradientCode, split_pieces
+from ..progress import progress as _progress
 from ..simulate import arrival_times
 from ..stragglers import ComputeModel
 from . import lazy
@@ -170,8 +171,7 @@ def code_names() -> list[str]:
     built from :data:`CODE_PARAMS` alone (every other parameter they read has a default)."""
     from .. import schemes as sch
 
-    return sorted(n for n, s in sch.SCHEMES.items()
-                  if all(p in CODE_PARAMS or sch.PARAMS[p][1] is not None for p in s.params))
+    return sorted(n for n, s in sch.SCHEMES.items() if set(s.required) <= set(CODE_PARAMS))
 
 
 def make_scheme(name: str, workers: int, *, groups: int | None = None, stragglers: int | None = None,
@@ -375,6 +375,127 @@ def partial_gradient_fn(problem: Problem):
     return grads
 
 
+def _check_train(problem: Problem, scheme: LazyScheme, *, target, lr, max_iter, computation, duplicates,
+                 warmup) -> tuple[str, float]:
+    """The arguments of :func:`train` checked; returns ``(warmup, lr)`` with their defaults filled in."""
+    code = scheme.code
+    if problem.n_parts != code.n_parts:
+        raise ValueError(f"problem has {problem.n_parts} parts but code '{code.name}' needs {code.n_parts}")
+    if computation not in ("assigned", "finished"):
+        raise ValueError(f"computation must be 'assigned' or 'finished', got {computation!r}")
+    if duplicates not in ("cancel", "count"):
+        raise ValueError(f"duplicates must be 'cancel' or 'count', got {duplicates!r}")
+    warmup = scheme.warmup if warmup is None else warmup
+    if warmup not in WARMUPS:
+        raise ValueError(f"warmup must be one of {list(WARMUPS)}, got {warmup!r}")
+    checks.integer("max_iter", max_iter, low=1)
+    checks.real("target", target, above=0)
+    lr = 1.0 / problem.smoothness if lr is None else checks.real("lr", lr, above=0)
+    return warmup, lr
+
+
+class _Server:
+    """The server of one :func:`train` run: the code's units and what it holds of them.
+
+    Fixed for the run: ``cls`` ``(n_msg,)`` unit of every message, ``B_rep`` ``(U, k*m)`` the code row of every
+    unit, ``loads`` ``(n,)``, ``msg_workers`` (per unit, the workers sending it), the trigger and its constants.
+    Updated every iteration: ``held`` ``(U, width)`` the latest upload of every unit, ``has`` ``(U,)`` whether
+    there is one, ``theta_hat`` ``(U, d)`` the iterate it was computed at, ``diffs`` the last ``D`` squared steps,
+    and ``decoded``: the decoding coefficients of every received set met so far (they depend on the set only).
+    """
+
+    def __init__(self, problem: Problem, scheme: LazyScheme, warmup: str, max_iter: int, theta: np.ndarray):
+        code = self.code = scheme.code
+        self.problem, self.m, self.d = problem, code.n_pieces, problem.dim
+        self.cls = code.rule.msg_class
+        self.U = U = scheme.n_units
+        self.B_rep = code.B[_class_representatives(code)]
+        self.loads = np.array([len(o) for o in code.order])
+        self.msg_workers = [np.unique(code.sender[self.cls == u]) for u in range(U)]
+        self.trig = trig = scheme.trigger
+        self.L_u = unit_smoothness(problem, code) if trig == "ps" else None
+        self.xi, self.M_thr, self.D = scheme.weight if trig else 0.0, scheme.threshold_units, scheme.D
+        self.part_grads = partial_gradient_fn(problem)
+        self.decoded: dict = {}
+        self.held = np.zeros((U, -(-self.d // self.m)), dtype=self.B_rep.dtype)
+        self.has = np.zeros(U, dtype=bool)
+        self.theta_hat = np.zeros((U, self.d))
+        self.silent = trig is not None and warmup == "silent"
+        if self.silent:  # Chen et al.: the server starts with a copy of every unit, taken at theta^0
+            ones = np.full((code.n_parts, self.d), scheme.initial / problem.n_samples)
+            self.held[:] = self.B_rep @ split_pieces(ones, self.m)
+            self.has[:] = True
+            self.theta_hat[:] = theta
+        self.diffs = deque(maxlen=min(self.D, max_iter + 1))  # a longer window holds no more (and D may be huge)
+
+    def ask(self, theta: np.ndarray, lazy_on: bool, rhs: float) -> tuple[np.ndarray, np.ndarray]:
+        """Step 1, who computes: ``(asked (U,), computing (n,))``."""
+        U = self.U
+        if self.silent and not lazy_on:  # warm-up: nobody may upload, so nobody computes
+            asked = np.zeros(U, dtype=bool)
+        elif self.trig == "ps" and lazy_on:
+            asked = lazy.ps_trigger(self.L_u, self.theta_hat, theta, rhs) | ~self.has
+        else:
+            asked = np.ones(U, dtype=bool)
+        computing = np.zeros(self.code.n_workers, dtype=bool)
+        for u in np.flatnonzero(asked):
+            computing[self.msg_workers[u]] = True
+        return asked, computing
+
+    def fresh(self, theta: np.ndarray, asked: np.ndarray, lazy_on: bool, rhs: float):
+        """Step 2, the fresh contents of the asked units and which of them upload: ``(fresh, upload)``."""
+        fresh = np.zeros_like(self.held)
+        if asked.any():
+            fresh[asked] = self.B_rep[asked] @ split_pieces(self.part_grads(theta), self.m)  # (k*m, width)
+        if self.trig == "wk" and lazy_on:
+            upload = asked & (lazy.wk_trigger(fresh, self.held, rhs) | ~self.has)
+        else:
+            upload = asked.copy()
+        return fresh, upload
+
+    def arrivals(self, finish: np.ndarray, asked: np.ndarray, upload: np.ndarray) -> tuple[float, np.ndarray]:
+        """Step 3, when the iteration ends: held messages of units not asked are in hand at 0, computed ones at
+        the sender's finish. Returns ``(t_done, received)`` (``t_done`` infinite when nothing decodes)."""
+        code, cls = self.code, self.cls
+        arrival = arrival_times(code, finish[None])[0].astype(float)
+        arrival[~asked[cls]] = 0.0
+        arrival[~self.has[cls] & ~upload[cls]] = np.inf  # nothing held and nothing sent: cannot be used
+        t_done = float(code.rule.completion(arrival[None, :])[0])
+        return t_done, np.flatnonzero(arrival <= t_done)
+
+    def receive(self, theta: np.ndarray, fresh: np.ndarray, upload: np.ndarray, received: np.ndarray) -> np.ndarray:
+        """The fresh uploads that arrived in time replace the held copies; returns them, ``(U,)`` bool."""
+        arrived_unit = np.zeros(self.U, dtype=bool)
+        arrived_unit[self.cls[received]] = True
+        used_fresh = upload & arrived_unit
+        self.held[used_fresh] = fresh[used_fresh]
+        self.theta_hat[used_fresh] = theta
+        self.has |= used_fresh
+        return used_fresh
+
+    def step(self, theta: np.ndarray, received: np.ndarray, lr: float) -> np.ndarray:
+        """Step 4, decode the real messages and step: ``theta^{k+1}``."""
+        key = received.tobytes()
+        A = self.decoded.get(key)
+        if A is None:  # the coefficients depend only on the received set: decode each set once
+            A = self.decoded[key] = self.code.decode(received, warn=False)
+        grad = self.code.combine(A, self.held[self.cls[received]], self.d)
+        new = theta - lr * grad
+        self.diffs.append(float(np.sum((new - theta) ** 2)))
+        return new
+
+    def work(self, used_fresh, received, computing, finish, t_done, computation: str, duplicates: str):
+        """Step 5, accounting: ``(uploads, computations)`` of this iteration (conventions: module docstring)."""
+        if duplicates == "cancel":
+            uploads = int(used_fresh.sum())
+        else:
+            uploads = int(np.sum(used_fresh[self.cls[received]]))
+        if computation == "assigned":
+            return uploads, int(self.loads[computing].sum())
+        done = (finish <= t_done).sum(axis=1)
+        return uploads, int(np.minimum(done, self.loads)[computing].sum())
+
+
 def train(problem: Problem, scheme: LazyScheme, model: ComputeModel, *, target: float = 1e-6, seed=0,
           lr: float | None = None, max_iter: int = 20_000, diverge: float = 1e8, theta0=None,
           computation: str = "assigned", duplicates: str = "cancel", keep_thetas: bool = False,
@@ -395,124 +516,36 @@ def train(problem: Problem, scheme: LazyScheme, model: ComputeModel, *, target: 
     Returns:
         :class:`TrainResult` (check ``status``; ``raise_for_status()`` raises on a run that did not converge).
     """
-    code = scheme.code
-    if problem.n_parts != code.n_parts:
-        raise ValueError(f"problem has {problem.n_parts} parts but code '{code.name}' needs {code.n_parts}")
-    if computation not in ("assigned", "finished"):
-        raise ValueError(f"computation must be 'assigned' or 'finished', got {computation!r}")
-    if duplicates not in ("cancel", "count"):
-        raise ValueError(f"duplicates must be 'cancel' or 'count', got {duplicates!r}")
-    warmup = scheme.warmup if warmup is None else warmup
-    if warmup not in WARMUPS:
-        raise ValueError(f"warmup must be one of {list(WARMUPS)}, got {warmup!r}")
-    checks.integer("max_iter", max_iter, low=1)
-    checks.real("target", target, above=0)
-    lr = 1.0 / problem.smoothness if lr is None else checks.real("lr", lr, above=0)
+    warmup, lr = _check_train(problem, scheme, target=target, lr=lr, max_iter=max_iter, computation=computation,
+                              duplicates=duplicates, warmup=warmup)
     rng = checks.generator(seed, "seed")
-
-    d = problem.dim
-    n, m = code.n_workers, code.n_pieces
-    cls = code.rule.msg_class                      # (n_msg,)
-    U = scheme.n_units
-    rep = _class_representatives(code)             # (U,)
-    B_rep = code.B[rep]                            # (U, k*m)
-    loads = np.array([len(o) for o in code.order])  # (n,)
-    msg_workers = [np.unique(code.sender[cls == u]) for u in range(U)]
-    trig = scheme.trigger
-    L_u = unit_smoothness(problem, code) if trig == "ps" else None
-    xi, M_thr, D = scheme.weight if trig else 0.0, scheme.threshold_units, scheme.D
-
-    part_grads = partial_gradient_fn(problem)
-    decode_cache: dict = {}
-    theta = np.zeros(d) if theta0 is None else np.asarray(theta0, dtype=float).copy()
-    width = -(-d // m)
-    held = np.zeros((U, width), dtype=B_rep.dtype)  # server's latest upload of every unit
-    has = np.zeros(U, dtype=bool)
-    theta_hat = np.zeros((U, d))
-    silent = trig is not None and warmup == "silent"
-    if silent:  # Chen et al.: the server starts with a copy of every unit, taken at theta^0
-        held[:] = B_rep @ split_pieces(np.full((code.n_parts, d), scheme.initial / problem.n_samples), m)
-        has[:] = True
-        theta_hat[:] = theta
-    diffs = deque(maxlen=min(D, max_iter + 1))  # a window longer than the run holds no more (and D may be huge)
-
+    code = scheme.code
+    theta = np.zeros(problem.dim) if theta0 is None else np.asarray(theta0, dtype=float).copy()
+    server = _Server(problem, scheme, warmup, max_iter, theta)
     gap0 = problem.gap(theta)
-    gaps, times, ups, comps, act = [gap0], [0.0], [0], [0], [0]
+    hist = {"gap": [gap0], "time": [0.0], "uploads": [0], "computations": [0], "active": [0]}
     thetas = [theta.copy()] if keep_thetas else None
-    clock, n_up, n_comp = 0.0, 0, 0
-    status, message = "max_iter", ""
-    block = None
+    status, message = ("converged" if gap0 <= target else "max_iter"), ""
     limit = diverge * max(gap0, 1.0)
-    if gap0 <= target:
-        status = "converged"
     for k in range(max_iter if status != "converged" else 0):
         if k % BLOCK == 0:
-            block = model.sample(rng, BLOCK, n, code.load)  # (BLOCK, n, load)
+            block = model.sample(rng, BLOCK, code.n_workers, code.load)  # (BLOCK, n, load)
         finish = block[k % BLOCK]
-        lazy_on = trig is not None and len(diffs) >= D
-        rhs = lazy.threshold(np.array(diffs), lr, M_thr, xi) if lazy_on else 0.0
-        # 1. who computes
-        if silent and not lazy_on:  # warm-up: nobody may upload, so nobody computes
-            asked = np.zeros(U, dtype=bool)
-        elif trig == "ps" and lazy_on:
-            asked = lazy.ps_trigger(L_u, theta_hat, theta, rhs) | ~has
-        else:
-            asked = np.ones(U, dtype=bool)
-        computing = np.zeros(n, dtype=bool)
-        for u in np.flatnonzero(asked):
-            computing[msg_workers[u]] = True
-        # 2. fresh contents of the asked units
-        fresh = np.zeros_like(held)
-        if asked.any():
-            fresh[asked] = B_rep[asked] @ split_pieces(part_grads(theta), m)  # (k*m, width) partial gradients
-        if trig == "wk" and lazy_on:
-            upload = asked & (lazy.wk_trigger(fresh, held, rhs) | ~has)
-        else:
-            upload = asked.copy()
-        # 3. arrivals: held messages of units not asked are in hand at 0; computed ones at the sender's finish
-        arrival = arrival_times(code, finish[None])[0].astype(float)
-        arrival[~asked[cls]] = 0.0
-        arrival[~has[cls] & ~upload[cls]] = np.inf  # nothing held and nothing sent: cannot be used
-        t_done = float(code.rule.completion(arrival[None, :])[0])
+        lazy_on = server.trig is not None and len(server.diffs) >= server.D
+        rhs = lazy.threshold(np.array(server.diffs), lr, server.M_thr, server.xi) if lazy_on else 0.0
+        asked, computing = server.ask(theta, lazy_on, rhs)
+        fresh, upload = server.fresh(theta, asked, lazy_on, rhs)
+        t_done, received = server.arrivals(finish, asked, upload)
         if not np.isfinite(t_done):
-            mute = np.flatnonzero(~np.isfinite(finish).all(axis=1)).tolist()
-            status, message = "stalled", (f"{scheme.name}: iteration {k} never decodes (workers {mute} never "
-                                          f"answer; code '{code.name}' tolerates {code.stragglers} stragglers); "
-                                          f"stopped with the {k} iterations done")
+            status, message = "stalled", _stalled(scheme, code, k, finish)
             break
-        received = np.flatnonzero(arrival <= t_done)
-        arrived_unit = np.zeros(U, dtype=bool)
-        arrived_unit[cls[received]] = True
-        used_fresh = upload & arrived_unit
-        held[used_fresh] = fresh[used_fresh]
-        theta_hat[used_fresh] = theta
-        has |= used_fresh
-        # 4. decode the real messages
-        key = received.tobytes()
-        A = decode_cache.get(key)
-        if A is None:  # the coefficients depend only on the received set: decode each set once
-            A = decode_cache[key] = code.decode(received, warn=False)
-        grad = code.combine(A, held[cls[received]], d)
-        new = theta - lr * grad
-        diffs.append(float(np.sum((new - theta) ** 2)))
-        theta = new
-        # 5. accounting
-        clock += t_done
-        if duplicates == "cancel":
-            n_up += int(used_fresh.sum())
-        else:
-            n_up += int(np.sum(used_fresh[cls[received]]))
-        if computation == "assigned":
-            n_comp += int(loads[computing].sum())
-        else:
-            done = (finish <= t_done).sum(axis=1)
-            n_comp += int(np.minimum(done, loads)[computing].sum())
+        used_fresh = server.receive(theta, fresh, upload, received)
+        theta = server.step(theta, received, lr)
+        ups, comps = server.work(used_fresh, received, computing, finish, t_done, computation, duplicates)
         g = problem.gap(theta)
-        gaps.append(g)
-        times.append(clock)
-        ups.append(n_up)
-        comps.append(n_comp)
-        act.append(int(used_fresh.sum()))
+        for key, v in (("gap", g), ("time", hist["time"][-1] + t_done), ("uploads", hist["uploads"][-1] + ups),
+                       ("computations", hist["computations"][-1] + comps), ("active", int(used_fresh.sum()))):
+            hist[key].append(v)
         if keep_thetas:
             thetas.append(theta.copy())
         if not (np.isfinite(g) and g <= limit):
@@ -523,17 +556,27 @@ def train(problem: Problem, scheme: LazyScheme, model: ComputeModel, *, target: 
         if g <= target:
             status = "converged"
             break
-    if status == "converged":
-        message = f"{scheme.name}: reached gap {gaps[-1]:.3g} <= {target:g} in {len(gaps) - 1} iterations"
-    elif status == "max_iter":
-        message = (f"{scheme.name}: did not reach gap {target:g} in max_iter = {max_iter} iterations "
-                   f"(gap {gaps[-1]:.3g}); raise max_iter or the target")
-    info = {**scheme.describe(), "warmup": warmup if trig else None, "problem": problem.name, "lr": lr,
+    message = _stop_message(scheme, status, message, hist["gap"], target, max_iter)
+    info = {**scheme.describe(), "warmup": warmup if server.trig else None, "problem": problem.name, "lr": lr,
             "model": model.describe() if hasattr(model, "describe") else str(model),
             "computation": computation, "duplicates": duplicates}
-    return TrainResult(scheme.name, status, message, float(target), np.array(gaps), np.array(times),
-                       np.array(ups), np.array(comps), np.array(act), theta,
+    return TrainResult(scheme.name, status, message, float(target), *(np.array(hist[key]) for key in hist), theta,
                        np.array(thetas) if keep_thetas else None, info)
+
+
+def _stalled(scheme: LazyScheme, code: GradientCode, k: int, finish: np.ndarray) -> str:
+    mute = np.flatnonzero(~np.isfinite(finish).all(axis=1)).tolist()
+    return (f"{scheme.name}: iteration {k} never decodes (workers {mute} never answer; code '{code.name}' "
+            f"tolerates {code.stragglers} stragglers); stopped with the {k} iterations done")
+
+
+def _stop_message(scheme: LazyScheme, status: str, message: str, gaps: list, target: float, max_iter: int) -> str:
+    if status == "converged":
+        return f"{scheme.name}: reached gap {gaps[-1]:.3g} <= {target:g} in {len(gaps) - 1} iterations"
+    if status == "max_iter":
+        return (f"{scheme.name}: did not reach gap {target:g} in max_iter = {max_iter} iterations "
+                f"(gap {gaps[-1]:.3g}); raise max_iter or the target")
+    return message
 
 
 def compare(problem: Problem, schemes, model: ComputeModel, *, seeds=(0,), target: float = 1e-6,
@@ -550,11 +593,7 @@ def compare(problem: Problem, schemes, model: ComputeModel, *, seeds=(0,), targe
 
     rows, frames = [], []
     items = [(lab, s) for s in seeds for lab in schemes]
-    it = items
-    if progress:
-        from tqdm.auto import tqdm
-
-        it = tqdm(items, desc="train", leave=False)
+    it = _progress(items, "train", progress)
     for lab, s in it:
         res = train(problem, schemes[lab], model, target=target, seed=s, **kw)
         tot = res.totals()

@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from ..claims import Estimate
+from ..progress import progress as _progress
 from ..stragglers import Pareto, ShiftedExponential
 
 #: The compute-time models of notebook 07 by name (model time units; a run scales them by its time scale).
@@ -88,10 +89,7 @@ def run_grid(datasets, models, schemes, *, workers: int, stragglers: int, iterat
     if bad:
         raise ValueError(f"models must be among {sorted(MODELS)}, got {bad}")
     jobs = [(ds, m, s) for ds in datasets for m in models for s in schemes]
-    if progress:
-        from tqdm.auto import tqdm
-
-        jobs = tqdm(jobs, desc="MPI runs", leave=False)
+    jobs = _progress(jobs, "MPI runs", progress)
     rows, logs, tests = [], [], []
     for ds, mname, name in jobs:
         code = build(name, workers, stragglers, seed)

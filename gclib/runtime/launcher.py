@@ -182,6 +182,33 @@ def launch(spec: RunSpec, *, hosts=None, job_timeout: float | None = None, state
         :class:`~gclib.runtime.spec.RunResult`.
     """
     # ---- every check first: nothing is created or started for a refused run
+    spec, prior, hosts, run_dir, state_file, job_timeout, pickled = _check_launch(
+        spec, hosts=hosts, job_timeout=job_timeout, state_file=state_file, run_dir=run_dir, resume=resume)
+    exe = mpiexec or find_mpiexec()
+    job_timeout = default_job_timeout(spec) if job_timeout is None else job_timeout
+    # ---- the run directory, then the job
+    own = run_dir is None
+    run_dir = _make_run_dir(run_dir)
+    job, restarts = _run_job(spec, pickled, run_dir, hosts, exe, job_timeout, progress, prior, args)
+    # ---- what it measured, and the state file when asked or when the run failed
+    res = job.result(prior)
+    res.run_dir = str(run_dir)
+    if restarts:
+        _note_restarts(res, restarts)
+    if not res.ok or state_file is not None:
+        _save_state(res, state_file or run_dir / "state.json", run_dir, args)
+    if res.ok and own:
+        shutil.rmtree(run_dir, ignore_errors=True)
+        res.run_dir = None
+    if check and not res.ok:
+        raise RuntimeFailure(f"{res.error} (state saved to {res.spec['state_file']}; run directory "
+                             f"{res.run_dir})", res)
+    return res
+
+
+def _check_launch(spec, *, hosts, job_timeout, state_file, run_dir, resume):
+    """The arguments of :func:`launch` checked, before anything is created: ``(spec, prior records, hosts,
+    run_dir, state_file, job_timeout, pickled spec)``; a resumed run's spec starts where the state file ends."""
     if not isinstance(spec, RunSpec):
         raise TypeError(f"spec must be a RunSpec, got {type(spec).__name__}")
     if job_timeout is not None:
@@ -203,18 +230,23 @@ def launch(spec: RunSpec, *, hosts=None, job_timeout: float | None = None, state
     except Exception as e:
         raise ValueError(f"spec must pickle (decoders and rules must be module-level functions or classes): "
                          f"{type(e).__name__}: {e}") from None
-    exe = mpiexec or find_mpiexec()
-    job_timeout = default_job_timeout(spec) if job_timeout is None else job_timeout
+    return spec, prior, hosts, run_dir, state_file, job_timeout, pickled
 
-    # ---- the run directory, then the job
-    own = run_dir is None
-    if own:
-        run_dir = Path(tempfile.mkdtemp(prefix="gclib-run-"))
-    else:
-        try:
-            run_dir.mkdir(parents=True, exist_ok=True)
-        except OSError as e:
-            raise ValueError(f"run_dir {str(run_dir)!r} cannot be created: {_os_reason(e)}") from None
+
+def _make_run_dir(run_dir) -> Path:
+    """The given run directory (created if missing), or a new temporary one when ``None``."""
+    if run_dir is None:
+        return Path(tempfile.mkdtemp(prefix="gclib-run-"))
+    try:
+        run_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise ValueError(f"run_dir {str(run_dir)!r} cannot be created: {_os_reason(e)}") from None
+    return run_dir
+
+
+def _run_job(spec, pickled, run_dir, hosts, exe, job_timeout, progress, prior, args):
+    """Run the MPI job, started again (up to ``START_RETRIES`` times) when workers were killed by a signal
+    during start-up. Returns ``(job, restarts)``: the job that ran and the deaths of the restarted ones."""
     restarts = []  # workers killed during start-up, before the job that ran
     while True:
         job = _Job(spec, run_dir, hosts, exe, job_timeout, progress, append=bool(restarts))
@@ -229,35 +261,29 @@ def launch(spec: RunSpec, *, hosts=None, job_timeout: float | None = None, state
             raise
         if not (job.killed == "startup" and len(restarts) < START_RETRIES
                 and all(d.get("signal") for d in job.deaths.values())):
-            break
+            return job, restarts
         restarts.append({w: dict(d, restarted=True) for w, d in job.deaths.items()})
-    res = job.result(prior)
-    res.run_dir = str(run_dir)
-    if restarts:
-        res.restarts = restarts
-        note = "; ".join(deaths_text(r).replace("worker processes died", "before MPI_Init, worker processes died")
-                         for r in restarts)
-        res.error = note + f"; the job was started again ({len(restarts)}x)" + (
-            "; " + res.error if res.error else "")
-    if not res.ok or state_file is not None:
-        path = state_file or run_dir / "state.json"
-        try:
-            res.save(path, args=args)
-            res.spec["state_file"] = str(path)
-        except OSError as e:  # the state cannot be written where asked: keep it in the run directory
-            fallback = run_dir / "state.json"
-            res.save(fallback, args=args)
-            res.spec["state_file"] = str(fallback)
-            res.error = (res.error + "; " if res.error else "") + (
-                f"could not write the state to {str(path)!r} ({_os_reason(e)}), wrote {str(fallback)!r}")
-    if res.ok and own:
-        shutil.rmtree(run_dir, ignore_errors=True)
-        res.run_dir = None
-    if check and not res.ok:
-        raise RuntimeFailure(f"{res.error} (state saved to {res.spec['state_file']}; run directory "
-                             f"{res.run_dir})", res)
-    return res
 
+
+def _note_restarts(res: RunResult, restarts: list) -> None:
+    """Say in the result's error which start-ups were killed and that the job was started again."""
+    res.restarts = restarts
+    note = "; ".join(deaths_text(r).replace("worker processes died", "before MPI_Init, worker processes died")
+                     for r in restarts)
+    res.error = note + f"; the job was started again ({len(restarts)}x)" + ("; " + res.error if res.error else "")
+
+
+def _save_state(res: RunResult, path, run_dir, args) -> None:
+    """Write the state file to ``path``; when that fails, to the run directory, saying so in the error."""
+    try:
+        res.save(path, args=args)
+        res.spec["state_file"] = str(path)
+    except OSError as e:  # the state cannot be written where asked: keep it in the run directory
+        fallback = run_dir / "state.json"
+        res.save(fallback, args=args)
+        res.spec["state_file"] = str(fallback)
+        res.error = (res.error + "; " if res.error else "") + (
+            f"could not write the state to {str(path)!r} ({_os_reason(e)}), wrote {str(fallback)!r}")
 
 class _Job:
     """One ``mpiexec`` job and what it said."""

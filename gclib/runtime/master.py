@@ -26,9 +26,9 @@ import traceback
 
 import numpy as np
 
-from ..codes.base import decoding_amplification
+from ..codes.conditioning import decoding_amplification
 from . import protocol as P
-from .spec import _jsonable
+from ..jsonable import jsonable
 from .state import pack_step_state, unpack_step_state
 
 MARK = P.MARK
@@ -39,7 +39,7 @@ DEATHS_EVERY = 0.02
 
 
 def emit(kind: str, **payload):
-    print(MARK + json.dumps(_jsonable({"kind": kind, **payload})), flush=True)
+    print(MARK + json.dumps(jsonable({"kind": kind, **payload})), flush=True)
 
 
 class IterationTimeout(RuntimeError):
@@ -192,46 +192,7 @@ class Master(P.Rank):
         params = np.concatenate([[float(it)], y])
         self._send_all(params, P.TAG_PARAMS)
         t_bcast = time.perf_counter() - t_start
-        received = np.zeros(code.n_messages, dtype=bool)
-        payload = {}
-        check_time = drain = 0.0
-        deadline = t_start + spec.timeout
-        if self.dead:
-            why = self._cannot_decode(it, received)
-            if why:
-                raise IterationTimeout(why)
-        while True:
-            r0 = time.perf_counter()
-            got = self._receive_one(it)
-            if got is False:
-                if self.check_deaths():
-                    why = self._cannot_decode(it, received)
-                    if why:
-                        raise IterationTimeout(why)
-                now = time.perf_counter()
-                if now > deadline:
-                    heard = sorted({int(code.sender[m]) for m in np.flatnonzero(received)})
-                    raise IterationTimeout(
-                        f"iteration {it}: no decodable set of messages after {spec.timeout:g} s "
-                        f"(received {int(received.sum())} of {code.n_messages} messages, from workers {heard}; "
-                        f"code '{code.name}' tolerates {code.stragglers} stragglers; the simulator predicts "
-                        f"{'never' if not np.isfinite(self.predicted[it]) else f'{self.predicted[it]:.3g} s'} "
-                        f"for this iteration's delays)")
-                time.sleep(spec.poll)
-                continue
-            if got is None:
-                drain += time.perf_counter() - r0
-                continue
-            m, data, _ = got
-            if received[m]:
-                continue
-            d0 = time.perf_counter()
-            received[m] = True
-            payload[m] = data
-            done = bool(code.rule.decodable(received))
-            check_time += time.perf_counter() - d0
-            if done:
-                break
+        received, payload, d0, check_time, drain = self._collect(it, t_start + spec.timeout)
         self.drain_time += drain
         idx = np.flatnonzero(received)
         A = code.decode(idx, warn=False)
@@ -251,6 +212,57 @@ class Master(P.Rank):
                # outside the timed window: how much this decode amplifies rounding errors of the messages
                "amplification": decoding_amplification(code.B[idx], A, code.target)}
         return rec, grad, y, theta, state
+
+    def _collect(self, it, deadline):
+        """Receive messages of iteration ``it`` until the received set decodes.
+
+        Returns ``(received (n_messages,) bool, payload {message id: data}, d0, check_time, drain)``: ``d0`` the
+        time the last message was taken in (the decode's clock starts there), ``check_time`` the time spent in
+        the rule's checks, ``drain`` the time spent draining stale messages. Raises :class:`IterationTimeout` when
+        the workers alive cannot decode any more or at ``deadline``.
+        """
+        code = self.code
+        received = np.zeros(code.n_messages, dtype=bool)
+        payload = {}
+        check_time = drain = 0.0
+        if self.dead:
+            why = self._cannot_decode(it, received)
+            if why:
+                raise IterationTimeout(why)
+        while True:
+            r0 = time.perf_counter()
+            got = self._receive_one(it)
+            if got is False:
+                if self.check_deaths():
+                    why = self._cannot_decode(it, received)
+                    if why:
+                        raise IterationTimeout(why)
+                if time.perf_counter() > deadline:
+                    raise IterationTimeout(self._timeout_text(it, received))
+                time.sleep(self.spec.poll)
+                continue
+            if got is None:
+                drain += time.perf_counter() - r0
+                continue
+            m, data, _ = got
+            if received[m]:
+                continue
+            d0 = time.perf_counter()
+            received[m] = True
+            payload[m] = data
+            done = bool(code.rule.decodable(received))
+            check_time += time.perf_counter() - d0
+            if done:
+                return received, payload, d0, check_time, drain
+
+    def _timeout_text(self, it, received):
+        code, spec = self.code, self.spec
+        heard = sorted({int(code.sender[m]) for m in np.flatnonzero(received)})
+        return (f"iteration {it}: no decodable set of messages after {spec.timeout:g} s "
+                f"(received {int(received.sum())} of {code.n_messages} messages, from workers {heard}; "
+                f"code '{code.name}' tolerates {code.stragglers} stragglers; the simulator predicts "
+                f"{'never' if not np.isfinite(self.predicted[it]) else f'{self.predicted[it]:.3g} s'} "
+                f"for this iteration's delays)")
 
     def warm_up(self):
         """Decode once from every message, untimed (first-call costs of LAPACK and the rule stay out of the

@@ -8,8 +8,9 @@ from typing import Any, Optional
 import numpy as np
 
 from .. import checks
-from ..codes import base as _codes_base
+from ..codes import conditioning
 from ..codes.base import DecodingError, GradientCode
+from ..jsonable import jsonable
 
 
 @dataclass
@@ -120,7 +121,7 @@ class RunSpec:
     def describe(self) -> dict:
         """JSON-ready description (for the state file and the result)."""
         model = self.model.describe() if hasattr(self.model, "describe") else str(self.model)
-        return _jsonable({"label": self.label, "code": self.code.summary(), "problem": self.problem.name,
+        return jsonable({"label": self.label, "code": self.code.summary(), "problem": self.problem.name,
                           "dim": self.problem.dim, "samples": self.problem.n_samples,
                           "step": {"name": type(self.step).__name__, **asdict(self.step)},
                           "model": model, "iterations": self.iterations, "time_scale": self.time_scale,
@@ -148,7 +149,7 @@ class RunResult:
             total time of the decodability checks, most of it overlapped with waiting), ``loss``, ``test_loss``,
             ``auc``, ``grad_error`` (relative error of the decoded gradient against the full gradient), ``wall``
             (seconds since the first iteration started, metrics excluded), ``workers`` (whose messages decoded),
-            ``amplification`` (the decode's error amplification, :func:`gclib.codes.base.decoding_amplification`;
+            ``amplification`` (the decode's error amplification, :func:`gclib.codes.conditioning.decoding_amplification`;
             ``None`` for an infinite one) and ``dead`` (workers known dead when the iteration ended).
         theta: ``(dim,)`` final parameters.
         status: ``"ok"`` or ``"error"``; ``error`` says why.
@@ -232,11 +233,11 @@ class RunResult:
                         "untrusted_iterations": [x["iteration"] for x, a in zip(r, amp) if not a <= limit]})
         out["deaths"] = self.deaths
         out["warnings"] = self.warnings()
-        return _jsonable(out)
+        return jsonable(out)
 
     def warnings(self) -> list:
         """One line per thing the user should know although the run finished: decodes that could not be trusted
-        (error amplification above :func:`gclib.codes.base.amplification_threshold` for float64, the runtime's
+        (error amplification above :func:`gclib.codes.conditioning.amplification_threshold` for float64, the runtime's
         working precision; a missing amplification is an infinite one)."""
         limit = trust_limit()
         bad = [(x["iteration"], math.inf if x.get("amplification") is None else x["amplification"])
@@ -251,7 +252,7 @@ class RunResult:
                 f"float64 (iterations {shown})"]
 
     def to_dict(self) -> dict:
-        return _jsonable({"summary": self.summary(), "records": self.records, "theta": self.theta,
+        return jsonable({"summary": self.summary(), "records": self.records, "theta": self.theta,
                           "predicted": self.predicted, "spec": self.spec, "returncode": self.returncode,
                           "seconds": self.seconds, "deaths": self.deaths, "pids": self.pids, "start": self.start,
                           "run_dir": self.run_dir, "restarts": self.restarts})
@@ -266,23 +267,7 @@ class RunResult:
 
 def trust_limit() -> float:
     """Error amplification above which the runtime does not trust a decode: the decoder's own threshold for
-    float64 (:func:`gclib.codes.base.amplification_threshold`)."""
-    return float(_codes_base.amplification_threshold(np.float64))
+    float64 (:func:`gclib.codes.conditioning.amplification_threshold`)."""
+    return float(conditioning.amplification_threshold(np.float64))
 
 
-def _jsonable(obj):
-    if isinstance(obj, dict):
-        return {str(k): _jsonable(v) for k, v in obj.items() if not str(k).startswith("_")}
-    if isinstance(obj, (list, tuple)):
-        return [_jsonable(v) for v in obj]
-    if isinstance(obj, np.ndarray):
-        return _jsonable(obj.tolist())
-    if isinstance(obj, (bool, np.bool_)):
-        return bool(obj)
-    if isinstance(obj, (int, np.integer)):
-        return int(obj)
-    if isinstance(obj, (float, np.floating)):
-        return float(obj) if math.isfinite(obj) else None
-    if isinstance(obj, str) or obj is None:
-        return obj
-    return str(obj)

@@ -1,4 +1,5 @@
-"""``gclib run``: a real distributed run from the command line (registered in :data:`gclib.cli.COMMANDS`).
+"""``gclib run``: a real distributed run over MPI from the command line (:func:`gclib.runtime.launch` of the
+:class:`~gclib.runtime.RunSpec` its options describe).
 
 Exit codes: 0 the run finished (dead workers within the code's tolerance included), 1 it stopped early (the
 state is saved; ``gclib run --resume STATE`` continues it), 2 a bad argument (nothing was started), 130 it was
@@ -10,28 +11,33 @@ import argparse
 import json
 import sys
 
-from .. import checks
+from . import options, registries
 
 #: ``--problem`` names: the data sets of :mod:`gclib.learning.problems` plus short aliases.
 PROBLEM_ALIASES = {"logistic": "tandon-logistic"}
 #: Options that say where and how to run, not what: the only ones ``--resume`` accepts beside it.
 EXECUTION_OPTIONS = ("json", "job_timeout", "hosts", "run_dir", "state")
-#: Exit code of an interrupted run (128 + SIGINT, as a shell reports it).
-EXIT_INTERRUPTED = 130
 
 
-def add_run_args(p):
-    from ..cli import _add_scheme_args, add_model_args
+def add_parser(sub):
+    p = sub.add_parser("run", help="a real distributed run over MPI (resumable with --resume STATE)",
+                       description="Train over MPI: one master and --workers workers (mpiexec -n workers+1), "
+                                   "injected stragglers, each iteration checked against the simulator's time for "
+                                   "the same delays. A stopped run continues with --resume STATE.",
+                       epilog=f"{registries.schemes_epilog()}\n\n{registries.models_epilog()}")
+    add_arguments(p)
+    p.set_defaults(fn=run)
+
+
+def add_arguments(p):
+    """The options of ``gclib run``."""
+    from .. import checks
     from ..learning.problems import DATASETS
-    from .launcher import check_hostfile
+    from ..runtime.launcher import check_hostfile
 
-    p.description = ("Train over MPI: one master and --workers workers (mpiexec -n workers+1), injected "
-                     "stragglers, each iteration checked against the simulator's time for the same delays. "
-                     "A stopped run continues with --resume STATE.")
-    _add_scheme_args(p)
     # --resume takes the scheme (and every other parameter) from the state file
-    p._option_string_actions["--scheme"].required = False
-    add_model_args(p)
+    options.add_scheme_args(p, required=False)
+    options.add_model_args(p)
     count = checks.option(checks.integer, low=1)
     seconds = checks.option(checks.seconds)
     p.add_argument("--problem", default="logistic", choices=sorted({*PROBLEM_ALIASES, *DATASETS}),
@@ -76,6 +82,8 @@ def kill_map(name, value) -> dict:
     Raises:
         ValueError naming ``name`` (``None`` for the option's own check), the value and the item at fault.
     """
+    from .. import checks
+
     allowed = "WORKER:ITERATION[,...] with non-negative integers"
     if value is None:
         return {}
@@ -112,24 +120,22 @@ def kill_map(name, value) -> dict:
 def spec_from_args(a):
     """Build the :class:`~gclib.runtime.spec.RunSpec` of a ``gclib run`` command line (its options are parsed and
     checked one by one by the parser; what depends on several of them is checked here, naming the option)."""
-    from ..cli import code_from_args, model_from_args
+    from .. import checks
     from ..learning import GD, TandonAGD, make_problem
+    from ..runtime.spec import RunSpec
     from ..stragglers import Persistent
-    from .spec import RunSpec
 
     if a.scheme is None:
         raise ValueError("the following arguments are required: --scheme (or --resume STATE to continue a saved "
                          "run)")
-    if a.seed is None:
-        a.seed = 0
     name = PROBLEM_ALIASES.get(a.problem, a.problem)
     for flag, v in (("--samples", a.samples), ("--dim", a.dim)):
         if v is not None and name != "tandon-logistic":
             raise ValueError(f"argument {flag}: sizes Tandon's synthetic data only (--problem logistic); problem "
                              f"{a.problem!r} has its own sizes")
-    code = code_from_args(a)
+    code = options.code_from_args(a)
     K = code.n_workers
-    model = model_from_args(a, workers=K)
+    model = options.model_from_args(a, workers=K)
     dead = checks.option_check("--persistent-workers", checks.int_list, a.persistent_workers or (), min_len=0,
                                distinct=True)
     for w in dead:
@@ -156,9 +162,9 @@ def spec_from_args(a):
 # ---------------------------------------------------------------------------------------------- resume
 def _defaults(state_path):
     """The namespace of ``gclib run --resume STATE`` with nothing else given (every option at its default)."""
-    from ..cli import build_parser
-
-    return build_parser().parse_args(["run", "--resume", str(state_path)])
+    p = options.Parser(prog="gclib run")
+    add_arguments(p)
+    return p.parse_args(["--resume", str(state_path)])
 
 
 def run_args(a) -> dict:
@@ -177,7 +183,7 @@ def run_args(a) -> dict:
 def resumed_args(a):
     """The namespace of the run saved in ``a.resume``, with ``a``'s execution options; refuses a parameter given
     beside ``--resume`` and a state file without the command line's parameters."""
-    from .state import load_state
+    from ..runtime.state import load_state
 
     doc = load_state(a.resume)
     base = _defaults(a.resume)
@@ -196,7 +202,8 @@ def resumed_args(a):
                          f"with gclib.runtime.launch(spec, resume=...) and the same RunSpec")
     ns = argparse.Namespace(**vars(base))
     for k, v in doc["args"].items():
-        setattr(ns, k, v)
+        if v is not None:  # None: not given (an older state file): the option's default
+            setattr(ns, k, v)
     for k in EXECUTION_OPTIONS:
         setattr(ns, k, getattr(a, k))
     ns.resume = a.resume
@@ -213,9 +220,9 @@ def _line(r):
             + (f"  dead workers {dead}" if dead else ""))
 
 
-def cmd_run(a):
-    from .launcher import launch
-    from .spec import RuntimeFailure
+def run(a) -> int:
+    from ..runtime.launcher import launch
+    from ..runtime.spec import RuntimeFailure
 
     doc = None
     if a.resume is not None:
@@ -234,7 +241,8 @@ def cmd_run(a):
         state = res.spec.get("state_file") if res is not None else None
         hint = f"; continue with: gclib run --resume {state}" if state else ""
         print(f"gclib: error: {e}{hint}", file=sys.stderr)
-        return EXIT_INTERRUPTED if res is not None and res.status == "interrupted" else 1
+        interrupted = res is not None and res.status == "interrupted"
+        return options.EXIT_INTERRUPTED if interrupted else options.EXIT_FAIL
     s = res.summary()
     if a.json:
         print(json.dumps(res.to_dict()))

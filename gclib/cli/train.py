@@ -1,4 +1,5 @@
-"""``gclib train``: one training run on the simulated clock, printing the totals to reach the target.
+"""``gclib train``: one training run on the simulated clock (:func:`gclib.learning.train`), printing the totals to
+reach the target.
 
 ``--problem linreg`` is the LAG paper's heterogeneous synthetic linear regression with one block per worker
 (:func:`gclib.learning.problems.lag_synthetic` with ``workers = --workers``, ``dim = max(50, workers)``);
@@ -10,15 +11,21 @@ from __future__ import annotations
 import json
 import sys
 
-from .. import checks
-from .optim import SCHEME_NAMES, code_names, make_scheme, train
-from .problems import DATASETS, lag_synthetic, make_problem, tandon_logistic
+from . import options, registries
 
-PROBLEMS = ("linreg", "logistic", *sorted(DATASETS))
+
+def problem_names() -> tuple:
+    """The names ``--problem`` takes."""
+    from ..learning.problems import DATASETS
+
+    return ("linreg", "logistic", *sorted(DATASETS))
 
 
 def problem_for(name: str, workers: int, seed=0):
     """The problem behind ``--problem`` (see the module docstring), split into ``workers`` parts."""
+    from .. import checks
+    from ..learning.problems import DATASETS, lag_synthetic, make_problem, tandon_logistic
+
     if name == "linreg":
         dim = max(50, workers)
         # X stacks one dim x dim block per worker, built as a list of blocks first: twice workers * dim^2 floats
@@ -29,15 +36,20 @@ def problem_for(name: str, workers: int, seed=0):
         return tandon_logistic(parts=workers, seed=seed)
     if name in DATASETS:
         return make_problem(name, parts=workers, seed=seed)
-    raise ValueError(f"problem must be one of {list(PROBLEMS)}, got {name!r}")
+    raise ValueError(f"problem must be one of {list(problem_names())}, got {name!r}")
 
 
-def add_train_args(p):
-    from ..cli import add_model_args
+def add_parser(sub):
+    from .. import checks
+    from ..learning.optim import SCHEME_NAMES, code_names
+    from ..schemes import PARAMS
 
-    p.description = "Train on the simulated clock until the loss gap reaches --target; print the totals."
+    p = sub.add_parser("train", help="one training run (GD, LAG, LAGC, G-LAG, coded) on the simulated clock",
+                       description="Train on the simulated clock until the loss gap reaches --target; print the "
+                                   "totals.",
+                       epilog=registries.models_epilog())
     p.add_argument("--scheme", required=True, choices=SCHEME_NAMES)
-    p.add_argument("--problem", default="linreg", choices=PROBLEMS,
+    p.add_argument("--problem", default="linreg", choices=problem_names(),
                    help="linreg = the LAG synthetic regression, logistic = Tandon's synthetic data")
     count = checks.option(checks.integer, low=1)
     p.add_argument("--workers", type=count, default=12)
@@ -62,14 +74,17 @@ def add_train_args(p):
     p.add_argument("--max-iter", type=count, default=20_000)
     p.add_argument("--computation", default="assigned", choices=("assigned", "finished"))
     p.add_argument("--duplicates", default="cancel", choices=("cancel", "count"))
-    p.add_argument("--seed", type=checks.option(checks.integer, low=0), default=0,
+    seed = PARAMS["seed"]
+    p.add_argument("--seed", type=checks.option(seed.check, **seed.limits), default=seed.default,
                    help="seed of the data, the CRC and the compute times")
-    add_model_args(p)
+    options.add_model_args(p)
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(fn=run)
 
 
-def cmd_train(a) -> int:
-    from ..cli import model_from_args
+def run(a) -> int:
+    from .. import checks
+    from ..learning.optim import make_scheme, train
 
     if a.code is not None and a.scheme != "gc":
         raise ValueError(f"argument --code: only --scheme gc takes a code (scheme {a.scheme!r} has its own), got "
@@ -85,7 +100,7 @@ def cmd_train(a) -> int:
                          trigger=None if a.trigger == "none" else a.trigger, seed=a.seed, D=a.D, xi=a.xi,
                          units=units, warmup=a.warmup)
     problem = problem_for(a.problem, scheme.code.n_parts, a.seed)
-    model = model_from_args(a, workers=scheme.code.n_workers)
+    model = options.model_from_args(a, workers=scheme.code.n_workers)
     res = train(problem, scheme, model, target=a.target, seed=a.seed, lr=a.lr, max_iter=a.max_iter,
                 computation=a.computation, duplicates=a.duplicates)
     out = res.summary()
@@ -96,5 +111,5 @@ def cmd_train(a) -> int:
               f"uploads {out['uploads']}, computations {out['computations']}, final gap {out['final_gap']:.3g}")
     if not res.converged:
         print(f"gclib: {res.message}", file=sys.stderr)
-        return 1
+        return options.EXIT_FAIL
     return 0

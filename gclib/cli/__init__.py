@@ -1,0 +1,67 @@
+"""Command line: ``gclib list | simulate | verify | reproduce | train | gallery | run | trace``; also
+``python -m gclib ...``.
+
+One module per command: its options, its help and what it runs (:mod:`~gclib.cli.registries` is ``gclib list``);
+the options several commands share (a scheme, a compute-time model) and the objects built from them are in
+:mod:`gclib.cli.options`. Nothing below the command line imports it.
+
+Exit codes: 0 done; 1 failed (a verification, a training that did not converge, a run that stopped); 2 a bad
+argument, one line ``gclib: error: ...`` on stderr naming the option (the option types come from
+:mod:`gclib.checks`, the checks the library runs too); 130 interrupted (Ctrl-C), one line.
+
+Importing this package is light (the standard library only): the package's own modules, and NumPy and SciPy with
+them, are imported where they are used, so that a Ctrl-C in the first second of ``gclib`` (while they load) is
+already :func:`main`'s to report in one line.
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+from . import gallery, registries, reproduce, run, simulate, trace, train, verify
+from .options import EXIT_FAIL, EXIT_INTERRUPTED, EXIT_USAGE, Parser, error
+
+#: The commands, in the order of ``gclib --help``.
+COMMAND_MODULES = (registries, simulate, verify, reproduce, train, gallery, run, trace)
+
+
+def build_parser() -> Parser:
+    """The parser of every command."""
+    p = Parser(prog="gclib", description="Gradient coding: build, verify, simulate and run codes.",
+               epilog=f"{registries.registry_text()}\n\nscheme parameters:\n{registries.params_text()}\n\n"
+                      "`gclib list` prints the schemes with their papers; `gclib COMMAND --help` the options of a "
+                      "command.")
+    sub = p.add_subparsers(dest="cmd", required=True, parser_class=Parser)
+    for command in COMMAND_MODULES:
+        command.add_parser(sub)
+    return p
+
+
+def main(argv=None) -> int:
+    """Run one command; return its exit code: 0 done, 1 failed (a verification, a run), 2 bad arguments (one line
+    on stderr), 130 interrupted (Ctrl-C, one line)."""
+    try:
+        a = build_parser().parse_args(argv)
+        return a.fn(a)
+    except ValueError as e:  # bad arguments, of the library's checks too (ParameterTypeError is one)
+        error(e)
+        return EXIT_USAGE
+    except MemoryError:  # an allocation the estimates of gclib.checks did not foresee
+        from ..checks import MEMORY_ENV
+
+        error(f"out of memory; lower the sizes of the request (the budget of gclib's own estimates is set by "
+              f"{MEMORY_ENV})")
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("gclib: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:  # the reader of stdout went away (gclib list | head -1): stop quietly
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        return EXIT_FAIL
+    except OSError as e:  # the file system refused (disk full, permissions changed while running, ...)
+        where = f": {e.filename}" if getattr(e, "filename", None) else ""
+        error(f"{e.strerror or e}{where}")
+        return EXIT_FAIL

@@ -1,0 +1,118 @@
+"""``gclib list``: the schemes with their papers and parameters, and the compute-time models; the same listings
+close the help of every command that takes ``--scheme`` or ``--model``.
+
+The listings are read from the registries (:data:`gclib.schemes.SCHEMES` and :data:`~gclib.schemes.PARAMS`,
+:data:`gclib.stragglers.MODELS`), so that a scheme or a model added there appears here by itself.
+"""
+from __future__ import annotations
+
+import json
+
+from .options import flag, model_fields
+
+SCHEMES_HEADING = "schemes (--scheme NAME)"
+MODELS_HEADING = "compute-time models (--model NAME)"
+
+
+def add_parser(sub):
+    p = sub.add_parser("list", help="list the schemes and the paper each comes from, and the compute-time models")
+    p.add_argument("--json", action="store_true", help="print the registries as JSON")
+    p.set_defaults(fn=run)
+
+
+def run(a) -> int:
+    if a.json:
+        print(json.dumps(registry_json(), indent=1))
+    else:
+        print(registry_text("schemes (gclib simulate|verify --scheme NAME ...)",
+                            "compute-time models (gclib simulate --model NAME ...)"))
+    return 0
+
+
+# ------------------------------------------------------------------------------------------------ listings
+def _doc_line(obj) -> str:
+    doc = (obj.__doc__ or "").strip()
+    return " ".join(doc.split("\n\n")[0].split()).replace("``", "") if doc else ""
+
+
+def scheme_flags(scheme) -> str:
+    """The options a scheme reads, e.g. ``--workers, --stragglers, --seed (default 0)``."""
+    from ..schemes import PARAMS
+
+    out = []
+    for p in scheme.params:
+        param = PARAMS[p]
+        out.append(flag(p) + (f" (default {param.default})" if param.default is not None and param.type is not bool
+                              else ""))
+    return ", ".join(out)
+
+
+def schemes_text(indent: int = 2, width: int = 12) -> str:
+    """Every scheme: its name and help, its paper, its options."""
+    from ..schemes import SCHEMES
+
+    pad = " " * indent
+    lines = []
+    for name, s in sorted(SCHEMES.items()):
+        lines.append(f"{pad}{name:<{width}} {s.help}")
+        lines.append(f"{pad}{'':<{width}} paper: {s.paper}")
+        lines.append(f"{pad}{'':<{width}} parameters: {scheme_flags(s)}")
+    return "\n".join(lines)
+
+
+def params_text(indent: int = 2) -> str:
+    """Every scheme parameter: its option, type, help and default."""
+    from ..schemes import PARAMS
+
+    pad = " " * indent
+    rows = [(flag(n) + ("" if p.type is bool else f" {p.type.__name__.upper()}"), p.help, p.default)
+            for n, p in PARAMS.items()]
+    w = max(len(r[0]) for r in rows)
+    return "\n".join(f"{pad}{a:<{w}}  {h}" + (f" (default {d})" if d is not None and not isinstance(d, bool) else "")
+                     for a, h, d in rows)
+
+
+def models_text(indent: int = 2, width: int = 12) -> str:
+    """Every compute-time model: its name, the first line of its docstring, its options."""
+    from ..stragglers import MODELS
+
+    pad = " " * indent
+    lines = []
+    for name, cls in sorted(MODELS.items()):
+        lines.append(f"{pad}{name:<{width}} {_doc_line(cls)}")
+        opts = ", ".join(f"{flag(f)} (default {d})" for f, d in model_fields(cls))
+        lines.append(f"{pad}{'':<{width}} parameters: {opts}")
+    lines.append(f"{pad}{'(any)':<{width}} --per-task: one draw per partial gradient; --persistent N: N workers "
+                 "never answer")
+    return "\n".join(lines)
+
+
+def schemes_epilog() -> str:
+    """The end of the help of a command that takes ``--scheme``."""
+    return f"{SCHEMES_HEADING}:\n{schemes_text()}"
+
+
+def models_epilog() -> str:
+    """The end of the help of a command that takes ``--model``."""
+    return f"{MODELS_HEADING}:\n{models_text()}"
+
+
+def registry_text(schemes_heading: str = SCHEMES_HEADING, models_heading: str = MODELS_HEADING) -> str:
+    """Every scheme and every model, each list under its heading."""
+    return f"{schemes_heading}:\n{schemes_text()}\n\n{models_heading}:\n{models_text()}"
+
+
+def registry_json() -> dict:
+    """The schemes and models as JSON-ready data (``gclib list --json``); a scheme names its constructor and, for
+    every parameter, the constructor's argument it becomes."""
+    from ..schemes import PARAMS, SCHEMES
+    from ..stragglers import MODELS
+
+    return {
+        "schemes": [{"name": n, "paper": s.paper, "help": s.help, "constructor": s.constructor_name,
+                     "parameters": {p: {"type": PARAMS[p].type.__name__, "default": PARAMS[p].default,
+                                        "help": PARAMS[p].help, "argument": arg} for p, arg in s.args.items()}}
+                    for n, s in sorted(SCHEMES.items())],
+        "models": [{"name": n, "help": _doc_line(c), "parameters": {f: d for f, d in model_fields(c)}}
+                   for n, c in sorted(MODELS.items())],
+    }

@@ -1,0 +1,49 @@
+"""``gclib simulate``: a Monte Carlo of one code under one compute-time model (:func:`gclib.simulate.simulate`)."""
+from __future__ import annotations
+
+import json
+import math
+
+from . import options, registries
+
+
+def add_parser(sub):
+    from .. import checks
+
+    p = sub.add_parser("simulate", help="Monte Carlo of completion time, communication and computation",
+                       epilog=f"{registries.schemes_epilog()}\n\n{registries.models_epilog()}")
+    options.add_scheme_args(p)
+    options.add_model_args(p)
+    p.add_argument("--trials", type=checks.option(checks.integer, low=1), default=10_000,
+                   help="iterations simulated (refused when their results would not fit the memory budget, "
+                        f"half the available memory unless {checks.MEMORY_ENV} says otherwise)")
+    p.add_argument("--latency", type=checks.option(checks.real, low=0), default=0.0,
+                   help="communication: seconds per message")
+    p.add_argument("--bandwidth", type=checks.option(checks.real, above=0, finite=False), default=None,
+                   help="communication: gradients per second (inf: no limit)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(fn=run)
+
+
+def run(a) -> int:
+    from ..simulate import Communication, simulate
+
+    code = options.code_from_args(a)
+    model = options.model_from_args(a, workers=code.n_workers)
+    comm = None
+    if a.latency or a.bandwidth is not None:
+        comm = Communication(latency=a.latency, bandwidth=math.inf if a.bandwidth is None else a.bandwidth)
+    res = simulate(code, model, trials=a.trials, seed=a.seed, comm=comm, progress=not a.json and a.trials >= 100_000)
+    out = res.summary()
+    if a.json:
+        print(json.dumps(out))
+    else:
+        print(f"{out['scheme']}: mean time {_fmt(out['mean_time'], '.5g')} +/- {_fmt(out['ci95_time'], '.2g')}, "
+              f"messages {_fmt(out['mean_messages'], '.4g')}, computations {_fmt(out['mean_computations'], '.4g')}, "
+              f"volume {_fmt(out['mean_volume'], '.4g')} ({out['trials']} trials, {out['failed']} never decoded)")
+    return 0
+
+
+def _fmt(x, spec: str) -> str:
+    """A number of a summary, ``n/a`` where it is undefined (``None``: every trial failed, or one trial)."""
+    return "n/a" if x is None else format(x, spec)
