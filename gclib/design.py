@@ -38,8 +38,10 @@ from .codes import frc, rs
 from .codes import lcc as _lcc
 from .codes import mmc
 from .codes.base import GradientCode
+from . import checks, scale
 from .progress import progress as _progress
-from .simulate import CHUNK, mean_ci, simulate_chunk
+from .simulate import (Schedule, _per_worker, chunk_bytes, chunk_trials, chunks_of, mean_ci, simulate_chunk,
+                       simulate_workers)
 from .stragglers import ComputeModel
 
 LOADS = ("messages", "cluster_messages")
@@ -49,12 +51,14 @@ FAMILIES = ("gc", "uc-mmc", "rs", "frc", "lcc", "gc-mmc-correlated", "gc-mmc-unc
 
 @dataclass(frozen=True)
 class Candidate:
-    """One design: ``family`` (scheme name), a label, its parameters and a builder."""
+    """One design: ``family`` (scheme name), a label, its parameters and a builder; ``schedule``, when given,
+    builds what the simulator reads of the code (:mod:`gclib.scale`) without its encoding matrix."""
 
     family: str
     label: str
     params: dict
     build: Callable[[], GradientCode]
+    schedule: Callable[[], Schedule] | None = None
 
 
 def label(family: str, **params) -> str:
@@ -105,27 +109,35 @@ def candidates(K: int, r: int, *, order_grid: Iterable[int] | None = None, max_o
     if baselines:
         for P in Ps:
             out.append(Candidate("gc", label("gc", clusters=P), {"clusters": P},
-                                 lambda P=P: mmc.clustered_design(lambda k: mmc.gc_cyclic(k, r), K, P, r)))
+                                 lambda P=P: mmc.clustered_design(lambda k: mmc.gc_cyclic(k, r), K, P, r),
+                                 lambda P=P: scale.clustered(lambda k: scale.gc(k, r), K, P, r)))
             out.append(Candidate("uc-mmc", label("uc-mmc", clusters=P), {"clusters": P},
-                                 lambda P=P: mmc.clustered_design(lambda k: mmc.uc_mmc(k, r), K, P, r)))
+                                 lambda P=P: mmc.clustered_design(lambda k: mmc.uc_mmc(k, r), K, P, r),
+                                 lambda P=P: scale.clustered(lambda k: scale.uc_mmc(k, r), K, P, r)))
         for rr in range(1, r + 1):
-            out.append(Candidate("rs", label("rs", load=rr), {"load": rr}, lambda rr=rr: rs(K, rr - 1)))
+            out.append(Candidate("rs", label("rs", load=rr), {"load": rr}, lambda rr=rr: rs(K, rr - 1),
+                                 lambda rr=rr: scale.gc(K, rr)))
             if K % rr == 0:
-                out.append(Candidate("frc", label("frc", load=rr), {"load": rr}, lambda rr=rr: frc(K, rr - 1)))
+                out.append(Candidate("frc", label("frc", load=rr), {"load": rr}, lambda rr=rr: frc(K, rr - 1),
+                                     lambda rr=rr: scale.frc(K, rr)))
         try:
-            _lcc.lcc_code(K, r)
-            out.append(Candidate("lcc", label("lcc"), {}, lambda: _lcc.lcc_code(K, r)))
+            _lcc.lcc_threshold(-(-K // r))
+            scale.lcc(K, r)
+            out.append(Candidate("lcc", label("lcc"), {}, lambda: _lcc.lcc_code(K, r), lambda: scale.lcc(K, r)))
         except ValueError:
             pass
     for P in Ps:
         for m in grid:
             out.append(Candidate("gc-mmc-correlated", label("gc-mmc-correlated", order=m, clusters=P),
-                                 {"order": m, "clusters": P}, lambda m=m, P=P: mmc.gc_mmc_correlated(K, r, m, P)))
+                                 {"order": m, "clusters": P}, lambda m=m, P=P: mmc.gc_mmc_correlated(K, r, m, P),
+                                 lambda m=m, P=P: scale.clustered(lambda k: scale.correlated(k, r, m), K, P, r)))
         for n in range(1, max_orders + 1):
             for orders in combinations(grid, n):
                 out.append(Candidate("gc-mmc-uncorrelated", label("gc-mmc-uncorrelated", orders=orders, clusters=P),
                                      {"orders": list(orders), "clusters": P},
-                                     lambda o=orders, P=P: mmc.gc_mmc_uncorrelated(K, r, o, P)))
+                                     lambda o=orders, P=P: mmc.gc_mmc_uncorrelated(K, r, o, P),
+                                     lambda o=orders, P=P: scale.clustered(lambda k: scale.uncorrelated(k, r, o),
+                                                                           K, P, r)))
     if K % r == 0:
         below = [m for m in grid if m < r]
         for n in range(0, max_orders):
@@ -142,12 +154,19 @@ def fast_chunk(code: GradientCode, finish: np.ndarray) -> dict:
     return simulate_chunk(code, finish[:, :, : code.load])
 
 
+#: bytes :func:`evaluate` keeps per trial and candidate: four per-trial results of 8 bytes.
+EVALUATE_BYTES = 4 * 8
+
+
 def evaluate(cands: list, model: ComputeModel, K: int, trials: int = 10_000, seed=0, *,
              progress: bool = False, dtype=np.float32) -> pd.DataFrame:
     """Simulate every candidate on the same sampled compute times.
 
     The sampled times are rounded to ``dtype`` (float32 by default: a relative error below ``6e-8``, and about
-    half the memory traffic of float64) before the rules run; the same seed gives the same numbers.
+    half the memory traffic of float64) before the rules run; the same seed gives the same numbers. Under eq. 5
+    the chunk holds one draw per worker (:func:`gclib.simulate.simulate_workers`); the candidates are kept as
+    their schedules (:class:`gclib.simulate.Schedule`), without their encoding matrices. A request whose results
+    and chunk would exceed the memory budget is refused before anything is built.
 
     Returns:
         one row per candidate: ``family, label, params, failed, mean_time, ci95_time, mean_messages,
@@ -156,18 +175,31 @@ def evaluate(cands: list, model: ComputeModel, K: int, trials: int = 10_000, see
     """
     if not isinstance(trials, (int, np.integer)) or trials < 1:
         raise ValueError(f"trials must be a positive integer, got {trials!r}")
-    codes = [c.build() for c in cands]
+    checks.need_memory("evaluate", EVALUATE_BYTES * int(trials) * len(cands),
+                       sizes=f"{len(cands)} candidates, trials = {trials}", lower="trials or the candidates")
+    items = _progress(cands, "build", progress)
+    codes = [c.schedule() if c.schedule is not None else Schedule.of(c.build()) for c in items]
     if any(c.n_workers != K for c in codes):
         raise ValueError(f"every candidate must have {K} workers")
     n_tasks = max(c.load for c in codes)
+    pw = _per_worker(model)
+    size = min(chunk_trials(K, n_tasks, c.n_messages, per_worker=pw) for c in codes)
+    checks.need_memory("evaluate", EVALUATE_BYTES * int(trials) * len(codes) + chunk_bytes(
+        K, n_tasks, max(c.n_messages for c in codes), min(size, int(trials)), per_worker=pw),
+        sizes=f"{len(codes)} candidates, trials = {trials}, {K} workers", lower="trials or the candidates")
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     acc = [{k: [] for k in ("time", "messages", "cluster_messages", "computations")} for _ in codes]
-    chunks = [CHUNK] * (trials // CHUNK) + ([trials % CHUNK] if trials % CHUNK else [])
+    chunks = chunks_of(int(trials), size)
     it = _progress(chunks, "evaluate", progress)
     for n in it:
-        finish = model.sample(rng, n, K, n_tasks).astype(dtype, copy=False)
+        if pw:
+            x = model.per_worker(rng, n, K, n_tasks)
+            run = lambda code: simulate_workers(code, x, dtype=dtype)  # noqa: E731
+        else:
+            finish = model.sample(rng, n, K, n_tasks).astype(dtype, copy=False)
+            run = lambda code: fast_chunk(code, finish)  # noqa: E731
         for a, code in zip(acc, codes):
-            res = fast_chunk(code, finish)
+            res = run(code)
             for k in a:
                 a[k].append(res[k])
     rows = []
@@ -204,12 +236,14 @@ class SearchResult:
 
 
 def search(K: int, r: int, model: ComputeModel, budget: float, *, load: str = "messages", trials: int = 10_000,
-           seed=0, families: Iterable[str] | None = None, **kw) -> SearchResult:
+           seed=0, families: Iterable[str] | None = None, progress: bool = False, **kw) -> SearchResult:
     """Lowest mean completion time among the candidates whose mean communication load is at most ``budget``.
 
     Args:
         load: ``"messages"`` (received until completion) or ``"cluster_messages"`` (per cluster until it
-            decodes). families: restrict to these scheme families. ``kw``: passed to :func:`candidates`.
+            decodes). families: restrict to these scheme families. progress: progress bars over the candidates
+            built and the chunks of trials. ``kw``: passed to :func:`candidates` (at ``K = 1000``, restrict
+            ``clusters``, ``order_grid`` and ``max_orders``: the full grid holds about 19,000 designs).
     """
     if load not in LOADS:
         raise ValueError(f"load must be one of {LOADS}, got {load!r}")
@@ -221,7 +255,7 @@ def search(K: int, r: int, model: ComputeModel, budget: float, *, load: str = "m
         cands = [c for c in cands if c.family in fam]
         if not cands:
             raise ValueError(f"families {sorted(fam)} select no candidate")
-    table = evaluate(cands, model, K, trials, seed)
+    table = evaluate(cands, model, K, trials, seed, progress=progress)
     ok = table[table[f"mean_{load}"] <= budget]
     best = None if ok.empty else ok.sort_values("mean_time").iloc[0].to_dict()
     return SearchResult(best, table, float(budget), load)

@@ -332,6 +332,25 @@ def _mpi_runs(ns):
                              f"stragglers = {stragglers}: {e}") from None
 
 
+def _scale(ns):
+    check("seed", _n(ns, "seed"), int, low=0)
+    Ks = check("Ks", _n(ns, "Ks"), list, min_len=2, items=dict(type=int, low=2))
+    _distinct("Ks", Ks, "each K is one point of the curves")
+    check("trials", _n(ns, "trials"), int, low=2)  # a confidence interval needs two trials
+    check("load_fraction", _n(ns, "load_fraction"), float, above=0, high=1)
+    load = check("load", _n(ns, "load"), int, low=1)
+    c = check("cluster_size", _n(ns, "cluster_size"), int, low=load)  # a worker holds load parts of its cluster
+    for i, K in enumerate(Ks):  # GC-MMC runs in K / cluster_size clusters
+        if K % c:
+            raise ValueError(f"parameter Ks[{i}] must be a multiple of cluster_size = {c}, got {K!r} (int)")
+    check("order_fraction", _n(ns, "order_fraction"), float, above=0, high=1)
+    check("max_messages", _n(ns, "max_messages"), int, low=1)
+    check("mu", _n(ns, "mu"), float, low=0, low_open=True)
+    check("alpha", _n(ns, "alpha"), float, low=0)
+    check("pareto_scale", _n(ns, "pareto_scale"), float, low=0, low_open=True)
+    check("pareto_shape", _n(ns, "pareto_shape"), float, low=0, low_open=True)
+
+
 def _index(ns):
     pass  # the index has only the driver's parameters
 
@@ -346,6 +365,7 @@ NOTEBOOKS = {
     "05_mmc_design": _mmc_design,
     "06_lazy_aggregation": _lazy_aggregation,
     "07_mpi_runs": _mpi_runs,
+    "08_scale": _scale,
 }
 
 

@@ -26,8 +26,6 @@ from .jsonable import jsonable
 from .progress import progress as _progress
 from .stragglers import ComputeModel
 
-#: trials per chunk; results for a seed depend on it, so it is fixed.
-CHUNK = 10_000
 Z95 = 1.959963984540054
 
 
@@ -90,15 +88,62 @@ class SimResult:
         return jsonable(out)
 
 
-def arrival_times(code: GradientCode, finish: np.ndarray, comm: Communication | None = None) -> np.ndarray:
+@dataclass(frozen=True, eq=False)
+class Schedule:
+    """What the simulator reads of a code: who sends each message, after how many partial gradients, how large
+    it is, and the code's fast rule - without the encoding matrix. :meth:`of` takes it from a
+    :class:`GradientCode`; :mod:`gclib.scale` builds it directly for codes too large to hold their matrix.
+
+    Attributes:
+        name: scheme name. n_workers: workers. sender, ready, size: ``(n_messages,)`` as in
+        :class:`GradientCode`. rule: the fast rule (``cluster_times``, ``msg_cluster``). lengths:
+        ``(n_workers,)`` partial gradients each worker computes. info: the code's summary (for tables and JSON).
+    """
+
+    name: str
+    n_workers: int
+    sender: np.ndarray
+    ready: np.ndarray
+    size: np.ndarray
+    rule: object
+    lengths: np.ndarray
+    info: dict = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, code) -> "Schedule":
+        """The schedule of ``code`` (a :class:`GradientCode`, or a schedule, returned as it is)."""
+        if isinstance(code, Schedule):
+            return code
+        if not isinstance(code, GradientCode):
+            raise checks.ParameterTypeError(f"code must be a GradientCode, got {type(code).__name__}")
+        return cls(code.name, code.n_workers, code.sender, code.ready, code.size, code.rule,
+                   np.array([len(o) for o in code.order], dtype=np.int64), code.summary())
+
+    @property
+    def n_messages(self) -> int:
+        return int(self.sender.size)
+
+    @property
+    def load(self) -> int:
+        return int(self.lengths.max())
+
+    def summary(self) -> dict:
+        return dict(self.info)
+
+
+def arrival_times(code, finish: np.ndarray, comm: Communication | None = None) -> np.ndarray:
     """Arrival time of every message.
 
     Args:
+        code: a :class:`GradientCode` or :class:`Schedule`.
         finish: ``(trials, workers, n_tasks)`` task finish times.
     Returns:
         ``(trials, n_messages)``.
     """
-    arr = finish[:, code.sender, code.ready - 1]
+    return _delayed(finish[:, code.sender, code.ready - 1], code, comm)
+
+
+def _delayed(arr: np.ndarray, code, comm: Communication | None) -> np.ndarray:
     if comm is not None:
         with np.errstate(over="ignore"):
             delayed = arr + comm.delay(code.size)
@@ -109,43 +154,178 @@ def arrival_times(code: GradientCode, finish: np.ndarray, comm: Communication | 
     return arr
 
 
-def simulate_chunk(code: GradientCode, finish: np.ndarray, comm: Communication | None = None) -> dict:
-    """Evaluate one chunk of sampled finish times (see :func:`simulate`)."""
-    arr = arrival_times(code, finish, comm)
+def _pow2(x: float) -> bool:
+    """``x`` is 0 or a power of two: a sum of up to ``2**52`` copies of it is exact in any order."""
+    return x == 0 or (math.isfinite(x) and math.frexp(x)[0] == 0.5)
+
+
+def _counts(code, arr: np.ndarray, arrived) -> dict:
+    """Completion time and the messages of one chunk of arrivals ``(trials, n_messages)``; ``arrived`` is the
+    mask of finite arrivals, or ``None`` when every arrival is finite."""
     cluster_t = code.rule.cluster_times(arr)
     t = cluster_t.max(axis=1)
-    # In a trial that never decodes (t = inf) a message or task that never happens (inf) is not counted: inf <= inf.
+    # In a trial that never decodes (t = inf) a message that never arrives (inf) is not counted: inf <= inf.
+    got = arr <= t[:, None]
+    if arrived is not None:
+        got &= arrived
+    P = cluster_t.shape[1]
+    if P == 1:  # one cluster: it decodes when the whole gradient does
+        got_c = got
+    else:
+        mc = code.rule.msg_cluster
+        if mc.size % P == 0 and np.array_equal(mc, np.repeat(np.arange(P), mc.size // P)):  # equal blocks
+            got_c = (arr.reshape(arr.shape[0], P, -1) <= cluster_t[:, :, None]).reshape(arr.shape)
+        else:
+            got_c = arr <= np.take(cluster_t, mc, axis=1)
+        if arrived is not None:
+            got_c &= arrived
+    messages = got.sum(axis=1)
+    size = np.asarray(code.size, dtype=float)
+    if size.size and np.all(size == size[0]) and _pow2(float(size[0])):
+        volume = messages * size[0]  # the sum below, exactly
+    else:
+        volume = got.astype(float) @ size
+    return {"time": t.astype(float), "messages": messages, "cluster_messages": got_c.sum(axis=1),
+            "volume": volume, "_t": t}
+
+
+def simulate_chunk(code, finish: np.ndarray, comm: Communication | None = None) -> dict:
+    """Evaluate one chunk of sampled finish times ``(trials, workers, n_tasks)`` (see :func:`simulate`)."""
+    code = Schedule.of(code)
+    arr = arrival_times(code, finish, comm)
     arrived = np.isfinite(arr)
-    got = (arr <= t[:, None]) & arrived
-    msg_cluster = code.rule.msg_cluster
-    got_c = (arr <= cluster_t[:, msg_cluster]) & arrived
-    lengths = np.array([len(o) for o in code.order])
-    valid = np.arange(finish.shape[2])[None, :] < lengths[:, None]
+    out = _counts(code, arr, None if arrived.all() else arrived)
+    t = out.pop("_t")
+    valid = np.arange(finish.shape[2])[None, :] < code.lengths[:, None]
     computed = (finish <= t[:, None, None]) & valid[None] & np.isfinite(finish)
-    return {"time": t.astype(float), "messages": got.sum(axis=1), "cluster_messages": got_c.sum(axis=1),
-            "computations": computed.sum(axis=(1, 2)), "volume": got.astype(float) @ code.size}
+    out["computations"] = computed.sum(axis=(1, 2))
+    return out
 
 
+def tasks_done(x: np.ndarray, t: np.ndarray, lengths: np.ndarray, dtype=np.float64) -> np.ndarray:
+    """Partial gradients computed by time ``t`` under eq. 5, without the ``(trials, workers, tasks)`` array.
+
+    Worker ``w`` finishes its ``j``-th task at ``j * x[:, w]`` (rounded to ``dtype``); the count is
+    ``#{1 <= j <= lengths[w] : dtype(j * x) <= t, finite}``, exactly what comparing every task gives. The
+    estimate ``min(floor(t / x), lengths)`` is exact unless ``t / x`` lies within rounding of an integer (the
+    worker whose message completed the trial does); those few entries are recounted with the rounded products
+    themselves, which are non-decreasing in ``j``.
+
+    Args:
+        x: ``(trials, workers)`` per-worker task time (float64, non-negative; ``inf`` for never).
+        t: ``(trials,)`` completion times. lengths: ``(workers,)`` tasks per worker.
+    Returns:
+        ``(trials,)`` int64 total over workers.
+    """
+    lengths = np.asarray(lengths)
+    L = lengths.astype(float)
+    dtype = np.dtype(dtype)
+    if L.size and L.max() == 1:  # one task per worker (uncoded, ignore-stragglers): 1 * x == x
+        f = x if x.dtype == dtype else x.astype(dtype)
+        with np.errstate(invalid="ignore"):
+            done = f <= np.asarray(t)[:, None]
+        if not np.isfinite(f).all():
+            done &= np.isfinite(f)
+        return done.sum(axis=1, dtype=np.int64) if L.min() == 1 else (done & (L > 0)).sum(axis=1, dtype=np.int64)
+    tol = 16 * float(np.finfo(dtype).eps) * (float(L.max()) + 2)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = np.asarray(t, dtype=float)[:, None] / x
+    np.minimum(r, L + 0.5, out=r)  # far beyond the last task: all done (NaN stays NaN)
+    q = np.floor(r)
+    np.subtract(r, q, out=r)
+    near = ~(r >= tol)  # NaN (0 / 0, inf / inf) is near too
+    near |= r > 1 - tol
+    rows, cols = np.nonzero(near)
+    if rows.size:
+        xs, ts, Ls = x[rows, cols], np.asarray(t)[rows], L[cols]
+
+        def reached(j):
+            with np.errstate(invalid="ignore", over="ignore"):
+                f = (xs * j).astype(dtype)
+                return (f <= ts) & np.isfinite(f)
+
+        k = q[rows, cols]
+        k[~(k >= 0)] = 0
+        np.minimum(k, Ls, out=k)
+        while True:  # the estimate is off by at most one, a step per pass
+            up = (k < Ls) & reached(k + 1)
+            k += up
+            down = (k > 0) & ~reached(k)
+            k -= down
+            if not (up.any() or down.any()):
+                break
+        q[rows, cols] = k
+    return q.sum(axis=1).astype(np.int64)
+
+
+def simulate_workers(code, x: np.ndarray, comm: Communication | None = None, dtype=np.float64) -> dict:
+    """Evaluate one chunk of eq. 5 draws ``x`` ``(trials, workers)`` (worker ``w`` finishes its ``j``-th task at
+    ``j * x[:, w]``): the same numbers as :func:`simulate_chunk` on the finish times ``x[:, :, None] * j``
+    (rounded to ``dtype``), in memory that grows with the messages and workers only."""
+    code = Schedule.of(code)
+    ready = code.ready[0] if np.all(code.ready == code.ready[0]) else code.ready
+    arr = (x if np.array_equal(code.sender, np.arange(x.shape[1])) else np.take(x, code.sender, axis=1)) * ready
+    if arr.dtype != dtype:
+        arr = arr.astype(dtype)
+    arr = _delayed(arr, code, comm)
+    finite = bool(np.isfinite(x).all())
+    out = _counts(code, arr, None if finite else np.isfinite(arr))
+    t = out.pop("_t")
+    out["computations"] = tasks_done(x, t, code.lengths, dtype)
+    return out
+
+
+#: trials per chunk at most.
+CHUNK = 10_000
+#: working memory of one chunk: a chunk holds at most :data:`CHUNK` trials and as many fewer as keep it under
+#: this many bytes. A constant, so that the chunking is a function of the problem's size alone: the numbers of
+#: a seed do not depend on the machine (draws split across chunks equal one draw, except for the models that
+#: draw per chunk - :class:`gclib.stragglers.Persistent` with a random ``count``, :class:`~gclib.stragglers.Trace`).
+CHUNK_BYTES = 512 * 2 ** 20
 #: bytes kept per trial: five result arrays of 8 bytes, twice while the chunks are joined.
 RESULT_BYTES = 2 * 5 * 8
 
 
-def chunk_bytes(n_workers: int, load: int, n_messages: int, trials: int = CHUNK) -> int:
-    """Bytes :func:`simulate_chunk` holds at once for a chunk of ``trials``: the ``(trials, workers, load)``
-    finish times (with the draws, the comparisons and their masks: about 24 bytes an entry) and the
-    ``(trials, messages)`` arrivals (with class times, the partition and the masks: about 48 bytes a message)."""
-    return trials * (24 * n_workers * load + 48 * n_messages)
+def chunk_bytes(n_workers: int, load: int, n_messages: int, trials: int = CHUNK, *, per_worker: bool = False) -> int:
+    """Bytes a chunk of ``trials`` holds at once: the ``(trials, messages)`` arrivals (with class times, the
+    partition and the masks: about 48 bytes a message) and either the ``(trials, workers, load)`` finish times
+    of a per-task model (with the comparisons and their masks: about 24 bytes an entry) or, under eq. 5
+    (``per_worker``), the ``(trials, workers)`` draws and task counts (about 40 bytes a worker)."""
+    n_workers, load, n_messages, trials = (int(v) for v in (n_workers, load, n_messages, trials))
+    tasks = 40 * n_workers if per_worker else 24 * n_workers * load
+    return trials * (tasks + 48 * n_messages)
 
 
-def simulate_bytes(code: GradientCode, trials: int) -> int:
+def chunk_trials(n_workers: int, load: int, n_messages: int, *, per_worker: bool = False) -> int:
+    """Trials per chunk: :data:`CHUNK`, or fewer so that a chunk stays under :data:`CHUNK_BYTES` (at least one)."""
+    per_trial = chunk_bytes(n_workers, load, n_messages, 1, per_worker=per_worker)
+    return int(max(1, min(CHUNK, CHUNK_BYTES // per_trial)))
+
+
+def chunks_of(trials: int, size: int) -> list:
+    """``trials`` cut into chunks of ``size`` (the last one shorter)."""
+    return [size] * (trials // size) + ([trials % size] if trials % size else [])
+
+
+def _per_worker(model) -> bool:
+    """Whether ``model`` is sampled by one draw per worker (:meth:`ComputeModel.per_worker`): an eq. 5 model
+    whose :meth:`~ComputeModel.sample` is the default one, or that defines its own ``per_worker``."""
+    cls = type(model)
+    return not model.per_task and (cls.sample is ComputeModel.sample or cls.per_worker is not ComputeModel.per_worker)
+
+
+def simulate_bytes(code, trials: int, model: ComputeModel | None = None) -> int:
     """Memory :func:`simulate` needs for ``trials`` trials of ``code``: :data:`RESULT_BYTES` per trial and one
-    chunk (:func:`chunk_bytes`)."""
-    return RESULT_BYTES * trials + chunk_bytes(code.n_workers, code.load, code.n_messages, min(trials, CHUNK))
+    chunk (:func:`chunk_bytes`, :func:`chunk_trials`); ``model`` (default: a per-task one) says which path."""
+    pw = model is not None and _per_worker(model)
+    c = chunk_trials(code.n_workers, code.load, code.n_messages, per_worker=pw)
+    return RESULT_BYTES * trials + chunk_bytes(code.n_workers, code.load, code.n_messages, min(trials, c),
+                                               per_worker=pw)
 
 
 def _check_request(code, model, trials, comm) -> int:
     """Check the arguments of :func:`simulate` and refuse a request above the memory budget; returns trials."""
-    if not isinstance(code, GradientCode):
+    if not isinstance(code, (GradientCode, Schedule)):
         raise checks.ParameterTypeError(f"code must be a GradientCode, got {type(code).__name__}")
     if not isinstance(model, ComputeModel):
         raise checks.ParameterTypeError(f"model must be a compute-time model (gclib.stragglers), got "
@@ -153,13 +333,15 @@ def _check_request(code, model, trials, comm) -> int:
     if comm is not None and not isinstance(comm, Communication):
         raise checks.ParameterTypeError(f"comm must be a Communication or None, got {type(comm).__name__}")
     trials = checks.integer("trials", trials, low=1)
-    need = simulate_bytes(code, trials)
+    need = simulate_bytes(code, trials, model)
     budget, _ = checks.memory_budget()
     if budget is not None and need > budget:
-        per_trial = chunk_bytes(code.n_workers, code.load, code.n_messages, 1)
-        full_chunk = CHUNK * per_trial
+        pw = _per_worker(model)
+        per_trial = chunk_bytes(code.n_workers, code.load, code.n_messages, 1, per_worker=pw)
+        c = chunk_trials(code.n_workers, code.load, code.n_messages, per_worker=pw)
+        full_chunk = c * per_trial
         # the most trials that fit: a full chunk and the results, or fewer than a chunk of both
-        fit = ((budget - full_chunk) // RESULT_BYTES if budget >= RESULT_BYTES * CHUNK + full_chunk
+        fit = ((budget - full_chunk) // RESULT_BYTES if budget >= RESULT_BYTES * c + full_chunk
                else budget // (RESULT_BYTES + per_trial))
         lower = (f"trials (about {fit:,} fit)" if fit >= 1 else
                  f"the code's size (one trial alone needs {checks.format_bytes(RESULT_BYTES + per_trial)})")
@@ -169,12 +351,17 @@ def _check_request(code, model, trials, comm) -> int:
     return trials
 
 
-def simulate(code: GradientCode, model: ComputeModel, trials: int = 10_000, seed=0, *,
+def simulate(code, model: ComputeModel, trials: int = 10_000, seed=0, *,
              comm: Communication | None = None, progress: bool = False) -> SimResult:
     """Monte Carlo of ``trials`` independent iterations of ``code`` under ``model``.
 
+    Under eq. 5 (``per_task=False``) one draw per worker and trial determines every task, and the chunk holds
+    the ``(trials, workers)`` draws and the ``(trials, messages)`` arrivals only (:func:`simulate_workers`);
+    per-task models sample every task (:func:`simulate_chunk`). Trials run in chunks of
+    :func:`chunk_trials`, fixed by the problem's size.
+
     Args:
-        code: any gradient code.
+        code: any gradient code (or its :class:`Schedule`).
         model: compute-time model.
         trials: number of iterations simulated.
         seed: seed or ``numpy.random.Generator``; the same seed gives the same numbers.
@@ -183,18 +370,22 @@ def simulate(code: GradientCode, model: ComputeModel, trials: int = 10_000, seed
     """
     trials = _check_request(code, model, trials, comm)
     rng = checks.generator(seed, "seed")
-    n_tasks = code.load
+    sch = Schedule.of(code)
+    n_tasks = sch.load
+    pw = _per_worker(model)
     parts = {k: [] for k in ("time", "messages", "cluster_messages", "computations", "volume")}
-    chunks = [CHUNK] * (trials // CHUNK) + ([trials % CHUNK] if trials % CHUNK else [])
-    it = _progress(chunks, f"simulate {code.name}", progress, unit="chunk")
+    chunks = chunks_of(trials, chunk_trials(sch.n_workers, n_tasks, sch.n_messages, per_worker=pw))
+    it = _progress(chunks, f"simulate {sch.name}", progress, unit="chunk")
     for c in it:
-        finish = model.sample(rng, c, code.n_workers, n_tasks)
-        res = simulate_chunk(code, finish, comm)
+        if pw:
+            res = simulate_workers(sch, model.per_worker(rng, c, sch.n_workers, n_tasks), comm)
+        else:
+            res = simulate_chunk(sch, model.sample(rng, c, sch.n_workers, n_tasks), comm)
         for k in parts:
             parts[k].append(res[k])
     desc = model.describe() if hasattr(model, "describe") else {"model": str(model)}
-    return SimResult(scheme=code.name, seed=seed if isinstance(seed, (int, np.integer)) else None,
-                     code=code.summary(), model=desc, **{k: np.concatenate(v) for k, v in parts.items()})
+    return SimResult(scheme=sch.name, seed=seed if isinstance(seed, (int, np.integer)) else None,
+                     code=sch.summary(), model=desc, **{k: np.concatenate(v) for k, v in parts.items()})
 
 
 def sweep(builders: dict, values, model, trials: int = 10_000, seed=0, *,
@@ -229,12 +420,23 @@ def sweep(builders: dict, values, model, trials: int = 10_000, seed=0, *,
         return df[["model"] + [c for c in df.columns if c != "model"]]
     rows = []
     items = [(name, v) for name in builders for v in values]
-    it = _progress(items, "sweep", progress)
-    for name, v in it:
+    codes = {}  # every point built first, so that a sweep too large for memory is refused before it runs
+    for name, v in items:
         try:
-            code = builders[name](v)
+            codes[(name, v)] = builders[name](v)
         except ValueError:
             continue
+    if codes:
+        big = max(codes.values(), key=lambda c: simulate_bytes(c, trials, model))
+        checks.need_memory("sweep", simulate_bytes(big, trials, model) + sum(c.B.nbytes for c in codes.values()),
+                           sizes=f"trials = {trials}, {len(codes)} points, the largest '{big.name}' with "
+                                 f"{big.n_workers} workers, load {big.load}, {big.n_messages} messages",
+                           lower="trials or the largest point")
+    it = _progress(items, "sweep", progress)
+    for name, v in it:
+        if (name, v) not in codes:
+            continue
+        code = codes[(name, v)]
         s = simulate(code, model, trials, seed, comm=comm).summary()
         rows.append({"scheme": name, "value": v, "mean_time": s["mean_time"], "ci95_time": s["ci95_time"],
                      "mean_messages": s["mean_messages"], "ci95_messages": s["ci95_messages"],

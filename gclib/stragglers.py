@@ -72,6 +72,27 @@ class ComputeModel:
                              f"(inf) for {n_tasks} tasks per worker; measure time in a larger unit")
         return out
 
+    def per_worker(self, rng: np.random.Generator, trials: int, workers: int, n_tasks: int) -> np.ndarray:
+        """The one draw per worker and trial of an eq. 5 model (``per_task=False``): worker ``w`` finishes its
+        ``j``-th task at ``j * X[t, w]``. The same random stream as :meth:`sample`, without the
+        ``(trials, workers, n_tasks)`` array: ``sample(...) == per_worker(...)[:, :, None] * arange(1, n_tasks + 1)``.
+
+        Returns:
+            ``(trials, workers)`` float array (``inf`` for a worker that never answers).
+        Raises:
+            ValueError: the model draws per task (``per_task=True``), or ``n_tasks`` tasks overflow float64.
+        """
+        if self.per_task:
+            raise ValueError(f"per_worker needs a model with one draw per worker (per_task=False), got "
+                             f"{self.describe()}")
+        x = self.task_draws(rng, (trials, workers, 1))[:, :, 0]
+        with np.errstate(over="ignore"):
+            last = x.max() * n_tasks if x.size else 0.0  # times are non-negative: the largest is the last
+        if not np.isfinite(last):
+            raise ValueError(f"compute-time model {self.describe()} gives finish times beyond the float64 range "
+                             f"(inf) for {n_tasks} tasks per worker; measure time in a larger unit")
+        return x
+
     def describe(self) -> dict:
         return {"model": self.name, **self.__dict__}
 
@@ -166,6 +187,27 @@ class Persistent(ComputeModel):
             dead = np.argsort(keys, axis=1)[:, : self.count]
             np.put_along_axis(t, dead[:, :, None].repeat(n_tasks, axis=2), np.inf, axis=1)
         return t
+
+    def per_worker(self, rng, trials, workers, n_tasks):
+        """:meth:`ComputeModel.per_worker` of ``base``, with ``inf`` for the workers that never answer (the same
+        draws as :meth:`sample`)."""
+        x = self.base.per_worker(rng, trials, workers, n_tasks)
+        self._check_workers(workers)
+        if self.workers is not None:
+            x[:, self.workers] = np.inf
+        if self.count:
+            keys = rng.random((trials, workers))
+            dead = np.argsort(keys, axis=1)[:, : self.count]
+            np.put_along_axis(x, dead, np.inf, axis=1)
+        return x
+
+    def _check_workers(self, workers):
+        if self.workers is not None:
+            bad = [w for w in self.workers if not 0 <= w < workers]
+            if bad:
+                raise ValueError(f"persistent straggler ids {bad} outside [0, {workers})")
+        if self.count > workers:
+            raise ValueError(f"count = {self.count} persistent stragglers exceeds {workers} workers")
 
     def describe(self):
         return {"model": "persistent", "count": self.count, "workers": self.workers, "base": self.base.describe()}

@@ -150,11 +150,11 @@ def test_sizes_too_large_for_memory_are_refused_at_once(argv, needle, capsys, mo
 def test_simulate_memory_estimate_is_the_budget_line(monkeypatch):
     code = codes.crc(8, 1)
     model = ShiftedExponential()
-    monkeypatch.setenv(checks.MEMORY_ENV, str(simulate_bytes(code, 500)))
+    monkeypatch.setenv(checks.MEMORY_ENV, str(simulate_bytes(code, 500, model)))
     assert gclib.simulate(code, model, trials=500).trials == 500
     with pytest.raises(ValueError, match=r"lower trials \(about 500 fit\)"):
         gclib.simulate(code, model, trials=501)
-    big = simulate_bytes(code, 3 * CHUNK)  # beyond a chunk, every further trial costs its results alone
+    big = simulate_bytes(code, 3 * CHUNK, model)  # beyond a chunk, every further trial costs its results alone
     monkeypatch.setenv(checks.MEMORY_ENV, str(big))
     assert gclib.simulate(code, model, trials=3 * CHUNK).trials == 3 * CHUNK
     with pytest.raises(ValueError, match=rf"lower trials \(about {3 * CHUNK:,} fit\)"):

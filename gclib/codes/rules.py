@@ -82,6 +82,9 @@ class ThresholdRule:
         # Shortcuts for the simulator's hot path: every message its own class (no class reduction), and
         # clusters that are equal contiguous blocks with one threshold (one partition for all clusters).
         object.__setattr__(self, "_identity", bool(np.array_equal(msg_class, np.arange(n_classes))))
+        # Classes of one size: the class minimum is an elementwise minimum of strided views (no reduceat).
+        counts = np.diff(np.append(starts, msg_class.size))
+        object.__setattr__(self, "_class_size", int(counts[0]) if np.all(counts == counts[0]) else 0)
         block = int(sizes[0])
         equal_blocks = (np.all(thresholds == thresholds[0])
                         and np.array_equal(class_cluster, np.repeat(np.arange(n_clusters), block)))
@@ -116,7 +119,13 @@ class ThresholdRule:
         check_messages_axis(np.asarray(arrival), self.msg_class.size, "arrival")
         if self._identity:
             return arrival
-        return np.minimum.reduceat(arrival[:, self._perm], self._starts, axis=1)
+        if self._class_size:
+            grouped = np.take(arrival, self._perm, axis=1).reshape(arrival.shape[0], -1, self._class_size)
+            out = grouped[:, :, 0].copy()
+            for j in range(1, self._class_size):
+                np.minimum(out, grouped[:, :, j], out=out)
+            return out
+        return np.minimum.reduceat(np.take(arrival, self._perm, axis=1), self._starts, axis=1)
 
     def cluster_times(self, arrival: np.ndarray) -> np.ndarray:
         """When each cluster becomes decodable.

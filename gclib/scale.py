@@ -1,0 +1,354 @@
+"""Gradient coding at datacenter scale: schedules of codes too large to hold their encoding matrix, and the study
+of notebook 08 (completion time, coding gain and message load as the number of workers grows).
+
+The simulator reads of a code only who sends each message, after how many partial gradients, and the fast rule
+(:class:`gclib.simulate.Schedule`). The builders here give that directly from the construction's formulas, in
+memory that grows with the messages (a dense encoding matrix at ``K = 10,000`` workers is 800 MB and more); the
+tests check each against the schedule of the real code at small ``K``:
+
+* :func:`gc`: plain GC (CRC of Tandon et al., ``gclib.codes.mmc.gc_cyclic``), load ``r``, any ``K - r + 1``
+  workers decode;
+* :func:`frc`: fractional repetition (``gclib.codes.frc``), groups of ``r`` workers, one of each group decodes;
+* :func:`uncoded`: every worker its own part, all ``K`` needed;
+* :func:`lcc`: the simulator stand-in of Lagrange coded computing (``gclib.codes.lcc.lcc_code``);
+* :func:`correlated`: correlated GC-MMC of order ``m`` (``m = 1`` is UC-MMC, ``m = r`` plain GC);
+* :func:`uncorrelated`: uncorrelated GC-MMC with an order vector (the paper's interpolation threshold);
+* :func:`clustered`: any of them run independently in ``P`` clusters (``gclib.codes.mmc.clustered_design``).
+
+:func:`plan` lists the points of a study with their sizes and memory; :func:`study` simulates them under one or
+several eq. 5 models with common random numbers (every scheme of one ``K`` sees the same worker draws), beside the
+closed forms of the order statistics (:func:`gclib.theory.expected_time`) where they exist, and the paired coding
+gain over uncoded.
+"""
+from __future__ import annotations
+
+import math
+from typing import Callable, Iterable
+
+import numpy as np
+import pandas as pd
+
+from . import checks
+from .codes.rules import ThresholdRule, coverage, threshold
+from .progress import progress as _progress
+from .simulate import RESULT_BYTES, Schedule, paired_change, simulate, simulate_bytes
+from .stragglers import ComputeModel
+
+
+def _schedule(name, K, sender, ready, rule, load, **info) -> Schedule:
+    sender = np.asarray(sender, dtype=np.int64)
+    return Schedule(name, int(K), sender, np.asarray(ready, dtype=np.int64), np.ones(sender.size), rule,
+                    np.full(int(K), int(load), dtype=np.int64),
+                    {"scheme": name, "workers": int(K), "messages": int(sender.size), "load": int(load), **info})
+
+
+def _kr(K, r):
+    K = checks.integer("workers", K, low=1)
+    r = checks.integer("load", r, low=1, high=K)
+    return K, r
+
+
+def gc(K: int, r: int) -> Schedule:
+    """Plain GC with load ``r``: worker ``w`` sends one message after its ``r`` parts; any ``K - r + 1`` decode."""
+    K, r = _kr(K, r)
+    return _schedule("gc", K, np.arange(K), np.full(K, r), threshold(K, K - r + 1), r, stragglers=r - 1)
+
+
+def frc(K: int, r: int) -> Schedule:
+    """Fractional repetition with load ``r`` (``r | K``): the ``K / r`` groups of ``r`` consecutive workers send
+    the same message; one message of every group decodes."""
+    K, r = _kr(K, r)
+    if K % r:
+        raise ValueError(f"load must divide workers = {K} for fractional repetition, got {r}")
+    return _schedule("frc", K, np.arange(K), np.full(K, r), coverage(np.arange(K) // r), r, stragglers=r - 1)
+
+
+def uncoded(K: int) -> Schedule:
+    """Uncoded: worker ``w`` sends its one part; all ``K`` are needed."""
+    K = checks.integer("workers", K, low=1)
+    return _schedule("uncoded", K, np.arange(K), np.ones(K), threshold(K, K), 1, stragglers=0)
+
+
+def lcc(K: int, r: int) -> Schedule:
+    """LCC with load ``r`` (``gclib.codes.lcc.lcc_code``): ``k = ceil(K / r)`` blocks, each worker's result after
+    ``ceil(K / k)`` computations; any ``2 (k - 1) + 1`` results decode."""
+    from .codes.lcc import lcc_threshold
+
+    K, r = _kr(K, r)
+    k = -(-K // r)
+    R = lcc_threshold(k)
+    if R > K:
+        raise ValueError(f"LCC with load r = {r} needs 2 ceil(K/r) - 1 = {R} results but has only {K} workers")
+    work = -(-K // k)
+    return _schedule("lcc", K, np.arange(K), np.full(K, work), threshold(K, R), work, blocks=k, threshold=R)
+
+
+def correlated(K: int, r: int, m: int, name: str = "gc-mmc-correlated") -> Schedule:
+    """Correlated GC-MMC of order ``m``: worker ``w`` sends ``c_{w+j}`` after ``m + j`` parts
+    (``j = 0 .. r - m``); any ``K - m + 1`` distinct messages decode."""
+    K, r = _kr(K, r)
+    m = checks.integer("order", m, low=1, high=r)
+    l = r - m + 1
+    cls = (np.arange(K)[:, None] + np.arange(l)[None, :]).ravel() % K
+    rule = ThresholdRule(cls, np.zeros(K, dtype=np.int64), np.array([K - m + 1]))
+    return _schedule(name, K, np.repeat(np.arange(K), l), np.tile(np.arange(m, r + 1), K), rule, r, order=m,
+                     messages_per_worker=l)
+
+
+def uc_mmc(K: int, r: int) -> Schedule:
+    """Uncoded multi-message communication: every part sent as soon as it is computed (correlated, ``m = 1``)."""
+    return correlated(K, r, 1, name="uc-mmc")
+
+
+def uncorrelated(K: int, r: int, orders) -> Schedule:
+    """Uncorrelated GC-MMC with order vector ``orders``: worker ``w`` sends one message after each order; any
+    ``K l - sum(orders) + 1`` of the ``K l`` messages decode (the paper's interpolation threshold)."""
+    from .codes.mmc import _check_orders
+
+    K, r = _kr(K, r)
+    orders = _check_orders(orders, r)
+    l = len(orders)
+    return _schedule("gc-mmc-uncorrelated", K, np.repeat(np.arange(K), l), np.tile(np.array(orders), K),
+                     threshold(K * l, K * l - sum(orders) + 1), r, orders=list(orders))
+
+
+def tile(schedules: Iterable[Schedule], name: str | None = None) -> Schedule:
+    """Schedules side by side on disjoint workers (``gclib.codes.clustered``): cluster by cluster, the composite
+    decodes when every cluster does."""
+    parts = list(schedules)
+    if not parts or any(not isinstance(s.rule, ThresholdRule) for s in parts):
+        raise ValueError("tile needs at least one schedule, each with a threshold rule")
+    sender, ready, size, lengths, msg_class, class_cluster, thresholds = ([] for _ in range(7))
+    w_off = cls_off = cl_off = 0
+    for s in parts:
+        sender.append(s.sender + w_off)
+        ready.append(s.ready)
+        size.append(s.size)
+        lengths.append(s.lengths)
+        msg_class.append(s.rule.msg_class + cls_off)
+        class_cluster.append(s.rule.class_cluster + cl_off)
+        thresholds.append(s.rule.thresholds)
+        w_off += s.n_workers
+        cls_off += s.rule.class_cluster.size
+        cl_off += s.rule.n_clusters
+    rule = ThresholdRule(np.concatenate(msg_class), np.concatenate(class_cluster), np.concatenate(thresholds))
+    name = name or parts[0].name
+    out = Schedule(name, w_off, np.concatenate(sender), np.concatenate(ready), np.concatenate(size), rule,
+                   np.concatenate(lengths), dict(parts[0].info))
+    out.info.update({"scheme": name, "workers": w_off, "messages": out.n_messages, "clusters": len(parts)})
+    return out
+
+
+def clustered(build: Callable[[int], Schedule], K: int, P: int, r: int) -> Schedule:
+    """``build(K_c)`` in each of ``P`` clusters of sizes differing by at most one (each at least ``r``), as
+    ``gclib.codes.mmc.clustered_design``; ``P = 1`` is ``build(K)``."""
+    from .codes.mmc import cluster_sizes
+
+    K, r = _kr(K, r)
+    sizes = cluster_sizes(K, P, r)
+    if len(sizes) == 1:
+        return build(K)
+    cache = {}
+    return tile([cache[s] if s in cache else cache.setdefault(s, build(s)) for s in sizes])
+
+
+# ---------------------------------------------------------------------------------------------- the study
+#: The schemes of the study, in display order (uncoded is the baseline of the coding gain).
+SCHEMES = ("uncoded", "GC", "FRC", "LCC", "UC-MMC", "GC-MMC")
+#: The two ways ``K`` grows: the load a fixed fraction of ``K``, or a fixed load with GC-MMC in clusters of a
+#: fixed size.
+SETTINGS = ("load fraction", "cluster size")
+#: Columns of :func:`plan`.
+PLAN_COLUMNS = ["setting", "K", "scheme", "load", "order", "clusters", "messages", "memory", "skipped"]
+
+
+def point(setting: str, scheme: str, K: int, *, load_fraction: float = 0.1, load: int = 10,
+          cluster_size: int = 10, order_fraction: float = 0.6) -> dict:
+    """The parameters of one point of the study, without building anything: ``load`` ``r``, ``order`` ``m``
+    (GC-MMC), ``clusters`` ``P`` and ``messages``.
+
+    * ``"load fraction"``: ``r = round(load_fraction * K)``; GC-MMC unclustered of order
+      ``m = round(order_fraction * r)``;
+    * ``"cluster size"``: ``r = load``; GC-MMC of order ``m = round(order_fraction * r)`` in ``K / cluster_size``
+      clusters (Fig. 1's GC-MMC-1 is ``K = 40``, ``r = 10``, ``m = 6`` in clusters of 10); GC, UC-MMC and LCC
+      unclustered, as in Fig. 1.
+
+    Uncoded has load 1; FRC needs ``r | K``.
+    """
+    checks.choice("setting", setting, SETTINGS)
+    checks.choice("scheme", scheme, SCHEMES)
+    K = checks.integer("workers", K, low=2)
+    if setting == "load fraction":
+        f = checks.real("load_fraction", load_fraction, above=0, high=1)
+        r = max(1, int(round(f * K)))
+        P = 1
+    else:
+        r = checks.integer("load", load, low=1, high=K)
+        c = checks.integer("cluster_size", cluster_size, low=r)
+        if K % c:
+            raise ValueError(f"cluster_size must divide workers = {K}, got {c}")
+        P = K // c
+    m = max(1, min(r, int(round(checks.real("order_fraction", order_fraction, above=0, high=1) * r))))
+    if scheme == "uncoded":
+        return {"load": 1, "order": None, "clusters": 1, "messages": K}
+    if scheme in ("GC", "FRC", "LCC"):
+        return {"load": r, "order": None, "clusters": 1, "messages": K}
+    if scheme == "UC-MMC":
+        return {"load": r, "order": 1, "clusters": 1, "messages": K * r}
+    return {"load": r, "order": m, "clusters": P, "messages": K * (r - m + 1)}
+
+
+def build(setting: str, scheme: str, K: int, **kw) -> Schedule:
+    """The schedule of one point (see :func:`point`)."""
+    p = point(setting, scheme, K, **kw)
+    r, m, P = p["load"], p["order"], p["clusters"]
+    if scheme == "uncoded":
+        return uncoded(K)
+    if scheme == "GC":
+        return gc(K, r)
+    if scheme == "FRC":
+        return frc(K, r)
+    if scheme == "LCC":
+        return lcc(K, r)
+    if scheme == "UC-MMC":
+        return uc_mmc(K, r)
+    return clustered(lambda k: correlated(k, r, m), K, P, r)
+
+
+def plan(Ks, *, settings=SETTINGS, schemes=SCHEMES, trials: int = 10_000, max_messages: int = 200_000,
+         model: ComputeModel | None = None, **kw) -> pd.DataFrame:
+    """Every point of a study with its sizes and the memory its simulation needs, before anything is built.
+
+    A point is ``skipped`` (with the reason) when its scheme cannot be built at that ``K`` (FRC where ``r`` does
+    not divide ``K``, LCC with too few workers) or when it has more than ``max_messages`` messages (the work of a
+    trial grows with them: at a fixed load fraction UC-MMC sends ``K^2 / 10`` messages).
+
+    Returns:
+        ``pandas.DataFrame`` with :data:`PLAN_COLUMNS` (``memory`` in bytes, 0 for a skipped point).
+    """
+    Ks = checks.int_list("Ks", Ks, low=2)
+    trials = checks.integer("trials", trials, low=1)
+    max_messages = checks.integer("max_messages", max_messages, low=1)
+    for s in settings:
+        checks.choice("settings", s, SETTINGS)
+    for s in schemes:
+        checks.choice("schemes", s, SCHEMES)
+    rows = []
+    for setting in settings:
+        for K in Ks:
+            for scheme in schemes:
+                row = {"setting": setting, "K": K, "scheme": scheme, "load": np.nan, "order": None,
+                       "clusters": np.nan, "messages": np.nan, "memory": 0, "skipped": ""}
+                try:
+                    p = point(setting, scheme, K, **kw)
+                except ValueError as e:
+                    rows.append({**row, "skipped": str(e)})
+                    continue
+                row.update(p)
+                if scheme == "FRC" and K % p["load"]:
+                    row["skipped"] = f"FRC needs the load {p['load']} to divide K = {K}"
+                elif scheme == "LCC" and 2 * -(-K // p["load"]) - 1 > K:
+                    row["skipped"] = f"LCC with load {p['load']} needs more than K = {K} results"
+                elif p["messages"] > max_messages:
+                    row["skipped"] = f"{p['messages']:,} messages, more than max_messages = {max_messages:,}"
+                else:
+                    sizes = _Sizes(K, p["load"], p["messages"])
+                    row["memory"] = simulate_bytes(sizes, trials, model)
+                rows.append(row)
+    return pd.DataFrame(rows, columns=PLAN_COLUMNS)
+
+
+class _Sizes:
+    """The sizes :func:`gclib.simulate.simulate_bytes` reads."""
+
+    def __init__(self, K, load, messages):
+        self.n_workers, self.load, self.n_messages = int(K), int(load), int(messages)
+
+
+#: Columns of :func:`study`.
+COLUMNS = ["model", "setting", "K", "scheme", "load", "order", "clusters", "messages", "trials", "mean_time",
+           "ci95_time", "closed_form_time", "gain", "gain_lo", "gain_hi", "mean_messages", "ci95_messages",
+           "messages_per_worker", "mean_computations", "failed"]
+
+
+def study(Ks, models: dict, *, trials: int = 10_000, seed=0, settings=SETTINGS, schemes=SCHEMES,
+          max_messages: int = 200_000, progress: bool = False, **kw) -> pd.DataFrame:
+    """Completion time, coding gain over uncoded and message load of every scheme as ``K`` grows.
+
+    Every point of :func:`plan` that is not skipped is simulated with ``trials`` trials under every model of
+    ``models`` (``{name: eq. 5 model}``), with the same ``seed`` for every scheme of one ``K`` (so trial ``i``
+    sees the same worker draws: the gain ``E[T_uncoded] / E[T]`` has a paired 95% interval,
+    :func:`gclib.simulate.paired_change`). The memory of the largest point is checked against the budget before
+    anything runs (:func:`gclib.checks.need_memory`).
+
+    Returns:
+        ``pandas.DataFrame`` with :data:`COLUMNS`, one row per model and simulated point (``closed_form_time``
+        NaN where the order statistics give none, e.g. multi-message and clustered schemes).
+    """
+    from .theory import expected_time
+
+    if not isinstance(models, dict) or not models:
+        raise ValueError(f"models must be a non-empty dict of compute-time models, got {models!r}")
+    for name, m in models.items():
+        if not isinstance(m, ComputeModel) or m.per_task:
+            raise ValueError(f"models[{name!r}] must be a compute-time model with one draw per worker "
+                             f"(per_task=False), got {m!r}")
+    trials = checks.integer("trials", trials, low=1)
+    rng_seed = checks.integer("seed", seed, low=0)
+    schemes = list(schemes)
+    if "uncoded" not in schemes:
+        schemes = ["uncoded"] + schemes  # the baseline of the gain
+    todo = plan(Ks, settings=settings, schemes=schemes, trials=trials, max_messages=max_messages,
+                model=next(iter(models.values())), **kw)
+    todo = todo[todo["skipped"] == ""]
+    if todo.empty:
+        raise ValueError("the study has no point to simulate: every point is skipped (see gclib.scale.plan)")
+    biggest = todo.sort_values(["memory", "messages"], kind="stable").iloc[-1]
+    checks.need_memory("scale study", int(biggest["memory"]) + 2 * RESULT_BYTES * trials,
+                       sizes=f"K = {biggest['K']}, {biggest['scheme']} ({int(biggest['messages']):,} messages), "
+                             f"trials = {trials}", lower="trials, the largest K or max_messages")
+    jobs = [(name, model, key, g) for name, model in models.items()
+            for key, g in todo.groupby(["setting", "K"], sort=False)]
+    it = _progress(jobs, "scale", progress)
+    rows = []
+    for name, model, (setting, K), g in it:
+        base = None
+        for p in g.itertuples():
+            sch = build(setting, p.scheme, K, **kw)
+            res = simulate(sch, model, trials, rng_seed)
+            if p.scheme == "uncoded":
+                base = res.time
+            s = res.summary()
+            gain = lo = hi = math.nan
+            if base is not None:
+                change, c_lo, c_hi, _ = paired_change(base, res.time)
+                gain, lo, hi = change + 1, c_lo + 1, c_hi + 1
+            rows.append({"model": name, "setting": setting, "K": K, "scheme": p.scheme, "load": p.load,
+                         "order": p.order, "clusters": p.clusters, "messages": p.messages, "trials": trials,
+                         "mean_time": s["mean_time"], "ci95_time": s["ci95_time"],
+                         "closed_form_time": expected_time(sch, model), "gain": gain, "gain_lo": lo, "gain_hi": hi,
+                         "mean_messages": s["mean_messages"], "ci95_messages": s["ci95_messages"],
+                         "messages_per_worker": s["mean_messages"] / K if s["mean_messages"] is not None else math.nan,
+                         "mean_computations": s["mean_computations"], "failed": s["failed"]})
+    out = pd.DataFrame(rows, columns=COLUMNS)
+    return out.astype({"mean_time": float, "ci95_time": float, "mean_messages": float, "ci95_messages": float,
+                       "mean_computations": float})
+
+
+def gain_at(table: pd.DataFrame, model: str, setting: str, scheme: str, K: int):
+    """``(gain, lo, hi)`` of one point of :func:`study` (NaN when absent)."""
+    g = table[(table["model"] == model) & (table["setting"] == setting) & (table["scheme"] == scheme)
+              & (table["K"] == K)]
+    if g.empty:
+        return math.nan, math.nan, math.nan
+    r = g.iloc[0]
+    return float(r["gain"]), float(r["gain_lo"]), float(r["gain_hi"])
+
+
+def models(mu: float = 10.0, alpha: float = 0.01, pareto_scale: float = 0.05, pareto_shape: float = 2.0) -> dict:
+    """The two eq. 5 models of notebook 08: ``{name: model}``, the paper's shifted exponential and a
+    heavy-tailed Pareto."""
+    from .stragglers import Pareto, ShiftedExponential
+
+    return {f"shifted-exp (mu {mu:g}, alpha {alpha:g})": ShiftedExponential(mu, alpha),
+            f"Pareto (scale {pareto_scale:g}, shape {pareto_shape:g})": Pareto(pareto_scale, pareto_shape)}

@@ -1,0 +1,112 @@
+"""gclib.scale: schedules from the formulas equal those of the real codes; the study and its plan."""
+import math
+
+import numpy as np
+import pytest
+
+from gclib import codes, scale
+from gclib.codes import lcc, mmc
+from gclib.simulate import Schedule, simulate
+from gclib.stragglers import Pareto, ShiftedExponential
+
+
+def same_schedule(a: Schedule, b: Schedule):
+    for k in ("sender", "ready", "size", "lengths"):
+        assert np.array_equal(getattr(a, k), getattr(b, k)), k
+    assert a.n_workers == b.n_workers
+    for k in ("msg_class", "class_cluster", "thresholds"):
+        assert np.array_equal(getattr(a.rule, k), getattr(b.rule, k)), k
+
+
+@pytest.mark.parametrize("fast, code", [
+    (lambda: scale.gc(12, 4), lambda: mmc.gc_cyclic(12, 4)),
+    (lambda: scale.gc(12, 4), lambda: codes.crc(12, 3)),
+    (lambda: scale.frc(12, 3), lambda: codes.frc(12, 2)),
+    (lambda: scale.uncoded(7), lambda: codes.uncoded(7)),
+    (lambda: scale.lcc(12, 4), lambda: lcc.lcc_code(12, 4)),
+    (lambda: scale.lcc(13, 4), lambda: lcc.lcc_code(13, 4)),
+    (lambda: scale.correlated(12, 4, 2), lambda: mmc.correlated(12, 4, 2)),
+    (lambda: scale.uc_mmc(10, 3), lambda: mmc.uc_mmc(10, 3)),
+    (lambda: scale.uncorrelated(12, 4, (2, 4)), lambda: mmc.uncorrelated(12, 4, (2, 4))),
+    (lambda: scale.clustered(lambda k: scale.correlated(k, 4, 2), 27, 3, 4), lambda: mmc.gc_mmc_correlated(27, 4, 2, 3)),
+    (lambda: scale.clustered(lambda k: scale.uncorrelated(k, 3, (1, 3)), 20, 4, 3),
+     lambda: mmc.gc_mmc_uncorrelated(20, 3, (1, 3), 4)),
+    (lambda: scale.clustered(lambda k: scale.gc(k, 3), 20, 1, 3), lambda: mmc.gc_cyclic(20, 3)),
+])
+def test_schedules_equal_the_real_codes(fast, code):
+    same_schedule(fast(), Schedule.of(code()))
+
+
+def test_a_schedule_simulates_like_its_code():
+    model = Pareto(1, 1.5)
+    a = simulate(scale.clustered(lambda k: scale.correlated(k, 4, 2), 27, 3, 4), model, 800, 3)
+    b = simulate(mmc.gc_mmc_correlated(27, 4, 2, 3), model, 800, 3)
+    for k in ("time", "messages", "cluster_messages", "computations", "volume"):
+        assert np.array_equal(getattr(a, k), getattr(b, k))
+
+
+def test_builders_refuse_bad_sizes():
+    with pytest.raises(ValueError, match="load must divide workers = 10"):
+        scale.frc(10, 3)
+    with pytest.raises(ValueError, match="order must be"):
+        scale.correlated(10, 3, 4)
+    with pytest.raises(ValueError, match="load must be"):
+        scale.gc(5, 6)
+    with pytest.raises(ValueError, match="LCC with load r = 1"):
+        scale.lcc(10, 1)
+    with pytest.raises(ValueError, match="tile needs"):
+        scale.tile([])
+
+
+def test_point_sizes():
+    assert scale.point("load fraction", "GC", 1000) == {"load": 100, "order": None, "clusters": 1, "messages": 1000}
+    assert scale.point("load fraction", "UC-MMC", 1000)["messages"] == 100_000
+    assert scale.point("cluster size", "GC-MMC", 1000) == {"load": 10, "order": 6, "clusters": 100,
+                                                             "messages": 5000}
+    with pytest.raises(ValueError, match="cluster_size must divide workers = 45"):
+        scale.point("cluster size", "GC", 45)
+    with pytest.raises(ValueError, match="setting must be one of"):
+        scale.point("load", "GC", 40)
+
+
+def test_plan_skips_and_estimates():
+    p = scale.plan([40, 10_000], trials=1000, max_messages=100_000)
+    big = p[(p["K"] == 10_000) & (p["setting"] == "load fraction") & (p["scheme"] == "UC-MMC")].iloc[0]
+    assert "more than max_messages" in big["skipped"] and big["memory"] == 0
+    ok = p[p["skipped"] == ""]
+    assert (ok["memory"] > 0).all() and len(ok) == len(p) - (p["skipped"] != "").sum()
+
+
+def test_study_small_agrees_with_closed_forms_and_pairs_the_gain():
+    models = {"exp": ShiftedExponential(10, 0.01)}
+    t = scale.study([40, 80], models, trials=3000, seed=1)
+    assert set(t["scheme"]) == set(scale.SCHEMES)
+    unc = t[t["scheme"] == "uncoded"]
+    assert (unc["gain"] == 1).all()
+    cf = t.dropna(subset=["closed_form_time"])
+    assert set(cf["scheme"]) == {"uncoded", "GC", "FRC", "LCC"}
+    z = (cf["mean_time"] - cf["closed_form_time"]) / (cf["ci95_time"] / 1.96)
+    assert z.abs().max() < 5
+    # the uncoded closed form by hand: alpha + H_K / mu
+    u = unc[(unc["K"] == 40)].iloc[0]
+    assert math.isclose(u["closed_form_time"], 0.01 + sum(1 / i for i in range(1, 41)) / 10)
+    assert ((t["gain_lo"] <= t["gain"]) & (t["gain"] <= t["gain_hi"])).all()
+
+
+def test_study_refuses_above_the_budget_before_running(monkeypatch):
+    monkeypatch.setenv("GCLIB_MEMORY_LIMIT", "10M")
+    with pytest.raises(ValueError, match=r"scale study with K = 10000, .* needs about .* lower trials"):
+        scale.study([10_000], {"exp": ShiftedExponential()}, trials=100_000)
+    with pytest.raises(ValueError, match="one draw per worker"):
+        scale.study([40], {"x": ShiftedExponential(per_task=True)})
+
+
+@pytest.mark.parametrize("K, r", [(12, 3), (20, 4)])
+def test_design_candidates_schedules_equal_their_codes(K, r):
+    from gclib import design
+
+    cands = design.candidates(K, r, max_orders=2)
+    assert sum(c.schedule is None for c in cands) == sum(c.family == "hybrid" for c in cands)
+    for c in cands:
+        if c.schedule is not None:
+            same_schedule(c.schedule(), Schedule.of(c.build()))
