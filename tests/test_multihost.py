@@ -85,6 +85,37 @@ def test_death_notices_keep_a_cut_line_and_skip_garbage():
             os.close(w)
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="needs /proc/self/fd and SCM_RIGHTS")
+def test_a_ranks_sockets_outlive_it_in_its_guard(monkeypatch):
+    import socket
+
+    from gclib.runtime import guard
+
+    mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+    listener = socket.create_server(("127.0.0.1", 0))
+    peer = socket.create_connection(listener.getsockname())
+    conn, _ = listener.accept()
+    listener.close()
+    try:
+        monkeypatch.setenv(guard.CHANNEL, str(theirs.fileno()))
+        monkeypatch.delenv("PMI_FD", raising=False)
+        assert guard.hand_over_sockets() >= 2  # conn and peer at least
+        theirs.close()
+        conn.close()  # the rank is gone; its connection is not: the guard holds a copy
+        held = guard._taken_over(mine)
+        peer.setblocking(False)
+        with pytest.raises(BlockingIOError):
+            peer.recv(1)  # no end of stream: the connection is still open
+        for h in held:
+            h.close()
+        peer.setblocking(True)
+        peer.settimeout(5)
+        assert peer.recv(1) == b""  # let go: now the peer sees the end
+    finally:
+        for x in (mine, peer):
+            x.close()
+
+
 def test_mpiexec_options_go_before_the_program(tmp_path):
     assert mpiexec_options(None, "-launcher ssh -iface 'br 0'") == ["-launcher", "ssh", "-iface", "br 0"]
     assert mpiexec_options("mpiexec_args", ["-iface", "eth1"]) == ["-iface", "eth1"]
