@@ -39,9 +39,10 @@ FORWARD = ("SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT", "SIGUSR2", "SIGALRM", "SIGP
 #: Environment variable naming the rank's end of the socket pair on which it hands its network sockets to its
 #: guard (:func:`hand_over_sockets`).
 CHANNEL = "GCLIB_GUARD_CHANNEL"
-#: Longest time (seconds) a guard keeps the sockets of its dead rank open; it lets them go earlier when the peer
-#: closes its end (the master ended) or when it gets a signal.
-HOLD = 60.0
+#: Longest time (seconds) a guard keeps the TCP connections of its dead rank open (the launcher's notice of the
+#: death reaches the master in tens of milliseconds); it lets them go earlier when a peer closes its end (the
+#: master ended) or when it gets a signal. Below the launcher's grace for a job to exit after the master's end.
+HOLD = 5.0
 #: File descriptors per message of a hand-over (Linux takes at most 253 in one).
 FDS_PER_MESSAGE = 200
 
@@ -169,6 +170,8 @@ def _hold(socks, exit_code) -> None:
     conns = []
     for s in socks:
         try:
+            if s.family not in (socket.AF_INET, socket.AF_INET6) or s.type != socket.SOCK_STREAM:
+                continue  # only TCP connections can be found closed by a peer on another host
             if s.getsockopt(socket.SOL_SOCKET, socket.SO_ACCEPTCONN):
                 continue  # a listening socket: kept open, never read
             s.setblocking(False)
