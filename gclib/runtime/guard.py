@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import signal
+import socket
 import sys
 import time
 
@@ -34,6 +36,15 @@ REPORT = "@gclib-rank-exit "
 RANK = "--rank"
 #: Signals a guard passes on to its rank (SIGKILL and SIGSTOP cannot be caught).
 FORWARD = ("SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT", "SIGUSR2", "SIGALRM", "SIGPIPE")
+#: Environment variable naming the rank's end of the socket pair on which it hands its network sockets to its
+#: guard (:func:`hand_over_sockets`).
+CHANNEL = "GCLIB_GUARD_CHANNEL"
+#: Longest time (seconds) a guard keeps the TCP connections of its dead rank open (the launcher's notice of the
+#: death reaches the master in tens of milliseconds); it lets them go earlier when a peer closes its end (the
+#: master ended) or when it gets a signal. Below the launcher's grace for a job to exit after the master's end.
+HOLD = 5.0
+#: File descriptors per message of a hand-over (Linux takes at most 253 in one).
+FDS_PER_MESSAGE = 200
 
 
 def env_rank() -> int | None:
@@ -68,9 +79,17 @@ def guard(rank: int, argv) -> None:
     # reached MPI_Init (where MPICH installs its handler) would die of it: ignore it in both processes (the
     # disposition survives exec; MPICH installs its own handler in the rank).
     signal.signal(signal.SIGUSR1, signal.SIG_IGN)
+    try:
+        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+    except OSError:
+        mine = theirs = None
     parent = os.getpid()
     pid = os.fork()
     if pid == 0:
+        if theirs is not None:
+            mine.close()
+            os.set_inheritable(theirs.fileno(), True)
+            os.environ[CHANNEL] = str(theirs.detach())
         _die_with_parent()
         if os.getppid() != parent:  # the guard died before the request took effect
             os._exit(1)
@@ -81,6 +100,8 @@ def guard(rank: int, argv) -> None:
             os.execv(sys.executable, [sys.executable, "-m", "gclib.runtime.mpi_main", *argv, RANK, str(rank)])
         except OSError:
             os._exit(1)
+    if theirs is not None:
+        theirs.close()
     fd = os.environ.get("PMI_FD", "")
     if fd.isdigit():
         try:
@@ -115,7 +136,103 @@ def guard(rank: int, argv) -> None:
             os.write(2, (line + "\n").encode())
         except OSError:
             pass
+        if mine is not None:
+            _hold(_taken_over(mine), exit_code)
     os._exit(exit_code)
+
+
+def _taken_over(chan) -> list:
+    """The sockets the rank handed over on ``chan`` (still queued there after its death), as socket objects."""
+    fds = []
+    chan.setblocking(False)
+    while True:
+        try:
+            _, got, _, _ = socket.recv_fds(chan, 16, FDS_PER_MESSAGE)
+        except (OSError, ValueError):
+            break
+        fds.extend(got)
+    out = []
+    for fd in fds:
+        try:
+            out.append(socket.socket(fileno=fd))
+        except OSError:
+            os.close(fd)
+    return out
+
+
+def _hold(socks, exit_code) -> None:
+    """Keep the dead rank's connections open, reading and dropping whatever arrives, until a peer closes one
+    (the master ended), :data:`HOLD` seconds pass or a signal comes; then exit with ``exit_code``.
+
+    While they are open the rank's peers see a silent process rather than a closed connection: MPICH over UCX's
+    TCP transport crashes (SIGSEGV inside ``MPI_Isend``) when a send finds the connection to its peer closed,
+    and the master may send to a dead worker before the launcher's notice of the death reaches it."""
+    conns = []
+    for s in socks:
+        try:
+            if s.family not in (socket.AF_INET, socket.AF_INET6) or s.type != socket.SOCK_STREAM:
+                continue  # only TCP connections can be found closed by a peer on another host
+            if s.getsockopt(socket.SOL_SOCKET, socket.SO_ACCEPTCONN):
+                continue  # a listening socket: kept open, never read
+            s.setblocking(False)
+            conns.append(s)
+        except OSError:
+            continue
+    if not conns:
+        return
+
+    def leave(sig, frame):
+        os._exit(exit_code)
+
+    for name in FORWARD:
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), leave)
+    deadline = time.monotonic() + HOLD
+    while time.monotonic() < deadline:
+        try:
+            ready = select.select(conns, [], [], min(1.0, max(0.0, deadline - time.monotonic())))[0]
+        except (OSError, ValueError):
+            return
+        for s in ready:
+            try:
+                if not s.recv(1 << 16):
+                    return  # the peer closed its end: nobody sends to the dead rank any more
+            except BlockingIOError:
+                continue
+            except OSError:
+                return
+
+
+def hand_over_sockets() -> int:
+    """In a rank under a guard: pass every network socket this process has open (but Hydra's PMI socket) to the
+    guard, which keeps them open after the rank's death (see :func:`_hold`). Returns how many were passed (0
+    outside a guard or where ``/proc/self/fd`` is missing)."""
+    chan = os.environ.get(CHANNEL, "")
+    if not chan.isdigit() or not hasattr(socket, "send_fds"):
+        return 0
+    skip = {chan, os.environ.get("PMI_FD", "")}
+    fds = []
+    try:
+        names = os.listdir("/proc/self/fd")
+    except OSError:
+        return 0
+    for n in names:
+        if n in skip:
+            continue
+        try:
+            if os.readlink(f"/proc/self/fd/{n}").startswith("socket:"):
+                fds.append(int(n))
+        except OSError:
+            continue
+    sock = socket.socket(fileno=int(chan))
+    try:
+        for i in range(0, len(fds), FDS_PER_MESSAGE):
+            socket.send_fds(sock, [b"s"], fds[i:i + FDS_PER_MESSAGE])
+    except OSError:
+        return 0
+    finally:
+        sock.detach()
+    return len(fds)
 
 
 def main(argv=None) -> None:

@@ -15,6 +15,7 @@ import numpy as np
 
 from ..codes.base import split_pieces
 from . import protocol as P
+from .guard import hand_over_sockets
 
 #: A worker that hears nothing from the master for this long exits (the master died).
 IDLE_EXIT = 600.0
@@ -37,6 +38,7 @@ class Worker(P.Rank):
         self.sent = 0
         self.abandoned = 0
         self.final = None
+        self.handed = False
         self.params_buf = np.empty(self.dim + 1)
 
     # ------------------------------------------------------------------ control channel
@@ -128,6 +130,9 @@ class Worker(P.Rank):
                             return "hard"
                         continue
                 idle_since = time.perf_counter()
+                if not self.handed:  # the connection with the master is made: the guard keeps it after a death
+                    self.handed = True
+                    hand_over_sockets()
                 new = self.iterate(*new)
         except _Stop:
             pass
