@@ -93,20 +93,21 @@ def budget(best: pd.DataFrame) -> plt.Figure:
             gl = gl.sort_values("budget")
             ax.plot(gl["budget"], gl["mean_time"], ls=ls, color=lc, lw=1.2, zorder=1)
             ax.scatter(gl["budget"], gl["mean_time"], s=22, zorder=2,
-                       c=[COLORS.get(f, "0.5") if isinstance(f, str) else "white" for f in gl["family"]],
+                       c=[COLORS.get(f, "0.5") if isinstance(f, str) else "white"
+                          for f in gl.get("family", [None] * len(gl))],
                        edgecolors=lc, linewidths=0.6)
             previous = None
             for _, row in gl.iterrows():
                 if isinstance(row.label, str) and row.label and row.label != previous:  # the best design changed
                     ax.annotate(row.label, (row.budget, row.mean_time), fontsize=6.5, xytext=offset, ha="center",
-                                va=va, textcoords="offset points", color=COLORS.get(row.family, "0.2"))
+                                va=va, textcoords="offset points", color=COLORS.get(row.get("family"), "0.2"))
                 previous = row.label
         ax.set_title(name, fontsize=9)
         ax.set_xlabel("budget (mean messages)", fontsize=10)
         _plain_log(ax)
         ax.margins(x=0.08, y=0.15)
     axes[0, 0].set_ylabel(time_label("best mean time"), fontsize=10)
-    families = list(dict.fromkeys(f for f in best["family"] if isinstance(f, str)))
+    families = list(dict.fromkeys(f for f in best.get("family", []) if isinstance(f, str)))
     handles = [Line2D([], [], color=st[1], ls=st[0], label=LOAD_NAMES.get(k, k)) for k, st in styles.items()]
     handles += [Line2D([], [], color=COLORS.get(f, "0.5"), marker="o", ls="", ms=5, label=NAMES.get(f, f))
                 for f in families]
