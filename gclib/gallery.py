@@ -86,15 +86,15 @@ FIGURES = [
     Figure("06_fig2_pareto", "06_lazy_aggregation",
            "time, uploads and computation to the target gap for GD, GC, LAG, LAGC and G-LAG under Pareto "
            "compute times, over seeds",
-           "Fig. 2: G-LAG is best in wall-clock time and communication at low computation"),
+           "Fig. 2: G-LAG is best in (simulated) time and communication at low computation"),
     Figure("06_fig3_exp", "06_lazy_aggregation",
            "the same comparison under exponential compute times",
            "Fig. 3: the same ordering under the light tail"),
     Figure("06_curves_pareto", "06_lazy_aggregation",
-           "loss gap against wall-clock time, uploads and computations (Pareto, one seed)",
+           "loss gap against simulated time, uploads and computations (Pareto, one seed)",
            "Fig. 2: G-LAG reaches the target first in time and with the fewest uploads"),
     Figure("06_curves_exp", "06_lazy_aggregation",
-           "loss gap against wall-clock time, uploads and computations (exponential, one seed)",
+           "loss gap against simulated time, uploads and computations (exponential, one seed)",
            "Fig. 3: the same ordering under the light tail"),
     Figure("06_shapes", "06_lazy_aggregation",
            "time to the target against the Pareto shape for every scheme",
@@ -107,7 +107,7 @@ FIGURES = [
            "test AUC against measured wall-clock time of the same runs",
            "ignore-stragglers generalizes worse than the exact codes (Tandon et al.)"),
     Figure("07_measured_vs_simulated", "07_mpi_runs",
-           "measured iteration time of every MPI iteration against the simulator's prediction for the same "
+           "measured iteration time of every MPI iteration against, and relative to, the simulator's prediction for the same "
            "sampled delays",
            "the runtime adds little to the injected delays (our own check: measured within 10% of predicted)"),
     Figure("08_completion_time", "08_scale",

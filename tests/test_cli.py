@@ -31,7 +31,8 @@ def test_simulate_json_has_the_documented_keys():
 
 @pytest.mark.parametrize("scheme", ["uncoded", "ignore", "frc", "crc"])
 def test_simulate_in_process(scheme, capsys):
-    assert main(["simulate", "--scheme", scheme, "--workers", "8", "--stragglers", "1", "--trials", "500",
+    s = [] if scheme == "uncoded" else ["--stragglers", "1"]  # uncoded tolerates none: it takes no --stragglers
+    assert main(["simulate", "--scheme", scheme, "--workers", "8", *s, "--trials", "500",
                  "--json", "--model", "pareto", "--shape", "1.5"]) == 0
     assert json.loads(capsys.readouterr().out)["scheme"] == scheme
 
@@ -56,6 +57,48 @@ def test_bad_arguments_one_line_exit_2(args, needle):
     assert p.returncode == 2
     lines = p.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("gclib: error:") and needle in lines[0], p.stderr
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["simulate", "--scheme", "crc", "--workers", "8", "--stragglers", "1", "--load", "5"],
+     "argument --load: scheme 'crc' does not take it (crc takes --workers, --stragglers, --seed, --exact"),
+    (["simulate", "--scheme", "uncoded", "--workers", "8", "--stragglers", "1", "--points", "chebyshev"],
+     "argument --stragglers, --points: scheme 'uncoded' does not take them (uncoded takes --workers"),
+    (["simulate", "--scheme", "crc", "--workers", "8", "--stragglers", "1", "--model", "pareto", "--mu", "3"],
+     "argument --mu: model 'pareto' does not take it (pareto takes --scale, --shape"),
+    (["verify", "--scheme", "frc", "--workers", "4", "--stragglers", "1", "--exact"],
+     "argument --exact: scheme 'frc' does not take it"),
+    (["train", "--scheme", "lag-wk", "--model", "exp", "--shape", "2"], "argument --shape: model 'exp'"),
+    (["run", "--scheme", "crc", "--workers", "4", "--stragglers", "1", "--order", "2"],
+     "argument --order: scheme 'crc'"),
+])
+def test_options_the_scheme_or_model_does_not_take_are_refused(args, needle, capsys):
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("gclib: error: ") and needle in err[0], err
+
+
+def test_options_not_given_keep_the_scheme_and_model_defaults(capsys):
+    # --seed (default 0) is every scheme's (it seeds the simulation); --points at the table's default is the same
+    # code as not given; a model option at the model's default is the same model
+    base = ["simulate", "--scheme", "rs", "--workers", "6", "--stragglers", "2", "--trials", "200", "--json"]
+    outs = []
+    for extra in ([], ["--points", "equispaced", "--seed", "0", "--mu", "10", "--alpha", "0.01"]):
+        assert main(base + extra) == 0
+        outs.append(json.loads(capsys.readouterr().out))
+    assert outs[0] == outs[1] and outs[0]["model"]["mu"] == 10.0
+    assert main(["simulate", "--scheme", "uncoded", "--workers", "4", "--seed", "3", "--trials", "50"]) == 0
+
+
+def test_plain_simulate_names_the_model_and_its_parameters(capsys):
+    assert main(["simulate", "--scheme", "crc", "--workers", "8", "--stragglers", "1", "--trials", "100",
+                 "--model", "pareto", "--shape", "1.5", "--persistent", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "crc under pareto (scale 1, shape 1.5, one draw per worker), 2 random workers per trial never answer" \
+        in out and "mean time" in out and "(100 trials, " in out
+    assert main(["simulate", "--scheme", "frc", "--workers", "4", "--stragglers", "1", "--trials", "100",
+                 "--per-task"]) == 0
+    assert "frc under shifted-exp (mu 10, alpha 0.01, one draw per partial gradient)" in capsys.readouterr().out
 
 
 def test_list_names_papers(capsys):

@@ -6,6 +6,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
 
 from gclib.plotting import comm_efficient as ce  # noqa: E402
 from gclib.plotting import reed_solomon as rsf  # noqa: E402
@@ -17,9 +18,10 @@ def test_conditioning_has_a_panel_column_per_fraction():
             for a in ("spread", "natural") for f in (0.1, 0.5)]
     fig = rsf.conditioning(pd.DataFrame(rows), [0.1, 0.5])
     axes = fig.axes
-    assert len(axes) == 4 and axes[0].get_title() == "s = 0.1 n"
+    assert len(axes) == 3 * 2 and axes[0].get_title() == "s = 0.1 n"  # rows: kappa, float64, float32
     assert len(axes[0].lines) == 4 + 1  # one line per (points, assign) and the warning threshold
-    assert len(axes[2].lines) == 2 * 4 + 1  # float64 and float32 per (points, assign) and the 1e-6 line
+    assert len(axes[2].lines) == len(axes[4].lines) == 4 + 1  # per (points, assign), and the 1e-6 line
+    assert fig.legends and "spread assignment" in [t.get_text() for t in fig.legends[0].get_texts()]
     assert axes[0].get_yscale() == "log"
     plt.close(fig)
 
@@ -32,7 +34,12 @@ def test_tradeoff_draws_one_construction_per_family():
     fig = ce.tradeoff(pd.DataFrame(rows))
     left, right = fig.axes
     assert len(left.lines) == 2 * 2 and len(right.lines) == 2  # (family, s) on the left, s on the right
-    assert [t.get_text() for t in left.get_legend().get_texts()][0] == "MDS (Ye-Abbe, Kadhe Gaussian), s = 1"
+    # the colour is s, the style the family: one legend each, every entry matching drawn lines
+    assert [t.get_text() for t in left.get_legend().get_texts()] == ["MDS (Ye-Abbe, Kadhe Gaussian)",
+                                                                     "repetition (Kadhe)"]
+    assert [t.get_text() for t in right.get_legend().get_texts()] == ["s = 1", "s = 2"]
+    assert {ln.get_linestyle() for ln in left.lines} == {"-", "--"}
+    assert [ln.get_color() for ln in right.lines] == [h.get_color() for h in right.get_legend().legend_handles]
     assert list(right.lines[0].get_xdata()) == [2, 3, 4]
     plt.close(fig)
 
@@ -53,7 +60,21 @@ def test_stability_has_a_panel_per_regime():
              "worst_error32": 1e-7} for r in ("smallest s", "largest s <= n/2") for n in (12, 24)
             for lab, p, a in (("kadhe", "-", "-"), ("ye-abbe chebyshev natural", "chebyshev", "natural"))]
     fig = ce.stability(pd.DataFrame(rows), 2)
-    a, b = fig.axes
+    a, b, c, d = fig.axes  # columns: regimes; rows: float64, float32
     assert a.get_title() == "smallest s (m = 2)" and b.get_title() == "largest s <= n/2 (m = 2)"
-    assert len(a.lines) == 2 * 2 + 1  # float64 and float32 per label, and the 1e-6 line
+    assert len(a.lines) == len(c.lines) == 2 + 1  # one line per label, and the 1e-6 line
+    plt.close(fig)
+
+
+def test_measured_vs_simulated_has_a_residual_panel_with_the_band():
+    from gclib.plotting import mpi_runs
+
+    data = pd.DataFrame({"scheme": ["crc", "crc", "frc"], "predicted": [0.1, 0.2, 0.4], "time": [0.105, 0.19, 0.5]})
+    fig = mpi_runs.measured_vs_simulated(data)
+    scatter, res = fig.axes
+    assert res.get_ylabel() == "measured / simulated - 1"
+    ys = sorted(y for c in res.collections for y in c.get_offsets()[:, 1])
+    assert ys == pytest.approx([-0.05, 0.05, 0.25])  # the residuals, the 25% one outside the band
+    band = res.patches[0].get_extents().transformed(res.transData.inverted())
+    assert band.y0 == pytest.approx(-0.10) and band.y1 == pytest.approx(0.10)
     plt.close(fig)

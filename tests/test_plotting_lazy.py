@@ -32,8 +32,9 @@ def test_bars_has_one_panel_per_metric_and_one_bar_per_scheme():
                          for m in ("time", "uploads") for s in ("gd", "gc", "g-lag")])
     fig = plots.bars(data, "toy", 1e-6)
     assert len(fig.axes) == 2 and [len(ax.patches) for ax in fig.axes] == [3, 3]
-    assert fig.axes[1].get_title() == "uploads to gap 1e-06" and fig._suptitle.get_text() == "toy"
+    assert fig.axes[1].get_title() == "uploads\nto gap 1e-06" and fig._suptitle.get_text() == "toy"
     assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == ["gd", "gc", "g-lag"]
+    assert "model time units" in fig.axes[0].get_title()
     plt.close(fig)
 
 

@@ -45,11 +45,12 @@ def test_pareto_draws_a_front_per_family_and_one_overall():
 
 
 def test_budget_has_a_line_per_load_and_skips_empty_budgets():
-    best = pd.DataFrame([{"model": m, "load": load, "budget": b, "label": None if b == 1 else "x",
+    best = pd.DataFrame([{"model": m, "load": load, "budget": b, "label": {1: None, 2: "x", 4: "y", 8: "y"}[b],
                           "mean_time": float("nan") if b == 1 else 1 / b}
                          for m in ("a", "b") for load in ("mean_messages", "mean_cluster_messages")
-                         for b in (1, 2, 4)])
+                         for b in (1, 2, 4, 8)])
     fig = mmc_design.budget(best)
     assert len(fig.axes) == 2 and [len(ax.lines) for ax in fig.axes] == [2, 2]
-    assert len(fig.axes[0].texts) == 4  # two labelled budgets per load
+    assert len(fig.axes[0].texts) == 4  # per load, a label where the best design changes (x, then y once)
+    assert "model time units" in fig.axes[0].get_ylabel()
     plt.close(fig)

@@ -29,11 +29,24 @@ def error(message) -> None:
     print(f"gclib: error: {one_line(message)}", file=sys.stderr)
 
 
-class Parser(argparse.ArgumentParser):
-    """An argument parser whose errors are one line on stderr and exit 2, and whose description and epilog are
-    printed as written."""
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Description and epilog as written; every option's help ends with its default (unless the help already
+    speaks of one, or the option has none: ``None``, a flag)."""
 
-    def __init__(self, *args, formatter_class=argparse.RawDescriptionHelpFormatter, **kw):
+    def _get_help_string(self, action):
+        text = action.help or ""
+        d = action.default
+        if (d is None or d is False or d is argparse.SUPPRESS or "default" in text or not action.option_strings
+                or isinstance(action, argparse._HelpAction)):
+            return text
+        return f"{text} (default {d})" if text else f"(default {d})"
+
+
+class Parser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line on stderr and exit 2, whose description and epilog are
+    printed as written, and whose options show their defaults."""
+
+    def __init__(self, *args, formatter_class=HelpFormatter, **kw):
         super().__init__(*args, formatter_class=formatter_class, **kw)
 
     def error(self, message):
@@ -47,25 +60,78 @@ def flag(name: str) -> str:
 
 
 # ------------------------------------------------------------------------------------------------ schemes
+#: Scheme parameters every scheme takes on the command line: the seed also seeds the simulation (and a run).
+ANY_SCHEME = ("seed",)
+
+
 def add_scheme_args(p, required: bool = True):
-    """``--scheme`` and an option for every parameter of :data:`gclib.schemes.PARAMS`, typed by its check and
-    defaulting to its default (``None`` where the table has none)."""
+    """``--scheme`` and an option for every parameter of :data:`gclib.schemes.PARAMS`, typed by its check. An
+    option not given is ``None`` (``--seed``: its default, it seeds the simulation too), so that
+    :func:`reject_unused` knows what was given and the scheme's own default comes from the table."""
     from .. import checks
     from ..schemes import PARAMS, SCHEMES
 
-    p.add_argument("--scheme", required=required, choices=sorted(SCHEMES), help="the gradient code")
+    p = p.add_argument_group("scheme options (each scheme takes only its own: `gclib list`)")
+    p.add_argument("--scheme", required=required, choices=sorted(SCHEMES), metavar="NAME",
+                   help="the gradient code (names below)")
     for name, param in PARAMS.items():
         if param.type is bool:
-            p.add_argument(flag(name), action="store_true", help=param.help)
+            p.add_argument(flag(name), action="store_true", default=None, help=param.help)
             continue
         typ = param.type if param.check is None else checks.option(param.check, **param.limits)
         hlp = param.help if param.default is None else f"{param.help} (default {param.default})"
-        p.add_argument(flag(name), type=typ, default=param.default, help=hlp)
+        p.add_argument(flag(name), type=typ, default=param.default if name in ANY_SCHEME else None, help=hlp,
+                       metavar=param.type.__name__.upper())
+
+
+def given_scheme_options(a) -> list:
+    """The scheme parameters given on the command line of ``a`` (not ``None``; ``--seed`` never counts)."""
+    from ..schemes import PARAMS
+
+    return [k for k in PARAMS if k not in ANY_SCHEME and getattr(a, k, None) is not None]
+
+
+def given_model_options(a) -> list:
+    """The model fields given on the command line of ``a`` (options that are not ``None``)."""
+    from ..stragglers import MODELS
+
+    fields = dict.fromkeys(f for cls in MODELS.values() for f, _ in model_fields(cls))
+    return [f for f in fields if getattr(a, f, None) is not None]
+
+
+def _refuse(what: str, name: str, takes: list, given: list):
+    bad = ", ".join(flag(k) for k in given)
+    them = "it" if len(given) == 1 else "them"
+    takes = ", ".join(flag(k) for k in takes) or "no options of its own"
+    raise ValueError(f"argument {bad}: {what} {name!r} does not take {them} ({name} takes {takes}; `gclib list` "
+                     f"shows every {what}'s options)")
+
+
+def reject_unused(a, scheme: bool = True, model: bool = True):
+    """Refuse an option given on the command line that the chosen ``--scheme`` or ``--model`` does not read
+    (``--scheme crc --load 5``): one ``ValueError`` naming the options, the scheme or model, and what it takes."""
+    if scheme and getattr(a, "scheme", None) is not None:
+        from ..schemes import SCHEMES
+
+        s = SCHEMES.get(a.scheme)
+        if s is not None:
+            extra = [k for k in given_scheme_options(a) if k not in s.params]
+            if extra:
+                _refuse("scheme", a.scheme, [k for k in s.params], extra)
+    if model and getattr(a, "model", None) is not None:
+        from ..stragglers import MODELS
+
+        cls = MODELS.get(a.model)
+        if cls is not None:
+            takes = [f for f, _ in model_fields(cls)]
+            extra = [f for f in given_model_options(a) if f not in takes]
+            if extra:
+                _refuse("model", a.model, takes, extra)
 
 
 def code_from_args(a):
-    """The code of ``--scheme`` and its parameters (an option not given is its default, or ``None``; 0 is a
-    value: ``--stragglers 0`` means s = 0)."""
+    """The code of ``--scheme`` and its parameters (an option not given is ``None``: the table's default, or the
+    constructor's; 0 is a value: ``--stragglers 0`` means s = 0)."""
     from ..schemes import PARAMS, build
 
     kw = {k: v for k in PARAMS if (v := getattr(a, k, None)) is not None and v is not False}
@@ -78,25 +144,37 @@ def model_fields(cls) -> list[tuple[str, object]]:
     return [(f.name, f.default) for f in dataclasses.fields(cls) if f.name != "per_task"]
 
 
+def _model_help(model: str, field: str, text: str) -> str:
+    """``model: text (default D)``, D the model class's default of ``field``."""
+    from ..stragglers import MODELS
+
+    d = dict(model_fields(MODELS[model])).get(field)
+    return f"{model}: {text}" + ("" if d is None else f" (default {d})")
+
+
 def add_model_args(p):
     """``--model``, the options of the models' fields, ``--per-task`` and ``--persistent``; a field of a model
-    registered in :data:`gclib.stragglers.MODELS` that none of these names gets an option of its own (default:
-    the model's, so that an unset option leaves the model's default)."""
+    registered in :data:`gclib.stragglers.MODELS` that none of these names gets an option of its own. A field's
+    option not given is ``None``: the model's own default, and :func:`reject_unused` knows it was not given."""
     from .. import checks
     from ..stragglers import MODELS, _rate
 
     rate = checks.option(_rate, parse=float)
     positive = checks.option(checks.real, above=0)
-    p.add_argument("--model", default="shifted-exp", choices=sorted(MODELS), help="compute-time model")
-    p.add_argument("--mu", type=rate, default=10.0, help="shifted-exp: rate of the exponential part")
-    p.add_argument("--alpha", type=checks.option(checks.real, low=0), default=0.01,
-                   help="shifted-exp: shift per partial gradient")
-    p.add_argument("--rate", type=rate, default=1.0, help="exp: rate")
-    p.add_argument("--scale", type=positive, default=1.0, help="pareto: scale (minimum time)")
-    p.add_argument("--shape", type=positive, default=2.0, help="pareto: shape (tail index)")
+    p = p.add_argument_group("compute-time model options (a model takes those named after it, and the last two)")
+    p.add_argument("--model", default="shifted-exp", choices=sorted(MODELS), metavar="NAME",
+                   help="compute-time model (names below)")
+    # an option not given is None: the model's own default (shown in the help), and reject_unused sees it
+    p.add_argument("--mu", type=rate, default=None, help=_model_help("shifted-exp", "mu", "rate of the exponential "
+                                                                                          "part"))
+    p.add_argument("--alpha", type=checks.option(checks.real, low=0), default=None,
+                   help=_model_help("shifted-exp", "alpha", "shift per partial gradient"))
+    p.add_argument("--rate", type=rate, default=None, help=_model_help("exp", "rate", "rate"))
+    p.add_argument("--scale", type=positive, default=None, help=_model_help("pareto", "scale", "scale (minimum time)"))
+    p.add_argument("--shape", type=positive, default=None, help=_model_help("pareto", "shape", "shape (tail index)"))
     p.add_argument("--per-task", action="store_true",
                    help="independent time per partial gradient (default: one draw per worker, task j at j*X)")
-    p.add_argument("--persistent", type=checks.option(checks.integer, low=0), default=0,
+    p.add_argument("--persistent", type=checks.option(checks.integer, low=0), default=0, metavar="N",
                    help="number of workers, drawn at random per trial, that never answer")
     have = set(p._option_string_actions)
     for name, cls in sorted(MODELS.items()):

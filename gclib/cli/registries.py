@@ -1,5 +1,5 @@
-"""``gclib list``: the schemes with their papers and parameters, and the compute-time models; the same listings
-close the help of every command that takes ``--scheme`` or ``--model``.
+"""``gclib list``: the schemes with their papers and parameters, and the compute-time models; the help of a
+command that takes ``--scheme`` or ``--model`` names them and points here (``gclib --help`` lists them in full).
 
 The listings are read from the registries (:data:`gclib.schemes.SCHEMES` and :data:`~gclib.schemes.PARAMS`,
 :data:`gclib.stragglers.MODELS`), so that a scheme or a model added there appears here by itself.
@@ -47,11 +47,13 @@ def scheme_flags(scheme) -> str:
     return ", ".join(out)
 
 
-def schemes_text(indent: int = 2, width: int = 12) -> str:
-    """Every scheme: its name and help, its paper, its options."""
+def schemes_text(indent: int = 2, width: int | None = None) -> str:
+    """Every scheme: its name and help, its paper, its options (``width``: of the name column; default the
+    longest name's)."""
     from ..schemes import SCHEMES
 
     pad = " " * indent
+    width = width or max(map(len, SCHEMES)) + 1
     lines = []
     for name, s in sorted(SCHEMES.items()):
         lines.append(f"{pad}{name:<{width}} {s.help}")
@@ -72,11 +74,13 @@ def params_text(indent: int = 2) -> str:
                      for a, h, d in rows)
 
 
-def models_text(indent: int = 2, width: int = 12) -> str:
-    """Every compute-time model: its name, the first line of its docstring, its options."""
+def models_text(indent: int = 2, width: int | None = None) -> str:
+    """Every compute-time model: its name, the first line of its docstring, its options (``width``: of the name
+    column; default the longest name's)."""
     from ..stragglers import MODELS
 
     pad = " " * indent
+    width = width or max(len("(any)"), *map(len, MODELS)) + 1
     lines = []
     for name, cls in sorted(MODELS.items()):
         lines.append(f"{pad}{name:<{width}} {_doc_line(cls)}")
@@ -87,14 +91,40 @@ def models_text(indent: int = 2, width: int = 12) -> str:
     return "\n".join(lines)
 
 
+def _names(heading: str, names, indent: int = 2, width: int = 78) -> str:
+    """``heading:`` and the names, wrapped."""
+    import textwrap
+
+    return f"{heading}:\n" + textwrap.fill(", ".join(sorted(names)), width=width, initial_indent=" " * indent,
+                                           subsequent_indent=" " * indent, break_on_hyphens=False)
+
+
+LIST_POINTER = "`gclib list` shows every scheme with its paper and its options, and every model."
+
+
 def schemes_epilog() -> str:
-    """The end of the help of a command that takes ``--scheme``."""
-    return f"{SCHEMES_HEADING}:\n{schemes_text()}"
+    """The end of the help of a command that takes ``--scheme``: the names, and where their papers and options
+    are listed (a scheme reads only its own options; the others are refused)."""
+    from ..schemes import SCHEMES
+
+    return f"{_names(SCHEMES_HEADING, SCHEMES)}\n\n{LIST_POINTER}"
 
 
 def models_epilog() -> str:
-    """The end of the help of a command that takes ``--model``."""
-    return f"{MODELS_HEADING}:\n{models_text()}"
+    """The end of the help of a command that takes ``--model``: the names, and where their options are listed."""
+    from ..stragglers import MODELS
+
+    return f"{_names(MODELS_HEADING, MODELS)}\n\n{LIST_POINTER}"
+
+
+def epilog(schemes: bool = True, models: bool = True) -> str:
+    """The end of the help of a command that takes ``--scheme`` (``schemes``) and/or ``--model`` (``models``)."""
+    from ..schemes import SCHEMES
+    from ..stragglers import MODELS
+
+    parts = ([_names(SCHEMES_HEADING, SCHEMES)] if schemes else []) + ([_names(MODELS_HEADING, MODELS)] if models
+                                                                     else [])
+    return "\n".join(parts) + f"\n\n{LIST_POINTER}"
 
 
 def registry_text(schemes_heading: str = SCHEMES_HEADING, models_heading: str = MODELS_HEADING) -> str:

@@ -24,7 +24,7 @@ def add_parser(sub):
                        description="Train over MPI: one master and --workers workers (mpiexec -n workers+1), "
                                    "injected stragglers, each iteration checked against the simulator's time for "
                                    "the same delays. A stopped run continues with --resume STATE.",
-                       epilog=f"{registries.schemes_epilog()}\n\n{registries.models_epilog()}")
+                       epilog=registries.epilog())
     add_arguments(p)
     p.set_defaults(fn=run)
 
@@ -46,7 +46,7 @@ def add_arguments(p):
     p.add_argument("--dim", type=count, default=None, help="tandon-logistic: features (default 100)")
     p.add_argument("--data-seed", type=checks.option(checks.integer, low=0), default=0,
                    help="seed of the data set and its split")
-    p.add_argument("--iterations", type=count, default=50)
+    p.add_argument("--iterations", type=count, default=50, help="iterations of the run")
     p.add_argument("--step", default="agd", choices=["agd", "gd"], help="Tandon's accelerated GD, or plain GD")
     p.add_argument("--lr", type=checks.option(checks.real, above=0), default=None,
                    help="learning rate (default 1 / smoothness)")
@@ -237,6 +237,8 @@ def run(a) -> int:
     doc = None
     if a.resume is not None:
         a, doc = resumed_args(a)
+    else:
+        options.reject_unused(a)
     spec = spec_from_args(a)
     progress = None if a.json else (lambda r: print(_line(r), flush=True))
     if doc is not None and not a.json:

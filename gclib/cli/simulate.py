@@ -11,11 +11,11 @@ def add_parser(sub):
     from .. import checks
 
     p = sub.add_parser("simulate", help="Monte Carlo of completion time, communication and computation",
-                       epilog=f"{registries.schemes_epilog()}\n\n{registries.models_epilog()}")
+                       epilog=registries.epilog())
     options.add_scheme_args(p)
     options.add_model_args(p)
     p.add_argument("--trials", type=checks.option(checks.integer, low=1), default=10_000,
-                   help="iterations simulated (refused when their results would not fit the memory budget, "
+                   help="iterations simulated, each one draw of every worker's compute times (refused when their results would not fit the memory budget, "
                         f"half the available memory unless {checks.MEMORY_ENV} says otherwise)")
     p.add_argument("--latency", type=checks.option(checks.real, low=0), default=0.0,
                    help="communication: seconds per message")
@@ -28,6 +28,7 @@ def add_parser(sub):
 def run(a) -> int:
     from ..simulate import Communication, simulate
 
+    options.reject_unused(a)
     code = options.code_from_args(a)
     model = options.model_from_args(a, workers=code.n_workers)
     comm = None
@@ -38,10 +39,28 @@ def run(a) -> int:
     if a.json:
         print(json.dumps(out))
     else:
-        print(f"{out['scheme']}: mean time {_fmt(out['mean_time'], '.5g')} +/- {_fmt(out['ci95_time'], '.2g')}, "
+        print(f"{out['scheme']} under {model_text(out['model'])}:")
+        print(f"  mean time {_fmt(out['mean_time'], '.5g')} +/- {_fmt(out['ci95_time'], '.2g')} (model time units), "
               f"messages {_fmt(out['mean_messages'], '.4g')}, computations {_fmt(out['mean_computations'], '.4g')}, "
               f"volume {_fmt(out['mean_volume'], '.4g')} ({out['trials']} trials, {out['failed']} never decoded)")
     return 0
+
+
+def model_text(desc: dict) -> str:
+    """A model's description (:meth:`gclib.stragglers.ComputeModel.describe`) in words, e.g. ``shifted-exp (mu 10,
+    alpha 0.01, one draw per worker)``; a wrapper (persistent stragglers) around its base model's."""
+    desc = dict(desc)
+    name = desc.pop("model", "?")
+    if "base" in desc:
+        base = model_text(desc.pop("base"))
+        count, workers = desc.get("count"), desc.get("workers")
+        dead = (f"workers {workers} never answer" if workers else
+                f"{count} random worker{'s' if count != 1 else ''} per trial never answer{'' if count != 1 else 's'}")
+        return f"{base}, {dead}"
+    per_task = desc.pop("per_task", False)
+    params = [f"{k} {v:g}" if isinstance(v, float) else f"{k} {v}" for k, v in desc.items()]
+    params.append("one draw per partial gradient" if per_task else "one draw per worker")
+    return f"{name} ({', '.join(params)})"
 
 
 def _fmt(x, spec: str) -> str:

@@ -47,12 +47,12 @@ def add_parser(sub):
     p = sub.add_parser("train", help="one training run (GD, LAG, LAGC, G-LAG, coded) on the simulated clock",
                        description="Train on the simulated clock until the loss gap reaches --target; print the "
                                    "totals.",
-                       epilog=registries.models_epilog())
-    p.add_argument("--scheme", required=True, choices=SCHEME_NAMES)
+                       epilog=registries.epilog(schemes=False))
+    p.add_argument("--scheme", required=True, choices=SCHEME_NAMES, help="the training scheme")
     p.add_argument("--problem", default="linreg", choices=problem_names(),
                    help="linreg = the LAG synthetic regression, logistic = Tandon's synthetic data")
     count = checks.option(checks.integer, low=1)
-    p.add_argument("--workers", type=count, default=12)
+    p.add_argument("--workers", type=count, default=12, help="number of workers")
     p.add_argument("--groups", type=count, default=None, help="g-lag: groups (divides workers; default 4)")
     p.add_argument("--stragglers", type=checks.option(checks.integer, low=0), default=None,
                    help="gc / lagc: s (default workers/groups - 1)")
@@ -71,9 +71,12 @@ def add_parser(sub):
     positive = checks.option(checks.real, above=0)
     p.add_argument("--lr", type=positive, default=None, help="step size (default 1/L)")
     p.add_argument("--target", type=positive, default=1e-6, help="loss gap to reach")
-    p.add_argument("--max-iter", type=count, default=20_000)
-    p.add_argument("--computation", default="assigned", choices=("assigned", "finished"))
-    p.add_argument("--duplicates", default="cancel", choices=("cancel", "count"))
+    p.add_argument("--max-iter", type=count, default=20_000, help="iterations at most")
+    p.add_argument("--computation", default="assigned", choices=("assigned", "finished"),
+                   help="computations counted: every partial gradient assigned, or those done when the server moved on")
+    p.add_argument("--duplicates", default="cancel", choices=("cancel", "count"),
+                   help="uploads counted: one per fresh unit (the server cancels the copies), or every message that "
+                        "arrived")
     seed = PARAMS["seed"]
     p.add_argument("--seed", type=checks.option(seed.check, **seed.limits), default=seed.default,
                    help="seed of the data, the CRC and the compute times")
@@ -86,6 +89,7 @@ def run(a) -> int:
     from .. import checks
     from ..learning.optim import make_scheme, train
 
+    options.reject_unused(a, scheme=False)
     if a.code is not None and a.scheme != "gc":
         raise ValueError(f"argument --code: only --scheme gc takes a code (scheme {a.scheme!r} has its own), got "
                          f"{a.code!r}")

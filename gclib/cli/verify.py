@@ -8,7 +8,7 @@ def add_parser(sub):
     from .. import checks
 
     p = sub.add_parser("verify", help="exact (SymPy) check that every admissible pattern decodes",
-                       epilog=registries.schemes_epilog())
+                       epilog=registries.epilog(models=False))
     options.add_scheme_args(p)
     p.add_argument("--messages", type=checks.option(checks.integer, low=1), default=None,
                    help="check every set of this many messages instead of every straggler pattern")
@@ -20,6 +20,7 @@ def add_parser(sub):
 def run(a) -> int:
     from ..symbolic import verify
 
+    options.reject_unused(a, model=False)
     a.exact = True
     code = options.code_from_args(a)
     res = verify(code, messages=a.messages, stragglers=a.drop)

@@ -28,6 +28,18 @@ PALETTE = {
 }
 
 
+#: The unit of simulated time: the compute-time models' (a shifted exponential with rate mu has mean alpha + 1/mu
+#: of them); measured times (notebook 07) are in seconds.
+TIME_UNIT = "model time units"
+#: Figure widths (inches) of a paper's single and double column.
+SINGLE, DOUBLE = 3.5, 7.2
+
+
+def time_label(what: str = "time") -> str:
+    """An axis label of simulated time with its unit, e.g. ``mean completion time (model time units)``."""
+    return f"{what} ({TIME_UNIT})"
+
+
 def theme():
     """The project's plotting theme (call once per notebook)."""
     sns.set_theme(context="notebook", style="whitegrid", palette="deep")

@@ -5,11 +5,11 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from . import PALETTE
+from . import PALETTE, time_label
 
 #: Palette key of each Fig. 1 bar.
 BAR_COLORS = {"GC": "gc", "LCC": "lcc", "UC-MMC": "uc-mmc", "GC-MMC-1": "gc-mmc-1", "GC-MMC-2": "gc-mmc-2"}
-_PANELS = [("mean_time", "ci95_time", "average completion time E[T]"),
+_PANELS = [("mean_time", "ci95_time", time_label("average completion time E[T]")),
            ("mean_messages", "ci95_messages", "messages until completion"),
            ("mean_cluster_messages", "ci95_cluster_messages", "messages until each cluster decodes")]
 
@@ -58,7 +58,7 @@ def order_sweep(sweep: pd.DataFrame, clusters: int = 4) -> plt.Figure:
         ax.axhline(lcc.mean_time, color=PALETTE["lcc"], ls="--", label=f"LCC ({lcc.mean_messages:.0f} messages)")
         ax.set_xlabel("messages until completion")
         ax.set_title(name)
-    axes[0].set_ylabel("average completion time")
+    axes[0].set_ylabel(time_label("average completion time"))
     axes[0].legend()
     fig.tight_layout()
     return fig

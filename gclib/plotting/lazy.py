@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from ..learning.experiments import ORDER
-from . import PALETTE
+from . import PALETTE, time_label
 
 #: One colour per scheme of notebook 06.
 COLORS = {**PALETTE, "gc": PALETTE["crc"], "grouping": "#17becf", "lag-wk": PALETTE["lag"], "lag-ps": "#6baed6",
@@ -60,13 +60,14 @@ def bars(data: pd.DataFrame, title: str, target: float):
         ax.errorbar(x, s["median"], yerr=[s["median"] - s["q25"], s["q75"] - s["median"]], fmt="none",
                     ecolor="black", capsize=3, lw=1)
         ax.set_xticks(x, list(s.scheme), rotation=40)
-        ax.set_title(f"{metric} to gap {target:g}")
+        what = time_label("simulated time") if metric == "time" else metric
+        ax.set_title(f"{what}\nto gap {target:g}", fontsize=10)
     fig.suptitle(title)
     return fig
 
 
 def gap_curves(curves: pd.DataFrame, target: float):
-    """Loss gap against wall-clock time, uploads and computations, one line per scheme (one model, one seed).
+    """Loss gap against simulated time, uploads and computations, one line per scheme (one model, one seed).
 
     Args:
         curves: one row per iterate with ``model, scheme, gap, time, uploads, computations`` for one model.
@@ -77,7 +78,7 @@ def gap_curves(curves: pd.DataFrame, target: float):
         g = curves[curves.scheme == name]
         for ax, metric in zip(axes, ("time", "uploads", "computations")):
             ax.semilogy(g[metric], g["gap"], label=name, color=COLORS[name])
-    for ax, metric in zip(axes, ("wall-clock time", "uploads", "partial-gradient computations")):
+    for ax, metric in zip(axes, (time_label("simulated time"), "uploads", "partial-gradient computations")):
         ax.set_xlabel(metric)
         ax.axhline(target, color="grey", ls=":", lw=1)
     axes[0].set_ylabel("loss gap")
@@ -101,7 +102,7 @@ def shapes(times: pd.DataFrame, target: float):
         a = g.model.str.split().str[1].astype(float)
         ax.plot(a, g["median"], marker="o", color=COLORS[name], label=name)
         ax.fill_between(a, g["q25"], g["q75"], color=COLORS[name], alpha=0.15, lw=0)
-    ax.set(xlabel="Pareto shape (smaller = heavier tail)", ylabel=f"time to gap {target:g}", yscale="log",
-           title=f"median and quartiles over {int(times['runs'].max())} seeds")
+    ax.set(xlabel="Pareto shape (smaller = heavier tail)", ylabel=time_label(f"simulated time to gap {target:g}"),
+           yscale="log", title=f"median and quartiles over {int(times['runs'].max())} seeds")
     ax.legend(fontsize=8, ncol=2)
     return fig

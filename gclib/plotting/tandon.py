@@ -6,7 +6,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from matplotlib import ticker
 
-from . import color, errorbars
+from . import color, errorbars, time_label
 
 
 def conditioning(cond: pd.DataFrame):
@@ -46,7 +46,7 @@ def completion_time(times: pd.DataFrame):
             ax.plot(g["value"], g["closed_form_time"], ls="--", lw=1, color=color(name))
         ax.set_title(label)
         ax.set_xlabel("stragglers tolerated s")
-        ax.set_ylabel("expected completion time")
+        ax.set_ylabel(time_label("expected completion time"))
         ax.set_yscale("log")
         ax.yaxis.set_major_locator(ticker.LogLocator(subs=(1.0, 2.0, 5.0)))
         ax.yaxis.set_major_formatter(ticker.FormatStrFormatter("%g"))
