@@ -3,10 +3,11 @@ worker against the number of workers ``K``, one panel per model and setting (:fu
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
+from matplotlib.ticker import NullFormatter
 import numpy as np
 import pandas as pd
 
-from . import PALETTE
+from . import DOUBLE, PALETTE, time_label
 
 #: Palette key of each scheme of the study.
 COLORS = {"uncoded": "uncoded", "GC": "gc", "FRC": "frc", "LCC": "lcc", "UC-MMC": "uc-mmc", "GC-MMC": "gc-mmc-1"}
@@ -17,7 +18,7 @@ def _grid(t: pd.DataFrame, ylabel: str, *, logy: bool):
     """A figure with one panel per model (rows) and setting (columns): ``(fig, [(ax, rows of t), ...])``."""
     models = list(dict.fromkeys(t["model"]))
     settings = list(dict.fromkeys(t["setting"]))
-    fig, axes = plt.subplots(len(models), len(settings), figsize=(6.2 * len(settings), 3.8 * len(models)),
+    fig, axes = plt.subplots(len(models), len(settings), figsize=(DOUBLE, 2.9 * len(models) + 0.6),
                              squeeze=False, sharex=True)
     panels = []
     for i, model in enumerate(models):
@@ -26,10 +27,11 @@ def _grid(t: pd.DataFrame, ylabel: str, *, logy: bool):
             ax.set_xscale("log")
             if logy:
                 ax.set_yscale("log")
-            ax.set_title(f"{SETTING_TITLES.get(setting, setting)}\n{model}", fontsize=10)
-            ax.set_ylabel(ylabel if j == 0 else "")
+                ax.yaxis.set_minor_formatter(NullFormatter())
+            ax.set_title(f"{SETTING_TITLES.get(setting, setting)}\n{model}", fontsize=9)
             ax.set_xlabel("workers K" if i == len(models) - 1 else "")
             panels.append((ax, t[(t["model"] == model) & (t["setting"] == setting)]))
+    fig.supylabel(ylabel, fontsize=11)
     return fig, panels
 
 
@@ -39,9 +41,9 @@ def _finish(fig, panels) -> plt.Figure:
     for ax, _ in panels:
         for h, lab in zip(*ax.get_legend_handles_labels()):
             seen.setdefault(lab, h)
-    fig.legend(list(seen.values()), list(seen.keys()), loc="lower center", ncol=min(8, max(1, len(seen))),
+    fig.legend(list(seen.values()), list(seen.keys()), loc="lower center", ncol=min(4, max(1, len(seen))),
                bbox_to_anchor=(0.5, -0.02))
-    fig.tight_layout(rect=(0, 0.05, 1, 1))
+    fig.tight_layout(rect=(0, 0.09, 1, 1))
     return fig
 
 
@@ -57,7 +59,7 @@ def _lines(ax, g, y, lo=None, hi=None):
 def completion_time(t: pd.DataFrame) -> plt.Figure:
     """Mean completion time (95% band) against ``K``, log-log, with the closed forms of the order statistics as
     black crosses where they exist."""
-    fig, panels = _grid(t, "mean completion time E[T]", logy=True)
+    fig, panels = _grid(t, time_label("mean completion time E[T]"), logy=True)
     for ax, g in panels:
         g = g.assign(lo=g["mean_time"] - g["ci95_time"], hi=g["mean_time"] + g["ci95_time"])
         _lines(ax, g, "mean_time", "lo", "hi")
