@@ -42,7 +42,7 @@ LAB_ARGS ?=
 LAB_INDEX ?= notebooks/00_index.ipynb
 lab: setup
 	env -u MPLBACKEND $(VENV)/bin/jupyter lab --ServerApp.root_dir=$(CURDIR) \
-		--ServerApp.default_url=/lab/tree/$(LAB_INDEX) --ip=$(LAB_IP) --port=$(LAB_PORT) \
+		--LabApp.default_url=/lab/tree/$(LAB_INDEX) --ip=$(LAB_IP) --port=$(LAB_PORT) \
 		$(if $(LAB_TOKEN),--IdentityProvider.token=$(LAB_TOKEN)) \
 		$(if $(DISPLAY)$(WAYLAND_DISPLAY),,--no-browser) \
 		$(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS)
