@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PROFILE ?= full
 # The full profile writes the committed figures/; any other profile writes beside the build, never over them.
-FIGURES ?= $(if $(filter full,$(PROFILE)),figures,build/figures-$(PROFILE))
+FIGURES ?= $(if $(filter full,$(PROFILE)),figures,build/figures/$(PROFILE))
 # Keep BLAS to one thread: the simulator is vectorized and MPI ranks share 2 cores.
 export OMP_NUM_THREADS ?= 1
 export OPENBLAS_NUM_THREADS ?= 1
@@ -30,7 +30,8 @@ test: setup
 bench: setup
 	$(PY) -m benchmarks
 
-# `make lab` serves notebooks/; on a machine without a display it does not try to open a browser.
+# `make lab` serves the repository (notebooks/ and the figures/ their links point to) and opens on the index,
+# notebooks/00_index.ipynb; on a machine without a display it does not try to open a browser.
 # Options: LAB_PORT=8888 LAB_IP=127.0.0.1 LAB_TOKEN=secret (default: Jupyter makes one and prints the URL),
 # LAB_ARGS='...' (any other `jupyter lab` option). As root, --allow-root is added. MPLBACKEND is unset for the
 # server so that the kernels draw figures inline.
@@ -38,8 +39,10 @@ LAB_PORT ?= 8888
 LAB_IP ?= 127.0.0.1
 LAB_TOKEN ?=
 LAB_ARGS ?=
+LAB_INDEX ?= notebooks/00_index.ipynb
 lab: setup
-	env -u MPLBACKEND $(VENV)/bin/jupyter lab --notebook-dir=notebooks --ip=$(LAB_IP) --port=$(LAB_PORT) \
+	env -u MPLBACKEND $(VENV)/bin/jupyter lab --ServerApp.root_dir=$(CURDIR) \
+		--LabApp.default_url=/lab/tree/$(LAB_INDEX) --ip=$(LAB_IP) --port=$(LAB_PORT) \
 		$(if $(LAB_TOKEN),--IdentityProvider.token=$(LAB_TOKEN)) \
 		$(if $(DISPLAY)$(WAYLAND_DISPLAY),,--no-browser) \
 		$(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS)

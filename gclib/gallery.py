@@ -137,12 +137,14 @@ def claims_summary(figures_dir="figures") -> list[dict]:
     return out
 
 
-def claims_markdown(figures_dir: str = "figures", data_dir=None) -> str:
+def claims_markdown(figures_dir: str = "figures", data_dir=None, notebooks_dir: str = "notebooks") -> str:
     """A Markdown table of :func:`claims_summary`: one row per notebook, links to its claims table.
 
     Args:
         figures_dir: the folder the links point into (relative to where the Markdown is shown).
         data_dir: where to read the CSVs (default ``figures_dir``).
+        notebooks_dir: the folder of the notebooks, relative to where the Markdown is shown (``.`` in a
+            notebook).
     """
     from . import claims
 
@@ -151,27 +153,28 @@ def claims_markdown(figures_dir: str = "figures", data_dir=None) -> str:
         c = row["counts"]
         cells = [str(c[v]) for v in claims.VERDICTS] if c else ["not run yet"] * len(claims.VERDICTS)
         link = f"[{row['file']}]({figures_dir}/{row['file']})" if c else "run `make reproduce`"
-        lines.append(f"| [`{row['notebook']}`](notebooks/{row['notebook']}.ipynb) | " + " | ".join(cells)
+        lines.append(f"| [`{row['notebook']}`]({notebooks_dir}/{row['notebook']}.ipynb) | " + " | ".join(cells)
                      + f" | {link} |")
     return "\n".join(lines) + "\n"
 
 
-def markdown(figures_dir: str = "figures", data_dir=None) -> str:
+def markdown(figures_dir: str = "figures", data_dir=None, notebooks_dir: str = "notebooks") -> str:
     """The README gallery: the claims of every notebook counted by verdict, then a table per notebook, one row
     per figure.
 
     Args:
         figures_dir: the folder the links point into. data_dir: where to read the claims CSVs (default
-            ``figures_dir``).
+            ``figures_dir``). notebooks_dir: the folder the notebook links point into (``.`` in the index
+            notebook, which sits beside the others).
     """
     lines = ["Claims checked per notebook, counted from each notebook's claims table (the verdict rules are in "
-             "`gclib.claims`):", "", claims_markdown(figures_dir, data_dir).rstrip(), ""]
+             "`gclib.claims`):", "", claims_markdown(figures_dir, data_dir, notebooks_dir).rstrip(), ""]
     by_nb: dict = {}
     for f in FIGURES:
         by_nb.setdefault(f.notebook, []).append(f)
     for nb, figs in by_nb.items():
         paper, _ = NOTEBOOKS[nb]
-        lines.append(f"**[`{nb}`](notebooks/{nb}.ipynb)**: {paper}")
+        lines.append(f"**[`{nb}`]({notebooks_dir}/{nb}.ipynb)**: {paper}")
         lines.append("")
         lines.append("| figure | what it shows | claim it tests |")
         lines.append("|---|---|---|")

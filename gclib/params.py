@@ -1,7 +1,9 @@
 """Checking a notebook's parameters before anything runs.
 
-A notebook's ``parameters`` cell can be overridden by ``papermill -p name value`` (and by the profiles in
-``notebooks/profiles.toml``). A wrong value should fail at once, in the first code cell, with a message that names
+A notebook's ``parameters`` cell holds the values of the ``full`` profile. Setting ``profile = "quick"`` there
+(by hand, in JupyterLab) makes :func:`notebook` take the values of ``notebooks/profiles.toml``'s quick table and
+send the figures to ``build/figures/quick`` instead of the committed ``figures/``; ``papermill -p name value`` (and
+``gclib reproduce``) override any of them. A wrong value should fail at once, in the first code cell, with a message that names
 the parameter, the value and what is allowed, not deep inside a simulation. The first code cell of every notebook
 therefore calls :func:`validate` on the notebook's globals::
 
@@ -40,9 +42,9 @@ Rules:
 from __future__ import annotations
 
 import numbers
-from typing import Any, Mapping
+from typing import Any, Mapping, MutableMapping
 
-__all__ = ["check", "notebook", "validate"]
+__all__ = ["apply_profile", "check", "notebook", "validate"]
 
 
 def _error(name: str, value: Any, allowed: str) -> ValueError:
@@ -369,15 +371,90 @@ NOTEBOOKS = {
 }
 
 
-def notebook(stem: str, namespace: Mapping[str, Any], /) -> None:
-    """Check the parameters of notebook ``stem`` in ``namespace`` (its first code cell passes ``globals()``):
-    ``profile`` and ``figures_dir`` (set by the driver), then every parameter of its parameters cell.
+def notebook(stem: str, namespace: MutableMapping[str, Any], /) -> None:
+    """Apply the notebook's profile, then check its parameters (its first code cell passes ``globals()``).
+
+    1. ``profile`` must name a table of ``profiles.toml`` (the one in the working directory, i.e. beside the
+       notebook, else the repository's ``notebooks/profiles.toml``). The values of ``[PROFILE."STEM"]`` replace
+       those of the parameters cell, except the ones papermill injected (``papermill -p`` and ``gclib reproduce``
+       win over the profile). The parameters cell holds the ``full`` values, so ``profile = "quick"`` set by hand
+       is enough to run the quick profile.
+    2. A run of any profile but ``full`` never writes into the committed figures: when ``figures_dir`` was not
+       injected and names a folder called ``figures`` (the cell's ``../figures``), it becomes
+       ``build/figures/PROFILE`` beside it (``../build/figures/quick``; relative stays relative, so the index's
+       links still resolve); an injected ``figures_dir`` that is the repository's ``figures/`` is refused.
+    3. ``profile``, ``figures_dir`` and every parameter of the notebook's parameters cell are checked.
+
+    Prints one line saying what the profile changed, when it changed anything.
 
     Raises:
         ValueError: naming the first bad parameter, its value and what is allowed.
     """
     if stem not in NOTEBOOKS:
         raise ValueError(f"no parameter checks for notebook {stem!r}; known: {sorted(NOTEBOOKS)}")
-    check("profile", _n(namespace, "profile"), str, min_len=1)
+    applied = apply_profile(stem, namespace)
     check("figures_dir", _n(namespace, "figures_dir"), str, min_len=1)
+    if applied:
+        print(f"profile {namespace['profile']!r}: " + ", ".join(f"{k} = {v!r}" for k, v in applied.items()))
     NOTEBOOKS[stem](namespace)
+
+
+def injected_names(namespace: Mapping[str, Any]) -> set[str]:
+    """The names papermill injected in this run: the assignments of the cell run just before the current one
+    when that cell is papermill's (it starts with ``# Parameters``), read from IPython's input history ``In``.
+    Empty outside IPython and when the cells were run by hand."""
+    import ast
+
+    history = namespace.get("In")
+    if not isinstance(history, list) or len(history) < 2 or not isinstance(history[-2], str):
+        return set()
+    previous = history[-2]
+    if not previous.lstrip().startswith("# Parameters"):
+        return set()
+    try:
+        tree = ast.parse(previous)
+    except SyntaxError:
+        return set()
+    return {t.id for node in tree.body if isinstance(node, ast.Assign) for t in node.targets
+            if isinstance(t, ast.Name)}
+
+
+def profiles_file():
+    """The ``profiles.toml`` a notebook reads: the one in the working directory (the notebook's folder when run
+    by Jupyter or papermill), else the repository's ``notebooks/profiles.toml``."""
+    from pathlib import Path
+
+    from .reproduce import PROFILES
+
+    here = Path.cwd() / "profiles.toml"
+    return here if here.is_file() else PROFILES
+
+
+def apply_profile(stem: str, namespace: MutableMapping[str, Any]) -> dict:
+    """Steps 1 and 2 of :func:`notebook`: set the profile's values and the figures folder in ``namespace``;
+    return what changed, ``{name: new value}``."""
+    from pathlib import Path
+
+    from .reproduce import FIGURES, load_profiles
+
+    profile = check("profile", _n(namespace, "profile"), str, min_len=1)
+    profiles = load_profiles(profiles_file())
+    check("profile", profile, choices=sorted(profiles))
+    injected = injected_names(namespace)
+    changed = {}
+    if profile != "full":
+        for name, value in profiles[profile].get(stem, {}).items():
+            if name not in injected and namespace.get(name, _MISSING) != value:
+                namespace[name] = changed[name] = value
+    fig = check("figures_dir", _n(namespace, "figures_dir"), str, min_len=1)
+    if profile != "full":
+        if "figures_dir" in injected:
+            if Path(fig).resolve() == FIGURES.resolve():
+                raise ValueError(f"parameter figures_dir must not be the committed figures folder when profile is "
+                                 f"{profile!r} (only the full profile writes there), got {fig!r} (str)")
+        elif Path(fig).name == "figures":
+            namespace["figures_dir"] = changed["figures_dir"] = str(Path(fig).parent / "build" / "figures" / profile)
+    return changed
+
+
+_MISSING = object()

@@ -2,13 +2,16 @@
 
 Every notebook in ``notebooks/`` is executed with the parameters of the chosen profile (``notebooks/profiles.toml``:
 ``quick`` for tests and CI, ``full`` for the figures), its executed copy written to ``build/executed/<profile>/``
-(git-ignored), and its figures (PNG plus CSV) to ``figures/`` (or the ``figures_dir`` given). One line per
-notebook with its time; a failing notebook is reported with the cell that failed and the others still run.
+(git-ignored), and its figures (PNG plus CSV) to the ``figures_dir`` given, else to ``figures/`` for the full
+profile and ``build/figures/<profile>/`` for any other: only the full profile writes the committed figures (a
+``figures_dir`` that is ``figures/`` is refused for the others). One line per notebook with its time; a failing
+notebook is reported with the cell that failed and the others still run.
 
 Every run also writes ``manifest.json`` next to the executed notebooks (see :func:`write_manifest`): for each
 notebook its profile, effective parameters, seed, start time, duration, ok/failed, the figure files it wrote (with
-their SHA-256), the git commit of the checkout and the versions of Python and of the packages, so that a figure can
-be traced to the run that made it.
+their SHA-256), the git commit of the checkout and the versions of Python and of the packages. A full-profile run
+into ``figures/`` also writes ``figures/manifest.json``, the committed record of the committed figures (paths in it
+relative to the repository). :func:`trace` finds the run that made a file by its content's SHA-256.
 """
 from __future__ import annotations
 
@@ -36,6 +39,30 @@ PROFILES = NOTEBOOKS / "profiles.toml"
 EXECUTED = ROOT / "build" / "executed"
 FIGURES = ROOT / "figures"
 MANIFEST = "manifest.json"
+#: the profile whose figures are committed
+FULL = "full"
+
+
+def default_figures_dir(profile: str) -> Path:
+    """Where a profile's figures go when no folder is given: ``figures/`` for the full profile, else
+    ``build/figures/<profile>/``."""
+    return FIGURES if profile == FULL else ROOT / "build" / "figures" / profile
+
+
+def _is_committed_figures(d) -> bool:
+    return Path(d).resolve() == FIGURES.resolve()
+
+
+def check_figures_dir(profile: str, figures_dir) -> Path:
+    """The figures folder of a run (:func:`default_figures_dir` when ``None``), resolved; a profile other than the
+    full one may not write into the committed ``figures/`` (ValueError)."""
+    d = default_figures_dir(profile) if figures_dir is None else Path(figures_dir)
+    d = d.resolve()
+    if profile != FULL and _is_committed_figures(d):
+        raise ValueError(f"figures_dir must not be the committed figures folder for profile {profile!r} (only the "
+                         f"{FULL} profile writes there), got {str(figures_dir)!r}; leave it out to write into "
+                         f"{default_figures_dir(profile).relative_to(ROOT)}")
+    return d
 
 
 def load_profiles(path: Path | None = None) -> dict:
@@ -131,7 +158,7 @@ def run_notebook(path: Path, profile: str = "full", out_dir: Path | None = None,
     _check_profile(profiles, profile)
     params = dict(profiles[profile].get(path.stem, {}))
     # notebooks run with their own folder as working directory: a relative folder given here means the caller's
-    figures_dir = Path(figures_dir).resolve() if figures_dir else FIGURES
+    figures_dir = check_figures_dir(profile, figures_dir or None)
     out_dir = Path(out_dir).resolve() if out_dir else EXECUTED / profile
     params.update({"profile": profile, "figures_dir": str(figures_dir)})
     params.update(extra or {})
@@ -177,10 +204,11 @@ def _inline_figures():
 
 
 def _snapshot(d: Path) -> dict:
-    """``{relative path: (size, mtime_ns)}`` of every file under ``d``."""
+    """``{relative path: (size, mtime_ns)}`` of every file under ``d`` (its manifest excepted)."""
     if not d.is_dir():
         return {}
-    return {str(f.relative_to(d)): (f.stat().st_size, f.stat().st_mtime_ns) for f in d.rglob("*") if f.is_file()}
+    return {str(f.relative_to(d)): (f.stat().st_size, f.stat().st_mtime_ns) for f in d.rglob("*")
+            if f.is_file() and f.relative_to(d) != Path(MANIFEST)}
 
 
 def sha256(path: Path) -> str:
@@ -274,8 +302,23 @@ def manifest_entry(r: RunResult, profile: str, env: dict) -> dict:
         "parameters": r.effective or r.parameters, "injected": r.parameters,
         "seed": (r.effective or r.parameters).get("seed"), "source": r.source, "executed": r.output,
         "figures": r.figures, "git_commit": env["git"]["commit"], "git_dirty": env["git"]["dirty"],
-        "python": env["python"], "platform": env["platform"], "packages": env["packages"],
+        "gclib_version": env["packages"].get("gclib"), "python": env["python"], "platform": env["platform"],
+        "packages": env["packages"],
     }
+
+
+def _relative(value, root: Path = ROOT):
+    """``value`` with every string that is a path inside ``root`` made relative to it (recursively through dicts
+    and lists): the committed manifest names no folder outside the repository."""
+    if isinstance(value, dict):
+        return {k: _relative(v, root) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_relative(v, root) for v in value]
+    if isinstance(value, str) and value.startswith(str(root) + os.sep):
+        return value[len(str(root)) + 1:]
+    if isinstance(value, str) and value == str(root):
+        return "."
+    return value
 
 
 def read_manifest(out_dir: Path) -> dict:
@@ -287,12 +330,14 @@ def read_manifest(out_dir: Path) -> dict:
 
 
 def write_manifest(out_dir: Path, profile: str, results: list[RunResult], env: dict | None = None,
-                   figures_dir=None) -> Path:
+                   figures_dir=None, relative_to: Path | None = None) -> Path:
     """Record ``results`` in ``out_dir/manifest.json``; entries of notebooks not run this time are kept (a run
     with ``--only`` does not forget the others), unless the manifest was for another profile. Written atomically.
 
-    Layout: ``{"manifest": 1, "profile", "updated", "figures_dir", "notebooks": {stem: entry}}`` with the entry
-    of :func:`manifest_entry`.
+    Layout: ``{"manifest": 1, "profile", "updated", "figures_dir", "notebooks": {stem: entry}, "files": {file:
+    {"sha256", "notebook"}}}`` with the entry of :func:`manifest_entry`; ``files`` indexes every figure file by
+    name. With ``relative_to`` (the committed ``figures/manifest.json``), paths inside that folder are written
+    relative to it.
     """
     env = environment() if env is None else env
     out_dir = Path(out_dir)
@@ -303,6 +348,10 @@ def write_manifest(out_dir: Path, profile: str, results: list[RunResult], env: d
         entries[r.notebook] = manifest_entry(r, profile, env)
     doc = {"manifest": 1, "profile": profile, "updated": _utcnow(), "figures_dir": str(figures_dir or FIGURES),
            "notebooks": dict(sorted(entries.items()))}
+    doc["files"] = {name: {"sha256": digest, "notebook": stem} for stem, e in doc["notebooks"].items()
+                    for name, digest in sorted(e.get("figures", {}).items())}
+    if relative_to is not None:
+        doc = _relative(doc, Path(relative_to))
     path = out_dir / MANIFEST
     tmp = path.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(doc, indent=1, default=str) + "\n")
@@ -342,39 +391,71 @@ def checked_manifest(path: Path) -> dict:
     return man
 
 
-def trace(figure, executed=EXECUTED, figures_dir=None) -> list[dict]:
-    """The recorded run(s) that wrote ``figure`` (a file name or path, with or without ``.png``/``.csv``), from
-    every ``manifest.json`` under ``executed`` (one per profile), newest first.
+def _manifest_paths(executed, figures_dir, near: Path | None) -> list[Path]:
+    """Every manifest :func:`trace` reads: the committed one in the figures folder, the per-profile ones under
+    ``executed``, and the one beside the file traced; each once."""
+    executed = Path(executed)
+    found = [Path(figures_dir or FIGURES) / MANIFEST, *sorted(executed.glob(f"*/{MANIFEST}")), executed / MANIFEST]
+    if near is not None:
+        found.append(near / MANIFEST)
+    out, seen = [], set()
+    for p in found:
+        key = p.resolve()
+        if p.is_file() and key not in seen:
+            seen.add(key)
+            out.append(p)
+    return out
 
-    Each record: figure, notebook, profile, started, duration_s, status, seed, parameters, git_commit, git_dirty,
-    sha256 (recorded), figures_dir, and ``current_file_matches`` (True / False when the file there now has another
-    hash / None when it is not there). The file compared is in ``figures_dir``, else in the directory given with
-    ``figure``, else where the run wrote it.
+
+def figure_file(figure, figures_dir=None) -> Path:
+    """The file named by ``figure``: a path to a file, or the name of one in the figures folder (``04_fig1`` for
+    ``figures/04_fig1.png``). Raises ValueError when there is no such file."""
+    fig = Path(figure)
+    if fig.is_file():
+        return fig
+    if fig.parent == Path("."):
+        base = Path(figures_dir or FIGURES)
+        for candidate in (base / fig.name, base / (fig.name + ".png")):
+            if candidate.is_file():
+                return candidate
+    raise ValueError(f"figure {str(figure)!r} is not a file (give a path, or the name of a file in "
+                     f"{figures_dir or FIGURES})")
+
+
+def trace(figure, executed=EXECUTED, figures_dir=None) -> list[dict]:
+    """The recorded run(s) that wrote the content of ``figure`` (a file, or a name in the figures folder), newest
+    first: matched by SHA-256, whatever the file is called now. ``[]`` when no recorded run wrote these bytes.
+
+    The manifests read: ``figures_dir/manifest.json`` (default the committed ``figures/manifest.json``), every
+    ``executed/*/manifest.json`` (one per profile) and the ``manifest.json`` beside the file.
+
+    Each record: file, sha256, recorded_as (the file name the run wrote), notebook, profile, started, duration_s,
+    status, seed, parameters, git_commit, git_dirty, gclib_version, manifest. The same run found in two manifests
+    is listed once.
 
     Raises:
-        ValueError: a manifest is malformed (see :func:`checked_manifest`).
+        ValueError: a manifest is malformed (see :func:`checked_manifest`), or ``figure`` names no file.
     """
-    fig = Path(figure)
-    wanted = {fig.name} if fig.suffix in (".png", ".csv", ".svg", ".pdf") else {fig.name + ".png", fig.name + ".csv"}
-    executed = Path(executed)
-    manifests = sorted(executed.glob(f"*/{MANIFEST}")) + ([executed / MANIFEST] if (executed / MANIFEST).exists()
-                                                           else [])
-    out = []
-    for mf in manifests:
-        man = checked_manifest(mf)
+    manifests = [(mf, checked_manifest(mf))
+                 for mf in _manifest_paths(executed, figures_dir, Path(figure).parent if Path(figure).is_file()
+                                           else None)]
+    path = figure_file(figure, figures_dir)
+    digest = sha256(path)
+    out, seen = [], set()
+    for mf, man in manifests:
         for stem, e in man.get("notebooks", {}).items():
-            for fname, digest in e.get("figures", {}).items():
-                if Path(fname).name not in wanted:
+            for fname, recorded in e.get("figures", {}).items():
+                key = (stem, e.get("started"), fname)
+                if recorded != digest or key in seen:
                     continue
-                where = Path(figures_dir) if figures_dir else (
-                    fig.parent if str(fig.parent) not in ("", ".") else Path(man.get("figures_dir") or FIGURES))
-                f = where / fname
-                out.append({"figure": fname, "notebook": stem, "profile": e.get("profile"),
-                            "started": e.get("started"), "duration_s": e.get("duration_s"),
-                            "status": e.get("status"), "seed": e.get("seed"), "parameters": e.get("parameters"),
-                            "git_commit": e.get("git_commit"), "git_dirty": e.get("git_dirty"), "sha256": digest,
-                            "figures_dir": str(where), "manifest": str(mf),
-                            "current_file_matches": (sha256(f) == digest) if f.is_file() else None})
+                seen.add(key)
+                out.append({"file": str(path), "sha256": digest, "recorded_as": fname, "notebook": stem,
+                            "profile": e.get("profile", man.get("profile")), "started": e.get("started"),
+                            "duration_s": e.get("duration_s"), "status": e.get("status"), "seed": e.get("seed"),
+                            "parameters": e.get("parameters"), "git_commit": e.get("git_commit"),
+                            "git_dirty": e.get("git_dirty"),
+                            "gclib_version": e.get("gclib_version", (e.get("packages") or {}).get("gclib")),
+                            "manifest": str(mf)})
     return sorted(out, key=lambda r: str(r["started"] or ""), reverse=True)
 
 
@@ -396,7 +477,8 @@ def main(profile: str = "full", only=None, figures_dir=None, out_dir=None, noteb
         stray = sorted(set(profiles[profile]) - {p.stem for p in notebook_paths(None, notebooks_dir)})
         if stray:
             raise ValueError(f"profiles file {profiles_file}: [{profile}] names notebooks that do not exist: {stray}")
-        checks.output_dir("figures_dir", figures_dir or FIGURES)
+        figures_dir = check_figures_dir(profile, figures_dir)
+        checks.output_dir("figures_dir", figures_dir)
         checks.output_dir("out_dir", out_dir or EXECUTED / profile)
     except ValueError as e:
         print(f"gclib: error: {e}", file=sys.stderr)
@@ -411,12 +493,14 @@ def main(profile: str = "full", only=None, figures_dir=None, out_dir=None, noteb
         r = run_notebook(p, profile, out_dir=out_dir, figures_dir=figures_dir, profiles=profiles)
         results.append(r)
         write_manifest(exec_dir, profile, [r], env, figures_dir)
+        if profile == FULL and _is_committed_figures(figures_dir):  # the record committed with the figures
+            write_manifest(figures_dir, profile, [r], env, figures_dir, relative_to=ROOT)
         status = "ok" if r.ok else "FAILED"
         print(f"{status:6s} {r.seconds:7.1f} s" + ("" if r.ok else f"  {r.error}"), flush=True)
     failed = [r for r in results if not r.ok]
     total = time.perf_counter() - t0
     print(f"reproduce: {len(results) - len(failed)} passed, {len(failed)} failed in {total:.1f} s; "
-          f"executed notebooks and {MANIFEST} in {exec_dir}, figures in {figures_dir or FIGURES}")
+          f"executed notebooks and {MANIFEST} in {exec_dir}, figures in {figures_dir}")
     for r in failed:
         print(f"  failed: {r.notebook}: {r.error}  (see {r.output})")
     return 1 if failed else 0

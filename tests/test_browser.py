@@ -1,22 +1,27 @@
-"""JupyterLab in a real browser: open notebook 01, run all cells, check that a figure rendered, save a screenshot.
+"""JupyterLab in a real browser, served as ``make lab`` serves it: the repository's root, opening on the index.
 
-Starts ``jupyter lab`` (no browser, a free port on 127.0.0.1, a random token, root allowed, settings and
-workspaces in a temporary directory) on a temporary copy of the notebook with the ``quick`` profile's parameters
-injected (papermill's way), so the run is short and nothing is written into ``notebooks/`` or ``figures/``. Then
-drives Debian's Chromium (``/usr/bin/chromium``; the browser builds Playwright would download cannot be fetched
-here) through the Playwright Python package: Run > Run All Cells, wait for every cell, check an ``<img>`` output
-was drawn, save the notebook from the browser and check the saved file holds a PNG output and no error.
-Screenshots go to ``build/browser/``.
+A temporary copy of the repository's ``notebooks/`` and ``figures/`` (so nothing is written into either) is
+served by ``jupyter lab`` (no browser, a free port on 127.0.0.1, a random token, root allowed, settings and
+workspaces in a temporary directory) with ``make lab``'s default URL (LabApp.default_url), ``/lab/tree/notebooks/00_index.ipynb``.
+Debian's Chromium (``/usr/bin/chromium``; the browser builds Playwright would download cannot be fetched here),
+driven through the Playwright Python package:
 
-Skips, saying why, when Chromium or Playwright is missing (``apt-get install chromium``;
-``pip install -e '.[browser]'``) or when the notebook is not there. ``GCLIB_CHROMIUM`` names another browser binary;
-``GCLIB_BROWSER_NOTEBOOKS`` another notebooks directory (it must hold the notebook; its ``profiles.toml`` is used
-when present); ``GCLIB_BROWSER_NOTEBOOK`` another notebook (file name, default ``01_gradient_coding.ipynb``).
+1. opens the server's root and lands on the index; runs it; every image of the gallery is drawn (no
+   ``naturalWidth`` 0), every data link answers 200, and the server logged no 404;
+2. opens notebook 01, edits its parameters cell to ``profile = "quick"`` in the editor, runs all cells, checks
+   every cell ran without error and a figure was drawn, saves from the browser, and checks that the figures went
+   to ``build/figures/quick`` while ``figures/`` is byte for byte unchanged.
+
+Screenshots go to ``build/browser/``. Skips, saying why, when Chromium or Playwright is missing (``apt-get install
+chromium``; ``pip install -e '.[browser]'``). ``GCLIB_CHROMIUM`` names another browser binary;
+``GCLIB_BROWSER_NOTEBOOK`` another notebook for step 2 (file name, default ``01_gradient_coding.ipynb``).
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import re
 import secrets
 import shutil
 import signal
@@ -31,8 +36,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = Path(os.environ.get("GCLIB_CHROMIUM", "/usr/bin/chromium"))
-NOTEBOOKS = Path(os.environ.get("GCLIB_BROWSER_NOTEBOOKS", ROOT / "notebooks"))
 NOTEBOOK = os.environ.get("GCLIB_BROWSER_NOTEBOOK", "01_gradient_coding.ipynb")
+INDEX = "notebooks/00_index.ipynb"
 SHOTS = ROOT / "build" / "browser"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-dev-shm-usage"]
@@ -55,34 +60,12 @@ def _requirements():
         import playwright.sync_api  # noqa: F401
     except ImportError:
         pytest.skip("the Playwright Python package is not installed (pip install -e '.[browser]')")
-    if not (NOTEBOOKS / NOTEBOOK).exists():
-        pytest.skip(f"{NOTEBOOKS / NOTEBOOK} does not exist in this checkout")
 
 
 def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-def quick_copy(src: Path, dst_dir: Path, figures_dir: Path) -> Path:
-    """Copy notebook ``src`` into ``dst_dir`` with the quick profile's parameters injected (as papermill would)."""
-    import nbformat
-    from papermill.iorw import load_notebook_node
-    from papermill.parameterize import parameterize_notebook
-
-    from gclib.reproduce import load_profiles
-
-    profiles_file = src.parent / "profiles.toml"
-    profiles = load_profiles(profiles_file) if profiles_file.exists() else load_profiles()
-    params = dict(profiles.get("quick", {}).get(src.stem, {}))
-    params.update(profile="quick", figures_dir=str(figures_dir))
-    nb = load_notebook_node(str(src))  # nbformat.read, plus the empty tag lists papermill expects
-    nb = parameterize_notebook(nb, params, report_mode=False, kernel_name="python3", language="python")
-    dst_dir.mkdir(parents=True, exist_ok=True)
-    dst = dst_dir / src.name
-    nbformat.write(nb, dst)
-    return dst
 
 
 class LabServer:
@@ -107,7 +90,7 @@ class LabServer:
                f"--port={self.port}", "--port-retries=0", f"--IdentityProvider.token={self.token}",
                f"--ServerApp.root_dir={root_dir}", f"--LabApp.user_settings_dir={settings}",
                f"--LabApp.workspaces_dir={work / 'workspaces'}", "--LabApp.news_url=",
-               "--ServerApp.open_browser=False"]
+               "--ServerApp.open_browser=False", f"--LabApp.default_url=/lab/tree/{INDEX}"]
         self.log_path = work / "jupyter-lab.log"
         self.log = open(self.log_path, "wb")
         self.proc = subprocess.Popen(cmd, cwd=root_dir, env=env, stdout=self.log, stderr=subprocess.STDOUT,
@@ -127,9 +110,13 @@ class LabServer:
             time.sleep(0.5)
         raise RuntimeError(f"jupyter lab did not answer within {timeout} s:\n{self.log_text()}")
 
-    def log_text(self) -> str:
+    def log_text(self, tail: int = 4000) -> str:
         self.log.flush()
-        return self.log_path.read_text(errors="replace")[-4000:]
+        return self.log_path.read_text(errors="replace")[-tail:]
+
+    def not_found(self) -> list[str]:
+        """The requests the server answered with 404, from its log."""
+        return [ln.strip() for ln in self.log_text(10 ** 7).splitlines() if re.search(r"\b404 [A-Z]+ /", ln)]
 
     def stop(self):
         if self.proc.poll() is None:
@@ -142,17 +129,43 @@ class LabServer:
         self.log.close()
 
 
-@pytest.fixture
-def lab(tmp_path):
+def _digests(folder: Path) -> dict:
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.iterdir()) if p.is_file()}
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    """The server on a copy of the repository's layout: ``repo/notebooks`` and ``repo/figures``."""
     _requirements()
-    nb_dir = tmp_path / "notebooks"
-    nb = quick_copy(NOTEBOOKS / NOTEBOOK, nb_dir, tmp_path / "figures")
-    server = LabServer(nb_dir, tmp_path)
+    work = tmp_path_factory.mktemp("lab")
+    repo = work / "repo"
+    def ignore(folder, names):  # checkpoints, caches, and sockets of kernels running there
+        return [n for n in names if n in (".ipynb_checkpoints", "__pycache__")
+                or not (os.path.isfile(os.path.join(folder, n)) or os.path.isdir(os.path.join(folder, n)))]
+
+    shutil.copytree(ROOT / "notebooks", repo / "notebooks", ignore=ignore)
+    shutil.copytree(ROOT / "figures", repo / "figures", ignore=ignore)
+    server = LabServer(repo, work)
     try:
         server.wait_ready()
-        yield server, nb
+        yield server, repo, work
     finally:
         server.stop()
+
+
+@pytest.fixture(scope="module")
+def browser(lab):
+    from playwright.sync_api import sync_playwright
+
+    _, _, work = lab
+    with sync_playwright() as pw:
+        ctx = pw.chromium.launch_persistent_context(
+            str(work / "chromium-profile"), executable_path=str(CHROMIUM), headless=True,
+            args=CHROMIUM_ARGS, viewport={"width": 1400, "height": 1000})
+        try:
+            yield ctx
+        finally:
+            ctx.close()
 
 
 # JavaScript run in the page: the state of every code cell's prompt ("[ ]:", "[*]:", "[3]:").
@@ -160,68 +173,130 @@ _PROMPTS = "() => Array.from(document.querySelectorAll('.jp-Notebook .jp-CodeCel
            ".map(e => e.textContent.trim())"
 _KERNEL_IDLE = "() => { const t = (document.querySelector('.jp-StatusBar-Widget') || {}).textContent || '';" \
                " return /\\| Idle/.test(t) && !/No Kernel/.test(t); }"
-_RENDERED_IMAGES = "() => Array.from(document.querySelectorAll('.jp-Notebook .jp-OutputArea-output img'))" \
-                   ".filter(i => i.complete && i.naturalWidth > 0).length"
+_IMAGES = "() => Array.from(document.querySelectorAll('.jp-Notebook .jp-OutputArea-output img'))" \
+          ".map(i => ({src: i.getAttribute('src'), complete: i.complete, width: i.naturalWidth}))"
+_LINKS = "() => Array.from(document.querySelectorAll('.jp-Notebook .jp-OutputArea-output a[href]'))" \
+         ".map(a => ({href: a.getAttribute('href'), url: a.href}))"
 
 
-def test_notebook_01_runs_in_jupyterlab_and_draws_a_figure(lab, tmp_path):
-    from playwright.sync_api import sync_playwright
+def _open(page, url: str, n_code: int):
+    """Open ``url`` and wait until the notebook's kernel is idle and its ``n_code`` code cells are on the page."""
+    page.set_default_timeout(SERVER_START_S * 1000)
+    page.goto(url)
+    page.wait_for_selector(".jp-Notebook .jp-CodeCell")
+    # the status bar says "<kernel name> | Idle" once a kernel exists (the toolbar's indicator says idle before)
+    page.wait_for_function(_KERNEL_IDLE, polling=250)
+    page.wait_for_function(f"() => ({_PROMPTS})().length === {n_code}")  # cells are rendered in batches
 
+
+def _run_all(page) -> list[str]:
+    """Run > Run All Cells; wait until no cell is pending or running; return the prompts."""
+    page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
+    page.locator(".lm-Menu-item[data-command='runmenu:run-all']").click()
+    page.wait_for_function(f"() => ({_PROMPTS})().every(p => p !== '[ ]:')", timeout=30_000)
+    page.wait_for_function(f"() => !({_PROMPTS})().some(p => p.includes('*'))", timeout=RUN_ALL_S * 1000,
+                           polling=500)
+    return page.evaluate(_PROMPTS)
+
+
+def _code_cells(path: Path) -> int:
     import nbformat
 
-    server, nb_path = lab
-    n_code = sum(c.cell_type == "code" for c in nbformat.read(nb_path, as_version=4).cells)
+    return sum(c.cell_type == "code" for c in nbformat.read(path, as_version=4).cells)
+
+
+def _shot(page, name: str):
     SHOTS.mkdir(parents=True, exist_ok=True)
-    shot = SHOTS / f"{nb_path.stem}.png"
-    with sync_playwright() as pw:
-        ctx = pw.chromium.launch_persistent_context(
-            str(tmp_path / "chromium-profile"), executable_path=str(CHROMIUM), headless=True,
-            args=CHROMIUM_ARGS, viewport={"width": 1400, "height": 1000})
-        try:
-            page = ctx.pages[0] if ctx.pages else ctx.new_page()
-            page.set_default_timeout(SERVER_START_S * 1000)
-            page.goto(f"{server.url}/lab/tree/{nb_path.name}?token={server.token}")
-            page.wait_for_selector(".jp-Notebook .jp-CodeCell")
-            # the kernel is ready when the status bar says "<kernel name> | Idle" (the toolbar's indicator already
-            # says idle before a kernel exists)
-            page.wait_for_function(_KERNEL_IDLE, polling=250)
-            # cells are rendered in batches: wait until every code cell of the file is on the page
-            page.wait_for_function(f"() => ({_PROMPTS})().length === {n_code}")
+    page.screenshot(path=str(SHOTS / f"{name}.png"))
 
-            page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
-            page.locator(".lm-Menu-item[data-command='runmenu:run-all']").click()
-            page.wait_for_function(f"() => ({_PROMPTS})().every(p => p !== '[ ]:')", timeout=30_000)
-            page.wait_for_function(f"() => !({_PROMPTS})().some(p => p.includes('*'))", timeout=RUN_ALL_S * 1000,
-                                   polling=500)
-            prompts = page.evaluate(_PROMPTS)
-            images = page.evaluate(_RENDERED_IMAGES)
-            img = page.locator(".jp-Notebook .jp-OutputArea-output img").last
-            if images:
-                img.scroll_into_view_if_needed()
-            page.screenshot(path=str(shot))
-            if images:
-                img.screenshot(path=str(SHOTS / f"{nb_path.stem}_figure.png"))
 
-            # save from the browser (Ctrl+S) and read back what JupyterLab wrote
-            before = nb_path.stat().st_mtime_ns
-            page.locator(".jp-Notebook").first.click()
-            page.keyboard.press("Control+s")
-            deadline = time.monotonic() + 30
-            while nb_path.stat().st_mtime_ns == before and time.monotonic() < deadline:
-                time.sleep(0.2)
-        except Exception:
-            page.screenshot(path=str(SHOTS / f"{nb_path.stem}_failure.png"))
-            raise
-        finally:
-            ctx.close()
+def test_the_index_opens_first_and_every_image_and_data_link_resolves(lab, browser):
+    from gclib import gallery
+
+    server, repo, _ = lab
+    shown = [f.stem for f in gallery.FIGURES if (repo / "figures" / f"{f.stem}.png").exists()]
+    page = browser.new_page()
+    try:
+        _open(page, f"{server.url}/?token={server.token}", _code_cells(repo / INDEX))  # the default URL
+        assert page.url.split("?")[0].endswith(f"/lab/tree/{INDEX}"), f"the server opened on {page.url}"
+        prompts = _run_all(page)
+        page.wait_for_function(f"() => ({_IMAGES})().length >= {len(shown)} && "
+                               f"({_IMAGES})().every(i => i.complete)", timeout=60_000)
+        images, links = page.evaluate(_IMAGES), page.evaluate(_LINKS)
+        _shot(page, "00_index")
+        answers = {}
+        for link in links:  # JupyterLab makes relative links absolute: /files/<path from the root>
+            if link["url"].startswith(server.url + "/"):
+                answers[link["url"].split("?")[0][len(server.url):]] = page.request.get(link["url"]).status
+    except Exception:
+        _shot(page, "00_index_failure")
+        raise
+    finally:
+        page.close()
+    assert all(p[1:-2].isdigit() for p in prompts), f"not every code cell of the index ran: prompts {prompts}"
+    broken = [i["src"] for i in images if not i["width"]]
+    assert not broken, f"images the index could not load: {broken}"
+    drawn = {Path(i["src"].split("?")[0]).stem for i in images}
+    assert set(shown) <= drawn, f"figures missing from the index: {sorted(set(shown) - drawn)}"
+    data = [h for h in answers if h.startswith("/files/figures/") and h.endswith(".csv")]
+    assert len(data) >= len(shown), f"the index links fewer data files ({len(data)}) than figures ({len(shown)})"
+    bad = {h: code for h, code in answers.items() if code != 200}
+    assert not bad, f"links of the index that do not resolve: {bad}"
+    assert not server.not_found(), "the server answered 404:\n" + "\n".join(server.not_found())
+
+
+def test_profile_quick_set_in_the_browser_runs_quick_and_leaves_figures_alone(lab, browser):
+    import nbformat
+
+    server, repo, _ = lab
+    nb_path = repo / "notebooks" / NOTEBOOK
+    if not nb_path.exists():
+        pytest.skip(f"notebooks/{NOTEBOOK} does not exist in this checkout")
+    committed = _digests(repo / "figures")
+    params_at = next(i for i, c in enumerate(nbformat.read(nb_path, as_version=4).cells)
+                     if "parameters" in c.metadata.get("tags", []))
+    page = browser.new_page()
+    try:
+        # ?reset: a fresh workspace, without the tab of the index
+        _open(page, f"{server.url}/lab/tree/notebooks/{NOTEBOOK}?reset&token={server.token}", _code_cells(nb_path))
+        # the first line of the parameters cell is `profile = "full"`: replace it in the editor
+        editor = page.locator(".jp-Notebook .jp-Cell").nth(params_at).locator(".cm-content")
+        editor.click()
+        page.keyboard.press("Control+Home")
+        page.keyboard.press("Shift+End")
+        page.keyboard.insert_text('profile = "quick"')
+        page.keyboard.press("Escape")
+        prompts = _run_all(page)
+        images = page.evaluate(_IMAGES)
+        img = page.locator(".jp-Notebook .jp-OutputArea-output img").last
+        if images:
+            img.scroll_into_view_if_needed()
+            img.screenshot(path=str(SHOTS / f"{nb_path.stem}_figure.png"))
+        _shot(page, nb_path.stem)
+        # save from the browser (Ctrl+S) and read back what JupyterLab wrote
+        before = nb_path.stat().st_mtime_ns
+        page.locator(".jp-Notebook").first.click()
+        page.keyboard.press("Control+s")
+        deadline = time.monotonic() + 30
+        while nb_path.stat().st_mtime_ns == before and time.monotonic() < deadline:
+            time.sleep(0.2)
+    except Exception:
+        _shot(page, f"{nb_path.stem}_failure")
+        raise
+    finally:
+        page.close()
 
     assert all(p[1:-2].isdigit() for p in prompts), f"not every code cell ran: prompts {prompts}"
-    assert images >= 1, f"no figure was drawn in the browser (prompts {prompts}); see {shot}"
+    assert sum(bool(i["width"]) for i in images) >= 1, f"no figure was drawn in the browser (prompts {prompts})"
     saved = nbformat.read(nb_path, as_version=4)
+    assert saved.cells[params_at].source.splitlines()[0] == 'profile = "quick"', "the edit was not saved"
     outputs = [o for c in saved.cells if c.cell_type == "code" for o in c.get("outputs", [])]
     errors = [f"{o.get('ename')}: {o.get('evalue')}" for o in outputs if o.get("output_type") == "error"]
     assert not errors, f"cells raised: {errors}"
     assert any("image/png" in o.get("data", {}) for o in outputs), "the saved notebook holds no PNG output"
-    assert shot.stat().st_size > 10_000, f"screenshot {shot} looks empty"
-    # the notebook wrote its figure files where the injected parameters said
-    assert list((tmp_path / "figures").glob("*.png")), "the notebook saved no PNG into its figures_dir"
+    said = "".join(o.get("text", "") for o in saved.cells[params_at + 1].get("outputs", []))
+    assert said.startswith("profile 'quick':"), f"the validation cell did not apply the quick profile: {said!r}"
+    quick = repo / "build" / "figures" / "quick"
+    assert list(quick.glob(f"{nb_path.stem[:2]}_*.png")), f"no figure written into {quick}"
+    assert _digests(repo / "figures") == committed, "the quick run wrote into figures/"
+    assert not server.not_found(), "the server answered 404:\n" + "\n".join(server.not_found())

@@ -181,34 +181,3 @@ def test_list_json_matches_the_registries(capsys):
     assert crc["paper"] == sch.SCHEMES["crc"].paper and set(crc["parameters"]) == set(sch.SCHEMES["crc"].params)
     pareto = next(m for m in data["models"] if m["name"] == "pareto")
     assert pareto["parameters"] == {"scale": 1.0, "shape": 2.0}
-
-
-# ------------------------------------------------------------------------------------------------ trace
-def _manifest_with_figure(tmp_path, content=b"png bytes"):
-    figs = tmp_path / "figures"
-    figs.mkdir()
-    (figs / "07_demo.png").write_bytes(content)
-    r = rp.RunResult("07_demo", True, 2.5, {"seed": 4, "profile": "quick"}, effective={"seed": 4, "n": 9},
-                     started="2030-01-02T03:04:05Z", figures={"07_demo.png": rp.sha256(figs / "07_demo.png")})
-    env = {"git": {"commit": "deadbeef", "dirty": False}, "python": "3.11.7", "platform": "x", "packages": {}}
-    rp.write_manifest(tmp_path / "executed" / "quick", "quick", [r], env, figs)
-    return figs
-
-
-def test_trace_finds_the_run_that_wrote_a_figure(tmp_path, capsys):
-    figs = _manifest_with_figure(tmp_path)
-    assert cli.main(["trace", "07_demo", "--executed", str(tmp_path / "executed")]) == 0
-    out = capsys.readouterr().out
-    assert "notebook 07_demo, profile quick, started 2030-01-02T03:04:05Z" in out
-    assert "git commit deadbeef" in out and "seed 4" in out and '"n": 9' in out and "matches" in out
-    (figs / "07_demo.png").write_bytes(b"other bytes")
-    recs = rp.trace(figs / "07_demo.png", executed=tmp_path / "executed")
-    assert len(recs) == 1 and recs[0]["current_file_matches"] is False
-    (figs / "07_demo.png").unlink()
-    assert rp.trace("07_demo.png", executed=tmp_path / "executed")[0]["current_file_matches"] is None
-
-
-def test_trace_of_an_unknown_figure_exits_1(tmp_path, capsys):
-    _manifest_with_figure(tmp_path)
-    assert cli.main(["trace", "99_nothing", "--executed", str(tmp_path / "executed")]) == 1
-    assert "no run recorded" in capsys.readouterr().out
