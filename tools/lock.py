@@ -24,7 +24,8 @@ HEADER = """\
 
 
 def clean(text: str) -> str:
-    """Drop pip-compile's header, gclib's own entry and annotations that name files outside the repository."""
+    """Drop pip-compile's header, gclib's own entry and annotations that name files outside the repository; name
+    pyproject.toml by its path in the repository."""
     out, skip = [], False
     for line in text.splitlines():
         if line.startswith("#") and not line.startswith("#   ") and not out:
@@ -33,7 +34,7 @@ def clean(text: str) -> str:
             skip = line.split()[0].lower().startswith("gclib")
         if skip or re.match(r"^\s+#\s+(-c|-r)\s", line):
             continue
-        out.append(line)
+        out.append(line.replace(f"({ROOT / 'pyproject.toml'})", "(pyproject.toml)"))
     return HEADER + "\n".join(out).strip("\n") + "\n"
 
 
