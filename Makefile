@@ -1,4 +1,5 @@
-# The two commands of a fresh machine: `make reproduce` and `make test`. Both create .venv when it is absent.
+# The two commands of a fresh machine: `make reproduce` and `make test`. Both create .venv when it is absent and
+# install the exact versions of requirements.lock into it (`pip install .` elsewhere uses pyproject.toml's ranges).
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
@@ -12,11 +13,12 @@ export MPLBACKEND ?= Agg
 # Import gclib from this checkout, whichever venv is used.
 export PYTHONPATH := $(CURDIR)$(if $(PYTHONPATH),:$(PYTHONPATH))
 
-.PHONY: setup reproduce test bench lab clean
+.PHONY: setup reproduce test bench lab docs lock clean
 
-$(VENV)/.installed: pyproject.toml
+$(VENV)/.installed: pyproject.toml requirements.lock
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet -e '.[all]'
+	$(PY) -m pip install --quiet -r requirements.lock
+	$(PY) -m pip install --quiet --no-deps -e .
 	touch $@
 
 setup: $(VENV)/.installed
@@ -46,6 +48,16 @@ lab: setup
 		$(if $(LAB_TOKEN),--IdentityProvider.token=$(LAB_TOKEN)) \
 		$(if $(DISPLAY)$(WAYLAND_DISPLAY),,--no-browser) \
 		$(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS)
+
+# The documentation site in build/docs (open build/docs/index.html): the guide (docs/*.md), the notebooks as the last
+# `make reproduce` executed them (never run here) and the API reference from the docstrings; warnings are errors.
+docs: setup
+	$(PY) docs/stage.py build/docs-src
+	$(PY) -m sphinx -W --keep-going -q -E -c docs -b html build/docs-src build/docs
+
+# Refresh requirements.lock to the newest versions pyproject.toml allows (then run `make test` before committing).
+lock: setup
+	$(PY) tools/lock.py
 
 clean:
 	rm -rf build .pytest_cache

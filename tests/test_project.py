@@ -12,19 +12,31 @@ def _pyproject():
     return tomllib.loads((ROOT / "pyproject.toml").read_text())
 
 
-def test_environment_yml_installs_the_package_with_all_extras():
-    env = yaml.safe_load((ROOT / "environment.yml").read_text())
-    deps = env["dependencies"]
-    names = [d.split("=")[0] for d in deps if isinstance(d, str)]
-    assert "python" in names and "pip" in names
-    pip = [d for d in deps if isinstance(d, dict)][0]["pip"]
-    assert pip == ["-e .[all]"], "environment.yml must install the package and its extras through pip only"
-    # no package is listed twice: conda names only python and pip
-    assert set(names) == {"python", "pip"}
+def _requirement(spec: str) -> tuple[str, str]:
+    """``"numpy>=1.26,<3"`` or conda's ``"numpy >=1.26,<3"`` -> ``("numpy", ">=1.26,<3")``."""
+    m = re.fullmatch(r"([A-Za-z0-9_.-]+)\s*(.*)", spec.strip())
+    return m.group(1).lower(), m.group(2).replace(" ", "")
 
 
-def test_python_versions_agree():
+def test_environment_yml_has_the_runtime_dependencies_of_pyproject():
     env = yaml.safe_load((ROOT / "environment.yml").read_text())
+    conda = dict(_requirement(d) for d in env["dependencies"] if isinstance(d, str))
+    assert conda.pop("pip") == "" and "python" in conda
+    python = conda.pop("python")
+    runtime = dict(_requirement(d) for d in _pyproject()["project"]["dependencies"])
+    assert conda == runtime, "environment.yml and pyproject.toml's dependencies differ"
+    pip = [d for d in env["dependencies"] if isinstance(d, dict)][0]["pip"]
+    assert pip == ["-e ."], "environment.yml installs gclib alone through pip: no extras for users"
+    low = re.search(r">=\s*([\d.]+)", _pyproject()["project"]["requires-python"]).group(1)
+    assert python == f">={low}"
+
+
+def test_environment_dev_yml_installs_the_lock():
+    env = yaml.safe_load((ROOT / "environment-dev.yml").read_text())
+    names = [_requirement(d)[0] for d in env["dependencies"] if isinstance(d, str)]
+    assert sorted(names) == ["pip", "python"]
+    pip = [d for d in env["dependencies"] if isinstance(d, dict)][0]["pip"]
+    assert pip == ["-r requirements.lock", "-e ."]
     py = [d for d in env["dependencies"] if isinstance(d, str) and d.startswith("python")][0]
     conda_ver = tuple(int(x) for x in py.split("=")[1].split("."))
     low = re.search(r">=\s*([\d.]+)", _pyproject()["project"]["requires-python"]).group(1)
@@ -38,10 +50,35 @@ def test_all_extra_covers_every_extra():
     assert listed == set(extras) - {"all"}
 
 
-def test_dependencies_are_pinned():
+def test_dependencies_are_ranges_and_the_lock_pins_them():
+    """pyproject.toml gives compatible ranges (a lower bound, and an upper one but for the docs theme, which
+    numbers releases by date); requirements.lock pins every one of them exactly, within its range."""
+    from packaging.requirements import Requirement
+
     proj = _pyproject()["project"]
     deps = proj["dependencies"] + [d for k, v in proj["optional-dependencies"].items() if k != "all" for d in v]
-    assert all("==" in d for d in deps), [d for d in deps if "==" not in d]
+    reqs = [Requirement(d) for d in deps]
+    for r in reqs:
+        ops = {s.operator for s in r.specifier}
+        assert ">=" in ops and "==" not in ops, r
+        assert "<" in ops or r.name == "furo", f"{r} has no upper bound"
+    lock = {}
+    for line in (ROOT / "requirements.lock").read_text().splitlines():
+        if line and not line[0].isspace() and not line.startswith("#"):
+            name, version = line.split("==")
+            lock[name.lower().replace("_", "-")] = version.strip()
+    assert "gclib" not in lock and "pip" not in lock
+    for r in reqs:
+        name = r.name.lower().replace("_", "-")
+        assert name in lock, f"{name} is not in requirements.lock (run `python tools/lock.py`)"
+        assert r.specifier.contains(lock[name], prereleases=True), f"the lock's {name}=={lock[name]} is outside {r}"
+    assert "/tmp" not in (ROOT / "requirements.lock").read_text()
+
+
+def test_make_setup_installs_the_lock():
+    make = (ROOT / "Makefile").read_text()
+    assert "pip install --quiet -r requirements.lock" in make
+    assert "pip install --quiet --no-deps -e ." in make
 
 
 def test_readme_opens_with_the_two_commands():

@@ -25,7 +25,7 @@ import pandas as pd
 from . import (FAILS, HOLDS, INCONCLUSIVE, Estimate, all_hold, any_holds, exact, greater, ids, less, row, table)
 from ..simulate import Z95, argmin_set, closed_form_z
 
-#: Largest |z| of a Monte Carlo mean against its closed form that counts as agreement (z in standard errors).
+#: Largest ``|z|`` of a Monte Carlo mean against its closed form that counts as agreement (z in standard errors).
 Z_BOUND = 4.0
 #: Relative tolerance under which two closed-form times are one tie.
 TIE_RTOL = 1e-9

@@ -1,5 +1,5 @@
 """Command line: ``gclib list | simulate | verify | reproduce | train | gallery | run | trace``; also
-``python -m gclib ...``.
+``python -m gclib ...``; ``gclib --version`` prints ``gclib`` and the version.
 
 One module per command: its options, its help and what it runs (:mod:`~gclib.cli.registries` is ``gclib list``);
 the options several commands share (a scheme, a compute-time model) and the objects built from them are in
@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import sys
 
+from .. import __version__
 from . import gallery, registries, reproduce, run, simulate, trace, train, verify
 from .options import EXIT_FAIL, EXIT_INTERRUPTED, EXIT_USAGE, Parser, error
 
@@ -31,6 +32,7 @@ def build_parser() -> Parser:
                epilog=f"{registries.registry_text()}\n\nscheme parameters:\n{registries.params_text()}\n\n"
                       "`gclib list` prints the schemes with their papers; `gclib COMMAND --help` the options of a "
                       "command.")
+    p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = p.add_subparsers(dest="cmd", required=True, parser_class=Parser)
     for command in COMMAND_MODULES:
         command.add_parser(sub)
