@@ -1,12 +1,14 @@
 """Runs across "hosts" with their own network stacks and no shared directory, on one Linux machine.
 
-The test marked ``multihost`` makes three network namespaces joined by veth pairs to a bridge (an address range
-of the private 10.213.0.0/16 that exists only on that bridge), and runs ``gclib run --hosts`` with the ranks
-spread over them by Hydra's launcher: a small program that Hydra calls as ``PROGRAM -x HOST COMMAND...`` enters
-HOST's namespace with a private mount namespace (its own /tmp and /dev/shm, its own host name) and runs the
-command there. The ranks talk over TCP only (``UCX_TLS=tcp,self``: UCX's shared memory would cross namespaces),
-which the veths' byte counters confirm. The run directory lies under this machine's /tmp, which no "host" sees:
-the launcher program refuses to start a proxy that could see it, so a finished run shows that no rank read it.
+The test marked ``multihost`` makes three network namespaces joined by veth pairs to a bridge (an address range of
+the private 10.213.0.0/16 that exists only on that bridge), and runs ``gclib run --hosts`` with the ranks spread
+over them by Hydra's launcher: a small program that Hydra calls as ``PROGRAM -x HOST COMMAND...`` enters HOST's
+namespace with a private mount namespace (its own /dev/shm, its own host name, and an empty folder over the
+launching host's private folder) and runs the command there. The ranks talk over TCP only (``UCX_TLS=tcp,self``:
+UCX's shared memory would cross namespaces), which the veths' byte counters confirm. The run directory lies in the
+launching host's private folder, which no "host" sees (the checkout and its venv may lie anywhere, /tmp included:
+every host sees them, as on a cluster where they are installed at the same path): the launcher program refuses to
+start a proxy that could see it, so a finished run shows that no rank read it.
 
 The other tests check the pieces without namespaces: the spec's windowed hand-off on rank 0's standard input,
 the death notices, and the ``mpiexec`` options.
@@ -165,8 +167,8 @@ def _why_not() -> str | None:
 
 LAUNCHER = r"""#!/bin/sh
 # Hydra's launcher for the test's hosts: Hydra calls PROGRAM -x HOST COMMAND... (the words of the command a remote
-# shell would run). Enter HOST's network namespace with a private mount and host name namespace: /tmp and /dev/shm
-# are empty there, so the run directory on the launching host cannot be seen.
+# shell would run). Enter HOST's network namespace with a private mount and host name namespace: /dev/shm and the
+# launching host's private folder are empty there, so the run directory on the launching host cannot be seen.
 [ "$1" = "-x" ] && shift
 host=$1
 shift
@@ -175,7 +177,7 @@ case "$host" in
   *) echo "test launcher: unknown host $host" >&2; exit 255 ;;
 esac
 exec ip netns exec "$ns" unshare --mount --uts --propagation private sh -c '
-  mount -t tmpfs -o size=256m tmpfs /tmp && mount -t tmpfs -o size=256m tmpfs /dev/shm && hostname "$0" || exit 96
+  mount -t tmpfs -o size=16m tmpfs "{private}" && mount -t tmpfs -o size=256m tmpfs /dev/shm && hostname "$0" || exit 96
   if [ -e "{run_dir}" ]; then echo "test launcher: the run directory is visible on $0" >&2; exit 97; fi
   exec sh -c "$*"' "$host" "$@"
 """
@@ -227,11 +229,13 @@ def hosts(tmp_path):
             _ip("-n", ns, "addr", "add", f"10.213.{x}.{10 + i}/24", "dev", "eth0")
             _ip("-n", ns, "link", "set", "eth0", "up")
             _ip("-n", ns, "link", "set", "lo", "up")
-        run_dir = tmp_path / "run"
-        run_dir.mkdir()
+        private = tmp_path / "launching-host"
+        run_dir = private / "run"
+        run_dir.mkdir(parents=True)
         program = tmp_path / "netns-launcher"
         cases = "\n".join(f"  {h}) ns={ns} ;;" for h, ns in zip(HOSTS, names))
-        program.write_text(LAUNCHER.replace("{cases}", cases).replace("{run_dir}", str(run_dir)))
+        program.write_text(LAUNCHER.replace("{cases}", cases).replace("{run_dir}", str(run_dir))
+                           .replace("{private}", str(private)))
         program.chmod(0o755)
         hostfile = tmp_path / "hosts"
         hostfile.write_text("".join(f"{h}:{n}\n" for h, n in zip(HOSTS, SLOTS)))

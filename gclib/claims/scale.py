@@ -28,7 +28,7 @@ import pandas as pd
 from . import FAILS, HOLDS, INCONCLUSIVE, Estimate, all_hold, at_most, greater, ids, less, row, table
 
 #: Largest gap between a Monte Carlo mean and its closed form, in standard errors, that still agrees (with a few
-#: dozen points, |z| above 4 has a chance below 0.3% under agreement).
+#: dozen points, an absolute z above 4 has a chance below 0.3% under agreement).
 Z_MAX = 4.0
 #: "As fast as LCC": mean completion time at most this factor times LCC's.
 AS_WELL_AS = 1.05
