@@ -242,6 +242,19 @@ def test_ctrl_c_in_a_command_is_one_line_and_exit_130(capsys, monkeypatch):
     assert capsys.readouterr().err == "gclib: interrupted\n"
 
 
+def _interrupt_after(p: subprocess.Popen, line: str) -> tuple[str, str]:
+    """Wait for the child ``p`` to print ``line``, send it SIGINT, and return its ``(stdout, stderr)`` once it
+    ends (killed if the test fails before)."""
+    try:
+        assert p.stdout.readline() == line
+        p.send_signal(signal.SIGINT)
+        return p.communicate(timeout=120)
+    finally:
+        if p.poll() is None:  # pragma: no cover
+            p.kill()
+            p.wait()
+
+
 def test_ctrl_c_from_outside_is_one_line_and_exit_130():
     # a long simulation interrupted by a real SIGINT, as Ctrl-C sends it, once the command is running
     # the child says 'ready' from inside the simulation, so the signal reaches a running command
@@ -254,14 +267,7 @@ def test_ctrl_c_from_outside_is_one_line_and_exit_130():
     env = dict(os.environ, PYTHONPATH=ROOT, GCLIB_MEMORY_LIMIT="none")
     p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                          env=env)
-    try:
-        assert p.stdout.readline() == "ready\n"
-        p.send_signal(signal.SIGINT)
-        out, err = p.communicate(timeout=120)
-    finally:
-        if p.poll() is None:  # pragma: no cover
-            p.kill()
-            p.wait()
+    out, err = _interrupt_after(p, "ready\n")
     assert p.returncode == 130 and err == "gclib: interrupted\n", err
 
 
@@ -288,14 +294,7 @@ def test_ctrl_c_while_gclib_starts_is_one_line_and_exit_130(entry):
     env = dict(os.environ, PYTHONPATH=ROOT)
     p = subprocess.Popen([sys.executable, "-c", _WAIT_FOR_NUMPY + entry, "list"], stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT)
-    try:
-        assert p.stdout.readline() == "importing numpy\n"
-        p.send_signal(signal.SIGINT)
-        out, err = p.communicate(timeout=120)
-    finally:
-        if p.poll() is None:  # pragma: no cover
-            p.kill()
-            p.wait()
+    out, err = _interrupt_after(p, "importing numpy\n")
     assert p.returncode == 130 and err == "gclib: interrupted\n" and out == "", err
 
 

@@ -61,6 +61,14 @@ def _gain(r) -> Estimate:
     return Estimate(float(r["gain"]), min(lo, float(r["gain"])), max(hi, float(r["gain"])))
 
 
+def _gain_at_ends(t: pd.DataFrame, model: str, setting: str):
+    """``(smallest K, largest K, GC's gain at the largest, GC's gain at the smallest)`` under ``model`` and
+    ``setting``; the K are ``None`` (and the gains NaN) with fewer than two K."""
+    ks = _ks(t, model, setting, "GC")
+    lo_k, hi_k = (ks[0], ks[-1]) if len(ks) >= 2 else (None, None)
+    return lo_k, hi_k, _gain(_pick(t, model, setting, "GC", hi_k)), _gain(_pick(t, model, setting, "GC", lo_k))
+
+
 def z_scores(t: pd.DataFrame) -> pd.Series:
     """``(mean_time - closed_form_time) / (ci95_time / 1.96)`` of the points with a closed form (0 where both the
     gap and the interval are zero)."""
@@ -95,9 +103,7 @@ def judge(t: pd.DataFrame, *, load_fraction: float, load: int, cluster_size: int
         verdict=INCONCLUSIVE if not np.isfinite(zmax) else (HOLDS if zmax <= Z_MAX else FAILS)))
     models = list(dict.fromkeys(t["model"]))
     for key, model in zip(ids("G1", len(models)), models):
-        ks = _ks(t, model, LOAD_FRACTION, "GC")
-        lo_k, hi_k = (ks[0], ks[-1]) if len(ks) >= 2 else (None, None)
-        a, b = _gain(_pick(t, model, LOAD_FRACTION, "GC", hi_k)), _gain(_pick(t, model, LOAD_FRACTION, "GC", lo_k))
+        lo_k, hi_k, a, b = _gain_at_ends(t, model, LOAD_FRACTION)
         rows.append(row(
             key, "at a fixed load fraction, GC's gain over uncoded grows with K",
             paper=f"{_TANDON}: coding tolerates s stragglers with s proportional to n",
@@ -106,9 +112,7 @@ def judge(t: pd.DataFrame, *, load_fraction: float, load: int, cluster_size: int
             criterion="paired 95% interval of the gain at the largest K above that at the smallest",
             verdict=greater(a, b)))
     for key, model in zip(ids("G2", len(models)), models):
-        ks = _ks(t, model, CLUSTER_SIZE, "GC")
-        lo_k, hi_k = (ks[0], ks[-1]) if len(ks) >= 2 else (None, None)
-        a, b = _gain(_pick(t, model, CLUSTER_SIZE, "GC", hi_k)), _gain(_pick(t, model, CLUSTER_SIZE, "GC", lo_k))
+        lo_k, hi_k, a, b = _gain_at_ends(t, model, CLUSTER_SIZE)
         rows.append(row(
             key, "at a fixed load, GC's gain over uncoded shrinks as K grows",
             paper=f"{_TANDON}: a load r tolerates r - 1 stragglers, whatever n",
