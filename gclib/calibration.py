@@ -1,0 +1,209 @@
+"""Checking ``gclib advise`` (notebook 09): do the fits recover known models, and does the advice predict real runs?
+
+Two studies, each a function returning tables (no plotting, no printing):
+
+* :func:`recovery`: traces drawn by gclib's own compute-time models (``truths``), each fitted by
+  :func:`gclib.fit.fit`; per repetition, every parameter's estimate and 95% interval beside the truth, and the
+  family that fits best. :func:`coverage` and :func:`goodness` summarise it (the inputs of
+  :mod:`gclib.claims.advise`).
+* :func:`machine`: on this machine (or a hostfile's hosts), ``gclib profile`` with injected delays of a known
+  model, the fit of its trace, the advice for the same number of workers, then real runs (``gclib run``'s
+  runtime) of the advised code and of uncoded under the same injected delays, beside the advice's predictions.
+
+Times of :func:`machine` are in seconds: the injected model's units times ``time_scale``.
+"""
+from __future__ import annotations
+
+import math
+import shlex
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from . import checks
+from .progress import progress as _progress
+from .stragglers import ComputeModel, Exponential, Pareto, ShiftedExponential
+
+
+def truths(mu: float = 10.0, alpha: float = 0.01, rate: float = 10.0, pareto_scale: float = 0.05,
+           pareto_shape: float = 2.5) -> dict:
+    """The generating models of :func:`recovery`, by label: the GC-MMC paper's shifted exponential (one draw per
+    worker and iteration, its eq. 5), an exponential drawn per task, and a Pareto drawn per worker."""
+    return {"shifted-exp per worker": ShiftedExponential(mu=mu, alpha=alpha),
+            "exp per task": Exponential(rate=rate, per_task=True),
+            "pareto per worker": Pareto(scale=pareto_scale, shape=pareto_shape)}
+
+
+def durations(model: ComputeModel, workers: int, iterations: int, tasks: int, rng) -> np.ndarray:
+    """A trace drawn from ``model``: ``(iterations, workers, tasks)`` task durations (the differences of the
+    model's finish times)."""
+    finish = model.sample(rng, iterations, workers, tasks)
+    return np.diff(finish, axis=2, prepend=0.0)
+
+
+def _matching(report, model: ComputeModel):
+    """The fit of ``report`` with the family and the convention of ``model``."""
+    for f in report.fits:
+        if f.family == model.name and bool(f.per_task) == bool(model.per_task):
+            return f
+    raise ValueError(f"the fit report has no {model.name} fit with per_task = {model.per_task}")
+
+
+def _best_of_convention(report, per_task: bool):
+    """The family that fits best (lowest AIC) among the fits of one convention."""
+    fits = [f for f in report.fits if bool(f.per_task) == bool(per_task) and math.isfinite(f.aic)]
+    return min(fits, key=lambda f: f.aic).family if fits else ""
+
+
+def recovery(models: dict, *, workers: int, iterations: int, tasks: int, repeats: int, seed: int = 0,
+             bootstrap: int = 200, progress: bool = False) -> pd.DataFrame:
+    """Fit ``repeats`` traces of every model of ``models`` (label -> model).
+
+    Returns:
+        one row per (truth, repeat, parameter): ``truth, repeat, parameter, true_value, estimate, lo, hi,
+        covered, winner`` (the family with the lowest AIC among the fits of the truth's convention) and
+        ``family`` (the truth's).
+    """
+    from . import fit as _fit
+
+    repeats = checks.integer("repeats", repeats, low=1)
+    rng = np.random.default_rng(checks.integer("seed", seed, low=0))
+    rows = []
+    jobs = [(label, r) for label in models for r in range(repeats)]
+    for label, r in _progress(jobs, "fit", progress):
+        model = models[label]
+        d = durations(model, workers, iterations, tasks, rng)
+        report = _fit.fit(d, seed=int(rng.integers(2 ** 31)), bootstrap=bootstrap)
+        f = _matching(report, model)
+        winner = _best_of_convention(report, model.per_task)
+        for p, est in f.params.items():
+            truth = float(getattr(model, p))
+            lo, hi = f.ci[p]
+            rows.append({"truth": label, "family": model.name, "repeat": r, "parameter": p, "true_value": truth,
+                         "estimate": float(est), "lo": float(lo), "hi": float(hi),
+                         "covered": bool(lo <= truth <= hi), "winner": winner})
+    return pd.DataFrame(rows)
+
+
+def coverage(rec: pd.DataFrame) -> pd.DataFrame:
+    """Per (truth, parameter): ``true_value, repeats, covered`` (count) and ``median_estimate``."""
+    g = rec.groupby(["truth", "parameter"], sort=False)
+    return g.agg(true_value=("true_value", "first"), repeats=("covered", "size"), covered=("covered", "sum"),
+                 median_estimate=("estimate", "median")).reset_index()
+
+
+def goodness(rec: pd.DataFrame) -> pd.DataFrame:
+    """Per truth: ``repeats``, ``wins`` (repetitions whose best-fitting family is the truth's) and ``other`` (the
+    family that won most often otherwise, ``""`` if none)."""
+    one = rec.drop_duplicates(["truth", "repeat"])
+    rows = []
+    for truth, g in one.groupby("truth", sort=False):
+        lost = g[g["winner"] != g["family"]]["winner"]
+        rows.append({"truth": truth, "repeats": len(g), "wins": int((g["winner"] == g["family"]).sum()),
+                     "other": lost.value_counts().index[0] if len(lost) else ""})
+    return pd.DataFrame(rows)
+
+
+def mean_task_time(fit) -> tuple:
+    """The mean task duration of a fit and a 95% interval from its parameters' intervals (the interval's ends
+    combine the parameters' ends that give the smallest and the largest mean: conservative)."""
+    p, ci = fit.params, fit.ci
+    if fit.family == "shifted-exp":
+        return (p["alpha"] + 1 / p["mu"], ci["alpha"][0] + 1 / ci["mu"][1], ci["alpha"][1] + 1 / ci["mu"][0])
+    if fit.family == "exp":
+        return 1 / p["rate"], 1 / ci["rate"][1], 1 / ci["rate"][0]
+    if fit.family == "pareto":
+        mean = lambda s, a: s * a / (a - 1) if a > 1 else math.inf  # noqa: E731
+        return mean(p["scale"], p["shape"]), mean(ci["scale"][0], ci["shape"][1]), mean(ci["scale"][1],
+                                                                                          ci["shape"][0])
+    raise ValueError(f"no mean task time for family {fit.family!r}")
+
+
+def model_mean(model: ComputeModel) -> float:
+    """The mean task duration of a shifted-exponential, exponential or Pareto model (model units)."""
+    if isinstance(model, ShiftedExponential):
+        return model.alpha + 1 / model.mu
+    if isinstance(model, Exponential):
+        return 1 / model.rate
+    if isinstance(model, Pareto):
+        return model.scale * model.shape / (model.shape - 1) if model.shape > 1 else math.inf
+    raise ValueError(f"no mean task time for {type(model).__name__}")
+
+
+@dataclass
+class Machine:
+    """What :func:`machine` measured: the profile's ``trace`` (task durations, seconds), the fit ``report``, the
+    ``advice``, ``fit_check`` (the fit of the injected family beside the injected mean task time, for
+    :func:`gclib.claims.advise.judge`), ``real`` (one row per real run: ``role, label, command, predicted,
+    predicted_lo, predicted_hi, mean_time, lo, hi, iterations``) and ``log`` (every real iteration:
+    ``role, label, iteration, time, predicted``; ``predicted``: the simulator's time for that iteration's
+    injected delays)."""
+
+    trace: np.ndarray
+    report: object
+    advice: object
+    fit_check: dict
+    real: pd.DataFrame
+    log: pd.DataFrame
+
+
+def _run_options(command: str) -> tuple:
+    """``(scheme, {parameter: value})`` of an advice's ``gclib run`` options (``--name value`` pairs; the scheme
+    checks the values when it builds)."""
+    words = shlex.split(command)
+    if len(words) % 2:
+        raise ValueError(f"expected --name value pairs, got {command!r}")
+    opts = dict(zip(words[0::2], words[1::2]))
+    scheme = opts.pop("--scheme")
+    return scheme, {k[2:].replace("-", "_"): int(v) if v.isdigit() else v for k, v in opts.items()}
+
+
+def machine(*, workers: int, tasks: int, iterations: int, model: ComputeModel, time_scale: float,
+            run_iterations: int, samples: int = 2000, dim: int = 20, max_load: int | None = None,
+            trials: int = 4000, seed: int = 0, bootstrap: int = 200, hosts=None, progress: bool = False) -> Machine:
+    """Profile, fit, advise and run on this machine (see the module docstring)."""
+    from . import advise as _advise, fit as _fit, schemes
+    from .learning import TandonAGD, make_problem
+    from .runtime import RunSpec, launch
+    from .runtime.measure import profile_spec
+
+    spec = profile_spec(workers, tasks, iterations, samples=samples, dim=dim, model=model, time_scale=time_scale,
+                        seed=seed)
+    trace = launch(spec, hosts=hosts).task_durations()
+    report = _fit.fit(trace, seed=seed, bootstrap=bootstrap)
+    f = _matching(report, model)
+    mean, lo, hi = mean_task_time(f)
+    fit_check = {"fit": f.name, "injected": f"{model.name} {_params(model)} x {time_scale:g} s",
+                 "injected_mean": model_mean(model) * time_scale, "fitted_mean": mean, "fitted_lo": lo,
+                 "fitted_hi": hi}
+    advice = _advise.advise(report.models(), workers, max_load=max_load, trials=trials, seed=seed,
+                            progress=progress)
+    ranked = advice.ranked
+    chosen = [("advised", advice.best)]
+    unc = ranked[ranked["family"] == "uncoded"]
+    chosen.append(("uncoded", unc.iloc[0].to_dict() if len(unc) else None))
+    rows, logs = [], []
+    for role, r in chosen:
+        if r is None:
+            continue
+        scheme, kw = _run_options(r["command"])
+        code = schemes.build(scheme, **kw)
+        prob = make_problem("tandon-logistic", parts=code.n_parts, seed=0, n_samples=samples, dim=dim)
+        run = launch(RunSpec(code, prob, TandonAGD(1.0 / prob.smoothness), model, iterations=run_iterations,
+                             time_scale=time_scale, seed=seed + 1, timeout=60.0), hosts=hosts)
+        t = np.array([x["time"] for x in run.records])
+        from .claims import Estimate
+
+        e = Estimate.of(t)
+        rows.append({"role": role, "label": r["label"], "command": r["command"], "predicted": r["mean_time"],
+                     "predicted_lo": r["mean_time"] - r["ci95_time"], "predicted_hi": r["mean_time"] + r["ci95_time"],
+                     "mean_time": e.value, "lo": e.lo, "hi": e.hi, "iterations": int(t.size)})
+        logs += [{"role": role, "label": r["label"], "iteration": x["iteration"], "time": x["time"],
+                  "predicted": x["predicted"]} for x in run.records]
+    return Machine(trace, report, advice, fit_check, pd.DataFrame(rows), pd.DataFrame(logs))
+
+
+def _params(model: ComputeModel) -> str:
+    d = {k: v for k, v in model.describe().items() if k not in ("model", "per_task")}
+    return "(" + ", ".join(f"{k} = {v:g}" for k, v in d.items()) + ")"

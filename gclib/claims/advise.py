@@ -1,0 +1,129 @@
+"""Claims of notebook 09: does the advice of ``gclib advise`` hold? Judged from the tables of
+:mod:`gclib.calibration`.
+
+* ``F1`` rows, per generating model and parameter: the fit's 95% intervals cover the true parameter in at least
+  :data:`COVERAGE_FLOOR` of the repetitions (traces drawn by gclib's own models, fitted by
+  :func:`gclib.fit.fit`). The nominal level is 95%; the floor leaves room for the intervals of a bootstrap being
+  a little short with small traces, and a shortfall beyond it is a defect of the fit.
+* ``F2`` rows, per generating model: the generating family has the best goodness of fit among the families of
+  the same convention in most repetitions.
+* ``M1``: on this machine, a profile with injected delays of a known model gives a fitted mean task time within
+  :data:`REL` of the injected one (the measured times add the real compute and the runtime's own latency).
+* ``A1``: the advised code's real mean iteration time (``gclib run`` with the same injected delays) lies within
+  :data:`REL` of the advice's prediction; ``A2`` the same for uncoded; ``A3``: the advised code is faster than
+  uncoded in the real runs.
+
+Criteria, fixed before looking at the numbers: coverage and "most repetitions" by the Wilson 95% interval of the
+proportion (above the floor or one half: holds; below: does not hold; else inconclusive); "within" by the 95%
+interval of the real mean lying inside the band (wholly outside: does not hold; straddling an edge:
+inconclusive); "faster" by separated intervals.
+"""
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from . import Estimate, FAILS, HOLDS, greater, ids, less, majority, proportion, row, table, within
+
+#: Smallest coverage of the nominal 95% intervals that counts as covering.
+COVERAGE_FLOOR = 0.90
+#: Largest relative gap between a prediction and its measurement that counts as agreeing.
+REL = 0.10
+_OURS = "our check of gclib advise"
+
+
+def _real(r) -> Estimate:
+    if r is None:
+        return Estimate(math.nan, math.nan, math.nan)
+    return Estimate(float(r["mean_time"]), float(r["lo"]), float(r["hi"]), int(r["iterations"]))
+
+
+def _predicted(r) -> Estimate:
+    if r is None:
+        return Estimate(math.nan, math.nan, math.nan)
+    return Estimate(float(r["predicted"]), float(r["predicted_lo"]), float(r["predicted_hi"]))
+
+
+def _role(real: pd.DataFrame, role: str):
+    g = real[real["role"] == role]
+    return None if g.empty else g.iloc[0]
+
+
+def judge(coverage: pd.DataFrame, goodness: pd.DataFrame, machine: dict, real: pd.DataFrame) -> pd.DataFrame:
+    """The claims table of notebook 09.
+
+    Args:
+        coverage: :func:`gclib.calibration.coverage` (``truth, parameter, true_value, repeats, covered``).
+        goodness: :func:`gclib.calibration.goodness` (``truth, repeats, wins``: repetitions in which the
+            generating family fitted best).
+        machine: :attr:`gclib.calibration.Machine.fit_check` (``fit``, ``injected_mean``, ``fitted_mean``,
+            ``fitted_lo``, ``fitted_hi``: seconds per task).
+        real: :attr:`gclib.calibration.Machine.real` (``role`` "advised" / "uncoded", ``label``, ``predicted``,
+            ``predicted_lo``, ``predicted_hi``, ``mean_time``, ``lo``, ``hi``, ``iterations``).
+    """
+    rows = []
+    for key, (_, r) in zip(ids("F1", len(coverage)), coverage.iterrows()):
+        e = proportion(int(r["covered"]), int(r["repeats"]))
+        rows.append(row(
+            key, "the fit's 95% intervals cover the true parameter",
+            paper=f"{_OURS}: maximum likelihood with 95% intervals",
+            setting=f"{r['truth']}; parameter {r['parameter']} = {float(r['true_value']):.4g}; "
+                    f"{int(r['repeats'])} traces",
+            measured=f"covered in {int(r['covered'])} of {int(r['repeats'])}: {e.text('.2f')}",
+            criterion=f"Wilson 95% interval of the coverage above {COVERAGE_FLOOR:g}",
+            verdict=greater(e, COVERAGE_FLOOR)))
+    for key, (_, r) in zip(ids("F2", len(goodness)), goodness.iterrows()):
+        n, k = int(r["repeats"]), int(r["wins"])
+        rows.append(row(
+            key, "the generating family fits best",
+            paper=f"{_OURS}: the goodness of fit picks the model that made the trace",
+            setting=f"{r['truth']}; {n} traces",
+            measured=f"best fit in {k} of {n} traces" + (f"; most often otherwise: {r['other']}"
+                                                         if isinstance(r.get("other"), str) and r["other"] else ""),
+            criterion="Wilson 95% interval of the fraction above 1/2",
+            verdict=majority([True] * k + [False] * (n - k))))
+    fitted = Estimate(machine["fitted_mean"], machine["fitted_lo"], machine["fitted_hi"])
+    rows.append(row(
+        "M1", "on this machine, the fit recovers the injected mean task time",
+        paper=f"{_OURS}: gclib profile measures what the workers take",
+        setting=f"gclib profile, injected {machine['injected']}; fitted {machine['fit']}",
+        measured=f"fitted mean task time {fitted.text('.4g')} s, injected {machine['injected_mean']:.4g} s",
+        criterion=f"95% interval within {REL:.0%} of the injected mean",
+        verdict=within(fitted, float(machine["injected_mean"]), REL)))
+    adv, unc = _role(real, "advised"), _role(real, "uncoded")
+    for key, r, who in (("A1", adv, "the advised code"), ("A2", unc, "uncoded")):
+        p, m = _predicted(r), _real(r)
+        rows.append(row(
+            key, f"{who}: the real iteration time matches the advice's prediction",
+            paper=f"{_OURS}: the prediction from the fitted trace",
+            setting=(f"{r['label']}; gclib run, {int(r['iterations'])} iterations, same injected delays"
+                     if r is not None else "not run"),
+            measured=f"real {m.text('.4g')} s, predicted {p.text('.4g')} s",
+            criterion=f"95% interval of the real mean within {REL:.0%} of the prediction",
+            verdict=within(m, p.value, REL) if r is not None else within(m, math.nan, REL)))
+    a, u = _real(adv), _real(unc)
+    rows.append(row(
+        "A3", "the advised code is faster than uncoded in real runs",
+        paper=f"{_OURS}: the advice saves time",
+        setting=f"{adv['label'] if adv is not None else '?'} against uncoded, same injected delays",
+        measured=f"{a.text('.4g')} s against {u.text('.4g')} s",
+        criterion="95% intervals separated, the advised code's below",
+        verdict=less(a, u)))
+    return table(rows)
+
+
+def conclusions(verdicts: pd.DataFrame) -> str:
+    """Markdown sentences rendered from the claims table of :func:`judge`."""
+    v = verdicts.set_index("id")
+    f1 = verdicts[verdicts["id"].str.startswith("F1")]
+    f2 = verdicts[verdicts["id"].str.startswith("F2")]
+    out = [f"- Interval coverage: {int((f1['verdict'] == HOLDS).sum())} of {len(f1)} parameters covered as "
+           f"claimed, {int((f1['verdict'] == FAILS).sum())} short of the floor, the rest inconclusive.",
+           f"- Model choice: the generating family fitted best in most traces for "
+           f"{int((f2['verdict'] == HOLDS).sum())} of {len(f2)} generating models."]
+    for key in ("M1", "A1", "A2", "A3"):
+        if key in v.index:
+            out.append(f"- {v.loc[key, 'claim'][0].upper()}{v.loc[key, 'claim'][1:]}: **{v.loc[key, 'verdict']}** "
+                       f"({v.loc[key, 'measured']}).")
+    return "\n".join(out)
