@@ -81,9 +81,7 @@ def add_arguments(p):
                        "parameters, same injected delays); only --json, --job-timeout, --hosts, --launcher, "
                        "--mpiexec, --mpiexec-args, --run-dir, --state and --measure may be given with it")
     p.add_argument("--measure", type=checks.option(checks.output_file), default=None, metavar="CSV",
-                   help="write the timing trace here: the duration of every partial gradient each worker computed, "
-                        "one row per iteration, worker and task (columns in docs/runtime.md, 'Timing traces'); "
-                        "written when the run stops early too")
+                   help="write the per-task times here (docs/runtime.md, 'Timing traces')")
     p.add_argument("--json", action="store_true", help="print one JSON object (per-iteration records + summary)")
 
 
