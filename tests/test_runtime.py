@@ -230,6 +230,7 @@ class _FakeComm:
         if not self.queue:
             return None
         status.source, status.tag, data = self.queue.pop(0)
+        status.count = 0 if data is None else len(data)
         return _FakeMessage(data)
 
 
@@ -259,6 +260,9 @@ class _FakeStatus:
     def Get_tag(self):
         return self.tag
 
+    def Get_count(self, datatype=None):
+        return self.count
+
 
 def test_master_receive_path_tells_late_hellos_byes_and_stale_gradients_from_gradients():
     from types import SimpleNamespace
@@ -268,17 +272,22 @@ def test_master_receive_path_tells_late_hellos_byes_and_stale_gradients_from_gra
 
     width = 3
     grad = np.array([0.0, 2.0, 0.1, 0.2, 7.0, 8.0, 9.0])  # iteration 0, message 2, clock, compute, payload
-    comm = _FakeComm([(3, P.TAG_HELLO, [1234.0]), (1, P.grad_tag(0), grad), (2, P.TAG_BYE, [5.0, 1.0]),
+    comm = _FakeComm([(3, P.TAG_HELLO, [1234.0, 104.0, 49.0]), (1, P.grad_tag(0), grad),
+                      (2, P.TAG_BYE, [5.0, 1.0]), (1, P.TAG_TASKS, [0.0, 0.5, 0.75]),
                       (4, P.grad_tag(0), grad), (2, P.grad_tag(1), None), (3, P.grad_tag(1), grad)])
     m = object.__new__(Master)
     m.MPI = SimpleNamespace(Status=_FakeStatus, ANY_SOURCE=-1, ANY_TAG=-1, DOUBLE=None, Exception=RuntimeError)
     m.comm, m.byes, m.pids, m.received_total, m.stale = comm, {}, {}, 0, 0
+    m.hosts, m.tasks = {}, []
     m.inflight, m.dead, m.width_buf, m.dtype = [], {}, P.HEADER + width, float
     assert m._receive_one(0) is None and m.received_total == 0 and m.stale == 0  # the hello is not a gradient
-    assert m.pids == {2: 1234}  # ... it carries the worker's pid
+    assert m.pids == {2: 1234} and m.hosts == {2: "h1"}  # ... it carries the worker's pid and host name
     msg, payload, _ = m._receive_one(0)
     assert msg == 2 and payload.tolist() == [7.0, 8.0, 9.0] and m.received_total == 1
     assert m._receive_one(0) is None and m.byes == {1: (5, 1)}
+    # a task report is stored, not counted as a gradient
+    assert m._receive_one(0) is None and m.received_total == 1
+    assert [[w, it, t.tolist()] for w, it, t in m.take_tasks()] == [[0, 0, [0.5, 0.75]]] and m.tasks == []
     # in iteration 1, a gradient of iteration 0 is late: drained and counted, not returned
     assert m._receive_one(1) is None and m.stale == 1 and m.received_total == 2
     # a message whose data never comes (its sender died in the middle) holds up nothing: it stays in flight

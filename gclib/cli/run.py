@@ -16,7 +16,8 @@ from . import options, registries
 #: ``--problem`` names: the data sets of :mod:`gclib.learning.problems` plus short aliases.
 PROBLEM_ALIASES = {"logistic": "tandon-logistic"}
 #: Options that say where and how to run, not what: the only ones ``--resume`` accepts beside it.
-EXECUTION_OPTIONS = ("json", "job_timeout", "hosts", "launcher", "mpiexec", "mpiexec_args", "run_dir", "state")
+EXECUTION_OPTIONS = ("json", "job_timeout", "hosts", "launcher", "mpiexec", "mpiexec_args", "run_dir", "state",
+                     "measure")
 
 
 def add_parser(sub):
@@ -78,7 +79,9 @@ def add_arguments(p):
                    metavar="STATE",
                    help="continue the run saved in this state file from its last completed iteration (same "
                        "parameters, same injected delays); only --json, --job-timeout, --hosts, --launcher, "
-                       "--mpiexec, --mpiexec-args, --run-dir and --state may be given with it")
+                       "--mpiexec, --mpiexec-args, --run-dir, --state and --measure may be given with it")
+    p.add_argument("--measure", type=checks.option(checks.output_file), default=None, metavar="CSV",
+                   help="write the per-task times here (docs/runtime.md, 'Timing traces')")
     p.add_argument("--json", action="store_true", help="print one JSON object (per-iteration records + summary)")
 
 
@@ -203,7 +206,7 @@ def resumed_args(a):
         flags = ", ".join("--" + k.replace("_", "-") for k in sorted(given))
         raise ValueError(f"resume: {flags} cannot be given with --resume (a resumed run keeps the parameters in "
                          f"its state file; only --json, --job-timeout, --hosts, --launcher, --mpiexec, "
-                         f"--mpiexec-args, --run-dir and --state may change)")
+                         f"--mpiexec-args, --run-dir, --state and --measure may change)")
     if doc["next_iteration"] >= doc["spec"]["iterations"]:
         raise ValueError(f"resume: the run in {a.resume!r} already finished its {doc['spec']['iterations']} "
                          f"iterations; nothing to resume")
@@ -230,6 +233,17 @@ def _line(r):
             + (f"  dead workers {dead}" if dead else ""))
 
 
+def write_measured(path, res, quiet=False) -> None:
+    """Write the timing trace of ``res`` to ``path`` and say so in one line (unless ``quiet``)."""
+    from ..runtime.measure import summary, write_trace
+
+    d = res.task_durations()
+    rows = write_trace(path, d, res.hosts)
+    if not quiet:
+        s = summary(d)
+        print(f"timing trace: {rows} tasks ({s['never']} never finished) written to {path}", flush=True)
+
+
 def run(a) -> int:
     from ..runtime.launcher import launch
     from ..runtime.spec import RuntimeFailure
@@ -249,6 +263,8 @@ def run(a) -> int:
                      mpiexec_args=a.mpiexec_args)
     except RuntimeFailure as e:
         res = e.result
+        if a.measure and res is not None:
+            write_measured(a.measure, res, quiet=a.json)
         if a.json and res is not None:
             print(json.dumps(res.to_dict()))
         state = res.spec.get("state_file") if res is not None else None
@@ -256,6 +272,8 @@ def run(a) -> int:
         print(f"gclib: error: {e}{hint}", file=sys.stderr)
         interrupted = res is not None and res.status == "interrupted"
         return options.EXIT_INTERRUPTED if interrupted else options.EXIT_FAIL
+    if a.measure:
+        write_measured(a.measure, res, quiet=a.json)
     s = res.summary()
     if a.json:
         print(json.dumps(res.to_dict()))

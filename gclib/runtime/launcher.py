@@ -400,7 +400,7 @@ def launch(spec: RunSpec, *, hosts=None, job_timeout: float | None = None, state
     run_dir = _make_run_dir(run_dir)
     job, restarts = _run_job(spec, pickled, run_dir, hosts, exe, job_timeout, progress, prior, args, extra)
     # ---- what it measured, and the state file when asked or when the run failed
-    res = job.result(prior)
+    res = job.result(*prior)
     res.run_dir = str(run_dir)
     if restarts:
         _note_restarts(res, restarts)
@@ -416,8 +416,9 @@ def launch(spec: RunSpec, *, hosts=None, job_timeout: float | None = None, state
 
 
 def _check_launch(spec, *, hosts, job_timeout, state_file, run_dir, resume):
-    """The arguments of :func:`launch` checked, before anything is created: ``(spec, prior records, hosts,
-    run_dir, state_file, job_timeout, pickled spec)``; a resumed run's spec starts where the state file ends."""
+    """The arguments of :func:`launch` checked, before anything is created: ``(spec, (prior records, prior task
+    reports), hosts, run_dir, state_file, job_timeout, pickled spec)``; a resumed run's spec starts where the state
+    file ends."""
     if not isinstance(spec, RunSpec):
         raise TypeError(f"spec must be a RunSpec, got {type(spec).__name__}")
     if job_timeout is not None:
@@ -428,10 +429,11 @@ def _check_launch(spec, *, hosts, job_timeout, state_file, run_dir, resume):
         run_dir = checks.output_dir("run_dir", run_dir).absolute()
     if state_file is not None:
         state_file = checks.output_file("state_file", state_file)
-    prior = []
+    prior, prior_tasks = [], []
     if resume is not None:
         spec, doc = resume_spec(spec, resume)
         prior = doc["records"][:spec.start]
+        prior_tasks = doc.get("tasks") or []
     if hosts is None:
         check_host_memory(spec)
     try:  # the ranks get the spec pickled: a code or problem that does not pickle fails here, not in the job
@@ -439,7 +441,7 @@ def _check_launch(spec, *, hosts, job_timeout, state_file, run_dir, resume):
     except Exception as e:
         raise ValueError(f"spec must pickle (decoders and rules must be module-level functions or classes): "
                          f"{type(e).__name__}: {e}") from None
-    return spec, prior, hosts, run_dir, state_file, job_timeout, pickled
+    return spec, (prior, prior_tasks), hosts, run_dir, state_file, job_timeout, pickled
 
 
 def _make_run_dir(run_dir) -> Path:
@@ -464,7 +466,7 @@ def _run_job(spec, pickled, run_dir, hosts, exe, job_timeout, progress, prior, a
         except BaseException:  # a bug of ours: no rank left, and what the job reported is kept
             job.kill()
             try:
-                job.result(prior).save(run_dir / "state.json", args=args)
+                job.result(*prior).save(run_dir / "state.json", args=args)
             except Exception:
                 pass
             raise
@@ -502,7 +504,8 @@ class _Job:
         self.append = append  # a job started again keeps the stderr of the earlier attempts
         # the job's name in the ranks' command lines (they never read it): how job_processes finds them
         self.cmd = mpiexec_command(self.run_dir, spec.ranks, hosts, exe, extra=extra)
-        self.events = {"records": [], "theta": None, "state": None, "init": None, "start": None, "end": None}
+        self.events = {"records": [], "theta": None, "state": None, "init": None, "start": None, "end": None,
+                       "tasks": []}
         self.deaths = {}  # worker -> what its guard reported
         self.master_death = None  # what the master's guard reported
         self.other = []  # stdout lines that are not ours (mpiexec's own report)
@@ -542,12 +545,16 @@ class _Job:
                     self.events["records"].append(ev["record"])
                     self.events["theta"] = ev.get("theta")
                     self.events["state"] = ev.get("state")
+                    self.events["tasks"].extend(ev.get("tasks") or [])
                 if self.progress:
                     try:
                         self.progress(ev["record"])
                     except Exception:  # a broken callback must not stop the reader
                         pass
             else:
+                if kind == "end":
+                    with self.lock:
+                        self.events["tasks"].extend(ev.get("tasks") or [])
                 self.events[kind] = ev
 
     def _read_stderr(self, err):
@@ -697,7 +704,7 @@ class _Job:
                 pass
 
     # ------------------------------------------------------------------ the result
-    def result(self, prior) -> RunResult:
+    def result(self, prior, prior_tasks=()) -> RunResult:
         ev, spec = self.events, self.spec
         end = ev["end"] or {}
         start = ev["start"] or {}
@@ -742,6 +749,8 @@ class _Job:
                         drained=end.get("stale", 0), spec=start.get("spec", spec.describe()),
                         returncode=returncode, seconds=self.seconds, deaths=deaths,
                         pids={int(k): v for k, v in (start.get("pids") or {}).items()}, start=spec.start,
+                        hosts={int(k): v for k, v in (start.get("hosts") or {}).items()},
+                        tasks=[t for t in prior_tasks if t[1] < spec.start] + ev["tasks"],
                         step_state=ev["state"] if ev["state"] is not None else spec.state0)
         if dead:
             res.error = (res.error + "; " if res.error else "") + deaths_text(deaths) + (

@@ -89,6 +89,7 @@ class Master(P.Rank):
         self.predicted = P.predicted_times(self.code, self.finish, spec.time_scale)
         self.byes = {}  # worker -> (messages sent, iterations abandoned)
         self.pids = {}  # worker -> process id (from its hello)
+        self.hosts = {}  # worker -> host name (from its hello)
         self.received_total = 0
         self.stale = 0
         self.drain_time = 0.0
@@ -97,6 +98,7 @@ class Master(P.Rank):
         self._deaths = deaths  # DeathNotices, or None: nobody tells us
         self._deaths_seen = 0.0
         self.width_buf = P.HEADER + self.width
+        self.tasks = []  # (worker, [iteration, finish times...]) reports not yet passed on to the launcher
 
     # ------------------------------------------------------------------ dead workers
     def check_deaths(self, force=False) -> bool:
@@ -129,6 +131,13 @@ class Master(P.Rank):
             self.dead[w] = {"cause": cause}
             self._predict_without_dead()
 
+    def take_tasks(self) -> list:
+        """The workers' task reports received since the last call, as ``[worker, iteration, [finish times]]``
+        (seconds on the worker's clock; ``inf``, ``None`` in JSON, for a task that never finishes)."""
+        out = [[w, int(buf[0]), buf[1:]] for w, buf in self.tasks]
+        self.tasks = []
+        return out
+
     # ------------------------------------------------------------------ receiving
     def _buffer(self, tag):
         if tag == P.TAG_BYE:
@@ -150,7 +159,8 @@ class Master(P.Rank):
             msg = None
         if msg is not None:
             src, tag = st.Get_source(), st.Get_tag()
-            buf = self._buffer(tag)
+            sized = tag in (P.TAG_TASKS, P.TAG_HELLO)  # of varying length
+            buf = np.empty(st.Get_count(MPI.DOUBLE)) if sized else self._buffer(tag)
             try:
                 self.inflight.append([msg.Irecv(buf), buf, src, tag])
             except MPI.Exception:
@@ -174,6 +184,10 @@ class Master(P.Rank):
             return None
         if tag == P.TAG_HELLO:  # a start-up hello (with the worker's pid), perhaps late: not a gradient
             self.pids[src - 1] = int(buf[0])
+            self.hosts[src - 1] = "".join(map(chr, buf[1:].astype(int)))
+            return None
+        if tag == P.TAG_TASKS:  # a worker's finish times of one iteration: stored, looked at after the run
+            self.tasks.append((src - 1, buf))
             return None
         if tag < P.GRAD_BASE:
             return None
@@ -196,6 +210,8 @@ class Master(P.Rank):
     def _cannot_decode(self, it, received):
         """An error text if the workers still alive cannot complete a decodable set this iteration, else None."""
         code = self.code
+        if self.spec.wait_all:  # a profile: whatever the others send is fine, unless nobody is left
+            return None if len(self.dead) < self.K else f"iteration {it}: every worker died"
         possible = received | ~np.isin(code.sender, list(self.dead))
         if code.rule.decodable(possible):
             return None
@@ -257,6 +273,8 @@ class Master(P.Rank):
                     why = self._cannot_decode(it, received)
                     if why:
                         raise IterationTimeout(why)
+                    if self.spec.wait_all and received.any() and self._all_in(received):
+                        return received, payload, time.perf_counter(), check_time, drain
                 if time.perf_counter() > deadline:
                     raise IterationTimeout(self._timeout_text(it, received))
                 time.sleep(self.spec.poll)
@@ -270,10 +288,16 @@ class Master(P.Rank):
             d0 = time.perf_counter()
             received[m] = True
             payload[m] = data
-            done = bool(code.rule.decodable(received))
+            done = self._all_in(received) if self.spec.wait_all else bool(code.rule.decodable(received))
             check_time += time.perf_counter() - d0
             if done:
                 return received, payload, d0, check_time, drain
+
+    def _all_in(self, received) -> bool:
+        """Every message of every worker still alive received (``wait_all``)."""
+        if self.dead:
+            return bool((received | np.isin(self.code.sender, list(self.dead))).all())
+        return bool(received.all())
 
     def _timeout_text(self, it, received):
         code, spec = self.code, self.spec
@@ -318,7 +342,8 @@ class Master(P.Rank):
             state = spec.step.init(theta)
         wall = float(spec.wall0)
         self.warm_up()
-        emit("start", predicted=self.predicted, spec=spec.describe(), pids=self.pids, start=spec.start)
+        emit("start", predicted=self.predicted, spec=spec.describe(), pids=self.pids, hosts=self.hosts,
+             start=spec.start)
         status, error = "ok", ""
         try:
             for it in range(spec.start, spec.iterations):
@@ -330,7 +355,7 @@ class Master(P.Rank):
                 rec["loss"] = problem.loss(theta)
                 rec.update(problem.test_metrics(theta))
                 rec["dead"] = sorted(self.dead)
-                emit("iter", record=rec, theta=theta, state=pack_step_state(state))
+                emit("iter", record=rec, theta=theta, state=pack_step_state(state), tasks=self.take_tasks())
         except IterationTimeout as e:
             status, error = "error", str(e)
         except Exception as e:  # a bug: keep what we have, stop the workers, say why
@@ -338,6 +363,7 @@ class Master(P.Rank):
             status, error = "error", f"master failed: {type(e).__name__}: {e}"
         dead, hard = self.stop()
         emit("end", status=status, error=error, dead_workers=dead, theta=theta, stale=self.stale,
+             tasks=self.take_tasks(),
              messages_sent=sum(b[0] for b in self.byes.values()), messages_received=self.received_total,
              abandoned={w: b[1] for w, b in sorted(self.byes.items())})
         return "hard" if hard else "clean"

@@ -11,10 +11,16 @@ Messages (all point to point on ``COMM_WORLD``; rank 0 is the master, rank ``w +
 * master -> worker, tag :data:`TAG_SPEC`: the pickled ``(spec, finish)`` (bytes) at start-up, or the pickled
   ``None`` when the run cannot start; sent point to point, so that a worker that dies before it arrives holds up
   nobody (a collective broadcast would wait for it);
-* both ways, tag :data:`TAG_HELLO`: ``float64 [0]`` from the master, ``float64 [pid]`` from a worker, once at
+* both ways, tag :data:`TAG_HELLO`: ``float64 [0]`` from the master, ``float64 [pid, host name's code points...]`` from a
+  worker, once at
   start-up, so that MPICH's lazily made connections are made before the first timed iteration;
 * worker -> master, tag :data:`TAG_BYE`: ``float64 [messages sent, iterations abandoned]``, the worker's last
-  message.
+  message;
+* worker -> master, tag :data:`TAG_TASKS`: ``float64 [iteration, t_1, ..., t_n]``, the worker-side finish times
+  (seconds since it received that iteration's parameters) of the ``n`` partial gradients it computed in that
+  iteration, sent once per iteration when the worker stops working on it (all its tasks done, or newer
+  parameters arrived); ``inf`` for a task whose injected delay is "never". The master takes it in like a late
+  gradient and only stores it.
 
 The iteration is in the tag, so the master recognizes a late gradient without reading it and drains it.
 """
@@ -32,6 +38,7 @@ TAG_FINAL = 3
 TAG_BYE = 4
 TAG_HELLO = 5
 TAG_SPEC = 6
+TAG_TASKS = 7
 GRAD_BASE = 100
 HEADER = 4  # iteration, message id, worker clock (s since it got the parameters), compute seconds
 
@@ -109,8 +116,10 @@ def sample_finish(model, iterations: int, workers: int, n_tasks: int, seed) -> n
     """The injected delays of a run: ``(iterations, workers, n_tasks)`` finish times in model units.
 
     One generator seeded with ``seed`` draws every iteration at once (``model.sample``), so the master and a
-    later replay (or the simulator) see the same numbers.
+    later replay (or the simulator) see the same numbers. ``model=None``: no injected delay (zeros).
     """
+    if model is None:
+        return np.zeros((iterations, workers, n_tasks))
     rng = np.random.default_rng(seed)
     return np.asarray(model.sample(rng, iterations, workers, n_tasks), dtype=float)
 

@@ -21,7 +21,8 @@ class RunSpec:
         code: any :class:`~gclib.codes.base.GradientCode`; worker ``w`` is MPI rank ``w + 1``.
         problem: a :class:`~gclib.learning.problems.Problem` with ``code.n_parts`` parts.
         step: an update (``TandonAGD`` / ``GD``): ``init``, ``query``, ``step``.
-        model: a compute-time model of :mod:`gclib.stragglers` (``Persistent`` for workers that never answer).
+        model: a compute-time model of :mod:`gclib.stragglers` (``Persistent`` for workers that never answer), or
+            ``None``: no injected delay (every task takes the time the machine takes to compute it).
         iterations: number of iterations.
         time_scale: seconds per model time unit (the injected sleep of a task is ``time_scale`` times its draw).
         seed: seed of the injected delays (the same seed replays the same delays).
@@ -32,6 +33,9 @@ class RunSpec:
             that iteration's parameters.
         theta0: initial parameters ``(dim,)`` (zeros by default).
         label: free-form name of the run (scheme name by default).
+        wait_all: the master waits in every iteration for every message of every worker still alive (a
+            profile, :mod:`gclib.runtime.measure`), not for the first decodable set; a dead worker does not stop
+            the run then, and the code's decoder gets what came.
         start, state0, wall0: where a resumed run continues (set by ``launch(..., resume=STATE)``): the first
             iteration to run, the update's state after the one before (as :func:`gclib.runtime.state.
             pack_step_state` stores it) and the wall time so far. A fresh run starts at 0.
@@ -53,6 +57,7 @@ class RunSpec:
     start: int = 0
     state0: Optional[dict] = None
     wall0: float = 0.0
+    wait_all: bool = False
 
     def __post_init__(self):
         if not isinstance(self.code, GradientCode):
@@ -89,7 +94,8 @@ class RunSpec:
         self._check_decodes()
         # Draw one throw-away trial (its own generator: the run's delays are untouched) so that a model that does
         # not fit the code (say, a persistent straggler id beyond the workers) fails here, not inside the job.
-        self.model.sample(np.random.default_rng(0), 1, self.code.n_workers, self.code.load)
+        if self.model is not None:
+            self.model.sample(np.random.default_rng(0), 1, self.code.n_workers, self.code.load)
         if not self.label:
             self.label = self.code.name
 
@@ -120,7 +126,8 @@ class RunSpec:
 
     def describe(self) -> dict:
         """JSON-ready description (for the state file and the result)."""
-        model = self.model.describe() if hasattr(self.model, "describe") else str(self.model)
+        model = (self.model.describe() if hasattr(self.model, "describe") else
+                 "none" if self.model is None else str(self.model))
         return jsonable({"label": self.label, "code": self.code.summary(), "problem": self.problem.name,
                           "dim": self.problem.dim, "samples": self.problem.n_samples,
                           "step": {"name": type(self.step).__name__, **asdict(self.step)},
@@ -171,6 +178,11 @@ class RunResult:
         run_dir: the run directory (kept on failure, removed after a success in a temporary one).
         restarts: one ``{worker: death}`` per start-up that a worker killed by a signal before every rank was
             through ``MPI_Init`` (the job was started again; nothing had run).
+        hosts: ``{worker: host name}`` (as the workers told the master at start-up).
+        tasks: the workers' task reports, ``[worker, iteration, [t_1, ..., t_n]]``: the finish times (seconds on
+            the worker's clock, from receiving the iteration's parameters) of the ``n`` partial gradients it
+            computed in that iteration before it finished them all or newer parameters arrived (``inf``, or
+            ``None`` in JSON, for a task that never finishes); :meth:`task_durations` makes the table of them.
     """
 
     records: list
@@ -192,10 +204,43 @@ class RunResult:
     step_state: Optional[dict] = None
     run_dir: Optional[str] = None
     restarts: list = field(default_factory=list)
+    hosts: dict = field(default_factory=dict)
+    tasks: list = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
         return self.status == "ok"
+
+    def task_durations(self) -> np.ndarray:
+        """``(iterations, workers, load)`` seconds each partial gradient took, iterations of :attr:`records`:
+        task ``j``'s finish time minus task ``j - 1``'s on the worker's clock (the first from the arrival of the
+        parameters). ``nan``: not observed (the worker abandoned the iteration before that task, or skipped the
+        iteration); ``inf``: never (an injected "never", or a dead worker from the iteration it died in, which
+        is the injected kill's iteration or the one the launcher heard of the death in)."""
+        code = self.spec.get("code") or {}
+        K = int(code.get("workers") or 1 + max([t[0] for t in self.tasks], default=0))
+        load = int(code.get("load") or max([len(t[2]) for t in self.tasks], default=1))
+        n = len(self.records)
+        out = np.full((n, K, load), np.nan)
+        seen = np.zeros((n, K), dtype=bool)
+        for w, it, times in self.tasks:
+            if 0 <= it < n and 0 <= w < K:
+                t = np.array([math.inf if x is None else x for x in times], dtype=float)
+                d = np.diff(np.concatenate([[0.0], t]))
+                d[np.isinf(t)] = math.inf  # (inf - inf: still never)
+                out[it, w, :t.size] = d
+                seen[it, w] = True
+        kill = {int(w): int(it) for w, it in (self.spec.get("kill") or {}).items()}
+        for w in self.dead_workers:
+            died = [kill.get(w), (self.deaths.get(w) or {}).get("iteration")]
+            died = min([d for d in died if d is not None], default=None)
+            if died is None:  # no word of when: after its last report
+                died = 1 + max([it for v, it, _ in self.tasks if v == w], default=-1)
+            if 0 <= w < K:
+                for it in range(max(died, 0), n):
+                    if not seen[it, w]:
+                        out[it, w] = math.inf
+        return out
 
     def frame(self):
         """The per-iteration records as a ``pandas.DataFrame``."""
@@ -255,7 +300,8 @@ class RunResult:
         return jsonable({"summary": self.summary(), "records": self.records, "theta": self.theta,
                           "predicted": self.predicted, "spec": self.spec, "returncode": self.returncode,
                           "seconds": self.seconds, "deaths": self.deaths, "pids": self.pids, "start": self.start,
-                          "run_dir": self.run_dir, "restarts": self.restarts})
+                          "run_dir": self.run_dir, "restarts": self.restarts, "hosts": self.hosts,
+                          "tasks": self.tasks})
 
     def save(self, path, args=None) -> None:
         """Write the state file: the parameters, the log so far, the summary, and what ``--resume`` needs (the

@@ -1,5 +1,7 @@
 """A worker rank: compute the real partial gradients in its order, sleep the injected delays, send each message as
-soon as it is ready, and abandon an iteration as soon as newer parameters arrive.
+soon as it is ready, and abandon an iteration as soon as newer parameters arrive. When it stops working on an
+iteration (every task done, or abandoned), it reports the finish time of every task it completed in one small
+message (:data:`~gclib.runtime.protocol.TAG_TASKS`), on its own clock (seconds since the parameters arrived).
 
 The worker never blocks inside MPI (MPICH spins in blocking calls, stealing the CPU that the other ranks of an
 oversubscribed host need): every wait is a sleep in slices of ``spec.poll * 2`` seconds between ``Iprobe`` calls.
@@ -7,6 +9,7 @@ oversubscribed host need): every wait is a sleep in slices of ``spec.poll * 2`` 
 from __future__ import annotations
 
 import os
+import socket
 import sys
 import time
 import traceback
@@ -84,16 +87,26 @@ class Worker(P.Rank):
         G = np.zeros((code.n_parts, self.dim))
         finish = self.finish[it] if it < len(self.finish) else np.full(len(self.order), np.inf)
         compute = 0.0
+        done = np.empty(1 + len(self.order))  # the report of this iteration: [it, finish time of each task]
+        done[0] = it
         for j, part in enumerate(self.order):
             new = self._receive_control()
             if new is None:
                 c0 = time.perf_counter()
                 G[part] = problem.partial_gradient(theta, part)
                 compute += time.perf_counter() - c0
-                new = self._wait_until(t0 + finish[j])
+                if finish[j] == np.inf:  # an injected "never": this task and the rest never finish
+                    done[j + 1:] = np.inf
+                    self._isend(done, 0, P.TAG_TASKS)
+                    new = self._wait_until(np.inf)
+                else:
+                    new = self._wait_until(t0 + finish[j])
             if new is not None:  # newer parameters: abandon this iteration
                 self.abandoned += 1
+                if finish[j] != np.inf:  # (a "never" was reported already)
+                    self._isend(done[:j + 1], 0, P.TAG_TASKS)
                 return new
+            done[j + 1] = time.perf_counter() - t0
             ready = [m for m in self.msgs if code.ready[m] == j + 1]
             if ready:
                 pieces = split_pieces(G, code.n_pieces)
@@ -104,6 +117,7 @@ class Worker(P.Rank):
                     self._isend(buf, 0, P.grad_tag(it))
                     self.sent += 1
             self._reap()
+        self._isend(done, 0, P.TAG_TASKS)  # every task done: the worker is idle until newer parameters arrive
         return None
 
     def warm_up(self):
@@ -113,7 +127,9 @@ class Worker(P.Rank):
         G[self.order[0]] = self.spec.problem.partial_gradient(np.zeros(self.dim), self.order[0])
         if self.msgs.size:
             self.code.B[self.msgs[0]] @ split_pieces(G, self.code.n_pieces)
-        self._isend(np.array([float(os.getpid())]), 0, P.TAG_HELLO)  # the master learns our pid
+        # the master learns our pid and host name (its characters' code points)
+        host = [float(ord(c)) for c in socket.gethostname()]
+        self._isend(np.array([float(os.getpid()), *host]), 0, P.TAG_HELLO)
         self.settle()
 
     def run(self):

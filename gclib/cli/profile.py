@@ -1,0 +1,138 @@
+"""``gclib profile``: measure the time of every partial gradient on the user's hosts, in uncoded iterations, and
+write the timing trace (:mod:`gclib.runtime.measure`).
+
+Exit codes: 0 the trace is written (a dead worker's tasks are ``inf`` in it), 1 the run stopped early (what was
+measured is written all the same), 2 a bad argument (nothing was started), 130 interrupted (Ctrl-C).
+"""
+from __future__ import annotations
+
+import sys
+
+from . import options, registries
+
+
+def add_parser(sub):
+    from ..runtime.measure import PROFILE_DIM, PROFILE_SAMPLES
+
+    p = sub.add_parser(
+        "profile", help="measure per-task times on your hosts and write a timing trace (CSV)",
+        description="Run uncoded iterations over MPI (one master and --workers workers, mpiexec -n workers+1) in "
+                    "which every worker computes --tasks disjoint partial gradients (workers x tasks data parts) "
+                    "and sends each one as soon as it is done; the master waits for all of them. The duration of "
+                    "every task goes to --out, one row per iteration, worker and task (columns in "
+                    "docs/runtime.md, 'Timing traces'). No delay is injected unless --model is given.\n\n"
+                    "Task size: a task is the logistic-regression gradient of samples / (workers x tasks) rows of "
+                    f"dim features (default {PROFILE_SAMPLES} x {PROFILE_DIM}). To profile tasks as heavy as your "
+                    "real ones, set --samples to the rows of your data set (each task then gets one part of "
+                    "them, as in a run with the same workers and load) and --dim to its features.",
+        epilog=registries.epilog())
+    add_arguments(p)
+    p.set_defaults(fn=run)
+
+
+def add_arguments(p):
+    from .. import checks
+    from ..runtime.launcher import LAUNCHERS, check_hostfile, check_mpiexec, mpiexec_options
+    from ..runtime.measure import PROFILE_DIM, PROFILE_SAMPLES
+    from .run import kill_map
+
+    count = checks.option(checks.integer, low=1)
+    seconds = checks.option(checks.seconds)
+    p.add_argument("--workers", type=count, required=True, help="worker ranks (K)")
+    p.add_argument("--tasks", type=count, default=1, help="partial gradients per worker and iteration (R)")
+    p.add_argument("--iterations", type=count, default=20, help="iterations measured")
+    p.add_argument("--out", type=checks.option(checks.output_file), required=True, metavar="CSV",
+                   help="where to write the timing trace")
+    p.add_argument("--samples", type=count, default=PROFILE_SAMPLES,
+                   help="rows of the synthetic data set, split over workers x tasks parts")
+    p.add_argument("--dim", type=count, default=PROFILE_DIM, help="features of the synthetic data set")
+    p.add_argument("--data-seed", type=checks.option(checks.integer, low=0), default=0, help="seed of the data set")
+    p.add_argument("--seed", type=checks.option(checks.integer, low=0), default=0,
+                   help="seed of the injected delays (with --model)")
+    options.add_model_args(p)
+    p.set_defaults(model=None)  # no injected delay unless asked
+    p.add_argument("--time-scale", type=seconds, default=0.05,
+                   help="with --model: seconds per model time unit of injected delay")
+    p.add_argument("--kill", type=checks.option(kill_map), default=None,
+                   help="fault injection: WORKER:ITERATION[,...], that worker's process exits at that iteration")
+    p.add_argument("--timeout", type=seconds, default=30.0,
+                   help="seconds an iteration may wait for the workers before the profile stops")
+    p.add_argument("--job-timeout", type=seconds, default=None, help="seconds after which the whole job is killed")
+    p.add_argument("--hosts", type=checks.option(check_hostfile), default=None,
+                   help="MPICH hostfile passed to mpiexec -f (profile the machines of your cluster)")
+    p.add_argument("--launcher", default="auto", choices=LAUNCHERS, help="what starts the ranks (as gclib run)")
+    p.add_argument("--mpiexec", type=checks.option(check_mpiexec), default=None, metavar="PATH",
+                   help="the site's Hydra mpiexec")
+    p.add_argument("--mpiexec-args", type=checks.option(mpiexec_options), default=None, metavar="'OPTIONS'",
+                   help="more options of mpiexec, one string split as a shell would")
+    p.add_argument("--run-dir", type=checks.option(checks.output_dir), default=None,
+                   help="directory for the logs, on this host (default: a temporary one, removed after success)")
+    p.add_argument("--quiet", action="store_true", help="no progress line per iteration")
+
+
+def spec_from_args(a):
+    from .. import checks
+    from ..runtime.measure import profile_spec
+    from .run import kill_map
+
+    if a.model is None:
+        given = options.given_model_options(a)
+        if given or a.per_task or a.persistent:
+            flags = ", ".join(options.flag(f) for f in given + (["per_task"] if a.per_task else [])
+                              + (["persistent"] if a.persistent else []))
+            raise ValueError(f"argument {flags}: model options need --model NAME (no delay is injected without "
+                             f"one)")
+        model = None
+    else:
+        options.reject_unused(a, scheme=False)
+        model = options.model_from_args(a, workers=a.workers)
+    kill = checks.option_check("--kill", kill_map, a.kill or None)
+    for w, it in kill.items():
+        checks.option_check("--kill", checks.integer, w, subject="a worker", low=0, high=a.workers - 1,
+                            why=f" (the profile has {a.workers} workers)")
+        checks.option_check("--kill", checks.integer, it, subject=f"the iteration of worker {w}", low=0,
+                            high=a.iterations - 1, why=f" (the profile has {a.iterations} iterations)")
+    if a.samples < a.workers * a.tasks:
+        raise ValueError(f"argument --samples: must be at least workers x tasks = {a.workers * a.tasks} (one row per "
+                         f"data part), got {a.samples}")
+    return profile_spec(a.workers, a.tasks, a.iterations, samples=a.samples, dim=a.dim, model=model,
+                        time_scale=a.time_scale, seed=a.seed, timeout=a.timeout, kill=kill, data_seed=a.data_seed)
+
+
+def _line(r):
+    dead = r.get("dead") or []
+    return (f"iter {r['iteration']:4d}  time {1e3 * r['time']:8.2f} ms  messages {r['messages']:4d}"
+            + (f"  dead workers {dead}" if dead else ""))
+
+
+def run(a) -> int:
+    from ..runtime.launcher import launch
+    from ..runtime.measure import summary, write_trace
+    from ..runtime.spec import RuntimeFailure
+
+    spec = spec_from_args(a)
+    progress = None if a.quiet else (lambda r: print(_line(r), flush=True))
+    if not a.quiet:
+        print(f"profile: {a.workers} workers x {a.tasks} tasks, {a.iterations} iterations, "
+              f"{spec.problem.n_samples} samples x {spec.problem.dim} features "
+              f"({'no injected delay' if spec.model is None else 'injected delays'})", flush=True)
+    failed = None
+    try:
+        res = launch(spec, hosts=a.hosts, job_timeout=a.job_timeout, run_dir=a.run_dir, progress=progress,
+                     mpiexec=a.mpiexec, launcher=a.launcher, mpiexec_args=a.mpiexec_args)
+    except RuntimeFailure as e:
+        res, failed = e.result, e
+    if res is None:
+        print(f"gclib: error: {failed}", file=sys.stderr)
+        return options.EXIT_FAIL
+    d = res.task_durations()
+    rows = write_trace(a.out, d, res.hosts)
+    s = summary(d)
+    print(f"timing trace: {rows} tasks of {d.shape[0]} iterations ({s['never']} never finished; median "
+          f"{1e3 * s['median_seconds']:.3f} ms) written to {a.out}", flush=True)
+    if res.dead_workers and failed is None:
+        print(f"note: {res.error}")
+    if failed is not None:
+        print(f"gclib: error: {failed}", file=sys.stderr)
+        return options.EXIT_INTERRUPTED if res.status == "interrupted" else options.EXIT_FAIL
+    return 0
