@@ -1,4 +1,4 @@
-"""Command line: ``gclib list | simulate | verify | reproduce | train | gallery | run | trace``; also
+"""Command line: ``gclib list | simulate | verify | reproduce | train | gallery | run | trace | advise``; also
 ``python -m gclib ...``; ``gclib --version`` prints ``gclib`` and the version.
 
 One module per command: its options, its help and what it runs (:mod:`~gclib.cli.registries` is ``gclib list``);
@@ -19,11 +19,11 @@ import os
 import sys
 
 from .. import __version__
-from . import gallery, registries, reproduce, run, simulate, trace, train, verify
+from . import advise, gallery, registries, reproduce, run, simulate, trace, train, verify
 from .options import EXIT_FAIL, EXIT_INTERRUPTED, EXIT_USAGE, Parser, error
 
 #: The commands, in the order of ``gclib --help``.
-COMMAND_MODULES = (registries, simulate, verify, reproduce, train, gallery, run, trace)
+COMMAND_MODULES = (registries, simulate, verify, reproduce, train, gallery, run, trace, advise)
 
 
 def build_parser() -> Parser:
