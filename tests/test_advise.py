@@ -188,7 +188,7 @@ def _trace_rows(iterations=30, workers=4, tasks=2, seed=0):
 @needs_fit
 @pytest.mark.parametrize("case,needle", [
     ("missing", "seconds"),
-    ("negative", "negative"),
+    ("negative", "durations >= 0"),
     ("nan", "NaN"),
     ("few", "samples"),
 ])
