@@ -158,6 +158,50 @@ def fast_chunk(code: GradientCode, finish: np.ndarray) -> dict:
 EVALUATE_BYTES = 4 * 8
 
 
+#: What :func:`evaluate_trials` keeps per trial: the per-trial results of the simulator.
+TRIAL_KEYS = ("time", "messages", "cluster_messages", "computations", "volume")
+
+
+def evaluate_trials(codes: list, model: ComputeModel, K: int, trials: int = 10_000, seed=0, *,
+                    progress: bool = False, dtype=np.float32, keys=TRIAL_KEYS[:4]) -> list:
+    """The per-trial results of every schedule of ``codes`` on the same sampled compute times (the engine of
+    :func:`evaluate`; see it for the rounding to ``dtype``, the chunks and eq. 5).
+
+    Args:
+        codes: :class:`gclib.simulate.Schedule` (or codes) with ``K`` workers each. keys: which of
+            :data:`TRIAL_KEYS` to keep.
+    Returns:
+        one dict per code: ``{key: (trials,) array}``.
+    """
+    if not isinstance(trials, (int, np.integer)) or trials < 1:
+        raise ValueError(f"trials must be a positive integer, got {trials!r}")
+    codes = [Schedule.of(c) for c in codes]
+    if any(c.n_workers != K for c in codes):
+        raise ValueError(f"every candidate must have {K} workers")
+    n_tasks = max(c.load for c in codes)
+    pw = _per_worker(model)
+    size = min(chunk_trials(K, n_tasks, c.n_messages, per_worker=pw) for c in codes)
+    checks.need_memory("evaluate", 8 * len(keys) * int(trials) * len(codes) + chunk_bytes(
+        K, n_tasks, max(c.n_messages for c in codes), min(size, int(trials)), per_worker=pw),
+        sizes=f"{len(codes)} candidates, trials = {trials}, {K} workers", lower="trials or the candidates")
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    acc = [{k: [] for k in keys} for _ in codes]
+    chunks = chunks_of(int(trials), size)
+    it = _progress(chunks, "evaluate", progress)
+    for n in it:
+        if pw:
+            x = model.per_worker(rng, n, K, n_tasks)
+            run = lambda code: simulate_workers(code, x, dtype=dtype)  # noqa: E731
+        else:
+            finish = model.sample(rng, n, K, n_tasks).astype(dtype, copy=False)
+            run = lambda code: fast_chunk(code, finish)  # noqa: E731
+        for a, code in zip(acc, codes):
+            res = run(code)
+            for k in a:
+                a[k].append(res[k])
+    return [{k: np.concatenate(v) for k, v in a.items()} for a in acc]
+
+
 def evaluate(cands: list, model: ComputeModel, K: int, trials: int = 10_000, seed=0, *,
              progress: bool = False, dtype=np.float32) -> pd.DataFrame:
     """Simulate every candidate on the same sampled compute times.
@@ -179,37 +223,14 @@ def evaluate(cands: list, model: ComputeModel, K: int, trials: int = 10_000, see
                        sizes=f"{len(cands)} candidates, trials = {trials}", lower="trials or the candidates")
     items = _progress(cands, "build", progress)
     codes = [c.schedule() if c.schedule is not None else Schedule.of(c.build()) for c in items]
-    if any(c.n_workers != K for c in codes):
-        raise ValueError(f"every candidate must have {K} workers")
-    n_tasks = max(c.load for c in codes)
-    pw = _per_worker(model)
-    size = min(chunk_trials(K, n_tasks, c.n_messages, per_worker=pw) for c in codes)
-    checks.need_memory("evaluate", EVALUATE_BYTES * int(trials) * len(codes) + chunk_bytes(
-        K, n_tasks, max(c.n_messages for c in codes), min(size, int(trials)), per_worker=pw),
-        sizes=f"{len(codes)} candidates, trials = {trials}, {K} workers", lower="trials or the candidates")
-    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
-    acc = [{k: [] for k in ("time", "messages", "cluster_messages", "computations")} for _ in codes]
-    chunks = chunks_of(int(trials), size)
-    it = _progress(chunks, "evaluate", progress)
-    for n in it:
-        if pw:
-            x = model.per_worker(rng, n, K, n_tasks)
-            run = lambda code: simulate_workers(code, x, dtype=dtype)  # noqa: E731
-        else:
-            finish = model.sample(rng, n, K, n_tasks).astype(dtype, copy=False)
-            run = lambda code: fast_chunk(code, finish)  # noqa: E731
-        for a, code in zip(acc, codes):
-            res = run(code)
-            for k in a:
-                a[k].append(res[k])
+    acc = evaluate_trials(codes, model, K, trials, seed, progress=progress, dtype=dtype)
     rows = []
     for cand, a in zip(cands, acc):
-        t = np.concatenate(a["time"])
+        t = a["time"]
         done = np.isfinite(t)
         row = {"family": cand.family, "label": cand.label, "params": cand.params, "failed": int((~done).sum())}
         for k in a:
-            v = np.concatenate(a[k])[done]
-            row[f"mean_{k}"], row[f"ci95_{k}"] = mean_ci(v)
+            row[f"mean_{k}"], row[f"ci95_{k}"] = mean_ci(a[k][done])
         rows.append(row)
     return pd.DataFrame(rows)
 

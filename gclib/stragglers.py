@@ -14,7 +14,9 @@ Models:
 * :class:`Exponential` ``(rate)``: task time ``Exp(rate)``;
 * :class:`Pareto` ``(scale, shape)``: task time with ``P(T > t) = (scale / t) ** shape`` for ``t >= scale``;
 * :class:`Persistent` ``(base, ...)``: wraps a model; some workers never answer (time ``inf``);
-* :class:`Trace` ``(times)``: replays recorded per-task times (e.g. from a real run).
+* :class:`Trace` ``(times)``: replays recorded per-task times (e.g. from a real run);
+* :class:`Replay` ``(times)``: bootstraps recorded (iteration, worker) rows of task times, for any number of
+  workers and tasks (the empirical model of a timing trace, :mod:`gclib.timings`).
 
 All randomness comes from the ``numpy.random.Generator`` passed in.
 """
@@ -238,6 +240,53 @@ class Trace(ComputeModel):
 
     def describe(self):
         return {"model": "trace", "shape": list(self.times.shape)}
+
+
+@dataclass(eq=False)
+class Replay(ComputeModel):
+    """The empirical model of a timing trace: every (trial, worker) gets the task durations of one recorded
+    (iteration, worker) row, drawn uniformly with replacement with the ``rng``, so that a worker's tasks keep the
+    pace they had together, and any number of workers can be sampled.
+
+    ``times``: ``(iterations, workers, tasks)`` recorded durations (``nan`` = not observed, ``inf`` = never
+    finished). A row with no observed task is left out. A task not observed, and every task beyond the recorded
+    ones (when more tasks are asked than recorded), takes the mean of the row's finite durations (the worker's own
+    pace in that iteration); after a task that never finished, every task is ``inf``.
+    """
+
+    times: np.ndarray = None
+    name = "replay"
+    per_task = True
+
+    def __post_init__(self):
+        t = np.asarray(self.times, dtype=float)
+        if t.ndim != 3 or t.size == 0 or (t < 0).any():
+            raise ValueError(f"times must be a non-empty (iterations, workers, tasks) array of durations >= 0 (nan = "
+                             f"not observed, inf = never), got shape {t.shape}"
+                             + (" with negative entries" if t.size and (t < 0).any() else ""))
+        rows = t.reshape(-1, t.shape[2])
+        rows = rows[~np.isnan(rows).all(axis=1)]
+        if not len(rows):
+            raise ValueError("times must hold at least one observed duration, got only nan")
+        fin = np.isfinite(rows)
+        with np.errstate(invalid="ignore"):
+            pace = np.where(fin, rows, 0.0).sum(axis=1) / fin.sum(axis=1)  # nan for a row without a finite time
+        dead = np.cumsum(np.isinf(rows), axis=1) > 0
+        pace = np.where(np.isnan(pace), np.inf, pace)
+        self._rows = np.where(dead, np.inf, np.where(np.isnan(rows), pace[:, None], rows))
+        self._pace = np.where(dead[:, -1], np.inf, pace)  # the pace of the tasks beyond the record
+        self.times = t
+
+    def sample(self, rng, trials, workers, n_tasks):
+        idx = rng.integers(0, len(self._rows), size=(trials, workers))
+        k = self._rows.shape[1]
+        d = self._rows[idx][:, :, :n_tasks]
+        if n_tasks > k:
+            d = np.concatenate([d, np.repeat(self._pace[idx][:, :, None], n_tasks - k, axis=2)], axis=2)
+        return np.cumsum(d, axis=2)
+
+    def describe(self):
+        return {"model": "replay", "shape": list(self.times.shape), "rows": int(len(self._rows))}
 
 
 MODELS = {"shifted-exp": ShiftedExponential, "exp": Exponential, "pareto": Pareto}

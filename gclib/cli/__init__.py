@@ -1,5 +1,5 @@
-"""Command line: ``gclib list | simulate | verify | reproduce | train | gallery | run | profile | trace``; also
-``python -m gclib ...``; ``gclib --version`` prints ``gclib`` and the version.
+"""Command line: ``gclib list | simulate | verify | reproduce | train | gallery | run | profile | advise |
+trace``; also ``python -m gclib ...``; ``gclib --version`` prints ``gclib`` and the version.
 
 One module per command: its options, its help and what it runs (:mod:`~gclib.cli.registries` is ``gclib list``);
 the options several commands share (a scheme, a compute-time model) and the objects built from them are in
@@ -19,11 +19,11 @@ import os
 import sys
 
 from .. import __version__
-from . import gallery, profile, registries, reproduce, run, simulate, trace, train, verify
+from . import advise, gallery, profile, registries, reproduce, run, simulate, trace, train, verify
 from .options import EXIT_FAIL, EXIT_INTERRUPTED, EXIT_USAGE, Parser, error
 
 #: The commands, in the order of ``gclib --help``.
-COMMAND_MODULES = (registries, simulate, verify, reproduce, train, gallery, run, profile, trace)
+COMMAND_MODULES = (registries, simulate, verify, reproduce, train, gallery, run, profile, advise, trace)
 
 
 def build_parser() -> Parser:

@@ -1,0 +1,521 @@
+"""From compute-time models of a cluster to a ranked recommendation of the code to run on it.
+
+:func:`advise` builds every candidate design for ``K`` workers with computation load at most ``max_load``
+(:func:`candidates`), simulates each under every model on common random numbers (every design of one model sees
+the same sampled compute times, so differences and speed-ups are paired), and ranks them under the ``primary``
+model. The result, :class:`Advice`, holds:
+
+* ``ranked``: one row per design (:data:`COLUMNS`): expected iteration time with its 95% interval, the speed-up
+  over uncoded with its paired 95% interval, messages and gradient-length units received per iteration, the
+  computation load, the numerical-stability margin (digits of float64 left after the worst decode over sampled
+  straggler patterns, for the first :data:`STABILITY_ROWS` runnable rows), how robust the design is across the
+  models, whether it fits the message ``budget``, and ``command``: the ``gclib run`` options that run it;
+* ``table``: every design under every model (the numbers behind the robustness columns and the figure);
+* ``best``: the first row that fits the budget and can run over MPI (``None`` when none does).
+
+Candidates (:data:`FAMILIES`): uncoded; Tandon's cyclic (``crc``) and fractional (``frc``) repetition and
+Reed-Solomon (``rs``) for every load ``r``; the communication-efficient codes of Ye-Abbe and Kadhe et al. (load
+``s + m``, messages of ``1/m`` gradient); GC in clusters; UC-MMC; correlated and uncorrelated GC-MMC (orders and
+cluster counts) and the hybrid design at every load; LCC where its threshold fits (a simulator stand-in that
+cannot run over MPI: it is ranked but never recommended, and its ``command`` is empty).
+
+With many candidates (large ``K``) a screening pass with fewer trials (:data:`SCREEN_TRIALS`) keeps, per model,
+the fastest :data:`SCREEN_KEEP` designs, the fastest of every family and the front of time against messages;
+only those get the full ``trials``.
+"""
+from __future__ import annotations
+
+import json
+import math
+import shlex
+from dataclasses import dataclass, field
+from itertools import combinations
+from typing import Callable, Mapping
+
+import numpy as np
+import pandas as pd
+
+from . import checks, scale
+from .codes.conditioning import decoding_amplification, unit_roundoff
+from .codes.rules import ThresholdRule, threshold
+from .jsonable import jsonable
+from .progress import progress as _progress
+from .simulate import Schedule, arrival_times, mean_ci, paired_change
+from .stragglers import ComputeModel
+
+#: Scheme families of :func:`candidates`, in the order they are built (ties in the ranking keep this order).
+FAMILIES = ("uncoded", "crc", "frc", "rs", "ye-abbe", "kadhe", "gc", "uc-mmc", "gc-mmc-correlated",
+            "gc-mmc-uncorrelated", "hybrid", "lcc")
+#: Trials per model of :func:`advise` by default.
+TRIALS = 4000
+#: Above this many candidates, :func:`advise` screens them first with :data:`SCREEN_TRIALS` trials per model.
+SCREEN_ABOVE = 80
+SCREEN_TRIALS = 400
+#: Designs kept per model by the screening pass (besides the fastest of each family and the message front).
+SCREEN_KEEP = 30
+#: Rows of the ranked table whose stability margin is computed, and the straggler patterns sampled for each.
+STABILITY_ROWS = 5
+STABILITY_PATTERNS = 100
+#: Cluster counts tried per load at most (spread geometrically between 1 and ``K // r``).
+MAX_CLUSTER_COUNTS = 6
+#: Rows :meth:`Advice.text` shows.
+TEXT_ROWS = 8
+#: Columns of :attr:`Advice.ranked`.
+COLUMNS = ["rank", "label", "scheme", "family", "load", "mean_time", "ci95_time", "speedup", "speedup_lo",
+           "speedup_hi", "messages", "gradient_units", "computations", "failed", "digits", "worst_ratio",
+           "best_under", "feasible", "runnable", "command"]
+
+
+def default_max_load(K: int) -> int:
+    """The computation load :func:`advise` allows when none is given: ``ceil(sqrt(K))``, at least 2 and at most
+    ``K`` (3 at ``K = 8``, 10 at ``K = 100``). Every extra part a worker holds costs computation in every
+    iteration while the time it can save is bounded by the stragglers' tail; loads of a few parts (Fig. 1 of the
+    GC-MMC paper: 10 of 40) capture most of the gain."""
+    K = checks.integer("K", K, low=1)
+    return int(min(K, max(2, math.isqrt(K - 1) + 1)))
+
+
+@dataclass(frozen=True)
+class Design:
+    """One candidate: its family, label, computation ``load``, the ``gclib run`` scheme and options that build
+    it (``scheme`` ``None``: it cannot run over MPI), its schedule (what the simulator reads) and its real code."""
+
+    family: str
+    label: str
+    load: int
+    scheme: str | None
+    options: dict
+    schedule: Callable[[], Schedule]
+    build: Callable
+
+    @property
+    def command(self) -> str:
+        """The options of ``gclib run`` that run this design (empty when it cannot run)."""
+        if self.scheme is None:
+            return ""
+        parts = ["--scheme", self.scheme]
+        for k, v in self.options.items():
+            parts += ["--" + k.replace("_", "-"), ",".join(map(str, v)) if isinstance(v, (list, tuple)) else str(v)]
+        return shlex.join(parts)
+
+
+def _sized(sch: Schedule, m: int, name: str) -> Schedule:
+    """``sch`` with messages of ``1 / m`` gradient."""
+    return Schedule(name, sch.n_workers, sch.sender, sch.ready, np.full(sch.n_messages, 1.0 / m), sch.rule,
+                    sch.lengths, {**sch.info, "scheme": name, "comm": m})
+
+
+def ye_abbe_schedule(K: int, s: int, m: int) -> Schedule:
+    """Ye and Abbe's code (``gclib.codes.ye_abbe``): load ``s + m``, one message of ``1/m`` gradient per
+    worker, any ``K - s`` decode."""
+    return _sized(scale._schedule("ye-abbe", K, np.arange(K), np.full(K, s + m), threshold(K, K - s), s + m,
+                                  stragglers=s), m, "ye-abbe")
+
+
+def kadhe_schedule(K: int, s: int, m: int) -> Schedule:
+    """Kadhe et al.'s code with a Gaussian (MDS) generator (``gclib.codes.kadhe``): groups of ``d = s + m``
+    workers (``d | K``), one message of ``1/m`` gradient per worker, any ``m`` of each group decode."""
+    d = s + m
+    if K % d:
+        raise ValueError(f"kadhe needs the load d = s + m = {d} to divide K = {K}")
+    rule = ThresholdRule(np.arange(K), np.arange(K) // d, np.full(K // d, m))
+    return _sized(scale._schedule("kadhe", K, np.arange(K), np.full(K, d), rule, d, stragglers=s), m, "kadhe")
+
+
+def _cluster_counts(K: int, r: int) -> list:
+    top = K // r
+    if top <= MAX_CLUSTER_COUNTS:
+        return list(range(1, top + 1))
+    return sorted({int(round(v)) for v in np.geomspace(1, top, MAX_CLUSTER_COUNTS)})
+
+
+def candidates(K: int, max_load: int | None = None, *, max_orders: int = 2) -> list:
+    """Every design :func:`advise` compares (see the module docstring), as :class:`Design`.
+
+    Args:
+        K: workers. max_load: the largest computation load (default :func:`default_max_load`).
+        max_orders: longest order vector of the uncorrelated GC-MMC and hybrid designs.
+    """
+    from . import codes
+    from .codes import lcc as _lcc
+    from .codes import mmc
+
+    K = checks.integer("K", K, low=2)
+    R = default_max_load(K) if max_load is None else checks.integer("max_load", max_load, low=1, high=K)
+    max_orders = checks.integer("max_orders", max_orders, low=1)
+    out = [Design("uncoded", "uncoded", 1, "uncoded", {"workers": K}, lambda: scale.uncoded(K),
+                  lambda: codes.uncoded(K))]
+    for r in range(2, R + 1):
+        s = r - 1
+        out.append(Design("crc", f"crc r={r}", r, "crc", {"workers": K, "stragglers": s},
+                          lambda r=r: scale.gc(K, r), lambda s=s: codes.crc(K, s)))
+        if K % r == 0:
+            out.append(Design("frc", f"frc r={r}", r, "frc", {"workers": K, "stragglers": s},
+                              lambda r=r: scale.frc(K, r), lambda s=s: codes.frc(K, s)))
+        out.append(Design("rs", f"rs r={r}", r, "rs", {"workers": K, "stragglers": s},
+                          lambda r=r: scale.gc(K, r), lambda s=s: codes.rs(K, s)))
+        for s in range(0, r - 1):
+            m = r - s
+            out.append(Design("ye-abbe", f"ye-abbe s={s} m={m}", r, "ye-abbe",
+                              {"workers": K, "stragglers": s, "comm": m},
+                              lambda s=s, m=m: ye_abbe_schedule(K, s, m), lambda s=s, m=m: codes.ye_abbe(K, s, m)))
+            if K % r == 0:
+                out.append(Design("kadhe", f"kadhe s={s} m={m}", r, "kadhe",
+                                  {"workers": K, "stragglers": s, "comm": m},
+                                  lambda s=s, m=m: kadhe_schedule(K, s, m), lambda s=s, m=m: codes.kadhe(K, s, m)))
+        Ps = _cluster_counts(K, r)
+        kr = {"workers": K, "load": r}
+        for P in Ps:
+            cl = {"clusters": P} if P > 1 else {}
+            if P > 1:  # one cluster is crc
+                out.append(Design("gc", f"gc r={r} P={P}", r, "gc", {**kr, **cl},
+                                  lambda r=r, P=P: scale.clustered(lambda k: scale.gc(k, r), K, P, r),
+                                  lambda r=r, P=P: mmc.clustered_gc(K, r, P)))
+            out.append(Design("uc-mmc", f"uc-mmc r={r} P={P}", r, "uc-mmc", {**kr, **cl},
+                              lambda r=r, P=P: scale.clustered(lambda k: scale.uc_mmc(k, r), K, P, r),
+                              lambda r=r, P=P: mmc.clustered_uc_mmc(K, r, P)))
+            for m in range(2, r):  # m = 1 is UC-MMC, m = r plain GC
+                out.append(Design("gc-mmc-correlated", f"corr r={r} m={m} P={P}", r, "gc-mmc-correlated",
+                                  {**kr, "order": m, **cl},
+                                  lambda r=r, m=m, P=P: scale.clustered(lambda k: scale.correlated(k, r, m), K, P, r),
+                                  lambda r=r, m=m, P=P: mmc.gc_mmc_correlated(K, r, m, P)))
+            for n in range(2, max_orders + 1):  # one order is plain GC (at r) or a lighter load
+                for o in combinations(range(1, r + 1), n):
+                    if o[-1] != r:  # the largest order below r is the same design at a lower load
+                        continue
+                    out.append(Design("gc-mmc-uncorrelated", f"unc r={r} {list(o)} P={P}", r,
+                                      "gc-mmc-uncorrelated", {**kr, "orders": list(o), **cl},
+                                      lambda r=r, o=o, P=P: scale.clustered(lambda k: scale.uncorrelated(k, r, o),
+                                                                            K, P, r),
+                                      lambda r=r, o=o, P=P: mmc.gc_mmc_uncorrelated(K, r, o, P)))
+        if K % r == 0 and r < K:
+            for n in range(1, max_orders):
+                for below in combinations(range(1, r), n):
+                    o = tuple(below) + (r,)
+                    out.append(Design("hybrid", f"hybrid r={r} {list(o)}", r, "hybrid", {**kr, "orders": list(o)},
+                                      lambda r=r, o=o: Schedule.of(mmc.hybrid(K, r, o)),
+                                      lambda r=r, o=o: mmc.hybrid(K, r, o)))
+        try:
+            sch = scale.lcc(K, r)
+        except ValueError:
+            continue
+        out.append(Design("lcc", f"lcc r={r}", int(sch.load), None, {}, lambda r=r: scale.lcc(K, r),
+                          lambda r=r: _lcc.lcc_code(K, r)))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------- evaluation
+def _stats(results: list, labels: list) -> pd.DataFrame:
+    """Per design under one model: means and intervals from the per-trial results (:func:`design.evaluate_trials`);
+    a design that fails to decode in some trial has an infinite expected time."""
+    rows = []
+    base = results[0]["time"]  # uncoded is the first design
+    for lab, res in zip(labels, results):
+        t = res["time"]
+        done = np.isfinite(t)
+        failed = int((~done).sum())
+        m, c = mean_ci(t)
+        if failed:
+            m, c = math.inf, math.nan
+        if failed or not np.isfinite(base).all():  # an expected time is infinite: no interval
+            unc = math.inf if not np.isfinite(base).all() else 1.0
+            sp = math.nan if failed and math.isinf(unc) else (0.0 if failed else math.inf)
+            slo = shi = math.nan
+        else:
+            ch, lo, hi, _ = paired_change(base, t)
+            sp, slo, shi = ch + 1, lo + 1, hi + 1
+        rows.append({"label": lab, "mean_time": m, "ci95_time": c, "speedup": sp, "speedup_lo": slo,
+                     "speedup_hi": shi, "messages": float(res["messages"][done].mean()) if done.any() else math.nan,
+                     "gradient_units": float(res["volume"][done].mean()) if done.any() else math.nan,
+                     "computations": float(res["computations"][done].mean()) if done.any() else math.nan,
+                     "failed": failed / t.size})
+    out = pd.DataFrame(rows)
+    # best under this model, and the designs statistically tied with it (paired interval of the ratio holds 1)
+    finite = np.isfinite(out["mean_time"].to_numpy())
+    tied = np.zeros(len(out), dtype=bool)
+    if finite.any():
+        b = int(np.nanargmin(np.where(finite, out["mean_time"], np.inf)))
+        for i, res in enumerate(results):
+            if finite[i]:
+                _, lo, _, _ = paired_change(res["time"], results[b]["time"])
+                tied[i] = i == b or not lo > 0
+        best = float(out["mean_time"].iloc[b])
+        out["ratio"] = out["mean_time"] / best
+    else:
+        out["ratio"] = math.nan
+    out["tied"] = tied
+    return out
+
+
+def _evaluate(designs, schedules, models, K, trials, seed, progress):
+    """``{model name: per-design stats}`` of every design under every model (the same seed for every model)."""
+    from .design import TRIAL_KEYS, evaluate_trials
+
+    labels = [d.label for d in designs]
+    out = {}
+    for name, model in models.items():
+        res = evaluate_trials(schedules, model, K, trials, seed, progress=progress, keys=TRIAL_KEYS)
+        out[name] = _stats(res, labels)
+    return out
+
+
+def _front(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Indices of the points no other point beats on both ``x`` and ``y`` (both minimized), sorted by ``x``."""
+    keep, best = [], math.inf
+    for i in np.lexsort((y, x)):
+        if np.isfinite(y[i]) and y[i] < best:
+            keep.append(int(i))
+            best = y[i]
+    return np.array(keep, dtype=np.int64)
+
+
+def _screen(designs, schedules, models, K, seed, progress) -> list:
+    """Indices of the designs kept by the screening pass (see the module docstring); uncoded stays first."""
+    stats = _evaluate(designs, schedules, models, K, SCREEN_TRIALS, seed + 1, progress)
+    fam = np.array([d.family for d in designs])
+    keep = {0}
+    for df in stats.values():
+        t = df["mean_time"].to_numpy()
+        order = np.argsort(t, kind="stable")
+        keep.update(int(i) for i in order[:SCREEN_KEEP] if np.isfinite(t[i]))
+        for f in FAMILIES:
+            idx = np.flatnonzero((fam == f) & np.isfinite(t))
+            if idx.size:
+                keep.add(int(idx[np.argmin(t[idx])]))
+        keep.update(int(i) for i in _front(df["messages"].to_numpy(), t))
+        keep.update(int(i) for i in _front(df["gradient_units"].to_numpy(), t))
+    return sorted(keep)
+
+
+# ---------------------------------------------------------------------------------------------- stability
+def stability_margin(code, model: ComputeModel, patterns: int = STABILITY_PATTERNS, seed=0) -> dict:
+    """Digits of float64 left after the worst decode of ``code`` over ``patterns`` iterations sampled from
+    ``model``: in each, the messages received when the code completes are decoded (``code.try_decode``) and
+    the decode's error amplification ``kappa`` (:func:`gclib.codes.conditioning.decoding_amplification`) taken;
+    the margin is ``-log10(u * max kappa)``, ``u`` the unit roundoff of float64 (about 15.95 digits at
+    ``kappa = 1``; negative: nothing left).
+
+    Returns:
+        ``{"digits", "worst_amplification", "patterns", "distinct"}`` (``distinct``: distinct received sets);
+        ``digits`` NaN when no sampled iteration completes or the decoder refuses a set.
+    """
+    patterns = checks.integer("patterns", patterns, low=1)
+    sch = Schedule.of(code)
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    finish = model.sample(rng, patterns, code.n_workers, sch.load)
+    arr = arrival_times(sch, finish)
+    t = sch.rule.cluster_times(arr).max(axis=1)
+    got = (arr <= t[:, None]) & np.isfinite(t)[:, None]
+    sets = {tuple(np.flatnonzero(g)) for g in got[np.isfinite(t)]}
+    worst = -math.inf
+    for idx in sets:
+        idx = np.array(idx, dtype=np.int64)
+        A = code.try_decode(idx)
+        if A is None:
+            worst = math.inf
+            break
+        with np.errstate(all="ignore"):
+            worst = max(worst, decoding_amplification(code.B[idx], A, code.target))
+    if not sets or not math.isfinite(worst) or worst <= 0:
+        digits = math.nan if (not sets or math.isinf(worst)) else -math.log10(unit_roundoff(np.float64))
+    else:
+        digits = -math.log10(unit_roundoff(np.float64) * worst)
+    return {"digits": digits, "worst_amplification": worst if sets else math.nan, "patterns": int(patterns),
+            "distinct": len(sets)}
+
+
+# ---------------------------------------------------------------------------------------------- the advice
+@dataclass
+class Advice:
+    """The outcome of :func:`advise`.
+
+    Attributes:
+        ranked: one row per design (:data:`COLUMNS`), best first under ``primary``: designs within the budget
+            before the others, then by expected time (a design that fails to decode in some trial last), fewer
+            messages, lower load.
+        table: one row per design and model: ``model, label, family, load, mean_time, ci95_time, speedup,
+            speedup_lo, speedup_hi, messages, gradient_units, computations, failed, ratio`` (to the model's best)
+            and ``tied`` (best or statistically tied with it).
+        best: the recommended row (a dict), ``None`` when no runnable design fits the budget.
+        settings: ``K, max_load, budget, trials, seed, primary, models`` (their descriptions), ``candidates``,
+            ``screened`` (designs given the full trials), ``stability_rows``, ``stability_patterns``.
+    """
+
+    ranked: pd.DataFrame
+    table: pd.DataFrame
+    best: dict | None
+    settings: dict = field(default_factory=dict)
+
+    def sentence(self) -> str:
+        """One sentence naming the recommendation and its saving, with the model and the intervals."""
+        s = self.settings
+        if self.best is None:
+            why = f" within a budget of {s['budget']:g} messages per iteration" if s.get("budget") else ""
+            return f"No design that runs over MPI completes{why} under '{s['primary']}'."
+        b = self.best
+        sp = b["speedup"]
+        if math.isfinite(sp):
+            save = (f"{sp:.3g}x the speed of uncoded (95% CI {b['speedup_lo']:.3g}-{b['speedup_hi']:.3g}), "
+                    f"saving {100 * (1 - 1 / sp):.1f}% of the iteration time")
+        else:
+            save = "where uncoded never completes (a worker never answers)"
+        return (f"Recommended: {b['label']} (gclib run {b['command']}): expected iteration time "
+                f"{b['mean_time']:.4g} +/- {b['ci95_time']:.2g} under '{s['primary']}', {save}; "
+                f"{b['messages']:.3g} messages and {b['gradient_units']:.3g} gradients received per iteration, "
+                f"best or tied under {b['best_under']} of {len(s['models'])} models.")
+
+    def text(self, rows: int = TEXT_ROWS) -> str:
+        """A short table of the first ``rows`` designs and the recommendation, for a person."""
+        s = self.settings
+        head = (f"gclib advise: K = {s['K']} workers, load <= {s['max_load']}, {s['screened']} of {s['candidates']} "
+                f"designs simulated with {s['trials']} trials under each of {len(s['models'])} models; ranked under "
+                f"'{s['primary']}' (times in the models' unit: seconds for a measured trace)")
+        if s.get("budget") is not None:
+            head += f"; budget {s['budget']:g} messages per iteration"
+        d = self.ranked.head(rows)
+        fmt = lambda v, f: "-" if v is None or (isinstance(v, float) and math.isnan(v)) else format(v, f)  # noqa: E731
+        lines = [head, ""]
+        cols = [("#", 2), ("design", 26), ("time (95% CI)", 20), ("speed-up (95% CI)", 20), ("msgs", 7),
+                ("grads", 6), ("load", 4), ("digits", 6), ("worst", 6), ("best", 5), ("fits", 4)]
+        lines.append("  ".join(n.ljust(w) for n, w in cols))
+        for r in d.itertuples():
+            time = f"{fmt(r.mean_time, '.4g')} +/- {fmt(r.ci95_time, '.2g')}"
+            sp = f"{fmt(r.speedup, '.3g')} ({fmt(r.speedup_lo, '.3g')}-{fmt(r.speedup_hi, '.3g')})"
+            vals = [str(r.rank), r.label, time, sp, fmt(r.messages, '.4g'), fmt(r.gradient_units, '.3g'),
+                    str(r.load), fmt(r.digits, '.1f'), fmt(r.worst_ratio, '.3g'), f"{r.best_under}/{len(s['models'])}",
+                    "yes" if r.feasible else "no"]
+            lines.append("  ".join(v.ljust(w) for v, (_, w) in zip(vals, cols)))
+        lines += ["", f"digits: float64 digits left after the worst decode over {s['stability_patterns']} sampled "
+                      f"iterations (first {s['stability_rows']} runnable rows); worst: largest ratio of its time to "
+                      f"the best design's over the models; best: models under which it is best or tied.",
+                  self.sentence()]
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict:
+        """JSON-ready: ``settings``, ``ranked`` (rows), ``best``, ``recommendation`` (:meth:`sentence`) and
+        ``models`` (every design under every model)."""
+        return jsonable({"settings": self.settings, "best": self.best, "recommendation": self.sentence(),
+                         "ranked": self.ranked.to_dict(orient="records"),
+                         "models": self.table.to_dict(orient="records")})
+
+    def to_json(self) -> str:
+        """:meth:`to_dict` as one line of JSON."""
+        return json.dumps(self.to_dict())
+
+    def plot(self, path):
+        """The front of expected time against communication per model, beside every design: messages per
+        iteration (left) and gradient-length units per iteration (right); the recommendation circled. Writes
+        ``path`` (PNG) and returns the figure."""
+        from .plotting import DOUBLE, plt
+
+        t = self.table
+        models = list(dict.fromkeys(t["model"]))
+        fig, axes = plt.subplots(1, 2, figsize=(DOUBLE, 3.4), sharey=True)
+        markers = "osD^vP*X<>"
+        for ax, x, xl in zip(axes, ("messages", "gradient_units"),
+                             ("messages received per iteration", "gradients received per iteration")):
+            for i, name in enumerate(models):
+                g = t[(t["model"] == name) & np.isfinite(t["mean_time"])]
+                pts = ax.scatter(g[x], g["mean_time"], s=8, alpha=0.25, marker=markers[i % len(markers)])
+                f = g.iloc[_front(g[x].to_numpy(), g["mean_time"].to_numpy())]
+                ax.plot(f[x], f["mean_time"], marker=markers[i % len(markers)], ms=4, lw=1.2,
+                        color=pts.get_facecolor()[0][:3], label=name)
+            if self.best is not None:
+                b = t[(t["model"] == self.settings["primary"]) & (t["label"] == self.best["label"])]
+                ax.scatter(b[x], b["mean_time"], s=120, facecolors="none", edgecolors="k", lw=1.5,
+                           label=f"recommended: {self.best['label']}" if ax is axes[0] else None, zorder=5)
+            ax.set_xlabel(xl)
+            ax.set_xscale("log")
+            ax.grid(True, alpha=0.3)
+        axes[0].set_ylabel("expected iteration time (model units; s for a trace)")
+        axes[0].legend(fontsize=6, loc="best")
+        fig.suptitle(f"Designs for K = {self.settings['K']} workers: time against communication (front per model)",
+                     fontsize=9)
+        fig.tight_layout()
+        fig.savefig(path, bbox_inches="tight", metadata={"Software": None})
+        return fig
+
+
+def advise(models: Mapping[str, ComputeModel], K: int, *, max_load: int | None = None, budget: float | None = None,
+           trials: int = TRIALS, seed=0, primary: str | None = None, progress: bool = False,
+           max_orders: int = 2) -> Advice:
+    """Rank every candidate design (:func:`candidates`) for ``K`` workers under compute-time ``models``.
+
+    Args:
+        models: ``{name: ComputeModel}`` (e.g. ``gclib.fit.fit(trace).models()``), at least one.
+        K: workers. max_load: largest computation load (default :func:`default_max_load`).
+        budget: largest mean number of messages received per iteration (under ``primary``); ``None``: no limit.
+        trials: simulated iterations per model (and per design, on common random numbers).
+        seed: seed of the sampled times (the same for every model). primary: the model that ranks (default
+            ``"replay"`` when present, else the first). progress: progress bars on stderr.
+        max_orders: longest order vector of the uncorrelated GC-MMC and hybrid designs.
+    Returns:
+        :class:`Advice`.
+    """
+    if not isinstance(models, Mapping) or not models:
+        raise ValueError(f"models must be a non-empty mapping of names to compute-time models, got {models!r}")
+    for name, m in models.items():
+        if not isinstance(m, ComputeModel):
+            raise checks.ParameterTypeError(f"models[{name!r}] must be a gclib.stragglers.ComputeModel, got "
+                                            f"{type(m).__name__}")
+    K = checks.integer("K", K, low=2)
+    R = default_max_load(K) if max_load is None else checks.integer("max_load", max_load, low=1, high=K)
+    if budget is not None:
+        budget = checks.real("budget", budget, above=0)
+    trials = checks.integer("trials", trials, low=2)
+    seed = checks.integer("seed", seed, low=0)
+    if primary is None:
+        primary = "replay" if "replay" in models else next(iter(models))
+    elif primary not in models:
+        raise ValueError(f"primary must be one of the models {list(models)}, got {primary!r}")
+    designs = candidates(K, R, max_orders=max_orders)
+    schedules = [d.schedule() for d in _progress(designs, "build", progress)]
+    n_all = len(designs)
+    if n_all > SCREEN_ABOVE:
+        keep = _screen(designs, schedules, models, K, seed, progress)
+        designs = [designs[i] for i in keep]
+        schedules = [schedules[i] for i in keep]
+    stats = _evaluate(designs, schedules, models, K, trials, seed, progress)
+    frames = []
+    for name, df in stats.items():
+        frames.append(df.assign(model=name, family=[d.family for d in designs], load=[d.load for d in designs]))
+    table = pd.concat(frames, ignore_index=True)[["model", "label", "family", "load", "mean_time", "ci95_time",
+                                                  "speedup", "speedup_lo", "speedup_hi", "messages",
+                                                  "gradient_units", "computations", "failed", "ratio", "tied"]]
+    p = stats[primary].copy()
+    p["family"] = [d.family for d in designs]
+    p["scheme"] = [d.scheme or "" for d in designs]
+    p["load"] = [d.load for d in designs]
+    p["command"] = [d.command for d in designs]
+    p["runnable"] = [d.scheme is not None for d in designs]
+    p["worst_ratio"] = np.max(np.vstack([df["ratio"].to_numpy() for df in stats.values()]), axis=0)
+    p["best_under"] = np.sum(np.vstack([df["tied"].to_numpy() for df in stats.values()]), axis=0)
+    p["feasible"] = True if budget is None else (p["messages"] <= budget) & np.isfinite(p["mean_time"])
+    p["_family"] = [FAMILIES.index(d.family) for d in designs]
+    p["_infeasible"] = ~p["feasible"].astype(bool)
+    p = p.sort_values(["_infeasible", "mean_time", "messages", "load", "_family"], kind="stable")
+    p = p.reset_index(drop=True)
+    p["rank"] = np.arange(1, len(p) + 1)
+    p["digits"] = math.nan
+    by_label = {d.label: d for d in designs}
+    done = 0
+    for i in p.index:
+        if done >= STABILITY_ROWS:
+            break
+        d = by_label[p.at[i, "label"]]
+        if d.scheme is None or not math.isfinite(p.at[i, "mean_time"]):
+            continue
+        p.at[i, "digits"] = stability_margin(d.build(), models[primary], STABILITY_PATTERNS, seed)["digits"]
+        done += 1
+    ranked = p[COLUMNS]
+    ok = ranked[ranked["feasible"].astype(bool) & ranked["runnable"] & np.isfinite(ranked["mean_time"])]
+    best = None if ok.empty else jsonable(ok.iloc[0].to_dict())
+    if best is not None:  # keep the numbers finite-typed for the sentence
+        best = {k: (math.nan if v is None and k in ("digits", "speedup_lo", "speedup_hi", "ci95_time") else v)
+                for k, v in best.items()}
+        best["speedup"] = float(ok.iloc[0]["speedup"])
+    settings = {"K": K, "max_load": R, "budget": budget, "trials": trials, "seed": seed, "primary": primary,
+                "models": {n: m.describe() for n, m in models.items()}, "candidates": n_all,
+                "screened": len(designs), "stability_rows": STABILITY_ROWS,
+                "stability_patterns": STABILITY_PATTERNS}
+    return Advice(ranked, table, best, settings)

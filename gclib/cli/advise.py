@@ -1,0 +1,49 @@
+"""``gclib advise``: from a measured timing trace to the code to run (:func:`gclib.timings.read`, then
+:func:`gclib.fit.fit` and its models, then :func:`gclib.advise.advise`)."""
+from __future__ import annotations
+
+
+def add_parser(sub):
+    from .. import checks
+
+    p = sub.add_parser("advise", help="fit straggler models to a timing trace and rank the codes to run on it",
+                       description="Read a timing trace (CSV: iteration, worker, task, seconds), fit the "
+                                   "compute-time models to it (and keep the trace itself as a bootstrap replay), "
+                                   "simulate every candidate code under every model and print them ranked under "
+                                   "the replay, with the gclib run options of each.")
+    p.add_argument("--trace", required=True, type=checks.option(checks.input_path, kind="file", must_exist=True),
+                   metavar="CSV", help="the timing trace (gclib run --measure / gclib profile, or your own)")
+    p.add_argument("--workers", required=True, type=checks.option(checks.integer, low=2), metavar="K",
+                   help="workers of the run to advise (any number: the models are per worker)")
+    p.add_argument("--budget", type=checks.option(checks.real, above=0), default=None, metavar="MESSAGES",
+                   help="largest mean number of messages received per iteration (default: no limit)")
+    p.add_argument("--max-load", type=checks.option(checks.integer, low=1), default=None, metavar="R",
+                   help="largest computation load, parts per worker (default ceil(sqrt(K)), at least 2)")
+    p.add_argument("--trials", type=checks.option(checks.integer, low=2), default=None, metavar="N",
+                   help="simulated iterations per model (default 4000)")
+    p.add_argument("--seed", type=checks.option(checks.integer, low=0), default=0, metavar="S",
+                   help="seed of the fits' bootstrap and of the simulation")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--figure", type=checks.option(checks.output_file), default=None, metavar="PNG",
+                   help="write the figure of the front of time against communication here")
+    p.set_defaults(fn=run)
+
+
+def run(a) -> int:
+    from .. import advise, checks, fit, timings
+
+    if a.max_load is not None:
+        checks.option_check("--max-load", checks.integer, a.max_load, low=1, high=a.workers,
+                            why=f" (at most --workers {a.workers})")
+    trace = timings.read(a.trace)
+    models = fit.fit(trace, seed=a.seed).models()
+    res = advise.advise(models, a.workers, max_load=a.max_load, budget=a.budget,
+                        trials=advise.TRIALS if a.trials is None else a.trials, seed=a.seed,
+                        progress=not a.json)
+    if a.figure is not None:
+        import matplotlib.pyplot as plt
+
+        fig = res.plot(a.figure)
+        plt.close(fig)
+    print(res.to_json() if a.json else res.text())
+    return 0

@@ -1,0 +1,288 @@
+"""Fitting the compute-time models of :mod:`gclib.stragglers` to a timing trace (:mod:`gclib.timings`).
+
+:func:`fit` fits, by maximum likelihood (``scipy.stats``), three families under both conventions of
+:mod:`gclib.stragglers`:
+
+* families: shifted exponential ``(mu, alpha)``, exponential ``(rate)``, Pareto ``(scale, shape)``; every one has a
+  closed-form maximum-likelihood estimate (``alpha`` and ``scale`` are the sample minimum, the rates and the shape
+  follow from the mean or the mean log), which ``scipy.stats`` computes for the data and this module repeats,
+  vectorised, for the bootstrap;
+* per task (``per_task=True``): every finite task duration of the trace is one sample;
+* per worker (``per_task=False``, eq. 5: the ``j``-th task of a worker done at ``j * X``): one sample ``X`` per
+  (iteration, worker): the worker's mean task duration over its tasks observed from task 1 on (its finish time of
+  task ``J`` divided by ``J``, ``J`` its last task observed before the first one not observed). Under eq. 5 every
+  task of a worker takes ``X``, so this is ``X`` exactly; with one task per worker both conventions see the same
+  sample.
+
+A worker that has a task that never finished (``inf``) in an iteration is a persistent straggler there: its
+(iteration, worker) gives no per-worker sample (its finite tasks still count per task), and
+:attr:`FitReport.persistent` is the mean number of such workers per iteration, rounded; every fitted model is then
+wrapped in :class:`gclib.stragglers.Persistent` with that ``count``.
+
+Goodness of fit and intervals come from one parametric bootstrap (``bootstrap`` replicates, seeded): draw a
+sample of the same size from the fitted model (through the model's own sampler), refit it, and record the
+parameters and the Kolmogorov-Smirnov statistic of the refit.
+
+* ``p_value``: the fraction of replicates whose KS statistic is at least the data's, ``(1 + count) / (1 + B)``; as
+  the replicates are refitted, the p-value accounts for the estimated parameters (the KS table would not);
+* ``ci``: 95% basic (reverse-percentile) bootstrap intervals, ``2 theta - q97.5 .. 2 theta - q2.5``, on the log
+  scale for the positive parameters (rates, ``scale``, ``shape``) and on the raw scale for the shift ``alpha``
+  (clipped at 0). For the exponential rate and the Pareto scale, and for ``alpha``, the statistic is a pivot and
+  these intervals are exact up to the bootstrap's resolution; the sample minimum sits on the boundary of the
+  support, where a Fisher-information interval does not apply.
+
+The recorded trace is a model of its own, :class:`gclib.stragglers.Replay` (:attr:`FitReport.replay`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from . import checks
+from .stragglers import ComputeModel, Exponential, Pareto, Persistent, Replay, ShiftedExponential
+from .timings import Timings
+
+__all__ = ["FAMILIES", "PARAMETERS", "Fit", "FitReport", "fit", "samples"]
+
+#: the fitted families, in the order of :attr:`FitReport.fits`.
+FAMILIES = ("shifted-exp", "exp", "pareto")
+#: each family's parameters, named as the fields of its :mod:`gclib.stragglers` model.
+PARAMETERS = {"shifted-exp": ("mu", "alpha"), "exp": ("rate",), "pareto": ("scale", "shape")}
+_CLASSES = {"shifted-exp": ShiftedExponential, "exp": Exponential, "pareto": Pareto}
+_LOCATION = {"alpha"}  # intervals on the raw scale; the others on the log scale
+_CHUNK_CELLS = 2_000_000  # bootstrap samples drawn at a time (16 MB)
+
+
+@dataclass(frozen=True, eq=False)
+class Fit:
+    """One fitted model.
+
+    Attributes:
+        name: e.g. ``"shifted-exp per worker"``. family: ``"shifted-exp"``, ``"exp"`` or ``"pareto"``.
+        per_task: the convention (see the module docstring). params: the model's parameters by name.
+        ci: parameter name -> ``(lo, hi)``, 95% basic parametric bootstrap interval (``nan`` without bootstrap).
+        loglik: the log-likelihood of the sample at ``params``. aic: ``2 * len(params) - 2 * loglik``.
+        ks: the Kolmogorov-Smirnov statistic of the sample against the fitted model. p_value: its parametric
+            bootstrap p-value (``nan`` without bootstrap). n: the number of samples.
+        model: the fitted :class:`gclib.stragglers.ComputeModel` (in :class:`~gclib.stragglers.Persistent` when
+            the trace has workers that never answered).
+    """
+
+    name: str
+    family: str
+    per_task: bool
+    params: dict
+    ci: dict
+    loglik: float
+    aic: float
+    ks: float
+    p_value: float
+    n: int
+    model: ComputeModel
+
+    def text(self) -> str:
+        """``mu = 9.8 [9.1, 10.6], alpha = 0.0101 [0.0099, 0.0102]``."""
+        return ", ".join(f"{k} = {v:.4g} [{self.ci[k][0]:.4g}, {self.ci[k][1]:.4g}]" for k, v in self.params.items())
+
+
+@dataclass(eq=False)
+class FitReport:
+    """Every fit of a trace.
+
+    Attributes:
+        fits: one :class:`Fit` per family and convention that could be fitted. persistent: workers that never
+            answered, per iteration on average (rounded), the ``count`` of :class:`~gclib.stragglers.Persistent`.
+        replay: :class:`gclib.stragglers.Replay` of the trace. skipped: fit name -> why it could not be fitted
+            (e.g. a Pareto fit on a sample with a zero). timings: the trace.
+    """
+
+    fits: list
+    persistent: int
+    replay: ComputeModel
+    skipped: dict = field(default_factory=dict)
+    timings: Optional[Timings] = None
+
+    @property
+    def best(self) -> Fit:
+        """The fit with the best goodness of fit: the largest p-value, then the smallest KS statistic (per worker
+        first on a tie: with one task per worker both conventions see the same sample)."""
+        if not self.fits:
+            raise ValueError("no model could be fitted to this trace: " + "; ".join(
+                f"{k}: {v}" for k, v in self.skipped.items()))
+        p = [-1.0 if np.isnan(f.p_value) else f.p_value for f in self.fits]
+        return min(zip(self.fits, p), key=lambda fp: (-fp[1], fp[0].ks, fp[0].per_task))[0]
+
+    def models(self) -> dict:
+        """Fit name -> fitted model, for every fit, plus ``"replay"``."""
+        return {**{f.name: f.model for f in self.fits}, "replay": self.replay}
+
+    def table(self) -> pd.DataFrame:
+        """One row per fit: name, family, per_task, n, parameters with their intervals, loglik, aic, ks, p_value,
+        and which is best."""
+        best = self.best.name if self.fits else None
+        return pd.DataFrame([{"name": f.name, "family": f.family, "per_task": f.per_task, "n": f.n,
+                              "parameters": f.text(), "loglik": f.loglik, "aic": f.aic, "ks": f.ks,
+                              "p_value": f.p_value, "best": f.name == best} for f in self.fits],
+                            columns=["name", "family", "per_task", "n", "parameters", "loglik", "aic", "ks",
+                                     "p_value", "best"])
+
+
+def samples(t: Timings) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The samples the fits see.
+
+    Returns:
+        ``per_worker`` (1-d: one mean task duration per (iteration, worker) with a task observed from task 1 on and
+        none that never finished), ``per_task`` (1-d: every finite duration), ``dead`` (``(iterations, workers)``
+        bool: the worker has a task that never finished in that iteration).
+    """
+    d = t.durations
+    dead = np.isinf(d).any(axis=2)
+    seen = np.cumprod(~np.isnan(d), axis=2).astype(bool)  # observed from task 1 on, without a gap
+    J = seen.sum(axis=2)
+    with np.errstate(invalid="ignore"):
+        total = np.where(seen, d, 0.0).sum(axis=2)
+    ok = ~dead & (J > 0)
+    return total[ok] / J[ok], d[np.isfinite(d)], dead
+
+
+# ------------------------------------------------------------------------------------- the three families
+def _scipy_fit(family, x) -> dict:
+    """Maximum-likelihood parameters of ``x`` (1-d) with ``scipy.stats``."""
+    if family == "shifted-exp":
+        loc, scale = stats.expon.fit(x)
+        return {"mu": 1.0 / scale, "alpha": float(loc)}
+    if family == "exp":
+        _, scale = stats.expon.fit(x, floc=0)
+        return {"rate": 1.0 / scale}
+    b, _, scale = stats.pareto.fit(x, floc=0)
+    return {"scale": float(scale), "shape": float(b)}
+
+
+def _frozen(family, p):
+    if family == "shifted-exp":
+        return stats.expon(loc=p["alpha"], scale=1.0 / p["mu"])
+    if family == "exp":
+        return stats.expon(scale=1.0 / p["rate"])
+    return stats.pareto(p["shape"], scale=p["scale"])
+
+
+def _mle(family, x) -> dict:
+    """The same estimates as :func:`_scipy_fit`, for each row of ``x`` (``(B, n)``)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if family == "shifted-exp":
+            lo = x.min(axis=1)
+            return {"mu": 1.0 / (x.mean(axis=1) - lo), "alpha": lo}
+        if family == "exp":
+            return {"rate": 1.0 / x.mean(axis=1)}
+        lo = x.min(axis=1)
+        return {"scale": lo, "shape": x.shape[1] / np.log(x / lo[:, None]).sum(axis=1)}
+
+
+def _cdf(family, p, x):
+    """CDF at ``x`` (``(B, n)``) of the models with parameters ``p`` (arrays of ``B``)."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        if family == "shifted-exp":
+            return -np.expm1(-p["mu"][:, None] * np.maximum(x - p["alpha"][:, None], 0.0))
+        if family == "exp":
+            return -np.expm1(-p["rate"][:, None] * x)
+        s = p["scale"][:, None]
+        return np.where(x >= s, -np.expm1(p["shape"][:, None] * np.log(s / np.maximum(x, s))), 0.0)
+
+
+def _ks_rows(family, p, x):
+    """Kolmogorov-Smirnov statistic of each row of ``x`` against its model."""
+    xs = np.sort(x, axis=1)
+    n = xs.shape[1]
+    F = _cdf(family, p, xs)
+    i = np.arange(1, n + 1)
+    return np.maximum((i / n - F).max(axis=1), (F - (i - 1) / n).max(axis=1))
+
+
+def _why_not(family, x) -> Optional[str]:
+    if len(x) < 2 or np.ptp(x) == 0:
+        return f"needs at least 2 distinct samples, got {len(np.unique(x))}"
+    if family != "shifted-exp" and x.min() <= 0 and family == "pareto":
+        return "a Pareto sample must be positive, the trace has a duration of 0"
+    if family == "exp" and x.mean() <= 0:
+        return "the mean duration is 0"
+    return None
+
+
+def _fit_one(family, per_task, x, rng, bootstrap, persistent) -> Fit:
+    params = _scipy_fit(family, x)
+    base = _CLASSES[family](**params, per_task=per_task)  # checks the parameters (e.g. a rate beyond float64)
+    dist = _frozen(family, params)
+    loglik = float(dist.logpdf(x).sum())
+    ks = float(stats.kstest(x, dist.cdf).statistic)
+    n = len(x)
+    ci = {k: (np.nan, np.nan) for k in params}
+    p_value = np.nan
+    if bootstrap:
+        boot = {k: [] for k in params}
+        ks_b = []
+        step = max(1, _CHUNK_CELLS // n)
+        for start in range(0, bootstrap, step):
+            c = min(step, bootstrap - start)
+            xb = base.task_draws(rng, (c, n))
+            pb = _mle(family, xb)
+            ks_b.append(_ks_rows(family, pb, xb))
+            for k in params:
+                boot[k].append(pb[k])
+        ks_b = np.concatenate(ks_b)
+        p_value = float((1 + np.count_nonzero(ks_b >= ks)) / (1 + bootstrap))
+        for k, v in params.items():
+            b = np.concatenate(boot[k])
+            b = b[np.isfinite(b)]
+            if k in _LOCATION:
+                q_lo, q_hi = np.quantile(b, [0.025, 0.975])
+                ci[k] = (max(0.0, 2 * v - q_hi), 2 * v - q_lo)
+            else:
+                q_lo, q_hi = np.quantile(np.log(b[b > 0]), [0.025, 0.975])
+                ci[k] = (float(np.exp(2 * np.log(v) - q_hi)), float(np.exp(2 * np.log(v) - q_lo)))
+        ci = {k: (float(lo), float(hi)) for k, (lo, hi) in ci.items()}
+    model = Persistent(base, count=persistent) if persistent else base
+    return Fit(name=f"{family} {'per task' if per_task else 'per worker'}", family=family, per_task=per_task,
+               params={k: float(v) for k, v in params.items()}, ci=ci, loglik=loglik,
+               aic=2 * len(params) - 2 * loglik, ks=ks, p_value=p_value, n=n, model=model)
+
+
+def fit(t, *, seed=0, bootstrap: int = 200) -> FitReport:
+    """Fit every family under both conventions to a trace, and keep the trace as a model (see the module
+    docstring).
+
+    Args:
+        t: a :class:`gclib.timings.Timings`, or an ``(iterations, workers, tasks)`` array of durations (checked by
+            :meth:`Timings.from_array`). seed: an integer or a ``numpy.random.Generator`` (the bootstrap's only
+            randomness: the same seed gives the same report). bootstrap: replicates of the parametric bootstrap
+            (0: no intervals and no p-values).
+    Returns:
+        :class:`FitReport`.
+    """
+    if not isinstance(t, Timings):
+        if not isinstance(t, (np.ndarray, list, tuple)):
+            raise checks.ParameterTypeError(f"t must be a gclib.timings.Timings or an (iterations, workers, tasks) "
+                                            f"array of durations, got {type(t).__name__}")
+        t = Timings.from_array(t)
+    bootstrap = checks.integer("bootstrap", bootstrap, low=0)
+    rng = checks.generator(seed)
+    per_worker, per_task, dead = samples(t)
+    persistent = int(np.round(dead.sum(axis=1).mean()))
+    fits, skipped = [], {}
+    seeds = rng.integers(0, 2 ** 63, size=2 * len(FAMILIES))
+    for ci, (pt, x) in enumerate(((False, per_worker), (True, per_task))):
+        for fi, family in enumerate(FAMILIES):
+            name = f"{family} {'per task' if pt else 'per worker'}"
+            why = _why_not(family, x)
+            if why is None:
+                try:
+                    fits.append(_fit_one(family, pt, x, np.random.default_rng(seeds[ci * len(FAMILIES) + fi]),
+                                         bootstrap, persistent))
+                    continue
+                except ValueError as e:  # parameters a model refuses (e.g. a rate beyond the float64 range)
+                    why = str(e)
+            skipped[name] = why
+    return FitReport(fits=fits, persistent=persistent, replay=Replay(t.durations), skipped=skipped, timings=t)

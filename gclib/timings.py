@@ -1,0 +1,283 @@
+"""Timing traces: the measured time of every partial gradient, as a tidy CSV.
+
+One row per (iteration, worker, task), columns :data:`COLUMNS` (documented in ``docs/advise.md``, "The timing
+trace"):
+
+* ``iteration``: integer >= 0;
+* ``worker``: integer >= 0;
+* ``task``: integer >= 1, the position of the partial gradient in the worker's order within that iteration;
+* ``seconds``: float >= 0, the duration of that task, from the start of the iteration (task 1) or the end of
+  the worker's previous task (task > 1) to its end; ``inf`` when the task never finished (the worker died or never
+  answered);
+* ``host`` (optional, text): the machine the worker ran on. Other columns are ignored.
+
+A missing (iteration, worker, task) row means "not observed" (e.g. the master moved on before the worker
+finished): the time is censored, not infinite.
+
+:func:`read` checks a file and returns a :class:`Timings`; every problem raises one ``ValueError`` line naming the
+file, the column and the first bad line. :func:`write` writes the CSV from a ``(iterations, workers, tasks)``
+array. :func:`from_frame` checks a ``pandas.DataFrame`` with the same columns, :meth:`Timings.from_array` an array.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Optional, Sequence
+
+import numpy as np
+import pandas as pd
+
+from . import checks
+
+__all__ = ["COLUMNS", "OPTIONAL", "MIN_SAMPLES", "Timings", "read", "write", "from_frame"]
+
+#: the required columns, in the order :func:`write` writes them.
+COLUMNS = ("iteration", "worker", "task", "seconds")
+#: optional columns :func:`read` keeps (others are ignored).
+OPTIONAL = ("host",)
+#: the fewest finite task durations a trace must hold. Each fitted family has at most two parameters; a
+#: 95% interval from the bootstrap or the Fisher information, and a Kolmogorov-Smirnov distance, say little below
+#: a few dozen samples (the KS statistic's 5% critical value is about 1.36 / sqrt(n): 0.25 at n = 30). 30 is
+#: also what a short profile gives (8 workers, 4 iterations of one task each = 32).
+MIN_SAMPLES = 30
+
+_LOWEST = {"iteration": 0, "worker": 0, "task": 1}
+
+
+@dataclass(frozen=True, eq=False)
+class Timings:
+    """A checked timing trace.
+
+    Attributes:
+        durations: ``(iterations, workers, tasks)`` float array of task durations in seconds; ``nan`` = not
+            observed (censored), ``inf`` = never finished. Index ``[i, w, j - 1]`` holds task ``j`` of worker
+            ``worker_ids[w]`` in iteration ``iteration_ids[i]``.
+        hosts: per worker (same order as ``worker_ids``), the host name, or ``None`` when the trace has no
+            ``host`` column (``""`` for a worker whose host is not given).
+        iteration_ids, worker_ids: the ids found in the trace, sorted (the array's axes are compacted: an id
+            absent from the trace has no slice).
+        source: what the trace was read from (the file name), for messages.
+    """
+
+    durations: np.ndarray
+    hosts: Optional[tuple] = None
+    iteration_ids: np.ndarray = field(default=None)
+    worker_ids: np.ndarray = field(default=None)
+    source: str = "trace"
+
+    @property
+    def iterations(self) -> int:
+        return self.durations.shape[0]
+
+    @property
+    def workers(self) -> int:
+        return self.durations.shape[1]
+
+    @property
+    def tasks(self) -> int:
+        return self.durations.shape[2]
+
+    @property
+    def n_finite(self) -> int:
+        """How many task durations are finite (observed and finished)."""
+        return int(np.isfinite(self.durations).sum())
+
+    def finish_times(self) -> np.ndarray:
+        """``(iterations, workers, tasks)``: when each task finished, from the start of the iteration (the
+        cumulative sum of the durations; ``nan`` after a task not observed, ``inf`` after one that never
+        finished)."""
+        return np.cumsum(self.durations, axis=2)
+
+    def frame(self) -> pd.DataFrame:
+        """The tidy rows (nan cells left out), with the ids of the trace."""
+        return _rows(self.durations, self.hosts, self.iteration_ids, self.worker_ids)
+
+    @classmethod
+    def from_array(cls, durations, hosts: Optional[Sequence[str]] = None, *, source: str = "durations",
+                   min_samples: int = MIN_SAMPLES) -> "Timings":
+        """A :class:`Timings` from a ``(iterations, workers, tasks)`` array (``nan`` = not observed, ``inf`` =
+        never), checked as :func:`read` checks a file."""
+        d = _array(durations, "durations")
+        return from_frame(_rows(d, _hosts(hosts, d.shape[1])), source=source, min_samples=min_samples, _line=None)
+
+
+def _array(durations, name) -> np.ndarray:
+    try:
+        d = np.asarray(durations, dtype=float)
+    except (TypeError, ValueError):
+        raise checks.ParameterTypeError(f"{name} must be an (iterations, workers, tasks) array of seconds, got "
+                                        f"{type(durations).__name__}") from None
+    if d.ndim != 3:
+        raise ValueError(f"{name} must be an (iterations, workers, tasks) array of seconds, got shape {d.shape}")
+    bad = d < 0
+    if bad.any():
+        where = tuple(int(i) for i in np.argwhere(bad)[0])
+        raise ValueError(f"{name} must hold durations >= 0 (nan = not observed, inf = never), got {d[where]} at "
+                         f"index {where}")
+    return d
+
+
+def _hosts(hosts, workers):
+    if hosts is None:
+        return None
+    if isinstance(hosts, str) or len(hosts) != workers:
+        raise ValueError(f"hosts must be a sequence of one host name per worker ({workers}), got {hosts!r}")
+    return tuple("" if h is None else str(h) for h in hosts)
+
+
+def _rows(d, hosts=None, iteration_ids=None, worker_ids=None) -> pd.DataFrame:
+    it, w, k = np.nonzero(~np.isnan(d))
+    iteration_ids = np.arange(d.shape[0]) if iteration_ids is None else np.asarray(iteration_ids)
+    worker_ids = np.arange(d.shape[1]) if worker_ids is None else np.asarray(worker_ids)
+    out = pd.DataFrame({"iteration": iteration_ids[it].astype(np.int64), "worker": worker_ids[w].astype(np.int64),
+                        "task": (k + 1).astype(np.int64), "seconds": d[it, w, k]})
+    if hosts is not None:
+        out["host"] = np.asarray(hosts, dtype=object)[w] if len(w) else np.array([], dtype=object)
+    return out
+
+
+def write(path, durations, hosts: Optional[Sequence[str]] = None) -> os.PathLike:
+    """Write a timing trace: one row per observed cell of ``durations`` (``(iterations, workers, tasks)``
+    seconds; ``nan`` cells are left out, ``inf`` is written as ``inf``), worker ``w`` of the array being worker
+    ``w`` of the file, ``hosts`` one name per worker (an optional ``host`` column).
+
+    The file is written whole or not at all (through a temporary file beside it). Returns the path.
+    """
+    d = _array(durations, "durations")
+    rows = _rows(d, _hosts(hosts, d.shape[1]))
+    p = checks.output_file("path", path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    tmp = p.with_name(f".{p.name}.tmp{os.getpid()}")
+    try:
+        rows.to_csv(tmp, index=False)
+        os.replace(tmp, p)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+    return p
+
+
+def read(path, *, min_samples: int = MIN_SAMPLES) -> Timings:
+    """Read and check a timing trace CSV (columns :data:`COLUMNS`, optional ``host``).
+
+    Raises:
+        ValueError: one line naming the file and the problem (the column and the first bad line of the file,
+        header = line 1): a missing file or column, a non-integer or negative id, a ``task`` below 1, a ``seconds``
+        that is empty, NaN, not a number or negative, a repeated (iteration, worker, task), a finite time after a
+        task of the same worker that never finished, a worker on two hosts, fewer than 2 workers, or fewer than
+        ``min_samples`` finite durations.
+    """
+    p = checks.input_path("trace", path, kind="file", must_exist=True)
+    name = os.fspath(path)
+    try:
+        frame = pd.read_csv(p, dtype={"host": str}, keep_default_na=True, skipinitialspace=True)
+    except pd.errors.EmptyDataError:
+        raise ValueError(f"{name}: empty file, expected a CSV with columns {', '.join(COLUMNS)}") from None
+    except (pd.errors.ParserError, UnicodeDecodeError) as e:
+        raise ValueError(f"{name}: not a readable CSV ({str(e).strip().splitlines()[0]})") from None
+    return from_frame(frame, source=name, min_samples=min_samples, _line=2)
+
+
+def _value(v):
+    """A cell as it is shown in a message (a plain Python value, not a numpy scalar)."""
+    return repr(v.item() if isinstance(v, np.generic) else v)
+
+
+def _where(index, line, n_bad) -> str:
+    at = f"line {index + line}" if line is not None else f"row {index}"
+    return at + (f" (and {n_bad - 1} more)" if n_bad > 1 else "")
+
+
+def from_frame(frame: pd.DataFrame, *, source: str = "trace", min_samples: int = MIN_SAMPLES,
+               _line: Optional[int] = None) -> Timings:
+    """Check a table with the columns of a trace and return a :class:`Timings` (see :func:`read`; rows are named
+    by their position, from 0)."""
+    if not isinstance(frame, pd.DataFrame):
+        raise checks.ParameterTypeError(f"frame must be a pandas DataFrame, got {type(frame).__name__}")
+    min_samples = checks.integer("min_samples", min_samples, low=1)
+    frame = frame.reset_index(drop=True)
+    missing = [c for c in COLUMNS if c not in frame.columns]
+    if missing:
+        raise ValueError(f"{source}: missing column{'s' * (len(missing) > 1)} {', '.join(map(repr, missing))} "
+                         f"(a trace has columns {', '.join(COLUMNS)}, optionally host; found "
+                         f"{', '.join(map(str, frame.columns)) or 'none'})")
+    if frame.empty:
+        raise ValueError(f"{source}: no rows (at least {min_samples} finite task times are needed)")
+    ids = {}
+    for col in ("iteration", "worker", "task"):
+        raw = frame[col]
+        num = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+        bad = ~np.isfinite(num) | (num != np.round(num))
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise ValueError(f"{source}: column {col!r} must hold integers, got {_value(raw.iloc[i])} at "
+                             f"{_where(i, _line, int(bad.sum()))}")
+        low = num < _LOWEST[col]
+        if low.any():
+            i = int(np.flatnonzero(low)[0])
+            raise ValueError(f"{source}: column {col!r} must hold integers >= {_LOWEST[col]}, got {int(num[i])} at "
+                             f"{_where(i, _line, int(low.sum()))}")
+        ids[col] = num.astype(np.int64)
+    raw = frame["seconds"]
+    sec = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+    empty = raw.isna().to_numpy()
+    text = np.isnan(sec) & ~empty
+    if text.any():
+        i = int(np.flatnonzero(text)[0])
+        if str(raw.iloc[i]).strip().lower() in ("nan", "-nan", "+nan"):
+            empty, text = empty | text, np.zeros_like(text)
+        else:
+            raise ValueError(f"{source}: column 'seconds' must hold numbers (inf for a task that never finished), "
+                             f"got {_value(raw.iloc[i])} at {_where(i, _line, int(text.sum()))}")
+    nan = np.isnan(sec)
+    if nan.any():
+        i = int(np.flatnonzero(nan)[0])
+        raise ValueError(f"{source}: column 'seconds' is empty or NaN at {_where(i, _line, int(nan.sum()))}; leave "
+                         f"out the row of a task not observed, write inf for one that never finished")
+    neg = sec < 0
+    if neg.any():
+        i = int(np.flatnonzero(neg)[0])
+        raise ValueError(f"{source}: column 'seconds' must hold durations >= 0, got {_value(sec[i])} at "
+                         f"{_where(i, _line, int(neg.sum()))}")
+    key = pd.DataFrame(ids)
+    dup = key.duplicated().to_numpy()
+    if dup.any():
+        i = int(np.flatnonzero(dup)[0])
+        raise ValueError(f"{source}: (iteration, worker, task) = ({ids['iteration'][i]}, {ids['worker'][i]}, "
+                         f"{ids['task'][i]}) appears twice, again at {_where(i, _line, int(dup.sum()))}")
+    iteration_ids, it = np.unique(ids["iteration"], return_inverse=True)
+    worker_ids, w = np.unique(ids["worker"], return_inverse=True)
+    if len(worker_ids) < 2:
+        raise ValueError(f"{source}: a trace needs at least 2 workers, got {len(worker_ids)} "
+                         f"(worker {worker_ids[0]})")
+    n_tasks = int(ids["task"].max())
+    if len(iteration_ids) * len(worker_ids) * n_tasks > 50_000_000:
+        raise ValueError(f"{source}: {len(iteration_ids)} iterations x {len(worker_ids)} workers x {n_tasks} tasks "
+                         f"is too large a trace (at most 50 million cells)")
+    d = np.full((len(iteration_ids), len(worker_ids), n_tasks), np.nan)
+    d[it, w, ids["task"] - 1] = sec
+    # a task cannot finish after one of the same worker and iteration that never did
+    never = np.isinf(d)
+    after = np.isfinite(d) & (np.cumsum(never, axis=2) > 0)
+    if after.any():
+        a, b, c = (int(x) for x in np.argwhere(after)[0])
+        row = np.flatnonzero((it == a) & (w == b) & (ids["task"] == c + 1))[0]
+        first = int(np.flatnonzero(never[a, b])[0]) + 1
+        raise ValueError(f"{source}: worker {worker_ids[b]} in iteration {iteration_ids[a]} has a finite time for "
+                         f"task {c + 1} after task {first} never finished (inf), at {_where(int(row), _line, 1)}")
+    finite = int(np.isfinite(d).sum())
+    if finite < min_samples:
+        raise ValueError(f"{source}: too few samples: {finite} finite task times, at least {min_samples} are needed "
+                         f"to fit a model (record more iterations or workers)")
+    hosts = None
+    if "host" in frame.columns:
+        h = frame["host"].astype(object).where(frame["host"].notna(), "").map(str).to_numpy()
+        per = pd.DataFrame({"w": w, "h": h}).drop_duplicates()
+        two = per[per["w"].duplicated(keep=False)]
+        if len(two):
+            wb = int(two["w"].iloc[0])
+            names = sorted(two[two["w"] == wb]["h"])
+            raise ValueError(f"{source}: worker {worker_ids[wb]} appears on several hosts "
+                             f"({', '.join(map(repr, names))}); one worker id per process")
+        hosts = tuple(per.sort_values("w")["h"])
+    return Timings(durations=d, hosts=hosts, iteration_ids=iteration_ids, worker_ids=worker_ids, source=source)

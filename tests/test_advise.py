@@ -1,0 +1,227 @@
+"""`gclib advise`: the ranking where the answer is known, the budget, the JSON, the stability margin, every
+design's `gclib run` options, the figure and the command line."""
+import importlib.util
+import json
+import math
+import shlex
+
+import numpy as np
+import pytest
+
+from gclib import advise as adv
+from gclib.cli import main, options
+from gclib.cli import run as cli_run
+from gclib.codes.conditioning import unit_roundoff
+from gclib.simulate import Schedule
+from gclib.stragglers import Pareto, Persistent, ShiftedExponential
+
+STEADY = ShiftedExponential(mu=1e9, alpha=1.0)  # every task takes one time unit: no variation at all
+HEAVY = Pareto(scale=0.05, shape=1.2)
+#: the command line reads a trace and fits it (gclib.timings, gclib.fit)
+needs_fit = pytest.mark.skipif(importlib.util.find_spec("gclib.fit") is None, reason="gclib.fit is not there yet")
+
+
+@pytest.fixture(scope="module")
+def heavy():
+    return adv.advise({"heavy": HEAVY, "steady": STEADY}, 8, trials=400, seed=1)
+
+
+def test_default_max_load():
+    assert [adv.default_max_load(K) for K in (2, 3, 8, 9, 10, 100)] == [2, 2, 3, 3, 4, 10]
+
+
+def test_no_variation_uncoded_wins():
+    a = adv.advise({"steady": STEADY}, 8, trials=200, seed=0)
+    assert a.best["label"] == "uncoded" and a.best["load"] == 1
+    assert a.ranked.iloc[0]["label"] == "uncoded"
+    # a load of r parts per worker costs r time units when nobody straggles
+    crc = a.ranked.set_index("label").loc["crc r=3"]
+    assert crc["mean_time"] == pytest.approx(3.0, rel=1e-6)
+
+
+def test_heavy_stragglers_a_code_wins(heavy):
+    b = heavy.best
+    assert b["family"] != "uncoded" and b["load"] > 1
+    assert b["speedup_lo"] > 1.5  # paired interval of the speed-up over uncoded
+    assert heavy.settings["primary"] == "heavy"
+    r = heavy.ranked
+    assert r["mean_time"].is_monotonic_increasing and r["rank"].tolist() == list(range(1, len(r) + 1))
+    # the robustness columns are the table's: the worst ratio to each model's best, the models where it is tied
+    rows = heavy.table[heavy.table.label == b["label"]]
+    assert b["worst_ratio"] == pytest.approx(rows["ratio"].max()) and b["best_under"] == rows["tied"].sum()
+    crc = heavy.table[(heavy.table.model == "steady") & (heavy.table.label == "crc r=3")].iloc[0]
+    assert crc["ratio"] == pytest.approx(3.0) and not crc["tied"]  # three parts cost three units without stragglers
+
+
+def test_persistent_straggler_uncoded_never_completes():
+    a = adv.advise({"dead": Persistent(ShiftedExponential(10, 0.01), count=1)}, 8, trials=200, seed=0)
+    unc = a.ranked.set_index("label").loc["uncoded"]
+    assert math.isinf(unc["mean_time"]) and unc["failed"] == 1.0
+    assert a.best["failed"] == 0 and a.best["family"] != "uncoded"
+    assert a.ranked.iloc[-1]["mean_time"] == math.inf
+
+
+def test_budget_excludes_the_designs_over_it(heavy):
+    a = adv.advise({"heavy": HEAVY}, 8, trials=400, seed=1, budget=8)
+    assert a.best["messages"] <= 8
+    over = a.ranked[a.ranked.messages > 8]
+    assert len(over) and not over["feasible"].any()
+    assert heavy.best["messages"] > 8  # without the budget the winner sends more
+    first_over = a.ranked.index[~a.ranked["feasible"]].min()
+    assert a.ranked.loc[:first_over - 1, "feasible"].all()  # feasible rows first
+
+
+def test_same_seed_same_numbers():
+    m = {"p": Pareto(0.05, 2.0)}
+    a, b = (adv.advise(m, 8, trials=200, seed=3) for _ in range(2))
+    assert a.to_json() == b.to_json()
+
+
+def test_json_schema(heavy):
+    d = json.loads(heavy.to_json())
+    assert set(d) == {"settings", "best", "recommendation", "ranked", "models"}
+    assert set(d["settings"]) >= {"K", "max_load", "budget", "trials", "seed", "primary", "models", "candidates",
+                                  "screened", "stability_rows", "stability_patterns"}
+    assert all(set(r) == set(adv.COLUMNS) for r in d["ranked"])
+    assert {r["model"] for r in d["models"]} == {"heavy", "steady"}
+    assert d["best"]["label"] == d["ranked"][0]["label"] and d["best"]["command"].startswith("--scheme ")
+    digits = [r["digits"] for r in d["ranked"]]
+    assert sum(x is not None for x in digits) == adv.STABILITY_ROWS
+
+
+def test_text_names_the_recommendation(heavy):
+    text = heavy.text()
+    lines = text.splitlines()
+    assert len(lines) <= adv.TEXT_ROWS + 7
+    assert heavy.best["label"] in lines[-1] and "gclib run --scheme" in lines[-1] and "95% CI" in lines[-1]
+
+
+def test_stability_margin_uncoded_and_lcc():
+    from gclib import codes
+    from gclib.codes.lcc import lcc_code
+
+    K = 8
+    m = adv.stability_margin(codes.uncoded(K), ShiftedExponential(10, 0.01), patterns=20, seed=0)
+    # uncoded: the all-ones decode of unit rows amplifies by sqrt(K)
+    assert m["digits"] == pytest.approx(-math.log10(unit_roundoff() * math.sqrt(K)))
+    assert m["patterns"] == 20 and m["distinct"] == 1
+    lcc = adv.stability_margin(lcc_code(K, 3), ShiftedExponential(10, 0.01), patterns=5)
+    assert math.isnan(lcc["digits"])  # the simulator stand-in cannot decode real messages
+
+
+def _run_parser():
+    p = options.Parser(prog="gclib run")
+    cli_run.add_arguments(p)
+    return p
+
+
+def _same_schedule(a: Schedule, b: Schedule, rng):
+    assert a.n_workers == b.n_workers
+    assert np.array_equal(a.sender, b.sender) and np.array_equal(a.ready, b.ready)
+    assert np.allclose(a.size, b.size) and np.array_equal(a.lengths, b.lengths)
+    arr = rng.random((50, a.n_messages))
+    assert np.array_equal(a.rule.cluster_times(arr).max(axis=1), b.rule.cluster_times(arr).max(axis=1))
+
+
+@pytest.mark.parametrize("K,R", [(8, 3), (12, 4)])
+def test_every_command_builds_the_same_design(K, R):
+    p = _run_parser()
+    rng = np.random.default_rng(0)
+    designs = adv.candidates(K, R)
+    assert {d.family for d in designs} >= set(adv.FAMILIES) - ({"kadhe"} if K % 3 else set())
+    for d in designs:
+        sch = d.schedule()
+        if d.scheme is None:
+            assert d.family == "lcc" and d.command == ""
+            continue
+        a = p.parse_args(shlex.split(d.command))
+        options.reject_unused(a)
+        code = options.code_from_args(a)
+        assert code.n_workers == K and int(Schedule.of(code).load) == d.load, d.label
+        _same_schedule(Schedule.of(code), sch, rng)
+        _same_schedule(Schedule.of(d.build()), sch, rng)
+
+
+def test_plot_writes_the_figure(heavy, tmp_path):
+    import matplotlib.pyplot as plt
+
+    fig = heavy.plot(tmp_path / "front.png")
+    plt.close(fig)
+    assert (tmp_path / "front.png").stat().st_size > 10_000
+
+
+def test_bad_arguments():
+    with pytest.raises(ValueError, match="models must be a non-empty mapping"):
+        adv.advise({}, 8)
+    with pytest.raises(TypeError, match=r"models\['x'\] must be a gclib.stragglers.ComputeModel"):
+        adv.advise({"x": 3}, 8)
+    with pytest.raises(ValueError, match="primary must be one of the models"):
+        adv.advise({"a": STEADY}, 8, primary="b")
+    with pytest.raises(ValueError, match="max_load"):
+        adv.advise({"a": STEADY}, 8, max_load=9)
+    with pytest.raises(ValueError, match="budget"):
+        adv.advise({"a": STEADY}, 8, budget=0)
+
+
+def _usage_error(capsys, argv, needle):
+    try:
+        rc = main(argv)
+    except SystemExit as e:
+        rc = e.code
+    err = capsys.readouterr().err
+    lines = err.strip().splitlines()
+    assert rc == 2 and len(lines) == 1 and lines[0].startswith("gclib: error: ") and needle in lines[0], err
+    return lines[0]
+
+
+def _write(path, rows, header="iteration,worker,task,seconds"):
+    path.write_text(header + "\n" + "\n".join(",".join(map(str, r)) for r in rows) + "\n")
+    return path
+
+
+def _trace_rows(iterations=30, workers=4, tasks=2, seed=0):
+    rng = np.random.default_rng(seed)
+    return [(i, w, t, round(0.01 + rng.exponential(0.1), 6)) for i in range(iterations) for w in range(workers)
+            for t in range(1, tasks + 1)]
+
+
+@needs_fit
+@pytest.mark.parametrize("case,needle", [
+    ("missing", "seconds"),
+    ("negative", "durations >= 0"),
+    ("nan", "NaN"),
+    ("few", "samples"),
+])
+def test_cli_bad_trace_one_line_exit_2(case, needle, tmp_path, capsys):
+    rows = _trace_rows()
+    if case == "missing":
+        f = _write(tmp_path / "t.csv", [r[:3] for r in rows], header="iteration,worker,task")
+    elif case == "negative":
+        f = _write(tmp_path / "t.csv", rows[:-1] + [rows[-1][:3] + (-1.0,)])
+    elif case == "nan":
+        f = _write(tmp_path / "t.csv", rows[:-1] + [rows[-1][:3] + ("nan",)])
+    else:
+        f = _write(tmp_path / "t.csv", rows[:2] + [(0, 1, 1, 0.1)])
+    _usage_error(capsys, ["advise", "--trace", str(f), "--workers", "8"], needle)
+
+
+@needs_fit
+def test_cli_bad_options(tmp_path, capsys):
+    f = _write(tmp_path / "t.csv", _trace_rows())
+    _usage_error(capsys, ["advise", "--trace", str(f), "--workers", "8", "--max-load", "9"], "--max-load")
+    _usage_error(capsys, ["advise", "--trace", str(tmp_path / "none.csv"), "--workers", "8"], "--trace")
+    _usage_error(capsys, ["advise", "--trace", str(f), "--workers", "1"], "--workers")
+
+
+@needs_fit
+def test_cli_json_and_figure(tmp_path, capsys):
+    f = _write(tmp_path / "t.csv", _trace_rows())
+    png = tmp_path / "front.png"
+    assert main(["advise", "--trace", str(f), "--workers", "8", "--trials", "200", "--json", "--figure",
+                 str(png)]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["settings"]["primary"] == "replay" and "replay" in d["settings"]["models"]
+    assert d["best"]["command"] and png.stat().st_size > 10_000
+    assert main(["advise", "--trace", str(f), "--workers", "8", "--trials", "200", "--budget", "8"]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[-1].startswith("Recommended: ")
