@@ -406,11 +406,13 @@ class Advice:
         """The front of expected time against communication per model, beside every design: messages per
         iteration (left) and gradient-length units per iteration (right); the recommendation circled. Writes
         ``path`` (PNG) and returns the figure."""
+        from matplotlib.ticker import NullFormatter, ScalarFormatter
+
         from .plotting import DOUBLE, plt
 
         t = self.table
         models = list(dict.fromkeys(t["model"]))
-        fig, axes = plt.subplots(1, 2, figsize=(DOUBLE, 3.4), sharey=True)
+        fig, axes = plt.subplots(1, 2, figsize=(DOUBLE, 4.2), sharey=True)
         markers = "osD^vP*X<>"
         for ax, x, xl in zip(axes, ("messages", "gradient_units"),
                              ("messages received per iteration", "gradients received per iteration")):
@@ -425,13 +427,20 @@ class Advice:
                 ax.scatter(b[x], b["mean_time"], s=120, facecolors="none", edgecolors="k", lw=1.5,
                            label=f"recommended: {self.best['label']}" if ax is axes[0] else None, zorder=5)
             ax.set_xlabel(xl)
-            ax.set_xscale("log")
-            ax.grid(True, alpha=0.3)
-        axes[0].set_ylabel("expected iteration time (model units; s for a trace)")
-        axes[0].legend(fontsize=6, loc="best")
+            xs = t[x][np.isfinite(t["mean_time"]) & (t[x] > 0)]
+            if len(xs) and xs.max() > 20 * xs.min():
+                ax.set_xscale("log")
+            ax.set_yscale("log")
+            for axis in (ax.xaxis, ax.yaxis):
+                axis.set_major_formatter(ScalarFormatter())
+                axis.set_minor_formatter(NullFormatter())
+            ax.grid(True, which="both", alpha=0.3)
+        axes[0].set_ylabel("expected iteration time\n(model units; seconds for a trace)")
+        fig.legend(*axes[0].get_legend_handles_labels(), fontsize=7, loc="lower center",
+                   ncol=min(4, len(models) + 1), frameon=False)
         fig.suptitle(f"Designs for K = {self.settings['K']} workers: time against communication (front per model)",
                      fontsize=9)
-        fig.tight_layout()
+        fig.tight_layout(rect=(0, 0.06 + 0.04 * ((len(models) + 1) // 4), 1, 1))
         fig.savefig(path, bbox_inches="tight", metadata={"Software": None})
         return fig
 

@@ -1,6 +1,5 @@
 """`gclib advise`: the ranking where the answer is known, the budget, the JSON, the stability margin, every
 design's `gclib run` options, the figure and the command line."""
-import importlib.util
 import json
 import math
 import shlex
@@ -17,8 +16,6 @@ from gclib.stragglers import Pareto, Persistent, ShiftedExponential
 
 STEADY = ShiftedExponential(mu=1e9, alpha=1.0)  # every task takes one time unit: no variation at all
 HEAVY = Pareto(scale=0.05, shape=1.2)
-#: the command line reads a trace and fits it (gclib.timings, gclib.fit)
-needs_fit = pytest.mark.skipif(importlib.util.find_spec("gclib.fit") is None, reason="gclib.fit is not there yet")
 
 
 @pytest.fixture(scope="module")
@@ -185,7 +182,6 @@ def _trace_rows(iterations=30, workers=4, tasks=2, seed=0):
             for t in range(1, tasks + 1)]
 
 
-@needs_fit
 @pytest.mark.parametrize("case,needle", [
     ("missing", "seconds"),
     ("negative", "durations >= 0"),
@@ -205,7 +201,6 @@ def test_cli_bad_trace_one_line_exit_2(case, needle, tmp_path, capsys):
     _usage_error(capsys, ["advise", "--trace", str(f), "--workers", "8"], needle)
 
 
-@needs_fit
 def test_cli_bad_options(tmp_path, capsys):
     f = _write(tmp_path / "t.csv", _trace_rows())
     _usage_error(capsys, ["advise", "--trace", str(f), "--workers", "8", "--max-load", "9"], "--max-load")
@@ -213,7 +208,6 @@ def test_cli_bad_options(tmp_path, capsys):
     _usage_error(capsys, ["advise", "--trace", str(f), "--workers", "1"], "--workers")
 
 
-@needs_fit
 def test_cli_json_and_figure(tmp_path, capsys):
     f = _write(tmp_path / "t.csv", _trace_rows())
     png = tmp_path / "front.png"
