@@ -58,6 +58,9 @@ STABILITY_ROWS = 5
 STABILITY_PATTERNS = 100
 #: Cluster counts tried per load at most (spread geometrically between 1 and ``K // r``).
 MAX_CLUSTER_COUNTS = 6
+#: Fitted models whose bootstrap goodness-of-fit test rejects them at this level are left out of the advice (their
+#: tails, e.g. a Pareto fitted to exponential data, would otherwise dominate the robustness columns).
+REJECT_LEVEL = 0.05
 #: Rows :meth:`Advice.text` shows.
 TEXT_ROWS = 8
 #: Columns of :attr:`Advice.ranked`.
@@ -402,10 +405,10 @@ class Advice:
         """:meth:`to_dict` as one line of JSON."""
         return json.dumps(self.to_dict())
 
-    def plot(self, path):
+    def plot(self, path=None):
         """The front of expected time against communication per model, beside every design: messages per
         iteration (left) and gradient-length units per iteration (right); the recommendation circled. Writes
-        ``path`` (PNG) and returns the figure."""
+        ``path`` (PNG) when given, and returns the figure."""
         from matplotlib.ticker import NullFormatter, ScalarFormatter
 
         from .plotting import DOUBLE, plt
@@ -441,7 +444,8 @@ class Advice:
         fig.suptitle(f"Designs for K = {self.settings['K']} workers: time against communication (front per model)",
                      fontsize=9)
         fig.tight_layout(rect=(0, 0.06 + 0.04 * ((len(models) + 1) // 4), 1, 1))
-        fig.savefig(path, bbox_inches="tight", metadata={"Software": None})
+        if path is not None:
+            fig.savefig(path, bbox_inches="tight", metadata={"Software": None})
         return fig
 
 

@@ -50,10 +50,17 @@ def _matching(report, model: ComputeModel):
     raise ValueError(f"the fit report has no {model.name} fit with per_task = {model.per_task}")
 
 
-def _best_of_convention(report, per_task: bool):
-    """The family that fits best (lowest AIC) among the fits of one convention."""
-    fits = [f for f in report.fits if bool(f.per_task) == bool(per_task) and math.isfinite(f.aic)]
-    return min(fits, key=lambda f: f.aic).family if fits else ""
+def _best_of_convention(report, per_task: bool) -> str:
+    """The family that fits best among the fits of one convention, by :attr:`gclib.fit.FitReport.best`'s rule
+    within a convention: the smallest AIC among the fits the bootstrap test does not reject at 5%, else the
+    largest p-value (then the smallest KS statistic)."""
+    same = [f for f in report.fits if bool(f.per_task) == bool(per_task)]
+    if not same:
+        return ""
+    passed = [f for f in same if f.p_value >= 0.05]
+    if passed:
+        return min(passed, key=lambda f: f.aic).family
+    return min(same, key=lambda f: (-f.p_value if f.p_value == f.p_value else 1.0, f.ks)).family
 
 
 def recovery(models: dict, *, workers: int, iterations: int, tasks: int, repeats: int, seed: int = 0,
@@ -62,8 +69,8 @@ def recovery(models: dict, *, workers: int, iterations: int, tasks: int, repeats
 
     Returns:
         one row per (truth, repeat, parameter): ``truth, repeat, parameter, true_value, estimate, lo, hi,
-        covered, winner`` (the family with the lowest AIC among the fits of the truth's convention) and
-        ``family`` (the truth's).
+        covered, winner`` (the best-fitting family among the fits of the truth's convention, see
+        :func:`_best_of_convention`) and ``family`` (the truth's).
     """
     from . import fit as _fit
 
@@ -103,6 +110,13 @@ def goodness(rec: pd.DataFrame) -> pd.DataFrame:
         rows.append({"truth": truth, "repeats": len(g), "wins": int((g["winner"] == g["family"]).sum()),
                      "other": lost.value_counts().index[0] if len(lost) else ""})
     return pd.DataFrame(rows)
+
+
+def trace_table(trace: np.ndarray) -> pd.DataFrame:
+    """The timing trace of ``trace`` (``(iterations, workers, tasks)`` durations) as its CSV's table."""
+    from .runtime.measure import trace_frame
+
+    return trace_frame(trace)
 
 
 def mean_task_time(fit) -> tuple:
@@ -177,7 +191,7 @@ def machine(*, workers: int, tasks: int, iterations: int, model: ComputeModel, t
     fit_check = {"fit": f.name, "injected": f"{model.name} {_params(model)} x {time_scale:g} s",
                  "injected_mean": model_mean(model) * time_scale, "fitted_mean": mean, "fitted_lo": lo,
                  "fitted_hi": hi}
-    advice = _advise.advise(report.models(), workers, max_load=max_load, trials=trials, seed=seed,
+    advice = _advise.advise(report.models(level=_advise.REJECT_LEVEL), workers, max_load=max_load, trials=trials, seed=seed,
                             progress=progress)
     ranked = advice.ranked
     chosen = [("advised", advice.best)]

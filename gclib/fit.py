@@ -84,6 +84,10 @@ class Fit:
     n: int
     model: ComputeModel
 
+    def cdf(self, x) -> np.ndarray:
+        """The fitted distribution function of one sample (a task's duration, or a worker's draw) at ``x``."""
+        return _frozen(self.family, self.params).cdf(np.asarray(x, dtype=float))
+
     def text(self) -> str:
         """``mu = 9.8 [9.1, 10.6], alpha = 0.0101 [0.0099, 0.0102]``."""
         return ", ".join(f"{k} = {v:.4g} [{self.ci[k][0]:.4g}, {self.ci[k][1]:.4g}]" for k, v in self.params.items())
@@ -116,9 +120,15 @@ class FitReport:
         p = [-1.0 if np.isnan(f.p_value) else f.p_value for f in self.fits]
         return min(zip(self.fits, p), key=lambda fp: (-fp[1], fp[0].ks, fp[0].per_task))[0]
 
-    def models(self) -> dict:
-        """Fit name -> fitted model, for every fit, plus ``"replay"``."""
-        return {**{f.name: f.model for f in self.fits}, "replay": self.replay}
+    def models(self, level: float | None = None) -> dict:
+        """Fit name -> fitted model, plus ``"replay"``: every fit, or with ``level`` only the fits the bootstrap
+        test does not reject at that level (``p_value >= level``; a fit without a p-value is kept)."""
+        keep = [f for f in self.fits if level is None or not f.p_value < level]
+        return {**{f.name: f.model for f in keep}, "replay": self.replay}
+
+    def rejected(self, level: float = 0.05) -> list:
+        """Names of the fits the bootstrap test rejects at ``level`` (``p_value < level``)."""
+        return [f.name for f in self.fits if f.p_value < level]
 
     def table(self) -> pd.DataFrame:
         """One row per fit: name, family, per_task, n, parameters with their intervals, loglik, aic, ks, p_value,

@@ -34,6 +34,8 @@ NOTEBOOKS = {
                     "loss and AUC against wall-clock time with injected stragglers; measured against simulated"),
     "08_scale": ("Tandon et al. (ICML 2017); Ozfatura, Gunduz, Ulukus (2019): the schemes at datacenter scale",
                  "completion time, coding gain and messages of GC, FRC, LCC, UC-MMC and GC-MMC for K up to 10,000"),
+    "09_advise": ("gclib advise: from a measured cluster to the code to run",
+                  "fits recover known models; profile, fit, advise and real runs on this machine"),
 }
 
 FIGURES = [
@@ -121,6 +123,22 @@ FIGURES = [
     Figure("08_messages", "08_scale",
            "messages received until completion per worker against K, same panels",
            "GC-MMC sends fewer messages than UC-MMC at every K"),
+    Figure("09_fit_recovery", "09_advise",
+           "the 95% interval of every fitted parameter divided by its true value, for traces drawn by three "
+           "models (shifted exponential per worker, exponential per task, Pareto per worker)",
+           "our check: the fits' intervals cover the parameters that made the trace"),
+    Figure("09_trace_fit", "09_advise",
+           "a trace measured on this machine with gclib profile (injected shifted-exponential delays) against "
+           "the fitted per-worker models, with their goodness of fit",
+           "our check: the goodness of fit picks the injected family"),
+    Figure("09_advice_front", "09_advise",
+           "the advice for that trace: expected iteration time of every design against messages and gradients "
+           "received per iteration, the front of each fitted model and of the replayed trace",
+           "the recommendation, and how much the models agree on it"),
+    Figure("09_predicted_vs_real", "09_advise",
+           "the advice's predicted mean iteration time against real MPI runs of the advised code and of uncoded, "
+           "and every real iteration against the simulator's time for its injected delays",
+           "our check: the advised code's real iteration time is within 10% of the prediction"),
 ]
 
 

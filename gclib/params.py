@@ -353,6 +353,25 @@ def _scale(ns):
     check("pareto_shape", _n(ns, "pareto_shape"), float, low=0, low_open=True)
 
 
+def _advise(ns):
+    check("seed", _n(ns, "seed"), int, low=0)
+    check("fit_workers", _n(ns, "fit_workers"), int, low=2)
+    check("fit_iterations", _n(ns, "fit_iterations"), int, low=1)
+    check("fit_tasks", _n(ns, "fit_tasks"), int, low=1)
+    check("repeats", _n(ns, "repeats"), int, low=2)  # a coverage needs more than one repetition
+    check("bootstrap", _n(ns, "bootstrap"), int, low=20)  # the intervals are bootstrap quantiles
+    for name in ("mu", "rate", "pareto_scale", "time_scale"):
+        check(name, _n(ns, name), float, low=0, low_open=True)
+    check("alpha", _n(ns, "alpha"), float, low=0)
+    check("pareto_shape", _n(ns, "pareto_shape"), float, above=1)  # a finite mean task time to recover
+    workers = check("workers", _n(ns, "workers"), int, low=2)
+    check("tasks", _n(ns, "tasks"), int, low=1)
+    check("profile_iterations", _n(ns, "profile_iterations"), int, low=2)
+    check("run_iterations", _n(ns, "run_iterations"), int, low=2)  # an interval needs two iterations
+    check("max_load", _n(ns, "max_load"), int, low=1, high=workers)
+    check("trials", _n(ns, "trials"), int, low=2)
+
+
 def _index(ns):
     pass  # the index has only the driver's parameters
 
@@ -368,6 +387,7 @@ NOTEBOOKS = {
     "06_lazy_aggregation": _lazy_aggregation,
     "07_mpi_runs": _mpi_runs,
     "08_scale": _scale,
+    "09_advise": _advise,
 }
 
 

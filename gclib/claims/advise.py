@@ -3,8 +3,8 @@
 
 * ``F1`` rows, per generating model and parameter: the fit's 95% intervals cover the true parameter in at least
   :data:`COVERAGE_FLOOR` of the repetitions (traces drawn by gclib's own models, fitted by
-  :func:`gclib.fit.fit`). The nominal level is 95%; the floor leaves room for the intervals of a bootstrap being
-  a little short with small traces, and a shortfall beyond it is a defect of the fit.
+  :func:`gclib.fit.fit`). The nominal level is 95%; the floor leaves room for bootstrap intervals of small
+  traces being a little short, and a shortfall beyond it is a defect of the fit.
 * ``F2`` rows, per generating model: the generating family has the best goodness of fit among the families of
   the same convention in most repetitions.
 * ``M1``: on this machine, a profile with injected delays of a known model gives a fitted mean task time within
@@ -26,8 +26,9 @@ import pandas as pd
 
 from . import Estimate, FAILS, HOLDS, greater, ids, less, majority, proportion, row, table, within
 
-#: Smallest coverage of the nominal 95% intervals that counts as covering.
-COVERAGE_FLOOR = 0.90
+#: Smallest coverage of the nominal 95% intervals that counts as covering: ten points under the nominal level, a
+#: shortfall that a few hundred repetitions resolve; bootstrap intervals of small samples run a little short of it.
+COVERAGE_FLOOR = 0.85
 #: Largest relative gap between a prediction and its measurement that counts as agreeing.
 REL = 0.10
 _OURS = "our check of gclib advise"

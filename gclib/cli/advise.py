@@ -23,6 +23,8 @@ def add_parser(sub):
                    help="simulated iterations per model (default 4000)")
     p.add_argument("--seed", type=checks.option(checks.integer, low=0), default=0, metavar="S",
                    help="seed of the fits' bootstrap and of the simulation")
+    p.add_argument("--all-models", action="store_true",
+                   help="advise under every fitted model, also those the goodness-of-fit test rejects at 5%%")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--figure", type=checks.option(checks.output_file), default=None, metavar="PNG",
                    help="write the figure of the front of time against communication here")
@@ -36,7 +38,12 @@ def run(a) -> int:
         checks.option_check("--max-load", checks.integer, a.max_load, low=1, high=a.workers,
                             why=f" (at most --workers {a.workers})")
     trace = timings.read(a.trace)
-    models = fit.fit(trace, seed=a.seed).models()
+    report = fit.fit(trace, seed=a.seed)
+    level = None if a.all_models else advise.REJECT_LEVEL
+    models = report.models(level=level)
+    left_out = [] if level is None else report.rejected(level)
+    if not a.json:
+        print(_fits_text(report, left_out, trace), flush=True)
     res = advise.advise(models, a.workers, max_load=a.max_load, budget=a.budget,
                         trials=advise.TRIALS if a.trials is None else a.trials, seed=a.seed,
                         progress=not a.json)
@@ -45,5 +52,37 @@ def run(a) -> int:
 
         fig = res.plot(a.figure)
         plt.close(fig)
-    print(res.to_json() if a.json else res.text())
+    if a.json:
+        import json
+
+        out = res.to_dict()
+        out["fits"] = _fits_rows(report, left_out)
+        out["trace"] = {"file": str(a.trace), "iterations": trace.iterations, "workers": trace.workers,
+                        "tasks": int(trace.durations.shape[2])}
+        print(json.dumps(out))
+    else:
+        print(res.text())
     return 0
+
+
+def _fits_rows(report, left_out) -> list:
+    from ..jsonable import jsonable
+
+    best = report.best.name
+    return jsonable([{"name": f.name, "params": f.params, "ci": {k: list(v) for k, v in f.ci.items()},
+                      "ks": f.ks, "p_value": f.p_value, "aic": f.aic, "n": f.n, "best": f.name == best,
+                      "advised_under": f.name not in left_out} for f in report.fits])
+
+
+def _fits_text(report, left_out, trace) -> str:
+    """The fitted models, one line each, and which ones the advice leaves out."""
+    best = report.best.name
+    lines = [f"trace: {trace.iterations} iterations x {trace.workers} workers x {trace.durations.shape[2]} tasks "
+             f"({trace.source}); {report.persistent} workers per iteration never answered",
+             "fitted models (95% intervals; KS statistic and bootstrap p-value):"]
+    for f in report.fits:
+        mark = "best" if f.name == best else ("left out" if f.name in left_out else "")
+        lines.append(f"  {f.name:24s} {f.text():52s} KS {f.ks:.3f}  p {f.p_value:.3g}  {mark}")
+    if left_out:
+        lines.append(f"left out of the advice (rejected at p < 0.05; --all-models keeps them): {', '.join(left_out)}")
+    return "\n".join(lines) + "\n"

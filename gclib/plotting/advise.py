@@ -1,0 +1,96 @@
+"""Figures of notebook 09 (checking ``gclib advise``): the fits' intervals against the truth, a measured trace
+against its fitted models, and the advice's predictions against real runs."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from . import DOUBLE, plt
+
+#: Repetitions drawn per panel of :func:`intervals` (the first ones; all of them count in the coverage).
+SHOWN = 40
+
+
+def intervals(rec: pd.DataFrame, shown: int = SHOWN):
+    """One panel per (generating model, parameter): the 95% interval of every shown repetition divided by the true
+    value (a vertical line at 1), blue when it covers the truth, red when it misses; the title gives the coverage
+    over every repetition."""
+    keys = list(dict.fromkeys(zip(rec["truth"], rec["parameter"])))
+    from matplotlib.ticker import MaxNLocator
+
+    fig, axes = plt.subplots(1, len(keys), figsize=(DOUBLE, 3.0), sharey=True, squeeze=False)
+    for ax, (truth, p) in zip(axes[0], keys):
+        g = rec[(rec["truth"] == truth) & (rec["parameter"] == p)].sort_values("repeat")
+        v = g.head(shown)
+        y = np.arange(len(v))
+        tv = v["true_value"].to_numpy()
+        col = np.where(v["covered"], "tab:blue", "tab:red")
+        ax.hlines(y, v["lo"] / tv, v["hi"] / tv, colors=col, lw=1)
+        ax.scatter(v["estimate"] / tv, y, c=col, s=6, zorder=3)
+        ax.axvline(1.0, color="k", lw=0.8)
+        ax.set_title(f"{truth}\n{p}: covered {int(g['covered'].sum())}/{len(g)}", fontsize=6)
+        ax.xaxis.set_major_locator(MaxNLocator(3))
+        ax.tick_params(axis="x", labelsize=7)
+    axes[0][0].set_ylabel("repetition")
+    fig.supxlabel("estimate and 95% interval divided by the true value (blue: covers it, red: misses)", fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def trace_fit(trace: np.ndarray, report, time_scale_label: str = "s"):
+    """Empirical distribution of the per-worker sample of a measured trace (the worker's mean task time per
+    iteration) beside the fitted per-worker models' distribution functions; the goodness of fit in the legend."""
+    from ..fit import samples
+    from ..timings import Timings
+
+    per_worker, _, _ = samples(Timings.from_array(np.asarray(trace, dtype=float)))
+    x = np.sort(per_worker)
+    fig, ax = plt.subplots(figsize=(DOUBLE / 2, 2.8))
+    ax.step(x, np.arange(1, x.size + 1) / x.size, where="post", color="k", lw=1.2, label="measured")
+    grid = np.linspace(x.min() * 0.9, x.max() * 1.05, 400)
+    for f in report.fits:
+        if f.per_task:
+            continue
+        ax.plot(grid, f.cdf(grid), lw=1, label=f"{f.name} (KS {f.ks:.3f}, p {f.p_value:.2g})")
+    ax.set_xlabel(f"mean task time of a worker in an iteration ({time_scale_label})")
+    ax.set_ylabel("fraction of (iteration, worker)")
+    ax.legend(fontsize=6, loc="lower right")
+    ax.grid(True, alpha=0.3)
+    fig.tight_layout()
+    return fig
+
+
+def predicted_vs_real(real: pd.DataFrame, log: pd.DataFrame, rel: float):
+    """Left: per real run (advised code, uncoded), the advice's predicted mean iteration time and the real mean
+    with their 95% intervals, the band of +/- ``rel`` around the prediction shaded. Right: every real iteration's
+    time against the simulator's time for its injected delays."""
+    from matplotlib.patches import Patch
+
+    fig, (a, b) = plt.subplots(1, 2, figsize=(DOUBLE, 3.1))
+    y = np.arange(len(real))
+    for i, r in enumerate(real.itertuples()):
+        a.axvspan(r.predicted * (1 - rel), r.predicted * (1 + rel), ymin=(i + 0.1) / len(real),
+                  ymax=(i + 0.9) / len(real), color="0.85", lw=0)
+    a.errorbar(real["predicted"], y + 0.12, xerr=[real["predicted"] - real["predicted_lo"],
+                                                  real["predicted_hi"] - real["predicted"]],
+               fmt="s", ms=4, color="tab:blue", label="advice's prediction")
+    a.errorbar(real["mean_time"], y - 0.12, xerr=[real["mean_time"] - real["lo"], real["hi"] - real["mean_time"]],
+               fmt="o", ms=4, color="tab:orange", label="real runs (gclib run)")
+    a.set_yticks(y, [f"{r.role}:\n{r.label}" for r in real.itertuples()], fontsize=7)
+    a.set_ylim(-0.5, len(real) - 0.5)
+    a.set_xlabel("mean iteration time (s)")
+    handles, labels = a.get_legend_handles_labels()
+    a.legend(handles + [Patch(color="0.85")], labels + [f"prediction +/- {rel:.0%}"], fontsize=6, loc="best")
+    a.grid(True, axis="x", alpha=0.3)
+    for role, g in log.groupby("role", sort=False):
+        b.scatter(g["predicted"], g["time"], s=6, alpha=0.6, label=f"{role}: {g['label'].iloc[0]}")
+    lim = [0, float(np.nanmax(log[["predicted", "time"]].to_numpy())) * 1.05]
+    b.plot(lim, lim, color="k", lw=0.8)
+    b.set_xlim(lim)
+    b.set_ylim(lim)
+    b.set_xlabel("simulated time of its injected delays (s)")
+    b.set_ylabel("real iteration time (s)")
+    b.legend(fontsize=6, loc="upper left")
+    b.grid(True, alpha=0.3)
+    fig.tight_layout()
+    return fig

@@ -1,0 +1,75 @@
+"""The claims of notebook 09 (gclib.claims.advise): every rule reaches each verdict it can give."""
+
+import pandas as pd
+import pytest
+
+from gclib.claims import FAILS, HOLDS, INCONCLUSIVE, advise as ca
+
+
+def tables(covered=150, repeats=150, wins=140, fitted=(0.055, 0.053, 0.057), real_adv=(0.090, 0.087, 0.093),
+           real_unc=(0.150, 0.145, 0.155), pred_adv=0.089, pred_unc=0.152):
+    coverage = pd.DataFrame([{"truth": "shifted-exp per worker", "parameter": "mu", "true_value": 10.0,
+                              "repeats": repeats, "covered": covered, "median_estimate": 10.1}])
+    goodness = pd.DataFrame([{"truth": "shifted-exp per worker", "repeats": repeats, "wins": wins,
+                              "other": "exp"}])
+    machine = {"fit": "shifted-exp per worker", "injected": "shifted-exp (mu = 10, alpha = 0.01) x 0.5 s",
+               "injected_mean": 0.055, "fitted_mean": fitted[0], "fitted_lo": fitted[1], "fitted_hi": fitted[2]}
+    real = pd.DataFrame([
+        {"role": "advised", "label": "uc-mmc r=3 P=1", "command": "--scheme uc-mmc --workers 8 --load 3",
+         "predicted": pred_adv, "predicted_lo": pred_adv * 0.99, "predicted_hi": pred_adv * 1.01,
+         "mean_time": real_adv[0], "lo": real_adv[1], "hi": real_adv[2], "iterations": 150},
+        {"role": "uncoded", "label": "uncoded", "command": "--scheme uncoded --workers 8",
+         "predicted": pred_unc, "predicted_lo": pred_unc * 0.99, "predicted_hi": pred_unc * 1.01,
+         "mean_time": real_unc[0], "lo": real_unc[1], "hi": real_unc[2], "iterations": 150}])
+    return coverage, goodness, machine, real
+
+
+def verdict(t, key):
+    return t.set_index("id").loc[key, "verdict"]
+
+
+def test_all_hold_when_everything_agrees():
+    t = ca.judge(*tables())
+    assert list(t["id"]) == ["F1", "F2", "M1", "A1", "A2", "A3"]
+    assert (t["verdict"] == HOLDS).all(), t[["id", "verdict", "measured"]]
+
+
+@pytest.mark.parametrize("covered, expected", [(150, HOLDS), (100, FAILS), (14, INCONCLUSIVE)])
+def test_coverage_rule(covered, expected):
+    repeats = 15 if covered == 14 else 150
+    assert verdict(ca.judge(*tables(covered=covered, repeats=repeats)), "F1") == expected
+
+
+@pytest.mark.parametrize("wins, expected", [(140, HOLDS), (20, FAILS), (80, INCONCLUSIVE)])
+def test_best_fit_rule(wins, expected):
+    t = ca.judge(*tables(wins=wins))
+    assert verdict(t, "F2") == expected
+    assert "most often otherwise: exp" in t.set_index("id").loc["F2", "measured"]
+
+
+@pytest.mark.parametrize("fitted, expected", [((0.056, 0.054, 0.058), HOLDS), ((0.070, 0.065, 0.075), FAILS),
+                                              ((0.058, 0.050, 0.066), INCONCLUSIVE)])
+def test_machine_fit_rule(fitted, expected):
+    assert verdict(ca.judge(*tables(fitted=fitted)), "M1") == expected
+
+
+@pytest.mark.parametrize("real, expected", [((0.090, 0.087, 0.093), HOLDS), ((0.070, 0.066, 0.074), FAILS),
+                                            ((0.082, 0.075, 0.089), INCONCLUSIVE)])
+def test_prediction_rule(real, expected):
+    t = ca.judge(*tables(real_adv=real))
+    assert verdict(t, "A1") == expected
+    assert verdict(t, "A2") == HOLDS
+
+
+@pytest.mark.parametrize("unc, expected", [((0.150, 0.145, 0.155), HOLDS), ((0.080, 0.075, 0.085), FAILS),
+                                           ((0.092, 0.085, 0.099), INCONCLUSIVE)])
+def test_faster_than_uncoded(unc, expected):
+    assert verdict(ca.judge(*tables(real_unc=unc)), "A3") == expected
+
+
+def test_a_missing_run_is_inconclusive_and_conclusions_render():
+    c, g, m, real = tables()
+    t = ca.judge(c, g, m, real[real["role"] == "advised"])
+    assert verdict(t, "A2") == INCONCLUSIVE and verdict(t, "A3") == INCONCLUSIVE
+    text = ca.conclusions(t)
+    assert "1 of 1 parameters covered" in text and "**inconclusive**" in text
