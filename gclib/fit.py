@@ -20,8 +20,8 @@ A worker that has a task that never finished (``inf``) in an iteration is a pers
 wrapped in :class:`gclib.stragglers.Persistent` with that ``count``.
 
 Goodness of fit and intervals come from one parametric bootstrap (``bootstrap`` replicates, seeded): draw a
-sample of the same size from the fitted model (through the model's own sampler), refit it, and record the
-parameters and the Kolmogorov-Smirnov statistic of the refit.
+sample of the same size from the fitted model (drawn in order, without a sort, see :func:`_sorted_draws`), refit
+it, and record the parameters and the Kolmogorov-Smirnov statistic of the refit.
 
 * ``p_value``: the fraction of replicates whose KS statistic is at least the data's, ``(1 + count) / (1 + B)``; as
   the replicates are refitted, the p-value accounts for the estimated parameters (the KS table would not);
@@ -108,13 +108,23 @@ class FitReport:
 
     @property
     def best(self) -> Fit:
-        """The fit with the best goodness of fit: the largest p-value, then the smallest KS statistic (per worker
-        first on a tie: with one task per worker both conventions see the same sample)."""
+        """The fit with the best goodness of fit. The convention first: the one whose fits reach the largest
+        p-value (then the smallest KS statistic; per worker on a tie, as with one task per worker both see the same
+        sample). Then, within it, the fit of smallest AIC among those not rejected at 5% (``p_value >= 0.05``): the
+        exponential is the shifted exponential with ``alpha = 0``, and both fit data from the exponential; the AIC
+        prefers the fewer parameters. When every fit of the convention is rejected (or without bootstrap), the
+        largest p-value, then the smallest KS statistic."""
         if not self.fits:
             raise ValueError("no model could be fitted to this trace: " + "; ".join(
                 f"{k}: {v}" for k, v in self.skipped.items()))
-        p = [-1.0 if np.isnan(f.p_value) else f.p_value for f in self.fits]
-        return min(zip(self.fits, p), key=lambda fp: (-fp[1], fp[0].ks, fp[0].per_task))[0]
+
+        def fitness(f):
+            return (-1.0 if np.isnan(f.p_value) else -f.p_value, f.ks)
+
+        top = min(self.fits, key=lambda f: (fitness(f), f.per_task))
+        same = [f for f in self.fits if f.per_task == top.per_task]
+        passed = [f for f in same if f.p_value >= 0.05]
+        return min(passed, key=lambda f: f.aic) if passed else min(same, key=fitness)
 
     def models(self) -> dict:
         """Fit name -> fitted model, for every fit, plus ``"replay"``."""
@@ -193,9 +203,21 @@ def _cdf(family, p, x):
         return np.where(x >= s, -np.expm1(p["shape"][:, None] * np.log(s / np.maximum(x, s))), 0.0)
 
 
-def _ks_rows(family, p, x):
-    """Kolmogorov-Smirnov statistic of each row of ``x`` against its model."""
-    xs = np.sort(x, axis=1)
+def _sorted_draws(family, p, rng, c, n):
+    """``c`` samples of ``n`` draws of the model with parameters ``p``, each sorted, as a ``(c, n)`` array,
+    without sorting: the order statistics of ``n`` standard exponentials are the cumulative sums of independent
+    ``Exp(1) / (n - i)``, ``i = 0 .. n-1`` (Renyi), and each family is an increasing function of a standard
+    exponential ``E``: ``alpha + E / mu``, ``E / rate``, ``scale * exp(E / shape)``."""
+    e = np.cumsum(rng.exponential(size=(c, n)) / (n - np.arange(n)), axis=1)
+    if family == "shifted-exp":
+        return p["alpha"] + e / p["mu"]
+    if family == "exp":
+        return e / p["rate"]
+    return p["scale"] * np.exp(e / p["shape"])
+
+
+def _ks_sorted(family, p, xs):
+    """Kolmogorov-Smirnov statistic of each row of ``xs`` (``(B, n)``, rows sorted) against its model."""
     n = xs.shape[1]
     F = _cdf(family, p, xs)
     i = np.arange(1, n + 1)
@@ -205,10 +227,8 @@ def _ks_rows(family, p, x):
 def _why_not(family, x) -> Optional[str]:
     if len(x) < 2 or np.ptp(x) == 0:
         return f"needs at least 2 distinct samples, got {len(np.unique(x))}"
-    if family != "shifted-exp" and x.min() <= 0 and family == "pareto":
+    if family == "pareto" and x.min() <= 0:
         return "a Pareto sample must be positive, the trace has a duration of 0"
-    if family == "exp" and x.mean() <= 0:
-        return "the mean duration is 0"
     return None
 
 
@@ -227,9 +247,9 @@ def _fit_one(family, per_task, x, rng, bootstrap, persistent) -> Fit:
         step = max(1, _CHUNK_CELLS // n)
         for start in range(0, bootstrap, step):
             c = min(step, bootstrap - start)
-            xb = base.task_draws(rng, (c, n))
+            xb = _sorted_draws(family, params, rng, c, n)
             pb = _mle(family, xb)
-            ks_b.append(_ks_rows(family, pb, xb))
+            ks_b.append(_ks_sorted(family, pb, xb))
             for k in params:
                 boot[k].append(pb[k])
         ks_b = np.concatenate(ks_b)
