@@ -27,9 +27,11 @@ it, and record the parameters and the Kolmogorov-Smirnov statistic of the refit.
   the replicates are refitted, the p-value accounts for the estimated parameters (the KS table would not);
 * ``ci``: 95% basic (reverse-percentile) bootstrap intervals, ``2 theta - q97.5 .. 2 theta - q2.5``, on the log
   scale for the positive parameters (rates, ``scale``, ``shape``) and on the raw scale for the shift ``alpha``
-  (clipped at 0). For the exponential rate and the Pareto scale, and for ``alpha``, the statistic is a pivot and
-  these intervals are exact up to the bootstrap's resolution; the sample minimum sits on the boundary of the
-  support, where a Fisher-information interval does not apply.
+  (clipped at 0). ``alpha`` and the Pareto ``scale`` are estimated by the sample minimum, which they never exceed:
+  their interval ends at the estimate (its lower end is the basic one, so it covers the truth 97.5% of the time).
+  For the exponential rate, ``alpha`` and the Pareto scale the statistic is a pivot and these intervals are exact
+  up to the bootstrap's resolution; the sample minimum sits on the boundary of the support, where a
+  Fisher-information interval does not apply.
 
 The recorded trace is a model of its own, :class:`gclib.stragglers.Replay` (:attr:`FitReport.replay`).
 """
@@ -46,7 +48,7 @@ from . import checks
 from .stragglers import ComputeModel, Exponential, Pareto, Persistent, Replay, ShiftedExponential
 from .timings import Timings
 
-__all__ = ["FAMILIES", "PARAMETERS", "Fit", "FitReport", "fit", "samples"]
+__all__ = ["FAMILIES", "PARAMETERS", "Fit", "FitReport", "fit", "samples", "task_correlation"]
 
 #: the fitted families, in the order of :attr:`FitReport.fits`.
 FAMILIES = ("shifted-exp", "exp", "pareto")
@@ -54,6 +56,7 @@ FAMILIES = ("shifted-exp", "exp", "pareto")
 PARAMETERS = {"shifted-exp": ("mu", "alpha"), "exp": ("rate",), "pareto": ("scale", "shape")}
 _CLASSES = {"shifted-exp": ShiftedExponential, "exp": Exponential, "pareto": Pareto}
 _LOCATION = {"alpha"}  # intervals on the raw scale; the others on the log scale
+_MINIMUM = {"alpha", "scale"}  # estimated by the sample minimum, which they cannot exceed
 _CHUNK_CELLS = 2_000_000  # bootstrap samples drawn at a time (16 MB)
 
 
@@ -98,6 +101,10 @@ class FitReport:
             answered, per iteration on average (rounded), the ``count`` of :class:`~gclib.stragglers.Persistent`.
         replay: :class:`gclib.stragglers.Replay` of the trace. skipped: fit name -> why it could not be fitted
             (e.g. a Pareto fit on a sample with a zero). timings: the trace.
+        task_correlation: the intraclass correlation of the log durations within an (iteration, worker), over the
+            workers with at least 2 positive finite tasks: ``1 - pooled within variance / total variance``; 1 when a
+            worker's tasks take the same time (per worker, eq. 5), about 0 when they are independent (per task);
+            ``nan`` when no worker has 2 such tasks.
     """
 
     fits: list
@@ -105,26 +112,33 @@ class FitReport:
     replay: ComputeModel
     skipped: dict = field(default_factory=dict)
     timings: Optional[Timings] = None
+    task_correlation: float = np.nan
+
+    @property
+    def per_task(self) -> bool:
+        """The convention the trace follows: per task when :attr:`task_correlation` is below 0.5 (a worker's tasks
+        nearer independent than equal), per worker otherwise, and per worker with one task per worker (then both
+        conventions see the same sample)."""
+        return bool(self.task_correlation < 0.5)  # nan (one task per worker) compares False
 
     @property
     def best(self) -> Fit:
-        """The fit with the best goodness of fit. The convention first: the one whose fits reach the largest
-        p-value (then the smallest KS statistic; per worker on a tie, as with one task per worker both see the same
-        sample). Then, within it, the fit of smallest AIC among those not rejected at 5% (``p_value >= 0.05``): the
-        exponential is the shifted exponential with ``alpha = 0``, and both fit data from the exponential; the AIC
-        prefers the fewer parameters. When every fit of the convention is rejected (or without bootstrap), the
+        """The fit that describes the trace best. The convention is :attr:`per_task` (the Kolmogorov-Smirnov test
+        sees only the distribution of single durations, which is the same under both conventions, so it cannot
+        choose). Within it, the fit of smallest AIC among those not rejected at 5% (``p_value >= 0.05``), where a
+        shifted exponential whose ``alpha`` interval reaches 0 gives way to the exponential when that fits too
+        (it is the exponential, with one parameter more); when every fit is rejected (or without bootstrap), the
         largest p-value, then the smallest KS statistic."""
         if not self.fits:
             raise ValueError("no model could be fitted to this trace: " + "; ".join(
                 f"{k}: {v}" for k, v in self.skipped.items()))
-
-        def fitness(f):
-            return (-1.0 if np.isnan(f.p_value) else -f.p_value, f.ks)
-
-        top = min(self.fits, key=lambda f: (fitness(f), f.per_task))
-        same = [f for f in self.fits if f.per_task == top.per_task]
+        same = [f for f in self.fits if f.per_task == self.per_task] or self.fits
         passed = [f for f in same if f.p_value >= 0.05]
-        return min(passed, key=lambda f: f.aic) if passed else min(same, key=fitness)
+        if any(f.family == "exp" for f in passed):
+            passed = [f for f in passed if not (f.family == "shifted-exp" and f.ci["alpha"][0] <= 0)]
+        if passed:
+            return min(passed, key=lambda f: f.aic)
+        return min(same, key=lambda f: (-1.0 if np.isnan(f.p_value) else -f.p_value, f.ks))
 
     def models(self) -> dict:
         """Fit name -> fitted model, for every fit, plus ``"replay"``."""
@@ -157,6 +171,25 @@ def samples(t: Timings) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         total = np.where(seen, d, 0.0).sum(axis=2)
     ok = ~dead & (J > 0)
     return total[ok] / J[ok], d[np.isfinite(d)], dead
+
+
+def task_correlation(t: Timings) -> float:
+    """See :attr:`FitReport.task_correlation` (logs, so that a heavy tail has a variance)."""
+    d = t.durations
+    ok = np.isfinite(d) & (d > 0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        x = np.where(ok, np.log(np.where(ok, d, 1.0)), 0.0)
+    m = ok.sum(axis=2)
+    cells = m >= 2
+    if not cells.any():
+        return float("nan")
+    x, ok, m = x[cells], ok[cells], m[cells]
+    mean = x.sum(axis=1) / m
+    within = (np.where(ok, x - mean[:, None], 0.0) ** 2).sum() / (m - 1).sum()
+    total = np.var(x[ok], ddof=1)
+    if total == 0:
+        return 1.0
+    return float(1.0 - within / total)
 
 
 # ------------------------------------------------------------------------------------- the three families
@@ -263,6 +296,8 @@ def _fit_one(family, per_task, x, rng, bootstrap, persistent) -> Fit:
             else:
                 q_lo, q_hi = np.quantile(np.log(b[b > 0]), [0.025, 0.975])
                 ci[k] = (float(np.exp(2 * np.log(v) - q_hi)), float(np.exp(2 * np.log(v) - q_lo)))
+            if k in _MINIMUM:  # never above the sample minimum, which is the estimate
+                ci[k] = (ci[k][0], v)
         ci = {k: (float(lo), float(hi)) for k, (lo, hi) in ci.items()}
     model = Persistent(base, count=persistent) if persistent else base
     return Fit(name=f"{family} {'per task' if per_task else 'per worker'}", family=family, per_task=per_task,
@@ -305,4 +340,5 @@ def fit(t, *, seed=0, bootstrap: int = 200) -> FitReport:
                 except ValueError as e:  # parameters a model refuses (e.g. a rate beyond the float64 range)
                     why = str(e)
             skipped[name] = why
-    return FitReport(fits=fits, persistent=persistent, replay=Replay(t.durations), skipped=skipped, timings=t)
+    return FitReport(fits=fits, persistent=persistent, replay=Replay(t.durations), skipped=skipped, timings=t,
+                     task_correlation=task_correlation(t))
