@@ -62,17 +62,17 @@ _CHUNK_CELLS = 2_000_000  # bootstrap samples drawn at a time (16 MB)
 
 @dataclass(frozen=True, eq=False)
 class Fit:
-    """One fitted model.
+    """One fitted model. Its fields (described here rather than as an attribute list, whose ``model`` entry would
+    be a second target of the name ``model`` in the API reference):
 
-    Attributes:
-        name: e.g. ``"shifted-exp per worker"``. family: ``"shifted-exp"``, ``"exp"`` or ``"pareto"``.
-        per_task: the convention (see the module docstring). params: the model's parameters by name.
-        ci: parameter name -> ``(lo, hi)``, 95% basic parametric bootstrap interval (``nan`` without bootstrap).
-        loglik: the log-likelihood of the sample at ``params``. aic: ``2 * len(params) - 2 * loglik``.
-        ks: the Kolmogorov-Smirnov statistic of the sample against the fitted model. p_value: its parametric
-            bootstrap p-value (``nan`` without bootstrap). n: the number of samples.
-        model: the fitted :class:`gclib.stragglers.ComputeModel` (in :class:`~gclib.stragglers.Persistent` when
-            the trace has workers that never answered).
+    * ``name``: e.g. ``"shifted-exp per worker"``; ``family``: ``"shifted-exp"``, ``"exp"`` or ``"pareto"``;
+      ``per_task``: the convention (see the module docstring); ``params``: the model's parameters by name;
+    * ``ci``: parameter name -> ``(lo, hi)``, 95% basic parametric bootstrap interval (``nan`` without bootstrap);
+    * ``loglik``: the log-likelihood of the sample at ``params``; ``aic``: ``2 * len(params) - 2 * loglik``;
+    * ``ks``: the Kolmogorov-Smirnov statistic of the sample against the fitted model; ``p_value``: its parametric
+      bootstrap p-value (``nan`` without bootstrap); ``n``: the number of samples;
+    * ``model``: the fitted :class:`gclib.stragglers.ComputeModel` (in :class:`~gclib.stragglers.Persistent` when
+      the trace has workers that never answered).
     """
 
     name: str
