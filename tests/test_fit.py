@@ -202,3 +202,25 @@ def test_a_per_worker_trace_replays_at_its_own_pace():
     f = Replay(d).sample(np.random.default_rng(1), 100, 7, 8)
     assert np.allclose(f, f[:, :, :1] * np.arange(1, 9))
     assert set(np.round(f[:, :, 0].ravel(), 12)) <= set(np.round(x.ravel(), 12))
+
+
+def test_every_model_of_a_report_runs_in_the_simulator_for_any_number_of_workers():
+    from gclib.codes import crc
+    from gclib.simulate import simulate
+
+    d = trace(TRUTH["shifted-exp"], 10, 6, 2, seed=4)
+    d[:, 5, :] = np.inf  # one worker never answers
+    models = fitting.fit(d, seed=0, bootstrap=20).models()
+    assert len(models) == 7 and models["shifted-exp per worker"].count == 1
+    code = crc(8, 2)  # 8 workers, a load of 3 tasks: more workers and tasks than recorded
+    for name, model in models.items():
+        a, b = simulate(code, model, trials=300, seed=1), simulate(code, model, trials=300, seed=1)
+        assert np.array_equal(a.time, b.time), name
+        assert (a.time > 0).all(), name
+        if name != "replay":  # one dead worker in every trial: CRC with 2 stragglers always decodes
+            assert np.isfinite(a.time).all(), name
+    # the replay draws each worker's row independently: a dead row with probability 1/6, and CRC fails when 3 or
+    # more of the 8 workers are dead, P = 0.135
+    replay = simulate(code, models["replay"], trials=300, seed=1).time
+    assert 0.07 < np.isinf(replay).mean() < 0.22
+    assert replay.min() >= 3 * d[np.isfinite(d)].min() - 1e-12  # no faster than the fastest recorded pace
