@@ -20,16 +20,18 @@ A worker that has a task that never finished (``inf``) in an iteration is a pers
 wrapped in :class:`gclib.stragglers.Persistent` with that ``count``.
 
 Goodness of fit and intervals come from one parametric bootstrap (``bootstrap`` replicates, seeded): draw a
-sample of the same size from the fitted model (through the model's own sampler), refit it, and record the
-parameters and the Kolmogorov-Smirnov statistic of the refit.
+sample of the same size from the fitted model (drawn in order, without a sort, see :func:`_sorted_draws`), refit
+it, and record the parameters and the Kolmogorov-Smirnov statistic of the refit.
 
 * ``p_value``: the fraction of replicates whose KS statistic is at least the data's, ``(1 + count) / (1 + B)``; as
   the replicates are refitted, the p-value accounts for the estimated parameters (the KS table would not);
 * ``ci``: 95% basic (reverse-percentile) bootstrap intervals, ``2 theta - q97.5 .. 2 theta - q2.5``, on the log
   scale for the positive parameters (rates, ``scale``, ``shape``) and on the raw scale for the shift ``alpha``
-  (clipped at 0). For the exponential rate and the Pareto scale, and for ``alpha``, the statistic is a pivot and
-  these intervals are exact up to the bootstrap's resolution; the sample minimum sits on the boundary of the
-  support, where a Fisher-information interval does not apply.
+  (clipped at 0). ``alpha`` and the Pareto ``scale`` are estimated by the sample minimum, which they never exceed:
+  their interval ends at the estimate (its lower end is the basic one, so it covers the truth 97.5% of the time).
+  For the exponential rate, ``alpha`` and the Pareto scale the statistic is a pivot and these intervals are exact
+  up to the bootstrap's resolution; the sample minimum sits on the boundary of the support, where a
+  Fisher-information interval does not apply.
 
 The recorded trace is a model of its own, :class:`gclib.stragglers.Replay` (:attr:`FitReport.replay`).
 """
@@ -46,7 +48,7 @@ from . import checks
 from .stragglers import ComputeModel, Exponential, Pareto, Persistent, Replay, ShiftedExponential
 from .timings import Timings
 
-__all__ = ["FAMILIES", "PARAMETERS", "Fit", "FitReport", "fit", "samples"]
+__all__ = ["FAMILIES", "PARAMETERS", "Fit", "FitReport", "fit", "samples", "task_correlation"]
 
 #: the fitted families, in the order of :attr:`FitReport.fits`.
 FAMILIES = ("shifted-exp", "exp", "pareto")
@@ -54,22 +56,23 @@ FAMILIES = ("shifted-exp", "exp", "pareto")
 PARAMETERS = {"shifted-exp": ("mu", "alpha"), "exp": ("rate",), "pareto": ("scale", "shape")}
 _CLASSES = {"shifted-exp": ShiftedExponential, "exp": Exponential, "pareto": Pareto}
 _LOCATION = {"alpha"}  # intervals on the raw scale; the others on the log scale
+_MINIMUM = {"alpha", "scale"}  # estimated by the sample minimum, which they cannot exceed
 _CHUNK_CELLS = 2_000_000  # bootstrap samples drawn at a time (16 MB)
 
 
 @dataclass(frozen=True, eq=False)
 class Fit:
-    """One fitted model.
+    """One fitted model. Its fields (described here rather than as an attribute list, whose ``model`` entry would
+    be a second target of the name ``model`` in the API reference):
 
-    Attributes:
-        name: e.g. ``"shifted-exp per worker"``. family: ``"shifted-exp"``, ``"exp"`` or ``"pareto"``.
-        per_task: the convention (see the module docstring). params: the model's parameters by name.
-        ci: parameter name -> ``(lo, hi)``, 95% basic parametric bootstrap interval (``nan`` without bootstrap).
-        loglik: the log-likelihood of the sample at ``params``. aic: ``2 * len(params) - 2 * loglik``.
-        ks: the Kolmogorov-Smirnov statistic of the sample against the fitted model. p_value: its parametric
-            bootstrap p-value (``nan`` without bootstrap). n: the number of samples.
-        model: the fitted :class:`gclib.stragglers.ComputeModel` (in :class:`~gclib.stragglers.Persistent` when
-            the trace has workers that never answered).
+    * ``name``: e.g. ``"shifted-exp per worker"``; ``family``: ``"shifted-exp"``, ``"exp"`` or ``"pareto"``;
+      ``per_task``: the convention (see the module docstring); ``params``: the model's parameters by name;
+    * ``ci``: parameter name -> ``(lo, hi)``, 95% basic parametric bootstrap interval (``nan`` without bootstrap);
+    * ``loglik``: the log-likelihood of the sample at ``params``; ``aic``: ``2 * len(params) - 2 * loglik``;
+    * ``ks``: the Kolmogorov-Smirnov statistic of the sample against the fitted model; ``p_value``: its parametric
+      bootstrap p-value (``nan`` without bootstrap); ``n``: the number of samples;
+    * ``model``: the fitted :class:`gclib.stragglers.ComputeModel` (in :class:`~gclib.stragglers.Persistent` when
+      the trace has workers that never answered).
     """
 
     name: str
@@ -102,6 +105,10 @@ class FitReport:
             answered, per iteration on average (rounded), the ``count`` of :class:`~gclib.stragglers.Persistent`.
         replay: :class:`gclib.stragglers.Replay` of the trace. skipped: fit name -> why it could not be fitted
             (e.g. a Pareto fit on a sample with a zero). timings: the trace.
+        task_correlation: the intraclass correlation of the log durations within an (iteration, worker), over the
+            workers with at least 2 positive finite tasks: ``1 - pooled within variance / total variance``; 1 when a
+            worker's tasks take the same time (per worker, eq. 5), about 0 when they are independent (per task);
+            ``nan`` when no worker has 2 such tasks.
     """
 
     fits: list
@@ -109,16 +116,33 @@ class FitReport:
     replay: ComputeModel
     skipped: dict = field(default_factory=dict)
     timings: Optional[Timings] = None
+    task_correlation: float = np.nan
+
+    @property
+    def per_task(self) -> bool:
+        """The convention the trace follows: per task when :attr:`task_correlation` is below 0.5 (a worker's tasks
+        nearer independent than equal), per worker otherwise, and per worker with one task per worker (then both
+        conventions see the same sample)."""
+        return bool(self.task_correlation < 0.5)  # nan (one task per worker) compares False
 
     @property
     def best(self) -> Fit:
-        """The fit with the best goodness of fit: the largest p-value, then the smallest KS statistic (per worker
-        first on a tie: with one task per worker both conventions see the same sample)."""
+        """The fit that describes the trace best. The convention is :attr:`per_task` (the Kolmogorov-Smirnov test
+        sees only the distribution of single durations, which is the same under both conventions, so it cannot
+        choose). Within it, the fit of smallest AIC among those not rejected at 5% (``p_value >= 0.05``), where a
+        shifted exponential whose ``alpha`` interval reaches 0 gives way to the exponential when that fits too
+        (it is the exponential, with one parameter more); when every fit is rejected (or without bootstrap), the
+        largest p-value, then the smallest KS statistic."""
         if not self.fits:
             raise ValueError("no model could be fitted to this trace: " + "; ".join(
                 f"{k}: {v}" for k, v in self.skipped.items()))
-        p = [-1.0 if np.isnan(f.p_value) else f.p_value for f in self.fits]
-        return min(zip(self.fits, p), key=lambda fp: (-fp[1], fp[0].ks, fp[0].per_task))[0]
+        same = [f for f in self.fits if f.per_task == self.per_task] or self.fits
+        passed = [f for f in same if f.p_value >= 0.05]
+        if any(f.family == "exp" for f in passed):
+            passed = [f for f in passed if not (f.family == "shifted-exp" and f.ci["alpha"][0] <= 0)]
+        if passed:
+            return min(passed, key=lambda f: f.aic)
+        return min(same, key=lambda f: (-1.0 if np.isnan(f.p_value) else -f.p_value, f.ks))
 
     def models(self, level: float | None = None) -> dict:
         """Fit name -> fitted model, plus ``"replay"``: every fit, or with ``level`` only the fits the bootstrap
@@ -157,6 +181,25 @@ def samples(t: Timings) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         total = np.where(seen, d, 0.0).sum(axis=2)
     ok = ~dead & (J > 0)
     return total[ok] / J[ok], d[np.isfinite(d)], dead
+
+
+def task_correlation(t: Timings) -> float:
+    """See :attr:`FitReport.task_correlation` (logs, so that a heavy tail has a variance)."""
+    d = t.durations
+    ok = np.isfinite(d) & (d > 0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        x = np.where(ok, np.log(np.where(ok, d, 1.0)), 0.0)
+    m = ok.sum(axis=2)
+    cells = m >= 2
+    if not cells.any():
+        return float("nan")
+    x, ok, m = x[cells], ok[cells], m[cells]
+    mean = x.sum(axis=1) / m
+    within = (np.where(ok, x - mean[:, None], 0.0) ** 2).sum() / (m - 1).sum()
+    total = np.var(x[ok], ddof=1)
+    if total == 0:
+        return 1.0
+    return float(1.0 - within / total)
 
 
 # ------------------------------------------------------------------------------------- the three families
@@ -203,9 +246,21 @@ def _cdf(family, p, x):
         return np.where(x >= s, -np.expm1(p["shape"][:, None] * np.log(s / np.maximum(x, s))), 0.0)
 
 
-def _ks_rows(family, p, x):
-    """Kolmogorov-Smirnov statistic of each row of ``x`` against its model."""
-    xs = np.sort(x, axis=1)
+def _sorted_draws(family, p, rng, c, n):
+    """``c`` samples of ``n`` draws of the model with parameters ``p``, each sorted, as a ``(c, n)`` array,
+    without sorting: the order statistics of ``n`` standard exponentials are the cumulative sums of independent
+    ``Exp(1) / (n - i)``, ``i = 0 .. n-1`` (Renyi), and each family is an increasing function of a standard
+    exponential ``E``: ``alpha + E / mu``, ``E / rate``, ``scale * exp(E / shape)``."""
+    e = np.cumsum(rng.exponential(size=(c, n)) / (n - np.arange(n)), axis=1)
+    if family == "shifted-exp":
+        return p["alpha"] + e / p["mu"]
+    if family == "exp":
+        return e / p["rate"]
+    return p["scale"] * np.exp(e / p["shape"])
+
+
+def _ks_sorted(family, p, xs):
+    """Kolmogorov-Smirnov statistic of each row of ``xs`` (``(B, n)``, rows sorted) against its model."""
     n = xs.shape[1]
     F = _cdf(family, p, xs)
     i = np.arange(1, n + 1)
@@ -215,10 +270,8 @@ def _ks_rows(family, p, x):
 def _why_not(family, x) -> Optional[str]:
     if len(x) < 2 or np.ptp(x) == 0:
         return f"needs at least 2 distinct samples, got {len(np.unique(x))}"
-    if family != "shifted-exp" and x.min() <= 0 and family == "pareto":
+    if family == "pareto" and x.min() <= 0:
         return "a Pareto sample must be positive, the trace has a duration of 0"
-    if family == "exp" and x.mean() <= 0:
-        return "the mean duration is 0"
     return None
 
 
@@ -237,9 +290,9 @@ def _fit_one(family, per_task, x, rng, bootstrap, persistent) -> Fit:
         step = max(1, _CHUNK_CELLS // n)
         for start in range(0, bootstrap, step):
             c = min(step, bootstrap - start)
-            xb = base.task_draws(rng, (c, n))
+            xb = _sorted_draws(family, params, rng, c, n)
             pb = _mle(family, xb)
-            ks_b.append(_ks_rows(family, pb, xb))
+            ks_b.append(_ks_sorted(family, pb, xb))
             for k in params:
                 boot[k].append(pb[k])
         ks_b = np.concatenate(ks_b)
@@ -253,6 +306,8 @@ def _fit_one(family, per_task, x, rng, bootstrap, persistent) -> Fit:
             else:
                 q_lo, q_hi = np.quantile(np.log(b[b > 0]), [0.025, 0.975])
                 ci[k] = (float(np.exp(2 * np.log(v) - q_hi)), float(np.exp(2 * np.log(v) - q_lo)))
+            if k in _MINIMUM:  # never above the sample minimum, which is the estimate
+                ci[k] = (ci[k][0], v)
         ci = {k: (float(lo), float(hi)) for k, (lo, hi) in ci.items()}
     model = Persistent(base, count=persistent) if persistent else base
     return Fit(name=f"{family} {'per task' if per_task else 'per worker'}", family=family, per_task=per_task,
@@ -295,4 +350,5 @@ def fit(t, *, seed=0, bootstrap: int = 200) -> FitReport:
                 except ValueError as e:  # parameters a model refuses (e.g. a rate beyond the float64 range)
                     why = str(e)
             skipped[name] = why
-    return FitReport(fits=fits, persistent=persistent, replay=Replay(t.durations), skipped=skipped, timings=t)
+    return FitReport(fits=fits, persistent=persistent, replay=Replay(t.durations), skipped=skipped, timings=t,
+                     task_correlation=task_correlation(t))

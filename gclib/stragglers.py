@@ -251,7 +251,9 @@ class Replay(ComputeModel):
     ``times``: ``(iterations, workers, tasks)`` recorded durations (``nan`` = not observed, ``inf`` = never
     finished). A row with no observed task is left out. A task not observed, and every task beyond the recorded
     ones (when more tasks are asked than recorded), takes the mean of the row's finite durations (the worker's own
-    pace in that iteration); after a task that never finished, every task is ``inf``.
+    pace in that iteration); after a task that never finished, every task is ``inf``. Workers that never answered
+    come back at their recorded rate, each worker independently (unlike :class:`Persistent`, whose ``count`` is
+    fixed in every trial).
     """
 
     times: np.ndarray = None
