@@ -181,10 +181,6 @@ class Worker(P.Rank):
         P.Rank._isend(self, np.array([float(os.getpid()), 0.0 if self.wake_sock is None else 1.0]), 0,
                       P.TAG_HELLO)
         self.settle()
-        try:  # woken by the master's byte, a worker does not preempt it (it runs when the master waits)
-            os.sched_setscheduler(0, os.SCHED_BATCH, os.sched_param(0))
-        except (AttributeError, OSError):
-            pass
 
     def run(self):
         self.warm_up()
