@@ -274,7 +274,6 @@ def test_master_receive_path_tells_late_hellos_byes_and_stale_gradients_from_gra
     m.MPI = SimpleNamespace(Status=_FakeStatus, ANY_SOURCE=-1, ANY_TAG=-1, DOUBLE=None, Exception=RuntimeError)
     m.comm, m.byes, m.pids, m.received_total, m.stale = comm, {}, {}, 0, 0
     m.inflight, m.dead, m.width_buf, m.dtype = [], {}, P.HEADER + width, float
-    m.listener, m.wake_socks, m.owed = None, {}, {}
     assert m._receive_one(0) is None and m.received_total == 0 and m.stale == 0  # the hello is not a gradient
     assert m.pids == {2: 1234}  # ... it carries the worker's pid
     msg, payload, _ = m._receive_one(0)

@@ -1,11 +1,7 @@
 """The master rank: send the parameters, receive messages until the received set decodes, decode, step, repeat.
 
-No wait blocks inside MPI: MPICH spins inside blocking calls, and on a host with more ranks than cores a spinning
-master steals the time the workers' injected delays are measured in. The master waits in ``select`` on the
-wake-up channels of the workers (:mod:`gclib.runtime.wake`: a worker writes one byte after each message it
-sends) and on its standard input (the death notices), then probes MPI; it polls (``Improbe`` + a sleep of
-``spec.poll``) while a byte read is owed its message, a receive or a send is under way, or some live worker has
-no channel (and then says so in the run's log). The master
+Every wait polls (``Improbe`` + a sleep of ``spec.poll``): MPICH spins inside blocking calls, and on a host with
+more ranks than cores a spinning master steals the time the workers' injected delays are measured in. The master
 never waits on one request: a message is received with a matched probe and a non-blocking receive that is
 tested, not waited for, so a worker that dies in the middle of a large message holds up nothing; sends are
 tested, never waited for, too.
@@ -24,7 +20,6 @@ rank reads a file: the run directory stays on the launching host.
 from __future__ import annotations
 
 import json
-import math
 import os
 import select
 import sys
@@ -35,7 +30,6 @@ import numpy as np
 
 from ..codes.conditioning import decoding_amplification
 from . import protocol as P
-from . import wake
 from ..jsonable import jsonable
 from .state import pack_step_state, unpack_step_state
 
@@ -103,9 +97,6 @@ class Master(P.Rank):
         self._deaths = deaths  # DeathNotices, or None: nobody tells us
         self._deaths_seen = 0.0
         self.width_buf = P.HEADER + self.width
-        self.listener = None  # the wake-up channels' set-up (warm_up)
-        self.wake_socks = {}  # worker -> its wake-up channel, once its hello said it waits on it
-        self.owed = {}  # worker -> wake-up bytes read whose message has not been probed yet
 
     # ------------------------------------------------------------------ dead workers
     def check_deaths(self, force=False) -> bool:
@@ -126,61 +117,6 @@ class Master(P.Rank):
             self._predict_without_dead()
         return new
 
-    # ------------------------------------------------------------------ waiting
-    def _idle(self, deadline=math.inf):
-        """Wait for something to do: a wake-up byte from a worker, a death notice on the standard input, or
-        ``deadline``; at most ``spec.poll`` s while polling is needed (see the module's docstring), else at
-        most :data:`wake.CAP` s. Never inside MPI."""
-        left = deadline - time.perf_counter()
-        if left <= 0:
-            return
-        self._reap()
-        short = (bool(self.inflight) or any(n for w, n in self.owed.items() if w not in self.dead)
-                 or any(d - 1 not in self.dead for _, _, d in self.sends)
-                 or any(w not in self.wake_socks for w in range(self.K) if w not in self.dead))
-        timeout = min(self.spec.poll if short else wake.CAP, left)
-        fds = list(self.wake_socks.values())
-        notices = self._deaths is not None and self._deaths.open
-        if notices:
-            fds.append(self._deaths.fd)
-        if not fds:
-            time.sleep(timeout)
-            return
-        try:
-            ready = wake.wait(fds, timeout)
-        except (ValueError, OSError) as e:  # a descriptor select cannot watch: poll
-            self._wake_off(list(self.wake_socks), f"cannot wait on it: {e}")
-            time.sleep(timeout)
-            return
-        for r in ready:
-            if isinstance(r, int):  # the standard input
-                self._deaths_seen = -math.inf  # read them at the next check
-                continue
-            w = next(w for w, sk in self.wake_socks.items() if sk is r)
-            n = wake.drain(r)
-            if n < 0:
-                self._wake_off([w], "closed by the worker's side")
-            else:
-                self.owed[w] = self.owed.get(w, 0) + n
-
-    def _wake_off(self, workers, why):
-        """Stop waiting on the wake-up channels of ``workers`` (polling for them from now on). A live worker's
-        loss is said in the run's log; a channel stays open (closing it could end a dead worker's guard's hold
-        on its connections early)."""
-        for w in workers:
-            self.wake_socks.pop(w, None)
-            self.owed.pop(w, None)
-        alive = sorted(w for w in workers if w not in self.dead)
-        if alive:
-            print(f"gclib: note: wake-up channel of workers {alive} lost ({why}); the master polls for them",
-                  file=sys.stderr, flush=True)
-
-    def _wake(self, workers):
-        """One wake-up byte to each of ``workers`` that has a channel (after their messages were posted)."""
-        lost = [w for w in workers if w in self.wake_socks and not wake.notify(self.wake_socks[w])]
-        if lost:
-            self._wake_off(lost, "the worker's end is gone")
-
     def _predict_without_dead(self):
         """From now on the simulator's time treats the dead workers as persistent stragglers (the iteration in
         which a worker died keeps the time predicted before)."""
@@ -198,7 +134,7 @@ class Master(P.Rank):
         if tag == P.TAG_BYE:
             return np.empty(2)
         if tag == P.TAG_HELLO:
-            return np.zeros(2)
+            return np.empty(1)
         return np.empty(self.width_buf, dtype=self.dtype)
 
     def _receive_one(self, current):
@@ -214,8 +150,6 @@ class Master(P.Rank):
             msg = None
         if msg is not None:
             src, tag = st.Get_source(), st.Get_tag()
-            if self.owed.get(src - 1):
-                self.owed[src - 1] -= 1
             buf = self._buffer(tag)
             try:
                 self.inflight.append([msg.Irecv(buf), buf, src, tag])
@@ -240,7 +174,6 @@ class Master(P.Rank):
             return None
         if tag == P.TAG_HELLO:  # a start-up hello (with the worker's pid), perhaps late: not a gradient
             self.pids[src - 1] = int(buf[0])
-            self._hello_wake(src - 1, buf[1] == 1.0)
             return None
         if tag < P.GRAD_BASE:
             return None
@@ -252,16 +185,13 @@ class Master(P.Rank):
         return int(head[1]), buf[P.HEADER:].copy(), head
 
     def _send_all(self, arr, tag):
-        sent = []
         for w in range(self.K):
             if w in self.dead:
                 continue
             try:
                 self._isend(arr, dest=w + 1, tag=tag)
-                sent.append(w)
             except self.MPI.Exception:
                 self._mark_dead(w, "MPI error while sending")
-        self._wake(sent)  # after every send is posted: a woken worker does not delay the others' sends
 
     def _cannot_decode(self, it, received):
         """An error text if the workers still alive cannot complete a decodable set this iteration, else None."""
@@ -329,7 +259,7 @@ class Master(P.Rank):
                         raise IterationTimeout(why)
                 if time.perf_counter() > deadline:
                     raise IterationTimeout(self._timeout_text(it, received))
-                self._idle(deadline)
+                time.sleep(self.spec.poll)
                 continue
             if got is None:
                 drain += time.perf_counter() - r0
@@ -366,46 +296,15 @@ class Master(P.Rank):
         except Exception:  # a decoder that insists on its own minimal sets: nothing to warm
             pass
         self.spec.problem.loss(np.zeros(self.dim))
-        # The offer of a wake-up channel, then one message each way with every worker (MPICH connects lazily);
-        # a worker connects to the channel, then says hello with its pid and whether it waits on the channel.
-        self.listener = wake.Listener(self.K)
-        offer = bytearray(self.listener.offer())
-        for w in range(self.K):
-            try:
-                self.sends.append((self.comm.Isend([offer, self.MPI.BYTE], dest=w + 1, tag=P.TAG_WAKE), offer,
-                                   w + 1))
-            except self.MPI.Exception:
-                self._mark_dead(w, "MPI error while sending")
+        # One message each way with every worker (MPICH connects lazily); workers ignore ours.
         self._send_all(np.zeros(1), P.TAG_HELLO)
         deadline = time.perf_counter() + self.spec.stop_timeout
         while len(set(self.pids) | set(self.dead)) < self.K and time.perf_counter() < deadline:
-            self.listener.accept()
             if self._receive_one(-1) is False:
                 self.check_deaths()
-                if self.listener.server is None:
-                    time.sleep(self.spec.poll)
-                else:
-                    self.listener.accept(self.spec.poll)
-        self.listener.close_server()
+                time.sleep(self.spec.poll)
         self._reap()
-        polling = sorted(set(range(self.K)) - set(self.wake_socks) - set(self.dead))
-        if polling:
-            why = f" ({self.listener.why})" if self.listener.why else ""
-            print(f"gclib: note: no wake-up channel to workers {polling}{why}: the master polls every "
-                  f"{self.spec.poll:g} s", file=sys.stderr, flush=True)
         self.settle()
-
-    def _hello_wake(self, w, waits):
-        """Worker ``w``'s hello said whether it waits on its wake-up channel: use the channel if both ends agree,
-        else close our end (the worker polls)."""
-        conn = self.listener.conns.pop(w, None) if self.listener is not None else None
-        if conn is None:
-            return
-        if waits and w not in self.dead:
-            self.wake_socks[w] = conn
-            wake.drain(conn)
-        else:
-            conn.close()
 
     # ------------------------------------------------------------------ the run
     def run(self):
@@ -452,14 +351,13 @@ class Master(P.Rank):
         while time.perf_counter() < deadline and len(set(self.byes) | set(self.dead)) < self.K:
             if self._receive_one(-1) is False:
                 self.check_deaths()
-                self._idle(deadline)
+                time.sleep(self.spec.poll)
         self.check_deaths(force=True)
         dead = sorted(set(range(self.K)) - set(self.byes) | set(self.dead))
         final = np.array([1.0 if dead else 0.0])
         for w in sorted(set(self.byes) - set(dead)):
             try:
                 self._isend(final, dest=w + 1, tag=P.TAG_FINAL)
-                self._wake([w])
             except MPI.Exception:
                 dead.append(w)
         # Our sends to live workers complete; sends to dead ones never will (we then exit without finalize).

@@ -11,17 +11,12 @@ Messages (all point to point on ``COMM_WORLD``; rank 0 is the master, rank ``w +
 * master -> worker, tag :data:`TAG_SPEC`: the pickled ``(spec, finish)`` (bytes) at start-up, or the pickled
   ``None`` when the run cannot start; sent point to point, so that a worker that dies before it arrives holds up
   nobody (a collective broadcast would wait for it);
-* master -> worker, tag :data:`TAG_WAKE`: JSON bytes, the offer of a wake-up channel at start-up (the master's
-  port, addresses and a token; ``{}`` when it has none; see :mod:`gclib.runtime.wake`);
-* both ways, tag :data:`TAG_HELLO`: ``float64 [0]`` from the master, ``float64 [pid, wake]`` from a worker
-  (``wake = 1`` when its wake-up channel to the master is made), once at start-up, so that MPICH's lazily made
-  connections are made before the first timed iteration;
+* both ways, tag :data:`TAG_HELLO`: ``float64 [0]`` from the master, ``float64 [pid]`` from a worker, once at
+  start-up, so that MPICH's lazily made connections are made before the first timed iteration;
 * worker -> master, tag :data:`TAG_BYE`: ``float64 [messages sent, iterations abandoned]``, the worker's last
   message.
 
-The iteration is in the tag, so the master recognizes a late gradient without reading it and drains it. After
-the start-up, the sender of every message also writes one byte on the wake-up channel to its receiver, when
-there is one (:mod:`gclib.runtime.wake`): the receiver, blocked in ``select``, wakes and probes.
+The iteration is in the tag, so the master recognizes a late gradient without reading it and drains it.
 """
 from __future__ import annotations
 
@@ -37,7 +32,6 @@ TAG_FINAL = 3
 TAG_BYE = 4
 TAG_HELLO = 5
 TAG_SPEC = 6
-TAG_WAKE = 7
 GRAD_BASE = 100
 HEADER = 4  # iteration, message id, worker clock (s since it got the parameters), compute seconds
 

@@ -2,10 +2,7 @@
 soon as it is ready, and abandon an iteration as soon as newer parameters arrive.
 
 The worker never blocks inside MPI (MPICH spins in blocking calls, stealing the CPU that the other ranks of an
-oversubscribed host need). It waits in ``select`` on its wake-up channel to the master (:mod:`gclib.runtime.wake`),
-with the injected delay as the timeout: the master writes one byte there after every message it sends, and the
-worker writes one after each of its own. Without a channel every wait is a sleep in slices of ``spec.poll * 2``
-seconds between ``Iprobe`` calls.
+oversubscribed host need): every wait is a sleep in slices of ``spec.poll * 2`` seconds between ``Iprobe`` calls.
 """
 from __future__ import annotations
 
@@ -18,13 +15,10 @@ import numpy as np
 
 from ..codes.base import split_pieces
 from . import protocol as P
-from . import wake
 from .guard import hand_over_sockets
 
 #: A worker that hears nothing from the master for this long exits (the master died).
 IDLE_EXIT = 600.0
-#: Seconds a worker waits for the master's offer of a wake-up channel at start-up.
-OFFER_WAIT = 60.0
 
 
 class _Stop(Exception):
@@ -46,8 +40,6 @@ class Worker(P.Rank):
         self.final = None
         self.handed = False
         self.params_buf = np.empty(self.dim + 1)
-        self.wake_sock = None  # the wake-up channel to the master, None: poll
-        self.owed = 0  # wake-up bytes read whose control message has not been received yet
 
     # ------------------------------------------------------------------ control channel
     def _receive_control(self):
@@ -56,7 +48,6 @@ class Worker(P.Rank):
         newest = None
         while self.comm.Iprobe(source=0, tag=MPI.ANY_TAG, status=st):
             tag = st.Get_tag()
-            self.owed = max(0, self.owed - 1)
             if tag == P.TAG_PARAMS:
                 self.comm.Recv([self.params_buf, MPI.DOUBLE], source=0, tag=tag)
                 newest = (int(self.params_buf[0]), self.params_buf[1:].copy())
@@ -71,12 +62,8 @@ class Worker(P.Rank):
         return newest
 
     def _wait_until(self, deadline):
-        """Wait until ``deadline`` (``perf_counter`` seconds, may be ``inf``) for new parameters; return them if
-        they arrive first, else ``None``.
-
-        With a wake-up channel: block in ``select`` on it until the deadline, at most :data:`wake.CAP` s; in
-        short slices of ``spec.poll`` only while a byte read is owed its message or a send of ours is pending
-        (MPI moves data only inside MPI calls). Without: sleep in slices of ``2 * spec.poll``."""
+        """Sleep until ``deadline`` (``perf_counter`` seconds, may be ``inf``), polling for new parameters;
+        return them if they arrive first, else ``None``."""
         while True:
             new = self._receive_control()
             if new is not None:
@@ -84,57 +71,7 @@ class Worker(P.Rank):
             now = time.perf_counter()
             if now >= deadline:
                 return None
-            left = deadline - now
-            sock = self.wake_sock
-            if sock is None:
-                time.sleep(min(self.slice, left))
-                continue
-            self._reap()
-            short = self.owed > 0 or bool(self.sends)
-            try:
-                ready = wake.wait([sock], min(self.spec.poll if short else wake.CAP, left))
-            except (ValueError, OSError) as e:
-                self._wake_off(f"cannot wait on it: {e}")
-                continue
-            if ready:
-                n = wake.drain(sock)
-                if n < 0:
-                    self._wake_off("the master closed it")
-                else:
-                    self.owed += n
-
-    def _wake_off(self, why):
-        """Fall back to polling (the socket stays open: the guard may hold it after our death)."""
-        if self.wake_sock is not None:
-            self.wake_sock = None
-            print(f"gclib: note: worker {self.w}: wake-up channel lost ({why}); polling", file=sys.stderr,
-                  flush=True)
-
-    def _isend(self, arr, dest, tag):
-        super()._isend(arr, dest, tag)
-        if self.wake_sock is not None and not wake.notify(self.wake_sock):
-            self._wake_off("the master's end is gone")
-
-    def _set_up_wake(self):
-        """Receive the master's offer of a wake-up channel and its hello (both sent before any other message
-        to us), and connect; on failure say why on stderr (the run's log) and poll."""
-        MPI, st = self.MPI, self.MPI.Status()
-        deadline = time.monotonic() + OFFER_WAIT
-        offer = b""
-        for tag in (P.TAG_WAKE, P.TAG_HELLO):
-            while not self.comm.Iprobe(source=0, tag=tag, status=st):
-                if time.monotonic() > deadline:
-                    return
-                time.sleep(1e-3)
-            buf = bytearray(st.Get_count(MPI.BYTE))
-            self.comm.Recv([buf, MPI.BYTE], source=0, tag=tag)
-            if tag == P.TAG_WAKE:
-                offer = bytes(buf)
-        sock, why = wake.connect(offer, self.w)
-        if sock is None:
-            print(f"gclib: note: worker {self.w}: no wake-up channel ({why}); polling", file=sys.stderr,
-                  flush=True)
-        self.wake_sock = sock
+            time.sleep(min(self.slice, deadline - now))
 
     # ------------------------------------------------------------------ one iteration
     def iterate(self, it, theta):
@@ -176,10 +113,7 @@ class Worker(P.Rank):
         G[self.order[0]] = self.spec.problem.partial_gradient(np.zeros(self.dim), self.order[0])
         if self.msgs.size:
             self.code.B[self.msgs[0]] @ split_pieces(G, self.code.n_pieces)
-        self._set_up_wake()
-        # The master learns our pid and whether we wait on the wake-up channel (no byte: it polls at start-up).
-        P.Rank._isend(self, np.array([float(os.getpid()), 0.0 if self.wake_sock is None else 1.0]), 0,
-                      P.TAG_HELLO)
+        self._isend(np.array([float(os.getpid())]), 0, P.TAG_HELLO)  # the master learns our pid
         self.settle()
 
     def run(self):
@@ -209,8 +143,6 @@ class Worker(P.Rank):
             time.sleep(self.slice)
         bye = np.array([float(self.sent), float(self.abandoned)])
         req = self.comm.Isend(bye, dest=0, tag=P.TAG_BYE)
-        if self.wake_sock is not None:
-            wake.notify(self.wake_sock)
         while not req.Test() and time.perf_counter() < deadline:
             time.sleep(self.slice)
         while self.final is None and time.perf_counter() < deadline:
