@@ -50,27 +50,14 @@ def _matching(report, model: ComputeModel):
     raise ValueError(f"the fit report has no {model.name} fit with per_task = {model.per_task}")
 
 
-def _best_of_convention(report, per_task: bool) -> str:
-    """The family that fits best among the fits of one convention, by :attr:`gclib.fit.FitReport.best`'s rule
-    within a convention: the smallest AIC among the fits the bootstrap test does not reject at 5%, else the
-    largest p-value (then the smallest KS statistic)."""
-    same = [f for f in report.fits if bool(f.per_task) == bool(per_task)]
-    if not same:
-        return ""
-    passed = [f for f in same if f.p_value >= 0.05]
-    if passed:
-        return min(passed, key=lambda f: f.aic).family
-    return min(same, key=lambda f: (-f.p_value if f.p_value == f.p_value else 1.0, f.ks)).family
-
-
 def recovery(models: dict, *, workers: int, iterations: int, tasks: int, repeats: int, seed: int = 0,
              bootstrap: int = 200, progress: bool = False) -> pd.DataFrame:
     """Fit ``repeats`` traces of every model of ``models`` (label -> model).
 
     Returns:
         one row per (truth, repeat, parameter): ``truth, repeat, parameter, true_value, estimate, lo, hi,
-        covered, winner`` (the best-fitting family among the fits of the truth's convention, see
-        :func:`_best_of_convention`) and ``family`` (the truth's).
+        covered``, ``fit`` (the name of the fit of the truth's family and convention, e.g. ``"exp per task"``) and
+        ``winner`` (the name of :attr:`gclib.fit.FitReport.best`: the convention and the family the report picks).
     """
     from . import fit as _fit
 
@@ -83,11 +70,11 @@ def recovery(models: dict, *, workers: int, iterations: int, tasks: int, repeats
         d = durations(model, workers, iterations, tasks, rng)
         report = _fit.fit(d, seed=int(rng.integers(2 ** 31)), bootstrap=bootstrap)
         f = _matching(report, model)
-        winner = _best_of_convention(report, model.per_task)
+        winner = report.best.name
         for p, est in f.params.items():
             truth = float(getattr(model, p))
             lo, hi = f.ci[p]
-            rows.append({"truth": label, "family": model.name, "repeat": r, "parameter": p, "true_value": truth,
+            rows.append({"truth": label, "fit": f.name, "repeat": r, "parameter": p, "true_value": truth,
                          "estimate": float(est), "lo": float(lo), "hi": float(hi),
                          "covered": bool(lo <= truth <= hi), "winner": winner})
     return pd.DataFrame(rows)
@@ -101,13 +88,13 @@ def coverage(rec: pd.DataFrame) -> pd.DataFrame:
 
 
 def goodness(rec: pd.DataFrame) -> pd.DataFrame:
-    """Per truth: ``repeats``, ``wins`` (repetitions whose best-fitting family is the truth's) and ``other`` (the
-    family that won most often otherwise, ``""`` if none)."""
+    """Per truth: ``repeats``, ``wins`` (repetitions whose best fit has the truth's family and convention) and
+    ``other`` (the fit that won most often otherwise, ``""`` if none)."""
     one = rec.drop_duplicates(["truth", "repeat"])
     rows = []
     for truth, g in one.groupby("truth", sort=False):
-        lost = g[g["winner"] != g["family"]]["winner"]
-        rows.append({"truth": truth, "repeats": len(g), "wins": int((g["winner"] == g["family"]).sum()),
+        lost = g[g["winner"] != g["fit"]]["winner"]
+        rows.append({"truth": truth, "repeats": len(g), "wins": int((g["winner"] == g["fit"]).sum()),
                      "other": lost.value_counts().index[0] if len(lost) else ""})
     return pd.DataFrame(rows)
 

@@ -23,7 +23,8 @@ def test_recovery_rows_and_summaries():
     assert len(rec) == 3 * (2 + 1)
     assert set(rec["parameter"]) == {"mu", "alpha", "rate"}
     assert (rec["covered"] == ((rec["lo"] <= rec["true_value"]) & (rec["true_value"] <= rec["hi"]))).all()
-    assert set(rec["winner"]) <= set(fit.FAMILIES)
+    assert set(rec["winner"]) <= {f"{fam} {conv}" for fam in fit.FAMILIES for conv in ("per task", "per worker")}
+    assert set(rec["fit"]) == {"shifted-exp per worker", "exp per task"}
     again = cal.recovery(truths, workers=6, iterations=10, tasks=2, repeats=3, seed=2, bootstrap=40)
     assert rec.equals(again)  # same seed, same numbers
     cov = cal.coverage(rec)

@@ -5,8 +5,8 @@
   :data:`COVERAGE_FLOOR` of the repetitions (traces drawn by gclib's own models, fitted by
   :func:`gclib.fit.fit`). The nominal level is 95%; the floor leaves room for bootstrap intervals of small
   traces being a little short, and a shortfall beyond it is a defect of the fit.
-* ``F2`` rows, per generating model: the generating family has the best goodness of fit among the families of
-  the same convention in most repetitions.
+* ``F2`` rows, per generating model: the fit the report calls best (:attr:`gclib.fit.FitReport.best`) has the
+  generating family and convention in most repetitions.
 * ``M1``: on this machine, a profile with injected delays of a known model gives a fitted mean task time within
   :data:`REL` of the injected one (the measured times add the real compute and the runtime's own latency).
 * ``A1``: the advised code's real mean iteration time (``gclib run`` with the same injected delays) lies within
@@ -77,8 +77,8 @@ def judge(coverage: pd.DataFrame, goodness: pd.DataFrame, machine: dict, real: p
     for key, (_, r) in zip(ids("F2", len(goodness)), goodness.iterrows()):
         n, k = int(r["repeats"]), int(r["wins"])
         rows.append(row(
-            key, "the generating family fits best",
-            paper=f"{_OURS}: the goodness of fit picks the model that made the trace",
+            key, "the generating model fits best",
+            paper=f"{_OURS}: the best fit has the family and the convention that made the trace",
             setting=f"{r['truth']}; {n} traces",
             measured=f"best fit in {k} of {n} traces" + (f"; most often otherwise: {r['other']}"
                                                          if isinstance(r.get("other"), str) and r["other"] else ""),
@@ -121,7 +121,7 @@ def conclusions(verdicts: pd.DataFrame) -> str:
     f2 = verdicts[verdicts["id"].str.startswith("F2")]
     out = [f"- Interval coverage: {int((f1['verdict'] == HOLDS).sum())} of {len(f1)} parameters covered as "
            f"claimed, {int((f1['verdict'] == FAILS).sum())} short of the floor, the rest inconclusive.",
-           f"- Model choice: the generating family fitted best in most traces for "
+           f"- Model choice: the best fit had the generating family and convention in most traces for "
            f"{int((f2['verdict'] == HOLDS).sum())} of {len(f2)} generating models."]
     for key in ("M1", "A1", "A2", "A3"):
         if key in v.index:
