@@ -433,7 +433,9 @@ class Advice:
             xs = t[x][np.isfinite(t["mean_time"]) & (t[x] > 0)]
             if len(xs) and xs.max() > 20 * xs.min():
                 ax.set_xscale("log")
-            ax.set_yscale("log")
+            ys = t["mean_time"][np.isfinite(t["mean_time"]) & (t["mean_time"] > 0)]
+            if len(ys) and ys.max() > 20 * ys.min():
+                ax.set_yscale("log")
             for axis in (ax.xaxis, ax.yaxis):
                 axis.set_major_formatter(ScalarFormatter())
                 axis.set_minor_formatter(NullFormatter())
