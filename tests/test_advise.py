@@ -219,3 +219,25 @@ def test_cli_json_and_figure(tmp_path, capsys):
     assert main(["advise", "--trace", str(f), "--workers", "8", "--trials", "200", "--budget", "8"]) == 0
     out = capsys.readouterr().out
     assert out.splitlines()[-1].startswith("Recommended: ")
+
+
+def test_cli_more_persistent_stragglers_than_workers(tmp_path, capsys):
+    rows = [(i, w, t, "inf" if w < 3 else s) for i, w, t, s in _trace_rows(workers=6)]
+    f = _write(tmp_path / "t.csv", rows)
+    _usage_error(capsys, ["advise", "--trace", str(f), "--workers", "2"], "3 workers per iteration that never answered")
+
+
+def test_cli_prints_the_fits_and_what_it_leaves_out(tmp_path, capsys):
+    f = _write(tmp_path / "t.csv", _trace_rows())
+    assert main(["advise", "--trace", str(f), "--workers", "4", "--trials", "200"]) == 0
+    out = capsys.readouterr().out
+    assert "fitted models" in out and "shifted-exp per worker" in out and "pareto per task" in out
+    d_all = main(["advise", "--trace", str(f), "--workers", "4", "--trials", "200", "--all-models", "--json"])
+    every = json.loads(capsys.readouterr().out)
+    assert d_all == 0 and all(x["advised_under"] for x in every["fits"])
+    assert len(every["settings"]["models"]) == len(every["fits"]) + 1  # every fit and the replay
+    assert main(["advise", "--trace", str(f), "--workers", "4", "--trials", "200", "--json"]) == 0
+    some = json.loads(capsys.readouterr().out)
+    kept = [x["name"] for x in some["fits"] if x["advised_under"]]
+    assert sorted(some["settings"]["models"]) == sorted(kept + ["replay"])
+    assert all(x["p_value"] >= 0.05 for x in some["fits"] if x["advised_under"])

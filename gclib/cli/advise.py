@@ -39,6 +39,9 @@ def run(a) -> int:
                             why=f" (at most --workers {a.workers})")
     trace = timings.read(a.trace)
     report = fit.fit(trace, seed=a.seed)
+    if report.persistent > a.workers:
+        raise ValueError(f"--workers {a.workers}: the trace {a.trace} has {report.persistent} workers per iteration "
+                         f"that never answered (persistent stragglers); advise for more workers than that")
     level = None if a.all_models else advise.REJECT_LEVEL
     models = report.models(level=level)
     left_out = [] if level is None else report.rejected(level)
