@@ -14,7 +14,8 @@ import pandas as pd
 import pytest
 
 from gclib.runtime import sample_finish
-from gclib.runtime.measure import COLUMNS, profile_code, trace_frame, write_trace
+from gclib.runtime.measure import host_names, profile_code, write_trace
+from gclib.timings import COLUMNS, OPTIONAL, Timings
 from gclib.runtime.spec import RunResult
 from gclib.stragglers import make_model
 
@@ -43,15 +44,15 @@ def test_trace_frame_has_one_row_per_observed_task(tmp_path):
     d[0, 0] = [0.1, 0.2, 0.3]
     d[0, 1, :1] = [0.5]  # abandoned after its first task
     d[1, 1] = math.inf  # dead
-    f = trace_frame(d, {0: "a", 1: "b"})
-    assert list(f.columns) == list(COLUMNS)
+    f = Timings.from_array(d, host_names({0: "a", 1: "b"}, 2), min_samples=1).frame()
+    assert list(f.columns) == [*COLUMNS, *OPTIONAL]
     assert len(f) == 3 + 1 + 3
     assert f[(f.iteration == 0) & (f.worker == 1)].task.tolist() == [1]
     assert np.isinf(f[f.iteration == 1].seconds).all() and set(f[f.iteration == 1].host) == {"b"}
     path = tmp_path / "t.csv"
     assert write_trace(path, d, ["a", "b"]) == 7
     back = pd.read_csv(path)
-    assert list(back.columns) == list(COLUMNS) and np.isinf(back.seconds).sum() == 3
+    assert list(back.columns) == [*COLUMNS, *OPTIONAL] and np.isinf(back.seconds).sum() == 3
     np.testing.assert_allclose(back.seconds[:3], [0.1, 0.2, 0.3])
 
 
@@ -102,7 +103,7 @@ def test_profile_records_at_least_the_injected_delays_and_a_killed_worker_as_inf
     assert out.returncode == 0, out.stderr
     assert "timing trace" in out.stdout and "iter    3" in out.stdout
     f = pd.read_csv(path)
-    assert list(f.columns) == list(COLUMNS)
+    assert list(f.columns) == [*COLUMNS, *OPTIONAL]
     assert len(f) == N * K * R  # every task of every worker observed (the master waits for all), the dead as inf
     assert not f.duplicated(["iteration", "worker", "task"]).any()
     dead = f.worker == 1
@@ -128,7 +129,7 @@ def test_run_measure_writes_one_row_per_reported_task(tmp_path):
     assert out.returncode == 0, out.stderr
     doc = json.loads(out.stdout)
     f = pd.read_csv(path)
-    assert list(f.columns) == list(COLUMNS)
+    assert list(f.columns) == [*COLUMNS, *OPTIONAL]
     reports = [t for t in doc["tasks"] if t[1] < 3]
     assert len(f) == sum(len(t[2]) for t in reports) > 0
     assert set(f.iteration) <= {0, 1, 2} and f.task.between(1, 2).all()

@@ -1,10 +1,9 @@
 """Measured task times: the timing trace of a run (``gclib run --measure``) and profiling runs (``gclib profile``).
 
-A *timing trace* is a tidy table, one row per observed ``(iteration, worker, task)``: ``iteration`` (int >= 0),
-``worker`` (int >= 0), ``task`` (int >= 1, the position of the partial gradient in the worker's order),
-``seconds`` (the task's duration: from the arrival of the parameters, or the end of the worker's previous task, to
-its end; ``inf`` = never finished) and ``host`` (the worker's host name). A task that was not observed (the worker
-abandoned the iteration when newer parameters arrived) has no row. See ``docs/runtime.md``, "Timing traces".
+A *timing trace* is a tidy table, one row per observed ``(iteration, worker, task)``, in the format of
+:mod:`gclib.timings` (which reads, checks and writes it), here with the ``host`` of every worker. A task that was
+not observed (the worker abandoned the iteration when newer parameters arrived) has no row. See
+``docs/runtime.md``, "Timing traces".
 
 A *profile* runs uncoded iterations (:func:`profile_code`): each of ``K`` workers computes ``R`` disjoint partial
 gradients (``K R`` data parts) and sends each one as soon as it is computed, and the master waits for every
@@ -18,41 +17,27 @@ import numpy as np
 
 from .. import checks
 
-#: The columns of a timing trace, in order.
-COLUMNS = ("iteration", "worker", "task", "seconds", "host")
 
-
-def trace_frame(durations, hosts=None):
-    """The timing trace of ``durations`` as a ``pandas.DataFrame`` with :data:`COLUMNS`.
-
-    Args:
-        durations: ``(iterations, workers, tasks)`` seconds (``nan`` = not observed: no row; ``inf`` = never).
-        hosts: ``{worker: host}`` or a sequence per worker (``""`` where unknown), or ``None``.
-    """
-    import pandas as pd
-
-    d = np.asarray(durations, dtype=float)
-    if d.ndim != 3:
-        raise ValueError(f"durations must be an (iterations, workers, tasks) array, got shape {d.shape}")
-    it, w, t = np.nonzero(~np.isnan(d))
+def host_names(hosts, workers: int) -> list:
+    """One host name per worker (``""`` where unknown) from ``{worker: host}`` (keys as integers or, from a saved
+    state, as text), a sequence per worker, or ``None``."""
     if hosts is None:
-        names = [""] * d.shape[1]
-    elif isinstance(hosts, dict):
-        names = [str(hosts.get(k, hosts.get(str(k), ""))) for k in range(d.shape[1])]
-    else:
-        names = [str(h) for h in hosts]
-    return pd.DataFrame({"iteration": it.astype(int), "worker": w.astype(int), "task": (t + 1).astype(int),
-                         "seconds": d[it, w, t], "host": [names[k] for k in w]}, columns=list(COLUMNS))
+        return [""] * workers
+    if isinstance(hosts, dict):
+        return [str(hosts.get(k, hosts.get(str(k), ""))) for k in range(workers)]
+    return [str(h) for h in hosts]
 
 
 def write_trace(path, durations, hosts=None) -> int:
-    """Write the timing trace of ``durations`` (see :func:`trace_frame`) as CSV to ``path``; returns its rows.
-    ``inf`` is written as ``inf``."""
-    path = checks.output_file("path", path)
-    frame = trace_frame(durations, hosts)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    frame.to_csv(path, index=False)
-    return len(frame)
+    """Write the timing trace of ``durations`` (``(iterations, workers, tasks)`` seconds; ``nan`` = not observed:
+    no row; ``inf`` = never) to ``path`` with :func:`gclib.timings.write`, with a ``host`` column from ``hosts``
+    (see :func:`host_names`); returns its rows."""
+    from .. import timings
+
+    d = np.asarray(durations, dtype=float)
+    names = host_names(hosts, d.shape[1]) if d.ndim == 3 else None  # another shape: timings.write says so
+    timings.write(path, d, names)
+    return int(np.count_nonzero(~np.isnan(d)))
 
 
 def _profile_decoder(code, idx):
