@@ -139,6 +139,27 @@ def code_from_args(a):
 
 
 # ------------------------------------------------------------------------------------------------ models
+def add_launch_args(p, *, hosts_help: str, run_dir_help: str):
+    """The options that say where and how the ranks start (``gclib run``, ``gclib profile``): ``--job-timeout``,
+    ``--hosts``, ``--launcher``, ``--mpiexec``, ``--mpiexec-args`` and ``--run-dir`` (its help per command)."""
+    from .. import checks
+    from ..runtime.launcher import LAUNCHERS, check_hostfile, check_mpiexec, mpiexec_options
+
+    p.add_argument("--job-timeout", type=checks.option(checks.seconds), default=None,
+                   help="seconds after which the whole job is killed")
+    p.add_argument("--hosts", type=checks.option(check_hostfile), default=None, help=hosts_help)
+    p.add_argument("--launcher", default="auto", choices=LAUNCHERS,
+                   help="what starts the ranks: mpiexec (--mpiexec, else the mpich wheel's, else the first on PATH; "
+                        "inside a SLURM allocation on its hosts), srun (inside a SLURM allocation), or auto "
+                        "(mpiexec if there is one, else srun inside an allocation); see docs/cluster.md")
+    p.add_argument("--mpiexec", type=checks.option(check_mpiexec), default=None, metavar="PATH",
+                   help="the site's Hydra mpiexec (MPICH, Intel MPI, MVAPICH), with mpi4py built against its MPI")
+    p.add_argument("--mpiexec-args", type=checks.option(mpiexec_options), default=None, metavar="'OPTIONS'",
+                   help="more options of mpiexec, one string split as a shell would, e.g. '-launcher ssh "
+                        "-launcher-exec PROGRAM -iface eth1' (Hydra's launcher and network interface)")
+    p.add_argument("--run-dir", type=checks.option(checks.output_dir), default=None, help=run_dir_help)
+
+
 def model_fields(cls) -> list[tuple[str, object]]:
     """``[(field, default)]`` of a model class, without ``per_task`` (an option of its own)."""
     return [(f.name, f.default) for f in dataclasses.fields(cls) if f.name != "per_task"]

@@ -32,7 +32,6 @@ def add_parser(sub):
 
 def add_arguments(p):
     from .. import checks
-    from ..runtime.launcher import LAUNCHERS, check_hostfile, check_mpiexec, mpiexec_options
     from ..runtime.measure import PROFILE_DIM, PROFILE_SAMPLES
     from .run import kill_map
 
@@ -57,23 +56,15 @@ def add_arguments(p):
                    help="fault injection: WORKER:ITERATION[,...], that worker's process exits at that iteration")
     p.add_argument("--timeout", type=seconds, default=30.0,
                    help="seconds an iteration may wait for the workers before the profile stops")
-    p.add_argument("--job-timeout", type=seconds, default=None, help="seconds after which the whole job is killed")
-    p.add_argument("--hosts", type=checks.option(check_hostfile), default=None,
-                   help="MPICH hostfile passed to mpiexec -f (profile the machines of your cluster)")
-    p.add_argument("--launcher", default="auto", choices=LAUNCHERS, help="what starts the ranks (as gclib run)")
-    p.add_argument("--mpiexec", type=checks.option(check_mpiexec), default=None, metavar="PATH",
-                   help="the site's Hydra mpiexec")
-    p.add_argument("--mpiexec-args", type=checks.option(mpiexec_options), default=None, metavar="'OPTIONS'",
-                   help="more options of mpiexec, one string split as a shell would")
-    p.add_argument("--run-dir", type=checks.option(checks.output_dir), default=None,
-                   help="directory for the logs, on this host (default: a temporary one, removed after success)")
+    options.add_launch_args(
+        p, hosts_help="MPICH hostfile passed to mpiexec -f (profile the machines of your cluster)",
+        run_dir_help="directory for the logs, on this host (default: a temporary one, removed after success)")
     p.add_argument("--quiet", action="store_true", help="no progress line per iteration")
 
 
 def spec_from_args(a):
-    from .. import checks
     from ..runtime.measure import profile_spec
-    from .run import kill_map
+    from .run import checked_kill
 
     if a.model is None:
         given = options.given_model_options(a)
@@ -86,12 +77,7 @@ def spec_from_args(a):
     else:
         options.reject_unused(a, scheme=False)
         model = options.model_from_args(a, workers=a.workers)
-    kill = checks.option_check("--kill", kill_map, a.kill or None)
-    for w, it in kill.items():
-        checks.option_check("--kill", checks.integer, w, subject="a worker", low=0, high=a.workers - 1,
-                            why=f" (the profile has {a.workers} workers)")
-        checks.option_check("--kill", checks.integer, it, subject=f"the iteration of worker {w}", low=0,
-                            high=a.iterations - 1, why=f" (the profile has {a.iterations} iterations)")
+    kill = checked_kill(a.kill, a.workers, a.iterations, workers_of="the profile", iterations_of="the profile")
     if a.samples < a.workers * a.tasks:
         raise ValueError(f"argument --samples: must be at least workers x tasks = {a.workers * a.tasks} (one row per "
                          f"data part), got {a.samples}")

@@ -34,7 +34,6 @@ def add_arguments(p):
     """The options of ``gclib run``."""
     from .. import checks
     from ..learning.problems import DATASETS
-    from ..runtime.launcher import LAUNCHERS, check_hostfile, check_mpiexec, mpiexec_options
 
     # --resume takes the scheme (and every other parameter) from the state file
     options.add_scheme_args(p, required=False)
@@ -58,21 +57,10 @@ def add_arguments(p):
                    help="fault injection: WORKER:ITERATION[,...], that worker's process exits at that iteration")
     p.add_argument("--timeout", type=seconds, default=10.0,
                    help="seconds an iteration may wait for a decodable set before the run stops with an error")
-    p.add_argument("--job-timeout", type=seconds, default=None, help="seconds after which the whole job is killed")
-    p.add_argument("--hosts", type=checks.option(check_hostfile), default=None,
-                   help="MPICH hostfile passed to mpiexec -f (runs across machines; no shared file system needed)")
-    p.add_argument("--launcher", default="auto", choices=LAUNCHERS,
-                   help="what starts the ranks: mpiexec (--mpiexec, else the mpich wheel's, else the first on PATH; "
-                        "inside a SLURM allocation on its hosts), srun (inside a SLURM allocation), or auto "
-                        "(mpiexec if there is one, else srun inside an allocation); see docs/cluster.md")
-    p.add_argument("--mpiexec", type=checks.option(check_mpiexec), default=None, metavar="PATH",
-                   help="the site's Hydra mpiexec (MPICH, Intel MPI, MVAPICH), with mpi4py built against its MPI")
-    p.add_argument("--mpiexec-args", type=checks.option(mpiexec_options), default=None, metavar="'OPTIONS'",
-                   help="more options of mpiexec, one string split as a shell would, e.g. '-launcher ssh "
-                        "-launcher-exec PROGRAM -iface eth1' (Hydra's launcher and network interface)")
-    p.add_argument("--run-dir", type=checks.option(checks.output_dir), default=None,
-                   help="directory for the logs and the state, on this host (no rank reads it; default: a "
-                        "temporary one, removed after a successful run)")
+    options.add_launch_args(
+        p, hosts_help="MPICH hostfile passed to mpiexec -f (runs across machines; no shared file system needed)",
+        run_dir_help="directory for the logs and the state, on this host (no rank reads it; default: a temporary "
+                     "one, removed after a successful run)")
     p.add_argument("--state", type=checks.option(checks.output_file), default=None,
                    help="write the state (parameters, log, what --resume needs) here (always written on failure)")
     p.add_argument("--resume", type=checks.option(checks.input_path, kind="file", must_exist=True), default=None,
@@ -129,6 +117,21 @@ def kill_map(name, value) -> dict:
     return out
 
 
+def checked_kill(value, workers: int, iterations: int, *, workers_of: str, iterations_of: str) -> dict:
+    """``--kill`` (:func:`kill_map`; ``None`` or ``""``, as an older state file has it: no kill) checked against the
+    job: every worker below ``workers``, every iteration below ``iterations``; the messages say what has them
+    (``workers_of``: "the code", ``iterations_of``: "the run")."""
+    from .. import checks
+
+    kill = checks.option_check("--kill", kill_map, value or None)
+    for w, it in kill.items():
+        checks.option_check("--kill", checks.integer, w, subject="a worker", low=0, high=workers - 1,
+                            why=f" ({workers_of} has {workers} workers)")
+        checks.option_check("--kill", checks.integer, it, subject=f"the iteration of worker {w}", low=0,
+                            high=iterations - 1, why=f" ({iterations_of} has {iterations} iterations)")
+    return kill
+
+
 def spec_from_args(a):
     """Build the :class:`~gclib.runtime.spec.RunSpec` of a ``gclib run`` command line (its options are parsed and
     checked one by one by the parser; what depends on several of them is checked here, naming the option)."""
@@ -155,12 +158,7 @@ def spec_from_args(a):
                             why=f" (the code has {K} workers)")
     if dead:
         model = Persistent(model, workers=list(dead))
-    kill = checks.option_check("--kill", kill_map, a.kill or None)  # "": a state file of an older version
-    for w, it in kill.items():
-        checks.option_check("--kill", checks.integer, w, subject="a worker", low=0, high=K - 1,
-                            why=f" (the code has {K} workers)")
-        checks.option_check("--kill", checks.integer, it, subject=f"the iteration of worker {w}", low=0,
-                            high=a.iterations - 1, why=f" (the run has {a.iterations} iterations)")
+    kill = checked_kill(a.kill, K, a.iterations, workers_of="the code", iterations_of="the run")
     kw = {}
     if name == "tandon-logistic":
         kw = {k: v for k, v in (("n_samples", a.samples), ("dim", a.dim)) if v is not None}
