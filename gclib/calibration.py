@@ -23,7 +23,7 @@ import pandas as pd
 
 from . import checks
 from .progress import progress as _progress
-from .stragglers import ComputeModel, Exponential, Pareto, ShiftedExponential
+from .stragglers import ComputeModel, Exponential, Pareto, ShiftedExponential, expected_order_statistic
 
 
 def truths(mu: float = 10.0, alpha: float = 0.01, rate: float = 10.0, pareto_scale: float = 0.05,
@@ -101,9 +101,10 @@ def goodness(rec: pd.DataFrame) -> pd.DataFrame:
 
 def trace_table(trace: np.ndarray) -> pd.DataFrame:
     """The timing trace of ``trace`` (``(iterations, workers, tasks)`` durations) as its CSV's table."""
-    from .runtime.measure import trace_frame
+    from .runtime.measure import host_names
+    from .timings import Timings
 
-    return trace_frame(trace)
+    return Timings.from_array(trace, host_names(None, np.shape(trace)[1])).frame()
 
 
 def mean_task_time(fit) -> tuple:
@@ -122,14 +123,12 @@ def mean_task_time(fit) -> tuple:
 
 
 def model_mean(model: ComputeModel) -> float:
-    """The mean task duration of a shifted-exponential, exponential or Pareto model (model units)."""
-    if isinstance(model, ShiftedExponential):
-        return model.alpha + 1 / model.mu
-    if isinstance(model, Exponential):
-        return 1 / model.rate
-    if isinstance(model, Pareto):
-        return model.scale * model.shape / (model.shape - 1) if model.shape > 1 else math.inf
-    raise ValueError(f"no mean task time for {type(model).__name__}")
+    """The mean task duration of a shifted-exponential, exponential or Pareto model (model units): the expected
+    first of one draw, :func:`gclib.stragglers.expected_order_statistic` ``(model, 1, 1)``."""
+    try:
+        return expected_order_statistic(model, 1, 1)
+    except ValueError:
+        raise ValueError(f"no mean task time for {type(model).__name__}") from None
 
 
 @dataclass
@@ -165,8 +164,10 @@ def machine(*, workers: int, tasks: int, iterations: int, model: ComputeModel, t
             trials: int = 4000, seed: int = 0, bootstrap: int = 200, hosts=None, progress: bool = False) -> Machine:
     """Profile, fit, advise and run on this machine (see the module docstring)."""
     from . import advise as _advise, fit as _fit, schemes
-    from .learning import TandonAGD, make_problem
+    from .claims import Estimate
+    from .learning import TandonAGD
     from .runtime import RunSpec, launch
+    from .runtime.experiments import problem
     from .runtime.measure import profile_spec
 
     spec = profile_spec(workers, tasks, iterations, samples=samples, dim=dim, model=model, time_scale=time_scale,
@@ -178,11 +179,10 @@ def machine(*, workers: int, tasks: int, iterations: int, model: ComputeModel, t
     fit_check = {"fit": f.name, "injected": f"{model.name} {_params(model)} x {time_scale:g} s",
                  "injected_mean": model_mean(model) * time_scale, "fitted_mean": mean, "fitted_lo": lo,
                  "fitted_hi": hi}
-    advice = _advise.advise(report.models(level=_advise.REJECT_LEVEL), workers, max_load=max_load, trials=trials, seed=seed,
-                            progress=progress)
-    ranked = advice.ranked
+    advice = _advise.advise(report.models(level=_advise.REJECT_LEVEL), workers, max_load=max_load, trials=trials,
+                            seed=seed, progress=progress)
     chosen = [("advised", advice.best)]
-    unc = ranked[ranked["family"] == "uncoded"]
+    unc = advice.ranked[advice.ranked["family"] == "uncoded"]
     chosen.append(("uncoded", unc.iloc[0].to_dict() if len(unc) else None))
     rows, logs = [], []
     for role, r in chosen:
@@ -190,12 +190,10 @@ def machine(*, workers: int, tasks: int, iterations: int, model: ComputeModel, t
             continue
         scheme, kw = _run_options(r["command"])
         code = schemes.build(scheme, **kw)
-        prob = make_problem("tandon-logistic", parts=code.n_parts, seed=0, n_samples=samples, dim=dim)
+        prob = problem("tandon-logistic", code.n_parts, samples=samples, dim=dim)
         run = launch(RunSpec(code, prob, TandonAGD(1.0 / prob.smoothness), model, iterations=run_iterations,
                              time_scale=time_scale, seed=seed + 1, timeout=60.0), hosts=hosts)
         t = np.array([x["time"] for x in run.records])
-        from .claims import Estimate
-
         e = Estimate.of(t)
         rows.append({"role": role, "label": r["label"], "command": r["command"], "predicted": r["mean_time"],
                      "predicted_lo": r["mean_time"] - r["ci95_time"], "predicted_hi": r["mean_time"] + r["ci95_time"],
