@@ -296,3 +296,84 @@ def test_master_receive_path_tells_late_hellos_byes_and_stale_gradients_from_gra
     assert msg == 2 and len(m.inflight) == 1
     # the stuck receive is tested again and again, never waited for: "nothing happened", so the master sleeps
     assert m._receive_one(1) is False and m._receive_one(1) is False and len(m.inflight) == 1
+
+
+def _collecting_master(code, arrivals):
+    """A master without MPI whose receive path hands out ``arrivals`` (``False``: nothing arrived this poll;
+    ``(message id, payload)``: a gradient of the current iteration)."""
+    from types import SimpleNamespace
+
+    from gclib.runtime import protocol as P
+    from gclib.runtime.master import Master
+
+    m = object.__new__(Master)
+    m.code, m.dead, m._deaths, m.decoders = code, {}, None, {}
+    m.spec = SimpleNamespace(wait_all=False, poll=0.0)
+    m.width, m.dtype = 1, P.message_dtype(code)
+    script = iter(arrivals)
+    m._receive_one = lambda it: next(script, False)
+    return m
+
+
+def _first_decodable(code, order):
+    received = np.zeros(code.n_messages, dtype=bool)
+    for k, msg in enumerate(order):
+        received[msg] = True
+        if code.rule.decodable(received):
+            return received, k
+    raise AssertionError("the order never decodes")
+
+
+@pytest.mark.parametrize("scheme", ["uncoded", "crc", "gc-mmc", "uc-mmc", "rs"])
+def test_master_decodes_ahead_while_idle_and_stops_at_the_first_decodable_set(scheme):
+    from benchmarks.bench_runtime import scheme_codes
+
+    code = scheme_codes(8, 1)[scheme]
+    rng = np.random.default_rng(3)
+    G = rng.standard_normal((code.n_parts, 1))
+    messages = code.encode(G)  # (n_messages, 1)
+    for trial in range(20):
+        order = rng.permutation(code.n_messages)
+        want, last = _first_decodable(code, order)
+        idle = trial % 2 == 0  # every other trial: messages back to back, no idle poll to decode ahead in
+        arrivals = []
+        for msg in order:
+            arrivals.append((int(msg), messages[msg], None))
+            if idle:
+                arrivals.extend([False] * code.n_messages)  # time for every completing set
+        master = _collecting_master(code, arrivals)
+        received, payload, _, _, _, ahead = master._collect(0, deadline=np.inf)
+        assert received.tolist() == want.tolist()  # the same set as the rule's first decodable prefix
+        ids, A = (np.flatnonzero(received), code.decode(received)) if ahead is None else ahead
+        if idle and last > 0:
+            assert ahead is not None, "the completing set was not decoded while the master was idle"
+        assert set(ids.tolist()) <= set(np.flatnonzero(received).tolist())
+        assert np.allclose(A @ code.B[ids], code.target, atol=1e-8)
+        grad = code.combine(A, payload[ids], 1)
+        assert np.allclose(grad, G.sum(axis=0), atol=1e-8)
+
+
+def test_master_asks_the_rule_set_by_set_when_it_cannot_answer_many_at_once():
+    import copy
+
+    from benchmarks.bench_runtime import scheme_codes
+
+    code = copy.copy(scheme_codes(8, 1)["gc-mmc"])
+    rule = code.rule
+
+    class OneAtATime:
+        def decodable(self, received):
+            received = np.asarray(received)
+            if received.ndim != 1:
+                raise ValueError("one set at a time")
+            return rule.decodable(received)
+
+    object.__setattr__(code, "rule", OneAtATime())
+    rng = np.random.default_rng(5)
+    order = rng.permutation(code.n_messages)
+    want, _ = _first_decodable(code, order)
+    G = rng.standard_normal((code.n_parts, 1))
+    messages = code.encode(G)
+    arrivals = [x for msg in order for x in ((int(msg), messages[msg], None), False)]
+    received, payload, _, _, _, ahead = _collecting_master(code, arrivals)._collect(0, deadline=np.inf)
+    assert received.tolist() == want.tolist() and ahead is None

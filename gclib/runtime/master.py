@@ -12,6 +12,13 @@ times, the workers' process ids), ``iter`` (one per finished iteration, with the
 parameters and the update's state, so the launcher keeps a resumable state even if the job is killed), and
 ``end`` (status, error, dead workers).
 
+Decoding ahead: after every arrival that does not make the received set decodable, the master asks the code's
+rule, in one batched question, which single messages would complete it; while nothing arrives it decodes those
+sets, one per poll, instead of sleeping. When such a message arrives, the iteration's gradient is the combination
+of coefficients already made (over a subset of the received messages: as exact as a decode of them all), and the
+decode is off the critical path. Coefficients are also remembered by received set (:data:`DECODERS_KEPT`), so
+that a set seen before (uncoded's, say) is not decoded again.
+
 Dead workers: the launcher passes on what it learns from the workers' guards (see :mod:`gclib.runtime.guard`)
 as lines on the master's standard input, after the spec (:class:`DeathNotices`); the master reads them between
 polls, stops waiting for those workers, and stops the run at once when the workers left can no longer decode. No
@@ -36,6 +43,8 @@ from .state import pack_step_state, unpack_step_state
 MARK = P.MARK
 #: Seconds between two looks for the launcher's death notices.
 DEATHS_EVERY = 0.02
+#: Decoding coefficients remembered, by received set, before the memory is emptied.
+DECODERS_KEPT = 4096
 
 
 class DeathNotices:
@@ -99,6 +108,7 @@ class Master(P.Rank):
         self._deaths_seen = 0.0
         self.width_buf = P.HEADER + self.width
         self.tasks = []  # (worker, [iteration, finish times...]) reports not yet passed on to the launcher
+        self.decoders = {}  # received message ids (bytes) -> their decoding coefficients
 
     # ------------------------------------------------------------------ dead workers
     def check_deaths(self, force=False) -> bool:
@@ -154,7 +164,10 @@ class Master(P.Rank):
         started = False
         st = MPI.Status()
         try:
+            # Twice: MPICH's first probe after a message lands only moves it in (see worker._receive_control).
             msg = self.comm.Improbe(source=MPI.ANY_SOURCE, tag=MPI.ANY_TAG, status=st)
+            if msg is None:
+                msg = self.comm.Improbe(source=MPI.ANY_SOURCE, tag=MPI.ANY_TAG, status=st)
         except MPI.Exception:
             msg = None
         if msg is not None:
@@ -228,13 +241,14 @@ class Master(P.Rank):
         params = np.concatenate([[float(it)], y])
         self._send_all(params, P.TAG_PARAMS)
         t_bcast = time.perf_counter() - t_start
-        received, payload, d0, check_time, drain = self._collect(it, t_start + spec.timeout)
+        received, payload, d0, check_time, drain, ahead = self._collect(it, t_start + spec.timeout)
         self.drain_time += drain
         idx = np.flatnonzero(received)
-        A = code.decode(idx, warn=False)
-        grad = code.combine(A, np.stack([payload[m] for m in idx]), self.dim)
+        ids, A = (idx, self._decode(idx)) if ahead is None else ahead  # ahead: over a subset of the messages
+        grad = code.combine(A, payload[ids], self.dim)
         t_decoded = time.perf_counter()
-        # On the critical path: the rule check of the last message, the decode and the combination.
+        # On the critical path: the rule check of the last message, the decode (unless made ahead) and the
+        # combination.
         decode_time = t_decoded - d0
         t_wait_end = d0
         theta, state = spec.step.step(state, grad)
@@ -246,20 +260,55 @@ class Master(P.Rank):
                "drain": drain, "checks": check_time,
                "workers": sorted({int(code.sender[m]) for m in idx}),
                # outside the timed window: how much this decode amplifies rounding errors of the messages
-               "amplification": decoding_amplification(code.B[idx], A, code.target)}
+               "amplification": decoding_amplification(code.B[ids], A, code.target)}
         return rec, grad, y, theta, state
+
+    def _decode(self, idx):
+        """The decoding coefficients of the messages ``idx`` (sorted ids), remembered for the next time."""
+        key = idx.tobytes()
+        A = self.decoders.get(key)
+        if A is None:
+            A = self.code.decode(idx, warn=False)
+            if len(self.decoders) >= DECODERS_KEPT:
+                self.decoders.clear()
+            self.decoders[key] = A
+        return A
+
+    def _completing(self, received, known):
+        """The messages not received and not in ``known`` whose arrival alone would make ``received`` decodable
+        (one batched question to the rule), or ``None`` when the rule cannot answer for many sets at once."""
+        cand = np.flatnonzero(~received)
+        if known:
+            cand = cand[[int(m) not in known for m in cand]]
+        if cand.size == 0:
+            return []
+        masks = np.repeat(received[None, :], cand.size, axis=0)
+        masks[np.arange(cand.size), cand] = True
+        try:
+            ok = np.asarray(self.code.rule.decodable(masks), dtype=bool).reshape(cand.size)
+        except Exception:
+            return None
+        return [int(m) for m in cand[ok]]
 
     def _collect(self, it, deadline):
         """Receive messages of iteration ``it`` until the received set decodes.
 
-        Returns ``(received (n_messages,) bool, payload {message id: data}, d0, check_time, drain)``: ``d0`` the
-        time the last message was taken in (the decode's clock starts there), ``check_time`` the time spent in
-        the rule's checks, ``drain`` the time spent draining stale messages. Raises :class:`IterationTimeout` when
-        the workers alive cannot decode any more or at ``deadline``.
+        Returns ``(received (n_messages,) bool, payload (n_messages, width), d0, check_time, drain, ahead)``:
+        ``payload[m]`` message ``m`` where received, ``d0`` the time the last message was taken in (the
+        decode's clock starts there), ``check_time`` the time spent in the rule's checks, ``drain`` the time spent
+        draining stale messages, ``ahead`` ``(ids, A)`` decoded ahead from the messages ``ids`` (a subset of the
+        received ones), or ``None``. Raises :class:`IterationTimeout` when the workers alive cannot decode any more
+        or at ``deadline``.
         """
         code = self.code
         received = np.zeros(code.n_messages, dtype=bool)
-        payload = {}
+        payload = np.empty((code.n_messages, self.width), dtype=self.dtype)
+        # Messages known to complete the received set (the set only grows, so they stay so); None: the rule is
+        # asked at every arrival (a profile's wait_all, or a rule that answers one set at a time).
+        completes = None if self.spec.wait_all else self._completing(received, ())
+        todo = [] if completes is None else list(completes)  # completing messages whose set is not decoded yet
+        completes = None if completes is None else set(completes)
+        ahead = {}  # message id -> (ids, A): the decode of the set that message completes
         check_time = drain = 0.0
         if self.dead:
             why = self._cannot_decode(it, received)
@@ -274,9 +323,18 @@ class Master(P.Rank):
                     if why:
                         raise IterationTimeout(why)
                     if self.spec.wait_all and received.any() and self._all_in(received):
-                        return received, payload, time.perf_counter(), check_time, drain
+                        return received, payload, time.perf_counter(), check_time, drain, None
                 if time.perf_counter() > deadline:
                     raise IterationTimeout(self._timeout_text(it, received))
+                if todo:  # nothing arrived: decode ahead instead of sleeping
+                    m = todo.pop()
+                    ids = np.flatnonzero(received)
+                    ids = np.insert(ids, np.searchsorted(ids, m), m)
+                    try:
+                        ahead[m] = (ids, self._decode(ids))
+                    except Exception:  # the decoder refuses the set: it is decoded after the arrival instead
+                        pass
+                    continue
                 time.sleep(self.spec.poll)
                 continue
             if got is None:
@@ -288,10 +346,23 @@ class Master(P.Rank):
             d0 = time.perf_counter()
             received[m] = True
             payload[m] = data
-            done = self._all_in(received) if self.spec.wait_all else bool(code.rule.decodable(received))
-            check_time += time.perf_counter() - d0
+            if self.spec.wait_all:
+                done = self._all_in(received)
+            elif completes is not None:
+                done = m in completes
+            else:
+                done = bool(code.rule.decodable(received))
             if done:
-                return received, payload, d0, check_time, drain
+                check_time += time.perf_counter() - d0
+                return received, payload, d0, check_time, drain, ahead.get(m)
+            if completes is not None:
+                new = self._completing(received, completes)
+                if new is None:
+                    completes = None
+                else:
+                    completes.update(new)
+                    todo.extend(new)
+            check_time += time.perf_counter() - d0
 
     def _all_in(self, received) -> bool:
         """Every message of every worker still alive received (``wait_all``)."""

@@ -27,7 +27,7 @@ class RunSpec:
         time_scale: seconds per model time unit (the injected sleep of a task is ``time_scale`` times its draw).
         seed: seed of the injected delays (the same seed replays the same delays).
         timeout: seconds the master waits in one iteration for a decodable set before it stops with an error.
-        poll: seconds between two polls of the master (and slice of a worker's sleep; workers use ``2 * poll``).
+        poll: seconds between two polls of the master; a worker sleeps in slices of ``5 * poll``.
         stop_timeout: seconds the master waits for every worker's goodbye at the end (longer: a dead worker).
         kill: ``{worker: iteration}``: fault injection, the worker's process exits abruptly when it receives
             that iteration's parameters.
@@ -49,7 +49,7 @@ class RunSpec:
     time_scale: float = 0.05
     seed: int = 0
     timeout: float = 10.0
-    poll: float = 2.5e-4
+    poll: float = 1e-4
     stop_timeout: float = 5.0
     kill: dict = field(default_factory=dict)
     theta0: Optional[np.ndarray] = None

@@ -1,13 +1,22 @@
-"""A worker rank: compute the real partial gradients in its order, sleep the injected delays, send each message as
+"""A worker rank: compute the real partial gradients in its order, take the injected delays, send each message as
 soon as it is ready, and abandon an iteration as soon as newer parameters arrive. When it stops working on an
 iteration (every task done, or abandoned), it reports the finish time of every task it completed in one small
 message (:data:`~gclib.runtime.protocol.TAG_TASKS`), on its own clock (seconds since the parameters arrived).
 
+Task ``j`` ends at its injected finish time ``finish[j]`` after the parameters arrived (or when its real work is
+done, if that is later). The real work of a task (its partial gradient and the messages it readies) is placed at
+the end of the task's window, starting :attr:`Worker.lead` seconds before ``finish[j]``, not at its start: when
+new parameters arrive, every worker of a host then only takes them in, instead of all of them computing at once
+and queueing for the host's cores, and a worker that is interrupted by newer parameters has not spent the time.
+``lead`` follows the recent work times (:data:`LEAD_MARGIN` times the longest of the last :data:`LEAD_MEMORY`).
+
 The worker never blocks inside MPI (MPICH spins in blocking calls, stealing the CPU that the other ranks of an
-oversubscribed host need): every wait is a sleep in slices of ``spec.poll * 2`` seconds between ``Iprobe`` calls.
+oversubscribed host need): every wait is a sleep in slices of ``5 * spec.poll`` seconds between ``Iprobe`` calls, except the last
+:data:`END_SPIN` seconds before a task's end, which it spends polling without sleeping: a sleep may end late.
 """
 from __future__ import annotations
 
+import collections
 import os
 import socket
 import sys
@@ -20,6 +29,16 @@ from ..codes.base import split_pieces
 from . import protocol as P
 from .guard import hand_over_sockets
 
+#: A task's real work starts this many times its recent longest duration before the task's injected end ...
+LEAD_MARGIN = 1.5
+#: ... over this many recent tasks.
+LEAD_MEMORY = 32
+#: The lead before any task was timed (seconds).
+LEAD_START = 1e-3
+#: A worker's sleep slice, in master polls (``spec.poll``).
+SLICE_POLLS = 5
+#: Seconds before a task's end that a worker polls without sleeping.
+END_SPIN = 1e-4
 #: A worker that hears nothing from the master for this long exits (the master died).
 IDLE_EXIT = 600.0
 
@@ -37,19 +56,24 @@ class Worker(P.Rank):
         self.order = self.code.order[self.w]
         self.msgs = self.code.messages_of(self.w)
         self.finish = finish[:, self.w, :] * spec.time_scale  # (iterations, n_tasks) seconds
-        self.slice = 2 * spec.poll
+        self.slice = SLICE_POLLS * spec.poll
         self.sent = 0
         self.abandoned = 0
         self.final = None
         self.handed = False
         self.params_buf = np.empty(self.dim + 1)
+        self.recent = collections.deque(maxlen=LEAD_MEMORY)  # how long the last tasks' real work took
+        self.lead = LEAD_START
 
     # ------------------------------------------------------------------ control channel
     def _receive_control(self):
         """Receive every control message waiting; return the newest ``(iteration, theta)``, or raise _Stop."""
         MPI, st = self.MPI, self.MPI.Status()
         newest = None
-        while self.comm.Iprobe(source=0, tag=MPI.ANY_TAG, status=st):
+        # Twice: MPICH's first probe after a message lands only moves it in (the probe answers before its
+        # progress step), so a single probe per wake-up would see new parameters one sleep slice late.
+        while (self.comm.Iprobe(source=0, tag=MPI.ANY_TAG, status=st)
+               or self.comm.Iprobe(source=0, tag=MPI.ANY_TAG, status=st)):
             tag = st.Get_tag()
             if tag == P.TAG_PARAMS:
                 self.comm.Recv([self.params_buf, MPI.DOUBLE], source=0, tag=tag)
@@ -64,9 +88,9 @@ class Worker(P.Rank):
                     raise _Stop
         return newest
 
-    def _wait_until(self, deadline):
+    def _wait_until(self, deadline, spin=0.0):
         """Sleep until ``deadline`` (``perf_counter`` seconds, may be ``inf``), polling for new parameters;
-        return them if they arrive first, else ``None``."""
+        return them if they arrive first, else ``None``. The last ``spin`` seconds poll without sleeping."""
         while True:
             new = self._receive_control()
             if new is not None:
@@ -74,7 +98,8 @@ class Worker(P.Rank):
             now = time.perf_counter()
             if now >= deadline:
                 return None
-            time.sleep(min(self.slice, deadline - now))
+            if deadline - now > spin:
+                time.sleep(min(self.slice, deadline - now - spin))
 
     # ------------------------------------------------------------------ one iteration
     def iterate(self, it, theta):
@@ -92,33 +117,49 @@ class Worker(P.Rank):
         for j, part in enumerate(self.order):
             new = self._receive_control()
             if new is None:
-                c0 = time.perf_counter()
-                G[part] = problem.partial_gradient(theta, part)
-                compute += time.perf_counter() - c0
                 if finish[j] == np.inf:  # an injected "never": this task and the rest never finish
                     done[j + 1:] = np.inf
                     self._isend(done, 0, P.TAG_TASKS)
                     new = self._wait_until(np.inf)
                 else:
-                    new = self._wait_until(t0 + finish[j])
+                    new = self._wait_until(t0 + finish[j] - self.lead)  # the work goes at the window's end
+                    if new is None:
+                        c0 = time.perf_counter()
+                        G[part] = problem.partial_gradient(theta, part)
+                        out = self._messages(G, j)
+                        took = time.perf_counter() - c0
+                        compute += took
+                        self.recent.append(took)
+                        self.lead = LEAD_MARGIN * max(self.recent)
+                        new = self._wait_until(t0 + finish[j], spin=END_SPIN)
             if new is not None:  # newer parameters: abandon this iteration
                 self.abandoned += 1
                 if finish[j] != np.inf:  # (a "never" was reported already)
                     self._isend(done[:j + 1], 0, P.TAG_TASKS)
                 return new
             done[j + 1] = time.perf_counter() - t0
-            ready = [m for m in self.msgs if code.ready[m] == j + 1]
-            if ready:
-                pieces = split_pieces(G, code.n_pieces)
-                for m in ready:
-                    buf = np.empty(P.HEADER + self.width, dtype=self.dtype)
-                    buf[P.HEADER:] = code.B[m] @ pieces
-                    buf[:P.HEADER] = (it, m, time.perf_counter() - t0, compute)
-                    self._isend(buf, 0, P.grad_tag(it))
-                    self.sent += 1
+            for m, buf in out:
+                buf[:P.HEADER] = (it, m, time.perf_counter() - t0, compute)
+                self._isend(buf, 0, P.grad_tag(it))
+                self.sent += 1
             self._reap()
         self._isend(done, 0, P.TAG_TASKS)  # every task done: the worker is idle until newer parameters arrive
         return None
+
+    def _messages(self, G, j):
+        """``[(message id, buffer)]``: the messages that task ``j`` readies, encoded from the partial gradients
+        ``G`` computed so far (the header is filled when each is sent)."""
+        code = self.code
+        ready = [m for m in self.msgs if code.ready[m] == j + 1]
+        if not ready:
+            return []
+        pieces = split_pieces(G, code.n_pieces)
+        out = []
+        for m in ready:
+            buf = np.empty(P.HEADER + self.width, dtype=self.dtype)
+            buf[P.HEADER:] = code.B[m] @ pieces
+            out.append((m, buf))
+        return out
 
     def warm_up(self):
         """Compute one partial gradient and one message untimed, so that first-call costs (imports, BLAS
