@@ -11,8 +11,9 @@ and queueing for the host's cores, and a worker that is interrupted by newer par
 ``lead`` follows the recent work times (:data:`LEAD_MARGIN` times the longest of the last :data:`LEAD_MEMORY`).
 
 The worker never blocks inside MPI (MPICH spins in blocking calls, stealing the CPU that the other ranks of an
-oversubscribed host need): every wait is a sleep in slices of ``5 * spec.poll`` seconds between ``Iprobe`` calls, except the last
-:data:`END_SPIN` seconds before a task's end, which it spends polling without sleeping: a sleep may end late.
+oversubscribed host need): every wait is a sleep in slices of ``5 * spec.poll`` seconds between ``Iprobe``
+calls, except the last :data:`END_SPIN` seconds before a task's end, which it spends polling without sleeping
+(a sleep may end late).
 """
 from __future__ import annotations
 
