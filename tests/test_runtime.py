@@ -308,6 +308,7 @@ def _collecting_master(code, arrivals):
 
     m = object.__new__(Master)
     m.code, m.dead, m._deaths, m.decoders = code, {}, None, {}
+    m.content = np.unique(code.B, axis=0, return_inverse=True)[1].reshape(-1)
     m.spec = SimpleNamespace(wait_all=False, poll=0.0)
     m.width, m.dtype = 1, P.message_dtype(code)
     script = iter(arrivals)
@@ -344,7 +345,7 @@ def test_master_decodes_ahead_while_idle_and_stops_at_the_first_decodable_set(sc
         master = _collecting_master(code, arrivals)
         received, payload, _, _, _, ahead = master._collect(0, deadline=np.inf)
         assert received.tolist() == want.tolist()  # the same set as the rule's first decodable prefix
-        ids, A = (np.flatnonzero(received), code.decode(received)) if ahead is None else ahead
+        ids, A = master._decode(np.flatnonzero(received)) if ahead is None else ahead
         if idle and last > 0:
             assert ahead is not None, "the completing set was not decoded while the master was idle"
         assert set(ids.tolist()) <= set(np.flatnonzero(received).tolist())

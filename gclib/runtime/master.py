@@ -16,8 +16,9 @@ Decoding ahead: after every arrival that does not make the received set decodabl
 rule, in one batched question, which single messages would complete it; while nothing arrives it decodes those
 sets, one per poll, instead of sleeping. When such a message arrives, the iteration's gradient is the combination
 of coefficients already made (over a subset of the received messages: as exact as a decode of them all), and the
-decode is off the critical path. Coefficients are also remembered by received set (:data:`DECODERS_KEPT`), so
-that a set seen before (uncoded's, say) is not decoded again.
+decode is off the critical path. Every decode uses one message of each distinct content (copies of a coded
+message add nothing), and its coefficients are remembered by the contents present (:data:`DECODERS_KEPT`), so
+that a set seen before (uncoded's every iteration, or a multi-message code's few patterns) is not decoded again.
 
 Dead workers: the launcher passes on what it learns from the workers' guards (see :mod:`gclib.runtime.guard`)
 as lines on the master's standard input, after the spec (:class:`DeathNotices`); the master reads them between
@@ -43,7 +44,7 @@ from .state import pack_step_state, unpack_step_state
 MARK = P.MARK
 #: Seconds between two looks for the launcher's death notices.
 DEATHS_EVERY = 0.02
-#: Decoding coefficients remembered, by received set, before the memory is emptied.
+#: Decoding coefficients remembered, by the contents received, before the memory is emptied.
 DECODERS_KEPT = 4096
 
 
@@ -108,7 +109,9 @@ class Master(P.Rank):
         self._deaths_seen = 0.0
         self.width_buf = P.HEADER + self.width
         self.tasks = []  # (worker, [iteration, finish times...]) reports not yet passed on to the launcher
-        self.decoders = {}  # received message ids (bytes) -> their decoding coefficients
+        self.decoders = {}  # distinct contents received (bytes) -> their decoding coefficients
+        # The content of every message: equal rows of B (a coded message and its copies) share one id.
+        self.content = np.unique(self.code.B, axis=0, return_inverse=True)[1].reshape(-1)
 
     # ------------------------------------------------------------------ dead workers
     def check_deaths(self, force=False) -> bool:
@@ -244,7 +247,7 @@ class Master(P.Rank):
         received, payload, d0, check_time, drain, ahead = self._collect(it, t_start + spec.timeout)
         self.drain_time += drain
         idx = np.flatnonzero(received)
-        ids, A = (idx, self._decode(idx)) if ahead is None else ahead  # ahead: over a subset of the messages
+        ids, A = self._decode(idx) if ahead is None else ahead  # over a subset of the received messages
         grad = code.combine(A, payload[ids], self.dim)
         t_decoded = time.perf_counter()
         # On the critical path: the rule check of the last message, the decode (unless made ahead) and the
@@ -264,15 +267,27 @@ class Master(P.Rank):
         return rec, grad, y, theta, state
 
     def _decode(self, idx):
-        """The decoding coefficients of the messages ``idx`` (sorted ids), remembered for the next time."""
-        key = idx.tobytes()
+        """``(ids, A)``: decoding coefficients ``A`` over the messages ``ids``, a subset of the received ``idx``
+        (sorted): one message of each distinct content (messages with equal rows of ``B``, copies of one
+        coded message, add nothing to one another). The coefficients are remembered by the contents present,
+        so that a set seen before, whichever copies of it arrived, is not decoded again."""
+        cls = self.content[idx]
+        kinds, first = np.unique(cls, return_index=True)
+        ids = idx[first]  # one copy of each content, in the order of ``kinds``
+        key = kinds.tobytes()
         A = self.decoders.get(key)
         if A is None:
-            A = self.code.decode(idx, warn=False)
+            order = np.argsort(ids)
+            try:
+                A_sorted = self.code.decode(ids[order], warn=False)
+            except Exception:  # a family decoder that wants the set as received: decode it whole
+                return idx, self.code.decode(idx, warn=False)
+            A = np.empty_like(A_sorted)
+            A[:, order] = A_sorted
             if len(self.decoders) >= DECODERS_KEPT:
                 self.decoders.clear()
             self.decoders[key] = A
-        return A
+        return ids, A
 
     def _completing(self, received, known):
         """The messages not received and not in ``known`` whose arrival alone would make ``received`` decodable
@@ -331,7 +346,7 @@ class Master(P.Rank):
                     ids = np.flatnonzero(received)
                     ids = np.insert(ids, np.searchsorted(ids, m), m)
                     try:
-                        ahead[m] = (ids, self._decode(ids))
+                        ahead[m] = self._decode(ids)
                     except Exception:  # the decoder refuses the set: it is decoded after the arrival instead
                         pass
                     continue
