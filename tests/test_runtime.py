@@ -307,7 +307,7 @@ def _collecting_master(code, arrivals):
     from gclib.runtime.master import Master
 
     m = object.__new__(Master)
-    m.code, m.dead, m._deaths, m.decoders = code, {}, None, {}
+    m.code, m.dead, m._deaths, m.decoders, m.bell = code, {}, None, {}, None
     m.content = np.unique(code.B, axis=0, return_inverse=True)[1].reshape(-1)
     m.spec = SimpleNamespace(wait_all=False, poll=0.0)
     m.width, m.dtype = 1, P.message_dtype(code)

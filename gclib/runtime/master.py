@@ -37,6 +37,7 @@ import traceback
 import numpy as np
 
 from ..codes.conditioning import decoding_amplification
+from . import bell as bell_mod
 from . import protocol as P
 from ..jsonable import jsonable
 from .state import pack_step_state, unpack_step_state
@@ -91,8 +92,9 @@ class IterationTimeout(RuntimeError):
 
 
 class Master(P.Rank):
-    def __init__(self, comm, spec, finish, sends=(), deaths=None):
+    def __init__(self, comm, spec, finish, sends=(), deaths=None, bell=None):
         super().__init__(comm, spec)
+        self.bell = bell  # gclib.runtime.bell.Bell shared with the workers of this host, or None
         self.sends.extend(sends)
         self.K = self.code.n_workers
         self.finish = np.array(finish, dtype=float)
@@ -222,6 +224,8 @@ class Master(P.Rank):
                 self._isend(arr, dest=w + 1, tag=tag)
             except self.MPI.Exception:
                 self._mark_dead(w, "MPI error while sending")
+        if self.bell is not None:
+            self.bell.ring(bell_mod.TO_WORKERS)
 
     def _cannot_decode(self, it, received):
         """An error text if the workers still alive cannot complete a decodable set this iteration, else None."""
@@ -329,7 +333,9 @@ class Master(P.Rank):
             why = self._cannot_decode(it, received)
             if why:
                 raise IterationTimeout(why)
+        bell = self.bell
         while True:
+            rung = bell.value(bell_mod.TO_MASTER) if bell is not None else 0  # before looking
             r0 = time.perf_counter()
             got = self._receive_one(it)
             if got is False:
@@ -350,7 +356,10 @@ class Master(P.Rank):
                     except Exception:  # the decoder refuses the set: it is decoded after the arrival instead
                         pass
                     continue
-                time.sleep(self.spec.poll)
+                if bell is not None:
+                    bell.wait(bell_mod.TO_MASTER, rung, self.spec.poll)
+                else:
+                    time.sleep(self.spec.poll)
                 continue
             if got is None:
                 drain += time.perf_counter() - r0
@@ -414,6 +423,8 @@ class Master(P.Rank):
                 self.check_deaths()
                 time.sleep(self.spec.poll)
         self._reap()
+        if self.bell is not None:  # every worker that will open the bell has (before its hello): remove its name
+            self.bell.unlink()
         self.settle()
 
     # ------------------------------------------------------------------ the run
@@ -489,9 +500,9 @@ class Master(P.Rank):
         return sorted(set(dead)), hard
 
 
-def run_master(comm, spec, finish, sends=(), deaths=None) -> str:
+def run_master(comm, spec, finish, sends=(), deaths=None, bell=None) -> str:
     try:
-        return Master(comm, spec, finish, sends=sends, deaths=deaths).run()
+        return Master(comm, spec, finish, sends=sends, deaths=deaths, bell=bell).run()
     except Exception:
         traceback.print_exc()
         sys.stderr.flush()

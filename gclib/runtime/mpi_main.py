@@ -79,26 +79,30 @@ def read_spec(fd=0, window=None) -> bytes:
 
 
 def _start(comm, MPI, window):
-    """Rank 0: receive the spec from the launcher (:func:`read_spec`), sample the delays and send both to every worker (non-blocking: a worker that died
-    holds up nobody). Workers: receive them.
+    """Rank 0: receive the spec from the launcher (:func:`read_spec`), sample the delays, make the host's bell
+    (:mod:`gclib.runtime.bell`) and send all three to every worker (non-blocking: a worker that died holds up
+    nobody). Workers: receive them, and open the bell if they can.
 
-    Returns ``(payload, sends)``: ``payload`` is ``(spec, finish)``, ``None`` when the run cannot start (rank 0
-    said why on stdout) or ``False`` when no spec came within :data:`SPEC_WAIT` (a worker whose master is gone);
-    ``sends`` is rank 0's list of ``(request, buffer)`` still to complete."""
+    Returns ``(payload, sends, bell)``: ``payload`` is ``(spec, finish, the bell's path or None)``, ``None`` when
+    the run cannot start (rank 0 said why on stdout) or ``False`` when no spec came within :data:`SPEC_WAIT` (a
+    worker whose master is gone); ``sends`` is rank 0's list of ``(request, buffer)`` still to complete; ``bell``
+    the rank's :class:`~gclib.runtime.bell.Bell`, or ``None``."""
     from .protocol import TAG_SPEC
 
     if comm.Get_rank() == 0:
         from .master import emit
+        from .bell import make as make_bell
         from .protocol import sample_finish
 
-        payload = None
+        payload = bell = None
         try:
             spec = pickle.loads(read_spec(0, window))
             if comm.Get_size() != spec.ranks:
                 raise ValueError(f"the job has {comm.Get_size()} ranks, the run needs {spec.ranks} "
                                  f"(1 master + {spec.workers} workers)")
             finish = sample_finish(spec.model, spec.iterations, spec.workers, spec.code.load, spec.seed)
-            payload = (spec, finish)
+            bell = make_bell()
+            payload = (spec, finish, bell.path if bell else None)
         except Exception as e:
             traceback.print_exc()
             emit("end", status="error", error=f"could not start: {type(e).__name__}: {e}", dead_workers=[],
@@ -110,16 +114,21 @@ def _start(comm, MPI, window):
                 sends.append((comm.Isend([data, MPI.BYTE], dest=dest, tag=TAG_SPEC), data, dest))
             except MPI.Exception:
                 pass
-        return payload, sends
+        return payload, sends, bell
     st = MPI.Status()
     deadline = time.monotonic() + SPEC_WAIT
     while not comm.Iprobe(source=0, tag=TAG_SPEC, status=st):
         if time.monotonic() > deadline:
-            return False, []
+            return False, [], None
         time.sleep(1e-3)
     data = bytearray(st.Get_count(MPI.BYTE))
     comm.Recv([data, MPI.BYTE], source=0, tag=TAG_SPEC)
-    return pickle.loads(data), []
+    payload = pickle.loads(data)
+    if not payload:
+        return payload, [], None
+    from .bell import join
+
+    return payload, [], join(payload[2])
 
 
 def _complete(MPI, sends, seconds) -> None:
@@ -144,21 +153,25 @@ def main() -> None:
         print(MARK + json.dumps({"kind": "init", "window": window}), flush=True)
     # An MPI error (a peer that died, say) raises MPI.Exception where we can handle it, instead of aborting.
     comm.Set_errhandler(MPI.ERRORS_RETURN)
-    payload, sends = _start(comm, MPI, window)
+    payload, sends, bell = _start(comm, MPI, window)
     if not payload:  # the run cannot start (rank 0 said why), or no spec came (the master is gone)
         _complete(MPI, sends, 5.0)  # rank 0: let the workers hear that there is nothing to do
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(1 if payload is False else 0)
-    spec, finish = payload
+    spec, finish, _ = payload
     if comm.Get_rank() == 0:
         from .master import DeathNotices, run_master
 
-        how = run_master(comm, spec, finish, sends=sends, deaths=DeathNotices(0))
+        try:
+            how = run_master(comm, spec, finish, sends=sends, deaths=DeathNotices(0), bell=bell)
+        finally:
+            if bell is not None:
+                bell.unlink()
     else:
         from .worker import run_worker
 
-        how = run_worker(comm, spec, finish)
+        how = run_worker(comm, spec, finish, bell=bell)
     if how == "hard":
         sys.stdout.flush()
         sys.stderr.flush()

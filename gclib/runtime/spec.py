@@ -27,7 +27,8 @@ class RunSpec:
         time_scale: seconds per model time unit (the injected sleep of a task is ``time_scale`` times its draw).
         seed: seed of the injected delays (the same seed replays the same delays).
         timeout: seconds the master waits in one iteration for a decodable set before it stops with an error.
-        poll: seconds between two polls of the master; a worker sleeps in slices of ``5 * poll``.
+        poll: seconds between two polls of the master; a worker sleeps in slices of ``5 * poll`` (four times longer
+            where the master's bell reaches it, see :mod:`gclib.runtime.bell`).
         stop_timeout: seconds the master waits for every worker's goodbye at the end (longer: a dead worker).
         kill: ``{worker: iteration}``: fault injection, the worker's process exits abruptly when it receives
             that iteration's parameters.

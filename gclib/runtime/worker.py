@@ -27,6 +27,7 @@ import traceback
 import numpy as np
 
 from ..codes.base import split_pieces
+from . import bell as bell_mod
 from . import protocol as P
 from .guard import hand_over_sockets
 
@@ -38,6 +39,8 @@ LEAD_MEMORY = 32
 LEAD_START = 1e-3
 #: A worker's sleep slice, in master polls (``spec.poll``).
 SLICE_POLLS = 5
+#: With the master's bell, a sleep slice is this many times longer (the bell ends it when the master sends).
+BELL_SLICES = 4
 #: Seconds before a task's end that a worker polls without sleeping.
 END_SPIN = 1e-4
 #: A worker that hears nothing from the master for this long exits (the master died).
@@ -51,18 +54,20 @@ class _Stop(Exception):
 class Worker(P.Rank):
     """State of worker ``w`` (rank ``w + 1``) for one run."""
 
-    def __init__(self, comm, spec, finish):
+    def __init__(self, comm, spec, finish, bell=None):
         super().__init__(comm, spec)
+        self.bell = bell  # gclib.runtime.bell.Bell of the master's host, or None
         self.w = comm.Get_rank() - 1
         self.order = self.code.order[self.w]
         self.msgs = self.code.messages_of(self.w)
         self.finish = finish[:, self.w, :] * spec.time_scale  # (iterations, n_tasks) seconds
-        self.slice = SLICE_POLLS * spec.poll
+        self.slice = SLICE_POLLS * spec.poll * (BELL_SLICES if bell is not None else 1)
         self.sent = 0
         self.abandoned = 0
         self.final = None
         self.handed = False
         self.params_buf = np.empty(self.dim + 1)
+        self.received_at = 0.0  # when the newest parameters were received (perf_counter seconds)
         self.recent = collections.deque(maxlen=LEAD_MEMORY)  # how long the last tasks' real work took
         self.lead = LEAD_START
 
@@ -78,6 +83,7 @@ class Worker(P.Rank):
             tag = st.Get_tag()
             if tag == P.TAG_PARAMS:
                 self.comm.Recv([self.params_buf, MPI.DOUBLE], source=0, tag=tag)
+                self.received_at = time.perf_counter()  # the worker's clock for these parameters starts here
                 newest = (int(self.params_buf[0]), self.params_buf[1:].copy())
             else:
                 buf = np.empty(1)
@@ -92,7 +98,9 @@ class Worker(P.Rank):
     def _wait_until(self, deadline, spin=0.0):
         """Sleep until ``deadline`` (``perf_counter`` seconds, may be ``inf``), polling for new parameters;
         return them if they arrive first, else ``None``. The last ``spin`` seconds poll without sleeping."""
+        bell = self.bell
         while True:
+            rung = bell.value(bell_mod.TO_WORKERS) if bell is not None else 0  # before looking
             new = self._receive_control()
             if new is not None:
                 return new
@@ -100,7 +108,10 @@ class Worker(P.Rank):
             if now >= deadline:
                 return None
             if deadline - now > spin:
-                time.sleep(min(self.slice, deadline - now - spin))
+                if bell is not None:
+                    bell.wait(bell_mod.TO_WORKERS, rung, min(self.slice, deadline - now - spin))
+                else:
+                    time.sleep(min(self.slice, deadline - now - spin))
 
     # ------------------------------------------------------------------ one iteration
     def iterate(self, it, theta):
@@ -108,7 +119,7 @@ class Worker(P.Rank):
         if self.spec.kill.get(self.w) == it:
             sys.stdout.flush()
             os._exit(17)  # fault injection: the process dies without a word
-        t0 = time.perf_counter()
+        t0 = self.received_at
         problem, code = self.spec.problem, self.code
         G = np.zeros((code.n_parts, self.dim))
         finish = self.finish[it] if it < len(self.finish) else np.full(len(self.order), np.inf)
@@ -146,6 +157,11 @@ class Worker(P.Rank):
             self._reap()
         self._isend(done, 0, P.TAG_TASKS)  # every task done: the worker is idle until newer parameters arrive
         return None
+
+    def _isend(self, arr, dest, tag):
+        super()._isend(arr, dest, tag)
+        if self.bell is not None:
+            self.bell.ring(bell_mod.TO_MASTER)
 
     def _messages(self, G, j):
         """``[(message id, buffer)]``: the messages that task ``j`` readies, encoded from the partial gradients
@@ -201,6 +217,8 @@ class Worker(P.Rank):
             time.sleep(self.slice)
         bye = np.array([float(self.sent), float(self.abandoned)])
         req = self.comm.Isend(bye, dest=0, tag=P.TAG_BYE)
+        if self.bell is not None:
+            self.bell.ring(bell_mod.TO_MASTER)
         while not req.Test() and time.perf_counter() < deadline:
             time.sleep(self.slice)
         while self.final is None and time.perf_counter() < deadline:
@@ -212,10 +230,10 @@ class Worker(P.Rank):
         return "hard" if self.final in (None, True) else "clean"
 
 
-def run_worker(comm, spec, finish) -> str:
+def run_worker(comm, spec, finish, bell=None) -> str:
     """Run the worker loop; returns ``"clean"`` (finalize normally) or ``"hard"`` (exit without finalize)."""
     try:
-        return Worker(comm, spec, finish).run()
+        return Worker(comm, spec, finish, bell=bell).run()
     except Exception:  # a bug or a broken problem: say so, and die like a crashed worker
         traceback.print_exc()
         sys.stderr.flush()
