@@ -305,6 +305,9 @@ def test_runs_across_network_namespaces_without_a_shared_directory(hosts):
     assert s["status"] == "ok" and s["iterations"] == 6 and s["max_grad_error"] < 1e-9, s
     assert all(5 not in r["workers"] for r in doc["records"])  # the straggler never decoded anything
     assert s["dead_workers"] == [] and s["messages_sent"] == s["messages_received"]
+    # the workers on the master's host shared its bell (its /dev/shm); those on the others could not, and polled
+    on_h0 = sorted(int(w) for w, h in doc["hosts"].items() if h == HOSTS[0])
+    assert on_h0 == list(range(SLOTS[0] - 1)) and doc["bells"] == on_h0, (doc["hosts"], doc["bells"])
     _nothing_left(hosts)
     # the bytes crossed the veths: h0 sent the spec (with the data) to the four workers on h1 and h2, and those
     # sent their gradients back

@@ -272,16 +272,17 @@ def test_master_receive_path_tells_late_hellos_byes_and_stale_gradients_from_gra
 
     width = 3
     grad = np.array([0.0, 2.0, 0.1, 0.2, 7.0, 8.0, 9.0])  # iteration 0, message 2, clock, compute, payload
-    comm = _FakeComm([(3, P.TAG_HELLO, [1234.0, 104.0, 49.0]), (1, P.grad_tag(0), grad),
+    comm = _FakeComm([(3, P.TAG_HELLO, [1234.0, 1.0, 104.0, 49.0]), (1, P.grad_tag(0), grad),
                       (2, P.TAG_BYE, [5.0, 1.0]), (1, P.TAG_TASKS, [0.0, 0.5, 0.75]),
                       (4, P.grad_tag(0), grad), (2, P.grad_tag(1), None), (3, P.grad_tag(1), grad)])
     m = object.__new__(Master)
     m.MPI = SimpleNamespace(Status=_FakeStatus, ANY_SOURCE=-1, ANY_TAG=-1, DOUBLE=None, Exception=RuntimeError)
     m.comm, m.byes, m.pids, m.received_total, m.stale = comm, {}, {}, 0, 0
-    m.hosts, m.tasks = {}, []
+    m.hosts, m.tasks, m.belled = {}, [], set()
     m.inflight, m.dead, m.width_buf, m.dtype = [], {}, P.HEADER + width, float
     assert m._receive_one(0) is None and m.received_total == 0 and m.stale == 0  # the hello is not a gradient
-    assert m.pids == {2: 1234} and m.hosts == {2: "h1"}  # ... it carries the worker's pid and host name
+    # ... it carries the worker's pid, whether it shares the master's bell, and its host name
+    assert m.pids == {2: 1234} and m.belled == {2} and m.hosts == {2: "h1"}
     msg, payload, _ = m._receive_one(0)
     assert msg == 2 and payload.tolist() == [7.0, 8.0, 9.0] and m.received_total == 1
     assert m._receive_one(0) is None and m.byes == {1: (5, 1)}
@@ -296,6 +297,98 @@ def test_master_receive_path_tells_late_hellos_byes_and_stale_gradients_from_gra
     assert msg == 2 and len(m.inflight) == 1
     # the stuck receive is tested again and again, never waited for: "nothing happened", so the master sleeps
     assert m._receive_one(1) is False and m._receive_one(1) is False and len(m.inflight) == 1
+
+
+class _FakeControl:
+    """Just enough of a worker's persistent control receive: each ``Test`` of a started request completes with
+    the next queued ``(tag, data)`` (written into the buffer), else fails; ``Start`` posts it again."""
+
+    def __init__(self, buf, queue):
+        self.buf, self.queue, self.active, self.starts = buf, list(queue), True, 0
+
+    def Test(self, status):
+        if not self.active or not self.queue:
+            return False
+        status.tag, data = self.queue.pop(0)
+        self.buf[:len(data)] = data
+        self.active = False
+        return True
+
+    def Start(self):
+        assert not self.active, "a receive started twice"
+        self.active, self.starts = True, self.starts + 1
+
+
+def _controlled_worker(queue, monkeypatch):
+    from gclib.runtime import worker as W
+
+    w = object.__new__(W.Worker)
+    w.params_buf = np.zeros(4)
+    w.control, w.control_status, w.control_posted = _FakeControl(w.params_buf, queue), _FakeStatus(), True
+    w.final, w.handed, w.sends, w.slice, w.received_at = None, False, [], 1e-3, 0.0
+    handed = []
+    monkeypatch.setattr(W, "hand_over_sockets", lambda: handed.append(1) or 0)
+    return w, handed
+
+
+def test_worker_takes_control_messages_through_its_posted_receive(monkeypatch):
+    from gclib.runtime import protocol as P
+    from gclib.runtime.worker import _Stop
+
+    # the master's hello, then two parameters in a row: the newest wins, and the hello hands over the sockets once
+    w, handed = _controlled_worker([(P.TAG_HELLO, [0.0]), (P.TAG_PARAMS, [3.0, 1.0, 2.0, 3.0]),
+                                    (P.TAG_PARAMS, [4.0, 5.0, 6.0, 7.0])], monkeypatch)
+    it, theta = w._receive_control()
+    assert it == 4 and theta.tolist() == [5.0, 6.0, 7.0] and w.received_at > 0
+    assert handed == [1] and w.handed and w.control.starts == 3 and w.control.active  # posted again each time
+    theta_copy = theta.copy()
+    w.params_buf[:] = -1.0  # the next message overwrites the buffer: what was returned is a copy
+    assert theta.tolist() == theta_copy.tolist()
+    assert w._receive_control() is None  # nothing waiting
+    # stop: say goodbye with the receive posted again (the last word follows); final: the receive is left done
+    w, _ = _controlled_worker([(P.TAG_STOP, [0.0]), (P.TAG_FINAL, [0.0])], monkeypatch)
+    with pytest.raises(_Stop):
+        w._receive_control()
+    assert w.control.active and w.control_posted and w.final is None
+    with pytest.raises(_Stop):
+        w._receive_control()
+    assert w.final is False and not w.control_posted and not w.control.active
+    assert w._receive_control() is None  # no receive posted any more: nothing is tested
+
+
+def test_a_worker_rings_the_master_for_messages_but_not_for_task_reports():
+    from types import SimpleNamespace
+
+    from gclib.runtime import bell as B
+    from gclib.runtime import protocol as P
+    from gclib.runtime.worker import Worker
+
+    rings = []
+    w = object.__new__(Worker)
+    w.comm = SimpleNamespace(Isend=lambda arr, dest, tag: SimpleNamespace(Test=lambda: True))
+    w.sends, w.bell = [], SimpleNamespace(ring=rings.append)
+    w._isend(np.zeros(3), 0, P.TAG_TASKS)
+    assert rings == [] and len(w.sends) == 1  # sent, silently: the master takes it in at its next look
+    w._isend(np.zeros(3), 0, P.grad_tag(5))
+    assert rings == [B.TO_MASTER] and len(w.sends) == 2
+
+
+def test_the_master_sleeps_long_only_when_every_worker_alive_rings_its_bell():
+    from types import SimpleNamespace
+
+    from gclib.runtime import protocol as P
+    from gclib.runtime.master import Master
+
+    m = object.__new__(Master)
+    m.K, m.spec, m.dead = 3, SimpleNamespace(poll=1e-4), {}
+    m.bell, m.belled = object(), {0, 1, 2}
+    assert m._wait_slice() == pytest.approx(P.BELL_SLICE_POLLS * 1e-4)
+    m.belled = {0, 2}  # worker 1 is on another host: it sends without ringing
+    assert m._wait_slice() == pytest.approx(1e-4)
+    m.dead = {1: "killed"}  # ... unless it is dead
+    assert m._wait_slice() == pytest.approx(P.BELL_SLICE_POLLS * 1e-4)
+    m.bell = None  # no bell at all
+    assert m._wait_slice() == pytest.approx(1e-4)
 
 
 def _collecting_master(code, arrivals):

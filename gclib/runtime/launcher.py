@@ -750,6 +750,7 @@ class _Job:
                         returncode=returncode, seconds=self.seconds, deaths=deaths,
                         pids={int(k): v for k, v in (start.get("pids") or {}).items()}, start=spec.start,
                         hosts={int(k): v for k, v in (start.get("hosts") or {}).items()},
+                        bells=[int(w) for w in start.get("bells") or []],
                         tasks=[t for t in prior_tasks if t[1] < spec.start] + ev["tasks"],
                         step_state=ev["state"] if ev["state"] is not None else spec.state0)
         if dead:

@@ -102,6 +102,8 @@ class Master(P.Rank):
         self.byes = {}  # worker -> (messages sent, iterations abandoned)
         self.pids = {}  # worker -> process id (from its hello)
         self.hosts = {}  # worker -> host name (from its hello)
+        self.belled = set()  # the workers that opened the bell (from their hellos)
+        self.slice = spec.poll  # how long a wait for messages sleeps (see warm_up)
         self.received_total = 0
         self.stale = 0
         self.drain_time = 0.0
@@ -202,7 +204,9 @@ class Master(P.Rank):
             return None
         if tag == P.TAG_HELLO:  # a start-up hello (with the worker's pid), perhaps late: not a gradient
             self.pids[src - 1] = int(buf[0])
-            self.hosts[src - 1] = "".join(map(chr, buf[1:].astype(int)))
+            if buf[1]:
+                self.belled.add(src - 1)
+            self.hosts[src - 1] = "".join(map(chr, buf[2:].astype(int)))
             return None
         if tag == P.TAG_TASKS:  # a worker's finish times of one iteration: stored, looked at after the run
             self.tasks.append((src - 1, buf))
@@ -357,7 +361,7 @@ class Master(P.Rank):
                         pass
                     continue
                 if bell is not None:
-                    bell.wait(bell_mod.TO_MASTER, rung, self.spec.poll)
+                    bell.wait(bell_mod.TO_MASTER, rung, self.slice)
                 else:
                     time.sleep(self.spec.poll)
                 continue
@@ -387,6 +391,13 @@ class Master(P.Rank):
                     completes.update(new)
                     todo.extend(new)
             check_time += time.perf_counter() - d0
+
+    def _wait_slice(self) -> float:
+        """How long a wait for messages sleeps: when every worker alive rings the bell after each message, a
+        long slice (a message ends it at once); otherwise one poll, as a worker of another host sends silently."""
+        if self.bell is not None and all(w in self.belled or w in self.dead for w in range(self.K)):
+            return P.BELL_SLICE_POLLS * self.spec.poll
+        return self.spec.poll
 
     def _all_in(self, received) -> bool:
         """Every message of every worker still alive received (``wait_all``)."""
@@ -425,6 +436,7 @@ class Master(P.Rank):
         self._reap()
         if self.bell is not None:  # every worker that will open the bell has (before its hello): remove its name
             self.bell.unlink()
+        self.slice = self._wait_slice()
         self.settle()
 
     # ------------------------------------------------------------------ the run
@@ -440,7 +452,7 @@ class Master(P.Rank):
         wall = float(spec.wall0)
         self.warm_up()
         emit("start", predicted=self.predicted, spec=spec.describe(), pids=self.pids, hosts=self.hosts,
-             start=spec.start)
+             bells=sorted(self.belled), start=spec.start)
         status, error = "ok", ""
         try:
             for it in range(spec.start, spec.iterations):

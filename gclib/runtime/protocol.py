@@ -11,9 +11,9 @@ Messages (all point to point on ``COMM_WORLD``; rank 0 is the master, rank ``w +
 * master -> worker, tag :data:`TAG_SPEC`: the pickled ``(spec, finish)`` (bytes) at start-up, or the pickled
   ``None`` when the run cannot start; sent point to point, so that a worker that dies before it arrives holds up
   nobody (a collective broadcast would wait for it);
-* both ways, tag :data:`TAG_HELLO`: ``float64 [0]`` from the master, ``float64 [pid, host name's code points...]`` from a
-  worker, once at
-  start-up, so that MPICH's lazily made connections are made before the first timed iteration;
+* both ways, tag :data:`TAG_HELLO`: ``float64 [0]`` from the master, ``float64 [pid, bell, host name's code
+  points...]`` from a worker (``bell`` 1 if it opened the master's bell, else 0), once at start-up, so that
+  MPICH's lazily made connections are made before the first timed iteration;
 * worker -> master, tag :data:`TAG_BYE`: ``float64 [messages sent, iterations abandoned]``, the worker's last
   message;
 * worker -> master, tag :data:`TAG_TASKS`: ``float64 [iteration, t_1, ..., t_n]``, the worker-side finish times
@@ -39,6 +39,10 @@ TAG_BYE = 4
 TAG_HELLO = 5
 TAG_SPEC = 6
 TAG_TASKS = 7
+
+#: A wait that the bell ends (:mod:`gclib.runtime.bell`) sleeps at most this many polls (``RunSpec.poll``): the
+#: master's when every worker alive shares its bell, a worker's when it does.
+BELL_SLICE_POLLS = 20
 GRAD_BASE = 100
 HEADER = 4  # iteration, message id, worker clock (s since it got the parameters), compute seconds
 

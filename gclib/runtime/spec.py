@@ -180,6 +180,8 @@ class RunResult:
         restarts: one ``{worker: death}`` per start-up that a worker killed by a signal before every rank was
             through ``MPI_Init`` (the job was started again; nothing had run).
         hosts: ``{worker: host name}`` (as the workers told the master at start-up).
+        bells: the workers that shared the master's bell (:mod:`gclib.runtime.bell`: those of its host), as
+            they told it at start-up; the others were polled.
         tasks: the workers' task reports, ``[worker, iteration, [t_1, ..., t_n]]``: the finish times (seconds on
             the worker's clock, from receiving the iteration's parameters) of the ``n`` partial gradients it
             computed in that iteration before it finished them all or newer parameters arrived (``inf``, or
@@ -207,6 +209,7 @@ class RunResult:
     restarts: list = field(default_factory=list)
     hosts: dict = field(default_factory=dict)
     tasks: list = field(default_factory=list)
+    bells: list = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -302,7 +305,7 @@ class RunResult:
                           "predicted": self.predicted, "spec": self.spec, "returncode": self.returncode,
                           "seconds": self.seconds, "deaths": self.deaths, "pids": self.pids, "start": self.start,
                           "run_dir": self.run_dir, "restarts": self.restarts, "hosts": self.hosts,
-                          "tasks": self.tasks})
+                          "bells": self.bells, "tasks": self.tasks})
 
     def save(self, path, args=None) -> None:
         """Write the state file: the parameters, the log so far, the summary, and what ``--resume`` needs (the

@@ -11,8 +11,9 @@ and queueing for the host's cores, and a worker that is interrupted by newer par
 ``lead`` follows the recent work times (:data:`LEAD_MARGIN` times the longest of the last :data:`LEAD_MEMORY`).
 
 The worker never blocks inside MPI (MPICH spins in blocking calls, stealing the CPU that the other ranks of an
-oversubscribed host need): every wait is a sleep in slices of ``5 * spec.poll`` seconds between ``Iprobe``
-calls, except the last :data:`END_SPIN` seconds before a task's end, which it spends polling without sleeping
+oversubscribed host need): every wait is a sleep between tests of its posted control receive, in slices of
+``5 * spec.poll`` seconds (``20 * spec.poll`` on the master's host, where the master's bell ends a slice when it
+sends), except the last :data:`END_SPIN` seconds before a task's end, which it spends polling without sleeping
 (a sleep may end late).
 """
 from __future__ import annotations
@@ -37,10 +38,11 @@ LEAD_MARGIN = 1.5
 LEAD_MEMORY = 32
 #: The lead before any task was timed (seconds).
 LEAD_START = 1e-3
-#: A worker's sleep slice, in master polls (``spec.poll``).
+#: A worker's sleep slice, in master polls (``spec.poll``), without the master's bell (with it, the slice is
+#: :data:`~gclib.runtime.protocol.BELL_SLICE_POLLS` polls: the bell ends it when the master sends).
 SLICE_POLLS = 5
-#: With the master's bell, a sleep slice is this many times longer (the bell ends it when the master sends).
-BELL_SLICES = 4
+#: Longest wait (seconds) for the hello to be sent before the connections are handed to the guard.
+HAND_OVER_WAIT = 5.0
 #: Seconds before a task's end that a worker polls without sleeping.
 END_SPIN = 1e-4
 #: A worker that hears nothing from the master for this long exits (the master died).
@@ -61,39 +63,54 @@ class Worker(P.Rank):
         self.order = self.code.order[self.w]
         self.msgs = self.code.messages_of(self.w)
         self.finish = finish[:, self.w, :] * spec.time_scale  # (iterations, n_tasks) seconds
-        self.slice = SLICE_POLLS * spec.poll * (BELL_SLICES if bell is not None else 1)
+        self.slice = spec.poll * (P.BELL_SLICE_POLLS if bell is not None else SLICE_POLLS)
         self.sent = 0
         self.abandoned = 0
         self.final = None
         self.handed = False
-        self.params_buf = np.empty(self.dim + 1)
+        self.params_buf = np.empty(self.dim + 1)  # every control message lands here (see _receive_control)
+        self.control_status = self.MPI.Status()
+        self.control = comm.Recv_init([self.params_buf, self.MPI.DOUBLE], source=0, tag=self.MPI.ANY_TAG)
+        self.control.Start()
+        self.control_posted = True
         self.received_at = 0.0  # when the newest parameters were received (perf_counter seconds)
         self.recent = collections.deque(maxlen=LEAD_MEMORY)  # how long the last tasks' real work took
         self.lead = LEAD_START
 
     # ------------------------------------------------------------------ control channel
     def _receive_control(self):
-        """Receive every control message waiting; return the newest ``(iteration, theta)``, or raise _Stop."""
-        MPI, st = self.MPI, self.MPI.Status()
+        """Take in every control message waiting; return the newest ``(iteration, theta)``, or raise _Stop.
+
+        Every message from the master lands in one receive posted in advance (persistent, any tag, into the
+        parameters' buffer), so a wake-up costs one ``Test`` and no probe, match and copy of its own: the
+        parameters reach the worker's clock within microseconds of its waking."""
+        req, st, buf = self.control, self.control_status, self.params_buf
         newest = None
-        # Twice: MPICH's first probe after a message lands only moves it in (the probe answers before its
-        # progress step), so a single probe per wake-up would see new parameters one sleep slice late.
-        while (self.comm.Iprobe(source=0, tag=MPI.ANY_TAG, status=st)
-               or self.comm.Iprobe(source=0, tag=MPI.ANY_TAG, status=st)):
+        while self.control_posted and (req.Test(st) or req.Test(st)):
             tag = st.Get_tag()
             if tag == P.TAG_PARAMS:
-                self.comm.Recv([self.params_buf, MPI.DOUBLE], source=0, tag=tag)
                 self.received_at = time.perf_counter()  # the worker's clock for these parameters starts here
-                newest = (int(self.params_buf[0]), self.params_buf[1:].copy())
-            else:
-                buf = np.empty(1)
-                self.comm.Recv([buf, MPI.DOUBLE], source=0, tag=tag)
-                if tag == P.TAG_STOP:
-                    raise _Stop
-                if tag == P.TAG_FINAL:
-                    self.final = bool(buf[0])
-                    raise _Stop
+                newest = (int(buf[0]), buf[1:].copy())
+            elif tag == P.TAG_FINAL:
+                self.final = bool(buf[0])
+                self.control_posted = False  # the master's last word
+                raise _Stop
+            elif tag == P.TAG_HELLO and not self.handed:
+                self._hand_over()
+            req.Start()
+            if tag == P.TAG_STOP:
+                raise _Stop
         return newest
+
+    def _hand_over(self):
+        """The master's hello arrived and ours is sent: the connections with the master exist, and the guard
+        keeps them open after this process dies (so that the master sees an error, not a hang)."""
+        deadline = time.perf_counter() + HAND_OVER_WAIT
+        while self.sends and time.perf_counter() < deadline:
+            self._reap()
+            time.sleep(self.slice)
+        self.handed = True
+        hand_over_sockets()
 
     def _wait_until(self, deadline, spin=0.0):
         """Sleep until ``deadline`` (``perf_counter`` seconds, may be ``inf``), polling for new parameters;
@@ -160,7 +177,7 @@ class Worker(P.Rank):
 
     def _isend(self, arr, dest, tag):
         super()._isend(arr, dest, tag)
-        if self.bell is not None:
+        if self.bell is not None and tag != P.TAG_TASKS:  # a report of task times waits for the master's next look
             self.bell.ring(bell_mod.TO_MASTER)
 
     def _messages(self, G, j):
@@ -185,10 +202,12 @@ class Worker(P.Rank):
         G[self.order[0]] = self.spec.problem.partial_gradient(np.zeros(self.dim), self.order[0])
         if self.msgs.size:
             self.code.B[self.msgs[0]] @ split_pieces(G, self.code.n_pieces)
-        # the master learns our pid and host name (its characters' code points)
-        host = [float(ord(c)) for c in socket.gethostname()]
-        self._isend(np.array([float(os.getpid()), *host]), 0, P.TAG_HELLO)
+        # Settled before the hello: the master starts the first iteration once every hello is in, and the
+        # workers' garbage collections would otherwise hold up their taking in its parameters.
         self.settle()
+        # the master learns our pid, whether we share its bell, and our host name (its characters' code points)
+        host = [float(ord(c)) for c in socket.gethostname()]
+        self._isend(np.array([float(os.getpid()), float(self.bell is not None), *host]), 0, P.TAG_HELLO)
 
     def run(self):
         self.warm_up()
@@ -204,9 +223,8 @@ class Worker(P.Rank):
                             return "hard"
                         continue
                 idle_since = time.perf_counter()
-                if not self.handed:  # the connection with the master is made: the guard keeps it after a death
-                    self.handed = True
-                    hand_over_sockets()
+                if not self.handed:  # (the master's hello comes first: this is only a safeguard)
+                    self._hand_over()
                 new = self.iterate(*new)
         except _Stop:
             pass
@@ -227,6 +245,10 @@ class Worker(P.Rank):
             except _Stop:
                 break
             time.sleep(self.slice)
+        if self.control_posted:  # the master never said its last word: withdraw the receive
+            self.control.Cancel()
+            self.control.Wait()
+        self.control.Free()
         return "hard" if self.final in (None, True) else "clean"
 
 
