@@ -125,6 +125,33 @@ def test_decoded_gradients_equal_the_full_gradient():
 
 @pytest.mark.mpi
 @pytest.mark.timeout(90)
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads signal masks from /proc")
+def test_every_rank_ignores_hydras_sigusr1_once_mpi_is_up(tmp_path):
+    # MPICH's handler of SIGUSR1 (Hydra's notice that a rank ended) makes the next MPI call wait for Hydra's PMI
+    # server, which after a worker's death sometimes never answered: a rank must not run it.
+    import signal
+
+    from gclib.runtime.launcher import rank_processes
+
+    run_dir = tmp_path / "run"
+    ignored = {}
+
+    def look(record):
+        if record["iteration"] == 0:
+            for rank, pid in rank_processes(run_dir).items():
+                fields = dict(line.split(":\t", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines()
+                              if line.startswith("Sig"))
+                bit = 1 << (signal.SIGUSR1 - 1)
+                ignored[rank] = bool(int(fields["SigIgn"], 16) & bit) and not int(fields["SigCgt"], 16) & bit
+
+    res = launch(_spec(schemes.build("crc", workers=3, stragglers=1), iterations=3), job_timeout=60,
+                 run_dir=run_dir, progress=look)
+    assert res.ok, res.error
+    assert ignored == {0: True, 1: True, 2: True, 3: True}
+
+
+@pytest.mark.mpi
+@pytest.mark.timeout(90)
 def test_runs_replay_from_their_seed():
     code = schemes.build("crc", workers=4, stragglers=1)
     a = launch(_spec(code, iterations=4), job_timeout=60)
@@ -272,17 +299,19 @@ def test_master_receive_path_tells_late_hellos_byes_and_stale_gradients_from_gra
 
     width = 3
     grad = np.array([0.0, 2.0, 0.1, 0.2, 7.0, 8.0, 9.0])  # iteration 0, message 2, clock, compute, payload
-    comm = _FakeComm([(3, P.TAG_HELLO, [1234.0, 1.0, 104.0, 49.0]), (1, P.grad_tag(0), grad),
+    comm = _FakeComm([(3, P.TAG_HELLO, [1234.0, 1.0, 2.0, 104.0, 49.0, 0.0, 0.0]), (3, P.TAG_READY, [0.0]),
+                      (1, P.grad_tag(0), grad),
                       (2, P.TAG_BYE, [5.0, 1.0]), (1, P.TAG_TASKS, [0.0, 0.5, 0.75]),
                       (4, P.grad_tag(0), grad), (2, P.grad_tag(1), None), (3, P.grad_tag(1), grad)])
     m = object.__new__(Master)
     m.MPI = SimpleNamespace(Status=_FakeStatus, ANY_SOURCE=-1, ANY_TAG=-1, DOUBLE=None, Exception=RuntimeError)
     m.comm, m.byes, m.pids, m.received_total, m.stale = comm, {}, {}, 0, 0
-    m.hosts, m.tasks, m.belled = {}, [], set()
+    m.hosts, m.tasks, m.belled, m.ready = {}, [], set(), set()
     m.inflight, m.dead, m.width_buf, m.dtype = [], {}, P.HEADER + width, float
     assert m._receive_one(0) is None and m.received_total == 0 and m.stale == 0  # the hello is not a gradient
     # ... it carries the worker's pid, whether it shares the master's bell, and its host name
     assert m.pids == {2: 1234} and m.belled == {2} and m.hosts == {2: "h1"}
+    assert m._receive_one(0) is None and m.ready == {2} and m.received_total == 0  # its start-up is over
     msg, payload, _ = m._receive_one(0)
     assert msg == 2 and payload.tolist() == [7.0, 8.0, 9.0] and m.received_total == 1
     assert m._receive_one(0) is None and m.byes == {1: (5, 1)}

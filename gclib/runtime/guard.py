@@ -13,8 +13,8 @@ answers; a dead master ends the run (the launcher kills the job).
 
 The guard passes on the catchable signals it gets; the rank dies with its guard (``PR_SET_PDEATHSIG``), so
 killing the job leaves no rank behind. SIGUSR1, Hydra's notice to every rank that some rank ended, is ignored
-until MPICH installs its handler in ``MPI_Init`` (it would kill a rank that is still importing), and SIGINT until
-the rank's ``main`` sets it back. The guard imports nothing but the standard library and runs as a script
+(it would kill a rank that is still importing; the rank's ``main`` ignores it again after ``MPI_Init``, where
+MPICH installs a handler of its own), and SIGINT until the rank's ``main`` sets it back. The guard imports nothing but the standard library and runs as a script
 (``-I``: nothing beside it on the path), not as part of the package: it costs about 11 MB per rank.
 See ``docs/runtime.md``.
 """
@@ -76,8 +76,8 @@ def guard(rank: int, argv) -> None:
     exits with ``128 + signal`` (or the child's exit code).
     """
     # SIGUSR1 is Hydra's notice to every rank's process group that some rank ended. A rank that has not yet
-    # reached MPI_Init (where MPICH installs its handler) would die of it: ignore it in both processes (the
-    # disposition survives exec; MPICH installs its own handler in the rank).
+    # reached MPI_Init would die of it: ignore it in both processes (the disposition survives exec; MPICH
+    # installs its own handler in MPI_Init, and the rank's main ignores the signal again after it).
     signal.signal(signal.SIGUSR1, signal.SIG_IGN)
     try:
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)

@@ -103,6 +103,7 @@ class Master(P.Rank):
         self.pids = {}  # worker -> process id (from its hello)
         self.hosts = {}  # worker -> host name (from its hello)
         self.belled = set()  # the workers that opened the bell (from their hellos)
+        self.ready = set()  # the workers whose start-up is over
         self.slice = spec.poll  # how long a wait for messages sleeps (see warm_up)
         self.received_total = 0
         self.stale = 0
@@ -159,7 +160,7 @@ class Master(P.Rank):
     def _buffer(self, tag):
         if tag == P.TAG_BYE:
             return np.empty(2)
-        if tag == P.TAG_HELLO:
+        if tag in (P.TAG_HELLO, P.TAG_READY):
             return np.empty(1)
         return np.empty(self.width_buf, dtype=self.dtype)
 
@@ -202,11 +203,14 @@ class Master(P.Rank):
         if tag == P.TAG_BYE:
             self.byes[src - 1] = (int(buf[0]), int(buf[1]))
             return None
+        if tag == P.TAG_READY:  # the worker's start-up is over
+            self.ready.add(src - 1)
+            return None
         if tag == P.TAG_HELLO:  # a start-up hello (with the worker's pid), perhaps late: not a gradient
             self.pids[src - 1] = int(buf[0])
             if buf[1]:
                 self.belled.add(src - 1)
-            self.hosts[src - 1] = "".join(map(chr, buf[2:].astype(int)))
+            self.hosts[src - 1] = "".join(map(chr, buf[3:3 + int(buf[2])].astype(int)))
             return None
         if tag == P.TAG_TASKS:  # a worker's finish times of one iteration: stored, looked at after the run
             self.tasks.append((src - 1, buf))
@@ -426,10 +430,12 @@ class Master(P.Rank):
         except Exception:  # a decoder that insists on its own minimal sets: nothing to warm
             pass
         self.spec.problem.loss(np.zeros(self.dim))
-        # One message each way with every worker (MPICH connects lazily); workers ignore ours.
-        self._send_all(np.zeros(1), P.TAG_HELLO)
+        # One message each way with every worker (MPICH connects lazily), as long as the timed messages that way
+        # (the first message of a size costs more to post); a worker takes ours as the sign to hand its
+        # connections to its guard, and says it is ready when its start-up is over.
+        self._send_all(np.zeros(self.dim + 1), P.TAG_HELLO)
         deadline = time.perf_counter() + self.spec.stop_timeout
-        while len(set(self.pids) | set(self.dead)) < self.K and time.perf_counter() < deadline:
+        while len(self.ready | set(self.dead)) < self.K and time.perf_counter() < deadline:
             if self._receive_one(-1) is False:
                 self.check_deaths()
                 time.sleep(self.spec.poll)

@@ -146,6 +146,13 @@ def main() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)  # (the guard ignored it while Python imported)
     from mpi4py import MPI
 
+    # Hydra sends SIGUSR1 to the ranks when some rank ends, and MPICH's handler for it (installed in MPI_Init)
+    # makes the rank's next MPI call ask Hydra's PMI server which processes died, waiting for the answer in a
+    # blocking read. After a worker's death that answer sometimes never came, and a worker of the dead one's
+    # host stopped for good inside MPI_Test. The runtime learns of deaths from the guards and the launcher, not
+    # from MPI: every rank ignores the signal again.
+    signal.signal(signal.SIGUSR1, signal.SIG_IGN)
+
     comm = MPI.COMM_WORLD
     window = None
     if comm.Get_rank() == 0:  # every rank is through MPI_Init (a collective): a death from now on is survivable

@@ -11,9 +11,14 @@ Messages (all point to point on ``COMM_WORLD``; rank 0 is the master, rank ``w +
 * master -> worker, tag :data:`TAG_SPEC`: the pickled ``(spec, finish)`` (bytes) at start-up, or the pickled
   ``None`` when the run cannot start; sent point to point, so that a worker that dies before it arrives holds up
   nobody (a collective broadcast would wait for it);
-* both ways, tag :data:`TAG_HELLO`: ``float64 [0]`` from the master, ``float64 [pid, bell, host name's code
-  points...]`` from a worker (``bell`` 1 if it opened the master's bell, else 0), once at start-up, so that
-  MPICH's lazily made connections are made before the first timed iteration;
+* both ways, tag :data:`TAG_HELLO`, once at start-up, so that MPICH's lazily made connections are made before
+  the first timed iteration, and the first message of each size each way is not a timed one: from the master,
+  ``float64`` zeros as many as the parameters' message; from a worker, ``float64 [pid, bell, n, host name's n
+  code points..., 0...]`` (``bell`` 1 if it opened the master's bell, else 0), padded with zeros to the bytes of a
+  gradient message;
+* worker -> master, tag :data:`TAG_READY`: ``float64 [0]``, once at start-up, after the master's hello came in,
+  the worker's connections went to its guard and its garbage was collected: the master starts the first
+  iteration once every worker alive is ready, so that no start-up work of a worker overlaps a timed iteration;
 * worker -> master, tag :data:`TAG_BYE`: ``float64 [messages sent, iterations abandoned]``, the worker's last
   message;
 * worker -> master, tag :data:`TAG_TASKS`: ``float64 [iteration, t_1, ..., t_n]``, the worker-side finish times
@@ -39,6 +44,7 @@ TAG_BYE = 4
 TAG_HELLO = 5
 TAG_SPEC = 6
 TAG_TASKS = 7
+TAG_READY = 8
 
 #: A wait that the bell ends (:mod:`gclib.runtime.bell`) sleeps at most this many polls (``RunSpec.poll``): the
 #: master's when every worker alive shares its bell, a worker's when it does.

@@ -68,6 +68,7 @@ class Worker(P.Rank):
         self.abandoned = 0
         self.final = None
         self.handed = False
+        self.pending = None  # parameters taken in during the start-up
         self.params_buf = np.empty(self.dim + 1)  # every control message lands here (see _receive_control)
         self.control_status = self.MPI.Status()
         self.control = comm.Recv_init([self.params_buf, self.MPI.DOUBLE], source=0, tag=self.MPI.ANY_TAG)
@@ -197,23 +198,33 @@ class Worker(P.Rank):
 
     def warm_up(self):
         """Compute one partial gradient and one message untimed, so that first-call costs (imports, BLAS
-        set-up) do not land in the first iteration."""
+        set-up) do not land in the first iteration; say hello; once the master's hello is in, hand the
+        connections to the guard, settle, and say ready."""
         G = np.zeros((self.code.n_parts, self.dim))
         G[self.order[0]] = self.spec.problem.partial_gradient(np.zeros(self.dim), self.order[0])
         if self.msgs.size:
             self.code.B[self.msgs[0]] @ split_pieces(G, self.code.n_pieces)
-        # Settled before the hello: the master starts the first iteration once every hello is in, and the
-        # workers' garbage collections would otherwise hold up their taking in its parameters.
-        self.settle()
-        # the master learns our pid, whether we share its bell, and our host name (its characters' code points)
+        # the master learns our pid, whether we share its bell, and our host name (its characters' code points),
+        # in a message as long as a gradient message (see protocol)
         host = [float(ord(c)) for c in socket.gethostname()]
-        self._isend(np.array([float(os.getpid()), float(self.bell is not None), *host]), 0, P.TAG_HELLO)
+        size = (P.HEADER + self.width) * np.dtype(self.dtype).itemsize // 8
+        hello = np.zeros(max(3 + len(host), size))
+        hello[:3 + len(host)] = [float(os.getpid()), float(self.bell is not None), float(len(host)), *host]
+        self._isend(hello, 0, P.TAG_HELLO)
+        # The master's hello: the connections with it are made, and go to the guard (see _receive_control).
+        deadline = time.perf_counter() + IDLE_EXIT
+        while not self.handed and self.pending is None and time.perf_counter() < deadline:
+            self.pending = self._wait_until(time.perf_counter() + self.slice)
+        # Then the garbage collection and ready: the master starts the first iteration when every worker is, so
+        # that none of this holds up a worker's taking in the first parameters.
+        self.settle()
+        self._isend(np.zeros(1), 0, P.TAG_READY)
 
     def run(self):
-        self.warm_up()
-        idle_since = time.perf_counter()
         try:
-            new = None
+            self.warm_up()  # (the master may stop the run during it)
+            idle_since = time.perf_counter()
+            new, self.pending = self.pending, None  # parameters that came during the start-up (a late worker)
             while True:
                 if new is None:
                     new = self._wait_until(time.perf_counter() + 0.05)
