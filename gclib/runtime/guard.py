@@ -14,9 +14,9 @@ answers; a dead master ends the run (the launcher kills the job).
 The guard passes on the catchable signals it gets; the rank dies with its guard (``PR_SET_PDEATHSIG``), so
 killing the job leaves no rank behind. SIGUSR1, Hydra's notice to every rank that some rank ended, is ignored
 (it would kill a rank that is still importing; the rank's ``main`` ignores it again after ``MPI_Init``, where
-MPICH installs a handler of its own), and SIGINT until the rank's ``main`` sets it back. The guard imports nothing but the standard library and runs as a script
-(``-I``: nothing beside it on the path), not as part of the package: it costs about 11 MB per rank.
-See ``docs/runtime.md``.
+MPICH installs a handler of its own), and SIGINT until the rank's ``main`` sets it back. The guard imports
+nothing but the standard library and runs as a script (``-I``: nothing beside it on the path), not as part of
+the package: it costs about 11 MB per rank. See ``docs/runtime.md``.
 """
 from __future__ import annotations
 

@@ -83,8 +83,9 @@ class Worker(P.Rank):
         """Take in every control message waiting; return the newest ``(iteration, theta)``, or raise _Stop.
 
         Every message from the master lands in one receive posted in advance (persistent, any tag, into the
-        parameters' buffer), so a wake-up costs one ``Test`` and no probe, match and copy of its own: the
-        parameters reach the worker's clock within microseconds of its waking."""
+        parameters' buffer), so a wake-up costs one ``Test`` and no probe, match and copy of its own. It is
+        tested twice, like the master's probes: a second ``Test`` costs little, and sees a message that the
+        first one's progress step only moved in."""
         req, st, buf = self.control, self.control_status, self.params_buf
         newest = None
         while self.control_posted and (req.Test(st) or req.Test(st)):
@@ -105,7 +106,8 @@ class Worker(P.Rank):
 
     def _hand_over(self):
         """The master's hello arrived and ours is sent: the connections with the master exist, and the guard
-        keeps them open after this process dies (so that the master sees an error, not a hang)."""
+        keeps them open after this process dies (the master's MPI then sees a silent worker, not a closed
+        connection)."""
         deadline = time.perf_counter() + HAND_OVER_WAIT
         while self.sends and time.perf_counter() < deadline:
             self._reap()
