@@ -278,7 +278,7 @@ def search(K: int, r: int, model: ComputeModel, budget: float, *, load: str = "m
             raise ValueError(f"families {sorted(fam)} select no candidate")
     table = evaluate(cands, model, K, trials, seed, progress=progress)
     ok = table[table[f"mean_{load}"] <= budget]
-    best = None if ok.empty else ok.sort_values("mean_time").iloc[0].to_dict()
+    best = None if ok.empty else fastest(ok).to_dict()
     return SearchResult(best, table, float(budget), load)
 
 
@@ -470,6 +470,14 @@ def pareto_fronts(table: pd.DataFrame, loads=tuple(LOAD_COLUMNS)) -> pd.DataFram
     return pd.concat(fronts, ignore_index=True)
 
 
+def fastest(table: pd.DataFrame) -> pd.Series:
+    """The row of ``table`` with the lowest ``mean_time``; designs whose times agree to 10 significant digits (the
+    same design under two names, whose times differ in the last bits with the machine's rounding) are a tie, won
+    by the first in the table's order, so that the choice does not change from one CPU to another."""
+    key = table["mean_time"].map(lambda v: float(f"{v:.10g}"))
+    return table.loc[key.sort_values(kind="stable").index[0]]
+
+
 def best_per_budget(table: pd.DataFrame, budgets, loads=tuple(LOAD_COLUMNS)) -> pd.DataFrame:
     """Per model, load accounting and budget ``B``: the design with the lowest mean time whose mean load is at
     most ``B``.
@@ -486,7 +494,7 @@ def best_per_budget(table: pd.DataFrame, budgets, loads=tuple(LOAD_COLUMNS)) -> 
                 if ok.empty:
                     best.append({"model": name, "load": load, "budget": b, "label": None})
                     continue
-                row = ok.sort_values("mean_time").iloc[0]
+                row = fastest(ok)
                 best.append({"model": name, "load": load, "budget": b, "label": row.label, "family": row.family,
                              "mean_time": row.mean_time, "ci95_time": row.ci95_time,
                              "mean_messages": row.mean_messages, "mean_cluster_messages": row.mean_cluster_messages})

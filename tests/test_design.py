@@ -187,3 +187,17 @@ def test_evaluate_models_and_counts():
     by = t.drop_duplicates("label").set_index("label")["clusters"]
     assert by["gc P=2"] == 2 and by["corr m=1 P=1"] == 1 and np.isnan(by["lcc"])
     assert set(design.TABLE_COLUMNS) <= set(t.columns)
+
+
+def test_equal_times_up_to_rounding_are_a_tie_won_by_the_first_row():
+    # the same design under two names: times that differ only in the last bits (as on another CPU) are a tie
+    t = 0.1833
+    rows = [("A", "gc-mmc-correlated", "corr m=1 P=3", t * (1 + 4e-16), 3, 2),
+            ("A", "uc-mmc", "uc-mmc P=3", t, 3, 2), ("A", "gc", "slow", 2 * t, 1, 1)]
+    table = pd.DataFrame(rows, columns=["model", "family", "label", "mean_time", "mean_messages",
+                                        "mean_cluster_messages"]).assign(ci95_time=0.1)
+    assert design.fastest(table)["label"] == "corr m=1 P=3"
+    assert design.fastest(table.iloc[::-1])["label"] == "uc-mmc P=3"
+    assert design.fastest(table.assign(mean_time=[t * 1.001, t, 2 * t]))["label"] == "uc-mmc P=3"  # not a tie
+    lab = design.best_per_budget(table, [3])["label"].tolist()
+    assert lab == ["corr m=1 P=3", "corr m=1 P=3"]
