@@ -470,12 +470,17 @@ def pareto_fronts(table: pd.DataFrame, loads=tuple(LOAD_COLUMNS)) -> pd.DataFram
     return pd.concat(fronts, ignore_index=True)
 
 
+def _by_time(table: pd.DataFrame) -> pd.DataFrame:
+    """``table`` from the lowest ``mean_time`` up; designs whose times agree to 10 significant digits (the same
+    design under two names, whose times differ in the last bits with the machine's rounding) are a tie, kept in
+    the table's order, so that a choice of the fastest does not change from one CPU to another."""
+    key = np.array([float(f"{v:.10g}") for v in table["mean_time"]])
+    return table.iloc[np.argsort(key, kind="stable")]
+
+
 def fastest(table: pd.DataFrame) -> pd.Series:
-    """The row of ``table`` with the lowest ``mean_time``; designs whose times agree to 10 significant digits (the
-    same design under two names, whose times differ in the last bits with the machine's rounding) are a tie, won
-    by the first in the table's order, so that the choice does not change from one CPU to another."""
-    key = table["mean_time"].map(lambda v: float(f"{v:.10g}"))
-    return table.loc[key.sort_values(kind="stable").index[0]]
+    """The row of ``table`` with the lowest ``mean_time``, ties (see :func:`_by_time`) won by the first row."""
+    return _by_time(table).iloc[0]
 
 
 def best_per_budget(table: pd.DataFrame, budgets, loads=tuple(LOAD_COLUMNS)) -> pd.DataFrame:
@@ -503,6 +508,6 @@ def best_per_budget(table: pd.DataFrame, budgets, loads=tuple(LOAD_COLUMNS)) -> 
 
 def best_per_family(table: pd.DataFrame) -> pd.DataFrame:
     """The fastest design of each family per model, sorted by model then mean time."""
-    return (table.sort_values("mean_time").groupby(["model", "family"], sort=False).head(1)
+    return (_by_time(table).groupby(["model", "family"], sort=False).head(1)
             .sort_values(["model", "mean_time"])[["model", "family", "label", "mean_time", "ci95_time",
                                                   "mean_messages", "mean_cluster_messages"]])

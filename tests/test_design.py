@@ -201,3 +201,7 @@ def test_equal_times_up_to_rounding_are_a_tie_won_by_the_first_row():
     assert design.fastest(table.assign(mean_time=[t * 1.001, t, 2 * t]))["label"] == "uc-mmc P=3"  # not a tie
     lab = design.best_per_budget(table, [3])["label"].tolist()
     assert lab == ["corr m=1 P=3", "corr m=1 P=3"]
+    # the same rule per family, and with an index that repeats (tables of several models concatenated)
+    one = table.assign(family="uc-mmc").set_index(pd.Index([0, 0, 1]))
+    assert design.best_per_family(one)["label"].tolist() == ["corr m=1 P=3"]
+    assert design.best_per_family(one.iloc[::-1])["label"].tolist() == ["uc-mmc P=3"]
