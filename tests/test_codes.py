@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from gclib import codes
 from gclib.codes import DecodingError, GradientCode, threshold
+from gclib.codes.mmc import gc_mmc_uncorrelated, uc_mmc
 
 
 def _check_all_patterns(code, s=None):
@@ -266,3 +267,26 @@ def test_frc_decoder_does_not_depend_on_the_rule():
 def test_summary_keeps_pieces_per_gradient_apart_from_tandons_P():
     s = codes.partial_stragglers(5, 1, pieces=4).summary()
     assert s["pieces"] == 1 and s["P"] == 4
+
+
+
+@pytest.mark.parametrize("make", [lambda: codes.frc(6, 1), lambda: codes.crc(6, 2), lambda: codes.ignore_stragglers(5, 2),
+                                  lambda: codes.partial_stragglers(6, 2, 5), lambda: uc_mmc(6, 3),
+                                  lambda: gc_mmc_uncorrelated(6, 3, [1, 2, 3], P=2)],
+                         ids=["frc", "crc", "ignore", "partial", "uc-mmc", "gc-mmc-uncorrelated"])
+def test_threshold_tracker_agrees_with_the_rule_at_every_arrival(make):
+    """The runtime master's incremental check: after every arrival of a random order, whether the set decodes
+    and which single messages would complete it are what the rule says of the whole set."""
+    code = make()
+    rule, n = code.rule, code.n_messages
+    assert isinstance(rule, codes.ThresholdRule)
+    rng = np.random.default_rng(5)
+    for _ in range(20):
+        tracker, received = rule.tracker(), np.zeros(n, dtype=bool)
+        for m in rng.permutation(n):
+            alone = np.repeat(received[None, :], n, axis=0)
+            alone[np.arange(n), np.arange(n)] = True
+            expected = [int(x) for x in np.flatnonzero(~received & rule.decodable(alone))]
+            assert tracker.completing() == expected
+            received[m] = True
+            assert tracker.add(int(m)) == bool(rule.decodable(received)) == tracker.decodable

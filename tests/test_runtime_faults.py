@@ -413,6 +413,10 @@ def test_step_state_is_stored_exactly():
         np.testing.assert_array_equal(back[k], state[k])  # bit for bit, nan and inf included
     with pytest.raises(ValueError, match="malformed"):
         unpack_step_state({"theta": {"values": [1]}})
+    packed = pack_step_state(state)
+    for bad in ("not base64!", packed["theta"]["f64"][:-4], 3):  # not base64, a short array, not a string
+        with pytest.raises(ValueError, match="'theta' is malformed"):
+            unpack_step_state({**packed, "theta": {"f64": bad, "shape": [4]}})
 
 
 def test_a_state_of_another_run_is_refused_and_a_finished_one_has_nothing_to_resume(tmp_path):

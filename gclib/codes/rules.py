@@ -114,6 +114,10 @@ class ThresholdRule:
             per_cluster[..., c] = got[..., self.class_cluster == c].sum(axis=-1)
         return np.all(per_cluster >= self.thresholds, axis=-1)
 
+    def tracker(self) -> "ThresholdTracker":
+        """An incremental check of one growing received set (see :class:`ThresholdTracker`)."""
+        return ThresholdTracker(self)
+
     def class_times(self, arrival: np.ndarray) -> np.ndarray:
         """``(trials, n_classes)``: first arrival of each class."""
         check_messages_axis(np.asarray(arrival), self.msg_class.size, "arrival")
@@ -154,6 +158,52 @@ class ThresholdRule:
     def completion(self, arrival: np.ndarray) -> np.ndarray:
         """``(trials,)``: earliest time at which the received set is decodable."""
         return self.cluster_times(arrival).max(axis=1)
+
+
+class ThresholdTracker:
+    """The received set of one iteration, grown one message at a time, checked against a :class:`ThresholdRule`
+    without array work: what the MPI master asks after each arrival, while the workers compete for the host's
+    cores.
+
+    It counts, per cluster, the distinct classes still missing. The set is decodable when none is missing; while
+    exactly one is missing, the messages whose arrival alone would complete the set are those of that cluster's
+    classes not yet received.
+    """
+
+    def __init__(self, rule: ThresholdRule):
+        self._class = rule.msg_class.tolist()
+        self._cluster = rule.class_cluster.tolist()
+        self._missing = rule.thresholds.tolist()
+        self._short = sum(self._missing)  # distinct classes still missing, over all clusters
+        self._got = set()  # classes received
+        self._received = set()  # messages received
+
+    @property
+    def decodable(self) -> bool:
+        return self._short == 0
+
+    def add(self, m: int) -> bool:
+        """Receive message ``m``; return whether the received set is now decodable."""
+        self._received.add(m)
+        c = self._class[m]
+        if c not in self._got:
+            self._got.add(c)
+            k = self._cluster[c]
+            if self._missing[k] > 0:
+                self._missing[k] -= 1
+                self._short -= 1
+        return self._short == 0
+
+    def completing(self) -> list:
+        """The messages not received whose arrival alone would make the received set decodable (sorted; every
+        message not received once the set is decodable)."""
+        if self._short == 0:
+            return [m for m in range(len(self._class)) if m not in self._received]
+        if self._short != 1:
+            return []
+        k = self._missing.index(1)
+        return [m for m, c in enumerate(self._class)
+                if self._cluster[c] == k and c not in self._got and m not in self._received]
 
 
 @dataclass(frozen=True, eq=False)

@@ -504,7 +504,7 @@ class _Job:
         self.append = append  # a job started again keeps the stderr of the earlier attempts
         # the job's name in the ranks' command lines (they never read it): how job_processes finds them
         self.cmd = mpiexec_command(self.run_dir, spec.ranks, hosts, exe, extra=extra)
-        self.events = {"records": [], "theta": None, "state": None, "init": None, "start": None, "end": None,
+        self.events = {"records": [], "state": None, "init": None, "start": None, "end": None,
                        "tasks": []}
         self.deaths = {}  # worker -> what its guard reported
         self.master_death = None  # what the master's guard reported
@@ -543,7 +543,6 @@ class _Job:
             if kind == "iter":
                 with self.lock:
                     self.events["records"].append(ev["record"])
-                    self.events["theta"] = ev.get("theta")
                     self.events["state"] = ev.get("state")
                     self.events["tasks"].extend(ev.get("tasks") or [])
                 if self.progress:
@@ -711,7 +710,9 @@ class _Job:
         records = list(prior) + ev["records"]
         n_new = len(ev["records"])
         status, error = end.get("status", "error"), end.get("error", "")
-        theta = end.get("theta") if end.get("theta") is not None else ev["theta"]
+        theta = end.get("theta")
+        if theta is None and ev["state"] is not None:  # the master ended without a word: its last state's
+            theta = _unpacked_theta(ev["state"])
         if theta is None:  # no iteration finished in this job: where it started
             if spec.state0 is not None:
                 theta = _unpacked_theta(spec.state0)

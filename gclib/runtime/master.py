@@ -330,9 +330,12 @@ class Master(P.Rank):
         code = self.code
         received = np.zeros(code.n_messages, dtype=bool)
         payload = np.empty((code.n_messages, self.width), dtype=self.dtype)
+        # The rule's incremental check of the set, where it has one (threshold rules: no array work per arrival).
+        tracker = None if self.spec.wait_all or not hasattr(code.rule, "tracker") else code.rule.tracker()
         # Messages known to complete the received set (the set only grows, so they stay so); None: the rule is
         # asked at every arrival (a profile's wait_all, or a rule that answers one set at a time).
-        completes = None if self.spec.wait_all else self._completing(received, ())
+        completes = (None if self.spec.wait_all else
+                     self._completing(received, ()) if tracker is None else tracker.completing())
         todo = [] if completes is None else list(completes)  # completing messages whose set is not decoded yet
         completes = None if completes is None else set(completes)
         ahead = {}  # message id -> (ids, A): the decode of the set that message completes
@@ -380,6 +383,8 @@ class Master(P.Rank):
             payload[m] = data
             if self.spec.wait_all:
                 done = self._all_in(received)
+            elif tracker is not None:
+                done = tracker.add(m)
             elif completes is not None:
                 done = m in completes
             else:
@@ -388,7 +393,8 @@ class Master(P.Rank):
                 check_time += time.perf_counter() - d0
                 return received, payload, d0, check_time, drain, ahead.get(m)
             if completes is not None:
-                new = self._completing(received, completes)
+                new = (self._completing(received, completes) if tracker is None else
+                       [c for c in tracker.completing() if c not in completes])
                 if new is None:
                     completes = None
                 else:
@@ -470,7 +476,7 @@ class Master(P.Rank):
                 rec["loss"] = problem.loss(theta)
                 rec.update(problem.test_metrics(theta))
                 rec["dead"] = sorted(self.dead)
-                emit("iter", record=rec, theta=theta, state=pack_step_state(state), tasks=self.take_tasks())
+                emit("iter", record=rec, state=pack_step_state(state), tasks=self.take_tasks())  # theta: in the state
         except IterationTimeout as e:
             status, error = "error", str(e)
         except Exception as e:  # a bug: keep what we have, stop the workers, say why

@@ -8,8 +8,9 @@ It is one JSON object: the result so far (per-iteration ``records``, ``theta``, 
   the same run there;
 * ``next_iteration``: the first iteration not completed (``len(records)``);
 * ``step_state``: the update's state after that iteration (for Tandon's accelerated method: ``theta``, the
-  momentum point ``u``, the step count ``t``), every float stored exactly (``float.hex``), so that a resumed run
-  continues with the very numbers the stopped one had;
+  momentum point ``u``, the step count ``t``), every float stored exactly (an array as the base64 text of its
+  little-endian IEEE 754 doubles, a number as ``float.hex``), so that a resumed run continues with the very
+  numbers the stopped one had;
 * ``args``: the command line's parameters when the run came from ``gclib run`` (``None`` from the library; then
   the caller passes the same :class:`~gclib.runtime.spec.RunSpec` again, and it is checked against ``spec``).
 
@@ -18,6 +19,8 @@ run draws the same array and uses the iterations that remain.
 """
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import os
 from pathlib import Path
@@ -25,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 FORMAT = "gclib-run-state"
-VERSION = 1
+VERSION = 2
 
 
 def _version() -> str:
@@ -37,12 +40,17 @@ def _version() -> str:
 # ---------------------------------------------------------------------------------------------- step state
 def pack_step_state(state: dict) -> dict:
     """The state of an update (``TandonAGD`` / ``GD``: a dict of arrays and numbers) as exact JSON: arrays as
-    ``{"hex": [...], "shape": [...]}`` of ``float.hex`` strings, integers as integers, floats as hex strings."""
+    ``{"f64": text, "shape": [...]}`` with ``text`` the base64 of the array's little-endian doubles, integers as
+    integers, floats as ``float.hex`` strings.
+
+    The master packs the state after every iteration and the launcher parses it, while the workers start the
+    next iteration on the same cores: one string per array keeps both cheap (a string per element cost each of
+    them several times more)."""
     out = {}
     for k, v in state.items():
         if isinstance(v, np.ndarray) or isinstance(v, (list, tuple)):
-            a = np.asarray(v, dtype=float)
-            out[k] = {"hex": [float(x).hex() for x in a.ravel()], "shape": list(a.shape)}
+            a = np.asarray(v, dtype="<f8")
+            out[k] = {"f64": base64.b64encode(a.tobytes()).decode("ascii"), "shape": list(a.shape)}
         elif isinstance(v, (bool, np.bool_)):
             out[k] = {"bool": bool(v)}
         elif isinstance(v, (int, np.integer)):
@@ -65,11 +73,16 @@ def unpack_step_state(packed: dict) -> dict:
             raise ValueError(f"step_state entry {k!r} is malformed")
         if isinstance(v, int):
             out[k] = v
-        elif "hex" in v:
+        elif "f64" in v:
             shape = v.get("shape")
-            if not isinstance(v["hex"], list) or not isinstance(shape, list):
+            if not isinstance(v["f64"], str) or not isinstance(shape, list):
                 raise ValueError(f"step_state entry {k!r} is malformed")
-            out[k] = np.array([float.fromhex(x) for x in v["hex"]], dtype=float).reshape(shape)
+            try:
+                data = base64.b64decode(v["f64"], validate=True)
+                out[k] = np.frombuffer(data, dtype="<f8").astype(float).reshape(shape)
+            except (binascii.Error, ValueError, TypeError):
+                raise ValueError(f"step_state entry {k!r} is malformed (not the base64 of {shape} doubles)") \
+                    from None
         elif "float" in v:
             out[k] = float.fromhex(v["float"])
         elif "bool" in v:
