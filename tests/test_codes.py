@@ -270,9 +270,9 @@ def test_summary_keeps_pieces_per_gradient_apart_from_tandons_P():
 
 
 
-@pytest.mark.parametrize("make", [lambda: codes.frc(6, 1), lambda: codes.crc(6, 2), lambda: codes.ignore_stragglers(5, 2),
-                                  lambda: codes.partial_stragglers(6, 2, 5), lambda: uc_mmc(6, 3),
-                                  lambda: gc_mmc_uncorrelated(6, 3, [1, 2, 3], P=2)],
+@pytest.mark.parametrize("make", [lambda: codes.frc(6, 1), lambda: codes.crc(6, 2),
+                                  lambda: codes.ignore_stragglers(5, 2), lambda: codes.partial_stragglers(6, 2, 5),
+                                  lambda: uc_mmc(6, 3), lambda: gc_mmc_uncorrelated(6, 3, [1, 2, 3], P=2)],
                          ids=["frc", "crc", "ignore", "partial", "uc-mmc", "gc-mmc-uncorrelated"])
 def test_threshold_tracker_agrees_with_the_rule_at_every_arrival(make):
     """The runtime master's incremental check: after every arrival of a random order, whether the set decodes
