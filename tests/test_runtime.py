@@ -429,7 +429,7 @@ def _collecting_master(code, arrivals):
     from gclib.runtime.master import Master
 
     m = object.__new__(Master)
-    m.code, m.dead, m._deaths, m.decoders, m.bell = code, {}, None, {}, None
+    m.code, m.dead, m._deaths, m.decoders, m.bell, m._completes0 = code, {}, None, {}, None, False
     m.content = np.unique(code.B, axis=0, return_inverse=True)[1].reshape(-1)
     m.spec = SimpleNamespace(wait_all=False, poll=0.0)
     m.width, m.dtype = 1, P.message_dtype(code)
@@ -447,11 +447,28 @@ def _first_decodable(code, order):
     raise AssertionError("the order never decodes")
 
 
+class _Batched:
+    """A rule that answers many sets at once but keeps no tracker (the master's other path)."""
+
+    def __init__(self, rule):
+        self.rule = rule
+
+    def decodable(self, received):
+        return self.rule.decodable(received)
+
+
+@pytest.mark.parametrize("tracked", [True, False], ids=["tracker", "batched"])
 @pytest.mark.parametrize("scheme", ["uncoded", "crc", "gc-mmc", "uc-mmc", "rs"])
-def test_master_decodes_ahead_while_idle_and_stops_at_the_first_decodable_set(scheme):
+def test_master_decodes_ahead_while_idle_and_stops_at_the_first_decodable_set(scheme, tracked):
+    import copy
+
     from benchmarks.bench_runtime import scheme_codes
 
     code = scheme_codes(8, 1)[scheme]
+    assert hasattr(code.rule, "tracker")
+    if not tracked:
+        code = copy.copy(code)
+        object.__setattr__(code, "rule", _Batched(code.rule))
     rng = np.random.default_rng(3)
     G = rng.standard_normal((code.n_parts, 1))
     messages = code.encode(G)  # (n_messages, 1)
@@ -465,7 +482,7 @@ def test_master_decodes_ahead_while_idle_and_stops_at_the_first_decodable_set(sc
             if idle:
                 arrivals.extend([False] * code.n_messages)  # time for every completing set
         master = _collecting_master(code, arrivals)
-        received, payload, _, _, _, ahead = master._collect(0, deadline=np.inf)
+        received, payload, _, _, _, ahead = master._collect(0, np.inf, master._prepare())
         assert received.tolist() == want.tolist()  # the same set as the rule's first decodable prefix
         ids, A = master._decode(np.flatnonzero(received)) if ahead is None else ahead
         if idle and last > 0:
@@ -498,5 +515,6 @@ def test_master_asks_the_rule_set_by_set_when_it_cannot_answer_many_at_once():
     G = rng.standard_normal((code.n_parts, 1))
     messages = code.encode(G)
     arrivals = [x for msg in order for x in ((int(msg), messages[msg], None), False)]
-    received, payload, _, _, _, ahead = _collecting_master(code, arrivals)._collect(0, deadline=np.inf)
+    master = _collecting_master(code, arrivals)
+    received, payload, _, _, _, ahead = master._collect(0, np.inf, master._prepare())
     assert received.tolist() == want.tolist() and ahead is None

@@ -115,6 +115,7 @@ class Master(P.Rank):
         self.width_buf = P.HEADER + self.width
         self.tasks = []  # (worker, [iteration, finish times...]) reports not yet passed on to the launcher
         self.decoders = {}  # distinct contents received (bytes) -> their decoding coefficients
+        self._completes0 = False  # the messages that alone decode, for a rule without a tracker (see _prepare)
         # The content of every message: equal rows of B (a coded message and its copies) share one id.
         self.content = np.unique(self.code.B, axis=0, return_inverse=True)[1].reshape(-1)
 
@@ -250,13 +251,14 @@ class Master(P.Rank):
     def iteration(self, it, state):
         spec, code = self.spec, self.code
         stale0 = self.stale
+        prepared = self._prepare()  # before the clock: nothing of it depends on the iteration
         t_start = time.perf_counter()
         predicted = float(self.predicted[it])  # before this iteration: a worker that dies during it counts alive
         y = spec.step.query(state)
         params = np.concatenate([[float(it)], y])
         self._send_all(params, P.TAG_PARAMS)
         t_bcast = time.perf_counter() - t_start
-        received, payload, d0, check_time, drain, ahead = self._collect(it, t_start + spec.timeout)
+        received, payload, d0, check_time, drain, ahead = self._collect(it, t_start + spec.timeout, prepared)
         self.drain_time += drain
         idx = np.flatnonzero(received)
         ids, A = self._decode(idx) if ahead is None else ahead  # over a subset of the received messages
@@ -317,7 +319,29 @@ class Master(P.Rank):
             return None
         return [int(m) for m in cand[ok]]
 
-    def _collect(self, it, deadline):
+    def _prepare(self):
+        """What :meth:`_collect` starts from: ``(received, payload, tracker, completes)`` for an empty set.
+
+        Made before the iteration's parameters go out, not after: once the master rings, the workers need the
+        host's cores to take the parameters in, and any work of the master then delays some of them."""
+        code = self.code
+        received = np.zeros(code.n_messages, dtype=bool)
+        payload = np.empty((code.n_messages, self.width), dtype=self.dtype)
+        # The rule's incremental check of the set, where it has one (threshold rules: no array work per arrival).
+        tracker = None if self.spec.wait_all or not hasattr(code.rule, "tracker") else code.rule.tracker()
+        # Messages known to complete the received set (the set only grows, so they stay so); None: the rule is
+        # asked at every arrival (a profile's wait_all, or a rule that answers one set at a time).
+        if self.spec.wait_all:
+            completes = None
+        elif tracker is not None:
+            completes = tracker.completing()
+        else:  # the same for every iteration: asked once
+            if self._completes0 is False:
+                self._completes0 = self._completing(received, ())
+            completes = self._completes0
+        return received, payload, tracker, completes
+
+    def _collect(self, it, deadline, prepared):
         """Receive messages of iteration ``it`` until the received set decodes.
 
         Returns ``(received (n_messages,) bool, payload (n_messages, width), d0, check_time, drain, ahead)``:
@@ -328,14 +352,7 @@ class Master(P.Rank):
         or at ``deadline``.
         """
         code = self.code
-        received = np.zeros(code.n_messages, dtype=bool)
-        payload = np.empty((code.n_messages, self.width), dtype=self.dtype)
-        # The rule's incremental check of the set, where it has one (threshold rules: no array work per arrival).
-        tracker = None if self.spec.wait_all or not hasattr(code.rule, "tracker") else code.rule.tracker()
-        # Messages known to complete the received set (the set only grows, so they stay so); None: the rule is
-        # asked at every arrival (a profile's wait_all, or a rule that answers one set at a time).
-        completes = (None if self.spec.wait_all else
-                     self._completing(received, ()) if tracker is None else tracker.completing())
+        received, payload, tracker, completes = prepared  # (see _prepare)
         todo = [] if completes is None else list(completes)  # completing messages whose set is not decoded yet
         completes = None if completes is None else set(completes)
         ahead = {}  # message id -> (ids, A): the decode of the set that message completes
