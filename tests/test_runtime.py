@@ -448,7 +448,7 @@ def _first_decodable(code, order):
 
 
 class _Batched:
-    """A rule that answers many sets at once but keeps no tracker (the master's other path)."""
+    """A rule without a tracker (the master's other path): it answers many sets at once."""
 
     def __init__(self, rule):
         self.rule = rule
@@ -457,18 +457,34 @@ class _Batched:
         return self.rule.decodable(received)
 
 
+class _OneAtATime(_Batched):
+    """A rule without a tracker that answers one set at a time."""
+
+    def decodable(self, received):
+        received = np.asarray(received)
+        if received.ndim != 1:
+            raise ValueError("one set at a time")
+        return self.rule.decodable(received)
+
+
+def _with_rule(code, rule):
+    """A copy of ``code`` with ``rule`` as its rule."""
+    import copy
+
+    code = copy.copy(code)
+    object.__setattr__(code, "rule", rule)
+    return code
+
+
 @pytest.mark.parametrize("tracked", [True, False], ids=["tracker", "batched"])
 @pytest.mark.parametrize("scheme", ["uncoded", "crc", "gc-mmc", "uc-mmc", "rs"])
 def test_master_decodes_ahead_while_idle_and_stops_at_the_first_decodable_set(scheme, tracked):
-    import copy
-
     from benchmarks.bench_runtime import scheme_codes
 
     code = scheme_codes(8, 1)[scheme]
     assert hasattr(code.rule, "tracker")
     if not tracked:
-        code = copy.copy(code)
-        object.__setattr__(code, "rule", _Batched(code.rule))
+        code = _with_rule(code, _Batched(code.rule))
     rng = np.random.default_rng(3)
     G = rng.standard_normal((code.n_parts, 1))
     messages = code.encode(G)  # (n_messages, 1)
@@ -494,21 +510,10 @@ def test_master_decodes_ahead_while_idle_and_stops_at_the_first_decodable_set(sc
 
 
 def test_master_asks_the_rule_set_by_set_when_it_cannot_answer_many_at_once():
-    import copy
-
     from benchmarks.bench_runtime import scheme_codes
 
-    code = copy.copy(scheme_codes(8, 1)["gc-mmc"])
-    rule = code.rule
-
-    class OneAtATime:
-        def decodable(self, received):
-            received = np.asarray(received)
-            if received.ndim != 1:
-                raise ValueError("one set at a time")
-            return rule.decodable(received)
-
-    object.__setattr__(code, "rule", OneAtATime())
+    code = scheme_codes(8, 1)["gc-mmc"]
+    code = _with_rule(code, _OneAtATime(code.rule))
     rng = np.random.default_rng(5)
     order = rng.permutation(code.n_messages)
     want, _ = _first_decodable(code, order)

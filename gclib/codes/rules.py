@@ -6,6 +6,8 @@ A rule answers two questions about a code's messages without any linear algebra:
 * ``completion(arrival)``: given the arrival time of every message in every trial, when does the received set
   first become decodable?
 
+:meth:`ThresholdRule.tracker` also follows one set as it grows, message by message (the MPI master's check).
+
 :class:`ThresholdRule` covers every family in the project: messages are grouped into *classes* of identical
 content (duplicates help no more than one copy), classes into *clusters*, and cluster ``c`` is decoded once
 ``thresholds[c]`` distinct classes of it have arrived; the whole gradient is decoded when every cluster is.

@@ -710,12 +710,12 @@ class _Job:
         records = list(prior) + ev["records"]
         n_new = len(ev["records"])
         status, error = end.get("status", "error"), end.get("error", "")
+        # the update's state after the last iteration finished: this job's, else the one it resumed from
+        step_state = ev["state"] if ev["state"] is not None else spec.state0
         theta = end.get("theta")
-        if theta is None and ev["state"] is not None:  # the master ended without a word: its last state's
-            theta = _unpacked_theta(ev["state"])
-        if theta is None:  # no iteration finished in this job: where it started
-            if spec.state0 is not None:
-                theta = _unpacked_theta(spec.state0)
+        if theta is None:  # the master ended without a word: the parameters of that state, or where the run began
+            if step_state is not None:
+                theta = _unpacked_theta(step_state)
             else:
                 theta = np.zeros(spec.problem.dim) if spec.theta0 is None else spec.theta0
         done = spec.start + n_new
@@ -753,7 +753,7 @@ class _Job:
                         hosts={int(k): v for k, v in (start.get("hosts") or {}).items()},
                         bells=[int(w) for w in start.get("bells") or []],
                         tasks=[t for t in prior_tasks if t[1] < spec.start] + ev["tasks"],
-                        step_state=ev["state"] if ev["state"] is not None else spec.state0)
+                        step_state=step_state)
         if dead:
             res.error = (res.error + "; " if res.error else "") + deaths_text(deaths) + (
                 "; the run treated them as stragglers that never answer" if status == "ok" else "")
