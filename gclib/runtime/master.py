@@ -20,6 +20,12 @@ decode is off the critical path. Every decode uses one message of each distinct 
 message add nothing), and its coefficients are remembered by the contents present (:data:`DECODERS_KEPT`), so
 that a set seen before (uncoded's every iteration, or a multi-message code's few patterns) is not decoded again.
 
+Once an iteration is decoded and stepped, outside its timed window, the master tells every worker
+(:data:`~gclib.runtime.protocol.TAG_DONE`): a straggler stops working on it then, not when the next parameters
+arrive, and before the next iteration's clock starts the master takes in, untimed, what the workers sent since
+(late gradients, task reports; :meth:`Master.take_in_late`). The next iteration then starts with every worker
+asleep and nothing of the last one left to drain.
+
 Dead workers: the launcher passes on what it learns from the workers' guards (see :mod:`gclib.runtime.guard`)
 as lines on the master's standard input, after the spec (:class:`DeathNotices`); the master reads them between
 polls, stops waiting for those workers, and stops the run at once when the workers left can no longer decode. No
@@ -47,6 +53,8 @@ MARK = P.MARK
 DEATHS_EVERY = 0.02
 #: Decoding coefficients remembered, by the contents received, before the memory is emptied.
 DECODERS_KEPT = 4096
+#: Longest time (seconds) the master spends taking in late messages before an iteration's clock starts.
+LATE_LIMIT = 2e-3
 
 
 class DeathNotices:
@@ -250,6 +258,7 @@ class Master(P.Rank):
     # ------------------------------------------------------------------ one iteration
     def iteration(self, it, state):
         spec, code = self.spec, self.code
+        self.take_in_late()
         stale0 = self.stale
         prepared = self._prepare()  # before the clock: nothing of it depends on the iteration
         t_start = time.perf_counter()
@@ -270,6 +279,7 @@ class Master(P.Rank):
         t_wait_end = d0
         theta, state = spec.step.step(state, grad)
         t_end = time.perf_counter()
+        self._send_all(np.array([float(it)]), P.TAG_DONE)  # stragglers stop now (untimed, like what follows)
         self._reap()
         rec = {"iteration": it, "time": t_end - t_start, "predicted": predicted,
                "messages": int(idx.size), "stale": self.stale - stale0, "bcast": t_bcast,
@@ -279,6 +289,15 @@ class Master(P.Rank):
                # outside the timed window: how much this decode amplifies rounding errors of the messages
                "amplification": decoding_amplification(code.B[ids], A, code.target)}
         return rec, grad, y, theta, state
+
+    def take_in_late(self, limit=LATE_LIMIT):
+        """Take in every message waiting (late gradients, drained; task reports, stored), for at most ``limit``
+        seconds: called before an iteration's clock starts, so that what the workers sent after the last
+        iteration was decoded is not drained in the next one's timed window."""
+        end = time.perf_counter() + limit
+        while time.perf_counter() < end:
+            if self._receive_one(-1) is False and not self.inflight:
+                return
 
     def _decode(self, idx):
         """``(ids, A)``: decoding coefficients ``A`` over the messages ``ids``, a subset of the received ``idx``

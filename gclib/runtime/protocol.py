@@ -16,6 +16,10 @@ Messages (all point to point on ``COMM_WORLD``; rank 0 is the master, rank ``w +
   ``float64`` zeros as many as the parameters' message; from a worker, ``float64 [pid, bell, n, host name's n
   code points..., 0...]`` (``bell`` 1 if it opened the master's bell, else 0), padded with zeros to the bytes of a
   gradient message;
+* master -> worker, tag :data:`TAG_DONE`: ``float64 [iteration]``, sent once that iteration is decoded and
+  stepped (outside its timed window): a worker still working on it stops at once, reports the tasks it finished
+  (as when newer parameters interrupt it), and waits for the next parameters, so that no straggler of an
+  iteration computes, sends or is drained while the next one starts;
 * worker -> master, tag :data:`TAG_READY`: ``float64 [0]``, once at start-up, after the master's hello came in,
   the worker's connections went to its guard and its garbage was collected: the master starts the first
   iteration once every worker alive is ready, so that no start-up work of a worker overlaps a timed iteration;
@@ -23,9 +27,9 @@ Messages (all point to point on ``COMM_WORLD``; rank 0 is the master, rank ``w +
   message;
 * worker -> master, tag :data:`TAG_TASKS`: ``float64 [iteration, t_1, ..., t_n]``, the worker-side finish times
   (seconds since it received that iteration's parameters) of the ``n`` partial gradients it computed in that
-  iteration, sent once per iteration when the worker stops working on it (all its tasks done, or newer
-  parameters arrived); ``inf`` for a task whose injected delay is "never". The master takes it in like a late
-  gradient and only stores it.
+  iteration, sent once per iteration when the worker stops working on it (all its tasks done, newer parameters
+  arrived, or the master said it is decoded); ``inf`` for a task whose injected delay is "never". The master
+  takes it in like a late gradient and only stores it.
 
 The iteration is in the tag, so the master recognizes a late gradient without reading it and drains it.
 """
@@ -45,6 +49,7 @@ TAG_HELLO = 5
 TAG_SPEC = 6
 TAG_TASKS = 7
 TAG_READY = 8
+TAG_DONE = 9
 
 #: A wait that the bell ends (:mod:`gclib.runtime.bell`) sleeps at most this many polls (``RunSpec.poll``): the
 #: master's when every worker alive shares its bell, a worker's when it does.

@@ -165,8 +165,9 @@ class RunResult:
         dead_workers: workers whose process died, or that never said goodbye at the end (a stopped process).
         messages_sent: gradient messages the workers that said goodbye sent; ``messages_received``: gradient
             messages the master received (used or drained); equal when nothing was lost.
-        abandoned: ``{worker: iterations it abandoned because newer parameters arrived}``.
-        drained: late messages drained in total (during the iterations and at the stop).
+        abandoned: ``{worker: iterations it abandoned because the master decoded them or newer parameters
+            arrived}``.
+        drained: late messages drained in total (during the iterations, between them and at the stop).
         spec: :meth:`RunSpec.describe`.
         deaths: ``{worker: {"signal": 9, "name": "SIGKILL", "code": None, "pid": ..., "host": ...,
             "iteration": ...}}``: how each dead worker's process ended, as its guard reported it (``signal`` for

@@ -1,7 +1,8 @@
 """A worker rank: compute the real partial gradients in its order, take the injected delays, send each message as
-soon as it is ready, and abandon an iteration as soon as newer parameters arrive. When it stops working on an
-iteration (every task done, or abandoned), it reports the finish time of every task it completed in one small
-message (:data:`~gclib.runtime.protocol.TAG_TASKS`), on its own clock (seconds since the parameters arrived).
+soon as it is ready, and abandon an iteration as soon as newer parameters arrive or the master says it is decoded
+(:data:`~gclib.runtime.protocol.TAG_DONE`). When it stops working on an iteration (every task done, or
+abandoned), it reports the finish time of every task it completed in one small message
+(:data:`~gclib.runtime.protocol.TAG_TASKS`), on its own clock (seconds since the parameters arrived).
 
 Task ``j`` ends at its injected finish time ``finish[j]`` after the parameters arrived (or when its real work is
 done, if that is later). The real work of a task (its partial gradient and the messages it readies) is placed at
@@ -9,6 +10,11 @@ the end of the task's window, starting :attr:`Worker.lead` seconds before ``fini
 new parameters arrive, every worker of a host then only takes them in, instead of all of them computing at once
 and queueing for the host's cores, and a worker that is interrupted by newer parameters has not spent the time.
 ``lead`` follows the recent work times (:data:`LEAD_MARGIN` times the longest of the last :data:`LEAD_MEMORY`).
+
+Right after it takes new parameters in, before anything else of the iteration, a worker sleeps
+:data:`TAKE_IN_YIELD` seconds (less if its first task ends sooner): the workers of a host wake at the same
+moment, and on a host with fewer cores than ranks every bit of work one of them does before it sleeps delays
+another's take-in, and with it the start of that worker's clock.
 
 The worker never blocks inside MPI (MPICH spins in blocking calls, stealing the CPU that the other ranks of an
 oversubscribed host need): every wait is a sleep between tests of its posted control receive, in slices of
@@ -45,6 +51,10 @@ SLICE_POLLS = 5
 HAND_OVER_WAIT = 5.0
 #: Seconds before a task's end that a worker polls without sleeping.
 END_SPIN = 1e-4
+#: Seconds a worker sleeps right after taking new parameters in, so that the workers woken with it take theirs in.
+TAKE_IN_YIELD = 5e-4
+#: :attr:`Worker.current` of a worker that works on no iteration.
+IDLE = 1 << 62
 #: A worker that hears nothing from the master for this long exits (the master died).
 IDLE_EXIT = 600.0
 
@@ -77,6 +87,8 @@ class Worker(P.Rank):
         self.received_at = 0.0  # when the newest parameters were received (perf_counter seconds)
         self.recent = collections.deque(maxlen=LEAD_MEMORY)  # how long the last tasks' real work took
         self.lead = LEAD_START
+        self.decoded = -1  # the newest iteration the master said it decoded (TAG_DONE)
+        self.current = IDLE  # the iteration being worked on
 
     # ------------------------------------------------------------------ control channel
     def _receive_control(self):
@@ -97,6 +109,8 @@ class Worker(P.Rank):
                 self.final = bool(buf[0])
                 self.control_posted = False  # the master's last word
                 raise _Stop
+            elif tag == P.TAG_DONE:
+                self.decoded = max(self.decoded, int(buf[0]))
             elif tag == P.TAG_HELLO and not self.handed:
                 self._hand_over()
             req.Start()
@@ -117,12 +131,13 @@ class Worker(P.Rank):
 
     def _wait_until(self, deadline, spin=0.0):
         """Sleep until ``deadline`` (``perf_counter`` seconds, may be ``inf``), polling for new parameters;
-        return them if they arrive first, else ``None``. The last ``spin`` seconds poll without sleeping."""
+        return them if they arrive first, else ``None``; return ``None`` at once, too, when the master says the
+        iteration being worked on is decoded. The last ``spin`` seconds poll without sleeping."""
         bell = self.bell
         while True:
             rung = bell.value(bell_mod.TO_WORKERS) if bell is not None else 0  # before looking
             new = self._receive_control()
-            if new is not None:
+            if new is not None or self.decoded >= self.current:
                 return new
             now = time.perf_counter()
             if now >= deadline:
@@ -135,27 +150,39 @@ class Worker(P.Rank):
 
     # ------------------------------------------------------------------ one iteration
     def iterate(self, it, theta):
-        """Work on iteration ``it``; return newer parameters if they interrupt it, else ``None``."""
+        """Work on iteration ``it``; return newer parameters if they interrupt it, else ``None`` (every task
+        done, or the master said the iteration is decoded)."""
         if self.spec.kill.get(self.w) == it:
             sys.stdout.flush()
             os._exit(17)  # fault injection: the process dies without a word
         t0 = self.received_at
+        self.current = it
+        try:
+            return self._iterate(it, theta, t0)
+        finally:
+            self.current = IDLE
+
+    def _iterate(self, it, theta, t0):
+        finish = self.finish[it] if it < len(self.finish) else np.full(len(self.order), np.inf)
+        # First let the workers woken with this one take their parameters in (see TAKE_IN_YIELD).
+        first = finish[0] if len(finish) else 0.0  # (never past the first task's end)
+        new = self._wait_until(t0 + min(TAKE_IN_YIELD, first))
         problem, code = self.spec.problem, self.code
         G = np.zeros((code.n_parts, self.dim))
-        finish = self.finish[it] if it < len(self.finish) else np.full(len(self.order), np.inf)
         compute = 0.0
         done = np.empty(1 + len(self.order))  # the report of this iteration: [it, finish time of each task]
         done[0] = it
         for j, part in enumerate(self.order):
-            new = self._receive_control()
             if new is None:
+                new = self._receive_control()
+            if new is None and self.decoded < it:
                 if finish[j] == np.inf:  # an injected "never": this task and the rest never finish
                     done[j + 1:] = np.inf
                     self._isend(done, 0, P.TAG_TASKS)
                     new = self._wait_until(np.inf)
                 else:
                     new = self._wait_until(t0 + finish[j] - self.lead)  # the work goes at the window's end
-                    if new is None:
+                    if new is None and self.decoded < it:
                         c0 = time.perf_counter()
                         G[part] = problem.partial_gradient(theta, part)
                         out = self._messages(G, j)
@@ -164,7 +191,7 @@ class Worker(P.Rank):
                         self.recent.append(took)
                         self.lead = LEAD_MARGIN * max(self.recent)
                         new = self._wait_until(t0 + finish[j], spin=END_SPIN)
-            if new is not None:  # newer parameters: abandon this iteration
+            if new is not None or self.decoded >= it:  # newer parameters, or decoded: abandon this iteration
                 self.abandoned += 1
                 if finish[j] != np.inf:  # (a "never" was reported already)
                     self._isend(done[:j + 1], 0, P.TAG_TASKS)
