@@ -452,6 +452,31 @@ def test_a_worker_stops_an_iteration_when_the_master_says_it_is_decoded(monkeypa
     assert [(tag, data.tolist()) for tag, data in sent] == [(P.TAG_TASKS, [0.0])]
 
 
+def test_a_worker_takes_newer_parameters_and_reports_a_never_in_its_first_sleep(monkeypatch):
+    from gclib.runtime import protocol as P
+
+    theta = np.zeros(3)
+    # newer parameters already waiting when the worker starts iteration 0: it returns them from its first sleep,
+    # computes and sends nothing of iteration 0 but the report of no task
+    t0 = time.perf_counter()
+    w, sent = _working_worker([[0.01, 0.02]], [(t0, P.TAG_PARAMS, [1.0, 4.0, 5.0, 6.0])], monkeypatch)
+    w.received_at = t0
+    it, new_theta = w.iterate(0, theta)
+    assert it == 1 and new_theta.tolist() == [4.0, 5.0, 6.0] and w.abandoned == 1
+    assert [(tag, data.tolist()) for tag, data in sent] == [(P.TAG_TASKS, [0.0])]
+    # an injected "never" from the first task on is reported as such even when the iteration stops before it
+    w, sent = _working_worker([[np.inf, np.inf]], [(t0, P.TAG_DONE, [0.0])], monkeypatch)
+    w.received_at = time.perf_counter()
+    assert w.iterate(0, theta) is None and w.abandoned == 1
+    assert [(tag, data.tolist()) for tag, data in sent] == [(P.TAG_TASKS, [0.0, np.inf, np.inf])]
+    # ... and once only when it was reported before the stop: a persistent straggler waiting for its DONE
+    t0 = time.perf_counter()
+    w, sent = _working_worker([[np.inf, np.inf]], [(t0 + 0.05, P.TAG_DONE, [0.0])], monkeypatch)
+    w.received_at = t0
+    assert w.iterate(0, theta) is None and w.abandoned == 1
+    assert [(tag, data.tolist()) for tag, data in sent] == [(P.TAG_TASKS, [0.0, np.inf, np.inf])]
+
+
 def test_the_master_takes_in_what_came_between_iterations_before_the_clock():
     from types import SimpleNamespace
 
@@ -464,13 +489,20 @@ def test_the_master_takes_in_what_came_between_iterations_before_the_clock():
     m.comm = _FakeComm([(1, P.grad_tag(0), grad), (2, P.TAG_TASKS, [0.0, 0.5]), (3, P.grad_tag(0), grad)])
     m.byes, m.pids, m.hosts, m.belled, m.ready, m.tasks = {}, {}, {}, set(), set(), []
     m.received_total, m.stale, m.inflight, m.dead, m.width_buf, m.dtype = 0, 0, [], {}, P.HEADER + 1, float
-    m.take_in_late()
+    t0 = time.perf_counter()
+    m.take_in_late(limit=5.0)  # returns as soon as nothing waits, long before its limit
+    assert time.perf_counter() - t0 < 2.0
     assert m.stale == 2 and m.received_total == 2 and len(m.tasks) == 1 and m.inflight == [] and not m.comm.queue
     # a message whose data never comes (its sender died in the middle) holds the master up no longer than the limit
     m.comm = _FakeComm([(1, P.grad_tag(1), None)])
     t0 = time.perf_counter()
     m.take_in_late(limit=0.05)
-    assert 0.05 <= time.perf_counter() - t0 < 1.0 and len(m.inflight) == 1
+    assert 0.05 <= time.perf_counter() - t0 < 2.0 and len(m.inflight) == 1
+    # ... and not at all once the master knows that sender is dead
+    m.dead = {0: {"cause": "killed"}}
+    t0 = time.perf_counter()
+    m.take_in_late(limit=5.0)
+    assert time.perf_counter() - t0 < 2.0 and len(m.inflight) == 1
 
 
 def test_a_worker_rings_the_master_for_messages_but_not_for_task_reports():

@@ -23,8 +23,9 @@ that a set seen before (uncoded's every iteration, or a multi-message code's few
 Once an iteration is decoded and stepped, outside its timed window, the master tells every worker
 (:data:`~gclib.runtime.protocol.TAG_DONE`): a straggler stops working on it then, not when the next parameters
 arrive, and before the next iteration's clock starts the master takes in, untimed, what the workers sent since
-(late gradients, task reports; :meth:`Master.take_in_late`). The next iteration then starts with every worker
-asleep and nothing of the last one left to drain.
+(late gradients, task reports; :meth:`Master.take_in_late`). The next iteration then starts with the workers
+asleep and little of the last one left to drain (a worker in the middle of a partial gradient finishes it
+first, and its report may still come in the next iteration).
 
 Dead workers: the launcher passes on what it learns from the workers' guards (see :mod:`gclib.runtime.guard`)
 as lines on the master's standard input, after the spec (:class:`DeathNotices`); the master reads them between
@@ -296,7 +297,8 @@ class Master(P.Rank):
         iteration was decoded is not drained in the next one's timed window."""
         end = time.perf_counter() + limit
         while time.perf_counter() < end:
-            if self._receive_one(-1) is False and not self.inflight:
+            # done when nothing waits, but for receives whose sender died in the middle (they never complete)
+            if self._receive_one(-1) is False and all(item[2] - 1 in self.dead for item in self.inflight):
                 return
 
     def _decode(self, idx):

@@ -2,7 +2,7 @@
 
 A *timing trace* is a tidy table, one row per observed ``(iteration, worker, task)``, in the format of
 :mod:`gclib.timings` (which reads, checks and writes it), here with the ``host`` of every worker. A task that was
-not observed (the worker abandoned the iteration when newer parameters arrived) has no row. See
+not observed (the worker abandoned the iteration when it was decoded or newer parameters arrived) has no row. See
 ``docs/runtime.md``, "Timing traces".
 
 A *profile* runs uncoded iterations (:func:`profile_code`): each of ``K`` workers computes ``R`` disjoint partial

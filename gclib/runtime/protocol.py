@@ -18,8 +18,8 @@ Messages (all point to point on ``COMM_WORLD``; rank 0 is the master, rank ``w +
   gradient message;
 * master -> worker, tag :data:`TAG_DONE`: ``float64 [iteration]``, sent once that iteration is decoded and
   stepped (outside its timed window): a worker still working on it stops at once, reports the tasks it finished
-  (as when newer parameters interrupt it), and waits for the next parameters, so that no straggler of an
-  iteration computes, sends or is drained while the next one starts;
+  (as when newer parameters interrupt it), and waits for the next parameters, so that the stragglers of an
+  iteration stop computing and sending before the next one starts;
 * worker -> master, tag :data:`TAG_READY`: ``float64 [0]``, once at start-up, after the master's hello came in,
   the worker's connections went to its guard and its garbage was collected: the master starts the first
   iteration once every worker alive is ready, so that no start-up work of a worker overlaps a timed iteration;

@@ -185,8 +185,9 @@ class RunResult:
             they told it at start-up; the others were polled.
         tasks: the workers' task reports, ``[worker, iteration, [t_1, ..., t_n]]``: the finish times (seconds on
             the worker's clock, from receiving the iteration's parameters) of the ``n`` partial gradients it
-            computed in that iteration before it finished them all or newer parameters arrived (``inf``, or
-            ``None`` in JSON, for a task that never finishes); :meth:`task_durations` makes the table of them.
+            computed in that iteration before it finished them all, the master decoded it, or newer parameters
+            arrived (``inf``, or ``None`` in JSON, for a task that never finishes); :meth:`task_durations` makes
+            the table of them.
     """
 
     records: list

@@ -8,7 +8,8 @@ Task ``j`` ends at its injected finish time ``finish[j]`` after the parameters a
 done, if that is later). The real work of a task (its partial gradient and the messages it readies) is placed at
 the end of the task's window, starting :attr:`Worker.lead` seconds before ``finish[j]``, not at its start: when
 new parameters arrive, every worker of a host then only takes them in, instead of all of them computing at once
-and queueing for the host's cores, and a worker that is interrupted by newer parameters has not spent the time.
+and queueing for the host's cores, and a worker whose iteration is interrupted (newer parameters, or the master's
+word that it is decoded) has not spent the time.
 ``lead`` follows the recent work times (:data:`LEAD_MARGIN` times the longest of the last :data:`LEAD_MEMORY`).
 
 Right after it takes new parameters in, before anything else of the iteration, a worker sleeps
@@ -163,15 +164,16 @@ class Worker(P.Rank):
             self.current = IDLE
 
     def _iterate(self, it, theta, t0):
-        finish = self.finish[it] if it < len(self.finish) else np.full(len(self.order), np.inf)
+        n = len(self.order)
+        finish = self.finish[it] if it < len(self.finish) else np.full(n, np.inf)
+        done = np.empty(1 + n)  # the report of this iteration: [it, finish time of each task]
+        done[0] = it
         # First let the workers woken with this one take their parameters in (see TAKE_IN_YIELD).
-        first = finish[0] if len(finish) else 0.0  # (never past the first task's end)
-        new = self._wait_until(t0 + min(TAKE_IN_YIELD, first))
+        new = self._wait_until(t0 + min(TAKE_IN_YIELD, finish[0] if n else 0.0))
         problem, code = self.spec.problem, self.code
         G = np.zeros((code.n_parts, self.dim))
         compute = 0.0
-        done = np.empty(1 + len(self.order))  # the report of this iteration: [it, finish time of each task]
-        done[0] = it
+        reported = False  # the report went out already (at an injected "never")
         for j, part in enumerate(self.order):
             if new is None:
                 new = self._receive_control()
@@ -179,6 +181,7 @@ class Worker(P.Rank):
                 if finish[j] == np.inf:  # an injected "never": this task and the rest never finish
                     done[j + 1:] = np.inf
                     self._isend(done, 0, P.TAG_TASKS)
+                    reported = True
                     new = self._wait_until(np.inf)
                 else:
                     new = self._wait_until(t0 + finish[j] - self.lead)  # the work goes at the window's end
@@ -192,18 +195,30 @@ class Worker(P.Rank):
                         self.lead = LEAD_MARGIN * max(self.recent)
                         new = self._wait_until(t0 + finish[j], spin=END_SPIN)
             if new is not None or self.decoded >= it:  # newer parameters, or decoded: abandon this iteration
-                self.abandoned += 1
-                if finish[j] != np.inf:  # (a "never" was reported already)
-                    self._isend(done[:j + 1], 0, P.TAG_TASKS)
-                return new
+                return self._abandon(done, j, finish, reported, new)
             done[j + 1] = time.perf_counter() - t0
             for m, buf in out:
                 buf[:P.HEADER] = (it, m, time.perf_counter() - t0, compute)
                 self._isend(buf, 0, P.grad_tag(it))
                 self.sent += 1
             self._reap()
+        if n == 0 and (new is not None or self.decoded >= it):  # a worker without tasks, stopped in its first sleep
+            return self._abandon(done, 0, finish, reported, new)
         self._isend(done, 0, P.TAG_TASKS)  # every task done: the worker is idle until newer parameters arrive
         return None
+
+    def _abandon(self, done, j, finish, reported, new):
+        """Stop working on the iteration before its task ``j``: report the tasks finished (and an injected "never"
+        from task ``j`` on, which is known without waiting), unless the report went out already; return
+        ``new``."""
+        self.abandoned += 1
+        if not reported:
+            if j < len(finish) and finish[j] == np.inf:
+                done[j + 1:] = np.inf
+                self._isend(done, 0, P.TAG_TASKS)
+            else:
+                self._isend(done[:j + 1], 0, P.TAG_TASKS)
+        return new
 
     def _isend(self, arr, dest, tag):
         super()._isend(arr, dest, tag)
