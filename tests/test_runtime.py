@@ -643,3 +643,36 @@ def test_master_asks_the_rule_set_by_set_when_it_cannot_answer_many_at_once():
     master = _collecting_master(code, arrivals)
     received, payload, _, _, _, ahead = master._collect(0, np.inf, master._prepare())
     assert received.tolist() == want.tolist() and ahead is None
+
+
+def test_an_iteration_takes_in_late_messages_before_its_clock_and_says_done_after_its_step(monkeypatch):
+    from types import SimpleNamespace
+
+    from gclib.runtime import master as M
+    from gclib.runtime import protocol as P
+
+    code = schemes.build("uncoded", workers=2)
+    problem = make_problem("tandon-logistic", parts=code.n_parts, seed=0, n_samples=40, dim=2)
+    step = TandonAGD(1.0 / problem.smoothness)
+    events = []  # what the master did, in order, with the clock's readings in between
+    clock = iter(range(100, 1000))
+    monkeypatch.setattr(M.time, "perf_counter", lambda: events.append("clock") or float(next(clock)))
+    m = object.__new__(M.Master)
+    m.spec, m.code, m.dim, m.stale, m.drain_time = SimpleNamespace(step=step, timeout=5.0), code, 2, 0, 0.0
+    m.predicted, m.sends = np.array([1.0]), []
+    m.take_in_late = lambda: events.append("late")
+    m._prepare = lambda: events.append("prepare")
+    m._send_all = lambda arr, tag: events.append((tag, arr.tolist()))
+    received = np.ones(code.n_messages, dtype=bool)
+    payload = np.ones((code.n_messages, 2))
+    m._collect = lambda it, deadline, prepared: events.append("collect") or (received, payload, 0.0, 0.0, 0.0, None)
+    m._decode = lambda idx: (idx, np.eye(code.n_messages))
+    rec, grad, y, theta, state = m.iteration(0, step.init(np.zeros(2)))
+    sends = [e for e in events if isinstance(e, tuple)]
+    assert [tag for tag, _ in sends] == [P.TAG_PARAMS, P.TAG_DONE] and sends[1][1] == [0.0]
+    # the late messages and the set's preparation come before the clock starts; DONE goes after it stops
+    start = events.index("clock")
+    assert events.index("late") < events.index("prepare") < start < events.index(sends[0])
+    done = events.index(sends[1])
+    assert "clock" in events[events.index("collect"):done] and "clock" not in events[done:]
+    assert rec["time"] > 0 and rec["messages"] == code.n_messages
