@@ -293,23 +293,30 @@ class _FakeStatus:
         return self.count
 
 
-def test_master_receive_path_tells_late_hellos_byes_and_stale_gradients_from_gradients():
+def _receiving_master(queue, width):
+    """A master without MPI whose receive path takes in ``queue`` (see :class:`_FakeComm`), gradient payloads
+    ``width`` long."""
     from types import SimpleNamespace
 
     from gclib.runtime import protocol as P
     from gclib.runtime.master import Master
 
-    width = 3
-    grad = np.array([0.0, 2.0, 0.1, 0.2, 7.0, 8.0, 9.0])  # iteration 0, message 2, clock, compute, payload
-    comm = _FakeComm([(3, P.TAG_HELLO, [1234.0, 1.0, 2.0, 104.0, 49.0, 0.0, 0.0]), (3, P.TAG_READY, [0.0]),
-                      (1, P.grad_tag(0), grad),
-                      (2, P.TAG_BYE, [5.0, 1.0]), (1, P.TAG_TASKS, [0.0, 0.5, 0.75]),
-                      (4, P.grad_tag(0), grad), (2, P.grad_tag(1), None), (3, P.grad_tag(1), grad)])
     m = object.__new__(Master)
     m.MPI = SimpleNamespace(Status=_FakeStatus, ANY_SOURCE=-1, ANY_TAG=-1, DOUBLE=None, Exception=RuntimeError)
-    m.comm, m.byes, m.pids, m.received_total, m.stale = comm, {}, {}, 0, 0
+    m.comm, m.byes, m.pids, m.received_total, m.stale = _FakeComm(queue), {}, {}, 0, 0
     m.hosts, m.tasks, m.belled, m.ready = {}, [], set(), set()
     m.inflight, m.dead, m.width_buf, m.dtype = [], {}, P.HEADER + width, float
+    return m
+
+
+def test_master_receive_path_tells_late_hellos_byes_and_stale_gradients_from_gradients():
+    from gclib.runtime import protocol as P
+
+    grad = np.array([0.0, 2.0, 0.1, 0.2, 7.0, 8.0, 9.0])  # iteration 0, message 2, clock, compute, payload
+    m = _receiving_master([(3, P.TAG_HELLO, [1234.0, 1.0, 2.0, 104.0, 49.0, 0.0, 0.0]), (3, P.TAG_READY, [0.0]),
+                           (1, P.grad_tag(0), grad),
+                           (2, P.TAG_BYE, [5.0, 1.0]), (1, P.TAG_TASKS, [0.0, 0.5, 0.75]),
+                           (4, P.grad_tag(0), grad), (2, P.grad_tag(1), None), (3, P.grad_tag(1), grad)], width=3)
     assert m._receive_one(0) is None and m.received_total == 0 and m.stale == 0  # the hello is not a gradient
     # ... it carries the worker's pid, whether it shares the master's bell, and its host name
     assert m.pids == {2: 1234} and m.belled == {2} and m.hosts == {2: "h1"}
@@ -478,17 +485,11 @@ def test_a_worker_takes_newer_parameters_and_reports_a_never_in_its_first_sleep(
 
 
 def test_the_master_takes_in_what_came_between_iterations_before_the_clock():
-    from types import SimpleNamespace
-
     from gclib.runtime import protocol as P
-    from gclib.runtime.master import Master
 
     grad = np.array([0.0, 1.0, 0.1, 0.2, 7.0])
-    m = object.__new__(Master)
-    m.MPI = SimpleNamespace(Status=_FakeStatus, ANY_SOURCE=-1, ANY_TAG=-1, DOUBLE=None, Exception=RuntimeError)
-    m.comm = _FakeComm([(1, P.grad_tag(0), grad), (2, P.TAG_TASKS, [0.0, 0.5]), (3, P.grad_tag(0), grad)])
-    m.byes, m.pids, m.hosts, m.belled, m.ready, m.tasks = {}, {}, {}, set(), set(), []
-    m.received_total, m.stale, m.inflight, m.dead, m.width_buf, m.dtype = 0, 0, [], {}, P.HEADER + 1, float
+    m = _receiving_master([(1, P.grad_tag(0), grad), (2, P.TAG_TASKS, [0.0, 0.5]), (3, P.grad_tag(0), grad)],
+                          width=1)
     t0 = time.perf_counter()
     m.take_in_late(limit=5.0)  # returns as soon as nothing waits, long before its limit
     assert time.perf_counter() - t0 < 2.0

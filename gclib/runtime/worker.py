@@ -170,17 +170,17 @@ class Worker(P.Rank):
         done[0] = it
         # First let the workers woken with this one take their parameters in (see TAKE_IN_YIELD).
         new = self._wait_until(t0 + min(TAKE_IN_YIELD, finish[0] if n else 0.0))
+        if new is not None or self.decoded >= it:
+            return self._abandon(done, 0, finish, False, new)
         problem, code = self.spec.problem, self.code
         G = np.zeros((code.n_parts, self.dim))
         compute = 0.0
         reported = False  # the report went out already (at an injected "never")
         for j, part in enumerate(self.order):
-            if new is None:
-                new = self._receive_control()
+            new = self._receive_control()
             if new is None and self.decoded < it:
                 if finish[j] == np.inf:  # an injected "never": this task and the rest never finish
-                    done[j + 1:] = np.inf
-                    self._isend(done, 0, P.TAG_TASKS)
+                    self._report(done, j, finish)
                     reported = True
                     new = self._wait_until(np.inf)
                 else:
@@ -202,23 +202,25 @@ class Worker(P.Rank):
                 self._isend(buf, 0, P.grad_tag(it))
                 self.sent += 1
             self._reap()
-        if n == 0 and (new is not None or self.decoded >= it):  # a worker without tasks, stopped in its first sleep
-            return self._abandon(done, 0, finish, reported, new)
         self._isend(done, 0, P.TAG_TASKS)  # every task done: the worker is idle until newer parameters arrive
         return None
 
     def _abandon(self, done, j, finish, reported, new):
-        """Stop working on the iteration before its task ``j``: report the tasks finished (and an injected "never"
-        from task ``j`` on, which is known without waiting), unless the report went out already; return
-        ``new``."""
+        """Stop working on the iteration before its task ``j``: report it, unless the report went out already;
+        return ``new``."""
         self.abandoned += 1
         if not reported:
-            if j < len(finish) and finish[j] == np.inf:
-                done[j + 1:] = np.inf
-                self._isend(done, 0, P.TAG_TASKS)
-            else:
-                self._isend(done[:j + 1], 0, P.TAG_TASKS)
+            self._report(done, j, finish)
         return new
+
+    def _report(self, done, j, finish):
+        """Send the report of an iteration that ends before its task ``j``: the tasks finished, and an injected
+        "never" from task ``j`` on (known without waiting)."""
+        if j < len(finish) and finish[j] == np.inf:
+            done[j + 1:] = np.inf
+            self._isend(done, 0, P.TAG_TASKS)
+        else:
+            self._isend(done[:j + 1], 0, P.TAG_TASKS)
 
     def _isend(self, arr, dest, tag):
         super()._isend(arr, dest, tag)
