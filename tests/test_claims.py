@@ -115,10 +115,10 @@ def test_combinations_of_verdicts():
 
 
 def _rows():
-    return [claims.row("A1", "a is faster than b", paper="a beats b", setting="n = 4", measured="1 vs 2",
-                       criterion="a < b", verdict=HOLDS),
-            claims.row("A2", "b is cheap", paper="b is cheap", setting="n = 4", measured="3 [2, 4]",
-                       criterion="b < 3", verdict=INCONCLUSIVE)]
+    return [claims.row("A1", "a is faster than b", kind="paper", paper="a beats b", setting="n = 4",
+                       measured="1 vs 2", criterion="a < b", verdict=HOLDS),
+            claims.row("A2", "b is cheap", kind="check", paper="our check: b is cheap", setting="n = 4",
+                       measured="3 [2, 4]", criterion="b < 3", verdict=INCONCLUSIVE)]
 
 
 def test_table_write_read_round_trip(tmp_path):
@@ -130,13 +130,18 @@ def test_table_write_read_round_trip(tmp_path):
     pd.testing.assert_frame_equal(back, t.astype(str))
     assert claims.counts(back) == {HOLDS: 1, FAILS: 0, INCONCLUSIVE: 1}
     assert claims.count_text(claims.counts(back)) == "2 claims: 1 holds, 0 do not hold, 1 inconclusive"
+    assert claims.counts_by_kind(back) == {"paper": {HOLDS: 1, FAILS: 0, INCONCLUSIVE: 0}, "reading":
+                                           {HOLDS: 0, FAILS: 0, INCONCLUSIVE: 0},
+                                           "check": {HOLDS: 0, FAILS: 0, INCONCLUSIVE: 1}}
 
 
 def test_bad_tables_are_refused(tmp_path):
     with pytest.raises(ValueError, match="verdict must be one of"):
-        claims.row("A", "x", paper="p", setting="s", measured="m", criterion="c", verdict="true")
+        claims.row("A", "x", kind="paper", paper="p", setting="s", measured="m", criterion="c", verdict="true")
+    with pytest.raises(ValueError, match="kind must be one of"):
+        claims.row("A", "x", kind="ours", paper="p", setting="s", measured="m", criterion="c", verdict=HOLDS)
     with pytest.raises(ValueError, match="claim field measured must be a non-empty string"):
-        claims.row("A", "x", paper="p", setting="s", measured=" ", criterion="c", verdict=HOLDS)
+        claims.row("A", "x", kind="paper", paper="p", setting="s", measured=" ", criterion="c", verdict=HOLDS)
     with pytest.raises(ValueError, match="claim ids must be unique"):
         claims.table(_rows() + _rows()[:1])
     (tmp_path / "01_claims.csv").write_text("claim,holds\nx,1\n")
@@ -150,6 +155,7 @@ def test_markdown_rendering_counts_and_escapes():
     rows = _rows()
     rows[0]["measured"] = "a | b"
     md = claims.markdown(claims.table(rows))
-    assert md.startswith("2 claims: 1 holds, 0 do not hold, 1 inconclusive.")
-    assert "| A1 | a is faster than b | a beats b | a \\| b | a < b | **holds** |" in md
+    assert md.startswith("paper: 1 claim: 1 holds, 0 do not hold, 0 inconclusive; check: 1 claim: 0 hold, 0 do not "
+                         "hold, 1 inconclusive.")
+    assert "| A1 | paper | a is faster than b | a beats b | a \\| b | a < b | **holds** |" in md
     assert "**inconclusive**" in md

@@ -3,8 +3,13 @@
 Every notebook ends with a *claims table*: one row per claim, with the columns of :data:`COLUMNS`:
 
 * ``id``: a short identifier (``"T1"``), stable across runs, so tests and text can refer to a claim;
+* ``kind``: one of :data:`KINDS`, what the row tests: ``paper`` (a statement, figure or equation of the named
+  paper, quoted or cited), ``reading`` (our interpretation where the paper leaves something open; the ``paper``
+  field says what it reads and how) or ``check`` (our own test of a model or of the software). A row credits a
+  paper only when its kind is ``paper``; tallies count the kinds apart (:func:`counts_by_kind`);
 * ``claim``: the claim in a few words;
-* ``paper``: what the paper says, quoted briefly (or ``"our check: ..."`` for a check of our own);
+* ``paper``: what the paper says, quoted briefly or cited by figure, section or equation (for a ``reading``, what
+  we read into it; for a ``check``, ``"our check: ..."``);
 * ``setting``: the model and parameters of our measurement;
 * ``measured``: our numbers, with their 95% confidence intervals;
 * ``criterion``: the rule that turns the numbers into a verdict, written in code before looking at them;
@@ -37,8 +42,11 @@ import pandas as pd
 HOLDS, FAILS, INCONCLUSIVE = "holds", "does not hold", "inconclusive"
 #: The three verdicts, in display order.
 VERDICTS = (HOLDS, FAILS, INCONCLUSIVE)
+PAPER, READING, CHECK = "paper", "reading", "check"
+#: The three kinds of claim, in display order.
+KINDS = (PAPER, READING, CHECK)
 #: The columns of a claims table, in order.
-COLUMNS = ("id", "claim", "paper", "setting", "measured", "criterion", "verdict")
+COLUMNS = ("id", "kind", "claim", "paper", "setting", "measured", "criterion", "verdict")
 #: Two-sided normal quantile of a 95% interval.
 Z95 = 1.959963984540054
 
@@ -259,15 +267,18 @@ def ids(prefix: str, count: int) -> list:
     return [f"{prefix}{chr(ord('a') + i)}" if count <= 26 else f"{prefix}.{i + 1}" for i in range(count)]
 
 
-def row(id: str, claim: str, *, paper: str, setting: str, measured: str, criterion: str, verdict: str) -> dict:
+def row(id: str, claim: str, *, kind: str, paper: str, setting: str, measured: str, criterion: str,
+        verdict: str) -> dict:
     """One claim (see the module docstring for the fields)."""
     if verdict not in VERDICTS:
         raise ValueError(f"verdict must be one of {VERDICTS}, got {verdict!r}")
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
     for name, value in (("id", id), ("claim", claim), ("paper", paper), ("setting", setting),
                         ("measured", measured), ("criterion", criterion)):
         if not isinstance(value, str) or not value.strip():
             raise ValueError(f"claim field {name} must be a non-empty string, got {value!r}")
-    return {"id": id, "claim": claim, "paper": paper, "setting": setting, "measured": measured,
+    return {"id": id, "kind": kind, "claim": claim, "paper": paper, "setting": setting, "measured": measured,
             "criterion": criterion, "verdict": verdict}
 
 
@@ -288,6 +299,9 @@ def check(df: pd.DataFrame) -> pd.DataFrame:
     bad = sorted(set(df["verdict"]) - set(VERDICTS))
     if bad:
         raise ValueError(f"verdicts must be among {VERDICTS}, got {bad}")
+    bad = sorted(set(df["kind"]) - set(KINDS))
+    if bad:
+        raise ValueError(f"kinds must be among {KINDS}, got {bad}")
     empty = [c for c in COLUMNS if df[c].isna().any() or (df[c].astype(str).str.strip() == "").any()]
     if empty:
         raise ValueError(f"claims table has empty fields in columns {empty}")
@@ -298,6 +312,11 @@ def counts(df: pd.DataFrame) -> dict:
     """``{verdict: number of claims}`` for every verdict (zeros included)."""
     vc = df["verdict"].value_counts()
     return {v: int(vc.get(v, 0)) for v in VERDICTS}
+
+
+def counts_by_kind(df: pd.DataFrame) -> dict:
+    """``{kind: {verdict: number of claims}}`` for every kind of :data:`KINDS` (zeros included)."""
+    return {k: counts(df[df["kind"] == k]) for k in KINDS}
 
 
 def count_text(c: dict) -> str:
@@ -312,14 +331,21 @@ def _cell(text) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-def markdown(df: pd.DataFrame, columns: Sequence[str] = ("id", "claim", "paper", "measured", "criterion",
+def kind_text(df: pd.DataFrame) -> str:
+    """``"paper: 4 claims: 3 hold, ...; reading: ...; check: ..."``, the counts of each kind apart (kinds without
+    a row left out)."""
+    by = counts_by_kind(df)
+    return "; ".join(f"{k}: {count_text(c)}" for k, c in by.items() if sum(c.values()))
+
+
+def markdown(df: pd.DataFrame, columns: Sequence[str] = ("id", "kind", "claim", "paper", "measured", "criterion",
                                                           "verdict")) -> str:
-    """The claims table as Markdown, verdicts in bold, headed by the counts of each verdict."""
+    """The claims table as Markdown, verdicts in bold, headed by the counts of each verdict per kind."""
     check(df)
     head = "| " + " | ".join(columns) + " |\n|" + "---|" * len(columns) + "\n"
     body = "".join("| " + " | ".join(f"**{_cell(r[c])}**" if c == "verdict" else _cell(r[c]) for c in columns)
                    + " |\n" for _, r in df.iterrows())
-    return f"{count_text(counts(df))}.\n\n" + head + body
+    return f"{kind_text(df)}.\n\n" + head + body
 
 
 def show(df: pd.DataFrame):

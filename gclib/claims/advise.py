@@ -68,7 +68,7 @@ def judge(coverage: pd.DataFrame, goodness: pd.DataFrame, machine: dict, real: p
         e = proportion(int(r["covered"]), int(r["repeats"]))
         rows.append(row(
             key, "the fit's 95% intervals cover the true parameter",
-            paper=f"{_OURS}: maximum likelihood with 95% intervals",
+            kind="check", paper=f"{_OURS}: maximum likelihood with 95% intervals",
             setting=f"{r['truth']}; parameter {r['parameter']} = {float(r['true_value']):.4g}; "
                     f"{int(r['repeats'])} traces",
             measured=f"covered in {int(r['covered'])} of {int(r['repeats'])}: {e.text('.2f')}",
@@ -78,7 +78,7 @@ def judge(coverage: pd.DataFrame, goodness: pd.DataFrame, machine: dict, real: p
         n, k = int(r["repeats"]), int(r["wins"])
         rows.append(row(
             key, "the generating model fits best",
-            paper=f"{_OURS}: the best fit has the family and the convention that made the trace",
+            kind="check", paper=f"{_OURS}: the best fit has the family and the convention that made the trace",
             setting=f"{r['truth']}; {n} traces",
             measured=f"best fit in {k} of {n} traces" + (f"; most often otherwise: {r['other']}"
                                                          if isinstance(r.get("other"), str) and r["other"] else ""),
@@ -87,7 +87,7 @@ def judge(coverage: pd.DataFrame, goodness: pd.DataFrame, machine: dict, real: p
     fitted = Estimate(machine["fitted_mean"], machine["fitted_lo"], machine["fitted_hi"])
     rows.append(row(
         "M1", "on this machine, the fit recovers the injected mean task time",
-        paper=f"{_OURS}: gclib profile measures what the workers take",
+        kind="check", paper=f"{_OURS}: gclib profile measures what the workers take",
         setting=f"gclib profile, injected {machine['injected']}; fitted {machine['fit']}",
         measured=f"fitted mean task time {fitted.text('.4g')} s, injected {machine['injected_mean']:.4g} s",
         criterion=f"95% interval within {REL:.0%} of the injected mean",
@@ -97,7 +97,7 @@ def judge(coverage: pd.DataFrame, goodness: pd.DataFrame, machine: dict, real: p
         p, m = _predicted(r), _real(r)
         rows.append(row(
             key, f"{who}: the real iteration time matches the advice's prediction",
-            paper=f"{_OURS}: the prediction from the fitted trace",
+            kind="check", paper=f"{_OURS}: the prediction from the fitted trace",
             setting=(f"{r['label']}; gclib run, {int(r['iterations'])} iterations, same injected delays"
                      if r is not None else "not run"),
             measured=f"real {m.text('.4g')} s, predicted {p.text('.4g')} s",
@@ -106,7 +106,7 @@ def judge(coverage: pd.DataFrame, goodness: pd.DataFrame, machine: dict, real: p
     a, u = _real(adv), _real(unc)
     rows.append(row(
         "A3", "the advised code is faster than uncoded in real runs",
-        paper=f"{_OURS}: the advice saves time",
+        kind="check", paper=f"{_OURS}: the advice saves time",
         setting=f"{adv['label'] if adv is not None else '?'} against uncoded, same injected delays",
         measured=f"{a.text('.4g')} s against {u.text('.4g')} s",
         criterion="95% intervals separated, the advised code's below",

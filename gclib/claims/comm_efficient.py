@@ -66,7 +66,7 @@ def _direction_rows(itime, changes) -> list:
     out = []
     for id_, claim, a, ma, b, mb, paper in specs:
         e = _change(changes, a, ma, b, mb)
-        out.append(row(id_, claim, paper=f"({paper})",
+        out.append(row(id_, claim, kind="paper", paper=f"({paper})",
                        setting=f"simulated, {a} at its best m = {ma} vs {b} at m = {mb} (best m chosen on the same "
                                f"trials)",
                        measured=f"relative change of the mean iteration time {_pct(e)} (paired 95% interval)",
@@ -79,7 +79,7 @@ def _direction_rows(itime, changes) -> list:
 def _every_m_row(itime, changes):
     ms = sorted(set(itime.loc[itime["scheme"] == "kadhe", "m"]) & set(itime.loc[itime["scheme"] == "ye-abbe", "m"]))
     es = {m: _change(changes, "kadhe", m, "ye-abbe", m) for m in ms}
-    return row("T5", "Kadhe et al.'s code is faster than Ye-Abbe's at every m", paper=_OUR,
+    return row("T5", "Kadhe et al.'s code is faster than Ye-Abbe's at every m", kind="check", paper=_OUR,
                setting=f"simulated, m in {ms} (the values both constructions accept)",
                measured="; ".join(f"m = {m}: {_pct(e)}" for m, e in es.items()) or "not measured",
                criterion="holds when the paired interval of Kadhe vs Ye-Abbe lies below 0 at every m; does not hold "
@@ -104,7 +104,7 @@ def _interior_rows(itime, changes) -> list:
             verdict = all_hold([less(e, 0.0) for e in ends])
             measured = (f"best m = {best} of {ms}; vs m = {ms[0]}: {_pct(ends[0])}; vs m = {ms[-1]}: "
                         f"{_pct(ends[1])}")
-        out.append(row(f"T6{'ab'[k]}", f"the best m lies inside the range ({scheme})", paper=_OUR,
+        out.append(row(f"T6{'ab'[k]}", f"the best m lies inside the range ({scheme})", kind="check", paper=_OUR,
                        setting="simulated, iteration time against m (latency + size / bandwidth model)",
                        measured=measured,
                        criterion="holds when the fastest m is not an end of the range and is faster than both ends "
@@ -120,7 +120,7 @@ def _messages_row(itime, n: int, s: int):
     ek = {int(m): Estimate.mean_ci(v, h) for m, v, h in zip(k["m"], k["mean_messages"], k["ci95_messages"])}
     ey = {int(m): Estimate.mean_ci(v, h) for m, v, h in zip(y["m"], y["mean_messages"], y["ci95_messages"])}
     verdict = all_hold([less(e, n - s) for e in ek.values()] + [exact(e.value == n - s) for e in ey.values()])
-    return row("T7", "Kadhe et al.'s master waits for fewer messages than Ye-Abbe's n - s", paper=_OUR,
+    return row("T7", "Kadhe et al.'s master waits for fewer messages than Ye-Abbe's n - s", kind="check", paper=_OUR,
                setting=f"simulated, n = {n}, s = {s}, messages received until the gradient decodes",
                measured="kadhe: " + "; ".join(f"m = {m}: {e.text('.4g')}" for m, e in ek.items())
                         + "; ye-abbe: " + "; ".join(f"m = {m}: {e.text('.4g')}" for m, e in ey.items()),
@@ -139,24 +139,24 @@ def _exact_rows(checks, trade, hamming) -> list:
     H = hamming
     ham_ok = checks.loc[checks["case"].str.contains("hamming"), "verified"]
     return [
-        row("E1", "both constructions decode every straggler pattern exactly", paper=_OUR,
+        row("E1", "both constructions decode every straggler pattern exactly", kind="check", paper=_OUR,
             setting=f"rational arithmetic: {cases}",
             measured=f"{int(checks['verified'].sum())} of {len(checks)} codes verified",
             criterion="exact: every pattern of s stragglers leaves messages whose exact span holds the target",
             verdict=exact(bool(checks["verified"].all()))),
-        row("E2", "the fast decodability rules agree with the exact oracle", paper=_OUR, setting=cases,
+        row("E2", "the fast decodability rules agree with the exact oracle", kind="check", paper=_OUR, setting=cases,
             measured=f"{int(checks['rule_disagreements'].sum())} received sets with a disagreement",
             criterion="exact: rule and exact span test agree on every subset of messages",
             verdict=exact(int(checks["rule_disagreements"].sum()) == 0)),
         row("E3", "both MDS constructions meet the bound d >= s + m with equality",
-            paper="Paper (Ye and Abbe): d >= s + m is necessary and achievable",
+            kind="paper", paper="Paper (Ye and Abbe): d >= s + m is necessary and achievable",
             setting=f"loads of the codes built for s in {sorted(set(trade['s']))}, m in {sorted(set(trade['m']))}",
             measured=(f"MDS (Ye-Abbe, Kadhe Gaussian): load = s + m in {int(at_bound.sum())} of {len(mds)} cases; "
                       f"repetition: load >= s + m in {int(above.sum())} of {len(rep)}"),
             criterion="exact: every MDS load equals s + m and no construction goes below it",
             verdict=exact(bool(len(mds)) and bool(at_bound.all()) and bool(above.all()))),
         row("E4", "minimum distance gives the straggler tolerance (a user generator)",
-            paper="Paper (Kadhe et al.): minimum distance determines the straggler tolerance",
+            kind="paper", paper="Paper (Kadhe et al.): minimum distance determines the straggler tolerance",
             setting=f"binary [{H['N']}, {H['K']}] Hamming generator used over the reals",
             measured=(f"minimum distance over the reals D = {H['D']}; {H['stragglers']} stragglers verified exactly: "
                       f"{bool(ham_ok.all()) if len(ham_ok) else 'not run'}; {H['D']} stragglers refused: "
@@ -183,7 +183,7 @@ def _stability_rows(stab: pd.DataFrame) -> list:
                     f"({worst_ya['label']}, n = {int(worst_ya['n'])}, s = {int(worst_ya['s'])})"
                     if worst_ya is not None and len(kd) else "not measured")
         out.append(row(f"S1{'ab'[k]}", f"Gaussian MDS stays accurate where Ye-Abbe's code does not ({regime})",
-                       paper="Paper (Kadhe et al.): the Gaussian MDS code has stronger numerical-stability guarantees "
+                       kind="paper", paper="Paper (Kadhe et al.): the Gaussian MDS code has stronger numerical-stability guarantees "
                              "than the previously proposed schemes",
                        setting=f"m = {int(g['m'].iloc[0])}, {regime} with (s + m) | n; Ye-Abbe reconstructed with real "
                                f"points assigned naturally",
@@ -197,13 +197,13 @@ def _stability_rows(stab: pd.DataFrame) -> list:
     few = d[d["regime"] == "smallest s"]
     many = d[d["regime"] == "largest s <= n/2"]
     many = many[many["n"] == many["n"].max()] if len(many) else many
-    out.append(row("S2", "with few stragglers the default Ye-Abbe code (spread points) stays accurate", paper=_OUR,
+    out.append(row("S2", "with few stragglers the default Ye-Abbe code (spread points) stays accurate", kind="check", paper=_OUR,
                    setting=f"{DEFAULT_YE_ABBE} (gclib's default), smallest s, n in {sorted(set(few['n']))}",
                    measured=f"largest worst float64 error {few['worst_error64'].max():.2g}" if len(few) else "not "
                             "measured",
                    criterion=f"holds when the worst float64 error stays below {TOL64:g} at every n",
                    verdict=exact(bool((few["worst_error64"] < TOL64).all())) if len(few) else INCONCLUSIVE))
-    out.append(row("S3", "with s near n/2 even the spread Ye-Abbe code fails in the worst case", paper=_OUR,
+    out.append(row("S3", "with s near n/2 even the spread Ye-Abbe code fails in the worst case", kind="check", paper=_OUR,
                    setting=f"{DEFAULT_YE_ABBE}, largest s <= n/2, the largest n"
                            + (f" (n = {int(many['n'].iloc[0])}, s = {int(many['s'].iloc[0])})" if len(many) else ""),
                    measured=f"worst float64 error {many['worst_error64'].max():.2g}" if len(many) else "not measured",

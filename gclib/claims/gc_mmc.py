@@ -53,48 +53,48 @@ def _example1(f) -> list:
     below = sum(u[t][0] for t in range(1, 6))
     triples = ", ".join("(" + ", ".join(map(str, t)) + ")" for t in f.failing_triples)
     return [
-        row("E1", "eq. (2) reproduced", paper="eq. (2): the GC assignment matrix", setting=setting,
+        row("E1", "eq. (2) reproduced", kind="paper", paper="eq. (2): the GC assignment matrix", setting=setting,
             measured="equal entry by entry" if f.eq2 else "differs", criterion="exact: entry by entry",
             verdict=exact(f.eq2)),
-        row("E2", "red entries of eq. (2) reproduced", paper="the last r - m ones of each row (red in eq. (2))",
+        row("E2", "red entries of eq. (2) reproduced", kind="paper", paper="the last r - m ones of each row (red in eq. (2))",
             setting=setting, measured="the same six entries" if f.red else "differ",
             criterion="exact: the removed entries equal the red ones", verdict=exact(f.red)),
-        row("E3", "eq. (3) reproduced", paper="eq. (3): the mask of the real and virtual workers", setting=setting,
+        row("E3", "eq. (3) reproduced", kind="paper", paper="eq. (3): the mask of the real and virtual workers", setting=setting,
             measured="equal entry by entry" if f.eq3 else "differs", criterion="exact: entry by entry",
             verdict=exact(f.eq3)),
         row("E4", "6 distinct messages, any 5 decode",
-            paper='6 coded partial gradients, any 5 decode (printed as "K - m = 6" and "K - m - 1 = 5": '
+            kind="paper", paper='6 coded partial gradients, any 5 decode (printed as "K - m = 6" and "K - m - 1 = 5": '
                   "typos for K and K - m + 1)",
             setting=setting, measured=f"{n_distinct} distinct messages; {d5} of {n5} sets of 5 decode",
             criterion=enum, verdict=exact(n_distinct == 6 and d5 == n5)),
-        row("E5", "no 4 distinct messages decode", paper="our check: 5 is the least number that decodes",
+        row("E5", "no 4 distinct messages decode", kind="check", paper="our check: 5 is the least number that decodes",
             setting=setting, measured=f"{d4} of {n4} sets of 4 decode", criterion=enum, verdict=exact(d4 == 0)),
-        row("E6", "workers 1, 2, 4 decode", paper="workers 1, 2 and 4 sending two messages each give c1..c5",
+        row("E6", "workers 1, 2, 4 decode", kind="paper", paper="workers 1, 2 and 4 sending two messages each give c1..c5",
             setting=setting, measured="decode" if f.workers_124 else "do not decode", criterion=enum,
             verdict=exact(f.workers_124)),
         row("E7", "three workers can suffice, GC needs four",
-            paper='"can complete an iteration with results from only three workers"; GC needs four',
+            kind="paper", paper='"can complete an iteration with results from only three workers"; GC needs four',
             setting=setting,
             measured=(f"GC-MMC: {w[3][0]} of {w[3][1]} triples decode (all but {triples}), {w[2][0]} of {w[2][1]} "
                       f"pairs, {w[4][0]} of {w[4][1]} quadruples; GC: {g[3][0]} of {g[3][1]} triples, "
                       f"{g[4][0]} of {g[4][1]} quadruples"),
             criterion=f"{enum}: some triple decodes GC-MMC, no triple and every quadruple decode GC",
             verdict=exact(w[3][0] > 0 and g[3][0] == 0 and g[4][0] == g[4][1])),
-        row("E8", "the fast rule is exact (correlated)", paper="our check: distinct-message rule of the simulator",
+        row("E8", "the fast rule is exact (correlated)", kind="check", paper="our check: distinct-message rule of the simulator",
             setting=setting, measured="agree on all 4095 received sets" if f.rule_agrees else "disagree",
             criterion=f"{enum}, duplicates included", verdict=exact(f.rule_agrees)),
         row("E9", "any 8 of 12 messages decode (uncorrelated)",
-            paper='"the full gradient can be recovered from any 8 coded partial gradients"', setting=setting,
+            kind="paper", paper='"the full gradient can be recovered from any 8 coded partial gradients"', setting=setting,
             measured=f"{u[8][0]} of {u[8][1]} sets of 8 decode", criterion=enum, verdict=exact(u[8][0] == u[8][1])),
         row("E10", "at least 8 messages are needed (uncorrelated)",
-            paper='"the master needs at least 8 coded gradients"', setting=setting,
+            kind="paper", paper='"the master needs at least 8 coded gradients"', setting=setting,
             measured=(f"{u[6][0]} of {u[6][1]} sets of 6 and {u[7][0]} of {u[7][1]} sets of 7 decode; "
                       f"{below} sets of at most 5"),
             criterion=(f"{enum}; linear decoding (target in the row span); the interpolation decoder needs 8 by "
                        f"construction, a general linear decoder does not"),
             verdict=exact(u[6][0] == 0 and u[7][0] == 0 and below == 0)),
         row("E11", "three full and two partial workers decode, not GC",
-            paper="three non-stragglers, two non-persistent stragglers, one persistent: GC-MMC decodes, GC does not",
+            kind="paper", paper="three non-stragglers, two non-persistent stragglers, one persistent: GC-MMC decodes, GC does not",
             setting=setting,
             measured=(f"GC-MMC {'decodes' if f.scenario else 'does not decode'}; GC "
                       f"{'decodes' if f.scenario_gc else 'does not decode'}"),
@@ -109,12 +109,12 @@ def _fig1(letter: str, model: str, g: pd.DataFrame, sw: pd.DataFrame, K: int, or
     t = {x: _t(g, x) for x in g.index}
     m = {x: _m(g, x) for x in g.index}
     rows = [
-        row(f"F1{letter}", "GC-MMC-1 as well as LCC", paper=_ALL_AS_WELL, setting=s,
+        row(f"F1{letter}", "GC-MMC-1 as well as LCC", kind="paper", paper=_ALL_AS_WELL, setting=s,
             measured=f"GC-MMC-1 {fmt(t['GC-MMC-1'])} vs LCC {fmt(t['LCC'])}",
             criterion=f"mean time at most {AS_WELL_AS:g} x LCC's, beyond both 95% intervals",
             verdict=at_most(t["GC-MMC-1"], t["LCC"], AS_WELL_AS)),
         row(f"F2{letter}", "GC-MMC-2 as well as LCC",
-            paper=_ALL_AS_WELL + '; "GC-MMC-2 achieves the same performance as LCC"', setting=s,
+            kind="paper", paper=_ALL_AS_WELL + '; "GC-MMC-2 achieves the same performance as LCC"', setting=s,
             measured=f"GC-MMC-2 {fmt(t['GC-MMC-2'])} vs LCC {fmt(t['LCC'])}",
             criterion=f"mean time at most {AS_WELL_AS:g} x LCC's, beyond both 95% intervals",
             verdict=at_most(t["GC-MMC-2"], t["LCC"], AS_WELL_AS)),
@@ -123,16 +123,16 @@ def _fig1(letter: str, model: str, g: pd.DataFrame, sw: pd.DataFrame, K: int, or
     rows.append(_more_messages(f"F3{letter}", model, corr, sw[sw["family"] == "lcc"].iloc[0], order, sweep_trials))
     rows += [
         row(f"F4{letter}", "UC-MMC faster than GC-MMC",
-            paper="UC-MMC (m = 1) improves the completion time", setting=s,
+            kind="paper", paper="UC-MMC (m = 1) improves the completion time", setting=s,
             measured=f"UC-MMC {fmt(t['UC-MMC'])} vs GC-MMC-1 {fmt(t['GC-MMC-1'])}, GC-MMC-2 {fmt(t['GC-MMC-2'])}",
             criterion="UC-MMC's mean time below both GC-MMC's, beyond the 95% intervals",
             verdict=all_hold([less(t["UC-MMC"], t["GC-MMC-1"]), less(t["UC-MMC"], t["GC-MMC-2"])])),
         row(f"F5{letter}", "... at a higher load",
-            paper='"at the expense of an increase in the communication load"', setting=s,
+            kind="paper", paper='"at the expense of an increase in the communication load"', setting=s,
             measured=f"UC-MMC {fmt(m['UC-MMC'])} vs {fmt(m['GC-MMC-1'])}, {fmt(m['GC-MMC-2'])} messages",
             criterion="UC-MMC's mean messages until completion above both GC-MMC's, beyond the 95% intervals",
             verdict=all_hold([greater(m["UC-MMC"], m["GC-MMC-1"]), greater(m["UC-MMC"], m["GC-MMC-2"])])),
-        row(f"F6{letter}", "GC-MMC between GC and UC-MMC", paper=('"more flexible trade-off ... compared to UC-MMC '
+        row(f"F6{letter}", "GC-MMC between GC and UC-MMC", kind="paper", paper=('"more flexible trade-off ... compared to UC-MMC '
                                                                 'and GC"'), setting=s,
             measured=(f"GC {fmt(t['GC'])} at {fmt(m['GC'])}; GC-MMC-1 {fmt(t['GC-MMC-1'])} at {fmt(m['GC-MMC-1'])}; "
                       f"GC-MMC-2 {fmt(t['GC-MMC-2'])} at {fmt(m['GC-MMC-2'])}; UC-MMC {fmt(t['UC-MMC'])} at "
@@ -141,7 +141,7 @@ def _fig1(letter: str, model: str, g: pd.DataFrame, sw: pd.DataFrame, K: int, or
             verdict=all_hold([less(t[x], t["GC"]) for x in ("GC-MMC-1", "GC-MMC-2")]
                              + [less(m[x], m["UC-MMC"]) for x in ("GC-MMC-1", "GC-MMC-2")])),
         row(f"F7{letter}", "GC-MMC-2 sends about one message per worker",
-            paper='"sending only a single message per-worker per-iteration on average"', setting=s,
+            kind="paper", paper='"sending only a single message per-worker per-iteration on average"', setting=s,
             measured=(f"{fmt(m['GC-MMC-2'])} messages until completion ({fmt(_m(g, 'GC-MMC-2', 'cluster_messages'))}"
                       f" until each cluster decodes), K = {K}"),
             criterion=f"mean messages until completion within {ABOUT:.0%} of K, 95% interval inside the band",
@@ -160,7 +160,7 @@ def _more_messages(id_: str, model: str, corr: pd.DataFrame, lcc, order: int, sw
     winners = [o for o, v in beat.items() if v == HOLDS]
     return row(
         id_, "more messages beat LCC",
-        paper='"the GC-MMC schemes can even outperform the LCC if the number of messages are increased"',
+        kind="paper", paper='"the GC-MMC schemes can even outperform the LCC if the number of messages are increased"',
         setting=f"{model}; correlated design of every order m in GC-MMC-1's clusters; {sweep_trials} trials",
         measured=(f"orders faster than LCC: m = {', '.join(map(str, winners)) or 'none'}; fastest m = "
                   f"{int(fast['order'])}: {fmt(Estimate.mean_ci(fast['mean_time'], fast['ci95_time']))} at "
@@ -176,7 +176,7 @@ def _axes(id_: str, setting: str, t: dict, m: dict) -> dict:
     (t0, t1), (m0, m1) = AXES["time"], AXES["messages"]
     return row(
         id_, "our tallest bars fit Fig. 1's axes",
-        paper=f"our check: Fig. 1's axes end at E[T] = {t1:g} and load = {m1:g} (bar values not given)",
+        kind="check", paper=f"our check: Fig. 1's axes end at E[T] = {t1:g} and load = {m1:g} (bar values not given)",
         setting=setting, measured=f"tallest bars: E[T] {fmt(tmax)}, load {fmt(mmax)} messages",
         criterion=(f"each tallest bar lies between the axis' last two ticks ({t0:g}, {t1:g}] and ({m0:g}, {m1:g}] "
                    f"(an axis ends at the first tick above its tallest bar), beyond the 95% intervals"),
@@ -197,7 +197,7 @@ def _monotone(id_: str, model: str, corr: pd.DataFrame, sweep_trials: int) -> di
         if v != HOLDS:
             others.append(f"m = {int(hi['order'])} to {int(lo['order'])}: {v}")
     return row(id_, "lower orders: faster, more messages",
-               paper="our check: the orders fill the range between GC (m = r) and UC-MMC (m = 1) monotonically",
+               kind="check", paper="our check: the orders fill the range between GC (m = r) and UC-MMC (m = 1) monotonically",
                setting=f"{model}; correlated design of every order m in GC-MMC-1's clusters; {sweep_trials} trials",
                measured=(f"{steps.count(HOLDS)} of {len(steps)} steps hold"
                          + (f"; {'; '.join(others)}" if others else "")),

@@ -54,6 +54,8 @@ CLAIMS = {
           "our check: G-LAG is grouping (FRC) plus the lazy rule",
           "G-LAG below grouping in all three measures, per seed; majority of seeds"),
 }
+#: The kind of every comparison claim (see :data:`gclib.claims.KINDS`).
+KIND = {"T": "paper", "U": "paper", "C": "paper", "LU": "paper", "LT": "reading", "G": "check"}
 #: Coding speeds GD up more under a heavy tail than under the exponential model (per code, per Pareto model).
 HEAVY = ("coding ({code}) speeds GD up more under the Pareto tail than under the exponential",
          f"{BLOG}: GC and grouping buy 'robustness to stragglers' (Pareto: 'high' tail, exponential: 'low'); our "
@@ -111,7 +113,7 @@ def _comparison_rows(totals: pd.DataFrame, model: str, setting: str) -> list:
     }
     rows = []
     for base, (claim, paper, criterion) in CLAIMS.items():
-        rows.append(row(f"{base}:{short(model)}", claim, paper=paper, setting=f"{model}; {setting}",
+        rows.append(row(f"{base}:{short(model)}", claim, kind=KIND[base], paper=paper, setting=f"{model}; {setting}",
                         measured=f"{measured[base]}; holds {_seeds(ok[base])}", criterion=criterion,
                         verdict=majority(ok[base].to_numpy(dtype=float))))
     return rows
@@ -124,7 +126,7 @@ def _heavy_rows(totals: pd.DataFrame, model: str, light: str, setting: str) -> l
         gain, gain_light = TH["gd"] / TH[code], (TL["gd"] / TL[code]).reindex(TH.index)
         ok = gain > gain_light
         claim, paper, criterion = (x.format(code=code) for x in HEAVY)
-        rows.append(row(f"H-{code}:{short(model)}", claim, paper=paper, setting=f"{model} vs {light}; {setting}",
+        rows.append(row(f"H-{code}:{short(model)}", claim, kind="reading", paper=paper, setting=f"{model} vs {light}; {setting}",
                         measured=f"GD/{code} time {_spread(gain)} under {model}, {_spread(gain_light)} under "
                                  f"{light}; holds {_seeds(ok)}",
                         criterion=criterion, verdict=majority(ok.to_numpy(dtype=float))))
@@ -143,7 +145,7 @@ def _lag_rows(lag: pd.DataFrame) -> list:
         up, ref = float(lag.loc[(name, "silent"), "uploads"]), float(gd["uploads"])
         ok = math.isfinite(up) and math.isfinite(ref) and up <= FAR_FEWER * ref
         rows.append(row(f"L-{name[4:]}", f"{name.upper()} needs far fewer uploads than GD",
-                        paper="Chen et al.: LAG-WK and LAG-PS reach the target with far fewer communications than "
+                        kind="paper", paper="Chen et al.: LAG-WK and LAG-PS reach the target with far fewer communications than "
                               "batch GD",
                         setting=f"{setting}; Chen et al.'s warm-up",
                         measured=f"{up:.0f} uploads against GD's {ref:.0f} ({up / ref:.2f} of GD's)",
@@ -154,7 +156,7 @@ def _lag_rows(lag: pd.DataFrame) -> list:
             continue
         a, b = float(lag.loc[(name, "silent"), "uploads"]), float(lag.loc[(name, "upload"), "uploads"])
         rows.append(row(f"W-{name[4:]}", f"{name.upper()}: our warm-up costs uploads",
-                        paper="our check: every worker uploading in the first D iterations, against Chen et al.'s "
+                        kind="check", paper="our check: every worker uploading in the first D iterations, against Chen et al.'s "
                               "code where none does",
                         setting=setting, measured=f"{b:.0f} uploads with every worker uploading, {a:.0f} with "
                                                   f"Chen et al.'s warm-up ({100 * (b / a - 1):+.0f}%)",
@@ -166,7 +168,7 @@ def _lag_rows(lag: pd.DataFrame) -> list:
 def _literal_row(literal: pd.DataFrame, light: str, setting: str) -> dict:
     div = literal["status"] == "diverged"
     return row("M", "LAGC with the literal threshold M = n diverges",
-               paper="our check: LAG's threshold with M = the number of units, applied to CRC messages",
+               kind="check", paper="our check: LAG's threshold with M = the number of units, applied to CRC messages",
                setting=f"{light}; {setting}", measured=f"diverged {_seeds(div)}",
                criterion="status 'diverged' (gap above 1e8 x max(initial gap, 1), train's default), per seed; "
                          "majority of seeds",

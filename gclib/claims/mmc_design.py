@@ -114,7 +114,7 @@ def _flexibility(id_, d, fv, load, setting) -> dict:
             f"{GC_REF} and below that of {UC_REF} beyond the intervals; none surely, some undecided: inconclusive")
     gc, uc = _find(d, GC_REF), _find(d, UC_REF)
     if gc is None or uc is None:
-        return row(id_, "GC-MMC fills the trade-off between GC and UC-MMC", paper=_FLEX, setting=setting,
+        return row(id_, "GC-MMC fills the trade-off between GC and UC-MMC", kind="paper", paper=_FLEX, setting=setting,
                    measured=f"{GC_REF} or {UC_REF} is not among this run's designs", criterion=crit,
                    verdict=INCONCLUSIVE)
     lgc, luc = _load(gc, load), _load(uc, load)
@@ -128,7 +128,7 @@ def _flexibility(id_, d, fv, load, setting) -> dict:
     measured = (f"between {GC_REF} ({lgc.text('.4g')} messages) and {UC_REF} ({luc.text('.4g')}): "
                 f"GC-MMC designs surely on the front: {len(sure)}" + (f" ({names})" if sure else "")
                 + f"; undecided: {len(on.get(INCONCLUSIVE, []))}")
-    return row(id_, "GC-MMC fills the trade-off between GC and UC-MMC", paper=_FLEX, setting=setting,
+    return row(id_, "GC-MMC fills the trade-off between GC and UC-MMC", kind="paper", paper=_FLEX, setting=setting,
                measured=measured, criterion=crit, verdict=any_holds(verdicts))
 
 
@@ -138,7 +138,7 @@ def _on_front(id_, name, d, fv, load, setting, K, r) -> dict:
             "most as slow beyond both intervals: does not hold; otherwise inconclusive")
     x = _find(d, lab) if (K, r) == (PAPER_K, PAPER_R) else None
     if x is None:
-        return row(id_, f"{name} on the overall front", paper=f"our check ({name} = {lab}, K = 40, r = 10)",
+        return row(id_, f"{name} on the overall front", kind="check", paper=f"our check ({name} = {lab}, K = 40, r = 10)",
                    setting=setting, measured=f"{name} is not among this run's designs (K = {K}, r = {r})",
                    criterion=crit, verdict=INCONCLUSIVE)
     v = fv.loc[x.name]
@@ -147,7 +147,7 @@ def _on_front(id_, name, d, fv, load, setting, K, r) -> dict:
     else:
         w = d.iloc[int(v["witness"])]
         other = ("dominated by " if v["verdict"] == FAILS else "not told apart from ") + _point(w, load)
-    return row(id_, f"{name} on the overall front", paper=f"our check ({name} = {lab})", setting=setting,
+    return row(id_, f"{name} on the overall front", kind="check", paper=f"our check ({name} = {lab})", setting=setting,
                measured=f"{_point(x, load)}; {other}", criterion=crit, verdict=v["verdict"])
 
 
@@ -164,7 +164,7 @@ def _budget(id_, d, load, budget, setting) -> dict:
         a, b = ok.iloc[0], ok.iloc[1]
         measured = f"{_point(a, load)}; next {_point(b, load)}"
         verdict = less(_time(a), _time(b))
-    return row(id_, claim, paper="our check (the paper leaves the orders to future work)",
+    return row(id_, claim, kind="check", paper="our check (the paper leaves the orders to future work)",
                setting=f"{setting}; budget {budget:g}", measured=measured, criterion=crit, verdict=verdict)
 
 
@@ -178,14 +178,14 @@ def exact_rule_row(id_: str, r, setting: str) -> dict:
     ex = Estimate.mean_ci(r["time_exact"], r["ci95_time_exact"])
     sizes = f"threshold {r['threshold']} messages per cluster of {r['parts_per_cluster']} parts"
     if r["threshold"] > r["parts_per_cluster"]:
-        return row(id_, f"exact decoding beats the threshold: {design}", paper=_THRESHOLD,
+        return row(id_, f"exact decoding beats the threshold: {design}", kind="paper", paper=_THRESHOLD,
                    setting=f"{setting}; {sizes}",
                    measured=(f"exact span test {ex.text('.4g')} vs threshold rule {fast.text('.4g')}; messages "
                              f"{r['messages_exact']:.4g} vs {r['messages_threshold_rule']:.4g}"),
                    criterion=("our check: exact-rule mean time lower than the threshold rule's beyond both 95% "
                               "intervals (overlap: inconclusive)"),
                    verdict=less(ex, fast))
-    return row(id_, f"threshold and exact decoding agree in every trial: {design}", paper=_THRESHOLD,
+    return row(id_, f"threshold and exact decoding agree in every trial: {design}", kind="paper", paper=_THRESHOLD,
                setting=f"{setting}; {sizes}",
                measured=(f"{r['differing']} of {r['trials']} trials differ; exact span test {ex.text('.4g')} vs "
                          f"threshold rule {fast.text('.4g')}"),
@@ -205,7 +205,7 @@ def _clustering(id_, g, setting) -> dict:
         a, b = many.loc[many["mean_time"].idxmin()], one.loc[one["mean_time"].idxmin()]
         parts.append(less(_time(a), _time(b)))
         texts.append(f"{fam}: {a['label']} {_time(a).text('.4g')} vs {b['label']} {_time(b).text('.4g')}")
-    return row(id_, "clustering helps every family", paper="our check (the paper: clustering "
+    return row(id_, "clustering helps every family", kind="check", paper="our check (the paper: clustering "
                '"may also be disadvantageous" with MMC)', setting=setting, measured="; ".join(texts),
                criterion=(f"in each of {', '.join(CLUSTERED)}, the fastest design with more than one cluster is "
                           f"faster than the fastest without clusters, beyond both 95% intervals"),

@@ -75,11 +75,11 @@ def _coded_rows(log: pd.DataFrame, exact_names: list, finite: dict) -> list:
                         f"{b.n} iterations" + (" (too few for a verdict)" if few else "")))
     if not out:
         return [row("M1", "coded schemes beat uncoded in running time",
-                    paper=f"{TANDON}: coded schemes cut the running time of the uncoded baseline (EC2 runs)",
+                    kind="paper", paper=f"{TANDON}: coded schemes cut the running time of the uncoded baseline (EC2 runs)",
                     setting="this run", measured="not measured: the run needs uncoded and at least one exact code",
                     criterion="needs both runs", verdict=INCONCLUSIVE)]
     return [row(i, f"{code} beats uncoded in running time",
-                paper=f"{TANDON}: coded schemes cut the running time of the uncoded baseline (EC2 runs)",
+                kind="paper", paper=f"{TANDON}: coded schemes cut the running time of the uncoded baseline (EC2 runs)",
                 setting=f"{ds}, {m} stragglers", measured=text,
                 criterion=f"Student-t 95% CIs over iterations: the code's interval below uncoded's holds, at or "
                           f"above does not hold, overlapping is inconclusive; fewer than {MIN_ITERATIONS} "
@@ -110,7 +110,7 @@ def _crc_row(log: pd.DataFrame, workers, stragglers, time_scale, models, seed) -
     desc = ", ".join(f"{k} = {v:g}" for k, v in model.describe().items()
                      if isinstance(v, (int, float)) and not isinstance(v, bool))
     return row("M2", "CRC is slower than uncoded under the shifted exponential",
-               paper="our check: each CRC worker computes s + 1 parts, so its message comes s + 1 times later",
+               kind="check", paper="our check: each CRC worker computes s + 1 parts, so its message comes s + 1 times later",
                setting=f"n = {workers}, s = {stragglers}, shifted exponential ({desc}), time scale {time_scale:g} s",
                measured=measured,
                criterion="exact: the closed-form expected time of CRC (the (n - s)-th of n draws times s + 1) above "
@@ -121,13 +121,13 @@ def _crc_row(log: pd.DataFrame, workers, stragglers, time_scale, models, seed) -
 def _gradient_row(log: pd.DataFrame, exact_names: list) -> dict:
     sub = log[log["scheme"].isin(exact_names)]
     if not len(sub):
-        return row("M3", "exact codes decode the full gradient", paper=f"{TANDON}: exact recovery of the gradient",
+        return row("M3", "exact codes decode the full gradient", kind="paper", paper=f"{TANDON}: exact recovery of the gradient",
                    setting="this run", measured="no exact code ran", criterion=f"every error below {GRAD_BOUND:g}",
                    verdict=INCONCLUSIVE)
     worst = sub.groupby("scheme", sort=False)["grad_error"].max()
     text = "; ".join(f"{s}: {v:.2g}" for s, v in worst.items())
     return row("M3", "exact codes decode the full gradient",
-               paper=f"{TANDON}: any n - s workers give the full gradient exactly",
+               kind="paper", paper=f"{TANDON}: any n - s workers give the full gradient exactly",
                setting=f"{', '.join(worst.index)}; every iteration of every run",
                measured=f"largest relative error of the decoded gradient: {text}",
                criterion=f"exact: every relative error below {GRAD_BOUND:g} (float64 rounding only)",
@@ -142,7 +142,7 @@ def _auc_rows(test: pd.DataFrame, exact_names: list, seed) -> list:
     ran = set(test["scheme"]) if len(test) else set()
     refs = [s for s in exact_names if s in ran]
     if "ignore" not in ran or not refs:
-        return [row("M4", "ignore-stragglers generalizes worse than exact codes", paper=paper, setting="this run",
+        return [row("M4", "ignore-stragglers generalizes worse than exact codes", kind="paper", paper=paper, setting="this run",
                     measured="not measured: the run needs ignore and an exact code with a test set",
                     criterion="needs both runs", verdict=INCONCLUSIVE)]
     ref = refs[0]
@@ -155,7 +155,7 @@ def _auc_rows(test: pd.DataFrame, exact_names: list, seed) -> list:
         out.append((r["dataset"], r["model"], greater(e, 0.0),
                     f"final test AUC {r['auc_reference']:.4f} ({ref}) against {r['auc']:.4f} (ignore); difference "
                     f"{e.text('.2g')} over {int(r['samples'])} test samples"))
-    return [row(i, "ignore-stragglers generalizes worse than exact codes", paper=paper,
+    return [row(i, "ignore-stragglers generalizes worse than exact codes", kind="paper", paper=paper,
                 setting=f"{ds}, {m} stragglers, after the same number of iterations; not the Amazon data",
                 measured=text,
                 criterion=f"paired bootstrap over the test set ({BOOT_REPS} resamples), 95% percentile interval of "
@@ -179,7 +179,7 @@ def _overhead_rows(log: pd.DataFrame) -> list:
                     f"{r['mean_predicted']:.3g} s; overhead {1e3 * r['mean_overhead']:.2g} ms per iteration) over "
                     f"{int(r['iterations'])} iterations" + (" (too few for a verdict)" if few else "")))
     return [row(i, f"{scheme}: the runtime adds little to the injected delays",
-                paper="our check: the MPI runtime is faithful to the simulator for the same delays",
+                kind="check", paper="our check: the MPI runtime is faithful to the simulator for the same delays",
                 setting="all runs of the scheme pooled (every data set and model)", measured=text,
                 criterion=f"Student-t 95% CI over iterations of the mean overhead, as a ratio to the predicted mean: "
                           f"inside [{1 - OVERHEAD_REL:g}, {1 + OVERHEAD_REL:g}] holds, wholly outside does not hold, "

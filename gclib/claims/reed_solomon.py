@@ -63,12 +63,12 @@ def _first_failing(stab: pd.DataFrame, column: str, tol: float) -> pd.DataFrame:
     return limit_table(stab, ("points", "assign", "s/n"), tol=tol, column=column)
 
 
-def _breakdown_row(id_, claim, paper, stab, column, tol, what):
+def _breakdown_row(id_, claim, kind, paper, stab, column, tol, what):
     lim = _first_failing(stab, column, tol)
     nat = lim[(lim["assign"] == "natural") & lim["points"].isin(REAL_POINTS)]
     parts = [f"{p}, s = {f:g} n: {_n(x)}" for p, f, x in zip(nat["points"], nat["s/n"], nat["first_failing_n"])]
     ok = bool(len(nat)) and bool(nat["first_failing_n"].notna().all())
-    return row(id_, claim, paper=paper,
+    return row(id_, claim, kind=kind, paper=paper,
                setting=f"RS codes, natural assignment, real points, n up to {int(stab['n'].max())}; {WORST}",
                measured=f"first n of the sweep with {what}: " + "; ".join(parts),
                criterion=f"holds when, for every real point family and s/n, some n of the sweep has a {what}; "
@@ -96,7 +96,7 @@ def _spread_rows(stab: pd.DataFrame) -> list:
                 continue
             verdicts.append(INCONCLUSIVE if gain != gain else exact(gain >= SPREAD_GAIN))
             parts.append(f"s = {f:g} n: natural {_g(nat)} / spread {_g(spr)} = {_g(gain)}")
-        out.append(row(f"R5{'abc'[k]}", f"spreading the points gains orders of magnitude ({p})", paper=_OUR,
+        out.append(row(f"R5{'abc'[k]}", f"spreading the points gains orders of magnitude ({p})", kind="check", paper=_OUR,
                        setting=f"RS, {p} points, n = {int(stab['n'].max())}, worst float64 error; {WORST}",
                        measured="; ".join(parts) if parts else "not measured",
                        criterion=f"at the largest n, natural / spread >= {SPREAD_GAIN:g} for every s/n whose natural "
@@ -127,7 +127,7 @@ def _limit_vs(stab: pd.DataFrame, better: str, others: tuple) -> tuple[str, str]
 
 def _limit_row(id_, claim, stab, better, others):
     verdict, measured = _limit_vs(stab, better, others)
-    return row(id_, claim, paper=_OUR,
+    return row(id_, claim, kind="check", paper=_OUR,
                setting=f"RS codes, n up to {int(stab['n'].max())}, both assignments, every s/n; {WORST}",
                measured=f"largest n up to which the worst float64 error stays below {TOL64:g} ({better} vs "
                         f"{' / '.join(others)}): {measured}",
@@ -149,7 +149,7 @@ def _volume_row(cost: pd.DataFrame):
                c.loc["equispaced", "volume"], c.loc["equispaced", "volume ci95"])
     times = ", ".join(f"{p} {t:.3g} [{t - h:.3g}, {t + h:.3g}]" for p, t, h in zip(cost["points"], cost["mean time"],
                                                                                    cost["ci95"]))
-    return row("R8", "complex points cost twice the communication", paper=_OUR,
+    return row("R8", "complex points cost twice the communication", kind="check", paper=_OUR,
                setting="RS code, simulator with latency + size / bandwidth (settings in the notebook)",
                measured=f"volume per iteration roots-of-unity / equispaced = {r.text('.4g')}; mean time: {times}",
                criterion=f"the ratio's interval lies within {VOLUME_REL:.0%} of 2",
@@ -165,7 +165,7 @@ def _worst_row(stab: pd.DataFrame):
     sub = _largest_fraction(stab)
     n, s = int(sub["n"].iloc[0]), int(sub["s"].iloc[0])
     parts = [f"{p} {a}: {_g(e)}" for p, a, e in zip(sub["points"], sub["assign"], sub["worst_error64"])]
-    return row("R9", "with the largest s/n, no choice survives the worst pattern", paper=_OUR,
+    return row("R9", "with the largest s/n, no choice survives the worst pattern", kind="check", paper=_OUR,
                setting=f"RS, n = {n}, s = {s}, every point family and assignment; {WORST}",
                measured="worst float64 error: " + "; ".join(parts),
                criterion=f"holds when every choice's worst float64 error is at least {TOL64:g}",
@@ -183,7 +183,7 @@ def _median_rows(stab: pd.DataFrame) -> list:
         est = [Estimate(m, lo, hi) for m, lo, hi in zip(g["median_error64"], g["median_error64_lo"],
                                                          g["median_error64_hi"])]
         parts = [f"{p}: {e.text('.2g')}" for p, e in zip(g["points"], est)]
-        out.append(row(f"R10{'ab'[k]}", f"the median pattern stays accurate ({a} assignment)", paper=_OUR,
+        out.append(row(f"R10{'ab'[k]}", f"the median pattern stays accurate ({a} assignment)", kind="check", paper=_OUR,
                        setting=(f"RS, n = {n}, s = {s}, {a} assignment, median over {int(g['uniform_patterns'].min())} "
                                 f"or more uniform random patterns (or all of them)"),
                        measured="median float64 error with its 95% interval: " + "; ".join(parts),
@@ -199,7 +199,7 @@ def _warning_row(outcomes: pd.DataFrame):
 
     parts = [f"{c}: {o} (kappa {_g(k)})" for c, o, k in zip(outcomes["case"], outcomes["outcome"], outcomes["kappa"])]
     ok = bool(((outcomes["kappa"] > COND_WARN) == (outcomes["outcome"] != "silent")).all())
-    return row("R11", "the decoder warns or refuses where the code is unusable", paper=_OUR,
+    return row("R11", "the decoder warns or refuses where the code is unusable", kind="check", paper=_OUR,
                setting="RS codes decoded with the first s workers straggling (cases in the notebook)",
                measured="; ".join(parts),
                criterion=f"exact: every case with kappa > {COND_WARN:g} warns or refuses, every other decodes "
@@ -213,7 +213,7 @@ def _kappa_row(stab: pd.DataFrame):
     inside = (ratio >= 1 / KAPPA_FACTOR) & (ratio <= KAPPA_FACTOR)
     measured = (f"worst error / (eps kappa) from {_g(ratio.min())} to {_g(ratio.max())}; inside the band for "
                 f"{int(inside.sum())} of {len(ok)} codes ({len(stab) - len(ok)} without a finite error)")
-    return row("R12", "kappa tracks the float64 error", paper=_OUR,
+    return row("R12", "kappa tracks the float64 error", kind="check", paper=_OUR,
                setting=f"every code of the sweep (worst error and worst kappa over its patterns); {WORST}",
                measured=measured,
                criterion=f"holds when eps kappa / {KAPPA_FACTOR:g} <= worst error <= {KAPPA_FACTOR:g} eps kappa for "
@@ -233,7 +233,7 @@ def _vandermonde_rows(vt: pd.DataFrame) -> list:
             parts.append(f"(n, s) = ({int(n)}, {int(s)}): ours {v:.3g}, reported {rep:.2g}")
         reported = "; ".join(f"({n}, {s}): {v[p]:.2g}" for (n, s), v in REPORTED_COND_VF.items())
         out.append(row(f"R13{'ab'[k]}", f"worst cond(V_F) matches the reported values ({p})",
-                       paper=f"reported values, from a secondary summary's own computation (not the paper): {reported}",
+                       kind="paper", paper=f"reported values, from a secondary summary's own computation (not the paper): {reported}",
                        setting=f"Vandermonde matrix of the survivors' points, {p} on [-1, 1] in natural order, "
                                f"monomial basis, all C(n, s) straggler sets",
                        measured="; ".join(parts) if parts else "not measured",
@@ -263,18 +263,18 @@ def judge(stab: pd.DataFrame, cost: pd.DataFrame, vandermonde: pd.DataFrame, out
     setting = f"RS code n = {int(c['n'])}, s = {int(c['s'])}, equispaced points, rational arithmetic"
     rows = [
         row("R1", "any n - s workers decode, the fewest permissible for load s + 1",
-            paper='Paper: "recovers the gradient from the least number of machines f theoretically permissible"',
+            kind="paper", paper='Paper: "recovers the gradient from the least number of machines f theoretically permissible"',
             setting=setting, measured=f"{int(c['patterns'])} straggler patterns checked, every one "
                                       f"{'decodes' if c['verified'] else 'does not decode'} exactly",
             criterion="exact: the all-ones row lies in the exact row span of the messages of every n - s workers",
             verdict=exact(bool(c["verified"]))),
-        row("R2", "the fast rule agrees with the exact oracle", paper=_OUR, setting=setting,
+        row("R2", "the fast rule agrees with the exact oracle", kind="check", paper=_OUR, setting=setting,
             measured=f"{int(c['rule_disagreements'])} received sets on which they disagree",
             criterion="exact: the threshold rule and the exact span test agree on every subset of messages",
             verdict=exact(int(c["rule_disagreements"]) == 0)),
-        _breakdown_row("R3", "the natural assignment breaks down early", _OUR, stab, "worst_error64", TOL64,
+        _breakdown_row("R3", "the natural assignment breaks down early", "check", _OUR, stab, "worst_error64", TOL64,
                        f"worst float64 error >= {TOL64:g}"),
-        _breakdown_row("R4", "float32 is useless beyond some n (real points)",
+        _breakdown_row("R4", "float32 is useless beyond some n (real points)", "check",
                        "our check (a secondary summary, not the paper, estimated real points unusable for n of "
                        "about 20 or more)", stab, "worst_error32", USELESS32,
                        f"worst float32 error >= {USELESS32:g}"),

@@ -95,7 +95,7 @@ def judge(t: pd.DataFrame, *, load_fraction: float, load: int, cluster_size: int
     zmax = float(np.nanmax(np.abs(z))) if len(z) and np.isfinite(z).any() else math.nan
     rows.append(row(
         "C", "Monte Carlo agrees with the order-statistic closed forms",
-        paper="our check: E[k-th of n] = alpha + (H_n - H_{n-k}) / mu per unit of load (shifted exponential), "
+        kind="check", paper="our check: E[k-th of n] = alpha + (H_n - H_{n-k}) / mu per unit of load (shifted exponential), "
               "its Gamma-function form (Pareto); FRC: the largest of the group minima",
         setting=f"uncoded, GC, FRC, LCC; every K and model ({len(z)} points)",
         measured=f"largest |z| = {zmax:.2f}" if np.isfinite(zmax) else "no point with a closed form",
@@ -106,7 +106,7 @@ def judge(t: pd.DataFrame, *, load_fraction: float, load: int, cluster_size: int
         lo_k, hi_k, a, b = _gain_at_ends(t, model, LOAD_FRACTION)
         rows.append(row(
             key, "at a fixed load fraction, GC's gain over uncoded grows with K",
-            paper=f"{_TANDON}: coding tolerates s stragglers with s proportional to n",
+            kind="paper", paper=f"{_TANDON}: coding tolerates s stragglers with s proportional to n",
             setting=f"{model}; load r = {load_fraction:g} K; K = {lo_k} against K = {hi_k}",
             measured=f"gain {a.text('.3g')} at K = {hi_k}, {b.text('.3g')} at K = {lo_k}",
             criterion="paired 95% interval of the gain at the largest K above that at the smallest",
@@ -115,7 +115,7 @@ def judge(t: pd.DataFrame, *, load_fraction: float, load: int, cluster_size: int
         lo_k, hi_k, a, b = _gain_at_ends(t, model, CLUSTER_SIZE)
         rows.append(row(
             key, "at a fixed load, GC's gain over uncoded shrinks as K grows",
-            paper=f"{_TANDON}: a load r tolerates r - 1 stragglers, whatever n",
+            kind="paper", paper=f"{_TANDON}: a load r tolerates r - 1 stragglers, whatever n",
             setting=f"{model}; load r = {load}; K = {lo_k} against K = {hi_k}",
             measured=f"gain {a.text('.3g')} at K = {hi_k}, {b.text('.3g')} at K = {lo_k}",
             criterion="paired 95% interval of the gain at the largest K below that at the smallest",
@@ -127,7 +127,7 @@ def judge(t: pd.DataFrame, *, load_fraction: float, load: int, cluster_size: int
         worst = _worst(ks, v)
         rows.append(row(
             key, "GC-MMC is faster than GC at every K",
-            paper=f"{_MMC}: GC-MMC-1 well below GC",
+            kind="paper", paper=f"{_MMC}: GC-MMC-1 well below GC",
             setting=f"{model}; load r = {load}, order m = {order}, clusters of {cluster_size}; K = "
                     f"{', '.join(map(str, ks))}",
             measured=f"{v.count(HOLDS)} of {len(v)} K faster{worst}",
@@ -139,7 +139,7 @@ def judge(t: pd.DataFrame, *, load_fraction: float, load: int, cluster_size: int
              for k in ks]
         rows.append(row(
             key, "GC-MMC sends fewer messages than UC-MMC at every K",
-            paper=f"{_MMC}: GC-MMC's communication load below UC-MMC's",
+            kind="paper", paper=f"{_MMC}: GC-MMC's communication load below UC-MMC's",
             setting=f"{model}; load r = {load}, order m = {order}, clusters of {cluster_size}",
             measured=f"{v.count(HOLDS)} of {len(v)} K fewer{_worst(ks, v)}",
             criterion="95% interval of GC-MMC's mean messages below UC-MMC's at every K",
@@ -150,7 +150,7 @@ def judge(t: pd.DataFrame, *, load_fraction: float, load: int, cluster_size: int
         a, b = _time(_pick(t, model, CLUSTER_SIZE, "GC-MMC", k)), _time(_pick(t, model, CLUSTER_SIZE, "LCC", k))
         rows.append(row(
             key, "GC-MMC as fast as LCC at the largest K",
-            paper=f"{_MMC}: the GC-MMC schemes can perform as well as LCC",
+            kind="paper", paper=f"{_MMC}: the GC-MMC schemes can perform as well as LCC",
             setting=f"{model}; load r = {load}, order m = {order}, clusters of {cluster_size}; K = {k}",
             measured=f"GC-MMC {a.text('.4g')}, LCC {b.text('.4g')}",
             criterion=f"GC-MMC's mean time at most {AS_WELL_AS:g} x LCC's, beyond both 95% intervals",

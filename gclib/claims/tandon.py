@@ -151,7 +151,7 @@ def _example_row(example: pd.DataFrame) -> dict:
                 f"A rebuilt from B {r['reference']} the paper's A; {r['patterns']} straggler patterns checked, "
                 f"{'every one decodes exactly' if r['verified'] else 'one does not decode'}")
     return row("T1", "the worked example is reproduced exactly",
-               paper=f"{TANDON}: worked example with n = 3, s = 1: B and A with A B = 1 (the all-ones matrix)",
+               kind="paper", paper=f"{TANDON}: worked example with n = 3, s = 1: B and A with A B = 1 (the all-ones matrix)",
                setting="n = 3, s = 1; rational arithmetic", measured=measured,
                criterion="exact: A equals the paper's entry for entry and every pattern decodes to the all-ones row",
                verdict=exact(ok))
@@ -166,7 +166,7 @@ def _verified_row(verified: pd.DataFrame) -> dict:
     if "frc" in missing:
         setting += "; FRC not defined here (s + 1 does not divide n)"
     return row("T2", "FRC and CRC decode from any n - s workers",
-               paper=f"{TANDON}: both schemes tolerate any s stragglers (CRC with probability 1)",
+               kind="paper", paper=f"{TANDON}: both schemes tolerate any s stragglers (CRC with probability 1)",
                setting=setting, measured="; ".join(parts) or "no code verified",
                criterion="exact: every pattern of s stragglers decodes to the all-ones row in rational arithmetic",
                verdict=exact(bool(verified["verified"].all())) if len(verified) else INCONCLUSIVE)
@@ -181,7 +181,7 @@ def _minimum_rows(times: pd.DataFrame, models: dict) -> list:
                 verdict, text = minimum_verdict(curve, models.get(model))
                 out.append((model, code, verdict, text))
     return [row(i, f"{code.upper()}: the completion time has its minimum at an intermediate s",
-                paper="our check: redundancy pays up to a point, then its extra work costs more than it saves",
+                kind="check", paper="our check: redundancy pays up to a point, then its extra work costs more than it saves",
                 setting=model, measured=text,
                 criterion=f"closed form (exact, ties within {TIE_RTOL:g} relative) where every s has one: every "
                           f"minimizing s strictly inside the range; else 95% CIs: an intermediate s below both "
@@ -208,7 +208,7 @@ def _beats_uncoded_rows(times: pd.DataFrame, models: dict) -> list:
                          f"{_text(unc.iloc[0], m)}")
             out.append((model, code, verdict, text))
     return [row(i, f"{code.upper()} beats waiting for every worker (uncoded)",
-                paper=f"{TANDON}: coded schemes cut the running time of the uncoded baseline (EC2 runs)",
+                kind="paper", paper=f"{TANDON}: coded schemes cut the running time of the uncoded baseline (EC2 runs)",
                 setting=model, measured=f"{code.upper()} against uncoded: {text}",
                 criterion="95% CIs: holds if the code's interval lies below uncoded's at some s >= 1, does not hold "
                           "if at or above it at every s >= 1, else inconclusive" + NO_VARIANCE,
@@ -223,7 +223,7 @@ def _frc_crc_rows(times: pd.DataFrame, models: dict) -> list:
         out.append((model, all_hold(per.values()) if per else INCONCLUSIVE,
                     _split(per) if per else "no s >= 1 where both are defined"))
     return [row(i, "FRC is faster than CRC at the same s",
-                paper="our check: one worker per group suffices for FRC, CRC needs any n - s",
+                kind="check", paper="our check: one worker per group suffices for FRC, CRC needs any n - s",
                 setting=model, measured=f"FRC against CRC: {text}",
                 criterion="95% CIs at every s >= 1 where both are defined: holds if FRC's lies below CRC's at "
                           "each, does not hold if at or above at one, else inconclusive" + NO_VARIANCE,
@@ -249,7 +249,7 @@ def _ignore_rows(times: pd.DataFrame, models: dict) -> list:
                 else "no s >= 1 to compare")
         out.append((model, verdict, text + f"; its decode is {'approximate' if approximate else 'exact'}"))
     return [row(i, "ignore-stragglers is the fastest but only approximate",
-                paper=f"{TANDON}: ignoring the s slowest is the fast baseline that loses generalization",
+                kind="paper", paper=f"{TANDON}: ignoring the s slowest is the fast baseline that loses generalization",
                 setting=model, measured=text,
                 criterion="exact: the decode is not exact; and 95% CIs: ignore's interval below every other "
                           "scheme's at every s >= 1 holds, at or above one does not hold, else inconclusive"
@@ -276,7 +276,7 @@ def _agreement_rows(times: pd.DataFrame, models: dict) -> list:
             text += f"; {dropped} points without a finite variance left out"
         out.append((model, exact(abs(worst["z"]) < Z_BOUND), text))
     return [row(i, "the Monte Carlo agrees with the closed forms",
-                paper="our check: order statistics of the draws give the expected completion time exactly",
+                kind="check", paper="our check: order statistics of the draws give the expected completion time exactly",
                 setting=model, measured=text,
                 criterion=f"every |z| = |mean - closed form| / (CI half-width / {Z95:.2f}) below {Z_BOUND:g}, over "
                           f"the points whose completion time has a finite variance",
@@ -288,7 +288,7 @@ def _conditioning_row(cond: pd.DataFrame) -> dict:
     ns = sorted(set(int(n) for n in cond["n"]))
     setting = "CRC with Gaussian H, s = max(1, n/4), float64"
     if len(ns) < 2:
-        return row("T8", "CRC's worst-case conditioning grows with n", paper="our check", setting=setting,
+        return row("T8", "CRC's worst-case conditioning grows with n", kind="check", paper="our check", setting=setting,
                    measured=f"only n = {spans(ns)}", criterion="needs two values of n", verdict=INCONCLUSIVE)
     lo, hi = ns[0], ns[-1]
     a = cond[cond["n"] == lo]
@@ -298,7 +298,7 @@ def _conditioning_row(cond: pd.DataFrame) -> dict:
     text = (f"log10 of the worst condition number, mean over {len(a)} and {len(b)} seeds: {ea.text()} at n = {lo}, "
             f"{eb.text()} at n = {hi}{sampled}")
     return row("T8", "CRC's worst-case conditioning grows with n",
-               paper="our check: the random construction leaves the conditioning unmanaged",
+               kind="check", paper="our check: the random construction leaves the conditioning unmanaged",
                setting=setting, measured=text,
                criterion="Student-t 95% CIs over seeds: log10 worst condition number at the largest n above that at "
                          "the smallest n holds, below does not hold, overlapping is inconclusive",
