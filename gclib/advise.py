@@ -40,7 +40,8 @@ from .codes.conditioning import decoding_amplification, unit_roundoff
 from .codes.rules import ThresholdRule, threshold
 from .jsonable import jsonable
 from .progress import progress as _progress
-from .simulate import Schedule, arrival_times, mean_ci, paired_change
+from .simulate import Schedule, arrival_times
+from .stats import mean_ci, paired_change
 from .stragglers import ComputeModel
 
 #: Scheme families of :func:`candidates`, in the order they are built (ties in the ranking keep this order).

@@ -164,7 +164,7 @@ def machine(*, workers: int, tasks: int, iterations: int, model: ComputeModel, t
             trials: int = 4000, seed: int = 0, bootstrap: int = 200, hosts=None, progress: bool = False) -> Machine:
     """Profile, fit, advise and run on this machine (see the module docstring)."""
     from . import advise as _advise, fit as _fit, schemes
-    from .claims import Estimate
+    from .stats import Estimate
     from .learning import TandonAGD
     from .runtime import RunSpec, launch
     from .runtime.experiments import problem

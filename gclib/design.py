@@ -40,8 +40,8 @@ from .codes import mmc
 from .codes.base import GradientCode
 from . import checks, scale
 from .progress import progress as _progress
-from .simulate import (Schedule, _per_worker, chunk_bytes, chunk_trials, chunks_of, mean_ci, simulate_chunk,
-                       simulate_workers)
+from .simulate import Schedule, _per_worker, chunk_bytes, chunk_trials, chunks_of, simulate_chunk, simulate_workers
+from .stats import mean_ci
 from .stragglers import ComputeModel
 
 LOADS = ("messages", "cluster_messages")
@@ -203,7 +203,7 @@ def evaluate_trials(codes: list, model: ComputeModel, K: int, trials: int = 10_0
 
 
 def evaluate(cands: list, model: ComputeModel, K: int, trials: int = 10_000, seed=0, *,
-             progress: bool = False, dtype=np.float32) -> pd.DataFrame:
+             progress: bool = False, dtype=np.float32, keep_trials: bool = False):
     """Simulate every candidate on the same sampled compute times.
 
     The sampled times are rounded to ``dtype`` (float32 by default: a relative error below ``6e-8``, and about
@@ -215,7 +215,9 @@ def evaluate(cands: list, model: ComputeModel, K: int, trials: int = 10_000, see
     Returns:
         one row per candidate: ``family, label, params, failed, mean_time, ci95_time, mean_messages,
         ci95_messages, mean_cluster_messages, ci95_cluster_messages, mean_computations, ci95_computations``
-        (means over the trials that complete).
+        (means over the trials that complete); with ``keep_trials``, ``(table, per_trial)`` where ``per_trial``
+        maps ``time``, ``messages`` and ``cluster_messages`` to ``(candidates, trials)`` arrays of every trial
+        (the same draws for every candidate: compare them pair by pair, :func:`gclib.stats.paired_matrix`).
     """
     if not isinstance(trials, (int, np.integer)) or trials < 1:
         raise ValueError(f"trials must be a positive integer, got {trials!r}")
@@ -232,6 +234,10 @@ def evaluate(cands: list, model: ComputeModel, K: int, trials: int = 10_000, see
         for k in a:
             row[f"mean_{k}"], row[f"ci95_{k}"] = mean_ci(a[k][done])
         rows.append(row)
+    if keep_trials:
+        # float32: the times were drawn in ``dtype`` and the loads are counts, exact below 2^24
+        return pd.DataFrame(rows), {k: np.stack([a[k] for a in acc]).astype(np.float32, copy=False)
+                                    for k in ("time", *LOADS)}
     return pd.DataFrame(rows)
 
 
@@ -434,24 +440,28 @@ def family_counts(cands: list) -> dict:
 
 
 def evaluate_models(cands: list, models: dict, K: int, trials: int = 10_000, seed=0, *,
-                    progress: bool = False) -> pd.DataFrame:
+                    progress: bool = False, keep_trials: bool = False):
     """:func:`evaluate` under every model of ``models`` (``{name: ComputeModel}``), each with the same ``seed``.
 
     Returns:
         the rows of :func:`evaluate` per model, with a column ``model``; ``params`` as text and ``clusters`` (the
-        cluster count of the design, NaN for RS, FRC and LCC, which have none).
+        cluster count of the design, NaN for RS, FRC and LCC, which have none). With ``keep_trials``,
+        ``(table, per_trial)``: ``per_trial[model]`` is :func:`evaluate`'s per-trial arrays under that model,
+        their rows in the order of ``cands`` (the order of the model's rows in the table).
     """
     if not models:
         raise ValueError("models must name at least one compute-time model")
-    frames = []
+    frames, per_trial = [], {}
     for name, model in models.items():
-        t = evaluate(cands, model, K, trials, seed, progress=progress)
+        t = evaluate(cands, model, K, trials, seed, progress=progress, keep_trials=keep_trials)
+        if keep_trials:
+            t, per_trial[name] = t
         t["model"] = name
         frames.append(t)
     table = pd.concat(frames, ignore_index=True)
     table["clusters"] = [p.get("clusters", np.nan) for p in table["params"]]
     table["params"] = table["params"].astype(str)
-    return table
+    return (table, per_trial) if keep_trials else table
 
 
 def pareto_fronts(table: pd.DataFrame, loads=tuple(LOAD_COLUMNS)) -> pd.DataFrame:

@@ -1,20 +1,26 @@
-"""What every figure shows and which paper claim it tests: the one source of the README gallery and the index.
+"""What every figure shows and which claims it tests: the one source of the README gallery and the index.
 
-``python -m gclib gallery`` prints the gallery as Markdown; a test keeps the README's copy, the figures in
-``figures/`` and this table in step.
+A figure names the rows of its notebook's claims table that it tests (:attr:`Figure.claims`, ``fnmatch`` patterns
+of claim ids); the gallery renders those rows (ids, kinds, short claims and verdicts) from the claims CSV, so the
+text beside a figure never states a result that its rows deny. ``python -m gclib gallery`` prints the gallery as
+Markdown; a test keeps the README's copy, the figures in ``figures/`` and this table in step.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fnmatch import fnmatchcase
 from pathlib import Path
 
 
 @dataclass(frozen=True)
 class Figure:
+    """One figure: its file stem, its notebook, what it shows, and the claim ids it tests (``fnmatch`` patterns
+    over the ids of the notebook's claims table; empty for a figure that only shows)."""
+
     stem: str
     notebook: str
     shows: str
-    claim: str
+    claims: tuple = ()
 
 
 NOTEBOOKS = {
@@ -41,122 +47,147 @@ NOTEBOOKS = {
 FIGURES = [
     Figure("01_crc_conditioning", "01_gradient_coding",
            "worst and median condition number of CRC's decoding system, and the float64 decoding error, "
-           "against n (s = n/4), over seeds",
-           "our check: the worst-case conditioning of Tandon's random construction (which decodes every pattern "
-           "with probability 1) grows with n"),
+           "against n (s = n/4), over seeds", ("T8",)),
     Figure("01_completion_time", "01_gradient_coding",
            "expected completion time against s for uncoded, ignore-stragglers, FRC and CRC (n = 40), "
            "shifted exponential and Pareto, Monte Carlo with 95% CIs beside the closed forms",
-           "coded schemes beat waiting for every worker (Tandon et al.), judged per model and s; FRC against CRC; "
-           "ignore-stragglers fastest but approximate; the Monte Carlo matches the closed forms"),
+           ("T3*", "T4*", "T5*", "T6*", "T7*")),
     Figure("02_rs_conditioning", "02_reed_solomon",
            "worst-case error amplification and float64/float32 decoding error of RS codes against n, for "
            "Chebyshev, equispaced and roots-of-unity points and three straggler fractions",
-           "real-valued RS / polynomial gradient codes become numerically unusable as n grows; complex points "
-           "help at twice the communication"),
+           ("R3", "R4", "R5*", "R6", "R7", "R9", "R10*", "R12")),
     Figure("03_tradeoff", "03_communication_efficient",
            "computation load d against the communication reduction m for s = 1, 2, 4, read off the codes (MDS: "
            "Ye-Abbe and Kadhe et al.'s Gaussian code; Kadhe et al.'s repetition code), and message size against d",
-           "Ye and Abbe's optimal trade-off d >= s + m is met by both constructions"),
+           ("E3", "E4")),
     Figure("03_iteration_time_vs_m", "03_communication_efficient",
            "simulated iteration time against m under a latency + size/bandwidth communication model",
-           "communication-efficient codes reduce iteration time (Ye-Abbe: -23% vs Tandon; Kadhe et al.: "
-           "-16% vs prior codes, on EC2): direction only"),
+           ("T1", "T2", "T3", "T4", "T5", "T6*", "T7")),
     Figure("03_stability", "03_communication_efficient",
            "worst decoding error in float64 and float32 of Ye-Abbe's polynomial code and Kadhe et al.'s "
-           "Gaussian MDS code against n",
-           "Kadhe et al.: the Gaussian MDS code is numerically stable where Ye-Abbe's is not"),
+           "Gaussian MDS code against n", ("S1*", "S2", "S3")),
     Figure("04_fig1", "04_gc_mmc",
            "Fig. 1 at K = 40, r = 10, mu = 10, alpha = 0.01: completion time and both communication-load "
            "accountings for GC, LCC, UC-MMC, GC-MMC-1 and GC-MMC-2, under eq. 5 and per-task times",
-           "GC-MMC performs as well as LCC with about one message per worker; UC-MMC is faster at a higher "
-           "load"),
+           ("F1*", "F2*", "F4*", "F5*", "F6*", "F7*", "F8*")),
     Figure("04_order_sweep", "04_gc_mmc",
-           "the correlated design of every order m in 4 clusters: completion time against messages",
-           "more messages (lower orders) can beat LCC"),
+           "the correlated design of every order m in 4 clusters: completion time against messages", ("F3*", "F9*")),
     Figure("05_pareto", "05_mmc_design",
            "completion time against communication load for every scheme and design searched, with the Pareto "
-           "fronts, under the shifted-exponential and Pareto models",
-           "GC-MMC gives a more flexible time/load trade-off than GC and UC-MMC"),
+           "fronts, under the shifted-exponential and Pareto models", ("F*", "P*", "C*")),
     Figure("05_budget", "05_mmc_design",
-           "the fastest design within each budget of messages per iteration",
-           "the optimization of orders the paper leaves to future work"),
+           "the fastest design within each budget of messages per iteration", ("B*",)),
     Figure("06_lag_check", "06_lazy_aggregation",
            "loss gap against iterations and uploads for GD, LAG-WK and LAG-PS on Chen et al.'s heterogeneous "
-           "9-worker regression, under Chen et al.'s warm-up (solid) and ours (dashed)",
-           "LAG reaches the target with far fewer uploads than GD"),
+           "9-worker regression, under Chen et al.'s warm-up (solid) and ours (dashed)", ("L-*", "W-*")),
     Figure("06_fig2_pareto", "06_lazy_aggregation",
-           "time, uploads and computation to the target gap for GD, GC, LAG, LAGC and G-LAG under Pareto "
-           "compute times, over seeds",
-           "Fig. 2: G-LAG is best in (simulated) time and communication at low computation"),
+           "our reconstruction of Fig. 2: time, uploads and computation to the target gap for GD, GC, grouping, and "
+           "LAG, LAGC and G-LAG with each trigger, under Pareto compute times of mean 1, over seeds",
+           ("T-*:p*", "U-*:p*", "C-*:p*", "LU-*:p*", "SU-*:p*", "SC-*:p*")),
     Figure("06_fig3_exp", "06_lazy_aggregation",
-           "the same comparison under exponential compute times",
-           "Fig. 3: the same ordering under the light tail"),
+           "our reconstruction of Fig. 3: the same comparison under exponential compute times of mean 1",
+           ("T-*:exp", "U-*:exp", "C-*:exp", "LU-*:exp", "SU-*:exp", "SC-*:exp")),
     Figure("06_curves_pareto", "06_lazy_aggregation",
-           "loss gap against simulated time, uploads and computations (Pareto, one seed)",
-           "Fig. 2: G-LAG reaches the target first in time and with the fewest uploads"),
+           "loss gap against simulated time, uploads and computations (Pareto, one seed; server-side trigger "
+           "dashed)", ("LT-*:p*", "G-*:p*")),
     Figure("06_curves_exp", "06_lazy_aggregation",
            "loss gap against simulated time, uploads and computations (exponential, one seed)",
-           "Fig. 3: the same ordering under the light tail"),
+           ("LT-*:exp", "G-*:exp")),
     Figure("06_shapes", "06_lazy_aggregation",
-           "time to the target against the Pareto shape for every scheme",
-           "coding helps most under the heavy tail"),
+           "time to the target against the Pareto shape (mean 1) for every scheme", ("H-*",)),
+    Figure("06_family", "06_lazy_aggregation",
+           "iterations to the target, relative to GD's, of every scheme on a family of generic problems "
+           "(linear and logistic regression, two designs, condition numbers 1 to 100), with Chen et al.'s "
+           "server-side constant beside ours", ("K", "K-chen", "F*")),
     Figure("07_loss_vs_time", "07_mpi_runs",
            "training loss against measured wall-clock time of real MPI runs (Tandon's synthetic data and "
-           "breast cancer; shifted-exponential and Pareto stragglers)",
-           "coded schemes beat uncoded in running time (Tandon et al.)"),
+           "breast cancer; shifted-exponential and Pareto stragglers)", ("M1*", "M2")),
     Figure("07_auc_vs_time", "07_mpi_runs",
-           "test AUC against measured wall-clock time of the same runs",
-           "ignore-stragglers generalizes worse than the exact codes (Tandon et al.)"),
+           "test AUC against measured wall-clock time of the same runs", ("M4*",)),
     Figure("07_measured_vs_simulated", "07_mpi_runs",
-           "measured iteration time of every MPI iteration against, and relative to, the simulator's prediction for the same "
-           "sampled delays",
-           "the runtime adds little to the injected delays (our own check: measured within 10% of predicted)"),
+           "measured iteration time of every MPI iteration against, and relative to, the simulator's prediction "
+           "for the same sampled delays", ("M5*",)),
     Figure("08_completion_time", "08_scale",
            "mean completion time against K (log-log) of uncoded, GC, FRC, LCC, UC-MMC and GC-MMC, the load a "
            "fixed fraction of K or fixed with GC-MMC in fixed clusters, shifted exponential and Pareto, with the "
-           "closed forms of the order statistics",
-           "our check: the Monte Carlo agrees with the order-statistic closed forms at every K"),
+           "closed forms of the order statistics", ("C", "M1*", "M3*")),
     Figure("08_gain", "08_scale",
-           "coding gain over uncoded (paired ratio of mean times) against K, same panels",
-           "which gains of the papers (Tandon et al.; GC-MMC's Fig. 1) grow with K and which vanish"),
+           "coding gain over uncoded (paired ratio of mean times) against K, same panels", ("G1*", "G2*")),
     Figure("08_messages", "08_scale",
-           "messages received until completion per worker against K, same panels",
-           "GC-MMC sends fewer messages than UC-MMC at every K"),
+           "messages received until completion per worker against K, same panels", ("M2*",)),
     Figure("09_fit_recovery", "09_advise",
            "the 95% interval of every fitted parameter divided by its true value, for traces drawn by three "
-           "models (shifted exponential per worker, exponential per task, Pareto per worker)",
-           "our check: the fits' intervals cover the parameters that made the trace"),
+           "models (shifted exponential per worker, exponential per task, Pareto per worker)", ("F1*", "F2*")),
     Figure("09_trace_fit", "09_advise",
            "a trace measured on this machine with gclib profile (injected shifted-exponential delays) against "
-           "the fitted per-worker models, with their goodness of fit",
-           "our check: the goodness of fit picks the injected family"),
+           "the fitted per-worker models, with their goodness of fit", ("M1",)),
     Figure("09_advice_front", "09_advise",
            "the advice for that trace: expected iteration time of every design against messages and gradients "
-           "received per iteration, the front of each fitted model and of the replayed trace",
-           "the recommendation, and how much the models agree on it"),
+           "received per iteration, the front of each fitted model and of the replayed trace", ()),
     Figure("09_predicted_vs_real", "09_advise",
            "the advice's predicted mean iteration time against real MPI runs of the advised code and of uncoded, "
-           "and every real iteration against the simulator's time for its injected delays",
-           "our check: the advised code's real iteration time is within 10% of the prediction"),
+           "and every real iteration against the simulator's time for its injected delays", ("A1", "A2", "A3")),
 ]
 
 
+def matching(figure: Figure, table) -> "list":
+    """The rows of ``table`` (a notebook's claims table) that ``figure`` tests, in the table's order."""
+    return [r for _, r in table.iterrows() if any(fnmatchcase(r["id"], p) for p in figure.claims)]
+
+
+def _counts_text(rows) -> str:
+    """``"3 hold, 1 does not hold"``: the verdicts of ``rows`` counted (zeros left out)."""
+    from . import claims
+
+    words = {claims.HOLDS: ("holds", "hold"), claims.FAILS: ("does not hold", "do not hold"),
+             claims.INCONCLUSIVE: ("inconclusive", "inconclusive")}
+    c = {v: sum(r["verdict"] == v for r in rows) for v in claims.VERDICTS}
+    return ", ".join(f"{n} {words[v][n != 1]}" for v, n in c.items() if n)
+
+
+def claims_text(figure: Figure, table=None) -> str:
+    """What ``figure`` tests, rendered from its rows of ``table``: per kind, the short claims (at most two, then a
+    count of the others) and the verdicts counted; ``"no claim: it shows ..."`` for a figure without rows."""
+    from . import claims
+
+    if not figure.claims:
+        return "no claim of its own"
+    if table is None:
+        return "not run yet: run `make reproduce`"
+    rows = matching(figure, table)
+    if not rows:
+        return f"no row of the claims table matches {', '.join(figure.claims)}"
+    parts = []
+    for kind in claims.KINDS:
+        sub = [r for r in rows if r["kind"] == kind]
+        if not sub:
+            continue
+        texts = list(dict.fromkeys(r["claim"] for r in sub))
+        shown = "; ".join(texts[:2]) + (f"; and {len(texts) - 2} more" if len(texts) > 2 else "")
+        ids = [r["id"] for r in sub]
+        span = ids[0] if len(ids) == 1 else f"{ids[0]} to {ids[-1]}"
+        parts.append(f"*{kind}* ({span}): {shown}: **{_counts_text(sub)}**")
+    return "<br>".join(parts)
+
+
 def claims_summary(figures_dir="figures") -> list[dict]:
-    """Per notebook of :data:`NOTEBOOKS` (the index excepted): how many of its claims hold, do not hold and are
-    inconclusive, read from ``figures_dir/NN_claims.csv`` (``None`` counts when that file does not exist yet)."""
+    """Per notebook of :data:`NOTEBOOKS` (the index excepted): how many of its claims of each kind hold, do not hold
+    and are inconclusive (:func:`gclib.claims.counts_by_kind`), read from ``figures_dir/NN_claims.csv`` (``None``
+    counts when that file does not exist yet)."""
     from . import claims
 
     out = []
     for nb in NOTEBOOKS:
         p = claims.path(nb, figures_dir)
-        counts = claims.counts(claims.read(p)) if p.exists() else None
+        counts = claims.counts_by_kind(claims.read(p)) if p.exists() else None
         out.append({"notebook": nb, "file": p.name, "counts": counts})
     return out
 
 
 def claims_markdown(figures_dir: str = "figures", data_dir=None, notebooks_dir: str = "notebooks") -> str:
-    """A Markdown table of :func:`claims_summary`: one row per notebook, links to its claims table.
+    """A Markdown table of :func:`claims_summary`: one row per notebook, one column per kind of claim (the
+    paper's statements apart from our readings and our checks), each ``holds / does not hold / inconclusive``,
+    and a link to its claims table.
 
     Args:
         figures_dir: the folder the links point into (relative to where the Markdown is shown).
@@ -166,40 +197,57 @@ def claims_markdown(figures_dir: str = "figures", data_dir=None, notebooks_dir: 
     """
     from . import claims
 
-    lines = ["| notebook | " + " | ".join(claims.VERDICTS) + " | claims table |", "|---|---|---|---|---|"]
+    lines = ["| notebook | " + " | ".join(claims.KINDS) + " | claims table |",
+             "|---|" + "---|" * len(claims.KINDS) + "---|"]
+    total = {k: dict.fromkeys(claims.VERDICTS, 0) for k in claims.KINDS}
     for row in claims_summary(figures_dir if data_dir is None else data_dir):
         c = row["counts"]
-        cells = [str(c[v]) for v in claims.VERDICTS] if c else ["not run yet"] * len(claims.VERDICTS)
+        if c:
+            cells = [" / ".join(str(c[k][v]) for v in claims.VERDICTS) for k in claims.KINDS]
+            for k in claims.KINDS:
+                for v in claims.VERDICTS:
+                    total[k][v] += c[k][v]
+        else:
+            cells = ["not run yet"] * len(claims.KINDS)
         link = f"[{row['file']}]({figures_dir}/{row['file']})" if c else "run `make reproduce`"
         lines.append(f"| [`{row['notebook']}`]({notebooks_dir}/{row['notebook']}.ipynb) | " + " | ".join(cells)
                      + f" | {link} |")
+    lines.append("| **all** | " + " | ".join(" / ".join(str(total[k][v]) for v in claims.VERDICTS)
+                                            for k in claims.KINDS) + " | |")
     return "\n".join(lines) + "\n"
 
 
 def markdown(figures_dir: str = "figures", data_dir=None, notebooks_dir: str = "notebooks") -> str:
-    """The README gallery: the claims of every notebook counted by verdict, then a table per notebook, one row
-    per figure.
+    """The README gallery: the claims of every notebook counted by kind and verdict, then a table per notebook,
+    one row per figure, with the claims it tests rendered from the notebook's claims table.
 
     Args:
         figures_dir: the folder the links point into. data_dir: where to read the claims CSVs (default
             ``figures_dir``). notebooks_dir: the folder the notebook links point into (``.`` in the index
             notebook, which sits beside the others).
     """
-    lines = ["Claims checked per notebook, counted from each notebook's claims table (the verdict rules are in "
-             "`gclib.claims`):", "", claims_markdown(figures_dir, data_dir, notebooks_dir).rstrip(), ""]
+    from . import claims
+
+    data = Path(figures_dir if data_dir is None else data_dir)
+    lines = ["Claims checked per notebook, counted from each notebook's claims table by kind (`paper`: a statement "
+             "of the paper; `reading`: our reading where the paper leaves something open; `check`: our own test) "
+             "and verdict (holds / does not hold / inconclusive; the rules are in `gclib.claims`):", "",
+             claims_markdown(figures_dir, data_dir, notebooks_dir).rstrip(), ""]
     by_nb: dict = {}
     for f in FIGURES:
         by_nb.setdefault(f.notebook, []).append(f)
     for nb, figs in by_nb.items():
         paper, _ = NOTEBOOKS[nb]
+        p = claims.path(nb, data)
+        table = claims.read(p) if p.exists() else None
         lines.append(f"**[`{nb}`]({notebooks_dir}/{nb}.ipynb)**: {paper}")
         lines.append("")
-        lines.append("| figure | what it shows | claim it tests |")
+        lines.append("| figure | what it shows | claims it tests (from the claims table) |")
         lines.append("|---|---|---|")
         for f in figs:
             lines.append(f'| <a href="{figures_dir}/{f.stem}.png"><img src="{figures_dir}/{f.stem}.png" '
                          f'width="320" alt="{f.stem}"></a><br>`{f.stem}` ([data]({figures_dir}/{f.stem}.csv)) '
-                         f"| {f.shows} | {f.claim} |")
+                         f"| {f.shows} | {claims_text(f, table)} |")
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"
 

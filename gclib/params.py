@@ -297,9 +297,10 @@ def _lazy_aggregation(ns):
     check("groups", _n(ns, "groups"), int, choices=[g for g in range(1, workers + 1) if workers % g == 0])
     check("dim", _n(ns, "dim"), int, low=9)  # the LAG check has 9 workers, each one column of a dim x dim basis
     check("target", _n(ns, "target"), float, low=0, low_open=True)
-    shapes = check("shapes", _n(ns, "shapes"), list, min_len=1, items=dict(type=float, above=0))
+    # every model has mean 1, which a Pareto tail has only for a shape above 1
+    shapes = check("shapes", _n(ns, "shapes"), list, min_len=1, items=dict(type=float, above=1))
     check("fig_shape", _n(ns, "fig_shape"), float, choices=shapes)  # Fig. 2's analogue is one of the shapes
-    check("rate", _n(ns, "rate"), float, low=0, low_open=True)
+    check("shift", _n(ns, "shift"), float, low=0, below=1)
     check("seeds", _n(ns, "seeds"), int, low=1)
     check("max_iter", _n(ns, "max_iter"), int, low=1)
     check("lag_target", _n(ns, "lag_target"), float, low=0, low_open=True)
@@ -309,6 +310,13 @@ def _lazy_aggregation(ns):
         check("lagc_units", units, choices=["decoding-mean", "decoding-max", "count"])
     else:
         check("lagc_units", units, float, low=0, low_open=True)
+    check("family_kinds", _n(ns, "family_kinds"), list, min_len=1, items=dict(type=str, choices=["linreg", "logistic"]))
+    check("family_designs", _n(ns, "family_designs"), list, min_len=1,
+          items=dict(type=str, choices=["gaussian", "correlated"]))
+    check("family_conds", _n(ns, "family_conds"), list, min_len=1, items=dict(type=float, low=1))
+    check("family_data_seeds", _n(ns, "family_data_seeds"), list, min_len=1, items=dict(type=int, low=0))
+    check("family_seeds", _n(ns, "family_seeds"), int, low=1)
+    check("family_target", _n(ns, "family_target"), float, low=0, low_open=True, below=1)
 
 
 def _mpi_runs(ns):

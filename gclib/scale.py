@@ -31,7 +31,8 @@ import pandas as pd
 from . import checks
 from .codes.rules import ThresholdRule, coverage, threshold
 from .progress import progress as _progress
-from .simulate import RESULT_BYTES, Schedule, paired_change, simulate, simulate_bytes
+from .simulate import RESULT_BYTES, Schedule, simulate, simulate_bytes
+from .stats import paired_change
 from .stragglers import ComputeModel
 
 

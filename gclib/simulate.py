@@ -24,9 +24,9 @@ from . import checks
 from .codes.base import GradientCode
 from .jsonable import jsonable
 from .progress import progress as _progress
+from .stats import Z95, mean_ci, paired_change  # noqa: F401  (paired_change: part of this module's interface)
 from .stragglers import ComputeModel
 
-Z95 = 1.959963984540054
 
 
 @dataclass(frozen=True)
@@ -43,17 +43,6 @@ class Communication:
 
     def delay(self, size: np.ndarray) -> np.ndarray:
         return self.latency + np.asarray(size, dtype=float) / self.bandwidth
-
-
-def mean_ci(x: np.ndarray) -> tuple[float, float]:
-    """Mean and the half-width of its normal 95% confidence interval, over the finite entries."""
-    x = np.asarray(x, dtype=float)
-    x = x[np.isfinite(x)]
-    if x.size == 0:
-        return math.nan, math.nan
-    if x.size == 1:
-        return float(x[0]), math.nan
-    return float(x.mean()), float(Z95 * x.std(ddof=1) / math.sqrt(x.size))
 
 
 @dataclass
@@ -446,32 +435,6 @@ def sweep(builders: dict, values, model, trials: int = 10_000, seed=0, *,
     return pd.DataFrame(rows)
 
 
-def paired_change(a: np.ndarray, b: np.ndarray) -> tuple[float, float, float, int]:
-    """Relative change ``mean(a) / mean(b) - 1`` of two per-trial samples drawn with common random numbers
-    (trial ``i`` of both under the same draws), with a 95% delta-method interval over the paired trials.
-
-    Args:
-        a, b: ``(trials,)`` per-trial values (e.g. :attr:`SimResult.time`); trials where either is not finite
-            are left out.
-    Returns:
-        ``(change, lo, hi, trials used)``; the interval is NaN with fewer than two paired trials. With
-        ``r = mean(a) / mean(b)``, ``var(r) ~ var(a_i - r b_i) / (N mean(b)^2)``.
-    """
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    if a.shape != b.shape or a.ndim != 1:
-        raise ValueError(f"a and b must be (trials,) arrays of the same length, got shapes {a.shape}, {b.shape}")
-    keep = np.isfinite(a) & np.isfinite(b)
-    a, b = a[keep], b[keep]
-    N = int(a.size)
-    if N == 0 or b.mean() == 0:
-        return math.nan, math.nan, math.nan, N
-    r = float(a.mean() / b.mean())
-    if N < 2:
-        return r - 1, math.nan, math.nan, N
-    half = Z95 * float(np.std(a - r * b, ddof=1)) / (math.sqrt(N) * abs(float(b.mean())))
-    return r - 1, r - 1 - half, r - 1 + half, N
-
-
 def points_cost(n: int, s: int, model: ComputeModel, *, comm: Communication | None = None, trials: int = 10_000,
                 seed=0, points=("equispaced", "chebyshev", "roots-of-unity")):
     """What each choice of evaluation points of an RS code costs: one simulation per family (same seed).
@@ -550,7 +513,7 @@ def comm_efficient_sweep(n: int, s: int, ms, model: ComputeModel, *, comm: Commu
 
 def closed_form_z(df):
     """Gap between the Monte Carlo mean and the closed form of each point of a :func:`sweep` table, in standard
-    errors: ``z = (mean_time - closed_form_time) / (ci95_time / 1.96)``.
+    errors: ``z = (mean_time - closed_form_time) / (ci95_time / Z95)``.
 
     Args:
         df: a :func:`sweep` table (``mean_time``, ``ci95_time``, ``closed_form_time``).

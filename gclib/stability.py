@@ -115,7 +115,7 @@ def measure(code: GradientCode, stragglers: int | None = None, *, max_patterns: 
         median_error32, failed`` (patterns the decoder refused), ``patterns``, ``uniform_patterns`` (those the
         medians are read from), ``enumerated``, ``worst_pattern`` (the pattern of the worst float64 error).
     """
-    from .claims import Estimate
+    from .stats import Estimate
 
     s = code.stragglers if stragglers is None else stragglers
     rng = np.random.default_rng(seed)

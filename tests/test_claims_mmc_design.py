@@ -116,3 +116,20 @@ def test_paper_designs_on_the_front_at_the_papers_size():
     t = mmc_design.judge(rows, best, EXACT.iloc[:0], K=40, r=10, trials=1000).set_index("id")
     assert t.loc["P1", "verdict"] == HOLDS and t.loc["P2", "verdict"] == FAILS
     assert "dominated by corr m=6 P=4" in t.loc["P2", "measured"]
+
+
+def test_paired_trials_decide_what_separate_intervals_cannot():
+    import numpy as np
+
+    from gclib.stats import mean_ci
+
+    base = np.random.default_rng(0).exponential(1.0, 2000)
+    times = np.stack([base, base + 0.01])  # y is x plus 0.01 in every trial: common random numbers
+    loads = np.full((2, 2000), 5.0)
+    (mx, hx), (my, hy) = mean_ci(times[0]), mean_ci(times[1])
+    t = designs_table([("gc", "x", 1, mx, hx, 5, 0, 5, 0), ("gc", "y", 1, my, hy, 5, 0, 5, 0)])
+    d = mmc_design.distinct(t)
+    assert mmc_design.front_verdicts(d, "mean_messages")["verdict"].tolist() == [INCONCLUSIVE, INCONCLUSIVE]
+    mats = mmc_design.matrices(d, {"time": times, "messages": loads, "cluster_messages": loads})
+    assert mats["mean_time"].difference(1, 0).text(".3g") == "0.01"  # the paired difference is exact here
+    assert mmc_design.front_verdicts(d, "mean_messages", mats)["verdict"].tolist() == [HOLDS, FAILS]

@@ -187,6 +187,15 @@ def test_evaluate_models_and_counts():
     by = t.drop_duplicates("label").set_index("label")["clusters"]
     assert by["gc P=2"] == 2 and by["corr m=1 P=1"] == 1 and np.isnan(by["lcc"])
     assert set(design.TABLE_COLUMNS) <= set(t.columns)
+    # the per-trial results behind the table, for paired comparisons: the same table, and its means
+    t2, per = design.evaluate_models(cands, models, 6, trials=200, seed=0, keep_trials=True)
+    pd.testing.assert_frame_equal(t, t2)
+    first = next(iter(models))
+    assert set(per) == set(models) and per[first]["time"].shape == (len(cands), 200)
+    mine = t[t.model == first].reset_index(drop=True)
+    np.testing.assert_allclose(np.nanmean(np.where(np.isfinite(per[first]["time"]), per[first]["time"], np.nan),
+                                          axis=1), mine["mean_time"], rtol=1e-5)
+    np.testing.assert_allclose(per[first]["messages"].mean(axis=1), mine["mean_messages"], rtol=1e-6)
 
 
 def test_equal_times_up_to_rounding_are_a_tie_won_by_the_first_row():

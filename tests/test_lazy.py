@@ -26,7 +26,11 @@ class Constant(ComputeModel):
 def test_threshold_hand_computed():
     # xi / (lr^2 M^2) * sum = 0.1 / (0.25 * 4) * (1 + 2 + 3) = 0.6
     assert lazy.threshold(np.array([1.0, 2.0, 3.0]), lr=0.5, units=2, xi=0.1) == pytest.approx(0.6)
-    assert lazy.default_xi("wk") == pytest.approx(0.1) and lazy.default_xi("ps") == pytest.approx(1.0)
+    assert lazy.default_xi("wk") == pytest.approx(0.1) and lazy.default_xi("ps") == pytest.approx(0.1)
+    assert lazy.chen_xi("wk") == pytest.approx(0.1) and lazy.chen_xi("ps") == pytest.approx(1.0)
+    assert lazy.chen_xi("ps", D=4) == pytest.approx(2.5)
+    with pytest.raises(ValueError, match="trigger"):
+        lazy.chen_xi("xx")
     with pytest.raises(ValueError, match="trigger"):
         lazy.default_xi("xx")
 
@@ -63,11 +67,14 @@ def test_lag_needs_far_fewer_uploads_than_gd():
     model = Exponential(1.0)
     gd = train(p, make_scheme("gd", 9), model, target=1e-8, seed=0).raise_for_status()
     for name in ("lag-wk", "lag-ps"):
-        lag = train(p, make_scheme(name, 9), model, target=1e-8, seed=0).raise_for_status()
+        lag = train(p, make_scheme(name, 9, xi="chen"), model, target=1e-8, seed=0).raise_for_status()
         assert lag.totals(1e-8)["uploads"] < 0.5 * gd.totals(1e-8)["uploads"], name
     # LAG-WK computes as much as GD per iteration; LAG-PS computes only what it uploads
-    ps = train(p, make_scheme("lag-ps", 9), model, target=1e-8, seed=0)
+    ps = train(p, make_scheme("lag-ps", 9, xi="chen"), model, target=1e-8, seed=0)
     assert ps.computations[-1] == ps.uploads[-1]
+    # gclib's server-side weight (1/D) is ten times stricter than Chen et al.'s, so it asks for more uploads
+    ours = train(p, make_scheme("lag-ps", 9), model, target=1e-8, seed=0).raise_for_status()
+    assert ps.totals(1e-8)["uploads"] < ours.totals(1e-8)["uploads"] < gd.totals(1e-8)["uploads"]
 
 
 @pytest.mark.parametrize("name,kw", [("gd", {}), ("gc", {"code": "crc"}), ("gc", {"code": "frc"}),
@@ -190,7 +197,8 @@ def _authors_loop(p, kind, steps, D=10):
 @pytest.mark.parametrize("name", ["lag-wk", "lag-ps"])
 def test_silent_warmup_matches_the_authors_loop(name):
     p = lag_synthetic(workers=3, dim=6, seed=1)
-    res = train(p, make_scheme(name, 3), Pareto(1.0, 1.5), target=1e-300, max_iter=60, keep_thetas=True, seed=2)
+    res = train(p, make_scheme(name, 3, xi="chen"), Pareto(1.0, 1.5), target=1e-300, max_iter=60, keep_thetas=True,
+                seed=2)
     thetas, ups = _authors_loop(p, name[-2:], 60)
     np.testing.assert_allclose(res.thetas, thetas, rtol=1e-9, atol=1e-12)
     assert res.uploads.tolist() == ups.tolist() and ups[-1] > 0
@@ -335,13 +343,15 @@ def test_comparison_on_a_tiny_grid():
     from gclib.learning.experiments import ORDER, comparison
 
     c = comparison(4, 2, 8, 0, shapes=[1.5], seeds=2, target=1e-3, max_iter=2000)
-    assert set(c.totals.model) == {"pareto 1.5", "exp"} and len(c.totals) == 2 * 2 * len(ORDER)
-    assert set(c.curves.seed) == {0} and set(c.curves.model) == {"pareto 1.5", "exp"}
-    assert c.literal.seed.tolist() == [0, 1] and set(c.literal.scheme) == {"lagc"}
+    assert set(c.totals.model) == {"pareto 1.5", "exp", "shifted-exp"} and len(c.totals) == 3 * 2 * len(ORDER)
+    assert set(c.curves.seed) == {0} and set(c.curves.model) == {"pareto 1.5", "exp", "shifted-exp"}
+    assert c.literal.seed.tolist() == [0, 1] and set(c.literal.scheme) == {"lagc-wk"}
     d = c.describe()
     assert list(d.index) == list(ORDER) and d.loc["lag-wk", "warmup"] == "silent" and d.loc["gd", "warmup"] is None
-    assert d.loc["lagc", "threshold_units"] == pytest.approx(decoding_weight(c.schemes["lagc"].code, "mean"))
-    assert "4 workers, 2 groups (load 2)" in c.setting and "seeds 0-1" in c.setting
+    assert d.loc["g-lag-wk", "trigger"] == "wk" and d.loc["g-lag-ps", "trigger"] == "ps"
+    assert d.loc["g-lag-ps", "xi"] == pytest.approx(0.1)  # gclib's server-side weight, not Chen et al.'s 10/D
+    assert d.loc["lagc-ps", "threshold_units"] == pytest.approx(decoding_weight(c.schemes["lagc-ps"].code, "mean"))
+    assert "4 workers, 2 groups (load 2)" in c.setting and "seeds 0-1" in c.setting and "mean 1" in c.setting
     assert c.setting.endswith("Chen et al.'s warm-up")
     with pytest.raises(ValueError, match="seeds"):
         comparison(4, 2, 8, seeds=0)
@@ -354,11 +364,92 @@ def test_comparison_counts_runs_and_picks_curves():
 
     totals = pd.DataFrame({"status": ["converged", "max_iter", "converged"]})
     curves = pd.DataFrame({"model": ["pareto 1.5", "exp", "exp"], "iteration": [0, 0, 1]})
-    c = Comparison(None, {}, totals, curves, pd.DataFrame(), "")
+    c = Comparison(None, {}, {}, totals, curves, pd.DataFrame(), "")
     assert c.runs() == "3 runs; 1 did not reach the target"
-    assert c.curves_of(1.5)["iteration"].tolist() == [0] and c.curves_of()["iteration"].tolist() == [0, 1]
-    with pytest.raises(ValueError, match="shape 3"):
-        c.curves_of(3)
+    assert c.curves_of("pareto 1.5")["iteration"].tolist() == [0] and c.curves_of("exp")["iteration"].tolist() == [0, 1]
+    with pytest.raises(ValueError, match="pareto 3"):
+        c.curves_of("pareto 3")
+
+
+def test_mean_one_models_match_the_mean_and_say_the_spread():
+    from gclib.learning.experiments import mean_one_models, model_table
+
+    m = mean_one_models([1.5, 3.0], shift=0.25)
+    assert list(m) == ["pareto 1.5", "pareto 3", "exp", "shifted-exp"]
+    rng = np.random.default_rng(0)
+    for name, model in m.items():
+        if name != "pareto 1.5":  # infinite variance: its sample mean converges too slowly for a tight check
+            assert model.sample(rng, 200_000, 1, 1).mean() == pytest.approx(1.0, rel=0.01), name
+    t = model_table(m).set_index("model")
+    assert (t["mean"] == 1.0).all()
+    assert t.loc["pareto 1.5", "cv"] == np.inf and t.loc["pareto 3", "cv"] == pytest.approx(1 / np.sqrt(3))
+    assert t.loc["exp", "cv"] == 1.0 and t.loc["shifted-exp", "cv"] == pytest.approx(0.75)
+    with pytest.raises(ValueError, match="shape"):
+        mean_one_models([1.0])
+    with pytest.raises(ValueError, match="shift"):
+        mean_one_models([2.0], shift=1.0)
+
+
+def test_paper_schemes_build_every_lazy_scheme_with_each_trigger():
+    from gclib.learning.experiments import lazy_label, paper_schemes
+
+    s = paper_schemes(8, 4, triggers=["ps"])
+    assert list(s) == ["gd", "gc", "grouping", "lag-ps", "lagc-ps", "g-lag-ps"]
+    assert {s[k].trigger for k in ("lag-ps", "lagc-ps", "g-lag-ps")} == {"ps"} and s["gd"].trigger is None
+    assert lazy_label("g-lag", "wk") == "g-lag-wk"
+    with pytest.raises(ValueError, match="triggers"):
+        paper_schemes(8, 4, triggers=["xx"])
+    with pytest.raises(ValueError, match="lazy scheme"):
+        lazy_label("gd", "wk")
+
+
+def test_generic_problems_have_the_asked_conditioning_and_labels():
+    from gclib.learning import family, generic
+
+    for design in ("gaussian", "correlated"):
+        p = generic("linreg", design, 50.0, 0, samples=20_000, dim=10)
+        ev = np.linalg.eigvalsh(p.X.T @ p.X / p.n_samples)
+        assert ev[-1] / ev[0] == pytest.approx(50.0, rel=0.1), design
+    q = generic("logistic", "correlated", 10.0, 3)
+    assert set(np.unique(q.y)) == {-1.0, 1.0} and q.reg == 0.01 and q.n_parts == 12
+    assert q.info == {"kind": "logistic", "design": "correlated", "cond": 10.0, "seed": 3}
+    assert np.array_equal(generic("linreg", seed=5).X, generic("linreg", seed=5).X)
+    assert len(family(conds=(1.0, 10.0), seeds=(0,))) == 2 * 2 * 2
+    with pytest.raises(ValueError, match="design"):
+        generic("linreg", "banded")
+    with pytest.raises(ValueError, match="cond"):
+        generic("linreg", cond=0.5)
+
+
+def test_every_scheme_with_either_trigger_converges_on_the_generic_family():
+    """GD, GC, grouping, LAG, LAGC and G-LAG (each lazy one with both triggers) reach the target on every problem of
+    the family (both losses, both designs, condition numbers 1 to 100, two data seeds); with Chen et al.'s
+    server-side constant G-LAG does not (the reason gclib's differs)."""
+    from gclib.learning import family
+    from gclib.learning.experiments import ORDER, mean_one_models, robustness
+
+    problems = family(conds=(1.0, 10.0, 100.0), seeds=(0, 1))
+    models = {"pareto 1.5": mean_one_models([1.5])["pareto 1.5"]}
+    r = robustness(problems, models, seeds=1, rel_target=1e-6)
+    conv = r.convergence().set_index("scheme")
+    assert set(ORDER) <= set(conv.index)
+    assert (conv.loc[list(ORDER), "converged"] == len(problems)).all(), conv
+    assert conv.loc["g-lag-ps-chen", "converged"] < len(problems)
+    assert {"problem", "kind", "design", "cond", "model", "scheme", "seed"} <= set(r.totals.columns)
+    assert "24 generic problems" in r.setting and "1e-06 x the initial gap" in r.setting
+
+
+def test_robustness_refuses_bad_input():
+    from gclib.learning import generic
+    from gclib.learning.experiments import robustness
+
+    p = generic("linreg", parts=6)
+    with pytest.raises(ValueError, match="12 parts"):
+        robustness([p], {"exp": Exponential(1.0)})
+    with pytest.raises(ValueError, match="at least one"):
+        robustness([], {"exp": Exponential(1.0)})
+    with pytest.raises(ValueError, match="seeds"):
+        robustness([generic("linreg")], {"exp": Exponential(1.0)}, seeds=0)
 
 
 def test_bar_data_medians_and_written_tables(tmp_path):
@@ -366,12 +457,12 @@ def test_bar_data_medians_and_written_tables(tmp_path):
 
     assert model_label(1.5) == "pareto 1.5" and model_label() == "exp"
     rows = [{"model": "exp", "scheme": s, "seed": k, "status": "converged", "time": float(k + 1) * f,
-             "uploads": 10.0 * f, "computations": 20.0 * f} for s, f in (("g-lag", 1), ("gd", 2)) for k in range(3)]
+             "uploads": 10.0 * f, "computations": 20.0 * f} for s, f in (("g-lag-ps", 1), ("gd", 2)) for k in range(3)]
     tot = pd.DataFrame(rows)
     b = bar_data(tot, "exp")
     assert b[["metric", "scheme"]].values.tolist() == [[m, s] for m in ("time", "uploads", "computations")
-                                                      for s in ("gd", "g-lag")]  # display order
-    gt = b[(b.metric == "time") & (b.scheme == "g-lag")].iloc[0]
+                                                      for s in ("gd", "g-lag-ps")]  # display order
+    gt = b[(b.metric == "time") & (b.scheme == "g-lag-ps")].iloc[0]
     assert (gt["median"], gt.q25, gt.q75, gt.runs, gt.failed) == (2.0, 1.5, 2.5, 3, 0)
     m = medians(b)
     assert list(m.columns) == ["time", "uploads", "computations"] and m.loc["gd", "uploads"] == 20.0

@@ -8,7 +8,7 @@ from gclib.plotting import lazy as plots
 
 def _curves(model="exp"):
     rows = []
-    for scheme, slope in (("gd", 1.0), ("g-lag", 2.0)):
+    for scheme, slope in (("gd", 1.0), ("g-lag-ps", 2.0)):
         for k in range(3):
             rows.append({"model": model, "scheme": scheme, "iteration": k, "gap": 10.0 ** (-slope * k),
                          "time": float(k), "uploads": 4 * k, "computations": 4 * k})
@@ -17,7 +17,7 @@ def _curves(model="exp"):
 
 def test_lag_check_draws_one_line_per_run_in_each_panel():
     c = _curves()
-    c["warmup"] = c.scheme.map({"gd": "none", "g-lag": "upload"})
+    c["warmup"] = c.scheme.map({"gd": "none", "g-lag-ps": "upload"})
     fig = plots.lag_check(c)
     a, b = fig.axes
     assert len(a.lines) == len(b.lines) == 2 and a.get_yscale() == "log" and b.get_xlabel() == "uploads"
@@ -47,9 +47,25 @@ def test_gap_curves_draws_every_scheme_against_three_measures():
 
 def test_shapes_draws_the_pareto_models_only():
     t = pd.DataFrame([{"model": m, "scheme": s, "median": 1.0, "q25": 0.5, "q75": 2.0, "runs": 3}
-                      for m in ("pareto 1.5", "pareto 3", "exp") for s in ("gd", "g-lag")])
+                      for m in ("pareto 1.5", "pareto 3", "exp") for s in ("gd", "g-lag-ps")])
     fig = plots.shapes(t, 1e-6)
     (ax,) = fig.axes
     assert len(ax.lines) == 2 and list(ax.lines[0].get_xdata()) == [1.5, 3.0]
     assert ax.get_title() == "median and quartiles over 3 seeds"
     plt.close(fig)
+
+
+def test_family_draws_converged_runs_as_dots_and_failures_as_crosses():
+    rows = [{"problem": p, "model": "exp", "scheme": s, "seed": 0, "status": st, "iterations": it}
+            for p in ("a", "b") for s, st, it in (("gd", "converged", 10), ("g-lag-ps", "converged", 20),
+                                                   ("g-lag-ps-chen", "diverged", float("nan")))]
+    fig = plots.family(pd.DataFrame(rows))
+    (ax,) = fig.axes
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["gd", "g-lag-ps", "g-lag-ps-chen"]
+    dots = [c for c in ax.collections if len(c.get_offsets())]
+    assert [len(c.get_offsets()) for c in dots] == [2, 2, 2]  # gd, g-lag-ps, and the chen crosses
+    assert sorted(dots[1].get_offsets()[:, 1]) == [2.0, 2.0] and ax.get_yscale() == "log"
+    assert "2 generic problems" in ax.get_title()
+    plt.close(fig)
+    with pytest.raises(ValueError, match="status"):
+        plots.family(pd.DataFrame(rows).drop(columns="status"))

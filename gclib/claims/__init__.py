@@ -17,8 +17,8 @@ Every notebook ends with a *claims table*: one row per claim, with the columns o
   or too few trials: a verdict the data cannot carry is never given).
 
 The per-paper modules (:mod:`.tandon`, ...) turn a notebook's result tables into such a table; this module holds
-what they share: :class:`Estimate` (a number with its interval: a mean's, a median's or a proportion's), the
-verdict rules (:func:`less`, :func:`at_most`, :func:`within`, :func:`majority`, :func:`exact`, :func:`all_hold`),
+what they share: :class:`gclib.stats.Estimate` (a number with its interval; the intervals themselves are made in
+:mod:`gclib.stats`), the verdict rules (:func:`less`, :func:`at_most`, :func:`within`, :func:`majority`, :func:`exact`, :func:`all_hold`),
 :func:`ids`, :func:`row` and :func:`table`, and the renderings (:func:`markdown`, :func:`show`, :func:`counts`,
 :func:`write`, :func:`read`).
 
@@ -32,12 +32,12 @@ Example::
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
 
-import numpy as np
 import pandas as pd
+
+from ..stats import Z95, Estimate, proportion, wilson  # noqa: F401  (part of this module's interface)
 
 HOLDS, FAILS, INCONCLUSIVE = "holds", "does not hold", "inconclusive"
 #: The three verdicts, in display order.
@@ -47,107 +47,6 @@ PAPER, READING, CHECK = "paper", "reading", "check"
 KINDS = (PAPER, READING, CHECK)
 #: The columns of a claims table, in order.
 COLUMNS = ("id", "kind", "claim", "paper", "setting", "measured", "criterion", "verdict")
-#: Two-sided normal quantile of a 95% interval.
-Z95 = 1.959963984540054
-
-
-@dataclass(frozen=True)
-class Estimate:
-    """A measured number with its 95% confidence interval ``[lo, hi]``.
-
-    An exact number (a closed form, a count over every case) has ``lo == value == hi``. ``n`` is the number of
-    samples behind the estimate (``None`` when it is exact or unknown).
-    """
-
-    value: float
-    lo: float
-    hi: float
-    n: int | None = None
-
-    def __post_init__(self):
-        v, lo, hi = (float(x) for x in (self.value, self.lo, self.hi))
-        if any(math.isnan(x) for x in (v, lo, hi)):
-            return  # a missing measurement: every rule reads it as inconclusive
-        if not lo <= v <= hi:
-            raise ValueError(f"an Estimate needs lo <= value <= hi, got lo = {lo!r}, value = {v!r}, hi = {hi!r}")
-
-    @classmethod
-    def exact(cls, value: float) -> "Estimate":
-        """A number known exactly (no sampling error)."""
-        return cls(float(value), float(value), float(value))
-
-    @classmethod
-    def mean_ci(cls, mean: float, half: float, n: int | None = None) -> "Estimate":
-        """From a mean and the half-width of its 95% interval (a NaN half-width: no interval, inconclusive)."""
-        half = float(half)
-        if math.isnan(half) or half < 0:
-            return cls(float(mean), math.nan, math.nan, n)
-        return cls(float(mean), float(mean) - half, float(mean) + half, n)
-
-    @classmethod
-    def of(cls, samples) -> "Estimate":
-        """Mean of ``samples`` (finite entries) with a Student-t 95% interval: wide for a handful of samples,
-        undefined (NaN, so inconclusive) for fewer than two."""
-        from scipy import stats
-
-        x = np.asarray(samples, dtype=float).ravel()
-        x = x[np.isfinite(x)]
-        if x.size == 0:
-            return cls(math.nan, math.nan, math.nan, 0)
-        m = float(x.mean())
-        if x.size < 2:
-            return cls(m, math.nan, math.nan, int(x.size))
-        half = float(stats.t.ppf(0.975, x.size - 1) * x.std(ddof=1) / math.sqrt(x.size))
-        return cls(m, m - half, m + half, int(x.size))
-
-    @classmethod
-    def median(cls, samples) -> "Estimate":
-        """Median of ``samples`` (NaN entries dropped, infinities kept) with a distribution-free 95% interval
-        from order statistics: ``[x_(j), x_(k-j+1)]`` of the ``k`` sorted samples, with ``j`` the smallest rank
-        such that a Binomial(``k``, 1/2) count falls below ``j`` with probability under 2.5%. It assumes
-        independent draws from one distribution and needs no finite variance; below six samples it is undefined
-        (NaN, so inconclusive)."""
-        from scipy import stats
-
-        x = np.sort(np.asarray(samples, dtype=float).ravel())
-        x = x[~np.isnan(x)]
-        k = int(x.size)
-        if k == 0:
-            return cls(math.nan, math.nan, math.nan, 0)
-        m = float(np.median(x))
-        j = int(stats.binom.ppf(0.025, k, 0.5))
-        if j < 1:
-            return cls(m, math.nan, math.nan, k)
-        return cls(m, float(x[j - 1]), float(x[k - j]), k)
-
-    @property
-    def known(self) -> bool:
-        """True when the interval is defined."""
-        return not (math.isnan(self.lo) or math.isnan(self.hi))
-
-    @property
-    def is_exact(self) -> bool:
-        return self.known and self.lo == self.hi
-
-    def scaled(self, factor: float) -> "Estimate":
-        """The estimate times a non-negative constant."""
-        if not factor >= 0:
-            raise ValueError(f"factor must be non-negative, got {factor!r}")
-        return Estimate(self.value * factor, self.lo * factor, self.hi * factor, self.n)
-
-    def text(self, fmt: str = ".3g") -> str:
-        """``0.272 [0.270, 0.274]``; an exact number alone; ``0.3 (no interval)`` when there is none."""
-        if math.isnan(self.value):
-            return "not measured"
-        v = format(self.value, fmt)
-        if self.is_exact:
-            return v
-        if not self.known:
-            return f"{v} (no interval)"
-        return f"{v} [{format(self.lo, fmt)}, {format(self.hi, fmt)}]"
-
-    def __str__(self) -> str:
-        return self.text()
 
 
 def _as_estimate(x) -> Estimate:
@@ -200,24 +99,6 @@ def within(a, target: float, rel: float) -> str:
     if a.hi < lo or a.lo > hi:
         return FAILS
     return INCONCLUSIVE
-
-
-def wilson(k: int, n: int) -> tuple[float, float]:
-    """Wilson 95% interval of a proportion ``k / n`` (``(nan, nan)`` for ``n = 0``)."""
-    if n <= 0:
-        return math.nan, math.nan
-    p, z2 = k / n, Z95 * Z95
-    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
-    half = Z95 * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
-    return max(0.0, centre - half), min(1.0, centre + half)
-
-
-def proportion(k: int, n: int) -> Estimate:
-    """The proportion ``k / n`` with its Wilson 95% interval."""
-    if n <= 0:
-        return Estimate(math.nan, math.nan, math.nan, 0)
-    lo, hi = wilson(k, n)
-    return Estimate(k / n, min(lo, k / n), max(hi, k / n), n)
 
 
 def majority(successes: Iterable[bool]) -> str:

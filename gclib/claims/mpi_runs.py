@@ -2,21 +2,30 @@
 scores of a :class:`gclib.runtime.experiments.Grid`.
 
 The exact codes decode the full gradient, so all of them follow the same loss trajectory per iteration and differ
-only in how long an iteration takes: the mean iteration time, with its Student-t 95% interval over the
-iterations, is a fair measure of running time. Below :data:`MIN_ITERATIONS` iterations a run is too short for
-that interval to mean much and the verdict is inconclusive. Where the injected delays give a run's iteration time
-no finite variance (a Pareto tail of shape ``a`` and a code tolerating ``s`` stragglers with ``(s + 1) a <= 2``:
-uncoded under shape 1.5), no number of iterations makes that interval mean anything, so the run has none and every
-comparison with it is inconclusive. Measured times are wall-clock times, so the table may change from run to run;
-the rules do not.
+only in how long an iteration takes. Every scheme of a model sees the same injected delays in iteration ``i``,
+and so does every data set (:func:`gclib.runtime.experiments.paired_times`): a code is compared with uncoded
+iteration by iteration, by the Student-t 95% interval of the mean paired difference of their iteration times
+(each iteration's time averaged over the data sets, which measure the same delays, so each comparison is one row,
+not one per data set). Below :data:`MIN_ITERATIONS` pairs the verdict is inconclusive. Where the injected delays
+give an iteration time no finite variance (a Pareto tail of shape ``a`` and a code tolerating ``s`` stragglers
+with ``(s + 1) a <= 2``: uncoded under shape 1.5), no interval of a mean means anything, so the comparison is a
+sign test instead: the code holds when it is faster in more than half of the paired iterations beyond the Wilson
+interval. Measured times are wall-clock times, so the table may change from run to run; the rules do not.
+
+The test AUC of ignore-stragglers is compared with an exact code's on the same test set by a paired bootstrap;
+where every scheme's AUC is the same (a saturated metric: the test set cannot tell them apart) the verdict is
+inconclusive, and runs under two models that ignored the same workers (the same ranking of the injected delays)
+are one measurement and one row.
 """
 from __future__ import annotations
 
 import math
 
+import numpy as np
 import pandas as pd
 
 from . import INCONCLUSIVE, Estimate, exact, greater, ids, less, row, table, within
+from ..stats import paired_difference, paired_sign
 from .tandon import finite_variance
 
 #: Fewest iterations per run for a verdict on iteration times.
@@ -57,36 +66,65 @@ def _finite(names, models: dict, workers, stragglers, seed) -> dict:
 
 
 def _coded_rows(log: pd.DataFrame, exact_names: list, finite: dict) -> list:
-    from ..runtime.experiments import iteration_times
+    from ..runtime.experiments import paired_times
 
-    it = iteration_times(log)
-    coded = [s for s in exact_names if s != "uncoded"]
+    coded = [c for c in exact_names if c != "uncoded"]
     out = []
-    for (ds, m), g in it.groupby(["dataset", "model"], sort=False):
-        unc = g[g["scheme"] == "uncoded"]
+    for m, t in paired_times(log).items():
+        if "uncoded" not in t:
+            continue
+        datasets = ", ".join(t.attrs.get("datasets", []))
         for code in coded:
-            c = g[g["scheme"] == code]
-            if not (len(unc) and len(c)):
+            if code not in t:
                 continue
-            a, b = _time(c.iloc[0], finite.get((m, code), True)), _time(unc.iloc[0], finite.get((m, "uncoded"), True))
-            few = min(a.n, b.n) < MIN_ITERATIONS
-            out.append((ds, m, code, INCONCLUSIVE if few else less(a, b),
-                        f"mean iteration time {_time_text(a)} against uncoded {_time_text(b)}, over {a.n} and "
-                        f"{b.n} iterations" + (" (too few for a verdict)" if few else "")))
+            both = finite.get((m, code), True) and finite.get((m, "uncoded"), True)
+            a, b = t[code].to_numpy(float), t["uncoded"].to_numpy(float)
+            if both:
+                e = paired_difference(a, b)
+                verdict = less(e, 0.0)
+                text = f"mean paired difference (code - uncoded) {e.text()} s per iteration"
+            else:
+                e = paired_sign(a, b)
+                verdict = greater(e, 0.5)
+                text = (f"uncoded's iteration time has no finite variance: the code is faster in {e.text('.2f')} of "
+                        f"the paired iterations (sign test)")
+            few = e.n < MIN_ITERATIONS
+            text += (f"; mean iteration time {Estimate.of(a).text()} s against uncoded {_plain(b)} s, over {e.n} "
+                     f"paired iterations" + (" (too few for a verdict)" if few else ""))
+            kind, paper = _coded_source(code)
+            out.append((m, datasets, code, kind, paper, INCONCLUSIVE if few else verdict, text))
     if not out:
-        return [row("M1", "coded schemes beat uncoded in running time",
-                    kind="paper", paper=f"{TANDON}: coded schemes cut the running time of the uncoded baseline (EC2 runs)",
+        return [row("M1", "coded schemes beat uncoded in running time", kind="paper",
+                    paper=f"{TANDON}: coded schemes cut the running time of the uncoded baseline (EC2 runs)",
                     setting="this run", measured="not measured: the run needs uncoded and at least one exact code",
                     criterion="needs both runs", verdict=INCONCLUSIVE)]
-    return [row(i, f"{code} beats uncoded in running time",
-                kind="paper", paper=f"{TANDON}: coded schemes cut the running time of the uncoded baseline (EC2 runs)",
-                setting=f"{ds}, {m} stragglers", measured=text,
-                criterion=f"Student-t 95% CIs over iterations: the code's interval below uncoded's holds, at or "
-                          f"above does not hold, overlapping is inconclusive; fewer than {MIN_ITERATIONS} "
-                          f"iterations, or a run whose iteration time has no finite variance (Pareto shape a, "
-                          f"(s + 1) a <= 2), is inconclusive",
+    return [row(i, f"{code} beats uncoded in running time", kind=kind, paper=paper,
+                setting=f"{m} stragglers injected into real MPI runs (not EC2's own stragglers); data sets {ds} "
+                        f"(the same delays: each iteration's time averaged over them)",
+                measured=text,
+                criterion=f"paired by iteration (the same injected delays): the Student-t 95% interval of the mean "
+                          f"difference wholly below 0 holds, at or above 0 does not hold, containing 0 is "
+                          f"inconclusive; where an iteration time has no finite variance (Pareto shape a, (s + 1) a "
+                          f"<= 2), a sign test: the Wilson interval of the fraction of iterations the code is faster "
+                          f"wholly above 1/2 holds, below does not hold; fewer than {MIN_ITERATIONS} pairs is "
+                          f"inconclusive",
                 verdict=verdict)
-            for i, (ds, m, code, verdict, text) in zip(ids("M1", len(out)), out)]
+            for i, (m, ds, code, kind, paper, verdict, text) in zip(ids("M1", len(out)), out)]
+
+
+def _plain(x) -> str:
+    """A mean without an interval (an iteration time that has no finite variance)."""
+    x = pd.Series(x).dropna()
+    return f"{x.mean():.3g} (no interval: no finite variance)" if len(x) else "not measured"
+
+
+def _coded_source(code: str) -> tuple:
+    """(kind, paper) of the M1 row of ``code``: Tandon et al.'s codes test their claim; the uncoded multi-message
+    scheme is Ozfatura, Gunduz and Ulukus's baseline, of which neither paper claims this, so it is our check."""
+    if code == "uc-mmc":
+        return "check", ("our check: UC-MMC (Ozfatura, Gunduz and Ulukus's uncoded multi-message baseline, load s + 1) "
+                         "against uncoded; neither paper states this comparison")
+    return "paper", f"{TANDON}: coded schemes cut the running time of the uncoded baseline (EC2 runs)"
 
 
 def _crc_row(log: pd.DataFrame, workers, stragglers, time_scale, models, seed) -> dict:
@@ -142,28 +180,61 @@ def _auc_rows(test: pd.DataFrame, exact_names: list, seed) -> list:
     ran = set(test["scheme"]) if len(test) else set()
     refs = [s for s in exact_names if s in ran]
     if "ignore" not in ran or not refs:
-        return [row("M4", "ignore-stragglers generalizes worse than exact codes", kind="paper", paper=paper, setting="this run",
-                    measured="not measured: the run needs ignore and an exact code with a test set",
+        return [row("M4", "ignore-stragglers generalizes worse than exact codes", kind="paper", paper=paper,
+                    setting="this run", measured="not measured: the run needs ignore and an exact code with a test set",
                     criterion="needs both runs", verdict=INCONCLUSIVE)]
     ref = refs[0]
     d = auc_difference(test, "ignore", ref, reps=BOOT_REPS, seed=seed)
     out = []
-    for _, r in d.iterrows():
-        e = Estimate(r["difference"], r["lo"], r["hi"], int(r["samples"]))
-        # greater(e, 0): holds when lo > 0; does not hold when hi <= 0, which includes the AUCs being equal in
-        # every resample ([0, 0]: ignore-stragglers is not worse here); inconclusive when lo <= 0 < hi.
-        out.append((r["dataset"], r["model"], greater(e, 0.0),
-                    f"final test AUC {r['auc_reference']:.4f} ({ref}) against {r['auc']:.4f} (ignore); difference "
-                    f"{e.text('.2g')} over {int(r['samples'])} test samples"))
+    for ds, g in d.groupby("dataset", sort=False):
+        sub = test[test["dataset"] == ds]
+        aucs = _final_aucs(sub)
+        saturated = len(set(round(v, 12) for v in aucs.values())) == 1
+        for models, r in _same_runs(sub, g):
+            e = Estimate(r["difference"], r["lo"], r["hi"], int(r["samples"]))
+            # greater(e, 0): holds when lo > 0; does not hold when hi <= 0; inconclusive when lo <= 0 < hi.
+            verdict = INCONCLUSIVE if saturated else greater(e, 0.0)
+            text = (f"final test AUC {r['auc_reference']:.4f} ({ref}) against {r['auc']:.4f} (ignore); difference "
+                    f"{e.text('.2g')} over {int(r['samples'])} test samples")
+            if saturated:
+                text += f"; saturated: every scheme's test AUC is {next(iter(aucs.values())):.5f}"
+            out.append((ds, models, verdict, text))
     return [row(i, "ignore-stragglers generalizes worse than exact codes", kind="paper", paper=paper,
-                setting=f"{ds}, {m} stragglers, after the same number of iterations; not the Amazon data",
+                setting=f"{ds}, {' and '.join(ms)} stragglers" + (" (the same workers ignored under both: one "
+                        "measurement)" if len(ms) > 1 else "") + ", after the same number of iterations; not the "
+                        "Amazon data",
                 measured=text,
                 criterion=f"paired bootstrap over the test set ({BOOT_REPS} resamples), 95% percentile interval of "
-                          f"AUC(exact) - AUC(ignore): wholly above 0 holds; at or below 0 (equal AUCs in every "
-                          f"resample included) does not hold; lower end at or below 0 and upper end above 0 is "
-                          f"inconclusive",
+                          f"AUC(exact) - AUC(ignore): wholly above 0 holds; at or below 0 does not hold; lower end "
+                          f"at or below 0 and upper end above 0 is inconclusive; every scheme with the same AUC (the "
+                          f"metric saturated) is inconclusive",
                 verdict=verdict)
-            for i, (ds, m, verdict, text) in zip(ids("M4", len(out)), out)]
+            for i, (ds, ms, verdict, text) in zip(ids("M4", len(out)), out)]
+
+
+def _final_aucs(test: pd.DataFrame) -> dict:
+    """``{(model, scheme): test AUC of the final parameters}`` of one data set's runs."""
+    from ..learning.problems import auc
+
+    return {k: auc(g.sort_values("sample")["score"].to_numpy(float), g.sort_values("sample")["label"].to_numpy())
+            for k, g in test.groupby(["model", "scheme"], sort=False)}
+
+
+def _same_runs(test: pd.DataFrame, diffs: pd.DataFrame):
+    """The rows of ``diffs`` (one per model) grouped by identical ignore-stragglers runs: models whose ignore run
+    scored every test sample the same are one measurement. Yields ``(models, first row)``."""
+    groups: list = []
+    for _, r in diffs.iterrows():
+        scores = test[(test["model"] == r["model"]) & (test["scheme"] == "ignore")].sort_values("sample")["score"]
+        scores = scores.to_numpy(float)
+        for grp in groups:
+            if np.array_equal(grp[0], scores):
+                grp[1].append(r["model"])
+                break
+        else:
+            groups.append((scores, [r["model"]], r))
+    for _, models, r in groups:
+        yield models, r
 
 
 def _overhead_rows(log: pd.DataFrame) -> list:
@@ -199,9 +270,9 @@ def judge(log: pd.DataFrame, test: pd.DataFrame, *, workers: int, stragglers: in
             schemes are exact are computed from them).
         models: compute-time models by name (default :data:`gclib.runtime.experiments.MODELS`).
     Returns:
-        ``M1*`` each exact code against uncoded (per data set and model), ``M2`` CRC against uncoded under the
+        ``M1*`` each exact code against uncoded (per model, paired by iteration), ``M2`` CRC against uncoded under the
         shifted exponential (closed forms), ``M3`` exact decoding, ``M4*`` ignore-stragglers' test AUC against
-        an exact code's (per data set and model), ``M5*`` measured against predicted iteration time (per scheme).
+        an exact code's (per data set and set of identical runs), ``M5*`` measured against predicted iteration time (per scheme).
     """
     from ..runtime.experiments import MODELS
 

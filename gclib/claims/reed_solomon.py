@@ -233,7 +233,7 @@ def _vandermonde_rows(vt: pd.DataFrame) -> list:
             parts.append(f"(n, s) = ({int(n)}, {int(s)}): ours {v:.3g}, reported {rep:.2g}")
         reported = "; ".join(f"({n}, {s}): {v[p]:.2g}" for (n, s), v in REPORTED_COND_VF.items())
         out.append(row(f"R13{'ab'[k]}", f"worst cond(V_F) matches the reported values ({p})",
-                       kind="paper", paper=f"reported values, from a secondary summary's own computation (not the paper): {reported}",
+                       kind="check", paper=f"reported values, from a secondary summary's own computation (not the paper): {reported}",
                        setting=f"Vandermonde matrix of the survivors' points, {p} on [-1, 1] in natural order, "
                                f"monomial basis, all C(n, s) straggler sets",
                        measured="; ".join(parts) if parts else "not measured",

@@ -25,7 +25,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from . import FAILS, HOLDS, INCONCLUSIVE, Estimate, all_hold, at_most, greater, ids, less, row, table
+from . import FAILS, HOLDS, INCONCLUSIVE, Z95, Estimate, all_hold, at_most, greater, ids, less, row, table
 
 #: Largest gap between a Monte Carlo mean and its closed form, in standard errors, that still agrees (with a few
 #: dozen points, an absolute z above 4 has a chance below 0.3% under agreement).
@@ -70,12 +70,12 @@ def _gain_at_ends(t: pd.DataFrame, model: str, setting: str):
 
 
 def z_scores(t: pd.DataFrame) -> pd.Series:
-    """``(mean_time - closed_form_time) / (ci95_time / 1.96)`` of the points with a closed form (0 where both the
+    """``(mean_time - closed_form_time) / (ci95_time / Z95)`` of the points with a closed form (0 where both the
     gap and the interval are zero)."""
     cf = t.dropna(subset=["closed_form_time"])
     cf = cf[np.isfinite(cf["closed_form_time"].astype(float))]
     gap = cf["mean_time"].astype(float) - cf["closed_form_time"].astype(float)
-    se = cf["ci95_time"].astype(float) / 1.959963984540054
+    se = cf["ci95_time"].astype(float) / Z95
     with np.errstate(divide="ignore", invalid="ignore"):
         z = np.where((se == 0) & (gap == 0), 0.0, gap / se)
     return pd.Series(z, index=cf.index)
@@ -106,7 +106,8 @@ def judge(t: pd.DataFrame, *, load_fraction: float, load: int, cluster_size: int
         lo_k, hi_k, a, b = _gain_at_ends(t, model, LOAD_FRACTION)
         rows.append(row(
             key, "at a fixed load fraction, GC's gain over uncoded grows with K",
-            kind="paper", paper=f"{_TANDON}: coding tolerates s stragglers with s proportional to n",
+            kind="reading", paper=f"our reading of {_TANDON}, who make no claim about scale: their codes take s "
+                                 f"proportional to n, so the gain should persist as n grows",
             setting=f"{model}; load r = {load_fraction:g} K; K = {lo_k} against K = {hi_k}",
             measured=f"gain {a.text('.3g')} at K = {hi_k}, {b.text('.3g')} at K = {lo_k}",
             criterion="paired 95% interval of the gain at the largest K above that at the smallest",
@@ -115,7 +116,8 @@ def judge(t: pd.DataFrame, *, load_fraction: float, load: int, cluster_size: int
         lo_k, hi_k, a, b = _gain_at_ends(t, model, CLUSTER_SIZE)
         rows.append(row(
             key, "at a fixed load, GC's gain over uncoded shrinks as K grows",
-            kind="paper", paper=f"{_TANDON}: a load r tolerates r - 1 stragglers, whatever n",
+            kind="reading", paper=f"our reading of {_TANDON}, who make no claim about scale: a fixed load r "
+                                 f"tolerates r - 1 stragglers whatever n, a vanishing fraction as n grows",
             setting=f"{model}; load r = {load}; K = {lo_k} against K = {hi_k}",
             measured=f"gain {a.text('.3g')} at K = {hi_k}, {b.text('.3g')} at K = {lo_k}",
             criterion="paired 95% interval of the gain at the largest K below that at the smallest",
@@ -127,7 +129,8 @@ def judge(t: pd.DataFrame, *, load_fraction: float, load: int, cluster_size: int
         worst = _worst(ks, v)
         rows.append(row(
             key, "GC-MMC is faster than GC at every K",
-            kind="paper", paper=f"{_MMC}: GC-MMC-1 well below GC",
+            kind="reading", paper=f"our reading of {_MMC}, Fig. 1 at K = 40 (GC-MMC-1 well below GC), extended to "
+                                 f"every K",
             setting=f"{model}; load r = {load}, order m = {order}, clusters of {cluster_size}; K = "
                     f"{', '.join(map(str, ks))}",
             measured=f"{v.count(HOLDS)} of {len(v)} K faster{worst}",
@@ -139,7 +142,8 @@ def judge(t: pd.DataFrame, *, load_fraction: float, load: int, cluster_size: int
              for k in ks]
         rows.append(row(
             key, "GC-MMC sends fewer messages than UC-MMC at every K",
-            kind="paper", paper=f"{_MMC}: GC-MMC's communication load below UC-MMC's",
+            kind="reading", paper=f"our reading of {_MMC}, Fig. 1 at K = 40 (GC-MMC's communication load below "
+                                 f"UC-MMC's), extended to every K",
             setting=f"{model}; load r = {load}, order m = {order}, clusters of {cluster_size}",
             measured=f"{v.count(HOLDS)} of {len(v)} K fewer{_worst(ks, v)}",
             criterion="95% interval of GC-MMC's mean messages below UC-MMC's at every K",
@@ -150,7 +154,8 @@ def judge(t: pd.DataFrame, *, load_fraction: float, load: int, cluster_size: int
         a, b = _time(_pick(t, model, CLUSTER_SIZE, "GC-MMC", k)), _time(_pick(t, model, CLUSTER_SIZE, "LCC", k))
         rows.append(row(
             key, "GC-MMC as fast as LCC at the largest K",
-            kind="paper", paper=f"{_MMC}: the GC-MMC schemes can perform as well as LCC",
+            kind="reading", paper=f"our reading of {_MMC}, Fig. 1 at K = 40 (the GC-MMC schemes can perform as "
+                                 f"well as LCC), extended to the largest K",
             setting=f"{model}; load r = {load}, order m = {order}, clusters of {cluster_size}; K = {k}",
             measured=f"GC-MMC {a.text('.4g')}, LCC {b.text('.4g')}",
             criterion=f"GC-MMC's mean time at most {AS_WELL_AS:g} x LCC's, beyond both 95% intervals",

@@ -63,8 +63,10 @@ def add_parser(sub):
     p.add_argument("--units", default=None, help="M of the lazy threshold: a number, count, decoding-max or "
                                                  "decoding-mean")
     p.add_argument("--D", type=count, default=10, help="lazy window (Chen et al.: 10)")
-    p.add_argument("--xi", type=checks.option(checks.real, low=0), default=None,
-                   help="weight per past difference (default 1/D wk, 10/D ps)")
+    real_xi = checks.option(checks.real, low=0)
+    p.add_argument("--xi", type=lambda v: "chen" if v == "chen" else real_xi(v), default=None,
+                   help="weight per past difference: a number, or chen (Chen et al.'s code: 1/D wk, 10/D ps); "
+                        "default 1/D for both triggers")
     p.add_argument("--warmup", default="silent", choices=("silent", "upload"),
                    help="first D iterations of a lazy scheme: silent = nobody uploads, the server steps with its "
                         "initial all-ones copies (Chen et al.'s code); upload = every unit uploads")

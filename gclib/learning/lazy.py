@@ -5,13 +5,23 @@ in LAGC, a group in G-LAG) and steps ``theta^{k+1} = theta^k - lr * decode(c)``.
 its content moved enough compared with how much the iterates moved lately:
 
 * right-hand side (both rules): ``rhs_k = xi / (lr^2 M^2) * sum_{d=1}^{D} ||theta^{k+1-d} - theta^{k-d}||^2``
-  with one weight ``xi`` for every ``d`` (Chen et al.'s code: ``D = 10``; ``xi = 1/D`` for the worker-side rule,
-  ``xi = 10/D`` for the server-side rule; ``M`` is the number of units aggregated);
+  with one weight ``xi`` for every ``d`` and ``M`` the number of units aggregated. gclib's default is
+  ``xi = 1/D`` for both rules (:func:`default_xi`); Chen et al.'s code uses ``D = 10`` and ``xi = 1/D`` for the
+  worker-side rule but ``xi = 10/D`` for the server-side rule (:func:`chen_xi`);
 * LAG-WK (worker side): unit ``u`` computes its fresh content ``g_u`` and uploads iff
   ``||g_u - c_u||^2 > rhs_k``;
 * LAG-PS (server side): the server asks unit ``u`` to compute and upload iff
   ``L_u^2 ||theta_hat_u - theta^k||^2 > rhs_k``, ``theta_hat_u`` the iterate of ``u``'s last upload and ``L_u``
   the smoothness constant of ``u``'s content as a function of ``theta``; units not asked compute nothing.
+
+Why the server-side default differs from Chen et al.'s: the server-side test bounds a unit's gradient change by
+``L_u ||theta_hat_u - theta||``, which is never smaller than the change itself, so with the *same* ``xi`` it asks
+every unit the worker-side test would upload, and the stale error it lets through obeys the worker-side bound
+``||sum_u (c_u - g_u)||^2 <= xi / lr^2 * sum_d ||theta^{k+1-d} - theta^{k-d}||^2``. With ``xi = 10/D`` that bound is
+ten times looser, and only the slack of ``L_u`` (large on Chen et al.'s problem, where each worker's curvature is
+dominated by one direction) keeps the iteration stable: where ``L_u`` is tight (a unit holding many samples of a
+well-spread design, such as a G-LAG group) the stale error outgrows the step and the iteration diverges.
+Notebook 06 measures both constants on a family of generic problems.
 
 The rules need ``D`` past iterate differences, so they start at iteration ``D`` (0-based). In the authors' code
 (``if iter>triggerslot``) no worker uploads before that: the server's stored gradients keep their initial value,
@@ -30,12 +40,21 @@ import numpy as np
 D_DEFAULT = 10
 
 
+#: The total weight ``D * xi`` of Chen et al.'s code, per rule.
+CHEN_WEIGHT = {"wk": 1.0, "ps": 10.0}
+
+
 def default_xi(trigger: str, D: int = D_DEFAULT) -> float:
-    """Chen et al.'s weight per past difference: ``1/D`` for ``"wk"``, ``10/D`` for ``"ps"``."""
-    if trigger == "wk":
+    """gclib's weight per past difference: ``1/D`` for both rules (see the module docstring)."""
+    if trigger in CHEN_WEIGHT:
         return 1.0 / D
-    if trigger == "ps":
-        return 10.0 / D
+    raise ValueError(f"trigger must be 'wk' or 'ps', got {trigger!r}")
+
+
+def chen_xi(trigger: str, D: int = D_DEFAULT) -> float:
+    """Chen et al.'s weight per past difference: ``1/D`` for ``"wk"``, ``10/D`` for ``"ps"``."""
+    if trigger in CHEN_WEIGHT:
+        return CHEN_WEIGHT[trigger] / D
     raise ValueError(f"trigger must be 'wk' or 'ps', got {trigger!r}")
 
 

@@ -37,7 +37,10 @@ Reconstructed details (the LAGC paper body was not available; each is a paramete
 
 * ``trigger`` of LAGC is worker side (our reading: LAG-WK's test applied to each coded message) and of G-LAG
   server side (our reading: the server waits for the fastest worker of each group it asks); both can be
-  switched.
+  switched, and notebook 06 runs every lazy scheme with both.
+* ``xi`` of the server-side rule is ``1/D`` like the worker side's, not the ``10/D`` of Chen et al.'s code, under
+  which LAG-PS and G-LAG diverge on plain regressions whose units' smoothness bounds are tight (see
+  :mod:`gclib.learning.lazy`); ``xi="chen"`` restores Chen et al.'s constants.
 * ``units`` (``M`` in the threshold) is the number of units aggregated (workers, groups) for LAG and G-LAG;
   for LAGC it defaults to the mean l1 norm of the CRC decoding coefficients (:func:`decoding_weight`), because
   with ``M = n`` the stale coded messages, multiplied by large decoding coefficients, make LAGC diverge.
@@ -89,7 +92,9 @@ class LazyScheme:
         name: display name (``"gd"``, ``"g-lag"``, ...).
         code: the gradient code (its ``n_parts`` must equal the problem's).
         trigger: ``None`` (every unit uploads every iteration), ``"wk"`` or ``"ps"``.
-        D: window of past iterate differences. xi: weight per difference (default Chen et al.'s for the trigger).
+        D: window of past iterate differences. xi: weight per difference: a number, ``None`` (gclib's default,
+            ``1/D`` for both triggers: :func:`gclib.learning.lazy.default_xi`) or ``"chen"`` (Chen et al.'s code:
+            ``1/D`` worker side, ``10/D`` server side: :func:`gclib.learning.lazy.chen_xi`).
         units: ``M`` of the threshold: an integer, ``"count"`` (the number of units, i.e. message classes),
             ``"decoding-max"`` or ``"decoding-mean"`` (the largest / mean l1 norm of the decoding coefficients
             over the code's straggler patterns, see :func:`decoding_weight`). ``None`` picks ``"count"``. For
@@ -111,7 +116,7 @@ class LazyScheme:
     code: GradientCode
     trigger: str | None = None
     D: int = lazy.D_DEFAULT
-    xi: float | None = None
+    xi: float | str | None = None
     units: int | str | None = None
     warmup: str = "silent"
     initial: float = 1.0
@@ -123,7 +128,9 @@ class LazyScheme:
             raise ValueError(f"warmup must be one of {list(WARMUPS)}, got {self.warmup!r}")
         checks.real("initial", self.initial)
         checks.integer("D", self.D, low=1)
-        if self.xi is not None:
+        if self.xi is not None and self.xi != "chen":
+            if isinstance(self.xi, str):
+                raise ValueError(f"xi must be a non-negative number, None or 'chen', got {self.xi!r}")
             checks.real("xi", self.xi, low=0)
         if not hasattr(self.code.rule, "msg_class"):
             raise ValueError(f"code '{self.code.name}' needs a threshold rule with message classes")
@@ -147,7 +154,11 @@ class LazyScheme:
 
     @property
     def weight(self) -> float:
-        return lazy.default_xi(self.trigger, self.D) if self.xi is None else float(self.xi)
+        if self.xi is None:
+            return lazy.default_xi(self.trigger, self.D)
+        if self.xi == "chen":
+            return lazy.chen_xi(self.trigger, self.D)
+        return float(self.xi)
 
     @property
     def exact(self) -> bool:
@@ -176,7 +187,7 @@ def code_names() -> list[str]:
 
 def make_scheme(name: str, workers: int, *, groups: int | None = None, stragglers: int | None = None,
                 code: str | GradientCode | None = None, trigger: str | None = "default", seed=0,
-                D: int = lazy.D_DEFAULT, xi: float | None = None, units=None, warmup: str = "silent",
+                D: int = lazy.D_DEFAULT, xi: float | str | None = None, units=None, warmup: str = "silent",
                 initial: float = 1.0) -> LazyScheme:
     """Build one of :data:`SCHEME_NAMES`.
 

@@ -233,6 +233,80 @@ def lag_synthetic(workers: int = 9, dim: int = 50, seed=0, reg: float = 0.0) -> 
                                                                        "seed": seed})
 
 
+#: The two feature designs of :func:`generic`.
+DESIGNS = ("gaussian", "correlated")
+#: The two losses of :func:`generic`.
+KINDS = ("linreg", "logistic")
+
+
+def _correlation_for(cond: float, dim: int) -> float:
+    """The ``rho`` whose ``dim x dim`` correlation matrix ``rho^|i - j|`` has condition number ``cond`` (by
+    bisection: the condition number rises with ``rho`` from 1 at ``rho = 0``)."""
+    if cond <= 1 or dim < 2:
+        return 0.0
+    i = np.arange(dim)
+
+    def kappa(rho):
+        ev = np.linalg.eigvalsh(rho ** np.abs(i[:, None] - i[None, :]))
+        return ev[-1] / ev[0]
+
+    lo, hi = 0.0, 1.0 - 1e-12
+    for _ in range(80):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if kappa(mid) < cond else (lo, mid)
+    return 0.5 * (lo + hi)
+
+
+def generic(kind: str = "linreg", design: str = "gaussian", cond: float = 10.0, seed=0, *, samples: int = 600,
+            dim: int = 20, parts: int = 12, noise: float = 0.1, reg: float | None = None) -> Problem:
+    """A generic regression or classification problem, one of a family on which every scheme should converge.
+
+    Features are ``x = L z`` with ``z`` standard normal and ``L L^T = C`` a covariance of condition number
+    ``cond``: for ``design="gaussian"`` ``C = Q diag(1 .. cond, log-spaced) Q^T`` with ``Q`` a random rotation;
+    for ``design="correlated"`` the correlation ``C_ij = rho^|i - j|`` (an AR(1) design) with ``rho`` chosen so
+    that ``C`` has condition number ``cond``. ``theta* ~ N(0, I / dim)``; linear regression: ``y = x theta* +
+    noise * N(0, 1)``; logistic regression: ``y = sign(x theta* + Logistic(0, 1))`` (labels +-1, never separable).
+
+    Args:
+        kind: one of :data:`KINDS`. design: one of :data:`DESIGNS`. cond: condition number of ``C``, at least 1.
+        seed: seed of the data. samples, dim, parts: sizes (contiguous parts). noise: linear regression's noise.
+        reg: L2 coefficient (default 0 for linear regression, ``1e-2`` for logistic regression, which keeps the
+            logistic problem's own conditioning within a few times ``cond``).
+    """
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {list(KINDS)}, got {kind!r}")
+    if design not in DESIGNS:
+        raise ValueError(f"design must be one of {list(DESIGNS)}, got {design!r}")
+    cond = checks.real("cond", cond, low=1)
+    samples, dim = checks.integer("samples", samples, low=2), checks.integer("dim", dim, low=1)
+    noise = checks.real("noise", noise, low=0)
+    reg = (0.0 if kind == "linreg" else 1e-2) if reg is None else checks.real("reg", reg, low=0)
+    checks.need_memory("generic problem", 8 * samples * dim * 3, sizes=f"samples = {samples}, dim = {dim}",
+                       lower="samples or dim")
+    rng = checks.generator(seed)
+    if design == "gaussian":
+        Q, _ = np.linalg.qr(rng.standard_normal((dim, dim)))
+        C = (Q * np.logspace(0, np.log10(cond), dim)) @ Q.T
+    else:
+        i = np.arange(dim)
+        C = _correlation_for(cond, dim) ** np.abs(i[:, None] - i[None, :])
+    X = rng.standard_normal((samples, dim)) @ np.linalg.cholesky(C).T
+    theta = rng.standard_normal(dim) / np.sqrt(dim)
+    z = X @ theta
+    if kind == "linreg":
+        y = z + noise * rng.standard_normal(samples)
+    else:
+        y = np.where(z + rng.logistic(size=samples) > 0, 1.0, -1.0)
+    name = f"{kind} {design} cond {cond:g} seed {seed}"
+    return Problem(name, kind, X, y, split_parts(samples, parts), reg,
+                   info={"kind": kind, "design": design, "cond": cond, "seed": seed})
+
+
+def family(kinds=KINDS, designs=DESIGNS, conds=(1.0, 10.0, 100.0), seeds=(0, 1), **kw) -> list:
+    """Every :func:`generic` problem of the grid ``kinds x designs x conds x seeds`` (``kw``: their sizes)."""
+    return [generic(k, d, c, s, **kw) for k in kinds for d in designs for c in conds for s in seeds]
+
+
 def tandon_logistic(n_samples: int = 5000, dim: int = 100, parts: int = 10, seed=0, reg: float | None = None,
                     test_fraction: float = 0.2) -> Problem:
     """Tandon et al.'s synthetic logistic data: ``beta* in {+-1}^d``; half the rows have mean

@@ -5,17 +5,25 @@
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
+import matplotlib.ticker as ticker
 import numpy as np
 import pandas as pd
 
 from ..learning.experiments import ORDER
 from . import PALETTE, time_label
 
-#: One colour per scheme of notebook 06.
+#: One colour per scheme of notebook 06: one hue per scheme, dark for the worker-side trigger, light for the
+#: server side.
 COLORS = {**PALETTE, "gc": PALETTE["crc"], "grouping": "#17becf", "lag-wk": PALETTE["lag"], "lag-ps": "#6baed6",
-          "lagc": "#9467bd", "g-lag": PALETTE["g-lag"]}
+          "lagc-wk": "#9467bd", "lagc-ps": "#c5b0d5", "g-lag-wk": PALETTE["g-lag"], "g-lag-ps": "#98df8a",
+          "lag-ps-chen": "#6baed6", "g-lag-ps-chen": "#98df8a"}
 #: Line style per warm-up of the LAG check (``"none"``: GD).
 STYLES = {"none": "-", "silent": "-", "upload": "--"}
+
+
+def _style(name: str) -> str:
+    """Solid for schemes without a trigger and the worker side, dashed for the server side."""
+    return "--" if "-ps" in name else "-"
 
 
 def _need(df: pd.DataFrame, columns, what: str):
@@ -77,7 +85,7 @@ def gap_curves(curves: pd.DataFrame, target: float):
     for name in [k for k in ORDER if k in set(curves.scheme)]:
         g = curves[curves.scheme == name]
         for ax, metric in zip(axes, ("time", "uploads", "computations")):
-            ax.semilogy(g[metric], g["gap"], label=name, color=COLORS[name])
+            ax.semilogy(g[metric], g["gap"], label=name, color=COLORS[name], ls=_style(name))
     for ax, metric in zip(axes, (time_label("simulated time"), "uploads", "partial-gradient computations")):
         ax.set_xlabel(metric)
         ax.axhline(target, color="grey", ls=":", lw=1)
@@ -100,9 +108,42 @@ def shapes(times: pd.DataFrame, target: float):
     for name in [k for k in ORDER if k in set(heavy.scheme)]:
         g = heavy[heavy.scheme == name]
         a = g.model.str.split().str[1].astype(float)
-        ax.plot(a, g["median"], marker="o", color=COLORS[name], label=name)
+        ax.plot(a, g["median"], marker="o", color=COLORS[name], label=name, ls=_style(name))
         ax.fill_between(a, g["q25"], g["q75"], color=COLORS[name], alpha=0.15, lw=0)
     ax.set(xlabel="Pareto shape (smaller = heavier tail)", ylabel=time_label(f"simulated time to gap {target:g}"),
            yscale="log", title=f"median and quartiles over {int(times['runs'].max())} seeds")
     ax.legend(fontsize=8, ncol=2)
+    return fig
+
+
+def family(totals: pd.DataFrame):
+    """Iterations to the target relative to GD's on the same problem, per scheme, over a family of problems (one
+    dot per problem, model and seed); runs that did not converge are drawn at the top, as crosses.
+
+    Args:
+        totals: :attr:`gclib.learning.experiments.Robustness.totals` (``problem, model, scheme, seed, status,
+            iterations``).
+    """
+    _need(totals, ("problem", "model", "scheme", "seed", "status", "iterations"), "family")
+    gd = totals[totals.scheme == "gd"].groupby("problem")["iterations"].max()
+    names = list(dict.fromkeys(totals.scheme))
+    fig, ax = plt.subplots(figsize=(9, 3.8), layout="constrained")
+    rel = totals["iterations"] / totals["problem"].map(gd)
+    ok = totals["status"] == "converged"
+    top = float(np.nanmax(rel[ok])) * 2 if ok.any() else 10.0
+    rng = np.random.default_rng(0)  # horizontal jitter only, so that dots do not hide each other
+    for i, name in enumerate(names):
+        m = totals.scheme == name
+        x = i + rng.uniform(-0.25, 0.25, int(m.sum()))
+        conv = ok[m].to_numpy()
+        ax.scatter(x[conv], rel[m][conv], s=12, color=COLORS.get(name), alpha=0.7)
+        if (~conv).any():
+            ax.scatter(x[~conv], np.full(int((~conv).sum()), top), marker="x", s=30, color="black")
+    ax.axhline(top, color="grey", lw=0.8, ls=":")
+    ax.text(-0.4, top, "x: did not converge (diverged or ran out of iterations)", ha="left", va="bottom", fontsize=8)
+    ax.set_xticks(range(len(names)), names, rotation=35, ha="right")
+    ax.set(yscale="log", ylabel="iterations / GD's iterations", ylim=(None, top * 1.6),
+           title=f"{totals.problem.nunique()} generic problems: iterations to the target")
+    ax.yaxis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.yaxis.set_minor_formatter(ticker.NullFormatter())
     return fig

@@ -3,8 +3,8 @@
 :func:`run_grid` launches one MPI job per (data set, compute-time model, scheme) with :func:`gclib.runtime.launch`
 and returns a :class:`Grid` of three tables: one row per run (``summary``), one per iteration (``log``) and one
 per test sample of each run's final parameters (``test``, for intervals on the test AUC). The functions below it
-read those tables only (no MPI): :func:`curve_table`, :func:`timing_table`, :func:`iteration_times`, :func:`overhead`,
-:func:`time_to_target` and :func:`auc_difference`.
+read those tables only (no MPI): :func:`curve_table`, :func:`timing_table`, :func:`iteration_times`,
+:func:`paired_times`, :func:`overhead`, :func:`time_to_target` and :func:`auc_difference`.
 
 All schemes of one (data set, model) pair use the same seed, so they see the same injected delays per worker and
 iteration (common random numbers); the data of a data set is the same in every run (its own seed, 0).
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..claims import Estimate
+from ..stats import Estimate
 from ..progress import progress as _progress
 from ..stragglers import Pareto, ShiftedExponential
 
@@ -141,6 +141,28 @@ def iteration_times(log: pd.DataFrame) -> pd.DataFrame:
         rows.append({**dict(zip(KEYS, key)), "iterations": len(g), "mean_time": e.value, "lo": e.lo, "hi": e.hi,
                      "mean_predicted": float(g["predicted"].mean())})
     return pd.DataFrame(rows, columns=KEYS + ["iterations", "mean_time", "lo", "hi", "mean_predicted"])
+
+
+def paired_times(log: pd.DataFrame) -> dict:
+    """The measured iteration times of every scheme, paired iteration by iteration, per model.
+
+    All schemes of a model see the same injected delays in iteration ``i`` (common random numbers), and so do
+    all data sets of that model (the delays do not depend on the data): the runs of one model on several data
+    sets are repeated measurements of the same delays. Each iteration's time is therefore averaged over the
+    data sets, and iteration ``i`` of one scheme is paired with iteration ``i`` of another.
+
+    Returns:
+        ``{model: DataFrame}``, each indexed by ``iteration`` with one column per scheme (seconds; NaN where a
+        scheme has no such iteration), and the data sets averaged in ``.attrs["datasets"]``.
+    """
+    out = {}
+    for m, sub in _groups(log, ["model"]):
+        m = m[0] if isinstance(m, tuple) else m
+        t = sub.pivot_table(index="iteration", columns="scheme", values="time", aggfunc="mean", sort=False)
+        t = t[list(dict.fromkeys(sub["scheme"]))]
+        t.attrs["datasets"] = list(dict.fromkeys(sub["dataset"]))
+        out[m] = t
+    return out
 
 
 def overhead(log: pd.DataFrame, by=("scheme",)) -> pd.DataFrame:
