@@ -4,6 +4,7 @@
 * intervals of one sample: :func:`mean_ci` (normal, for Monte Carlo means over many trials), :meth:`Estimate.of`
   (Student-t, for a handful of runs or iterations), :meth:`Estimate.median` (order statistics, no moments
   needed), :func:`wilson` and :func:`proportion` (a fraction of successes);
+* :func:`percentile_interval`: a bootstrap's 95% interval;
 * paired comparisons, for samples drawn with common random numbers (trial ``i`` of both under the same draws, or
   iteration ``i`` of two runs under the same injected delays): :func:`paired_difference` (the mean of ``a - b``),
   :func:`paired_change` (``mean(a) / mean(b) - 1`` by the delta method), :func:`paired_sign` (the fraction of
@@ -159,6 +160,17 @@ def proportion(k: int, n: int) -> Estimate:
     return Estimate(k / n, min(lo, k / n), max(hi, k / n), n)
 
 
+def percentile_interval(point: float, draws) -> tuple[float, float]:
+    """The 95% percentile bootstrap interval of a statistic whose value on the data is ``point``, from its values
+    on resamples ``draws`` (finite ones), widened to hold ``point``; ``(nan, nan)`` without a finite draw."""
+    d = np.asarray(draws, dtype=float)
+    d = d[np.isfinite(d)]
+    if d.size == 0:
+        return math.nan, math.nan
+    lo, hi = np.quantile(d, [0.025, 0.975])
+    return min(float(point), float(lo)), max(float(point), float(hi))
+
+
 def _pairs(a, b) -> tuple[np.ndarray, np.ndarray]:
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     if a.shape != b.shape or a.ndim != 1:
@@ -270,4 +282,4 @@ def paired_matrix(x) -> PairedMatrix:
 
 
 __all__ = ["Estimate", "PairedMatrix", "Z95", "mean_ci", "paired_change", "paired_difference", "paired_matrix",
-           "paired_sign", "proportion", "wilson"]
+           "paired_sign", "percentile_interval", "proportion", "wilson"]

@@ -80,3 +80,10 @@ def test_claims_uses_the_same_estimate():
     from gclib import claims
 
     assert claims.Estimate is Estimate and claims.wilson is stats.wilson and claims.Z95 == stats.Z95
+
+
+def test_percentile_interval_holds_the_point():
+    draws = np.arange(1.0, 1001.0)  # quantiles 0.025 and 0.975 of 1..1000: 25.975 and 975.025
+    assert stats.percentile_interval(500.0, draws) == pytest.approx((25.975, 975.025))
+    assert stats.percentile_interval(2000.0, np.append(draws, math.nan)) == pytest.approx((25.975, 2000.0))
+    assert all(math.isnan(x) for x in stats.percentile_interval(1.0, [math.nan]))

@@ -246,7 +246,7 @@ def _family_rows(family: pd.DataFrame, setting: str) -> list:
         for t in TRIGGERS:
             for base, (kind, claim, paper, criterion) in CLAIMS.items():
                 ok = pd.Series(per[(base, t)])
-                rows.append(row(f"F{base}-{t}:{short(model)}", claim + " (on the family)", kind=kind, paper=paper,
+                rows.append(row(f"F{base}-{t}:{short(model)}", f"{claim}, on the family", kind=kind, paper=paper,
                                 setting=f"{model}; {TRIGGER_WORDS[t]} for every lazy scheme; {setting}",
                                 measured=f"holds {_seeds(ok, 'problems')}",
                                 criterion=f"on each problem: {criterion.replace('; majority of seeds', '')}, on "

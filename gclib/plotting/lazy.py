@@ -110,8 +110,9 @@ def shapes(times: pd.DataFrame, target: float):
         a = g.model.str.split().str[1].astype(float)
         ax.plot(a, g["median"], marker="o", color=COLORS[name], label=name, ls=_style(name))
         ax.fill_between(a, g["q25"], g["q75"], color=COLORS[name], alpha=0.15, lw=0)
-    ax.set(xlabel="Pareto shape (smaller = heavier tail)", ylabel=time_label(f"simulated time to gap {target:g}"),
+    ax.set(xlabel="Pareto shape (smaller = heavier tail; mean 1)", ylabel=time_label(f"simulated time to gap {target:g}"),
            yscale="log", title=f"median and quartiles over {int(times['runs'].max())} seeds")
+    _plain_log_ticks(ax)
     ax.legend(fontsize=8, ncol=2)
     return fig
 
@@ -144,6 +145,12 @@ def family(totals: pd.DataFrame):
     ax.set_xticks(range(len(names)), names, rotation=35, ha="right")
     ax.set(yscale="log", ylabel="iterations / GD's iterations", ylim=(None, top * 1.6),
            title=f"{totals.problem.nunique()} generic problems: iterations to the target")
+    _plain_log_ticks(ax)
+    return fig
+
+
+def _plain_log_ticks(ax):
+    """Plain numbers (``200``, not ``2 x 10^2``) on a log y axis, major ticks only."""
+    ax.yaxis.set_major_locator(ticker.LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
     ax.yaxis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:g}"))
     ax.yaxis.set_minor_formatter(ticker.NullFormatter())
-    return fig

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..stats import Estimate
+from ..stats import Estimate, percentile_interval
 from ..progress import progress as _progress
 from ..stragglers import Pareto, ShiftedExponential
 
@@ -252,10 +252,8 @@ def auc_difference(test: pd.DataFrame, scheme: str, reference: str, *, reps: int
         auc_b = float(_auc_rows(sb[None], pos[None])[0])
         idx = rng.integers(0, len(pos), size=(reps, len(pos)))
         diff = _auc_rows(sb[idx], pos[idx]) - _auc_rows(sa[idx], pos[idx])
-        diff = diff[np.isfinite(diff)]
         d = auc_b - auc_a
-        lo, hi = (min(d, float(np.quantile(diff, 0.025))), max(d, float(np.quantile(diff, 0.975)))) if diff.size \
-            else (math.nan, math.nan)
+        lo, hi = percentile_interval(d, diff)
         rows.append({"dataset": ds, "model": m, "auc": auc_a, "auc_reference": auc_b, "difference": d, "lo": lo,
                      "hi": hi, "samples": len(pos), "reps": reps})
     return pd.DataFrame(rows, columns=["dataset", "model", "auc", "auc_reference", "difference", "lo", "hi",
