@@ -16,10 +16,13 @@ export PYTHONPATH := $(CURDIR)$(if $(PYTHONPATH),:$(PYTHONPATH))
 .PHONY: setup reproduce test bench lab docs lock clean
 
 $(VENV)/.installed: pyproject.toml requirements.lock
-	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	@test -x $(PY) || { echo "setup: creating $(VENV)"; $(PYTHON) -m venv $(VENV); }
+	@echo "setup: installing the $$(grep -c '==' requirements.lock) pinned packages of requirements.lock into $(VENV) (minutes on a first run)"
 	$(PY) -m pip install --quiet -r requirements.lock
+	@echo "setup: installing gclib from this checkout (editable)"
 	$(PY) -m pip install --quiet --no-deps -e .
-	touch $@
+	@touch $@
+	@echo "setup: done"
 
 setup: $(VENV)/.installed
 
@@ -52,8 +55,11 @@ lab: setup
 # The documentation site in build/docs (open build/docs/index.html): the guide (docs/*.md), the notebooks as the last
 # `make reproduce` executed them (never run here) and the API reference from the docstrings; warnings are errors.
 docs: setup
+	@echo "docs: staging the guide, the executed notebooks and the API pages into build/docs-src"
 	$(PY) docs/stage.py build/docs-src
-	$(PY) -m sphinx -W --keep-going -q -E -c docs -b html build/docs-src build/docs
+	@echo "docs: building the site with Sphinx (its progress below; every warning is an error)"
+	$(PY) -m sphinx -W --keep-going -E -c docs -b html build/docs-src build/docs
+	@echo "docs: open build/docs/index.html"
 
 # Refresh requirements.lock to the newest versions pyproject.toml allows (then run `make test` before committing).
 lock: setup

@@ -405,15 +405,21 @@ def notebook(stem: str, namespace: MutableMapping[str, Any], /) -> None:
     1. ``profile`` must name a table of ``profiles.toml`` (the one in the working directory, i.e. beside the
        notebook, else the repository's ``notebooks/profiles.toml``). The values of ``[PROFILE."STEM"]`` replace
        those of the parameters cell, except the ones papermill injected (``papermill -p`` and ``gclib reproduce``
-       win over the profile). The parameters cell holds the ``full`` values, so ``profile = "quick"`` set by hand
-       is enough to run the quick profile.
-    2. A run of any profile but ``full`` never writes into the committed figures: when ``figures_dir`` was not
-       injected and names a folder called ``figures`` (the cell's ``../figures``), it becomes
-       ``build/figures/PROFILE`` beside it (``../build/figures/quick``; relative stays relative, so the index's
+       win over the profile) and the ones edited by hand (a value that differs from the committed parameters
+       cell wins, and a line in capitals says which were kept). The parameters cell holds the ``full`` values,
+       so ``profile = "quick"`` set by hand is enough to run the quick profile.
+    2. ``figures_dir`` not injected and relative (the cell's ``../figures``) is relative to the notebook's folder
+       (:func:`notebook_folder`), whatever the working directory: from the repository's root, papermill writes
+       into the repository's folders, never beside the checkout; without a known notebook folder a relative path
+       that leaves the working directory is refused.
+    3. A run of any profile but ``full`` never writes into the committed figures: when ``figures_dir`` was not
+       injected and names a folder called ``figures``, it becomes ``build/figures/PROFILE`` beside it
+       (``../build/figures/quick``; relative stays relative when run from the notebook's folder, so the index's
        links still resolve); an injected ``figures_dir`` that is the repository's ``figures/`` is refused.
-    3. ``profile``, ``figures_dir`` and every parameter of the notebook's parameters cell are checked.
+    4. ``profile``, ``figures_dir`` and every parameter of the notebook's parameters cell are checked.
 
-    Prints one line saying what the profile changed, when it changed anything.
+    Prints one line saying what the profile changed, when it changed anything, and one saying which values set by
+    hand it kept.
 
     Raises:
         ValueError: naming the first bad parameter, its value and what is allowed.
@@ -421,9 +427,13 @@ def notebook(stem: str, namespace: MutableMapping[str, Any], /) -> None:
     if stem not in NOTEBOOKS:
         raise ValueError(f"no parameter checks for notebook {stem!r}; known: {sorted(NOTEBOOKS)}")
     applied = apply_profile(stem, namespace)
+    kept = applied.pop(None, {})
     check("figures_dir", _n(namespace, "figures_dir"), str, min_len=1)
     if applied:
         print(f"profile {namespace['profile']!r}: " + ", ".join(f"{k} = {v!r}" for k, v in applied.items()))
+    if kept:
+        print(f"KEPT YOUR VALUES (set by hand in the parameters cell, so the {namespace['profile']!r} profile does not "
+              f"replace them): " + ", ".join(f"{k} = {v!r} (the profile has {p!r})" for k, (v, p) in kept.items()))
     NOTEBOOKS[stem](namespace)
 
 
@@ -458,9 +468,50 @@ def profiles_file():
     return here if here.is_file() else PROFILES
 
 
+def committed_defaults(stem: str) -> dict | None:
+    """The literal values of the parameters cell of the repository's ``notebooks/STEM.ipynb`` (the ``full``
+    profile as committed), or ``None`` when there is no such notebook (an installed package without a
+    checkout) or its cell cannot be read."""
+    import ast
+    import json
+
+    from .reproduce import NOTEBOOKS as FOLDER
+
+    path = FOLDER / f"{stem}.ipynb"
+    try:
+        cells = json.loads(path.read_text())["cells"]
+        src = next("".join(c["source"]) for c in cells if "parameters" in c.get("metadata", {}).get("tags", []))
+        tree = ast.parse(src)
+    except (OSError, ValueError, KeyError, StopIteration, SyntaxError, TypeError):
+        return None
+    out = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            try:
+                out[node.targets[0].id] = ast.literal_eval(node.value)
+            except ValueError:
+                continue
+    return out
+
+
+def notebook_folder():
+    """The folder a notebook's relative paths (its ``figures_dir = "../figures"``) are relative to: the working
+    directory when it holds a ``profiles.toml`` (the notebooks folder, where Jupyter and ``gclib reproduce`` run a
+    notebook), else the repository's ``notebooks/`` when gclib runs from a checkout, else ``None`` (no
+    notebook folder is known)."""
+    from pathlib import Path
+
+    from .reproduce import PROFILES
+
+    if (Path.cwd() / "profiles.toml").is_file():
+        return Path.cwd()
+    return PROFILES.parent if PROFILES.is_file() else None
+
+
 def apply_profile(stem: str, namespace: MutableMapping[str, Any]) -> dict:
     """Steps 1 and 2 of :func:`notebook`: set the profile's values and the figures folder in ``namespace``;
-    return what changed, ``{name: new value}``."""
+    return what changed, ``{name: new value}``, and under the key ``None`` the values set by hand that were kept
+    (``{name: (kept value, the profile's value)}``)."""
     from pathlib import Path
 
     from .reproduce import FIGURES, load_profiles
@@ -469,12 +520,27 @@ def apply_profile(stem: str, namespace: MutableMapping[str, Any]) -> dict:
     profiles = load_profiles(profiles_file())
     check("profile", profile, choices=sorted(profiles))
     injected = injected_names(namespace)
-    changed = {}
+    changed, kept = {}, {}
     if profile != "full":
+        committed = committed_defaults(stem)
         for name, value in profiles[profile].get(stem, {}).items():
-            if name not in injected and namespace.get(name, _MISSING) != value:
-                namespace[name] = changed[name] = value
+            now = namespace.get(name, _MISSING)
+            if name in injected or now == value:
+                continue
+            if committed is not None and name in committed and now is not _MISSING and now != committed[name]:
+                kept[name] = (now, value)  # edited by hand in the parameters cell: the explicit knob wins
+                continue
+            namespace[name] = changed[name] = value
     fig = check("figures_dir", _n(namespace, "figures_dir"), str, min_len=1)
+    if "figures_dir" not in injected and not Path(fig).is_absolute():
+        folder = notebook_folder()
+        if folder is None:
+            if ".." in Path(fig).parts:
+                raise ValueError(f"parameter figures_dir = {fig!r} is relative to the notebook's folder, which is "
+                                 f"not known here (no profiles.toml in {Path.cwd()} and no gclib checkout): run the "
+                                 f"notebook from its folder, or pass figures_dir (papermill -p figures_dir DIR)")
+        elif folder.resolve() != Path.cwd().resolve():
+            fig = namespace["figures_dir"] = changed["figures_dir"] = str((folder / fig).resolve())
     if profile != "full":
         if "figures_dir" in injected:
             if Path(fig).resolve() == FIGURES.resolve():
@@ -482,6 +548,8 @@ def apply_profile(stem: str, namespace: MutableMapping[str, Any]) -> dict:
                                  f"{profile!r} (only the full profile writes there), got {fig!r} (str)")
         elif Path(fig).name == "figures":
             namespace["figures_dir"] = changed["figures_dir"] = str(Path(fig).parent / "build" / "figures" / profile)
+    if kept:
+        changed[None] = kept
     return changed
 
 

@@ -150,8 +150,9 @@ def _kernel_manager_class():
 
 
 def run_notebook(path: Path, profile: str = "full", out_dir: Path | None = None, figures_dir: Path | None = None,
-                 extra: dict | None = None, profiles: dict | None = None) -> RunResult:
-    """Execute one notebook with its profile parameters; never raises for a failing notebook."""
+                 extra: dict | None = None, profiles: dict | None = None, progress: bool = False) -> RunResult:
+    """Execute one notebook with its profile parameters; never raises for a failing notebook. With ``progress``,
+    a bar on stderr counts its cells done (removed when the notebook ends)."""
     import papermill as pm
 
     profiles = load_profiles() if profiles is None else profiles
@@ -171,7 +172,8 @@ def run_notebook(path: Path, profile: str = "full", out_dir: Path | None = None,
     t0 = time.perf_counter()
     try:
         with _inline_figures():
-            pm.execute_notebook(str(path), str(out), parameters=params, cwd=str(path.parent), progress_bar=False,
+            bar = {"desc": f"  {path.stem}", "leave": False, "file": sys.stderr} if progress else False
+            pm.execute_notebook(str(path), str(out), parameters=params, cwd=str(path.parent), progress_bar=bar,
                                 kernel_name="python3", log_output=False,
                                 kernel_manager_class=_kernel_manager_class())
         r = RunResult(path.stem, True, time.perf_counter() - t0, params, output=str(out), **meta)
@@ -407,6 +409,20 @@ def _manifest_paths(executed, figures_dir, near: Path | None) -> list[Path]:
     return out
 
 
+def duration_text(manifest: Path = FIGURES / MANIFEST) -> str:
+    """How long the run recorded in ``manifest`` took, in one sentence rendered from it (the README says this, so
+    that its timings stay those of the last full run): the total, the longest notebook, and the machine's
+    platform."""
+    m = checked_manifest(manifest)
+    nbs = m["notebooks"]
+    total = sum(float(v.get("duration_s", 0.0)) for v in nbs.values())
+    longest = max(nbs, key=lambda k: float(nbs[k].get("duration_s", 0.0)))
+    minutes = max(1, round(total / 60))
+    return (f"The last `{m['profile']}` run took {minutes} minute{'s' if minutes != 1 else ''} for its {len(nbs)} "
+            f"notebooks (the longest, `{longest}`, {nbs[longest]['duration_s']:.0f} s; recorded in "
+            f"`{manifest.parent.name}/{manifest.name}`).")
+
+
 def figure_file(figure, figures_dir=None) -> Path:
     """The file named by ``figure``: a path to a file, or the name of one in the figures folder (``04_fig1`` for
     ``figures/04_fig1.png``). Raises ValueError when there is no such file."""
@@ -460,7 +476,8 @@ def trace(figure, executed=EXECUTED, figures_dir=None) -> list[dict]:
 
 
 def main(profile: str = "full", only=None, figures_dir=None, out_dir=None, notebooks_dir=None) -> int:
-    """Run the suite; print a line per notebook and a summary; return 0 when every notebook passed.
+    """Run the suite; print a line per notebook and a summary; return 0 when every notebook passed. On a
+    terminal, a bar on stderr counts the cells of the notebook that runs.
 
     ``notebooks_dir`` (default ``notebooks/``) holds the notebooks and their ``profiles.toml``. The manifest
     (``manifest.json`` beside the executed notebooks) is updated after every notebook.
@@ -488,9 +505,13 @@ def main(profile: str = "full", only=None, figures_dir=None, out_dir=None, noteb
     t0 = time.perf_counter()
     env = environment()
     exec_dir = Path(out_dir or EXECUTED / profile)
+    live = sys.stderr.isatty()  # a terminal: a bar counts each notebook's cells, then its line is printed
     for p in paths:
-        print(f"  {p.stem:32s} ", end="", flush=True)
-        r = run_notebook(p, profile, out_dir=out_dir, figures_dir=figures_dir, profiles=profiles)
+        if not live:
+            print(f"  {p.stem:32s} ", end="", flush=True)
+        r = run_notebook(p, profile, out_dir=out_dir, figures_dir=figures_dir, profiles=profiles, progress=live)
+        if live:
+            print(f"  {p.stem:32s} ", end="", flush=True)
         results.append(r)
         write_manifest(exec_dir, profile, [r], env, figures_dir)
         if profile == FULL and _is_committed_figures(figures_dir):  # the record committed with the figures

@@ -149,3 +149,14 @@ def test_readme_what_is_where_matches_the_tree():
                if p.name not in ("__init__.py", "__main__.py")}
     packages = {str(p.parent.relative_to(ROOT)) + "/" for p in (ROOT / "gclib").glob("*/__init__.py")}
     assert not sorted((modules | packages) - set(paths)), "modules of gclib missing from the README's What is where"
+
+
+def test_readme_states_the_duration_of_the_last_full_run():
+    """The README's timing of `make reproduce` is rendered from figures/manifest.json, never typed by hand."""
+    from gclib import reproduce
+
+    text = (ROOT / "README.md").read_text()
+    a = text.index("<!-- duration -->") + len("<!-- duration -->")
+    b = text.index("<!-- /duration -->")
+    expected = reproduce.duration_text(ROOT / "figures" / "manifest.json")
+    assert text[a:b] == expected, f"paste into the README: {expected}"
