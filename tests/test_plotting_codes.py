@@ -1,10 +1,11 @@
-"""Figures of notebooks 02 and 03 (gclib.plotting.reed_solomon, gclib.plotting.comm_efficient) on tiny tables."""
+"""Figures of notebooks 01, 02 and 03 (gclib.plotting.tandon, reed_solomon, comm_efficient) on tiny tables."""
 from __future__ import annotations
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
@@ -77,4 +78,40 @@ def test_measured_vs_simulated_has_a_residual_panel_with_the_band():
     assert ys == pytest.approx([-0.05, 0.05, 0.25])  # the residuals, the 25% one outside the band
     band = res.patches[0].get_extents().transformed(res.transData.inverted())
     assert band.y0 == pytest.approx(-0.10) and band.y1 == pytest.approx(0.10)
+    plt.close(fig)
+
+
+def test_completion_time_shows_the_monte_carlo_against_the_closed_form():
+    from gclib.plotting import tandon
+
+    rows = [{"model": m, "scheme": s, "value": v, "mean_time": t * (1 + 0.01 * v), "ci95_time": 0.02,
+             "closed_form_time": t if s != "ignore" else float("nan")}
+            for m in ("A", "B") for s, t in (("uncoded", 1.0), ("ignore", 0.5)) for v in (0, 1, 2)]
+    fig = tandon.completion_time(pd.DataFrame(rows))
+    top, top_b, dev, dev_b = fig.axes  # two columns: the times, then the relative deviation
+    assert top.get_title() == "A" and top.get_yscale() == "log"
+    assert len(top.lines) == 4  # per scheme: the closed form (wide) and the Monte Carlo
+    assert len(dev.lines) == 2  # the deviation of uncoded (ignore has no closed form) and the zero line
+    np.testing.assert_allclose(dev.lines[0].get_ydata(), [0.0, 0.01, 0.02])
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == ["uncoded", "ignore"]
+    plt.close(fig)
+
+
+def test_scale_figures_name_the_curves_that_stop_early():
+    from gclib.plotting import scale as sp
+
+    rows = [{"model": "M", "setting": st, "K": k, "scheme": s, "mean_time": 1.0 + k / 1000, "ci95_time": 0.01,
+             "closed_form_time": 1.0, "gain": 1.5, "gain_lo": 1.4, "gain_hi": 1.6, "messages_per_worker": 2.0}
+            for st in ("load fraction", "cluster size") for k in (40, 400, 4000) for s in ("GC", "UC-MMC")
+            if not (s == "UC-MMC" and st == "load fraction" and k > 400)]
+    t = pd.DataFrame(rows)
+    for draw in (sp.completion_time, sp.gain, sp.messages):
+        fig = draw(t)
+        assert len(fig.axes) == 2 and fig.axes[0].get_xscale() == "log"
+        title = fig.legends[0].get_title().get_text()
+        assert "UC-MMC end at K = 400 (load a fixed fraction of K)" in title
+        plt.close(fig)
+    full = t[t.scheme == "GC"]
+    fig = sp.completion_time(full)
+    assert fig.legends[0].get_title().get_text() == ""  # no curve stops early
     plt.close(fig)

@@ -50,7 +50,7 @@ def test_budget_has_a_line_per_load_and_skips_empty_budgets():
                          for m in ("a", "b") for load in ("mean_messages", "mean_cluster_messages")
                          for b in (1, 2, 4, 8)])
     fig = mmc_design.budget(best)
-    assert len(fig.axes) == 2 and [len(ax.lines) for ax in fig.axes] == [2, 2]
-    assert len(fig.axes[0].texts) == 4  # per load, a label where the best design changes (x, then y once)
-    assert "model time units" in fig.axes[0].get_ylabel()
+    assert len(fig.axes) == 4 and [len(ax.lines) for ax in fig.axes] == [1, 1, 1, 1]  # loads x models
+    assert [len(ax.texts) for ax in fig.axes] == [2, 2, 2, 2]  # a label where the best design changes (x, then y)
+    assert "model time units" in fig.axes[0].get_ylabel() and "until completion" in fig.axes[0].get_ylabel()
     plt.close(fig)

@@ -51,6 +51,18 @@ def color(name: str):
     return PALETTE.get(name)
 
 
+def plain_log(ax, axis: str = "y", subs=(1.0, 2.0, 5.0)):
+    """A log scale on ``axis`` with plain tick labels (``200``, ``0.3``; not ``2 x 10^2``) at ``subs`` of every
+    decade, major ticks only, so that even a narrow range has several labelled ticks."""
+    from matplotlib import ticker
+
+    getattr(ax, f"set_{axis}scale")("log")
+    a = getattr(ax, f"{axis}axis")
+    a.set_major_locator(ticker.LogLocator(base=10, subs=subs))
+    a.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+    a.set_minor_locator(ticker.NullLocator())
+
+
 def save(fig, data: pd.DataFrame, name: str, figures_dir) -> Path:
     """Write ``name.png`` and ``name.csv`` (the data behind the figure) into ``figures_dir``."""
     d = Path(figures_dir)

@@ -28,7 +28,7 @@ def intervals(rec: pd.DataFrame, shown: int = SHOWN):
         ax.hlines(y, v["lo"] / tv, v["hi"] / tv, colors=col, lw=1)
         ax.scatter(v["estimate"] / tv, y, c=col, s=6, zorder=3)
         ax.axvline(1.0, color="k", lw=0.8)
-        ax.set_title(f"{truth}\n{p}: covered {int(g['covered'].sum())}/{len(g)}", fontsize=6)
+        ax.set_title(f"{truth}\n{p}: covered {int(g['covered'].sum())}/{len(g)}", fontsize=8)
         ax.xaxis.set_major_locator(MaxNLocator(3))
         ax.tick_params(axis="x", labelsize=7)
     axes[0][0].set_ylabel("repetition")
@@ -45,18 +45,19 @@ def trace_fit(trace: np.ndarray, report, time_scale_label: str = "s"):
 
     per_worker, _, _ = samples(Timings.from_array(np.asarray(trace, dtype=float)))
     x = np.sort(per_worker)
-    fig, ax = plt.subplots(figsize=(DOUBLE / 2, 2.8))
-    ax.step(x, np.arange(1, x.size + 1) / x.size, where="post", color="k", lw=1.2, label="measured")
+    fig, ax = plt.subplots(figsize=(DOUBLE * 0.62, 3.6), layout="constrained")
+    ax.step(x, np.arange(1, x.size + 1) / x.size, where="post", color="k", lw=1.4, label="measured")
     grid = np.linspace(x.min() * 0.9, x.max() * 1.05, 400)
     for f in report.fits:
         if f.per_task:
             continue
-        ax.plot(grid, f.cdf(grid), lw=1, label=f"{f.name} (KS {f.ks:.3f}, p {f.p_value:.2g})")
-    ax.set_xlabel(f"mean task time of a worker in an iteration ({time_scale_label})")
+        ax.plot(grid, f.cdf(grid), lw=1.2, label=f"{f.name}: KS {f.ks:.3f}, p {f.p_value:.2g}")
+    ax.set_xlabel(f"a worker's mean task time in an iteration ({time_scale_label})")
     ax.set_ylabel("fraction of (iteration, worker)")
-    ax.legend(fontsize=6, loc="lower right")
+    ax.set_title("measured trace against the fitted per-worker models", fontsize=10)
+    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=1,
+              title="goodness of fit (Kolmogorov-Smirnov)", title_fontsize=8)
     ax.grid(True, alpha=0.3)
-    fig.tight_layout()
     return fig
 
 
@@ -76,11 +77,11 @@ def predicted_vs_real(real: pd.DataFrame, log: pd.DataFrame, rel: float):
                fmt="s", ms=4, color="tab:blue", label="advice's prediction")
     a.errorbar(real["mean_time"], y - 0.12, xerr=[real["mean_time"] - real["lo"], real["hi"] - real["mean_time"]],
                fmt="o", ms=4, color="tab:orange", label="real runs (gclib run)")
-    a.set_yticks(y, [f"{r.role}:\n{r.label}" for r in real.itertuples()], fontsize=7)
+    a.set_yticks(y, [f"{r.role}:\n{r.label}" for r in real.itertuples()], fontsize=8)
     a.set_ylim(-0.5, len(real) - 0.5)
     a.set_xlabel("mean iteration time (s)")
     handles, labels = a.get_legend_handles_labels()
-    a.legend(handles + [Patch(color="0.85")], labels + [f"prediction +/- {rel:.0%}"], fontsize=6, loc="best")
+    a.legend(handles + [Patch(color="0.85")], labels + [f"prediction +/- {rel:.0%}"], fontsize=8, loc="best")
     a.grid(True, axis="x", alpha=0.3)
     for role, g in log.groupby("role", sort=False):
         b.scatter(g["predicted"], g["time"], s=6, alpha=0.6, label=f"{role}: {g['label'].iloc[0]}")
@@ -90,7 +91,7 @@ def predicted_vs_real(real: pd.DataFrame, log: pd.DataFrame, rel: float):
     b.set_ylim(lim)
     b.set_xlabel("simulated time of its injected delays (s)")
     b.set_ylabel("real iteration time (s)")
-    b.legend(fontsize=6, loc="upper left")
+    b.legend(fontsize=8, loc="upper left")
     b.grid(True, alpha=0.3)
     fig.tight_layout()
     return fig

@@ -58,7 +58,7 @@ def iteration_time(itime: pd.DataFrame, title: str = ""):
     Returns:
         the matplotlib Figure (two axes).
     """
-    fig, ax = plt.subplots(1, 2, figsize=(DOUBLE, 3.2))
+    fig, ax = plt.subplots(1, 2, figsize=(DOUBLE, 4.0), layout="constrained")
     coded = itime[itime["scheme"].isin(["ye-abbe", "kadhe"])]
     errorbars(ax[0], coded, "m", "mean_time", "ci95_time", "scheme")
     for name in ["crc", "uncoded"]:
@@ -66,15 +66,14 @@ def iteration_time(itime: pd.DataFrame, title: str = ""):
         if len(v):
             ax[0].axhline(v.iloc[0], color=color(name), ls="--", lw=1, label=f"{name} (m = 1)")
     ax[0].set_xlabel("communication reduction m")
-    ax[0].set_ylabel(time_label("mean iteration time"))
-    ax[0].legend(fontsize=8)
+    ax[0].set_ylabel(time_label("mean iteration time").replace(" (", "\n("))
+    ax[0].legend(fontsize=9, loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=2)
     for name, g in coded.groupby("scheme"):
         ax[1].plot(g["m"], g["mean_volume"], marker="o", ms=4, color=color(name), label=name)
     ax[1].set_xlabel("communication reduction m")
-    ax[1].set_ylabel("volume per iteration (gradients)")
-    ax[1].legend(fontsize=8)
-    fig.tight_layout(rect=(0, 0, 1, 0.93))
-    fig.suptitle(title)
+    ax[1].set_ylabel("volume per iteration\n(gradients)")
+    ax[1].legend(fontsize=9, loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=2)
+    fig.suptitle(title, fontsize=11)
     return fig
 
 

@@ -5,12 +5,11 @@
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
-import matplotlib.ticker as ticker
 import numpy as np
 import pandas as pd
 
 from ..learning.experiments import ORDER
-from . import PALETTE, time_label
+from . import PALETTE, plain_log, time_label
 
 #: One colour per scheme of notebook 06: one hue per scheme, dark for the worker-side trigger, light for the
 #: server side.
@@ -112,7 +111,7 @@ def shapes(times: pd.DataFrame, target: float):
         ax.fill_between(a, g["q25"], g["q75"], color=COLORS[name], alpha=0.15, lw=0)
     ax.set(xlabel="Pareto shape (smaller = heavier tail; mean 1)", ylabel=time_label(f"simulated time to gap {target:g}"),
            yscale="log", title=f"median and quartiles over {int(times['runs'].max())} seeds")
-    _plain_log_ticks(ax)
+    plain_log(ax)
     ax.legend(fontsize=8, ncol=2)
     return fig
 
@@ -145,12 +144,5 @@ def family(totals: pd.DataFrame):
     ax.set_xticks(range(len(names)), names, rotation=35, ha="right")
     ax.set(yscale="log", ylabel="iterations / GD's iterations", ylim=(None, top * 1.6),
            title=f"{totals.problem.nunique()} generic problems: iterations to the target")
-    _plain_log_ticks(ax)
+    plain_log(ax)
     return fig
-
-
-def _plain_log_ticks(ax):
-    """Plain numbers (``200``, not ``2 x 10^2``) on a log y axis, major ticks only."""
-    ax.yaxis.set_major_locator(ticker.LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
-    ax.yaxis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:g}"))
-    ax.yaxis.set_minor_formatter(ticker.NullFormatter())

@@ -7,7 +7,7 @@ import pandas as pd
 from matplotlib import ticker
 from matplotlib.lines import Line2D
 
-from . import DOUBLE, PALETTE, time_label
+from . import DOUBLE, PALETTE, plain_log, time_label
 
 #: Colour of each scheme family (the project palette; distinct hues for the two GC-MMC designs and the hybrid,
 #: which the palette shares with the Reed-Solomon green and the grey of the background dots).
@@ -26,11 +26,8 @@ LOAD_NAMES = dict(_LOADS)
 
 
 def _plain_log(ax):
-    """A log y axis with plain tick labels (0.3, not 3 x 10^-1)."""
-    ax.set_yscale("log")
-    ax.yaxis.set_major_formatter(ticker.FormatStrFormatter("%g"))
-    ax.yaxis.set_minor_formatter(ticker.FormatStrFormatter("%g"))
-    ax.tick_params(axis="y", which="minor", labelsize=7)
+    """A log y axis with plain tick labels at 1, 1.5, 2, 3, 5 and 7 of each decade."""
+    plain_log(ax, subs=(1.0, 1.5, 2.0, 3.0, 5.0, 7.0))
 
 
 def pareto(table: pd.DataFrame, title: str = "") -> plt.Figure:
@@ -46,19 +43,19 @@ def pareto(table: pd.DataFrame, title: str = "") -> plt.Figure:
     from ..design import pareto_front
 
     models = list(dict.fromkeys(table["model"]))
-    fig, axes = plt.subplots(len(models), 2, figsize=(DOUBLE, 2.9 * len(models) + 1.0), squeeze=False,
-                             sharex="col")
+    fig, axes = plt.subplots(len(models), 2, figsize=(DOUBLE, 2.9 * len(models) + 1.3), squeeze=False,
+                             sharex="col", layout="constrained")
     families = list(dict.fromkeys(table["family"]))
     for i, (name, g) in enumerate(table.groupby("model", sort=False)):
         for j, (load, xlabel) in enumerate(_LOADS):
             ax = axes[i, j]
-            ax.scatter(g[load], g["mean_time"], s=4, color="0.75", lw=0, zorder=1)
+            ax.scatter(g[load], g["mean_time"], s=3, color="0.82", lw=0, zorder=1)
             for fam, gf in g.groupby("family", sort=False):
                 f = pareto_front(gf, x=load)
                 ax.plot(f[load], f["mean_time"], marker=MARKERS.get(fam, "o"), ms=4.5, lw=1.2, color=COLORS[fam],
                         drawstyle="steps-post", zorder=3 if fam in ("lcc", "frc", "uc-mmc", "gc", "rs") else 2)
             f = pareto_front(g, x=load)
-            ax.plot(f[load], f["mean_time"], color="black", lw=2.2, alpha=0.45, drawstyle="steps-post", zorder=4)
+            ax.plot(f[load], f["mean_time"], color="black", lw=1.2, ls="--", drawstyle="steps-post", zorder=4)
             _plain_log(ax)
             if i == len(models) - 1:
                 ax.set_xlabel(xlabel)
@@ -67,50 +64,58 @@ def pareto(table: pd.DataFrame, title: str = "") -> plt.Figure:
         axes[i, 0].set_ylabel(f"{name}\n" + time_label("mean time"), fontsize=9)
     handles = [Line2D([], [], color=COLORS[f], marker=MARKERS.get(f, "o"), ms=5, label=NAMES.get(f, f))
                for f in families]
-    handles += [Line2D([], [], color="black", lw=2.2, alpha=0.45, label="front over all"),
-                Line2D([], [], color="0.75", marker="o", ls="", ms=3, label="every design")]
-    fig.legend(handles=handles, loc="lower center", ncol=5, fontsize=8, bbox_to_anchor=(0.5, 0.0))
+    handles += [Line2D([], [], color="black", lw=1.2, ls="--", label="front over all"),
+                Line2D([], [], color="0.82", marker="o", ls="", ms=3, label="every design")]
+    fig.legend(handles=handles, loc="outside lower center", ncol=4, fontsize=9,
+               title="each family's Pareto front (markers) and the front over all families", title_fontsize=9)
     fig.suptitle(title, fontsize=10)
-    fig.tight_layout(rect=(0, 0.09, 1, 1))
     return fig
 
 
 def budget(best: pd.DataFrame) -> plt.Figure:
-    """The best mean completion time against the budget, one line per load accounting (solid: messages until
-    completion, dashed: until each cluster decodes), each point coloured by the family of the best design and
-    labelled where the best design changes; one panel per model.
+    """The best mean completion time against the budget: one row per load accounting (messages until
+    completion, messages until each cluster decodes), one column per model; each point coloured by the family of
+    the best design, and the design named where the best one changes (slanted labels above the line).
 
     Args:
         best: :func:`gclib.design.best_per_budget` (``model, load, budget, label, family, mean_time``).
     """
     models = list(dict.fromkeys(best["model"]))
-    fig, axes = plt.subplots(1, len(models), figsize=(DOUBLE, 3.6), sharey=False, squeeze=False)
-    styles = {"mean_messages": ("-", "0.2", (0, 7), "bottom"), "mean_cluster_messages": ("--", "0.55", (0, -9),
-                                                                                          "top")}
-    for ax, (name, g) in zip(axes[0], best.groupby("model", sort=False)):
-        for load, gl in g.groupby("load", sort=False):
-            ls, lc, offset, va = styles.get(load, ("-", "0.4", (0, 7), "bottom"))
-            gl = gl.sort_values("budget")
-            ax.plot(gl["budget"], gl["mean_time"], ls=ls, color=lc, lw=1.2, zorder=1)
-            ax.scatter(gl["budget"], gl["mean_time"], s=22, zorder=2,
+    loads = list(dict.fromkeys(best["load"]))
+    fig, axes = plt.subplots(len(loads), len(models), figsize=(DOUBLE, 2.5 * len(loads) + 0.9), squeeze=False,
+                             sharex=True, layout="constrained")
+    for j, (name, g) in enumerate(best.groupby("model", sort=False)):
+        for i, load in enumerate(loads):
+            ax = axes[i, j]
+            gl = g[g["load"] == load].sort_values("budget")
+            ax.plot(gl["budget"], gl["mean_time"], color="0.3", lw=1.2, zorder=1)
+            ax.scatter(gl["budget"], gl["mean_time"], s=30, zorder=2,
                        c=[COLORS.get(f, "0.5") if isinstance(f, str) else "white"
-                          for f in gl.get("family", [None] * len(gl))],
-                       edgecolors=lc, linewidths=0.6)
+                          for f in gl.get("family", [None] * len(gl))], edgecolors="0.3", linewidths=0.6)
             previous = None
             for _, row in gl.iterrows():
                 if isinstance(row.label, str) and row.label and row.label != previous:  # the best design changed
-                    ax.annotate(row.label, (row.budget, row.mean_time), fontsize=6.5, xytext=offset, ha="center",
-                                va=va, textcoords="offset points", color=COLORS.get(row.get("family"), "0.2"))
+                    # slanted up and to the right of its point: clear of a line that falls with the budget
+                    ax.annotate(row.label, (row.budget, row.mean_time), fontsize=8, xytext=(4, 5), rotation=30,
+                                ha="left", va="bottom", textcoords="offset points", rotation_mode="anchor",
+                                color=COLORS.get(row.get("family"), "0.2"))
                 previous = row.label
-        ax.set_title(name, fontsize=9)
-        ax.set_xlabel("budget (mean messages)", fontsize=10)
-        _plain_log(ax)
-        ax.margins(x=0.08, y=0.15)
-    axes[0, 0].set_ylabel(time_label("best mean time"), fontsize=10)
+            ax.yaxis.set_major_locator(ticker.MaxNLocator(5))
+            ax.margins(x=0.08, y=0.1)
+            lo, hi = ax.get_ylim()
+            ax.set_ylim(lo, hi + 0.3 * (hi - lo))  # room for the slanted names above the highest point
+            x0, x1 = ax.get_xlim()
+            ax.set_xlim(x0, x1 + 0.12 * (x1 - x0))
+            if i == 0:
+                ax.set_title(name, fontsize=10)
+            if j == 0:
+                ax.set_ylabel(f"{LOAD_NAMES.get(load, load).replace('messages ', 'load: ', 1)}\n"
+                              + time_label("best mean time"), fontsize=8)
+            if i == len(loads) - 1:
+                ax.set_xlabel("budget (mean messages)")
     families = list(dict.fromkeys(f for f in best.get("family", []) if isinstance(f, str)))
-    handles = [Line2D([], [], color=st[1], ls=st[0], label=LOAD_NAMES.get(k, k)) for k, st in styles.items()]
-    handles += [Line2D([], [], color=COLORS.get(f, "0.5"), marker="o", ls="", ms=5, label=NAMES.get(f, f))
-                for f in families]
-    fig.legend(handles=handles, loc="lower center", ncol=3, fontsize=8, bbox_to_anchor=(0.5, 0.0))
-    fig.tight_layout(rect=(0, 0.17, 1, 1))
+    handles = [Line2D([], [], color=COLORS.get(f, "0.5"), marker="o", ls="", ms=6, label=NAMES.get(f, f))
+               for f in families]
+    fig.legend(handles=handles, loc="outside lower center", ncol=max(1, min(4, len(handles))), fontsize=9,
+               title="family of the best design", title_fontsize=9)
     return fig

@@ -3,11 +3,10 @@ worker against the number of workers ``K``, one panel per model and setting (:fu
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
-from matplotlib.ticker import NullFormatter
 import numpy as np
 import pandas as pd
 
-from . import DOUBLE, PALETTE, time_label
+from . import DOUBLE, PALETTE, plain_log, time_label
 
 #: Palette key of each scheme of the study.
 COLORS = {"uncoded": "uncoded", "GC": "gc", "FRC": "frc", "LCC": "lcc", "UC-MMC": "uc-mmc", "GC-MMC": "gc-mmc-1"}
@@ -18,16 +17,15 @@ def _grid(t: pd.DataFrame, ylabel: str, *, logy: bool):
     """A figure with one panel per model (rows) and setting (columns): ``(fig, [(ax, rows of t), ...])``."""
     models = list(dict.fromkeys(t["model"]))
     settings = list(dict.fromkeys(t["setting"]))
-    fig, axes = plt.subplots(len(models), len(settings), figsize=(DOUBLE, 2.9 * len(models) + 0.6),
-                             squeeze=False, sharex=True)
+    fig, axes = plt.subplots(len(models), len(settings), figsize=(DOUBLE, 2.9 * len(models) + 1.0),
+                             squeeze=False, sharex=True, layout="constrained")
     panels = []
     for i, model in enumerate(models):
         for j, setting in enumerate(settings):
             ax = axes[i, j]
-            ax.set_xscale("log")
+            plain_log(ax, "x", subs=(1.0,))
             if logy:
-                ax.set_yscale("log")
-                ax.yaxis.set_minor_formatter(NullFormatter())
+                plain_log(ax)
             ax.set_title(f"{SETTING_TITLES.get(setting, setting)}\n{model}", fontsize=9)
             ax.set_xlabel("workers K" if i == len(models) - 1 else "")
             panels.append((ax, t[(t["model"] == model) & (t["setting"] == setting)]))
@@ -36,14 +34,29 @@ def _grid(t: pd.DataFrame, ylabel: str, *, logy: bool):
 
 
 def _finish(fig, panels) -> plt.Figure:
-    """One legend for the figure (every label once) below the panels."""
-    seen = {}
-    for ax, _ in panels:
+    """One legend for the figure (every label once) below the panels, and a note naming the curves that stop
+    before a panel's largest ``K`` (points the study did not simulate: :func:`gclib.scale.plan` says why)."""
+    seen, stops = {}, {}
+    for ax, g in panels:
         for h, lab in zip(*ax.get_legend_handles_labels()):
             seen.setdefault(lab, h)
-    fig.legend(list(seen.values()), list(seen.keys()), loc="lower center", ncol=min(4, max(1, len(seen))),
-               bbox_to_anchor=(0.5, -0.02))
-    fig.tight_layout(rect=(0, 0.09, 1, 1))
+        if len(g):
+            top = g["K"].max()
+            for scheme, s in g.groupby("scheme", sort=False):
+                if s["K"].max() < top:
+                    stops.setdefault((scheme, int(s["K"].max())), set()).add(g["setting"].iloc[0])
+    title = None
+    if stops:
+        import textwrap
+
+        by: dict = {}
+        for (scheme, k), where in stops.items():
+            by.setdefault((k, tuple(sorted(SETTING_TITLES.get(x, x) for x in where))), []).append(scheme)
+        text = "; ".join(f"{' and '.join(schemes)} end at K = {k} ({', '.join(where)}): too many messages to "
+                         f"simulate beyond" for (k, where), schemes in by.items())
+        title = "\n".join(textwrap.wrap(text, 90))
+    fig.legend(list(seen.values()), list(seen.keys()), loc="outside lower center", ncol=min(4, max(1, len(seen))),
+               title=title, title_fontsize=8)
     return fig
 
 

@@ -6,7 +6,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from matplotlib import ticker
 
-from . import color, errorbars, time_label
+from . import color, errorbars, plain_log, time_label
 
 
 def conditioning(cond: pd.DataFrame):
@@ -33,27 +33,40 @@ def conditioning(cond: pd.DataFrame):
 
 
 def completion_time(times: pd.DataFrame):
-    """``01_completion_time``: expected completion time against ``s``, one panel per model, from a
-    :func:`gclib.simulate.sweep` table with a ``model`` column: Monte Carlo means with their 95% bands per
-    scheme, and the closed forms dashed."""
+    """``01_completion_time``: expected completion time against ``s``, one column per model, from a
+    :func:`gclib.simulate.sweep` table with a ``model`` column. Top: the Monte Carlo means (markers) on the closed
+    forms (wide pale lines, where one exists). Bottom: the Monte Carlo mean relative to the closed form, minus 1,
+    with its 95% band, which is where the intervals are large enough to see."""
+    import numpy as np
+
     models = list(dict.fromkeys(times["model"]))
-    fig, axes = plt.subplots(1, len(models), figsize=(6 * len(models), 4.5), squeeze=False)
-    axes = axes[0]
-    for ax, label in zip(axes, models):
+    fig, axes = plt.subplots(2, len(models), figsize=(3.6 * len(models), 6.0), squeeze=False, sharex="col",
+                             height_ratios=(2.2, 1), layout="constrained")
+    for col, label in enumerate(models):
+        ax, dev = axes[0, col], axes[1, col]
         df = times[times["model"] == label]
-        errorbars(ax, df, "value", "mean_time", "ci95_time", "scheme")
         for name, g in df.groupby("scheme", sort=False):
-            ax.plot(g["value"], g["closed_form_time"], ls="--", lw=1, color=color(name))
-        ax.set_title(label)
-        ax.set_xlabel("stragglers tolerated s")
-        ax.set_ylabel(time_label("expected completion time"))
-        ax.set_yscale("log")
-        ax.yaxis.set_major_locator(ticker.LogLocator(subs=(1.0, 2.0, 5.0)))
-        ax.yaxis.set_major_formatter(ticker.FormatStrFormatter("%g"))
-        ax.yaxis.set_minor_formatter(ticker.NullFormatter())
-        ax.xaxis.set_major_locator(ticker.MaxNLocator(integer=True))
-    handles, labels = axes[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=4, bbox_to_anchor=(0.5, -0.15),
-               title="scheme: Monte Carlo mean with 95% CI band; dashed: closed form")
-    fig.tight_layout()
+            g = g.sort_values("value")
+            c = color(name)
+            ax.plot(g["value"], g["closed_form_time"], lw=6, alpha=0.25, color=c, solid_capstyle="round")
+            ax.plot(g["value"], g["mean_time"], marker="o", ms=3.5, lw=1, color=c, label=name)
+            cf = g["closed_form_time"].to_numpy(float)
+            ok = np.isfinite(cf) & (cf > 0)
+            if ok.any():
+                rel = g["mean_time"].to_numpy(float)[ok] / cf[ok] - 1
+                half = g["ci95_time"].to_numpy(float)[ok] / cf[ok]
+                x = g["value"].to_numpy()[ok]
+                dev.plot(x, rel, marker="o", ms=3, lw=1, color=c)
+                dev.fill_between(x, rel - half, rel + half, color=c, alpha=0.25, lw=0)
+        ax.set_title(label, fontsize=10)
+        plain_log(ax)
+        dev.axhline(0, color="black", lw=0.8)
+        dev.yaxis.set_major_formatter(ticker.PercentFormatter(1.0))
+        dev.set_xlabel("stragglers tolerated s")
+        dev.xaxis.set_major_locator(ticker.MaxNLocator(integer=True))
+    axes[0, 0].set_ylabel(time_label("expected completion time").replace(" (", "\n("))
+    axes[1, 0].set_ylabel("Monte Carlo / closed\nform - 1 (95% band)")
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncol=4, fontsize=9,
+               title="markers: Monte Carlo mean; wide pale line: closed form", title_fontsize=9)
     return fig
