@@ -482,6 +482,11 @@ def main(profile: str = "full", only=None, figures_dir=None, out_dir=None, noteb
     ``notebooks_dir`` (default ``notebooks/``) holds the notebooks and their ``profiles.toml``. The manifest
     (``manifest.json`` beside the executed notebooks) is updated after every notebook.
     """
+    if notebooks_dir is None and not NOTEBOOKS.is_dir():
+        print(f"gclib: error: gclib reproduce runs the notebooks of a checkout of the repository, and this gclib "
+              f"({ROOT / 'gclib'}) is an installed package without them: clone the repository and run `make "
+              f"reproduce` in the clone", file=sys.stderr)
+        return 2
     try:
         # the folders are checked before any notebook runs (a '' is refused, not read as "the default")
         figures_dir = None if figures_dir is None else checks.output_dir("figures_dir", figures_dir).resolve()

@@ -92,3 +92,14 @@ def test_the_index_runs_after_the_notebooks_it_summarizes(tmp_path):
         (tmp_path / f"{stem}.ipynb").write_text("{}")
     assert [p.stem for p in reproduce.notebook_paths(None, tmp_path)] == ["01_a", "02_b", "10_c", "00_index"]
     assert [p.stem for p in reproduce.notebook_paths(["00_index", "02_b"], tmp_path)] == ["02_b", "00_index"]
+
+
+def test_reproduce_without_a_checkout_says_how_to_get_one(monkeypatch, tmp_path, capsys):
+    """An installed gclib (no notebooks beside it): one line saying that reproduce needs a clone."""
+    from gclib import reproduce
+
+    monkeypatch.setattr(reproduce, "NOTEBOOKS", tmp_path / "site-packages" / "notebooks")
+    assert reproduce.main("quick") == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("gclib: error: gclib reproduce runs the notebooks of a checkout")
+    assert "clone the repository and run `make reproduce`" in err
