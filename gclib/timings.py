@@ -38,7 +38,7 @@ import pandas as pd
 from . import checks
 
 __all__ = ["COLUMNS", "OPTIONAL", "MIN_SAMPLES", "FORMATS", "OPS_COLUMNS", "COMPUTE_OPS", "Timings", "Conversion",
-           "read", "write", "from_frame", "convert", "check_complete", "shipped"]
+           "read", "write", "from_frame", "convert", "load", "check_complete", "shipped"]
 
 #: the required columns, in the order :func:`write` writes them.
 COLUMNS = ("iteration", "worker", "task", "seconds")
@@ -406,6 +406,17 @@ def check_complete(t: Timings) -> Timings:
     raise ValueError(f"{t.source}: worker {t.worker_ids[w]} is missing from iteration {t.iteration_ids[i]} (no task "
                      f"time){more}; every worker needs a time in every iteration (leave out the iterations a worker "
                      f"missed)")
+
+
+def load(path, *, min_samples: int = MIN_SAMPLES) -> Timings:
+    """A timing-trace CSV (:func:`read`), or a per-operation parquet trace converted with the defaults of
+    :func:`convert` (what ``gclib advise --trace`` reads)."""
+    p = checks.input_path("trace", path, kind="file", must_exist=True)
+    with open(p, "rb") as fh:
+        parquet = fh.read(4) == b"PAR1"
+    if parquet:
+        return convert(p, "ops", min_samples=min_samples).timings
+    return read(path, min_samples=min_samples)
 
 
 def shipped(root=None) -> dict:

@@ -118,3 +118,15 @@ def test_cli_holdout_bad_input(tmp_path, capsys):
     _usage_error(capsys, ["advise", "--trace", p, "--holdout", "1.5"], "argument --holdout")
     short = timings.write(tmp_path / "s.csv", _trace(I=8))
     _usage_error(capsys, ["advise", "--trace", short, "--holdout", "0.5"], "needs at least 10 iterations")
+
+
+def test_cli_holdout_reads_a_shipped_parquet_trace_and_refuses_a_missing_worker(tmp_path, capsys):
+    pytest.importorskip("pyarrow")
+    st = timings.shipped()["ST"]
+    assert main(["advise", "--trace", str(st), "--holdout", "0.5", "--trials", "200", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["settings"]["K"] == 2 and d["settings"]["fit_iterations"] == 16 and d["settings"]["held_iterations"] == 16
+    gap = _trace()
+    gap[20, 4, :] = np.nan
+    p = timings.write(tmp_path / "gap.csv", gap)
+    _usage_error(capsys, ["advise", "--trace", p, "--holdout", "0.5"], "worker 4 is missing from iteration 20")

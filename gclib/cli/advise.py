@@ -19,7 +19,8 @@ def add_parser(sub):
                                    "the advice holds on the last F of them (a warning when a target is missed).")
     p.add_argument("--trace", required=True, type=checks.option(checks.input_path, kind="file", must_exist=True),
                    metavar="CSV", help="the timing trace (gclib run --measure / gclib profile / gclib trace convert, or "
-                                       "your own)")
+                                       "your own); a per-operation parquet trace is converted as gclib trace convert "
+                                       "does by default")
     p.add_argument("--workers", type=checks.option(checks.integer, low=2), default=None, metavar="K",
                    help="workers of the run to advise (any number; required without --holdout, which advises for "
                         "the trace's own workers)")
@@ -44,7 +45,7 @@ def add_parser(sub):
 def run(a) -> int:
     from .. import advise, checks, timings
 
-    trace = timings.read(a.trace)
+    trace = timings.load(a.trace)
     if a.holdout is not None:
         if a.workers is not None and a.workers != trace.workers:
             raise ValueError(f"argument --workers: the back-test keeps the trace's {trace.workers} workers, each with "
