@@ -535,3 +535,427 @@ def advise(models: Mapping[str, ComputeModel], K: int, *, max_load: int | None =
                 "screened": len(designs), "stability_rows": STABILITY_ROWS,
                 "stability_patterns": STABILITY_PATTERNS}
     return Advice(ranked, table, best, settings)
+
+
+# ------------------------------------------------------------------------------------------- from a trace
+#: The targets of :func:`backtest`: the largest relative error of the prediction on the fitted iterations (uncoded
+#: and the advised design), on the held-out ones (the advised design), and the largest regret.
+TARGETS = {"in_sample": 0.05, "held_out": 0.07, "regret": 0.03}
+#: The fewest iterations each part of a back-test holds.
+MIN_PART = 5
+
+
+@dataclass
+class TraceAdvice:
+    """The outcome of :func:`from_trace`.
+
+    Attributes:
+        advice: the :class:`Advice`, ranked under ``primary``. report: the fits (:func:`gclib.fit.fit`).
+        split: :func:`gclib.effects.split` of the trace (``None`` when the trace cannot have it). support: the
+            goodness of fit of every model on the trace's whole iterations (:func:`gclib.effects.support`; empty
+            when the trace cannot be judged). primary: the model the advice ranks under; reason: why (a sentence).
+        left_out: the fits the bootstrap KS test rejects (left out of the advice unless ``all_models``).
+        skipped: models the trace cannot have, ``{name: why}``. reliance: how much of the recommendation's
+            speed-up rests on the slowest worker (:func:`reliance`; ``None`` when not computed).
+    """
+
+    advice: Advice
+    report: object
+    split: object
+    support: pd.DataFrame
+    primary: str
+    reason: str
+    left_out: list
+    skipped: dict
+    reliance: dict | None = None
+
+    def text(self) -> str:
+        """The variance split, the models judged on whole iterations, then the advice with the model it ranks
+        under and why, and the slowest worker's share in the speed-up."""
+        lines = []
+        if self.split is not None:
+            s = self.split.slowest
+            lines.append(f"variance of the log paces (pace: a worker's mean task time in an iteration; 95% bootstrap "
+                         f"intervals over iterations and workers): {self.split.text()}; worker {s['worker']} is the "
+                         f"slowest on average ({s['ratio']:.3g}x the median worker's pace) and in "
+                         f"{100 * s['share']:.0f}% of the iterations")
+        if len(self.support):
+            lines.append("models judged on whole iterations (mean k-th fastest pace, k = 1 .. workers; bootstrap "
+                         "p-value; slowest: the model's mean slowest pace against the trace's):")
+            for r in self.support.itertuples():
+                if r.note:
+                    lines.append(f"  {r.model:24s} not judged: {r.note}")
+                else:
+                    lines.append(f"  {r.model:24s} p {r.p_value:<6.3g} slowest {100 * r.slowest_error:+.1f}%  "
+                                 f"{'supported' if r.supported else 'not supported'}")
+        for n, why in self.skipped.items():
+            lines.append(f"  {n:24s} not fitted: {why}")
+        lines += ["", self.advice.text(), f"Ranked under {self.reason}."]
+        if self.reliance is not None:
+            lines.append(reliance_text(self.reliance))
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict:
+        out = self.advice.to_dict()
+        out.update(jsonable({"primary_reason": self.reason, "support": self.support.to_dict(orient="records"),
+                             "variance_split": None if self.split is None else {
+                                 "parts": self.split.table().to_dict(orient="records"),
+                                 "slowest": self.split.slowest},
+                             "not_fitted": self.skipped, "reliance": self.reliance}))
+        return out
+
+
+def _order(report) -> list:
+    """The preference order of :func:`gclib.effects.choose`: the models that keep a trace, then the fits, the
+    best first and the others by AIC."""
+    from .effects import PREFERENCE
+
+    fits = sorted(report.fits, key=lambda f: (f.name != report.best.name, f.aic)) if report.fits else []
+    return list(PREFERENCE) + [f.name for f in fits]
+
+
+def from_trace(t, K: int | None = None, *, seed=0, bootstrap: int = 200, trials: int = TRIALS,
+               max_load: int | None = None, budget: float | None = None, all_models: bool = False,
+               progress: bool = False) -> TraceAdvice:
+    """Fit every model to a trace and advise under the best supported one.
+
+    The fits of :func:`gclib.fit.fit` (those the bootstrap KS test does not reject, or all with ``all_models``),
+    the replay of independent rows, and the models that keep worker identity and whole iterations
+    (:func:`gclib.effects.models`) are judged on the trace's whole iterations (:func:`gclib.effects.support`); the
+    advice (:func:`advise`, every model that simulates ``K`` workers) ranks under the first supported one of
+    :func:`gclib.effects.choose`'s order. When the ranking model keeps the trace's workers, :func:`reliance` says
+    how much of the recommendation's speed-up rests on the slowest worker.
+
+    Args:
+        t: a :class:`gclib.timings.Timings`. K: workers to advise (default: the trace's). seed: the fits'
+            bootstrap, the tests and the simulation. bootstrap: replicates of the fits and of the tests.
+            trials, max_load, budget, progress: as :func:`advise`.
+    """
+    from . import effects, fit
+    from .timings import Timings
+
+    if not isinstance(t, Timings):
+        raise checks.ParameterTypeError(f"t must be a gclib.timings.Timings, got {type(t).__name__}")
+    K = t.workers if K is None else checks.integer("K", K, low=2)
+    seed = checks.integer("seed", seed, low=0)
+    report = fit.fit(t, seed=seed, bootstrap=bootstrap)
+    level = None if all_models else REJECT_LEVEL
+    left_out = [] if level is None else report.rejected(level)
+    extra, skipped = effects.models(t)
+    judged = {**report.models(), **extra}
+    split, sup = None, pd.DataFrame(columns=["model", "distance", "p_value", "supported", "slowest_model",
+                                             "slowest_trace", "slowest_error", "fastest_error", "note"])
+    try:
+        split = effects.split(t, bootstrap=bootstrap, seed=seed)
+        sup = effects.support(judged, t, bootstrap=max(bootstrap, 1), seed=seed)
+        primary, reason = effects.choose(sup, judged, K, order=_order(report))
+    except ValueError as e:  # a trace with workers missing from iterations, or that never answered
+        primary = "replay"
+        reason = f"'replay': the trace's whole iterations cannot be judged ({e})"
+    models = {n: m for n, m in {**report.models(level=level), **extra}.items() if effects.can_simulate(m, K)}
+    if primary not in models:
+        models[primary] = judged[primary]
+    adv = advise(models, K, max_load=max_load, budget=budget, trials=trials, seed=seed, primary=primary,
+                 progress=progress)
+    adv.settings["primary_reason"] = reason
+    rel = None
+    if primary in extra and adv.best is not None and K == t.workers:
+        rel = reliance(t, adv.best["label"], primary, max_load=adv.settings["max_load"], trials=trials, seed=seed)
+    return TraceAdvice(adv, report, split, sup, primary, reason, left_out, skipped, rel)
+
+
+def _design_times(labels, model, K, R, trials, seed) -> dict:
+    """``{label: mean time}`` of the designs of ``candidates(K, R)`` named by ``labels`` under ``model`` (common
+    random numbers)."""
+    from .design import evaluate_trials
+
+    by = {d.label: d for d in candidates(K, R)}
+    res = evaluate_trials([by[lab].schedule() for lab in labels], model, K, trials, seed, keys=("time",))
+    return {lab: float(np.mean(r["time"])) for lab, r in zip(labels, res)}
+
+
+def reliance(t, label: str, model_name: str, *, max_load: int | None = None, trials: int = TRIALS,
+             seed=0) -> dict:
+    """How much of a design's predicted speed-up over uncoded rests on the trace's slowest worker: the speed-up
+    under ``model_name`` (``"replay by iteration"`` or ``"worker effects"``) fitted to the trace, and fitted to the
+    trace with that worker's pace brought to the median worker's (:func:`gclib.effects.without_slowest`).
+
+    Returns:
+        ``worker, share_slowest`` (fraction of iterations it is the slowest), ``ratio`` (its mean pace over the
+        median worker's), ``speedup``, ``speedup_without``, ``share``: ``(speedup - speedup_without) / (speedup -
+        1)``, the part of the saving that rests on it (NaN without a saving).
+    """
+    from .effects import IterationReplay, WorkerEffects, slowest_worker, without_slowest
+
+    cls = {"replay by iteration": IterationReplay, "worker effects": WorkerEffects}
+    if model_name not in cls:
+        raise ValueError(f"model_name must be one of {sorted(cls)}, got {model_name!r}")
+    d = t.durations
+    K = d.shape[1]
+    R = default_max_load(K) if max_load is None else max_load
+    s = slowest_worker(t)
+    out = {"worker": s["worker"], "share_slowest": s["share"], "ratio": s["ratio"]}
+    for key, dd in (("speedup", d), ("speedup_without", without_slowest(t))):
+        times = _design_times(["uncoded", label], cls[model_name](dd), K, R, trials, seed)
+        out[key] = times["uncoded"] / times[label]
+    sp, sw = out["speedup"], out["speedup_without"]
+    out["share"] = (sp - sw) / (sp - 1) if sp > 1 and math.isfinite(sp) else math.nan
+    return out
+
+
+def reliance_text(r: dict) -> str:
+    """One sentence from :func:`reliance`."""
+    if math.isnan(r["share"]):
+        return (f"No predicted saving over uncoded; with worker {r['worker']} (the slowest in "
+                f"{100 * r['share_slowest']:.0f}% of iterations, {r['ratio']:.3g}x the median pace) at the median "
+                f"pace, the speed-up would be {r['speedup_without']:.3g}.")
+    return (f"{100 * r['share']:.0f}% of the predicted saving rests on worker {r['worker']} (the slowest in "
+            f"{100 * r['share_slowest']:.0f}% of iterations, {r['ratio']:.3g}x the median worker's pace): the "
+            f"speed-up {r['speedup']:.3g} would be {r['speedup_without']:.3g} with that worker at the median pace.")
+
+
+class _InOrder(ComputeModel):
+    """Recorded iterations in their order, one per trial, continuing across calls: the iterations themselves,
+    replayed with every worker kept, for the observed times of :func:`observed`."""
+
+    per_task = True
+    name = "recorded"
+
+    def __init__(self, rows: np.ndarray):
+        self.rows = rows
+        self.next = 0
+
+    def sample(self, rng, trials, workers, n_tasks):
+        idx = (self.next + np.arange(trials)) % len(self.rows)
+        self.next += trials
+        return np.cumsum(self.rows[idx][:, :, :n_tasks], axis=2)
+
+    def describe(self):
+        return {"model": "recorded", "shape": list(self.rows.shape)}
+
+
+def observed(durations, K: int | None = None, max_load: int | None = None, *, max_orders: int = 2) -> pd.DataFrame:
+    """The mean iteration time of every candidate design on recorded iterations, each iteration once, every worker
+    keeping its recorded task times (worker ``w`` of the trace is worker ``w`` of the code; tasks beyond the record
+    at the row's pace: :func:`gclib.stragglers.filled`).
+
+    Args:
+        durations: ``(iterations, workers, tasks)`` with every worker observed in every iteration.
+    Returns:
+        one row per design of :func:`candidates`: ``label, family, load, runnable, mean_time, messages``.
+    """
+    from .design import evaluate_trials
+    from .stragglers import filled, whole_rows
+
+    d = whole_rows(durations, "the observed times")
+    I, W, _ = d.shape
+    K = W if K is None else K
+    if K != W:
+        raise ValueError(f"K must be the trace's {W} workers (every worker keeps its own times), got {K}")
+    R = default_max_load(K) if max_load is None else checks.integer("max_load", max_load, low=1, high=K)
+    designs = candidates(K, R, max_orders=max_orders)
+    schedules = [x.schedule() for x in designs]
+    rows = filled(d, max(s.load for s in schedules))
+    res = evaluate_trials(schedules, _InOrder(rows), K, I, 0, keys=("time", "messages"))
+    out = []
+    for x, r in zip(designs, res):
+        t = r["time"]
+        out.append({"label": x.label, "family": x.family, "load": x.load, "runnable": x.scheme is not None,
+                    "mean_time": float(t.mean()) if np.isfinite(t).all() else math.inf,
+                    "messages": float(r["messages"].mean())})
+    return pd.DataFrame(out)
+
+
+@dataclass
+class Backtest:
+    """The outcome of :func:`backtest`.
+
+    Attributes:
+        rows: uncoded and the top designs under the ranking model: ``role, label, predicted, ci95, observed_fit,
+            observed_held, error_fit, error_held`` (errors: predicted / observed - 1).
+        by_model: one row per model the advice simulated: its own recommendation and the same numbers for uncoded
+            and for it, its regret on the held-out part, and whether it ranks the advice (``primary``).
+        fit: the :class:`TraceAdvice` of the fitted part. observed_fit, observed_held: :func:`observed` of each
+            part. drift: the slowest worker of the fitted part, its mean pace in each part and their ratio - 1
+            (``drift``), the median of every worker's (``median_drift``). regret: the advised design's held-out
+            time over the held-out best runnable design's, - 1 (``best_held``: that design). targets: name ->
+            ``{value, limit, met}``. warnings: a sentence per target missed. settings: the split and the options.
+    """
+
+    rows: pd.DataFrame
+    by_model: pd.DataFrame
+    fit: TraceAdvice
+    observed_fit: pd.DataFrame
+    observed_held: pd.DataFrame
+    drift: dict
+    regret: float
+    best_held: str
+    targets: dict
+    warnings: list
+    settings: dict
+
+    def text(self) -> str:
+        s = self.settings
+        lines = [f"back-test of gclib advise on {s['source']}: fitted on the first {s['fit_iterations']} of "
+                 f"{s['iterations']} iterations, held out the last {s['held_iterations']}; K = {s['K']} workers, "
+                 f"each keeping its recorded times on both parts; ranked under '{self.fit.primary}'", "",
+                 f"{'role':9s} {'design':24s} {'predicted':>10s} {'fit part':>9s} {'error':>7s} {'held out':>9s} "
+                 f"{'error':>7s}"]
+        for r in self.rows.itertuples():
+            lines.append(f"{r.role:9s} {r.label:24s} {r.predicted:10.4g} {r.observed_fit:9.4g} "
+                         f"{100 * r.error_fit:+6.1f}% {r.observed_held:9.4g} {100 * r.error_held:+6.1f}%")
+        d = self.drift
+        lines += ["", f"regret: the advised design is {100 * self.regret:.1f}% slower than the held-out best "
+                      f"({self.best_held}) on the held-out part",
+                  f"drift: worker {d['worker']}, the slowest of the fitted part, ran at {d['pace_fit']:.4g} s per "
+                  f"task there and {d['pace_held']:.4g} held out ({100 * d['drift']:+.1f}%; the median worker "
+                  f"{100 * d['median_drift']:+.1f}%): no model fitted on the first part can know it",
+                  "", "every model's own recommendation (errors held out; regret on the held-out part):"]
+        for r in self.by_model.itertuples():
+            mark = " <- ranks the advice" if r.primary else ""
+            lines.append(f"  {r.model:24s} {r.advised:24s} uncoded {100 * r.uncoded_error_held:+6.1f}%  advised "
+                         f"{100 * r.advised_error_held:+6.1f}%  regret {100 * r.regret:.1f}%{mark}")
+        if self.fit.reliance is not None:
+            lines.append(reliance_text(self.fit.reliance))
+        lines.append("")
+        lines += [f"warning: {w}" for w in self.warnings] or ["every target met: in sample within "
+                                                             f"{TARGETS['in_sample']:.0%}, held out within "
+                                                             f"{TARGETS['held_out']:.0%}, regret under "
+                                                             f"{TARGETS['regret']:.0%}"]
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict:
+        return jsonable({"settings": self.settings, "rows": self.rows.to_dict(orient="records"),
+                         "by_model": self.by_model.to_dict(orient="records"), "drift": self.drift,
+                         "regret": self.regret, "best_held": self.best_held, "targets": self.targets,
+                         "warnings": self.warnings, "reliance": self.fit.reliance, "advice": self.fit.to_dict()})
+
+
+def _part(t, sl, what):
+    from .timings import Timings
+
+    return Timings(durations=t.durations[sl], hosts=t.hosts, iteration_ids=t.iteration_ids[sl],
+                   worker_ids=t.worker_ids, source=f"{t.source} ({what})")
+
+
+def backtest(t, holdout: float = 0.5, *, seed=0, bootstrap: int = 200, trials: int = TRIALS,
+             max_load: int | None = None, budget: float | None = None, top: int = 3, all_models: bool = False,
+             progress: bool = False) -> Backtest:
+    """Fit on the first iterations of a trace, advise, and check the advice on the held-out rest.
+
+    The last ``round(holdout * iterations)`` iterations are held out; :func:`from_trace` fits and advises on the
+    others for ``K`` = the trace's workers. Every candidate design is then replayed on each part with every worker
+    keeping its recorded times (:func:`observed`). Reported: the predicted and observed mean iteration time of
+    uncoded and of the ``top`` designs with their errors on both parts; every model's own recommendation with its
+    errors and regret; the regret of the advice (how much slower the advised design is than the best runnable
+    design on the held-out part); the drift of the slowest worker's pace between the parts. A target of
+    :data:`TARGETS` that is missed gives a warning. Nothing is fitted or tuned on the held-out part.
+
+    Args:
+        t: a :class:`gclib.timings.Timings`, every worker observed in every iteration. holdout: the fraction held
+            out, in (0, 1). Others as :func:`from_trace`.
+    Raises:
+        ValueError: a worker missing from an iteration; fewer iterations than :data:`MIN_PART` in either part
+        (the message says how many the trace needs).
+    """
+    from .timings import MIN_SAMPLES, Timings, check_complete
+    from .effects import paces, slowest_worker
+
+    if not isinstance(t, Timings):
+        raise checks.ParameterTypeError(f"t must be a gclib.timings.Timings, got {type(t).__name__}")
+    holdout = checks.real("holdout", holdout, above=0, below=1)
+    top = checks.integer("top", top, low=1)
+    check_complete(t)
+    I = t.iterations
+    n_held = int(round(holdout * I))
+    n_fit = I - n_held
+    if n_fit < MIN_PART or n_held < MIN_PART:
+        need = MIN_PART
+        while not (need - int(round(holdout * need)) >= MIN_PART and int(round(holdout * need)) >= MIN_PART):
+            need += 1
+        raise ValueError(f"{t.source}: a back-test with holdout {holdout:g} needs at least {need} iterations (at "
+                         f"least {MIN_PART} to fit and {MIN_PART} held out), the trace has {I} ({n_fit} to fit, "
+                         f"{n_held} held out)")
+    first, second = _part(t, slice(0, n_fit), "fitted part"), _part(t, slice(n_fit, I), "held-out part")
+    if first.n_finite < MIN_SAMPLES:
+        raise ValueError(f"{t.source}: the fitted part holds {first.n_finite} finite task times, at least "
+                         f"{MIN_SAMPLES} are needed to fit; hold out less or record more")
+    K = t.workers
+    fa = from_trace(first, K, seed=seed, bootstrap=bootstrap, trials=trials, max_load=max_load, budget=budget,
+                    all_models=all_models, progress=progress)
+    adv = fa.advice
+    R = adv.settings["max_load"]
+    of = observed(first.durations, K, R).set_index("label")
+    oh = observed(second.durations, K, R).set_index("label")
+    ok = oh["runnable"] & np.isfinite(oh["mean_time"])
+    if budget is not None:
+        ok &= oh["messages"] <= budget
+    best_held = str(oh[ok]["mean_time"].idxmin())
+    rows = []
+    ranked = adv.ranked[adv.ranked["runnable"] & adv.ranked["feasible"].astype(bool)
+                        & np.isfinite(adv.ranked["mean_time"])]
+    picks = [("uncoded", "uncoded")] + [("advised" if i == 0 else f"top {i + 1}", lab)
+                                        for i, lab in enumerate(ranked["label"].head(top))]
+    by_label = adv.ranked.set_index("label")
+    for role, lab in picks:
+        p = float(by_label.at[lab, "mean_time"])
+        rows.append({"role": role, "label": lab, "predicted": p, "ci95": float(by_label.at[lab, "ci95_time"]),
+                     "observed_fit": float(of.at[lab, "mean_time"]), "observed_held": float(oh.at[lab, "mean_time"]),
+                     "error_fit": p / float(of.at[lab, "mean_time"]) - 1,
+                     "error_held": p / float(oh.at[lab, "mean_time"]) - 1})
+    rows = pd.DataFrame(rows)
+    best_time = float(oh.at[best_held, "mean_time"])
+    advised = adv.best["label"] if adv.best is not None else None
+    regret = float(oh.at[advised, "mean_time"]) / best_time - 1 if advised is not None else math.nan
+    per = []
+    for name, g in adv.table.groupby("model", sort=False):
+        g = g.set_index("label")
+        run = [lab for lab in g.index if oh.at[lab, "runnable"] and np.isfinite(g.at[lab, "mean_time"])
+               and (budget is None or g.at[lab, "messages"] <= budget)]
+        if not run:
+            continue
+        own = min(run, key=lambda lab: g.at[lab, "mean_time"])
+        pu, pa = float(g.at["uncoded", "mean_time"]), float(g.at[own, "mean_time"])
+        per.append({"model": name, "primary": name == fa.primary, "advised": own, "uncoded_predicted": pu,
+                    "uncoded_error_fit": pu / float(of.at["uncoded", "mean_time"]) - 1,
+                    "uncoded_error_held": pu / float(oh.at["uncoded", "mean_time"]) - 1,
+                    "advised_predicted": pa, "advised_error_fit": pa / float(of.at[own, "mean_time"]) - 1,
+                    "advised_error_held": pa / float(oh.at[own, "mean_time"]) - 1,
+                    "regret": float(oh.at[own, "mean_time"]) / best_time - 1})
+    by_model = pd.DataFrame(per)
+    s = slowest_worker(first)
+    pf, ph = paces(first).mean(axis=0), paces(second).mean(axis=0)
+    drift = {"worker": s["worker"], "pace_fit": float(pf[s["index"]]), "pace_held": float(ph[s["index"]]),
+             "drift": float(ph[s["index"]] / pf[s["index"]] - 1), "median_drift": float(np.median(ph / pf - 1)),
+             "share_slowest_fit": s["share"]}
+    unc, adv_row = rows.iloc[0], rows.iloc[1] if len(rows) > 1 else None
+    targets = {
+        "uncoded in sample": {"value": float(unc["error_fit"]), "limit": TARGETS["in_sample"]},
+        "advised in sample": {"value": float(adv_row["error_fit"]) if adv_row is not None else math.nan,
+                              "limit": TARGETS["in_sample"]},
+        "advised held out": {"value": float(adv_row["error_held"]) if adv_row is not None else math.nan,
+                             "limit": TARGETS["held_out"]},
+        "regret": {"value": regret, "limit": TARGETS["regret"]},
+    }
+    warnings = []
+    what = {"uncoded in sample": "on the fitted iterations, uncoded's predicted mean iteration time misses theirs by",
+            "advised in sample": "on the fitted iterations, the advised design's predicted time misses theirs by",
+            "advised held out": "on the held-out iterations, the advised design's predicted time misses theirs by",
+            "regret": "the advised design is"}
+    for name, v in targets.items():
+        v["met"] = bool(v["value"] < v["limit"]) if name == "regret" else bool(abs(v["value"]) <= v["limit"])
+        if not v["met"]:
+            tail = (f"slower than the held-out best ({best_held}); the target is under {v['limit']:.0%}"
+                    if name == "regret" else f"(the target is within {v['limit']:.0%})")
+            num = f"{100 * v['value']:.1f}%" if name == "regret" else f"{100 * v['value']:+.1f}%"
+            warnings.append(f"{what[name]} {num} {tail}")
+    if not targets["advised held out"]["met"] or abs(float(unc["error_held"])) > TARGETS["held_out"]:
+        warnings.append(f"uncoded's held-out error {100 * float(unc['error_held']):+.1f}% stands beside the slowest "
+                        f"worker's drift of {100 * drift['drift']:+.1f}% between the parts")
+    settings = {"source": t.source, "iterations": I, "fit_iterations": n_fit, "held_iterations": n_held,
+                "holdout": holdout, "K": K, "seed": seed, "trials": trials, "bootstrap": bootstrap,
+                "max_load": R, "budget": budget, "primary": fa.primary, "primary_reason": fa.reason,
+                "fit_ids": [int(first.iteration_ids[0]), int(first.iteration_ids[-1])],
+                "held_ids": [int(second.iteration_ids[0]), int(second.iteration_ids[-1])]}
+    return Backtest(rows, by_model, fa, of.reset_index(), oh.reset_index(), drift, regret, best_held, targets,
+                    warnings, settings)

@@ -42,6 +42,8 @@ NOTEBOOKS = {
                  "completion time, coding gain and messages of GC, FRC, LCC, UC-MMC and GC-MMC for K up to 10,000"),
     "09_advise": ("gclib advise: from a measured cluster to the code to run",
                   "fits recover known models; profile, fit, advise and real runs on this machine"),
+    "10_real_traces": ("gclib advise on real traces: Lin et al.'s public traces (OSDI 2025)",
+                       "convert, variance split, fit, advise and a back-test on held-out iterations"),
 }
 
 FIGURES = [
@@ -127,6 +129,16 @@ FIGURES = [
     Figure("09_predicted_vs_real", "09_advise",
            "the advice's predicted mean iteration time against real MPI runs of the advised code and of uncoded, "
            "and every real iteration against the simulator's time for its injected delays", ("A1", "A2", "A3")),
+    Figure("10_variance_split", "10_real_traces",
+           "the variance of each real trace's log paces split into worker, iteration and residual parts, with "
+           "bootstrap intervals over iterations and workers", ("R1*",)),
+    Figure("10_predicted_vs_held", "10_real_traces",
+           "every design's mean iteration time predicted from the first half of a trace (the ranking model and "
+           "the independent replay) against its time on the held-out half, every worker kept",
+           ("B2*", "B3*", "B4*")),
+    Figure("10_model_errors", "10_real_traces",
+           "per model, the error of its prediction of uncoded (fitted and held-out half) and of its own "
+           "recommendation (held out), beside the slowest worker's drift", ("B1*", "B5*")),
 ]
 
 

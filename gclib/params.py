@@ -380,6 +380,18 @@ def _advise(ns):
     check("trials", _n(ns, "trials"), int, low=2)
 
 
+def _real_traces(ns):
+    from .timings import shipped
+
+    check("seed", _n(ns, "seed"), int, low=0)
+    have = sorted(shipped())
+    names = check("traces", _n(ns, "traces"), list, min_len=1, items=dict(type=str, choices=have))
+    _distinct("traces", names, "each trace is studied once")
+    check("holdout", _n(ns, "holdout"), float, above=0, below=1)
+    check("trials", _n(ns, "trials"), int, low=2)
+    check("bootstrap", _n(ns, "bootstrap"), int, low=20)  # the intervals are bootstrap quantiles
+
+
 def _index(ns):
     pass  # the index has only the driver's parameters
 
@@ -396,6 +408,7 @@ NOTEBOOKS = {
     "07_mpi_runs": _mpi_runs,
     "08_scale": _scale,
     "09_advise": _advise,
+    "10_real_traces": _real_traces,
 }
 
 

@@ -16,7 +16,9 @@ Models:
 * :class:`Persistent` ``(base, ...)``: wraps a model; some workers never answer (time ``inf``);
 * :class:`Trace` ``(times)``: replays recorded per-task times (e.g. from a real run);
 * :class:`Replay` ``(times)``: bootstraps recorded (iteration, worker) rows of task times, for any number of
-  workers and tasks (the empirical model of a timing trace, :mod:`gclib.timings`).
+  workers and tasks (the empirical model of a timing trace, :mod:`gclib.timings`), every row independently;
+* :class:`gclib.effects.IterationReplay` and :class:`gclib.effects.WorkerEffects` keep what independent rows lose:
+  the workers themselves, and the slowness an iteration's workers share (:mod:`gclib.effects`).
 
 All randomness comes from the ``numpy.random.Generator`` passed in.
 """
@@ -289,6 +291,47 @@ class Replay(ComputeModel):
 
     def describe(self):
         return {"model": "replay", "shape": list(self.times.shape), "rows": int(len(self._rows))}
+
+
+def filled(times, n_tasks: int | None = None) -> np.ndarray:
+    """Recorded durations ``(iterations, workers, tasks)`` made whole as :class:`Replay` reads them: a task not
+    observed (``nan``) takes the mean of its row's finite durations (the worker's pace in that iteration), every
+    task after one that never finished is ``inf``, and tasks beyond the record (up to ``n_tasks``) take the row's
+    pace (``inf`` when the row's last task never finished). A row with no observed task is ``nan`` throughout.
+
+    Returns:
+        ``(iterations, workers, max(tasks, n_tasks))`` float array.
+    """
+    t = np.asarray(times, dtype=float)
+    fin = np.isfinite(t)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        pace = np.where(fin, t, 0.0).sum(axis=2) / fin.sum(axis=2)  # nan for a row without a finite time
+    empty = np.isnan(t).all(axis=2)
+    dead = np.cumsum(np.isinf(t), axis=2) > 0
+    pace = np.where(np.isnan(pace) & ~empty, np.inf, pace)
+    out = np.where(dead, np.inf, np.where(np.isnan(t), pace[:, :, None], t))
+    k = t.shape[2]
+    if n_tasks is not None and n_tasks > k:
+        beyond = np.where(dead[:, :, -1], np.inf, pace)
+        out = np.concatenate([out, np.repeat(beyond[:, :, None], n_tasks - k, axis=2)], axis=2)
+    out[empty] = np.nan
+    return out
+
+
+def whole_rows(t, who: str) -> np.ndarray:
+    """``t`` as a float ``(iterations, workers, tasks)`` array of durations >= 0 in which every worker has a task
+    observed (finite or ``inf``) in every iteration; ValueError naming ``who`` and the first worker and iteration
+    missing otherwise."""
+    t = np.asarray(t, dtype=float)
+    if t.ndim != 3 or t.size == 0 or (t < 0).any():
+        raise ValueError(f"times must be a non-empty (iterations, workers, tasks) array of durations >= 0 (nan = not "
+                         f"observed, inf = never), got shape {t.shape}"
+                         + (" with negative entries" if t.size and (t < 0).any() else ""))
+    empty = np.isnan(t).all(axis=2)
+    if empty.any():
+        i, w = (int(v) for v in np.argwhere(empty)[0])
+        raise ValueError(f"{who} needs every worker's time in every iteration: worker {w} has none in iteration {i}")
+    return t
 
 
 MODELS = {"shifted-exp": ShiftedExponential, "exp": Exponential, "pareto": Pareto}

@@ -214,11 +214,16 @@ def test_cli_json_and_figure(tmp_path, capsys):
     assert main(["advise", "--trace", str(f), "--workers", "8", "--trials", "200", "--json", "--figure",
                  str(png)]) == 0
     d = json.loads(capsys.readouterr().out)
-    assert d["settings"]["primary"] == "replay" and "replay" in d["settings"]["models"]
+    # K = 8 from a trace of 4 workers: the replay by iteration (the trace's own workers) is not among the models
+    assert "replay" in d["settings"]["models"] and "worker effects" in d["settings"]["models"]
+    assert "replay by iteration" not in d["settings"]["models"]
+    assert d["settings"]["primary"] in d["settings"]["models"] and d["primary_reason"].startswith(
+        f"'{d['settings']['primary']}'")
+    assert {r["model"] for r in d["support"]} >= {"replay", "replay by iteration", "worker effects"}
     assert d["best"]["command"] and png.stat().st_size > 10_000
     assert main(["advise", "--trace", str(f), "--workers", "8", "--trials", "200", "--budget", "8"]) == 0
     out = capsys.readouterr().out
-    assert out.splitlines()[-1].startswith("Recommended: ")
+    assert out.splitlines()[-2].startswith("Recommended: ") and out.splitlines()[-1].startswith("Ranked under '")
 
 
 def test_cli_more_persistent_stragglers_than_workers(tmp_path, capsys):
@@ -235,9 +240,9 @@ def test_cli_prints_the_fits_and_what_it_leaves_out(tmp_path, capsys):
     d_all = main(["advise", "--trace", str(f), "--workers", "4", "--trials", "200", "--all-models", "--json"])
     every = json.loads(capsys.readouterr().out)
     assert d_all == 0 and all(x["advised_under"] for x in every["fits"])
-    assert len(every["settings"]["models"]) == len(every["fits"]) + 1  # every fit and the replay
+    assert len(every["settings"]["models"]) == len(every["fits"]) + 3  # every fit and the three replays
     assert main(["advise", "--trace", str(f), "--workers", "4", "--trials", "200", "--json"]) == 0
     some = json.loads(capsys.readouterr().out)
     kept = [x["name"] for x in some["fits"] if x["advised_under"]]
-    assert sorted(some["settings"]["models"]) == sorted(kept + ["replay"])
+    assert sorted(some["settings"]["models"]) == sorted(kept + ["replay", "replay by iteration", "worker effects"])
     assert all(x["p_value"] >= 0.05 for x in some["fits"] if x["advised_under"])

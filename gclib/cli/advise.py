@@ -1,5 +1,7 @@
 """``gclib advise``: from a measured timing trace to the code to run (:func:`gclib.timings.read`, then
-:func:`gclib.fit.fit` and its models, then :func:`gclib.advise.advise`)."""
+:func:`gclib.advise.from_trace`: the fits, the models that keep worker identity and whole iterations, their goodness
+of fit, and the advice under the best supported one); with ``--holdout``, the back-test of that advice on the
+trace's last iterations (:func:`gclib.advise.backtest`)."""
 from __future__ import annotations
 
 
@@ -7,14 +9,23 @@ def add_parser(sub):
     from .. import checks
 
     p = sub.add_parser("advise", help="fit straggler models to a timing trace and rank the codes to run on it",
-                       description="Read a timing trace (CSV: iteration, worker, task, seconds), fit the "
-                                   "compute-time models to it (and keep the trace itself as a bootstrap replay), "
-                                   "simulate every candidate code under every model and print them ranked under "
-                                   "the replay, with the gclib run options of each.")
+                       description="Read a timing trace (CSV: iteration, worker, task, seconds; other shapes: gclib "
+                                   "trace convert), fit the compute-time models to it, together with the trace "
+                                   "replayed by rows, by whole iterations (every worker kept) and as worker and "
+                                   "iteration effects; judge every model on the trace's whole iterations, simulate "
+                                   "every candidate code under every model and print them ranked under the first "
+                                   "supported model that keeps the most of the trace, with the gclib run options of "
+                                   "each. With --holdout F: fit and advise on the first iterations, and report how "
+                                   "the advice holds on the last F of them (a warning when a target is missed).")
     p.add_argument("--trace", required=True, type=checks.option(checks.input_path, kind="file", must_exist=True),
-                   metavar="CSV", help="the timing trace (gclib run --measure / gclib profile, or your own)")
-    p.add_argument("--workers", required=True, type=checks.option(checks.integer, low=2), metavar="K",
-                   help="workers of the run to advise (any number: the models are per worker)")
+                   metavar="CSV", help="the timing trace (gclib run --measure / gclib profile / gclib trace convert, or "
+                                       "your own); a per-operation parquet trace is converted as gclib trace convert "
+                                       "does by default")
+    p.add_argument("--workers", type=checks.option(checks.integer, low=2), default=None, metavar="K",
+                   help="workers of the run to advise (any number; required without --holdout, which advises for "
+                        "the trace's own workers)")
+    p.add_argument("--holdout", type=checks.option(checks.real, above=0, below=1), default=None, metavar="F",
+                   help="back-test: fit on the first 1 - F of the iterations, check on the last F (e.g. 0.5)")
     p.add_argument("--budget", type=checks.option(checks.real, above=0), default=None, metavar="MESSAGES",
                    help="largest mean number of messages received per iteration (default: no limit)")
     p.add_argument("--max-load", type=checks.option(checks.integer, low=1), default=None, metavar="R",
@@ -22,7 +33,7 @@ def add_parser(sub):
     p.add_argument("--trials", type=checks.option(checks.integer, low=2), default=None, metavar="N",
                    help="simulated iterations per model (default 4000)")
     p.add_argument("--seed", type=checks.option(checks.integer, low=0), default=0, metavar="S",
-                   help="seed of the fits' bootstrap and of the simulation")
+                   help="seed of the fits' bootstrap, the goodness-of-fit tests and the simulation")
     p.add_argument("--all-models", action="store_true",
                    help="advise under every fitted model, also those the goodness-of-fit test rejects at 5%%")
     p.add_argument("--json", action="store_true", help="print one JSON object")
@@ -32,24 +43,34 @@ def add_parser(sub):
 
 
 def run(a) -> int:
-    from .. import advise, checks, fit, timings
+    from .. import advise, checks, timings
 
+    trace = timings.load(a.trace)
+    if a.holdout is not None:
+        if a.workers is not None and a.workers != trace.workers:
+            raise ValueError(f"argument --workers: the back-test keeps the trace's {trace.workers} workers, each with "
+                             f"its own times; got --workers {a.workers} (leave it out)")
+        K = trace.workers
+    elif a.workers is None:
+        raise ValueError("argument --workers: required without --holdout (the workers of the run to advise)")
+    else:
+        K = a.workers
     if a.max_load is not None:
-        checks.option_check("--max-load", checks.integer, a.max_load, low=1, high=a.workers,
-                            why=f" (at most --workers {a.workers})")
-    trace = timings.read(a.trace)
-    report = fit.fit(trace, seed=a.seed)
-    if report.persistent > a.workers:
-        raise ValueError(f"--workers {a.workers}: the trace {a.trace} has {report.persistent} workers per iteration "
-                         f"that never answered (persistent stragglers); advise for more workers than that")
-    level = None if a.all_models else advise.REJECT_LEVEL
-    models = report.models(level=level)
-    left_out = [] if level is None else report.rejected(level)
-    if not a.json:
-        print(_fits_text(report, left_out, trace), flush=True)
-    res = advise.advise(models, a.workers, max_load=a.max_load, budget=a.budget,
-                        trials=advise.TRIALS if a.trials is None else a.trials, seed=a.seed,
-                        progress=not a.json)
+        checks.option_check("--max-load", checks.integer, a.max_load, low=1, high=K, why=f" (at most the {K} workers)")
+    trials = advise.TRIALS if a.trials is None else a.trials
+    if a.holdout is not None:
+        bt = advise.backtest(trace, a.holdout, seed=a.seed, trials=trials, max_load=a.max_load, budget=a.budget,
+                             all_models=a.all_models, progress=not a.json)
+        res = bt.fit.advice
+    else:
+        bt = None
+        report = _fit_report(trace, a.seed)
+        if report.persistent > K:
+            raise ValueError(f"--workers {K}: the trace {a.trace} has {report.persistent} workers per iteration "
+                             f"that never answered (persistent stragglers); advise for more workers than that")
+        ta = advise.from_trace(trace, K, seed=a.seed, trials=trials, max_load=a.max_load, budget=a.budget,
+                               all_models=a.all_models, progress=not a.json)
+        res = ta.advice
     if a.figure is not None:
         import matplotlib.pyplot as plt
 
@@ -58,14 +79,36 @@ def run(a) -> int:
     if a.json:
         import json
 
-        out = res.to_dict()
-        out["fits"] = _fits_rows(report, left_out)
+        if bt is not None:
+            out = bt.to_dict()
+            out["advice"]["fits"] = _fits_rows(bt.fit.report, bt.fit.left_out)
+        else:
+            out = ta.to_dict()
+            out["fits"] = _fits_rows(ta.report, ta.left_out)
         out["trace"] = {"file": str(a.trace), "iterations": trace.iterations, "workers": trace.workers,
                         "tasks": int(trace.durations.shape[2])}
         print(json.dumps(out))
+    elif bt is not None:
+        print(_fits_text(bt.fit.report, bt.fit.left_out, trace))
+        print(bt.fit.text())
+        print()
+        print(bt.text())
     else:
-        print(res.text())
+        print(_fits_text(ta.report, ta.left_out, trace))
+        print(ta.text())
+    if bt is not None and bt.warnings:
+        import sys
+
+        for w in bt.warnings:
+            print(f"gclib: warning: {w}", file=sys.stderr)
     return 0
+
+
+def _fit_report(trace, seed):
+    """The persistent-straggler count of the trace, before the full fit (cheap: no bootstrap)."""
+    from .. import fit
+
+    return fit.fit(trace, seed=seed, bootstrap=0)
 
 
 def _fits_rows(report, left_out) -> list:

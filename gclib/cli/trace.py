@@ -1,37 +1,101 @@
-"""``gclib trace``: which recorded run made a figure file, matched by its content's SHA-256 in the manifests
-``gclib reproduce`` writes (:func:`gclib.reproduce.trace`)."""
+"""``gclib trace``: two forms that read differently.
+
+* ``gclib trace FIGURE``: which recorded run made a figure file, matched by its content's SHA-256 in the manifests
+  ``gclib reproduce`` writes (:func:`gclib.reproduce.trace`);
+* ``gclib trace convert TRACE --out CSV``: a timing trace in another shape (a tidy CSV with other column names, a
+  wide CSV, a per-operation parquet trace) written as gclib's timing-trace CSV (:func:`gclib.timings.convert`).
+
+The first word after ``trace`` says which: ``convert`` (a figure file named ``convert`` is ``./convert``).
+"""
 from __future__ import annotations
 
 import json
 
 from .options import EXIT_FAIL
 
+USAGE = ("gclib trace FIGURE [--executed DIR] [--figures-dir DIR] [--json]\n"
+         "       gclib trace convert TRACE --out CSV [--format {auto,csv,wide,ops}] [--columns NAME=COLUMN,...]\n"
+         "                           [--stages {sum,max}] [--json]")
+#: the options of each form (the other form refuses them)
+FIGURE_OPTIONS = ("executed", "figures_dir")
+CONVERT_OPTIONS = ("out", "format", "columns", "stages")
+
 
 def add_parser(sub):
     from .. import checks
     from ..reproduce import EXECUTED
+    from ..timings import FORMATS, STAGE_RULES
 
-    p = sub.add_parser("trace", help="which recorded run made a figure file (matched by content hash)")
-    p.add_argument("figure", type=checks.option(checks.input_path, kind="file"),
-                   help="a figure file, e.g. figures/04_fig1.png, or a name in the figures folder (04_fig1)")
-    p.add_argument("--executed", type=checks.option(checks.input_path), default=str(EXECUTED),
-                   help="where the per-profile manifests of local runs are (default build/executed)")
-    p.add_argument("--figures-dir", type=checks.option(checks.input_path), default=None,
+    p = sub.add_parser("trace", usage=USAGE,
+                       help="which recorded run made a figure file; `trace convert`: a timing trace from another "
+                            "shape",
+                       description="Two forms, told apart by the first word after `trace`:\n"
+                                   "  gclib trace FIGURE           which recorded run made a figure file (matched by "
+                                   "content hash; exit 1: none)\n"
+                                   "  gclib trace convert TRACE    a timing trace in another shape (a tidy CSV with "
+                                   "other column names,\n"
+                                   "                               a wide CSV, a per-operation parquet trace) "
+                                   "written as gclib's timing-trace\n"
+                                   "                               CSV for gclib advise (docs/advise.md, \"Real "
+                                   "traces in\")",
+                       epilog="examples:\n"
+                              "  gclib trace figures/04_fig1.png\n"
+                              "  gclib trace convert wide.csv --format wide --out times.csv\n"
+                              "  gclib trace convert log.csv --columns iteration=step,worker=rank,seconds=duration "
+                              "--out times.csv\n"
+                              "  gclib trace convert data/straggler-analysis/trace-SE.parquet --out se.csv")
+    p.add_argument("target", nargs="+", metavar="FIGURE | convert TRACE",
+                   help="a figure file (figures/04_fig1.png, or a name in the figures folder: 04_fig1); or the "
+                        "word convert and the trace file to convert")
+    f = p.add_argument_group("gclib trace FIGURE")
+    f.add_argument("--executed", type=checks.option(checks.input_path), default=None, metavar="DIR",
+                   help=f"where the per-profile manifests of local runs are (default {EXECUTED})")
+    f.add_argument("--figures-dir", type=checks.option(checks.input_path), default=None, metavar="DIR",
                    help="the folder whose manifest.json holds the committed record (default figures/)")
-    p.add_argument("--json", action="store_true", help="print the matching runs as a JSON list")
+    c = p.add_argument_group("gclib trace convert TRACE")
+    c.add_argument("--out", type=checks.option(checks.output_file), default=None, metavar="CSV",
+                   help="the timing-trace CSV to write (required)")
+    c.add_argument("--format", choices=FORMATS, default=None,
+                   help="csv: one row per task or per (iteration, worker); wide: one row per iteration, a column per "
+                        "worker; ops: a per-operation parquet trace (step, dp_rank, stage, optype, mb_id, duration); "
+                        "auto: by the file's first bytes and header (default auto)")
+    c.add_argument("--columns", default=None, metavar="NAME=COLUMN,...",
+                   help="which column of the file holds each trace column, e.g. "
+                        "iteration=step,worker=rank,seconds=duration (csv; wide: iteration only)")
+    c.add_argument("--stages", choices=STAGE_RULES, default=None,
+                   help="ops: a replica's task time is the sum of its pipeline stages' compute, or the slowest "
+                        "stage's (default sum)")
+    p.add_argument("--json", action="store_true",
+                   help="print the matching runs as a JSON list (FIGURE), or what was kept and dropped (convert)")
     p.set_defaults(fn=run)
 
 
 def run(a) -> int:
-    """Exit 0 when a recorded run wrote these bytes, 1 when none did (in text and JSON alike)."""
-    from ..reproduce import figure_file, sha256, trace
+    if a.target[0] == "convert":
+        return _convert(a)
+    given = [o for o in CONVERT_OPTIONS if getattr(a, o) is not None]
+    if given:
+        raise ValueError(f"argument --{given[0].replace('_', '-')}: an option of gclib trace convert, not of gclib "
+                         f"trace FIGURE")
+    if len(a.target) > 1:
+        raise ValueError(f"gclib trace takes one figure file, got {len(a.target)}: {' '.join(a.target)} (to convert a "
+                         f"trace: gclib trace convert TRACE --out CSV)")
+    return _figure(a)
 
-    recs = trace(a.figure, executed=a.executed, figures_dir=a.figures_dir)
+
+def _figure(a) -> int:
+    """Exit 0 when a recorded run wrote these bytes, 1 when none did (in text and JSON alike)."""
+    from .. import checks
+    from ..reproduce import EXECUTED, figure_file, sha256, trace
+
+    fig = checks.option_check("figure", checks.input_path, a.target[0], kind="file")
+    executed = EXECUTED if a.executed is None else a.executed
+    recs = trace(fig, executed=executed, figures_dir=a.figures_dir)
     if a.json:
         print(json.dumps(recs, indent=1, default=str))
         return 0 if recs else EXIT_FAIL
     if not recs:
-        path = figure_file(a.figure, a.figures_dir)
+        path = figure_file(fig, a.figures_dir)
         print(f"{path}: matches no recorded run (its content, {sha256(path)[:19]}..., is in no manifest: made or "
               f"changed after the last recorded run, or not a figure of gclib reproduce)")
         return EXIT_FAIL
@@ -43,6 +107,37 @@ def run(a) -> int:
               f"{' (with uncommitted changes)' if r['git_dirty'] else ''}, seed {r['seed']}")
         print(f"  parameters: {json.dumps(r['parameters'], default=str)}")
         print(f"  recorded in {r['manifest']}")
+    return 0
+
+
+def _convert(a) -> int:
+    """Convert, check and write; print what was kept and dropped."""
+    from .. import checks, timings
+
+    given = [o for o in FIGURE_OPTIONS if getattr(a, o) is not None]
+    if given:
+        raise ValueError(f"argument --{given[0].replace('_', '-')}: an option of gclib trace FIGURE, not of gclib "
+                         f"trace convert")
+    if len(a.target) != 2:
+        raise ValueError(f"gclib trace convert takes one trace file, got {len(a.target) - 1}"
+                         + (f": {' '.join(a.target[1:])}" if len(a.target) > 2 else "")
+                         + " (gclib trace convert TRACE --out CSV)")
+    if a.out is None:
+        raise ValueError("argument --out: gclib trace convert needs the CSV to write (--out CSV)")
+    src = checks.option_check("TRACE", checks.input_path, a.target[1], kind="file", must_exist=True)
+    columns = None
+    if a.columns is not None:
+        try:
+            columns = timings.parse_columns(a.columns)
+        except ValueError as e:
+            raise ValueError(f"argument --columns: {e}") from None
+    conv = timings.convert(src, a.format or "auto", columns=columns, stages=a.stages or "sum")
+    conv.write(a.out)
+    if a.json:
+        print(json.dumps({**conv.to_dict(), "out": str(a.out)}))
+    else:
+        print(conv.text())
+        print(f"wrote {a.out}")
     return 0
 
 
