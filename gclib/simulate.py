@@ -31,18 +31,77 @@ from .stragglers import ComputeModel
 
 @dataclass(frozen=True)
 class Communication:
-    """Message delay ``latency + size / bandwidth`` (``size`` in gradient-length units, e.g. seconds per
-    gradient when ``bandwidth`` is gradients per second)."""
+    """What a message costs between its sending and its use by the master (times in the models' unit, sizes in
+    gradient-length units, ``bandwidth`` in gradients per unit of time).
+
+    * ``queue=False`` (independent delays): every message arrives ``latency + overhead + size / bandwidth`` after it
+      is sent, whatever the other messages do.
+    * ``queue=True`` (the master's queue): every message reaches the master ``latency`` after it is sent; the
+      master takes messages in one at a time, in the order they reached it (a tie by message index), each for
+      ``overhead + size / bandwidth``; a message counts as received once it is taken in. Messages that reach the
+      master together wait for one another, so an iteration of many messages pays for each of them.
+
+    With the defaults (``overhead = 0``, ``queue = False``) it is the latency + size / bandwidth model of the
+    communication-efficient codes' papers.
+    """
 
     latency: float = 0.0
     bandwidth: float = math.inf
+    overhead: float = 0.0
+    queue: bool = False
 
     def __post_init__(self):
         object.__setattr__(self, "latency", checks.real("latency", self.latency, low=0))
         object.__setattr__(self, "bandwidth", checks.real("bandwidth", self.bandwidth, above=0, finite=False))
+        object.__setattr__(self, "overhead", checks.real("overhead", self.overhead, low=0))
+        if not isinstance(self.queue, (bool, np.bool_)):
+            raise checks.ParameterTypeError(f"queue must be True or False, got {self.queue!r}")
+        object.__setattr__(self, "queue", bool(self.queue))
 
     def delay(self, size: np.ndarray) -> np.ndarray:
-        return self.latency + np.asarray(size, dtype=float) / self.bandwidth
+        """The delay of a message that waits for no other: ``latency + overhead + size / bandwidth``."""
+        return self.latency + self.service(size)
+
+    def service(self, size: np.ndarray) -> np.ndarray:
+        """The time the master spends taking a message in: ``overhead + size / bandwidth``."""
+        return self.overhead + np.asarray(size, dtype=float) / self.bandwidth
+
+    @property
+    def free(self) -> bool:
+        """Every message costs nothing (the simulation without this model gives the same numbers)."""
+        return self.latency == 0 and self.overhead == 0 and math.isinf(self.bandwidth)
+
+    def describe(self) -> dict:
+        return {"latency": self.latency, "bandwidth": self.bandwidth, "overhead": self.overhead,
+                "queue": self.queue}
+
+
+def queued(arrival: np.ndarray, service: np.ndarray) -> np.ndarray:
+    """When the master has taken in every message, one at a time in the order they reached it.
+
+    ``d = max(a, d_prev) + s`` along the order of arrival (a tie by message index), computed for all messages at
+    once as ``S_i + max_{j <= i} (a_j - S_{j-1})`` (``S`` the running sum of the service times in that order).
+
+    Args:
+        arrival: ``(trials, n_messages)`` times the messages reach the master (``inf``: never).
+        service: ``(n_messages,)`` the master's time for each message.
+    Returns:
+        ``(trials, n_messages)`` float64 times at which each message is taken in (``inf`` for one that never
+        arrives).
+    """
+    a = np.asarray(arrival, dtype=float)
+    s = np.broadcast_to(np.asarray(service, dtype=float), a.shape[-1:])
+    order = np.argsort(a, axis=1, kind="stable")
+    a_sorted = np.take_along_axis(a, order, axis=1)
+    s_sorted = s[order]
+    S = np.cumsum(s_sorted, axis=1)
+    with np.errstate(invalid="ignore"):
+        lead = np.maximum.accumulate(a_sorted - (S - s_sorted), axis=1)
+    d_sorted = S + lead
+    d_sorted[~np.isfinite(a_sorted)] = np.inf
+    out = np.empty_like(d_sorted)
+    np.put_along_axis(out, order, d_sorted, axis=1)
+    return out
 
 
 @dataclass
@@ -133,9 +192,12 @@ def arrival_times(code, finish: np.ndarray, comm: Communication | None = None) -
 
 
 def _delayed(arr: np.ndarray, code, comm: Communication | None) -> np.ndarray:
+    """Arrival times at the master: in the master's queue (``comm.queue``), the times it takes each message in."""
     if comm is not None:
         with np.errstate(over="ignore"):
-            delayed = arr + comm.delay(code.size)
+            delayed = arr + (comm.latency if comm.queue else comm.delay(code.size))
+            if comm.queue:
+                delayed = queued(delayed, comm.service(code.size))
         if (np.isinf(delayed) & np.isfinite(arr)).any():  # a message that does arrive must not read as "never"
             raise ValueError(f"arrival times beyond the float64 range (inf) with latency = {comm.latency:g} and "
                              f"bandwidth = {comm.bandwidth:g}; measure time in a larger unit")

@@ -20,10 +20,13 @@ def expected_time(code: GradientCode, model: ComputeModel, comm=None) -> float:
     models, unequal loads, unequal groups).
 
     ``comm`` (a :class:`gclib.simulate.Communication`) adds its delay when every message has the same size (then
-    every arrival is shifted by the same amount, and so is the completion time); ``nan`` otherwise."""
+    every arrival is shifted by the same amount, and so is the completion time); ``nan`` otherwise, and for the
+    master's queue (``comm.queue``), whose waits depend on the order of the arrivals."""
     t = _expected_compute_time(code, model)
     if comm is None or not np.isfinite(t):
         return t
+    if comm.queue:
+        return np.nan
     size = np.asarray(code.size, dtype=float)
     if size.size == 0 or np.any(size != size[0]):
         return np.nan

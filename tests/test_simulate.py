@@ -222,3 +222,65 @@ def test_never_decoding_trials_do_not_count_messages_that_never_arrive():
     finish = model.sample(np.random.default_rng(1), 50, 6, 2)
     fast = design.fast_chunk(code, finish)
     assert (fast["messages"] == 4).all() and (fast["computations"] == 8).all()
+
+
+def _queue_by_hand(arrival, service):
+    """The master's queue one message at a time, in the order of arrival (ties by index)."""
+    out = np.empty(len(arrival))
+    free = -np.inf
+    for i in sorted(range(len(arrival)), key=lambda i: (arrival[i], i)):
+        if np.isinf(arrival[i]):
+            out[i] = np.inf
+            continue
+        free = max(free, arrival[i]) + service[i]
+        out[i] = free
+    return out
+
+
+def test_the_masters_queue_by_hand():
+    from gclib.simulate import queued
+
+    rng = np.random.default_rng(4)
+    a = rng.exponential(1.0, (30, 7))
+    a[3, 2] = np.inf
+    a[5, :3] = 0.25  # ties are taken in by message index
+    s = rng.uniform(0.1, 0.6, 7)
+    got = queued(a, s)
+    for row, out in zip(a, got):
+        assert np.allclose(out, _queue_by_hand(row, s), rtol=1e-12, atol=0)
+
+
+def test_queue_charges_every_message():
+    # three workers done at 1, 2 and 2: uncoded takes the messages in at 1 + 0.5, then 2 + 0.5 and 2 + 1
+    tr = Trace(np.array([[[1.0], [2.0], [2.0]]]))
+    comm = Communication(latency=0.5, bandwidth=4.0, overhead=0.25, queue=True)
+    res = simulate(codes.uncoded(3), tr, 1, comm=comm)
+    assert res.time[0] == pytest.approx(2.5 + 2 * 0.5)  # service 0.25 + 1 / 4 = 0.5 per message
+    assert res.messages[0] == 3
+    # the independent model charges one delay whatever the others do
+    ind = simulate(codes.uncoded(3), tr, 1, comm=Communication(latency=0.5, bandwidth=4.0, overhead=0.25))
+    assert ind.time[0] == pytest.approx(2.0 + 1.0)
+    # free communication gives the numbers of no communication at all
+    m = ShiftedExponential(10, 0.01)
+    code = codes.crc(8, 2, seed=1)
+    free = Communication(queue=True)
+    assert free.free and np.array_equal(simulate(code, m, 300, seed=2, comm=free).time,
+                                        simulate(code, m, 300, seed=2).time)
+    assert np.isnan(expected_time(code, m, comm))
+    with pytest.raises(TypeError, match="queue"):
+        Communication(queue="yes")
+    with pytest.raises(ValueError, match="overhead"):
+        Communication(overhead=-1.0)
+
+
+def test_queue_makes_more_messages_cost_more():
+    # UC-MMC decodes sooner than GC without communication; with a slow master it pays for its extra messages
+    from gclib.codes import mmc
+
+    m = ShiftedExponential(10, 0.01)
+    uc, gc = mmc.uc_mmc(8, 3), mmc.gc_cyclic(8, 3)
+    free = [simulate(c, m, 2000, seed=1).summary() for c in (uc, gc)]
+    assert free[0]["mean_time"] < free[1]["mean_time"] and free[0]["mean_messages"] > free[1]["mean_messages"]
+    slow = Communication(latency=0.0, bandwidth=20.0, queue=True)
+    charged = [simulate(c, m, 2000, seed=1, comm=slow).summary() for c in (uc, gc)]
+    assert charged[0]["mean_time"] > charged[1]["mean_time"]
