@@ -32,12 +32,17 @@ import numpy as np
 
 __all__ = ["ParameterTypeError", "integer", "real", "seconds", "choice", "int_list", "generator", "finite_array",
            "path_text", "input_path", "output_dir", "output_file", "available_memory", "memory_budget", "need_memory",
-           "format_bytes", "option", "option_check", "MEMORY_ENV", "MEMORY_FRACTION"]
+           "format_bytes", "option", "option_check", "MEMORY_ENV", "MEMORY_FRACTION", "MemoryBudgetError"]
 
 
 class ParameterTypeError(TypeError, ValueError):
     """An argument of the wrong type. A ``TypeError``, and a ``ValueError`` too, so that code catching
     ``ValueError`` for a bad argument (the command line does) catches it as well."""
+
+
+class MemoryBudgetError(ValueError):
+    """A request refused by :func:`need_memory`: it would not fit the memory budget. A ``ValueError`` (the command
+    line reports it in one line, exit 2), told apart from a bad parameter where that matters."""
 
 
 def _is_int(v) -> bool:
@@ -413,12 +418,12 @@ def need_memory(what: str, nbytes, *, sizes: str, lower: str) -> None:
             integers of any size are fine). sizes: the sizes it was estimated from, e.g. ``"workers = 200000"``.
         lower: what the caller can lower, e.g. ``"workers"``.
     Raises:
-        ValueError: one line with the sizes, the estimate, the budget and what to lower.
+        MemoryBudgetError: one line with the sizes, the estimate, the budget and what to lower.
     """
     budget, how = memory_budget()
     if budget is None or nbytes <= budget:
         return
-    raise ValueError(f"{what} with {sizes} needs about {format_bytes(nbytes)} of memory, more than the budget of "
+    raise MemoryBudgetError(f"{what} with {sizes} needs about {format_bytes(nbytes)} of memory, more than the budget of "
                      f"{format_bytes(budget)} ({how}); lower {lower}")
 
 

@@ -13,7 +13,9 @@ tests check each against the schedule of the real code at small ``K``:
 * :func:`lcc`: the simulator stand-in of Lagrange coded computing (``gclib.codes.lcc.lcc_code``);
 * :func:`correlated`: correlated GC-MMC of order ``m`` (``m = 1`` is UC-MMC, ``m = r`` plain GC);
 * :func:`uncorrelated`: uncorrelated GC-MMC with an order vector (the paper's interpolation threshold);
-* :func:`clustered`: any of them run independently in ``P`` clusters (``gclib.codes.mmc.clustered_design``).
+* :func:`clustered`: any of them run independently in ``P`` clusters (``gclib.codes.mmc.clustered_design``);
+* :func:`hybrid`: the hybrid design (``gclib.codes.mmc.hybrid``), clusters of ``r`` workers;
+* :func:`ye_abbe`, :func:`kadhe`: the communication-efficient codes (messages of ``1/m`` gradient).
 
 :func:`plan` lists the points of a study with their sizes and memory; :func:`study` simulates them under one or
 several eq. 5 models with common random numbers (every scheme of one ``K`` sees the same worker draws), beside the
@@ -34,6 +36,18 @@ from .progress import progress as _progress
 from .simulate import RESULT_BYTES, Schedule, simulate, simulate_bytes
 from .stats import paired_change
 from .stragglers import ComputeModel
+
+
+#: Bytes a schedule takes per message at most while it is built (its arrays, its rule's, and a clustered
+#: schedule's parts before they are joined).
+SCHEDULE_BYTES = 128
+
+
+def reserve(name: str, messages: int, sizes: str) -> None:
+    """Refuse to build a schedule of ``messages`` messages that would not fit the memory budget
+    (:func:`gclib.checks.need_memory`), before anything is allocated."""
+    checks.need_memory(f"the schedule of '{name}'", SCHEDULE_BYTES * int(messages), sizes=sizes,
+                       lower="the workers or the load")
 
 
 def _schedule(name, K, sender, ready, rule, load, **info) -> Schedule:
@@ -90,6 +104,7 @@ def correlated(K: int, r: int, m: int, name: str = "gc-mmc-correlated") -> Sched
     K, r = _kr(K, r)
     m = checks.integer("order", m, low=1, high=r)
     l = r - m + 1
+    reserve(name, K * l, f"workers = {K}, load = {r}, order = {m}: {K * l:,} messages")
     cls = (np.arange(K)[:, None] + np.arange(l)[None, :]).ravel() % K
     rule = ThresholdRule(cls, np.zeros(K, dtype=np.int64), np.array([K - m + 1]))
     return _schedule(name, K, np.repeat(np.arange(K), l), np.tile(np.arange(m, r + 1), K), rule, r, order=m,
@@ -109,8 +124,71 @@ def uncorrelated(K: int, r: int, orders) -> Schedule:
     K, r = _kr(K, r)
     orders = _check_orders(orders, r)
     l = len(orders)
+    reserve("gc-mmc-uncorrelated", K * l, f"workers = {K}, {l} orders: {K * l:,} messages")
     return _schedule("gc-mmc-uncorrelated", K, np.repeat(np.arange(K), l), np.tile(np.array(orders), K),
                      threshold(K * l, K * l - sum(orders) + 1), r, orders=list(orders))
+
+
+def hybrid(K: int, r: int, orders) -> Schedule:
+    """The hybrid design (``gclib.codes.mmc.hybrid``): ``K / r`` clusters of ``r`` workers; in each, every worker
+    sends a coded message after each order below ``r`` (any ``r l' - sum`` of them ``+ 1`` decode the cluster, ``l'``
+    orders below ``r``) and the plain cluster sum after ``r`` parts (one decodes it)."""
+    from .codes.mmc import FullOrThreshold, _check_orders
+
+    K, r = _kr(K, r)
+    orders = _check_orders(orders, r)
+    if K % r:
+        raise ValueError(f"hybrid needs clusters of exactly load = {r} workers, but {K} workers is not divisible "
+                         f"by {r}")
+    coded = [m for m in orders if m != r]
+    P, l = K // r, len(coded)
+    reserve("hybrid", K * (l + 1), f"workers = {K}, {l + 1} orders: {K * (l + 1):,} messages")
+    per = r * l + r  # messages per cluster: the coded ones worker by worker, then one plain sum per worker
+    local = np.concatenate([np.repeat(np.arange(r), l), np.arange(r)])
+    sender = (np.arange(P)[:, None] * r + local[None, :]).ravel()
+    ready = np.tile(np.concatenate([np.tile(np.array(coded, dtype=np.int64), r), np.full(r, r)]), P)
+    full = np.tile(np.r_[np.zeros(r * l, dtype=bool), np.ones(r, dtype=bool)], P)
+    t = r * l - sum(coded) + 1
+    rule = FullOrThreshold(np.repeat(np.arange(P), per), full, np.full(P, max(t, 1)))
+    sch = _schedule("hybrid", K, sender, ready, rule, r, orders=list(orders), clusters=P)
+    return sch
+
+
+def sized(sch: Schedule, factor: float, name: str | None = None) -> Schedule:
+    """``sch`` with every message ``factor`` times as long (``1 / m`` for a communication-efficient code's pieces,
+    ``2`` for complex messages), renamed ``name`` when given."""
+    name = name or sch.name
+    return Schedule(name, sch.n_workers, sch.sender, sch.ready, sch.size * float(factor), sch.rule, sch.lengths,
+                    {**sch.info, "scheme": name})
+
+
+def named(sch: Schedule, name: str, **info) -> Schedule:
+    """``sch`` under the scheme name ``name`` (e.g. CRC, whose schedule is plain GC's), with more ``info``."""
+    return Schedule(name, sch.n_workers, sch.sender, sch.ready, sch.size, sch.rule, sch.lengths,
+                    {**sch.info, "scheme": name, **info})
+
+
+def ye_abbe(K: int, s: int, m: int) -> Schedule:
+    """Ye and Abbe's code (``gclib.codes.ye_abbe``): load ``s + m``, one message of ``1/m`` gradient per worker,
+    any ``K - s`` decode."""
+    K = checks.integer("workers", K, low=1)
+    s, m = checks.integer("stragglers", s, low=0), checks.integer("comm", m, low=1)
+    if s + m > K:
+        raise ValueError(f"ye-abbe needs s + m <= workers = {K}, got s = {s}, m = {m}")
+    sch = _schedule("ye-abbe", K, np.arange(K), np.full(K, s + m), threshold(K, K - s), s + m, stragglers=s, comm=m)
+    return sized(sch, 1.0 / m)
+
+
+def kadhe(K: int, s: int, m: int) -> Schedule:
+    """Kadhe et al.'s code with a Gaussian (MDS) generator (``gclib.codes.kadhe``): groups of ``d = s + m``
+    workers (``d | K``), one message of ``1/m`` gradient per worker, any ``m`` of each group decode."""
+    K = checks.integer("workers", K, low=1)
+    s, m = checks.integer("stragglers", s, low=0), checks.integer("comm", m, low=1)
+    d = s + m
+    if K % d:
+        raise ValueError(f"kadhe needs the load d = s + m = {d} to divide K = {K}")
+    rule = ThresholdRule(np.arange(K), np.arange(K) // d, np.full(K // d, m))
+    return sized(_schedule("kadhe", K, np.arange(K), np.full(K, d), rule, d, stragglers=s, comm=m), 1.0 / m)
 
 
 def tile(schedules: Iterable[Schedule], name: str | None = None) -> Schedule:

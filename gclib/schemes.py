@@ -15,7 +15,7 @@ to :data:`PARAMS` for a parameter no scheme had before).
 from __future__ import annotations
 
 import inspect
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping
 
 from . import checks, codes
@@ -82,6 +82,8 @@ class Scheme:
         args: ``{parameter of PARAMS: the constructor's argument it becomes}``, in the order of the help.
         paper: where the scheme comes from.
         help: one line for the command line's help.
+        schedule: what the simulator reads of the code (:class:`gclib.simulate.Schedule`) from the constructor's
+            arguments, without its encoding matrix (:mod:`gclib.scale`); ``None``: the scheme needs its code.
     """
 
     name: str
@@ -89,6 +91,7 @@ class Scheme:
     args: Mapping[str, str]
     paper: str
     help: str
+    schedule: Callable | None = None
 
     @property
     def params(self) -> tuple:
@@ -109,6 +112,24 @@ class Scheme:
 
     def build(self, **kw) -> GradientCode:
         """The code from keyword parameters (see :func:`build`)."""
+        return self.constructor(**self._call(kw))
+
+    def simulable(self, **kw):
+        """What the simulator needs from keyword parameters (see :func:`simulable`)."""
+        call = self._call(kw)
+        if self.schedule is not None:
+            try:
+                sch = self.schedule(**call)
+            except checks.MemoryBudgetError:
+                raise
+            except ValueError:  # parameters the construction refuses: its own error, below
+                sch = None
+            if sch is not None:
+                return sch
+        return self.constructor(**call)
+
+    def _call(self, kw) -> dict:
+        """The constructor's keyword arguments from the scheme's parameters (checked; defaults applied)."""
         call = {}
         for p, arg in self.args.items():
             v = kw.get(p)
@@ -119,7 +140,44 @@ class Scheme:
                     raise ValueError(f"scheme '{self.name}' needs --{p} ({PARAMS[p].help})")
                 continue  # the constructor's own default
             call[arg] = PARAMS[p].checked(p, v)
-        return self.constructor(**call)
+        return call
+
+
+# ------------------------------------------------------------------------------------------------ schedules
+def _complex(points) -> float:
+    """Message length of a code on these evaluation points: complex ones (roots of unity) cost twice."""
+    return 2.0 if points == "roots-of-unity" else 1.0
+
+
+def _cl(build, K, r, P, name):
+    from . import scale
+
+    return scale.named(scale.clustered(build, K, P, r), name, clusters=int(P))
+
+
+def _schedules() -> dict:
+    """The schedule of every scheme that has one, by name, from the constructor's arguments (the same defaults);
+    ``None`` for parameters whose code is not the family's formula (Kadhe et al.'s code on another generator)."""
+    from . import scale
+
+    return {
+        "uncoded": lambda n: scale.uncoded(n),
+        "frc": lambda n, s: scale.named(scale.frc(n, s + 1), "frc"),
+        "crc": lambda n, s, seed=0, exact=False: scale.named(scale.gc(n, s + 1), "crc"),
+        "rs": lambda n, s, points="equispaced", exact=False: scale.sized(scale.gc(n, s + 1), _complex(points), "rs"),
+        "ye-abbe": lambda n, s, m=1, points="equispaced", exact=False: scale.sized(scale.ye_abbe(n, s, m),
+                                                                                   _complex(points)),
+        "kadhe": lambda n, s, m=None, generator="gaussian", seed=0, exact=False: (
+            scale.kadhe(n, s, 1 if m is None else m) if generator == "gaussian" else None),
+        "gc": lambda K, r, P=1, seed=0, exact=False: _cl(lambda k: scale.gc(k, r), K, r, P, "gc"),
+        "gc-mmc-correlated": lambda K, r, m, P=1, seed=0, exact=False: _cl(lambda k: scale.correlated(k, r, m), K,
+                                                                            r, P, "gc-mmc-correlated"),
+        "gc-mmc-uncorrelated": lambda K, r, orders, P=1, points="chebyshev", exact=False: scale.sized(
+            _cl(lambda k: scale.uncorrelated(k, r, orders), K, r, P, "gc-mmc-uncorrelated"), _complex(points)),
+        "uc-mmc": lambda K, r, P=1: _cl(lambda k: scale.uc_mmc(k, r), K, r, P, "uc-mmc"),
+        "hybrid": lambda K, r, orders, points="chebyshev": scale.sized(scale.hybrid(K, r, orders), _complex(points)),
+        "lcc": lambda K, r: scale.lcc(K, r),
+    }
 
 
 TANDON = "Tandon et al., Gradient Coding (ICML 2017)"
@@ -163,6 +221,22 @@ SCHEMES: dict[str, Scheme] = {s.name: s for s in [
     Scheme("lcc", lcc.lcc_code, KR, "Yu et al., Lagrange Coded Computing (2019) / Li et al., PCR (baseline [4])",
            "Lagrange coded linear regression: any 2 ceil(K/r) - 1 results (threshold-rule stand-in)"),
 ]}
+
+
+for _name, _schedule in _schedules().items():
+    SCHEMES[_name] = replace(SCHEMES[_name], schedule=_schedule)
+
+
+def simulable(name: str, **kw):
+    """What the simulator needs of scheme ``name``, from keyword parameters as :func:`build` takes them: its
+    :class:`gclib.simulate.Schedule` where :mod:`gclib.scale` has the family's formulas (GC, CRC, RS, FRC,
+    uncoded, LCC, UC-MMC, correlated and uncorrelated GC-MMC and their clusterings, the hybrid, Ye-Abbe's and
+    Kadhe et al.'s Gaussian codes), which needs memory in proportion to the messages only; else the code itself
+    (:func:`build`, refused up front when its matrix would not fit). Parameters the construction refuses raise
+    its own error. The simulator gives the same numbers for either."""
+    if name not in SCHEMES:
+        raise ValueError(f"scheme must be one of {sorted(SCHEMES)}, got {name!r}")
+    return SCHEMES[name].simulable(**kw)
 
 
 def build(name: str, **kw) -> GradientCode:

@@ -75,3 +75,74 @@ def test_list_json_names_each_constructor_and_argument(capsys):
     for name, s in data.items():
         module, _, func = s["constructor"].rpartition(".")
         assert getattr(__import__(module, fromlist=[func]), func) is sch.SCHEMES[name].constructor
+
+
+SCHEDULED = [("uncoded", {"workers": 7}), ("frc", {"workers": 8, "stragglers": 1}),
+             ("crc", {"workers": 7, "stragglers": 2}), ("rs", {"workers": 7, "stragglers": 2}),
+             ("rs", {"workers": 6, "stragglers": 1, "points": "roots-of-unity"}),
+             ("ye-abbe", {"workers": 7, "stragglers": 1, "comm": 2}), ("kadhe", {"workers": 8, "stragglers": 2, "comm": 2}),
+             ("gc", {"workers": 9, "load": 3, "clusters": 2}), ("gc", {"workers": 8, "load": 2}),
+             ("uc-mmc", {"workers": 10, "load": 3, "clusters": 3}),
+             ("gc-mmc-correlated", {"workers": 10, "load": 4, "order": 2, "clusters": 2}),
+             ("gc-mmc-uncorrelated", {"workers": 9, "load": 3, "orders": "1,3", "clusters": 2}),
+             ("gc-mmc-uncorrelated", {"workers": 8, "load": 3, "orders": "2,3", "points": "roots-of-unity"}),
+             ("hybrid", {"workers": 9, "load": 3, "orders": "1,3"}), ("lcc", {"workers": 10, "load": 3})]
+
+
+@pytest.mark.parametrize("name,kw", SCHEDULED)
+def test_the_schedule_simulates_as_the_code(name, kw):
+    """The simulator reads the same of a scheme's schedule as of its code: the same numbers for the same seed,
+    under eq. 5, per task and with communication delays (the master's queue included)."""
+    from gclib.simulate import Communication, Schedule, simulate
+    from gclib.stragglers import Pareto, ShiftedExponential
+
+    s = sch.simulable(name, **kw)
+    assert isinstance(s, Schedule) and s.name == name
+    code = sch.build(name, **kw)
+    assert s.n_workers == code.n_workers and s.load == code.load and s.n_messages == code.n_messages
+    assert np.allclose(s.size, code.size)
+    for model in (ShiftedExponential(10, 0.01), Pareto(0.05, 1.5, per_task=True)):
+        for comm in (None, Communication(0.01, 5.0), Communication(0.01, 50.0, overhead=0.002, queue=True)):
+            a = simulate(s, model, 400, seed=3, comm=comm)
+            b = simulate(code, model, 400, seed=3, comm=comm)
+            for key in ("time", "messages", "cluster_messages", "computations"):
+                assert np.array_equal(getattr(a, key), getattr(b, key)), (name, key, comm)
+            assert np.allclose(a.volume, b.volume)
+
+
+def test_a_scheme_without_a_schedule_builds_its_code():
+    from gclib.codes.base import GradientCode
+
+    assert isinstance(sch.simulable("partial", workers=8, stragglers=1, pieces=3), GradientCode)
+    assert isinstance(sch.simulable("kadhe", workers=12, stragglers=2, comm=2, generator="repetition"), GradientCode)
+    # parameters the construction refuses: its own error, not the schedule's
+    with pytest.raises(ValueError, match="stragglers must be at most 4"):
+        sch.simulable("crc", workers=5, stragglers=5)
+
+
+def test_cli_simulate_on_schedules_equals_the_dense_path(capsys):
+    """`gclib simulate` runs the schedule; its numbers are those of the code with its matrix, same seed."""
+    from gclib.simulate import simulate
+    from gclib.stragglers import ShiftedExponential
+
+    for name, kw in SCHEDULED:
+        args = ["simulate", "--scheme", name, "--trials", "300", "--seed", "2", "--json", "--mu", "10",
+                "--alpha", "0.01"]
+        for k, v in kw.items():
+            args += ["--" + k.replace("_", "-"), str(v)]
+        assert main(args) == 0
+        out = json.loads(capsys.readouterr().out)
+        kw2 = {**kw, "seed": 2}
+        ref = simulate(sch.build(name, **kw2), ShiftedExponential(10, 0.01), 300, seed=2).summary()
+        for key in ("mean_time", "ci95_time", "mean_messages", "mean_cluster_messages", "mean_computations",
+                    "failed", "trials"):
+            assert out[key] == ref[key], (name, key)
+        assert out["mean_volume"] == pytest.approx(ref["mean_volume"])
+        assert out["code"]["workers"] == ref["code"]["workers"] and out["code"]["load"] == ref["code"]["load"]
+
+
+def test_a_schedule_too_large_is_refused_before_it_is_built(capsys, monkeypatch):
+    monkeypatch.setenv("GCLIB_MEMORY_LIMIT", "200M")
+    code = main(["simulate", "--scheme", "uc-mmc", "--workers", "10000", "--load", "5000", "--trials", "10"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and "the schedule of 'uc-mmc'" in err[0] and "50,000,000 messages" in err[0]

@@ -129,13 +129,14 @@ def reject_unused(a, scheme: bool = True, model: bool = True):
                 _refuse("model", a.model, takes, extra)
 
 
-def code_from_args(a):
+def code_from_args(a, schedule: bool = False):
     """The code of ``--scheme`` and its parameters (an option not given is ``None``: the table's default, or the
-    constructor's; 0 is a value: ``--stragglers 0`` means s = 0)."""
-    from ..schemes import PARAMS, build
+    constructor's; 0 is a value: ``--stragglers 0`` means s = 0). ``schedule``: what the simulator reads of it,
+    without its encoding matrix where the scheme has one (:func:`gclib.schemes.simulable`)."""
+    from ..schemes import PARAMS, build, simulable
 
     kw = {k: v for k in PARAMS if (v := getattr(a, k, None)) is not None and v is not False}
-    return build(a.scheme, **kw)
+    return (simulable if schedule else build)(a.scheme, **kw)
 
 
 # ------------------------------------------------------------------------------------------------ models

@@ -29,7 +29,7 @@ def run(a) -> int:
     from ..simulate import Communication, simulate
 
     options.reject_unused(a)
-    code = options.code_from_args(a)
+    code = options.code_from_args(a, schedule=True)  # the schedule where the family has one: no dense matrix
     model = options.model_from_args(a, workers=code.n_workers)
     comm = None
     if a.latency or a.bandwidth is not None:
