@@ -28,7 +28,6 @@ import math
 from typing import Callable, Iterable
 
 import numpy as np
-import pandas as pd
 
 from . import checks
 from .codes.rules import ThresholdRule, coverage, threshold
@@ -305,6 +304,8 @@ def plan(Ks, *, settings=SETTINGS, schemes=SCHEMES, trials: int = 10_000, max_me
     Returns:
         ``pandas.DataFrame`` with :data:`PLAN_COLUMNS` (``memory`` in bytes, 0 for a skipped point).
     """
+    import pandas as pd
+
     Ks = checks.int_list("Ks", Ks, low=2)
     trials = checks.integer("trials", trials, low=1)
     max_messages = checks.integer("max_messages", max_messages, low=1)
@@ -364,6 +365,8 @@ def study(Ks, models: dict, *, trials: int = 10_000, seed=0, settings=SETTINGS, 
         ``pandas.DataFrame`` with :data:`COLUMNS`, one row per model and simulated point (``closed_form_time``
         NaN where the order statistics give none, e.g. multi-message and clustered schemes).
     """
+    import pandas as pd
+
     from .theory import expected_time
 
     if not isinstance(models, dict) or not models:

@@ -149,34 +149,38 @@ def _complex(points) -> float:
     return 2.0 if points == "roots-of-unity" else 1.0
 
 
-def _cl(build, K, r, P, name):
-    from . import scale
+def _scale():
+    from . import scale  # on first use: the registry itself stays light to import
 
+    return scale
+
+
+def _cl(build, K, r, P, name):
+    scale = _scale()
     return scale.named(scale.clustered(build, K, P, r), name, clusters=int(P))
 
 
 def _schedules() -> dict:
     """The schedule of every scheme that has one, by name, from the constructor's arguments (the same defaults);
     ``None`` for parameters whose code is not the family's formula (Kadhe et al.'s code on another generator)."""
-    from . import scale
-
+    sc = _scale
     return {
-        "uncoded": lambda n: scale.uncoded(n),
-        "frc": lambda n, s: scale.named(scale.frc(n, s + 1), "frc"),
-        "crc": lambda n, s, seed=0, exact=False: scale.named(scale.gc(n, s + 1), "crc"),
-        "rs": lambda n, s, points="equispaced", exact=False: scale.sized(scale.gc(n, s + 1), _complex(points), "rs"),
-        "ye-abbe": lambda n, s, m=1, points="equispaced", exact=False: scale.sized(scale.ye_abbe(n, s, m),
-                                                                                   _complex(points)),
+        "uncoded": lambda n: sc().uncoded(n),
+        "frc": lambda n, s: sc().named(sc().frc(n, s + 1), "frc"),
+        "crc": lambda n, s, seed=0, exact=False: sc().named(sc().gc(n, s + 1), "crc"),
+        "rs": lambda n, s, points="equispaced", exact=False: sc().sized(sc().gc(n, s + 1), _complex(points), "rs"),
+        "ye-abbe": lambda n, s, m=1, points="equispaced", exact=False: sc().sized(sc().ye_abbe(n, s, m),
+                                                                                  _complex(points)),
         "kadhe": lambda n, s, m=None, generator="gaussian", seed=0, exact=False: (
-            scale.kadhe(n, s, 1 if m is None else m) if generator == "gaussian" else None),
-        "gc": lambda K, r, P=1, seed=0, exact=False: _cl(lambda k: scale.gc(k, r), K, r, P, "gc"),
-        "gc-mmc-correlated": lambda K, r, m, P=1, seed=0, exact=False: _cl(lambda k: scale.correlated(k, r, m), K,
+            sc().kadhe(n, s, 1 if m is None else m) if generator == "gaussian" else None),
+        "gc": lambda K, r, P=1, seed=0, exact=False: _cl(lambda k: sc().gc(k, r), K, r, P, "gc"),
+        "gc-mmc-correlated": lambda K, r, m, P=1, seed=0, exact=False: _cl(lambda k: sc().correlated(k, r, m), K,
                                                                             r, P, "gc-mmc-correlated"),
-        "gc-mmc-uncorrelated": lambda K, r, orders, P=1, points="chebyshev", exact=False: scale.sized(
-            _cl(lambda k: scale.uncorrelated(k, r, orders), K, r, P, "gc-mmc-uncorrelated"), _complex(points)),
-        "uc-mmc": lambda K, r, P=1: _cl(lambda k: scale.uc_mmc(k, r), K, r, P, "uc-mmc"),
-        "hybrid": lambda K, r, orders, points="chebyshev": scale.sized(scale.hybrid(K, r, orders), _complex(points)),
-        "lcc": lambda K, r: scale.lcc(K, r),
+        "gc-mmc-uncorrelated": lambda K, r, orders, P=1, points="chebyshev", exact=False: sc().sized(
+            _cl(lambda k: sc().uncorrelated(k, r, orders), K, r, P, "gc-mmc-uncorrelated"), _complex(points)),
+        "uc-mmc": lambda K, r, P=1: _cl(lambda k: sc().uc_mmc(k, r), K, r, P, "uc-mmc"),
+        "hybrid": lambda K, r, orders, points="chebyshev": sc().sized(sc().hybrid(K, r, orders), _complex(points)),
+        "lcc": lambda K, r: sc().lcc(K, r),
     }
 
 
