@@ -19,9 +19,19 @@ Reed-Solomon (``rs``) for every load ``r``; the communication-efficient codes of
 cluster counts) and the hybrid design at every load; LCC where its threshold fits (a simulator stand-in that
 cannot run over MPI: it is ranked but never recommended, and its ``command`` is empty).
 
-With many candidates (large ``K``) a screening pass with fewer trials (:data:`SCREEN_TRIALS`) keeps, per model,
-the fastest :data:`SCREEN_KEEP` designs, the fastest of every family and the front of time against messages;
-only those get the full ``trials``.
+Every design is simulated from its family's structure (:mod:`gclib.bulk`: the simulator's numbers without its
+schedule or an array of every message), in chunks of draws that never exceed :data:`DRAW_BUDGET`. Loads and orders
+are tried one by one up to :data:`GRID_DENSE` and on a geometric grid above (:func:`grid`).
+
+With many candidates (large ``K``) a screening race comes first, per model, on common random numbers: rounds of
+:data:`SCREEN_ROUNDS` trials (a few hundred in all); after each, a design is dropped when another that receives no
+more messages and gradient units on average, and runs if it does, is faster by more than the Bonferroni-corrected
+Student-t quantile of :data:`RACE_ALPHA` over the paired trials (in the master's queue: the lower bound of its
+time against the other's upper bound, :func:`gclib.bulk.queue_bounds`). Of the designs left, the
+:data:`SCREEN_KEEP` fastest (designs with the same numbers in every trial counted once, the lightest kept), those
+on the fronts of time against messages and against gradient units, and the fastest of every family are then
+simulated in full: ``trials`` per model, or by default until every mean time is known within :data:`PRECISION`.
+``screen=False`` simulates every candidate in full (the exhaustive search).
 """
 from __future__ import annotations
 
@@ -35,11 +45,9 @@ from typing import Callable, Mapping
 import numpy as np
 import pandas as pd
 
-from . import checks, scale
+from . import bulk, checks, scale
 from .codes.conditioning import decoding_amplification, unit_roundoff
-from .codes.rules import ThresholdRule, threshold
 from .jsonable import jsonable
-from .progress import progress as _progress
 from .simulate import Schedule, arrival_times
 from .stats import mean_ci, paired_change
 from .stragglers import ComputeModel
@@ -47,16 +55,36 @@ from .stragglers import ComputeModel
 #: Scheme families of :func:`candidates`, in the order they are built (ties in the ranking keep this order).
 FAMILIES = ("uncoded", "crc", "frc", "rs", "ye-abbe", "kadhe", "gc", "uc-mmc", "gc-mmc-correlated",
             "gc-mmc-uncorrelated", "hybrid", "lcc")
-#: Trials per model of :func:`advise` by default.
+#: Trials per model of :func:`advise` at most by default: the designs kept are simulated chunk by chunk, from
+#: :data:`MIN_TRIALS` on, until every mean time is known within :data:`PRECISION` of itself (95% half-width); at
+#: large ``K``, where an iteration's time varies little, a few hundred trials do.
 TRIALS = 4000
-#: Above this many candidates, :func:`advise` screens them first with :data:`SCREEN_TRIALS` trials per model.
+MIN_TRIALS = 400
+PRECISION = 0.01
+#: Above this many candidates, :func:`advise` screens them first (the race of :data:`SCREEN_ROUNDS`).
 SCREEN_ABOVE = 80
-SCREEN_TRIALS = 400
-#: Designs kept per model by the screening pass (besides the fastest of each family and the message front).
-SCREEN_KEEP = 30
-#: Rows of the ranked table whose stability margin is computed, and the straggler patterns sampled for each.
+#: Trials of each round of the screening race (cumulative: 256 in all).
+SCREEN_ROUNDS = (16, 16, 32, 64, 128)
+SCREEN_TRIALS = sum(SCREEN_ROUNDS)
+#: The race drops a design when a paired difference exceeds the Student-t quantile of this one-sided level
+#: divided by the number of candidates (Bonferroni: over a whole race, about this chance of dropping a design
+#: that no other beats).
+RACE_ALPHA = 0.01
+#: Designs kept per model by the screen (besides those on the fronts and the fastest of each family).
+SCREEN_KEEP = 16
+#: Bytes a chunk of draws (:class:`gclib.bulk.Draws`) may take: the simulation never holds more of the
+#: ``trials x workers x load`` finish times than this.
+DRAW_BUDGET = 128 * 2 ** 20
+#: Rows of the ranked table whose stability margin is computed, and the straggler patterns sampled for each
+#: (up to ``K = 100``; above, ``STABILITY_PATTERNS * 100 / K`` and at least 10: a decode's work grows with ``K``).
 STABILITY_ROWS = 5
 STABILITY_PATTERNS = 100
+#: The stability margin is computed only for codes whose encoding matrix (built three times over) takes at most
+#: this many bytes (at ``K`` in the thousands it is not: ``digits`` is then unknown).
+STABILITY_BYTES = 256 * 2 ** 20
+#: Loads and orders tried one by one up to this value, then on a geometric grid of this ratio (:func:`grid`).
+GRID_DENSE = 16
+GRID_RATIO = 1.25
 #: Cluster counts tried per load at most (spread geometrically between 1 and ``K // r``).
 MAX_CLUSTER_COUNTS = 6
 #: Fitted models whose bootstrap goodness-of-fit test rejects them at this level are left out of the advice (their
@@ -82,7 +110,8 @@ def default_max_load(K: int) -> int:
 @dataclass(frozen=True)
 class Design:
     """One candidate: its family, label, computation ``load``, the ``gclib run`` scheme and options that build
-    it (``scheme`` ``None``: it cannot run over MPI), its schedule (what the simulator reads) and its real code."""
+    it (``scheme`` ``None``: it cannot run over MPI), its schedule (what the simulator reads), its real code, and
+    ``spec``: what :mod:`gclib.bulk` reads of it (its family's structure, without the schedule)."""
 
     family: str
     label: str
@@ -91,6 +120,7 @@ class Design:
     options: dict
     schedule: Callable[[], Schedule]
     build: Callable
+    spec: bulk.Spec | None = None
 
     @property
     def command(self) -> str:
@@ -103,27 +133,29 @@ class Design:
         return shlex.join(parts)
 
 
-def _sized(sch: Schedule, m: int, name: str) -> Schedule:
-    """``sch`` with messages of ``1 / m`` gradient."""
-    return Schedule(name, sch.n_workers, sch.sender, sch.ready, np.full(sch.n_messages, 1.0 / m), sch.rule,
-                    sch.lengths, {**sch.info, "scheme": name, "comm": m})
+#: The schedules of the communication-efficient codes (:func:`gclib.scale.ye_abbe`, :func:`gclib.scale.kadhe`).
+ye_abbe_schedule = scale.ye_abbe
+kadhe_schedule = scale.kadhe
 
 
-def ye_abbe_schedule(K: int, s: int, m: int) -> Schedule:
-    """Ye and Abbe's code (``gclib.codes.ye_abbe``): load ``s + m``, one message of ``1/m`` gradient per
-    worker, any ``K - s`` decode."""
-    return _sized(scale._schedule("ye-abbe", K, np.arange(K), np.full(K, s + m), threshold(K, K - s), s + m,
-                                  stragglers=s), m, "ye-abbe")
-
-
-def kadhe_schedule(K: int, s: int, m: int) -> Schedule:
-    """Kadhe et al.'s code with a Gaussian (MDS) generator (``gclib.codes.kadhe``): groups of ``d = s + m``
-    workers (``d | K``), one message of ``1/m`` gradient per worker, any ``m`` of each group decode."""
-    d = s + m
-    if K % d:
-        raise ValueError(f"kadhe needs the load d = s + m = {d} to divide K = {K}")
-    rule = ThresholdRule(np.arange(K), np.arange(K) // d, np.full(K // d, m))
-    return _sized(scale._schedule("kadhe", K, np.arange(K), np.full(K, d), rule, d, stragglers=s), m, "kadhe")
+def grid(lo: int, hi: int) -> list:
+    """The values of a load or an order the candidates try between ``lo`` and ``hi``: every one up to
+    :data:`GRID_DENSE`, then a geometric grid of ratio :data:`GRID_RATIO` (rounded) that ends at ``hi``.
+    Neighbouring large loads or orders give nearly the same design, and the work of a screen grows with the
+    candidates: ``grid(2, 100) == [2, 3, ..., 16, 20, 25, 31, 39, 49, 61, 76, 100]``."""
+    out = list(range(lo, min(hi, GRID_DENSE) + 1))
+    v = float(max(lo, GRID_DENSE))
+    while v * GRID_RATIO < hi:
+        v *= GRID_RATIO
+        k = int(round(v))
+        if not out or k > out[-1]:
+            out.append(k)
+    if hi >= lo and (not out or out[-1] != hi):
+        if out and out[-1] > GRID_DENSE and out[-1] * math.sqrt(GRID_RATIO) > hi:
+            out[-1] = hi  # too close to hi to keep both
+        else:
+            out.append(hi)
+    return out
 
 
 def _cluster_counts(K: int, r: int) -> list:
@@ -148,25 +180,28 @@ def candidates(K: int, max_load: int | None = None, *, max_orders: int = 2) -> l
     R = default_max_load(K) if max_load is None else checks.integer("max_load", max_load, low=1, high=K)
     max_orders = checks.integer("max_orders", max_orders, low=1)
     out = [Design("uncoded", "uncoded", 1, "uncoded", {"workers": K}, lambda: scale.uncoded(K),
-                  lambda: codes.uncoded(K))]
-    for r in range(2, R + 1):
+                  lambda: codes.uncoded(K), bulk.single(K, 1, K))]
+    for r in grid(2, R):
         s = r - 1
         out.append(Design("crc", f"crc r={r}", r, "crc", {"workers": K, "stragglers": s},
-                          lambda r=r: scale.gc(K, r), lambda s=s: codes.crc(K, s)))
+                          lambda r=r: scale.gc(K, r), lambda s=s: codes.crc(K, s), bulk.gc(K, r)))
         if K % r == 0:
             out.append(Design("frc", f"frc r={r}", r, "frc", {"workers": K, "stragglers": s},
-                              lambda r=r: scale.frc(K, r), lambda s=s: codes.frc(K, s)))
+                              lambda r=r: scale.frc(K, r), lambda s=s: codes.frc(K, s),
+                              bulk.single(K, r, 1, groups=r)))
         out.append(Design("rs", f"rs r={r}", r, "rs", {"workers": K, "stragglers": s},
-                          lambda r=r: scale.gc(K, r), lambda s=s: codes.rs(K, s)))
-        for s in range(0, r - 1):
-            m = r - s
+                          lambda r=r: scale.gc(K, r), lambda s=s: codes.rs(K, s), bulk.gc(K, r)))
+        for m in reversed(grid(2, r)):
+            s = r - m
             out.append(Design("ye-abbe", f"ye-abbe s={s} m={m}", r, "ye-abbe",
                               {"workers": K, "stragglers": s, "comm": m},
-                              lambda s=s, m=m: ye_abbe_schedule(K, s, m), lambda s=s, m=m: codes.ye_abbe(K, s, m)))
+                              lambda s=s, m=m: ye_abbe_schedule(K, s, m), lambda s=s, m=m: codes.ye_abbe(K, s, m),
+                              bulk.single(K, r, K - s, size=1 / m)))
             if K % r == 0:
                 out.append(Design("kadhe", f"kadhe s={s} m={m}", r, "kadhe",
                                   {"workers": K, "stragglers": s, "comm": m},
-                                  lambda s=s, m=m: kadhe_schedule(K, s, m), lambda s=s, m=m: codes.kadhe(K, s, m)))
+                                  lambda s=s, m=m: kadhe_schedule(K, s, m), lambda s=s, m=m: codes.kadhe(K, s, m),
+                                  bulk.single(K, r, m, groups=r, size=1 / m)))
         Ps = _cluster_counts(K, r)
         kr = {"workers": K, "load": r}
         for P in Ps:
@@ -174,38 +209,71 @@ def candidates(K: int, max_load: int | None = None, *, max_orders: int = 2) -> l
             if P > 1:  # one cluster is crc
                 out.append(Design("gc", f"gc r={r} P={P}", r, "gc", {**kr, **cl},
                                   lambda r=r, P=P: scale.clustered(lambda k: scale.gc(k, r), K, P, r),
-                                  lambda r=r, P=P: mmc.clustered_gc(K, r, P)))
+                                  lambda r=r, P=P: mmc.clustered_gc(K, r, P), bulk.gc(K, r, P)))
             out.append(Design("uc-mmc", f"uc-mmc r={r} P={P}", r, "uc-mmc", {**kr, **cl},
                               lambda r=r, P=P: scale.clustered(lambda k: scale.uc_mmc(k, r), K, P, r),
-                              lambda r=r, P=P: mmc.clustered_uc_mmc(K, r, P)))
-            for m in range(2, r):  # m = 1 is UC-MMC, m = r plain GC
+                              lambda r=r, P=P: mmc.clustered_uc_mmc(K, r, P), bulk.correlated(K, r, 1, P)))
+            for m in grid(2, r - 1):  # m = 1 is UC-MMC, m = r plain GC
                 out.append(Design("gc-mmc-correlated", f"corr r={r} m={m} P={P}", r, "gc-mmc-correlated",
                                   {**kr, "order": m, **cl},
                                   lambda r=r, m=m, P=P: scale.clustered(lambda k: scale.correlated(k, r, m), K, P, r),
-                                  lambda r=r, m=m, P=P: mmc.gc_mmc_correlated(K, r, m, P)))
+                                  lambda r=r, m=m, P=P: mmc.gc_mmc_correlated(K, r, m, P),
+                                  bulk.correlated(K, r, m, P)))
             for n in range(2, max_orders + 1):  # one order is plain GC (at r) or a lighter load
-                for o in combinations(range(1, r + 1), n):
-                    if o[-1] != r:  # the largest order below r is the same design at a lower load
-                        continue
+                for below in combinations(grid(1, r - 1), n - 1):
+                    o = tuple(below) + (r,)  # the largest order below r is the same design at a lower load
                     out.append(Design("gc-mmc-uncorrelated", f"unc r={r} {list(o)} P={P}", r,
                                       "gc-mmc-uncorrelated", {**kr, "orders": list(o), **cl},
                                       lambda r=r, o=o, P=P: scale.clustered(lambda k: scale.uncorrelated(k, r, o),
                                                                             K, P, r),
-                                      lambda r=r, o=o, P=P: mmc.gc_mmc_uncorrelated(K, r, o, P)))
+                                      lambda r=r, o=o, P=P: mmc.gc_mmc_uncorrelated(K, r, o, P),
+                                      bulk.uncorrelated(K, r, o, P)))
         if K % r == 0 and r < K:
             for n in range(1, max_orders):
-                for below in combinations(range(1, r), n):
+                for below in combinations(grid(1, r - 1), n):
                     o = tuple(below) + (r,)
                     out.append(Design("hybrid", f"hybrid r={r} {list(o)}", r, "hybrid", {**kr, "orders": list(o)},
-                                      lambda r=r, o=o: Schedule.of(mmc.hybrid(K, r, o)),
-                                      lambda r=r, o=o: mmc.hybrid(K, r, o)))
+                                      lambda r=r, o=o: scale.hybrid(K, r, o),
+                                      lambda r=r, o=o: mmc.hybrid(K, r, o), bulk.hybrid(K, r, o)))
         try:
             sch = scale.lcc(K, r)
         except ValueError:
             continue
         out.append(Design("lcc", f"lcc r={r}", int(sch.load), None, {}, lambda r=r: scale.lcc(K, r),
-                          lambda r=r: _lcc.lcc_code(K, r)))
+                          lambda r=r: _lcc.lcc_code(K, r),
+                          bulk.single(K, int(sch.load), int(sch.rule.thresholds[0]))))
     return out
+
+
+def network_text(net: dict | None) -> str:
+    """What the advice charges for communication, in words (:meth:`gclib.simulate.Communication.describe`)."""
+    if not net:
+        return "communication not charged (messages cost nothing)"
+    bw = "no bandwidth limit" if math.isinf(net["bandwidth"]) else f"{net['bandwidth']:.4g} gradients per unit"
+    where = "the master takes messages in one at a time" if net.get("queue") else "independent delays"
+    return (f"communication charged: latency {net['latency']:.3g}, {net.get('overhead', 0.0):.3g} per message and "
+            f"{bw} ({where})")
+
+
+def stability_patterns(K: int) -> int:
+    """Straggler patterns the stability margin samples for ``K`` workers (see :data:`STABILITY_PATTERNS`)."""
+    return int(STABILITY_PATTERNS if K <= 100 else max(10, STABILITY_PATTERNS * 100 // K))
+
+
+def _code_bytes(d: Design) -> int:
+    """What building the real code of ``d`` takes: its dense encoding matrix (messages x parts x pieces, float64)
+    three times over, as :func:`gclib.codes.base.reserve_code` counts it."""
+    s = d.spec
+    pieces = max(1, int(round(1 / s.size)))
+    return 3 * 8 * s.workers * len(s.columns) * s.workers * pieces
+
+
+def _advise_bytes(K: int, R: int, n: int, trials: int, race: bool) -> int:
+    """Memory :func:`advise` needs at most: a chunk of draws, the race's per-trial times, messages and units of
+    every candidate (``8`` bytes each, four arrays), and the full simulation's results of the designs kept."""
+    keep = 4 * SCREEN_KEEP + len(FAMILIES) if race else n
+    return (DRAW_BUDGET + (4 * 8 * n * SCREEN_TRIALS if race else 0) + 4 * 8 * keep * trials
+            + 2 * 8 * K * R * 4)
 
 
 # ---------------------------------------------------------------------------------------------- evaluation
@@ -251,18 +319,6 @@ def _stats(results: list, labels: list) -> pd.DataFrame:
     return out
 
 
-def _evaluate(designs, schedules, models, K, trials, seed, progress):
-    """``{model name: per-design stats}`` of every design under every model (the same seed for every model)."""
-    from .design import TRIAL_KEYS, evaluate_trials
-
-    labels = [d.label for d in designs]
-    out = {}
-    for name, model in models.items():
-        res = evaluate_trials(schedules, model, K, trials, seed, progress=progress, keys=TRIAL_KEYS)
-        out[name] = _stats(res, labels)
-    return out
-
-
 def _front(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Indices of the points no other point beats on both ``x`` and ``y`` (both minimized), sorted by ``x``."""
     keep, best = [], math.inf
@@ -273,22 +329,179 @@ def _front(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return np.array(keep, dtype=np.int64)
 
 
-def _screen(designs, schedules, models, K, seed, progress) -> list:
-    """Indices of the designs kept by the screening pass (see the module docstring); uncoded stays first."""
-    stats = _evaluate(designs, schedules, models, K, SCREEN_TRIALS, seed + 1, progress)
+def _chunks(trials: int, K: int, R: int) -> list:
+    """``trials`` cut into chunks of :class:`gclib.bulk.Draws` that fit :data:`DRAW_BUDGET`."""
+    from .simulate import chunks_of
+
+    return chunks_of(int(trials), bulk.chunk_trials(K, R, DRAW_BUDGET))
+
+
+def _elimination_level(n: int, candidates: int) -> float:
+    """The Student-t quantile a paired difference of ``n`` trials must exceed, in standard errors, for the race to
+    drop a design: one-sided at :data:`RACE_ALPHA` over every candidate (Bonferroni)."""
+    from scipy.stats import t as student
+
+    return float(student.ppf(1 - RACE_ALPHA / max(1, candidates), max(1, n - 1)))
+
+
+def _dominated(lo: np.ndarray, hi: np.ndarray, msgs: np.ndarray, units: np.ndarray, runnable: np.ndarray,
+               level: float) -> np.ndarray:
+    """Which designs of a race are dominated: some design ``b`` that receives no more messages and no more
+    gradient units on average, and can run if the design can, is faster in every sense the trials allow (the
+    paired differences ``lo[d] - hi[b]`` exceed ``level`` standard errors, or the design fails to decode in a
+    trial where ``b`` never does). ``lo``, ``hi``: ``(designs, trials)`` bounds of the completion time (equal
+    without the master's queue)."""
+    n = lo.shape[1]
+    fails = ~np.isfinite(lo).all(axis=1)
+    sure = np.isfinite(hi).all(axis=1)
+    m_hi = np.where(sure, hi.mean(axis=1), np.inf)
+    m_msg, m_units = msgs.mean(axis=1), units.mean(axis=1)
+    refs = set(_front(m_msg, m_hi).tolist()) | set(_front(m_units, m_hi).tolist())
+    if np.isfinite(m_hi).any():
+        refs.add(int(np.argmin(m_hi)))
+    out = np.zeros(lo.shape[0], dtype=bool)
+    for b in sorted(refs):
+        if not sure[b]:
+            continue
+        cand = (m_msg[b] <= m_msg) & (m_units[b] <= m_units) & (runnable[b] | ~runnable) & ~out
+        cand[b] = False
+        idx = np.flatnonzero(cand)
+        if not idx.size:
+            continue
+        worse = fails[idx].copy()
+        ok = idx[~worse]
+        if ok.size:
+            d = lo[ok] - hi[b]
+            mean = d.mean(axis=1)
+            sd = d.std(axis=1, ddof=1) if n > 1 else np.zeros(ok.size)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                z = np.where(sd > 0, mean / (sd / math.sqrt(n)), np.where(mean > 0, np.inf, 0.0))
+            worse[~worse] = (mean > 0) & (z > level)
+        out[idx[worse]] = True
+    return out
+
+
+def _race(designs: list, model: ComputeModel, K: int, R: int, seed: int, comm, bar) -> tuple:
+    """The screening race of every design under ``model`` (see the module docstring).
+
+    Returns ``(alive, means)``: indices of the designs never dominated, and every design's mean time over the
+    trials it ran (the lower bound in the master's queue)."""
+    specs = [d.spec for d in designs]
+    runnable = np.array([d.scheme is not None for d in designs])
+    N = len(designs)
+    alive = np.arange(N)
+    data = {k: np.empty((N, 0)) for k in ("lo", "hi", "msgs", "units")}
+    means = np.full(N, np.nan)
+    rng = np.random.default_rng(seed)
+    for n_round in SCREEN_ROUNDS:
+        parts = {k: [] for k in data}
+        for c in _chunks(n_round, K, R):
+            D = bulk.Draws(model, rng, c, K, R)
+            res = bulk.evaluate([specs[i] for i in alive], D, outputs=("time", "messages", "volume"), comm=comm)
+            parts["lo"].append(np.stack([r["time"] for r in res]))
+            parts["hi"].append(np.stack([r.get("time_high", r["time"]) for r in res]))
+            parts["msgs"].append(np.stack([r["messages"] for r in res]).astype(np.float64))
+            parts["units"].append(np.stack([r["volume"] for r in res]))
+            del D
+            bar.update(c * len(alive))
+        data = {k: np.concatenate([v[alive]] + parts[k], axis=1) if v.shape[0] == N else
+                np.concatenate([v] + parts[k], axis=1) for k, v in data.items()}
+        with np.errstate(invalid="ignore"):
+            means[alive] = np.where(np.isfinite(data["lo"]).all(axis=1), data["lo"].mean(axis=1), np.inf)
+        out = _dominated(data["lo"], data["hi"], data["msgs"], data["units"], runnable[alive],
+                         _elimination_level(data["lo"].shape[1], N))
+        keep = ~out
+        alive = alive[keep]
+        data = {k: v[keep] for k, v in data.items()}
+    return alive, means, data
+
+
+def _screen(designs: list, models: Mapping, K: int, R: int, seed: int, comm, bar) -> list:
+    """Indices of the designs kept by the screening race, uncoded first: per model, of the designs no other
+    design dominates, the :data:`SCREEN_KEEP` fastest and those on the fronts of time against messages and against
+    gradient units; and the fastest of every family."""
     fam = np.array([d.family for d in designs])
     keep = {0}
-    for df in stats.values():
-        t = df["mean_time"].to_numpy()
-        order = np.argsort(t, kind="stable")
-        keep.update(int(i) for i in order[:SCREEN_KEEP] if np.isfinite(t[i]))
+    for name, model in models.items():
+        bar.set_description(f"screen {len(designs)} designs under '{name}'")
+        alive, means, data = _race(designs, model, K, R, seed, comm, bar)
+        t = means[alive]
+        # designs with the same numbers in every trial of the race (a load whose last tasks never count) are
+        # one: the lightest of them (lowest load, then the order of the candidates) stands for all
+        loads = np.array([designs[i].load for i in alive])
+        order = np.lexsort((alive, loads, t))
+        seen, first = set(), []
+        for i in order:
+            key = (data["lo"][i].tobytes(), data["msgs"][i].tobytes())
+            if key not in seen and np.isfinite(t[i]):
+                seen.add(key)
+                first.append(i)
+        keep.update(int(alive[i]) for i in first[:SCREEN_KEEP])
+        m_hi = np.where(np.isfinite(data["hi"]).all(axis=1), data["hi"].mean(axis=1), np.inf)
+        keep.update(int(alive[i]) for i in _front(data["msgs"].mean(axis=1), m_hi))
+        keep.update(int(alive[i]) for i in _front(data["units"].mean(axis=1), m_hi))
         for f in FAMILIES:
-            idx = np.flatnonzero((fam == f) & np.isfinite(t))
+            idx = np.flatnonzero((fam == f) & np.isfinite(means))
             if idx.size:
-                keep.add(int(idx[np.argmin(t[idx])]))
-        keep.update(int(i) for i in _front(df["messages"].to_numpy(), t))
-        keep.update(int(i) for i in _front(df["gradient_units"].to_numpy(), t))
+                keep.add(int(idx[np.argmin(means[idx])]))
     return sorted(keep)
+
+
+def _precise(res: list) -> bool:
+    """Every design's mean time known within :data:`PRECISION` of itself (95% half-width), over the finite
+    times (a design that fails in some trial has an infinite mean whatever the rest)."""
+    for r in res:
+        t = np.concatenate(r) if isinstance(r, list) else r
+        t = t[np.isfinite(t)]
+        if t.size < 2:
+            continue
+        m, half = mean_ci(t)
+        if m > 0 and half > PRECISION * m:
+            return False
+    return True
+
+
+def _simulate(designs: list, models: Mapping, K: int, trials: int | None, seed: int, comm, bar) -> tuple:
+    """Per-design stats (:func:`_stats`) of ``designs`` under every model on common random numbers (the same seed
+    for every model), from their families' structure (:mod:`gclib.bulk`), or from their schedules in the master's
+    queue. ``trials`` per model; ``None``: chunk by chunk, from :data:`MIN_TRIALS` until every mean time is known
+    within :data:`PRECISION` (:func:`_precise`), at most :data:`TRIALS`.
+
+    Returns:
+        ``({model name: stats}, {model name: trials simulated})``.
+    """
+    from .design import TRIAL_KEYS, evaluate_trials
+    from .simulate import chunks_of
+
+    labels = [d.label for d in designs]
+    R = max(d.load for d in designs)
+    out, used = {}, {}
+    queue = comm is not None and comm.queue
+    schedules = [d.schedule() for d in designs] if queue else None
+    specs = [d.spec for d in designs]
+    most = TRIALS if trials is None else trials
+    for name, model in models.items():
+        bar.set_description(f"simulate {len(designs)} designs under '{name}'")
+        rng = np.random.default_rng(seed)
+        parts = [[] for _ in designs]
+        n = 0
+        size = bulk.chunk_trials(K, R, DRAW_BUDGET)
+        for c in chunks_of(most, size if trials is not None else min(size, MIN_TRIALS)):
+            if queue:
+                res = evaluate_trials(schedules, model, K, c, rng, keys=TRIAL_KEYS, comm=comm)
+            else:
+                D = bulk.Draws(model, rng, c, K, R)
+                res = bulk.evaluate(specs, D, comm=comm)
+                del D
+            for acc, r in zip(parts, res):
+                acc.append(r)
+            n += c
+            bar.update(c * len(designs))
+            if trials is None and n >= MIN_TRIALS and _precise([[p["time"] for p in acc] for acc in parts]):
+                break
+        res = [{k: np.concatenate([p[k] for p in acc]) for k in bulk.OUTPUTS} for acc in parts]
+        out[name], used[name] = _stats(res, labels), n
+    return out, used
 
 
 # ---------------------------------------------------------------------------------------------- stability
@@ -341,8 +554,11 @@ class Advice:
             speedup_lo, speedup_hi, messages, gradient_units, computations, failed, ratio`` (to the model's best)
             and ``tied`` (best or statistically tied with it).
         best: the recommended row (a dict), ``None`` when no runnable design fits the budget.
-        settings: ``K, max_load, budget, trials, seed, primary, models`` (their descriptions), ``candidates``,
-            ``screened`` (designs given the full trials), ``stability_rows``, ``stability_patterns``.
+        settings: ``K, max_load, budget, trials`` (the most per model), ``trials_by_model``, ``precision`` (of
+            the default trials; ``None`` when ``trials`` was given), ``seed, primary, models`` (their descriptions),
+            ``candidates``, ``screened`` (designs given the full trials), ``screen`` (the race's rounds, level and
+            keep; ``None`` without a race), ``network`` (:meth:`gclib.simulate.Communication.describe`, ``None``:
+            messages cost nothing), ``stability_rows``, ``stability_patterns``.
     """
 
     ranked: pd.DataFrame
@@ -371,11 +587,13 @@ class Advice:
     def text(self, rows: int = TEXT_ROWS) -> str:
         """A short table of the first ``rows`` designs and the recommendation, for a person."""
         s = self.settings
+        raced = " (the others dropped by a screening race)" if s.get("screen") else ""
         head = (f"gclib advise: K = {s['K']} workers, load <= {s['max_load']}, {s['screened']} of {s['candidates']} "
-                f"designs simulated with {s['trials']} trials under each of {len(s['models'])} models; ranked under "
-                f"'{s['primary']}' (times in the models' unit: seconds for a measured trace)")
+                f"designs simulated{raced} with {s['trials']} trials under each of {len(s['models'])} models; ranked "
+                f"under '{s['primary']}' (times in the models' unit: seconds for a measured trace)")
         if s.get("budget") is not None:
             head += f"; budget {s['budget']:g} messages per iteration"
+        head += "; " + network_text(s.get("network"))
         d = self.ranked.head(rows)
         fmt = lambda v, f: "-" if v is None or (isinstance(v, float) and math.isnan(v)) else format(v, f)  # noqa: E731
         lines = [head, ""]
@@ -453,21 +671,31 @@ class Advice:
 
 
 def advise(models: Mapping[str, ComputeModel], K: int, *, max_load: int | None = None, budget: float | None = None,
-           trials: int = TRIALS, seed=0, primary: str | None = None, progress: bool = False,
-           max_orders: int = 2) -> Advice:
+           trials: int | None = None, seed=0, primary: str | None = None, progress: bool = False,
+           max_orders: int = 2, network=None, screen: bool | None = None) -> Advice:
     """Rank every candidate design (:func:`candidates`) for ``K`` workers under compute-time ``models``.
 
     Args:
         models: ``{name: ComputeModel}`` (e.g. ``gclib.fit.fit(trace).models()``), at least one.
         K: workers. max_load: largest computation load (default :func:`default_max_load`).
         budget: largest mean number of messages received per iteration (under ``primary``); ``None``: no limit.
-        trials: simulated iterations per model (and per design, on common random numbers).
+        trials: simulated iterations per model (and per design, on common random numbers); ``None``: until every
+            kept design's mean time is known within :data:`PRECISION` (at least :data:`MIN_TRIALS`, at most
+            :data:`TRIALS`).
         seed: seed of the sampled times (the same for every model). primary: the model that ranks (default
-            ``"replay"`` when present, else the first). progress: progress bars on stderr.
+            ``"replay"`` when present, else the first). progress: a progress bar on stderr, with the time left.
         max_orders: longest order vector of the uncorrelated GC-MMC and hybrid designs.
+        network: a :class:`gclib.simulate.Communication` (e.g. :func:`gclib.network.read` of a measured network,
+            in the models' time unit): every message is charged; ``None``: messages cost nothing.
+        screen: race the candidates before the full simulation (see the module docstring); ``None``: when there
+            are more than :data:`SCREEN_ABOVE`; ``False``: simulate every candidate with ``trials`` (the
+            exhaustive search).
     Returns:
         :class:`Advice`.
     """
+    from .progress import bar as _bar
+    from .simulate import Communication
+
     if not isinstance(models, Mapping) or not models:
         raise ValueError(f"models must be a non-empty mapping of names to compute-time models, got {models!r}")
     for name, m in models.items():
@@ -478,20 +706,35 @@ def advise(models: Mapping[str, ComputeModel], K: int, *, max_load: int | None =
     R = default_max_load(K) if max_load is None else checks.integer("max_load", max_load, low=1, high=K)
     if budget is not None:
         budget = checks.real("budget", budget, above=0)
-    trials = checks.integer("trials", trials, low=2)
+    if trials is not None:
+        trials = checks.integer("trials", trials, low=2)
+    most = TRIALS if trials is None else trials
     seed = checks.integer("seed", seed, low=0)
+    if network is not None and not isinstance(network, Communication):
+        raise checks.ParameterTypeError(f"network must be a gclib.simulate.Communication or None, got "
+                                        f"{type(network).__name__}")
+    if network is not None and network.free:
+        network = None
     if primary is None:
         primary = "replay" if "replay" in models else next(iter(models))
     elif primary not in models:
         raise ValueError(f"primary must be one of the models {list(models)}, got {primary!r}")
     designs = candidates(K, R, max_orders=max_orders)
-    schedules = [d.schedule() for d in _progress(designs, "build", progress)]
     n_all = len(designs)
-    if n_all > SCREEN_ABOVE:
-        keep = _screen(designs, schedules, models, K, seed, progress)
-        designs = [designs[i] for i in keep]
-        schedules = [schedules[i] for i in keep]
-    stats = _evaluate(designs, schedules, models, K, trials, seed, progress)
+    race = n_all > SCREEN_ABOVE if screen is None else bool(screen)
+    checks.need_memory("advise", _advise_bytes(K, R, n_all, most, race),
+                       sizes=f"K = {K} workers, load <= {R}, {n_all} candidates, trials = {most}",
+                       lower="K, --max-load or --trials")
+    M = len(models)
+    guess = M * ((n_all * SCREEN_ROUNDS[0] + min(n_all, 4 * SCREEN_KEEP) * (SCREEN_TRIALS - SCREEN_ROUNDS[0]))
+                 if race else 0) + M * min(n_all, 2 * SCREEN_KEEP if race else n_all) * most
+    with _bar(guess, "advise", progress, unit=" design-trials", unit_scale=True) as b:
+        if race:
+            keep = _screen(designs, models, K, R, seed + 1, network, b)
+            designs = [designs[i] for i in keep]
+            b.total = b.n + M * len(designs) * most  # what is left is known now (at most)
+            b.refresh()
+        stats, used = _simulate(designs, models, K, trials, seed, network, b)
     frames = []
     for name, df in stats.items():
         frames.append(df.assign(model=name, family=[d.family for d in designs], load=[d.load for d in designs]))
@@ -513,6 +756,7 @@ def advise(models: Mapping[str, ComputeModel], K: int, *, max_load: int | None =
     p = p.reset_index(drop=True)
     p["rank"] = np.arange(1, len(p) + 1)
     p["digits"] = math.nan
+    patterns = stability_patterns(K)
     by_label = {d.label: d for d in designs}
     done = 0
     for i in p.index:
@@ -521,7 +765,8 @@ def advise(models: Mapping[str, ComputeModel], K: int, *, max_load: int | None =
         d = by_label[p.at[i, "label"]]
         if d.scheme is None or not math.isfinite(p.at[i, "mean_time"]):
             continue
-        p.at[i, "digits"] = stability_margin(d.build(), models[primary], STABILITY_PATTERNS, seed)["digits"]
+        if _code_bytes(d) <= STABILITY_BYTES:  # else the code's matrix is too large to build: digits unknown
+            p.at[i, "digits"] = stability_margin(d.build(), models[primary], patterns, seed)["digits"]
         done += 1
     ranked = p[COLUMNS]
     ok = ranked[ranked["feasible"].astype(bool) & ranked["runnable"] & np.isfinite(ranked["mean_time"])]
@@ -530,10 +775,13 @@ def advise(models: Mapping[str, ComputeModel], K: int, *, max_load: int | None =
         best = {k: (math.nan if v is None and k in ("digits", "speedup_lo", "speedup_hi", "ci95_time") else v)
                 for k, v in best.items()}
         best["speedup"] = float(ok.iloc[0]["speedup"])
-    settings = {"K": K, "max_load": R, "budget": budget, "trials": trials, "seed": seed, "primary": primary,
+    settings = {"K": K, "max_load": R, "budget": budget, "trials": max(used.values()), "trials_by_model": used,
+                "precision": PRECISION if trials is None else None, "seed": seed, "primary": primary,
                 "models": {n: m.describe() for n, m in models.items()}, "candidates": n_all,
-                "screened": len(designs), "stability_rows": STABILITY_ROWS,
-                "stability_patterns": STABILITY_PATTERNS}
+                "screened": len(designs), "screen": {"rounds": list(SCREEN_ROUNDS), "alpha": RACE_ALPHA,
+                                                     "keep": SCREEN_KEEP} if race else None,
+                "network": None if network is None else network.describe(),
+                "stability_rows": STABILITY_ROWS, "stability_patterns": patterns}
     return Advice(ranked, table, best, settings)
 
 
@@ -614,9 +862,9 @@ def _order(report) -> list:
     return list(PREFERENCE) + [f.name for f in fits]
 
 
-def from_trace(t, K: int | None = None, *, seed=0, bootstrap: int = 200, trials: int = TRIALS,
+def from_trace(t, K: int | None = None, *, seed=0, bootstrap: int = 200, trials: int | None = None,
                max_load: int | None = None, budget: float | None = None, all_models: bool = False,
-               progress: bool = False) -> TraceAdvice:
+               progress: bool = False, network=None) -> TraceAdvice:
     """Fit every model to a trace and advise under the best supported one.
 
     The fits of :func:`gclib.fit.fit` (those the bootstrap KS test does not reject, or all with ``all_models``),
@@ -629,7 +877,7 @@ def from_trace(t, K: int | None = None, *, seed=0, bootstrap: int = 200, trials:
     Args:
         t: a :class:`gclib.timings.Timings`. K: workers to advise (default: the trace's). seed: the fits'
             bootstrap, the tests and the simulation. bootstrap: replicates of the fits and of the tests.
-            trials, max_load, budget, progress: as :func:`advise`.
+            trials, max_load, budget, progress, network: as :func:`advise`.
     """
     from . import effects, fit
     from .timings import Timings
@@ -656,12 +904,39 @@ def from_trace(t, K: int | None = None, *, seed=0, bootstrap: int = 200, trials:
     if primary not in models:
         models[primary] = judged[primary]
     adv = advise(models, K, max_load=max_load, budget=budget, trials=trials, seed=seed, primary=primary,
-                 progress=progress)
+                 progress=progress, network=network)
     adv.settings["primary_reason"] = reason
     rel = None
     if primary in extra and adv.best is not None and K == t.workers:
-        rel = reliance(t, adv.best["label"], primary, max_load=adv.settings["max_load"], trials=trials, seed=seed)
+        rel = reliance(t, adv.best["label"], primary, max_load=adv.settings["max_load"],
+                       trials=adv.settings["trials"], seed=seed)
     return TraceAdvice(adv, report, split, sup, primary, reason, left_out, skipped, rel)
+
+
+def trial_times(labels, model: ComputeModel, K: int, max_load: int | None = None, trials: int = TRIALS, seed=0,
+                network=None) -> dict:
+    """``{label: (trials,) completion times}`` of the designs of :func:`candidates` named by ``labels``, every one on
+    the same draws (common random numbers): for paired comparisons of a few designs, e.g. the screened
+    recommendation against the exhaustive search's (:func:`gclib.stats.paired_change`)."""
+    R = default_max_load(K) if max_load is None else max_load
+    by = {d.label: d for d in candidates(K, R)}
+    missing = [lab for lab in labels if lab not in by]
+    if missing:
+        raise ValueError(f"labels {missing} are not designs of the candidates for K = {K}, load <= {R}")
+    designs = [by[lab] for lab in labels]
+    if network is not None and network.queue:
+        from .design import evaluate_trials
+
+        res = evaluate_trials([d.schedule() for d in designs], model, K, trials, seed, keys=("time",), comm=network)
+        return {lab: r["time"] for lab, r in zip(labels, res)}
+    rng = np.random.default_rng(seed)
+    acc = [[] for _ in designs]
+    RR = max(d.load for d in designs)
+    for c in _chunks(trials, K, RR):
+        D = bulk.Draws(model, rng, c, K, RR)
+        for a, r in zip(acc, bulk.evaluate([d.spec for d in designs], D, outputs=("time",), comm=network)):
+            a.append(r["time"])
+    return {lab: np.concatenate(a) for lab, a in zip(labels, acc)}
 
 
 def _design_times(labels, model, K, R, trials, seed) -> dict:
@@ -838,7 +1113,7 @@ def _part(t, sl, what):
                    worker_ids=t.worker_ids, source=f"{t.source} ({what})")
 
 
-def backtest(t, holdout: float = 0.5, *, seed=0, bootstrap: int = 200, trials: int = TRIALS,
+def backtest(t, holdout: float = 0.5, *, seed=0, bootstrap: int = 200, trials: int | None = None,
              max_load: int | None = None, budget: float | None = None, top: int = 3, all_models: bool = False,
              progress: bool = False) -> Backtest:
     """Fit on the first iterations of a trace, advise, and check the advice on the held-out rest.
@@ -953,8 +1228,8 @@ def backtest(t, holdout: float = 0.5, *, seed=0, bootstrap: int = 200, trials: i
         warnings.append(f"uncoded's held-out error {100 * float(unc['error_held']):+.1f}% stands beside the slowest "
                         f"worker's drift of {100 * drift['drift']:+.1f}% between the parts")
     settings = {"source": t.source, "iterations": I, "fit_iterations": n_fit, "held_iterations": n_held,
-                "holdout": holdout, "K": K, "seed": seed, "trials": trials, "bootstrap": bootstrap,
-                "max_load": R, "budget": budget, "primary": fa.primary, "primary_reason": fa.reason,
+                "holdout": holdout, "K": K, "seed": seed, "trials": fa.advice.settings["trials"],
+                "bootstrap": bootstrap, "max_load": R, "budget": budget, "primary": fa.primary, "primary_reason": fa.reason,
                 "fit_ids": [int(first.iteration_ids[0]), int(first.iteration_ids[-1])],
                 "held_ids": [int(second.iteration_ids[0]), int(second.iteration_ids[-1])]}
     return Backtest(rows, by_model, fa, of.reset_index(), oh.reset_index(), drift, regret, best_held, targets,

@@ -148,10 +148,10 @@ def candidates(K: int, r: int, *, order_grid: Iterable[int] | None = None, max_o
     return out
 
 
-def fast_chunk(code: GradientCode, finish: np.ndarray) -> dict:
-    """:func:`gclib.simulate.simulate_chunk` (without communication delays) on ``finish``
-    ``(trials, workers, >= code.load)``, which may be float32 (the rules keep its dtype)."""
-    return simulate_chunk(code, finish[:, :, : code.load])
+def fast_chunk(code: GradientCode, finish: np.ndarray, comm=None) -> dict:
+    """:func:`gclib.simulate.simulate_chunk` on ``finish`` ``(trials, workers, >= code.load)``, which may be
+    float32 (the rules keep its dtype; a communication delay makes the arrivals float64)."""
+    return simulate_chunk(code, finish[:, :, : code.load], comm)
 
 
 #: bytes :func:`evaluate` keeps per trial and candidate: four per-trial results of 8 bytes.
@@ -163,13 +163,14 @@ TRIAL_KEYS = ("time", "messages", "cluster_messages", "computations", "volume")
 
 
 def evaluate_trials(codes: list, model: ComputeModel, K: int, trials: int = 10_000, seed=0, *,
-                    progress: bool = False, dtype=np.float32, keys=TRIAL_KEYS[:4]) -> list:
+                    progress: bool = False, dtype=np.float32, keys=TRIAL_KEYS[:4], comm=None) -> list:
     """The per-trial results of every schedule of ``codes`` on the same sampled compute times (the engine of
     :func:`evaluate`; see it for the rounding to ``dtype``, the chunks and eq. 5).
 
     Args:
         codes: :class:`gclib.simulate.Schedule` (or codes) with ``K`` workers each. keys: which of
-            :data:`TRIAL_KEYS` to keep.
+            :data:`TRIAL_KEYS` to keep. comm: a :class:`gclib.simulate.Communication` (``None``: messages cost
+            nothing).
     Returns:
         one dict per code: ``{key: (trials,) array}``.
     """
@@ -191,10 +192,10 @@ def evaluate_trials(codes: list, model: ComputeModel, K: int, trials: int = 10_0
     for n in it:
         if pw:
             x = model.per_worker(rng, n, K, n_tasks)
-            run = lambda code: simulate_workers(code, x, dtype=dtype)  # noqa: E731
+            run = lambda code: simulate_workers(code, x, comm, dtype=dtype)  # noqa: E731
         else:
             finish = model.sample(rng, n, K, n_tasks).astype(dtype, copy=False)
-            run = lambda code: fast_chunk(code, finish)  # noqa: E731
+            run = lambda code: fast_chunk(code, finish, comm)  # noqa: E731
         for a, code in zip(acc, codes):
             res = run(code)
             for k in a:

@@ -13,3 +13,41 @@ def progress(items: Iterable, desc: str, show: bool = True, **kw) -> Iterable:
     from tqdm.auto import tqdm
 
     return tqdm(items, desc=desc, leave=False, **kw)
+
+
+class _Quiet:
+    """What :func:`bar` gives when nothing is shown: the same calls and counts, nothing drawn."""
+
+    def __init__(self, total=0):
+        self.total, self.n = total, 0
+
+    def update(self, n=1):
+        self.n += n
+
+    def refresh(self):
+        pass
+
+    def set_description(self, desc=None, refresh=True):
+        pass
+
+    def set_postfix_str(self, s="", refresh=True):
+        pass
+
+    def close(self):
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def bar(total: float, desc: str, show: bool = True, **kw):
+    """A tqdm progress bar of ``total`` units that the caller advances (``update(n)``), with the rate and the time
+    left (ETA) it shows; a do-nothing stand-in when not ``show``. Use it as a context manager."""
+    if not show:
+        return _Quiet(total)
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc=desc, leave=False, **kw)

@@ -246,3 +246,53 @@ def test_cli_prints_the_fits_and_what_it_leaves_out(tmp_path, capsys):
     kept = [x["name"] for x in some["fits"] if x["advised_under"]]
     assert sorted(some["settings"]["models"]) == sorted(kept + ["replay", "replay by iteration", "worker effects"])
     assert all(x["p_value"] >= 0.05 for x in some["fits"] if x["advised_under"])
+
+
+@pytest.mark.parametrize("K", [12, 30])
+def test_the_screen_keeps_the_exhaustive_best_or_one_tied_with_it(K):
+    """The race costs no correctness: the screened advice recommends the exhaustive search's best, or a design
+    whose paired interval against it holds no difference (same trials, same seed, common random numbers)."""
+    from gclib.stats import paired_change
+
+    models = {"heavy": Pareto(0.05, 1.5), "se": ShiftedExponential(10, 0.01, per_task=True)}
+    for primary in models:
+        a = adv.advise(models, K, trials=600, seed=2, primary=primary, screen=True)
+        e = adv.advise(models, K, trials=600, seed=2, primary=primary, screen=False)
+        assert a.settings["screened"] < e.settings["screened"] == a.settings["candidates"]
+        assert a.settings["screen"]["rounds"] == list(adv.SCREEN_ROUNDS) and e.settings["screen"] is None
+        if a.best["label"] == e.best["label"]:
+            continue
+        t = adv.trial_times([a.best["label"], e.best["label"]], models[primary], K, trials=600, seed=2)
+        _, lo, _, _ = paired_change(t[a.best["label"]], t[e.best["label"]])
+        assert lo <= 0, (a.best["label"], e.best["label"])
+
+
+def test_the_race_drops_only_what_another_design_beats():
+    rng = np.random.default_rng(0)
+    base = rng.exponential(1.0, 64)
+    lo = np.stack([base, base + 0.5, base + 1e-3 * rng.standard_normal(64), base - 0.2])
+    msgs = np.array([[10.0], [10.0], [10.0], [50.0]]).repeat(64, axis=1)
+    runnable = np.array([True, True, True, False])
+    out = adv._dominated(lo, lo, msgs, msgs, runnable, level=5.0)
+    # 1 is slower by 0.5 in every trial with as many messages: dropped; 2 ties with 0; 3 is faster (more messages)
+    assert out.tolist() == [False, True, False, False]
+    # a design that cannot run never drops one that can
+    out = adv._dominated(lo[[1, 3]], lo[[1, 3]], np.full((2, 64), 10.0), np.full((2, 64), 10.0),
+                         np.array([True, False]), level=5.0)
+    assert not out.any()
+    # a design that fails in a trial is beaten by one that never fails
+    bad = lo[:2].copy()
+    bad[1] = base - 0.5
+    bad[1, 3] = np.inf
+    assert adv._dominated(bad, bad, msgs[:2], msgs[:2], runnable[:2], level=5.0).tolist() == [False, True]
+
+
+def test_default_trials_stop_once_the_means_are_precise():
+    a = adv.advise({"steady": STEADY}, 8, seed=0)  # no variation: the least trials do
+    assert a.settings["trials"] == adv.MIN_TRIALS and a.settings["precision"] == adv.PRECISION
+    b = adv.advise({"heavy": HEAVY}, 8, seed=0)  # a heavy tail: the most
+    assert b.settings["trials"] == adv.TRIALS
+    half = (b.ranked["ci95_time"] / b.ranked["mean_time"]).max()
+    assert half > adv.PRECISION
+    c = adv.advise({"heavy": HEAVY}, 8, seed=0, trials=300)
+    assert c.settings["trials"] == 300 and c.settings["precision"] is None

@@ -31,7 +31,8 @@ def add_parser(sub):
     p.add_argument("--max-load", type=checks.option(checks.integer, low=1), default=None, metavar="R",
                    help="largest computation load, parts per worker (default ceil(sqrt(K)), at least 2)")
     p.add_argument("--trials", type=checks.option(checks.integer, low=2), default=None, metavar="N",
-                   help="simulated iterations per model (default 4000)")
+                   help="simulated iterations per model (default: until every mean time is known within 1%%, "
+                        "400 to 4000)")
     p.add_argument("--seed", type=checks.option(checks.integer, low=0), default=0, metavar="S",
                    help="seed of the fits' bootstrap, the goodness-of-fit tests and the simulation")
     p.add_argument("--all-models", action="store_true",
@@ -57,7 +58,7 @@ def run(a) -> int:
         K = a.workers
     if a.max_load is not None:
         checks.option_check("--max-load", checks.integer, a.max_load, low=1, high=K, why=f" (at most the {K} workers)")
-    trials = advise.TRIALS if a.trials is None else a.trials
+    trials = a.trials
     if a.holdout is not None:
         bt = advise.backtest(trace, a.holdout, seed=a.seed, trials=trials, max_load=a.max_load, budget=a.budget,
                              all_models=a.all_models, progress=not a.json)
