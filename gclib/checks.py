@@ -423,8 +423,8 @@ def need_memory(what: str, nbytes, *, sizes: str, lower: str) -> None:
     budget, how = memory_budget()
     if budget is None or nbytes <= budget:
         return
-    raise MemoryBudgetError(f"{what} with {sizes} needs about {format_bytes(nbytes)} of memory, more than the budget of "
-                     f"{format_bytes(budget)} ({how}); lower {lower}")
+    raise MemoryBudgetError(f"{what} with {sizes} needs about {format_bytes(nbytes)} of memory, more than the budget "
+                            f"of {format_bytes(budget)} ({how}); lower {lower}")
 
 
 # ------------------------------------------------------------------------------------------------ command line

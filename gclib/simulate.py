@@ -195,9 +195,10 @@ def _delayed(arr: np.ndarray, code, comm: Communication | None) -> np.ndarray:
     """Arrival times at the master: in the master's queue (``comm.queue``), the times it takes each message in."""
     if comm is not None:
         with np.errstate(over="ignore"):
-            delayed = arr + (comm.latency if comm.queue else comm.delay(code.size))
-            if comm.queue:
-                delayed = queued(delayed, comm.service(code.size))
+            if comm.queue:  # (in float64, as the independent delays are)
+                delayed = queued(arr.astype(np.float64) + comm.latency, comm.service(code.size))
+            else:
+                delayed = arr + comm.delay(code.size)
         if (np.isinf(delayed) & np.isfinite(arr)).any():  # a message that does arrive must not read as "never"
             raise ValueError(f"arrival times beyond the float64 range (inf) with latency = {comm.latency:g} and "
                              f"bandwidth = {comm.bandwidth:g}; measure time in a larger unit")

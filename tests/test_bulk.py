@@ -64,7 +64,8 @@ def test_counts_by_hand():
 def test_grid_and_specs():
     assert advise.grid(2, 10) == list(range(2, 11))
     g = advise.grid(2, 100)
-    assert g[:15] == list(range(2, 17)) and g[-1] == 100 and all(b / a <= advise.GRID_RATIO ** 1.5 for a, b in zip(g[15:], g[16:]))
+    assert g[:15] == list(range(2, 17)) and g[-1] == 100
+    assert all(b / a <= advise.GRID_RATIO ** 1.5 for a, b in zip(g[15:], g[16:]))
     assert advise.grid(1, 0) == [] and advise.grid(2, 2) == [2]
     s = bulk.correlated(11, 3, 2, 3)
     assert s.blocks == (4, 4, 3) and s.need == (3, 3, 2) and s.columns == (2, 3) and s.workers == 11
