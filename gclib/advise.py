@@ -864,7 +864,7 @@ def _order(report) -> list:
 
 def from_trace(t, K: int | None = None, *, seed=0, bootstrap: int = 200, trials: int | None = None,
                max_load: int | None = None, budget: float | None = None, all_models: bool = False,
-               progress: bool = False, network=None) -> TraceAdvice:
+               progress: bool = False, network=None, screen: bool | None = None) -> TraceAdvice:
     """Fit every model to a trace and advise under the best supported one.
 
     The fits of :func:`gclib.fit.fit` (those the bootstrap KS test does not reject, or all with ``all_models``),
@@ -877,7 +877,7 @@ def from_trace(t, K: int | None = None, *, seed=0, bootstrap: int = 200, trials:
     Args:
         t: a :class:`gclib.timings.Timings`. K: workers to advise (default: the trace's). seed: the fits'
             bootstrap, the tests and the simulation. bootstrap: replicates of the fits and of the tests.
-            trials, max_load, budget, progress, network: as :func:`advise`.
+            trials, max_load, budget, progress, network, screen: as :func:`advise`.
     """
     from . import effects, fit
     from .timings import Timings
@@ -904,12 +904,12 @@ def from_trace(t, K: int | None = None, *, seed=0, bootstrap: int = 200, trials:
     if primary not in models:
         models[primary] = judged[primary]
     adv = advise(models, K, max_load=max_load, budget=budget, trials=trials, seed=seed, primary=primary,
-                 progress=progress, network=network)
+                 progress=progress, network=network, screen=screen)
     adv.settings["primary_reason"] = reason
     rel = None
     if primary in extra and adv.best is not None and K == t.workers:
         rel = reliance(t, adv.best["label"], primary, max_load=adv.settings["max_load"],
-                       trials=adv.settings["trials"], seed=seed)
+                       trials=adv.settings["trials"], seed=seed, network=network)
     return TraceAdvice(adv, report, split, sup, primary, reason, left_out, skipped, rel)
 
 
@@ -939,21 +939,23 @@ def trial_times(labels, model: ComputeModel, K: int, max_load: int | None = None
     return {lab: np.concatenate(a) for lab, a in zip(labels, acc)}
 
 
-def _design_times(labels, model, K, R, trials, seed) -> dict:
+def _design_times(labels, model, K, R, trials, seed, network=None) -> dict:
     """``{label: mean time}`` of the designs of ``candidates(K, R)`` named by ``labels`` under ``model`` (common
     random numbers)."""
     from .design import evaluate_trials
 
     by = {d.label: d for d in candidates(K, R)}
-    res = evaluate_trials([by[lab].schedule() for lab in labels], model, K, trials, seed, keys=("time",))
+    res = evaluate_trials([by[lab].schedule() for lab in labels], model, K, trials, seed, keys=("time",),
+                          comm=network)
     return {lab: float(np.mean(r["time"])) for lab, r in zip(labels, res)}
 
 
 def reliance(t, label: str, model_name: str, *, max_load: int | None = None, trials: int = TRIALS,
-             seed=0) -> dict:
+             seed=0, network=None) -> dict:
     """How much of a design's predicted speed-up over uncoded rests on the trace's slowest worker: the speed-up
     under ``model_name`` (``"replay by iteration"`` or ``"worker effects"``) fitted to the trace, and fitted to the
-    trace with that worker's pace brought to the median worker's (:func:`gclib.effects.without_slowest`).
+    trace with that worker's pace brought to the median worker's (:func:`gclib.effects.without_slowest`); with
+    ``network`` charged as :func:`advise` charges it.
 
     Returns:
         ``worker, share_slowest`` (fraction of iterations it is the slowest), ``ratio`` (its mean pace over the
@@ -971,7 +973,7 @@ def reliance(t, label: str, model_name: str, *, max_load: int | None = None, tri
     s = slowest_worker(t)
     out = {"worker": s["worker"], "share_slowest": s["share"], "ratio": s["ratio"]}
     for key, dd in (("speedup", d), ("speedup_without", without_slowest(t))):
-        times = _design_times(["uncoded", label], cls[model_name](dd), K, R, trials, seed)
+        times = _design_times(["uncoded", label], cls[model_name](dd), K, R, trials, seed, network)
         out[key] = times["uncoded"] / times[label]
     sp, sw = out["speedup"], out["speedup_without"]
     out["share"] = (sp - sw) / (sp - 1) if sp > 1 and math.isfinite(sp) else math.nan
@@ -1009,13 +1011,15 @@ class _InOrder(ComputeModel):
         return {"model": "recorded", "shape": list(self.rows.shape)}
 
 
-def observed(durations, K: int | None = None, max_load: int | None = None, *, max_orders: int = 2) -> pd.DataFrame:
+def observed(durations, K: int | None = None, max_load: int | None = None, *, max_orders: int = 2,
+             network=None) -> pd.DataFrame:
     """The mean iteration time of every candidate design on recorded iterations, each iteration once, every worker
     keeping its recorded task times (worker ``w`` of the trace is worker ``w`` of the code; tasks beyond the record
     at the row's pace: :func:`gclib.stragglers.filled`).
 
     Args:
         durations: ``(iterations, workers, tasks)`` with every worker observed in every iteration.
+        network: a :class:`gclib.simulate.Communication` charged on every message (as :func:`advise` charges it).
     Returns:
         one row per design of :func:`candidates`: ``label, family, load, runnable, mean_time, messages``.
     """
@@ -1031,7 +1035,7 @@ def observed(durations, K: int | None = None, max_load: int | None = None, *, ma
     designs = candidates(K, R, max_orders=max_orders)
     schedules = [x.schedule() for x in designs]
     rows = filled(d, max(s.load for s in schedules))
-    res = evaluate_trials(schedules, _InOrder(rows), K, I, 0, keys=("time", "messages"))
+    res = evaluate_trials(schedules, _InOrder(rows), K, I, 0, keys=("time", "messages"), comm=network)
     out = []
     for x, r in zip(designs, res):
         t = r["time"]
@@ -1115,7 +1119,7 @@ def _part(t, sl, what):
 
 def backtest(t, holdout: float = 0.5, *, seed=0, bootstrap: int = 200, trials: int | None = None,
              max_load: int | None = None, budget: float | None = None, top: int = 3, all_models: bool = False,
-             progress: bool = False) -> Backtest:
+             progress: bool = False, network=None) -> Backtest:
     """Fit on the first iterations of a trace, advise, and check the advice on the held-out rest.
 
     The last ``round(holdout * iterations)`` iterations are held out; :func:`from_trace` fits and advises on the
@@ -1128,7 +1132,7 @@ def backtest(t, holdout: float = 0.5, *, seed=0, bootstrap: int = 200, trials: i
 
     Args:
         t: a :class:`gclib.timings.Timings`, every worker observed in every iteration. holdout: the fraction held
-            out, in (0, 1). Others as :func:`from_trace`.
+            out, in (0, 1). network: charged on both parts' replays too. Others as :func:`from_trace`.
     Raises:
         ValueError: a worker missing from an iteration; fewer iterations than :data:`MIN_PART` in either part
         (the message says how many the trace needs).
@@ -1157,11 +1161,11 @@ def backtest(t, holdout: float = 0.5, *, seed=0, bootstrap: int = 200, trials: i
                          f"{MIN_SAMPLES} are needed to fit; hold out less or record more")
     K = t.workers
     fa = from_trace(first, K, seed=seed, bootstrap=bootstrap, trials=trials, max_load=max_load, budget=budget,
-                    all_models=all_models, progress=progress)
+                    all_models=all_models, progress=progress, network=network)
     adv = fa.advice
     R = adv.settings["max_load"]
-    of = observed(first.durations, K, R).set_index("label")
-    oh = observed(second.durations, K, R).set_index("label")
+    of = observed(first.durations, K, R, network=network).set_index("label")
+    oh = observed(second.durations, K, R, network=network).set_index("label")
     ok = oh["runnable"] & np.isfinite(oh["mean_time"])
     if budget is not None:
         ok &= oh["messages"] <= budget
@@ -1229,7 +1233,8 @@ def backtest(t, holdout: float = 0.5, *, seed=0, bootstrap: int = 200, trials: i
                         f"worker's drift of {100 * drift['drift']:+.1f}% between the parts")
     settings = {"source": t.source, "iterations": I, "fit_iterations": n_fit, "held_iterations": n_held,
                 "holdout": holdout, "K": K, "seed": seed, "trials": fa.advice.settings["trials"],
-                "bootstrap": bootstrap, "max_load": R, "budget": budget, "primary": fa.primary, "primary_reason": fa.reason,
+                "bootstrap": bootstrap, "max_load": R, "budget": budget, "primary": fa.primary,
+                "primary_reason": fa.reason,
                 "fit_ids": [int(first.iteration_ids[0]), int(first.iteration_ids[-1])],
                 "held_ids": [int(second.iteration_ids[0]), int(second.iteration_ids[-1])]}
     return Backtest(rows, by_model, fa, of.reset_index(), oh.reset_index(), drift, regret, best_held, targets,

@@ -136,3 +136,42 @@ def test_run_measure_writes_one_row_per_reported_task(tmp_path):
     assert (f.seconds >= 0).all() and np.isfinite(f.seconds).all()
     # every worker that got an iteration's parameters and was not interrupted reports both its tasks
     assert f.groupby(["iteration", "worker"]).task.max().max() == 2
+
+
+@pytest.mark.mpi
+@pytest.mark.timeout(120)
+def test_profile_measures_what_a_message_costs_beside_the_trace(tmp_path):
+    """After its iterations a profile times round trips and floods of messages of every size over MPI (the
+    runtime's own sends), fits the latency, the master's time per message and the bandwidth, and writes them
+    beside the trace, where gclib advise finds them."""
+    from gclib import network
+    from gclib.runtime.network import FLOOD, FLOODS, PINGS
+
+    K, dim = 3, 40
+    path = tmp_path / "p.csv"
+    out = _gclib("profile", "--workers", K, "--tasks", 2, "--iterations", 3, "--samples", 60, "--dim", dim,
+                 "--out", path, "--quiet", tmp_path=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "network: latency" in out.stdout
+    prof = network.read(network.beside(path))
+    sizes = network.sizes_for(dim)
+    assert prof.gradient_bytes == 8 * dim and prof.workers == K and len(prof.hosts) == K
+    assert sorted({r[0] for r in prof.ping}) == [8 * s for s in sizes]
+    assert len(prof.ping) == len(sizes) * K * PINGS and len(prof.flood) == len(sizes) * FLOODS
+    assert all(r[1] == K * FLOOD and 0 < r[2] <= r[3] for r in prof.flood)
+    assert all(r[2] > 0 for r in prof.ping)
+    assert prof.latency >= 0 and prof.overhead >= 0 and prof.bandwidth > 0
+    assert prof == network.fit({"ping": prof.ping, "flood": prof.flood, "workers": K}, 8 * dim, prof.hosts)
+
+
+def test_profile_without_network_asks_for_none():
+    from gclib.cli import options
+    from gclib.cli.profile import add_arguments, spec_from_args
+    from gclib.network import sizes_for
+
+    p = options.Parser(prog="gclib profile")
+    add_arguments(p)
+    a = p.parse_args(["--workers", "2", "--out", "x.csv", "--samples", "40", "--dim", "3"])
+    assert spec_from_args(a).network == sizes_for(3)
+    a = p.parse_args(["--workers", "2", "--out", "x.csv", "--samples", "40", "--no-network"])
+    assert spec_from_args(a).network == ()

@@ -28,6 +28,11 @@ def add_parser(sub):
                    help="back-test: fit on the first 1 - F of the iterations, check on the last F (e.g. 0.5)")
     p.add_argument("--budget", type=checks.option(checks.real, above=0), default=None, metavar="MESSAGES",
                    help="largest mean number of messages received per iteration (default: no limit)")
+    p.add_argument("--network", default=None, metavar="SPEC",
+                   help="what a message costs, charged in the ranking: latency=SECONDS,bandwidth=GRADIENTS_PER_SECOND"
+                        "[,overhead=SECONDS] (the master takes messages in one at a time), a network profile "
+                        "(JSON, gclib profile writes TRACE.network.json), or none (default: the profile beside the "
+                        "trace when there is one, else none)")
     p.add_argument("--max-load", type=checks.option(checks.integer, low=1), default=None, metavar="R",
                    help="largest computation load, parts per worker (default ceil(sqrt(K)), at least 2)")
     p.add_argument("--trials", type=checks.option(checks.integer, low=2), default=None, metavar="N",
@@ -44,8 +49,9 @@ def add_parser(sub):
 
 
 def run(a) -> int:
-    from .. import advise, checks, timings
+    from .. import advise, checks, network, timings
 
+    net = network.parse(a.network, trace=a.trace)  # a bad --network is refused before any work
     trace = timings.load(a.trace)
     if a.holdout is not None:
         if a.workers is not None and a.workers != trace.workers:
@@ -61,7 +67,7 @@ def run(a) -> int:
     trials = a.trials
     if a.holdout is not None:
         bt = advise.backtest(trace, a.holdout, seed=a.seed, trials=trials, max_load=a.max_load, budget=a.budget,
-                             all_models=a.all_models, progress=not a.json)
+                             all_models=a.all_models, progress=not a.json, network=net)
         res = bt.fit.advice
     else:
         bt = None
@@ -70,7 +76,7 @@ def run(a) -> int:
             raise ValueError(f"--workers {K}: the trace {a.trace} has {report.persistent} workers per iteration "
                              f"that never answered (persistent stragglers); advise for more workers than that")
         ta = advise.from_trace(trace, K, seed=a.seed, trials=trials, max_load=a.max_load, budget=a.budget,
-                               all_models=a.all_models, progress=not a.json)
+                               all_models=a.all_models, progress=not a.json, network=net)
         res = ta.advice
     if a.figure is not None:
         import matplotlib.pyplot as plt

@@ -60,6 +60,10 @@ def add_arguments(p):
         p, hosts_help="MPICH hostfile passed to mpiexec -f (profile the machines of your cluster)",
         run_dir_help="directory for the logs, on this host (default: a temporary one, removed after success)")
     p.add_argument("--quiet", action="store_true", help="no progress line per iteration")
+    p.add_argument("--no-network", action="store_true",
+                   help="do not measure what a message costs (by default, after the iterations, round trips and "
+                        "floods of messages up to --dim floats, written beside --out as OUT.network.json; "
+                        "docs/advise.md)")
 
 
 def spec_from_args(a):
@@ -81,8 +85,11 @@ def spec_from_args(a):
     if a.samples < a.workers * a.tasks:
         raise ValueError(f"argument --samples: must be at least workers x tasks = {a.workers * a.tasks} (one row per "
                          f"data part), got {a.samples}")
+    from ..network import sizes_for
+
     return profile_spec(a.workers, a.tasks, a.iterations, samples=a.samples, dim=a.dim, model=model,
-                        time_scale=a.time_scale, seed=a.seed, timeout=a.timeout, kill=kill, data_seed=a.data_seed)
+                        time_scale=a.time_scale, seed=a.seed, timeout=a.timeout, kill=kill, data_seed=a.data_seed,
+                        network=() if getattr(a, "no_network", False) else sizes_for(a.dim))
 
 
 def _line(r):
@@ -116,9 +123,25 @@ def run(a) -> int:
     s = summary(d)
     print(f"timing trace: {rows} tasks of {d.shape[0]} iterations ({s['never']} never finished; median "
           f"{1e3 * s['median_seconds']:.3f} ms) written to {a.out}", flush=True)
+    if res.network:
+        _write_network(res, a)
     if res.dead_workers and failed is None:
         print(f"note: {res.error}")
     if failed is not None:
         print(f"gclib: error: {failed}", file=sys.stderr)
         return options.EXIT_INTERRUPTED if res.status == "interrupted" else options.EXIT_FAIL
     return 0
+
+
+def _write_network(res, a) -> None:
+    """The fitted cost of a message (gclib.network), beside the trace."""
+    from .. import network
+    from ..runtime.measure import host_names
+
+    try:
+        prof = network.fit(res.network, 8 * a.dim, hosts=host_names(res.hosts, a.workers))
+    except ValueError as e:
+        print(f"note: network not measured: {e}", flush=True)
+        return
+    path = network.write(network.beside(a.out), prof)
+    print(f"network: {prof.text()}; written to {path}", flush=True)

@@ -753,7 +753,7 @@ class _Job:
                         hosts={int(k): v for k, v in (start.get("hosts") or {}).items()},
                         bells=[int(w) for w in start.get("bells") or []],
                         tasks=[t for t in prior_tasks if t[1] < spec.start] + ev["tasks"],
-                        step_state=step_state)
+                        step_state=step_state, network=(ev.get("network") or {}).get("measured"))
         if dead:
             res.error = (res.error + "; " if res.error else "") + deaths_text(deaths) + (
                 "; the run treated them as stragglers that never answer" if status == "ok" else "")

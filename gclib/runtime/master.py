@@ -45,6 +45,7 @@ import numpy as np
 
 from ..codes.conditioning import decoding_amplification
 from . import bell as bell_mod
+from . import network
 from . import protocol as P
 from ..jsonable import jsonable
 from .state import pack_step_state, unpack_step_state
@@ -520,6 +521,8 @@ class Master(P.Rank):
         except Exception as e:  # a bug: keep what we have, stop the workers, say why
             traceback.print_exc()
             status, error = "error", f"master failed: {type(e).__name__}: {e}"
+        if status == "ok" and spec.network:  # a profile: what a message costs (gclib.runtime.network)
+            emit("network", measured=network.probe(self, spec.network))
         dead, hard = self.stop()
         emit("end", status=status, error=error, dead_workers=dead, theta=theta, stale=self.stale,
              tasks=self.take_tasks(),

@@ -69,10 +69,12 @@ PROFILE_DIM = 100
 
 def profile_spec(workers: int, tasks: int, iterations: int, *, samples: int = PROFILE_SAMPLES,
                  dim: int = PROFILE_DIM, model=None, time_scale: float = 0.05, seed: int = 0, timeout: float = 30.0,
-                 kill=None, data_seed: int = 0):
+                 kill=None, data_seed: int = 0, network=()):
     """The :class:`~gclib.runtime.spec.RunSpec` of a profile (:func:`profile_code`) on Tandon's synthetic
     logistic regression of ``samples`` x ``dim`` (each task: the gradient of ``samples / (workers * tasks)`` rows).
-    ``model=None``: no injected delay, the machine's own times."""
+    ``model=None``: no injected delay, the machine's own times. ``network``: message sizes (floats) whose cost
+    the master measures after the last iteration (:mod:`gclib.runtime.network`; ``gclib.network.sizes_for(dim)``
+    is what ``gclib profile`` asks)."""
     from ..learning import GD, make_problem
     from .spec import RunSpec
 
@@ -84,7 +86,7 @@ def profile_spec(workers: int, tasks: int, iterations: int, *, samples: int = PR
                            dim=checks.integer("dim", dim, low=1))
     return RunSpec(code, problem, GD(1.0 / problem.smoothness), model, iterations=iterations,
                    time_scale=time_scale, seed=seed, timeout=timeout, kill=dict(kill or {}), label="profile",
-                   wait_all=True)
+                   wait_all=True, network=tuple(network))
 
 
 def summary(durations) -> dict:

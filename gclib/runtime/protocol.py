@@ -25,6 +25,9 @@ Messages (all point to point on ``COMM_WORLD``; rank 0 is the master, rank ``w +
   iteration once every worker alive is ready, so that no start-up work of a worker overlaps a timed iteration;
 * worker -> master, tag :data:`TAG_BYE`: ``float64 [messages sent, iterations abandoned]``, the worker's last
   message;
+* master -> worker, tag :data:`TAG_NETWORK`: ``float64 [size, count]``, after a profile's last iteration
+  (``RunSpec.network``): answer with ``count`` messages of ``size`` floats, tag :data:`TAG_ECHO`, to measure
+  what a message costs (:mod:`gclib.runtime.network`);
 * worker -> master, tag :data:`TAG_TASKS`: ``float64 [iteration, t_1, ..., t_n]``, the worker-side finish times
   (seconds since it received that iteration's parameters) of the ``n`` partial gradients it computed in that
   iteration, sent once per iteration when the worker stops working on it (all its tasks done, newer parameters
@@ -50,6 +53,8 @@ TAG_SPEC = 6
 TAG_TASKS = 7
 TAG_READY = 8
 TAG_DONE = 9
+TAG_NETWORK = 10
+TAG_ECHO = 11
 
 #: A wait that the bell ends (:mod:`gclib.runtime.bell`) sleeps at most this many polls (``RunSpec.poll``): the
 #: master's when every worker alive shares its bell, a worker's when it does.

@@ -37,6 +37,8 @@ class RunSpec:
         wait_all: the master waits in every iteration for every message of every worker still alive (a
             profile, :mod:`gclib.runtime.measure`), not for the first decodable set; a dead worker does not stop
             the run then, and the code's decoder gets what came.
+        network: message sizes (float64 numbers per message) whose cost the master measures after the last
+            iteration, with every worker (:mod:`gclib.runtime.network`; ``gclib profile``); empty: none.
         start, state0, wall0: where a resumed run continues (set by ``launch(..., resume=STATE)``): the first
             iteration to run, the update's state after the one before (as :func:`gclib.runtime.state.
             pack_step_state` stores it) and the wall time so far. A fresh run starts at 0.
@@ -59,6 +61,7 @@ class RunSpec:
     state0: Optional[dict] = None
     wall0: float = 0.0
     wait_all: bool = False
+    network: tuple = ()
 
     def __post_init__(self):
         if not isinstance(self.code, GradientCode):
@@ -83,6 +86,7 @@ class RunSpec:
             if self.theta0.shape != (self.problem.dim,):
                 raise ValueError(f"theta0 must be {self.problem.dim} finite numbers (the problem's dimension), got "
                                  f"shape {self.theta0.shape}")
+        self.network = tuple(checks.int_list("network", list(self.network), low=1, min_len=0))
         self.start = checks.integer("start", self.start, low=0, high=self.iterations)
         if (self.start > 0) != (self.state0 is not None):
             raise ValueError("start and state0 go together: a resumed run needs the update's state")
@@ -188,6 +192,8 @@ class RunResult:
             computed in that iteration before it finished them all, the master decoded it, or newer parameters
             arrived (``inf``, or ``None`` in JSON, for a task that never finishes); :meth:`task_durations` makes
             the table of them.
+        network: what the master measured of the messages' cost after the last iteration
+            (:func:`gclib.runtime.network.probe`; ``None`` when the spec asked for none or the run stopped early).
     """
 
     records: list
@@ -212,6 +218,7 @@ class RunResult:
     hosts: dict = field(default_factory=dict)
     tasks: list = field(default_factory=list)
     bells: list = field(default_factory=list)
+    network: Optional[dict] = None
 
     @property
     def ok(self) -> bool:

@@ -36,6 +36,7 @@ import numpy as np
 
 from ..codes.base import split_pieces
 from . import bell as bell_mod
+from . import network
 from . import protocol as P
 from .guard import hand_over_sockets
 
@@ -114,6 +115,8 @@ class Worker(P.Rank):
                 self.decoded = max(self.decoded, int(buf[0]))
             elif tag == P.TAG_HELLO and not self.handed:
                 self._hand_over()
+            elif tag == P.TAG_NETWORK:  # a profile measures what a message costs (gclib.runtime.network)
+                network.answer(self, buf)
             req.Start()
             if tag == P.TAG_STOP:
                 raise _Stop

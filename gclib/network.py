@@ -1,0 +1,219 @@
+"""What a message costs on the user's hosts: measured by ``gclib profile`` with the runtime's own sends
+(:mod:`gclib.runtime.network`), fitted here, written beside the timing trace, and charged by ``gclib advise``.
+
+The fit (:func:`fit`), on the master's clock:
+
+* **the master's time per message** ``overhead + bytes / bandwidth``: a line through the spacing of the messages
+  the floods brought in (every worker answering at once, the master taking them in one at a time: when messages
+  queue, their spacing is the master's time for each), the median of a size's floods against its bytes, fitted by
+  the median of the pairwise slopes (Theil-Sen: one size with an odd flood does not move it);
+* **latency**: what a lone message spends on its way besides that time: half the median round trip of the
+  smallest message (a request and an answer) minus the master's time for it (at least 0).
+
+:func:`communication` turns it into the simulator's model (:class:`gclib.simulate.Communication` with the master's
+queue, ``queue=True``) in seconds and gradients: the bandwidth is divided by the bytes of one gradient message
+(``8 dim`` for a float64 gradient of ``dim`` numbers: the profile's ``--dim``, as large as the run's).
+
+The file (:func:`write`, :func:`read`): JSON, ``TRACE.network.json`` beside ``TRACE.csv`` (:func:`beside`)::
+
+    {"format": "gclib network profile", "version": 1,
+     "latency": 3.1e-05, "overhead": 2.4e-05, "bandwidth": 2.1e9,       # seconds, seconds, bytes per second
+     "gradient_bytes": 800,                                            # one gradient message (8 dim)
+     "workers": 8, "hosts": ["node1", ...],
+     "ping": [[bytes, worker, seconds], ...], "flood": [[bytes, messages, first, last], ...]}
+
+The last four are what was measured (the fit is made again from them when the file is read); ``hosts`` may be
+empty. A hand-made file needs only the first five keys.
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from . import checks
+
+FORMAT = "gclib network profile"
+VERSION = 1
+#: Message sizes (float64 numbers) a profile measures, besides one gradient message of its ``dim``.
+SIZES = (1, 16, 256, 4096, 65536)
+
+
+def sizes_for(dim: int) -> tuple:
+    """The sizes a profile of ``dim``-dimensional gradients measures: :data:`SIZES` and ``dim`` itself."""
+    dim = checks.integer("dim", dim, low=1)
+    return tuple(sorted(set(SIZES) | {dim}))
+
+
+@dataclass(frozen=True)
+class NetworkProfile:
+    """A fitted network: ``latency`` and ``overhead`` in seconds, ``bandwidth`` in bytes per second (``inf``: no
+    limit measured), ``gradient_bytes`` of one gradient message, and what it was fitted from (``ping``,
+    ``flood``, ``workers``, ``hosts``; empty for a profile stated by hand)."""
+
+    latency: float
+    overhead: float
+    bandwidth: float
+    gradient_bytes: int
+    workers: int = 0
+    hosts: list = field(default_factory=list)
+    ping: list = field(default_factory=list)
+    flood: list = field(default_factory=list)
+
+    def communication(self, gradient_bytes: int | None = None):
+        """The simulator's model in seconds and gradients (:class:`gclib.simulate.Communication`, the master's
+        queue): bandwidth in gradients per second, for gradients of ``gradient_bytes`` (default: the profile's)."""
+        from .simulate import Communication
+
+        g = self.gradient_bytes if gradient_bytes is None else checks.integer("gradient_bytes", gradient_bytes,
+                                                                              low=1)
+        return Communication(latency=self.latency, bandwidth=self.bandwidth / g, overhead=self.overhead, queue=True)
+
+    def to_dict(self) -> dict:
+        return {"format": FORMAT, "version": VERSION, "latency": self.latency, "overhead": self.overhead,
+                "bandwidth": self.bandwidth if math.isfinite(self.bandwidth) else "inf",
+                "gradient_bytes": self.gradient_bytes, "workers": self.workers, "hosts": list(self.hosts),
+                "ping": [list(r) for r in self.ping], "flood": [list(r) for r in self.flood]}
+
+    def text(self) -> str:
+        bw = "no limit" if math.isinf(self.bandwidth) else f"{self.bandwidth / 1e6:.4g} MB/s"
+        return (f"latency {1e6 * self.latency:.3g} us, the master's time per message {1e6 * self.overhead:.3g} us "
+                f"plus its bytes at {bw}; one gradient message ({self.gradient_bytes} bytes) costs "
+                f"{1e6 * (self.overhead + self.gradient_bytes / self.bandwidth):.3g} us at the master")
+
+
+def fit(measured: dict, gradient_bytes: int, hosts=None) -> NetworkProfile:
+    """Fit the latency, the master's time per message and the bandwidth to what :func:`gclib.runtime.network.probe`
+    measured (see the module docstring).
+
+    Raises:
+        ValueError: nothing was measured (no flood brought two messages, no round trip).
+    """
+    gradient_bytes = checks.integer("gradient_bytes", gradient_bytes, low=1)
+    ping = [list(map(float, r)) for r in measured.get("ping") or []]
+    flood = [list(map(float, r)) for r in measured.get("flood") or []]
+    gaps = {}
+    for b, n, first, last in flood:
+        if n >= 2:
+            gaps.setdefault(b, []).append((last - first) / (n - 1))
+    if not gaps or not ping:
+        raise ValueError("the network measurement holds no round trip or no flood of two messages or more: "
+                         "nothing to fit")
+    x = np.array(sorted(gaps))
+    y = np.array([float(np.median(gaps[b])) for b in x])  # per size, the median of its floods
+    if x.size >= 2:
+        from scipy.stats import theilslopes  # the median of the pairwise slopes: one odd size does not rule
+
+        slope, intercept = theilslopes(y, x)[:2]
+    else:
+        slope, intercept = 0.0, float(y[0])
+    overhead = max(0.0, float(intercept))
+    bandwidth = 1.0 / float(slope) if slope > 0 else math.inf
+    small = min(r[0] for r in ping)
+    rtt = float(np.median([r[2] for r in ping if r[0] == small]))
+    latency = max(0.0, rtt / 2 - (overhead + small / bandwidth))
+    return NetworkProfile(latency, overhead, bandwidth, gradient_bytes, int(measured.get("workers", 0)),
+                          list(hosts or []), ping, flood)
+
+
+def beside(trace) -> Path:
+    """The network profile's path beside a timing trace: ``times.csv`` -> ``times.network.json``."""
+    p = Path(trace)
+    return p.with_name(p.stem + ".network.json")
+
+
+def write(path, profile: NetworkProfile) -> Path:
+    """Write ``profile`` as JSON to ``path``; returns the path."""
+    path = Path(path)
+    path.write_text(json.dumps(profile.to_dict(), indent=1) + "\n")
+    return path
+
+
+def _number(path, data, key, *, low=0.0, finite=True):
+    if key not in data:
+        raise ValueError(f"{path}: the network profile has no '{key}'")
+    v = data[key]
+    if isinstance(v, str) and v == "inf" and not finite:
+        return math.inf
+    try:
+        return checks.real(key, v, low=low, finite=finite)
+    except ValueError as e:
+        raise ValueError(f"{path}: {e}") from None
+
+
+def read(path) -> NetworkProfile:
+    """Read a network profile written by :func:`write` (or by hand: ``latency``, ``overhead``, ``bandwidth``,
+    ``gradient_bytes``). A file that is not one, or a value that is missing, negative or not a number, is refused
+    in one line naming the file and the key."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError) as e:
+        raise ValueError(f"{path}: cannot read the network profile ({e.__class__.__name__}: {e})") from None
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{path}: not a network profile (not JSON: {e.msg} at line {e.lineno})") from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise ValueError(f"{path}: not a network profile (its 'format' must be {FORMAT!r})")
+    lat = _number(path, data, "latency")
+    over = _number(path, data, "overhead")
+    bw = _number(path, data, "bandwidth", low=None, finite=False)
+    if not bw > 0:
+        raise ValueError(f"{path}: bandwidth must be positive (bytes per second), got {data['bandwidth']!r}")
+    g = _number(path, data, "gradient_bytes", low=1)
+    if g != int(g):
+        raise ValueError(f"{path}: gradient_bytes must be an integer, got {data['gradient_bytes']!r}")
+    return NetworkProfile(lat, over, bw, int(g), int(data.get("workers") or 0), list(data.get("hosts") or []),
+                          list(data.get("ping") or []), list(data.get("flood") or []))
+
+
+def parse(text: str, trace=None):
+    """The network ``gclib advise --network`` names, as a :class:`gclib.simulate.Communication` (seconds and
+    gradients) or ``None`` (messages cost nothing):
+
+    * ``latency=S,bandwidth=G[,overhead=S]``: stated by hand (seconds; gradients per second, ``inf`` for no
+      limit); the master's queue;
+    * ``none``: no charge;
+    * a path: a network profile (:func:`read`).
+
+    ``text`` ``None``: the profile beside ``trace`` (:func:`beside`) when there is one, else no charge.
+    """
+    from .simulate import Communication
+
+    if text is None:
+        if trace is not None and beside(trace).is_file():
+            return read(beside(trace)).communication()
+        return None
+    text = str(text).strip()
+    if text == "none":
+        return None
+    if "=" in text:
+        keys = {"latency", "bandwidth", "overhead"}
+        kw = {}
+        for item in text.split(","):
+            k, sep, v = item.partition("=")
+            k = k.strip()
+            if not sep or k not in keys:
+                raise ValueError(f"--network: expected latency=SECONDS,bandwidth=GRADIENTS_PER_SECOND"
+                                 f"[,overhead=SECONDS], got {item.strip()!r}")
+            if k in kw:
+                raise ValueError(f"--network: {k} given twice")
+            try:
+                kw[k] = float(v)
+            except ValueError:
+                raise ValueError(f"--network: {k} must be a number, got {v.strip()!r}") from None
+        missing = {"latency", "bandwidth"} - set(kw)
+        if missing:
+            raise ValueError(f"--network: {', '.join(sorted(missing))} missing (latency=SECONDS,"
+                             f"bandwidth=GRADIENTS_PER_SECOND[,overhead=SECONDS])")
+        try:
+            return Communication(queue=True, **kw)
+        except ValueError as e:
+            raise ValueError(f"--network: {e}") from None
+    p = Path(text)
+    if not p.is_file():
+        raise ValueError(f"--network: {text!r} is neither latency=...,bandwidth=..., none, nor a network profile "
+                         f"file")
+    return read(p).communication()
