@@ -16,17 +16,25 @@ messages per cluster, computations and volume. Targets:
   (the former path, measured in the same run), and at most 3 times the baseline of the five schemes (each
   baseline draws its own times);
 * a study whose memory would exceed the budget is refused before it runs, with the estimate;
-* ``design.search`` at ``K = 1000`` (a restricted grid of 85 designs, 5,000 trials) in minutes.
+* ``design.search`` at ``K = 1000`` (a restricted grid of 85 designs, 5,000 trials) in minutes;
+* ``gclib simulate --scheme frc --workers 10000 --stragglers 9 --trials 10000`` (the command line, in a fresh
+  process): at most 1.5 times the library's FRC measurement above, both timed from the start of their process
+  (the imports included), and under 500 MB; beside the same command before it ran on schedules (``before``: the
+  command with gclib of the commit named there, ``python -m benchmarks.bench_scale --before REF``, in
+  ``benchmarks/before.json``).
 
 The targets are judged on wall-clock seconds; the machine may be shared, so the load average and the CPU seconds of
 every measuring process are printed beside them.
 """
-import json
-import os
-import resource
-import subprocess
-import sys
 import time
+
+STARTED = time.perf_counter()  # a measurement's process starts here (its imports count in process_seconds)
+
+import json  # noqa: E402
+import os  # noqa: E402
+import resource  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
@@ -69,8 +77,23 @@ def _code_baseline(code, K, trials, chunk):
     return _baseline(K, trials, k - 1, code.sender, code.ready, blocks=P, chunk=chunk)
 
 
-def child(name: str) -> dict:
-    """One measurement, in this process."""
+CLI_FRC = ["simulate", "--scheme", "frc", "--workers", "10000", "--stragglers", "9", "--model", "shifted-exp",
+           "--mu", str(MU), "--alpha", str(ALPHA), "--trials", "10000", "--seed", "1", "--json"]
+
+
+def child(name: str, started: float) -> dict:
+    """One measurement, in this process (``started``: when the process started, before any import)."""
+    if name == "cli-frc":
+        import contextlib
+        import io
+
+        from gclib.cli import main as cli
+
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf):
+            code = cli(CLI_FRC)
+        return {"process_seconds": time.perf_counter() - started, "peak_mb": _peak_mb(), "exit": code,
+                "mean_time": json.loads(buf.getvalue())["mean_time"]}
     import numpy as np
 
     from gclib import codes, design, scale
@@ -94,8 +117,8 @@ def child(name: str) -> dict:
                                                                    cluster_size=10, order_fraction=0.6)
         res = simulate(sch, model, trials, seed=1)
         sec = time.perf_counter() - t0
-        return {"seconds": sec, "peak_mb": _peak_mb(), "messages": sch.n_messages,
-                "mean_time": res.summary()["mean_time"]}
+        return {"seconds": sec, "process_seconds": time.perf_counter() - started, "peak_mb": _peak_mb(),
+                "messages": sch.n_messages, "mean_time": res.summary()["mean_time"]}
     if name in ("frc-baseline", "gc-mmc-baseline"):
         K = 10_000
         sch = scale.frc(K, 10) if name == "frc-baseline" else scale.build("cluster size", "GC-MMC", K)
@@ -144,6 +167,34 @@ def run(name: str) -> dict:
     return res
 
 
+def _cli_target(cli: dict, frc: dict) -> dict:
+    from benchmarks._measure import before
+
+    b = before("bench_scale").get("cli-frc") or {}
+    ratio = cli["process_seconds"] / frc["process_seconds"]
+    return {"seconds": _r(cli["process_seconds"]), "library_seconds": _r(frc["process_seconds"]),
+            "ratio": _r(ratio, 2), "peak_mb": cli["peak_mb"], "cpu_seconds": _r(cli["process_cpu_seconds"]),
+            "same_mean_time": cli["mean_time"] == frc["mean_time"], "target": "ratio <= 1.5, < 500 MB",
+            "met": ratio <= 1.5 and cli["peak_mb"] < 500 and cli["mean_time"] == frc["mean_time"],
+            "before": ({"seconds": _r(b["process_seconds"]), "peak_mb": b["peak_mb"],
+                        "commit": before("bench_scale")["_commit"]} if b.get("finished") else
+                       {"measured": bool(b), **({"error": b.get("error")} if b else {})})}
+
+
+def measure_before(ref: str) -> dict:
+    """The command line's FRC measurement with gclib of commit ``ref`` (``benchmarks/before.json``)."""
+    import tempfile
+    from pathlib import Path
+
+    from benchmarks._measure import extract, measure, save_before
+
+    with tempfile.TemporaryDirectory(prefix="gclib-before-") as d:
+        res = measure("benchmarks.bench_scale", "cli-frc", gclib_path=extract(ref, Path(d)), timeout=900)
+    save_before("bench_scale", ref, {"cli-frc": res})
+    print(json.dumps({"before": ref, "cli-frc": res}))
+    return res
+
+
 def _r(x, n=3):
     return round(float(x), n)
 
@@ -154,6 +205,7 @@ def main() -> dict:
     frc, frc_b = run("frc"), run("frc-baseline")
     mmc, mmc_b = run("gc-mmc"), run("gc-mmc-baseline")
     fig1, refuse, search = run("fig1"), run("refuse"), run("search")
+    cli = run("cli-frc")
     targets = {
         "crc_K1000_s100_100k_trials": {
             "seconds": _r(crc["seconds"]), "baseline_seconds": _r(crc_b["seconds"]),
@@ -186,6 +238,7 @@ def main() -> dict:
             "peak_mb": search["peak_mb"], "best": search["best_within_3000_messages"],
             "cpu_seconds": _r(search["process_cpu_seconds"], 1),
             "target": "minutes (under 10)", "met": search["seconds"] < 600},
+        "cli_simulate_frc_K10000_10k_trials": _cli_target(cli, frc),
     }
     out = {"benchmark": "scale", "targets": targets, "all_met": all(t["met"] for t in targets.values()),
            "load_average_1min": {"start": _r(load0, 2), "end": _r(os.getloadavg()[0], 2)}, "cores": os.cpu_count()}
@@ -196,8 +249,10 @@ def main() -> dict:
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "--child":
         c0 = time.process_time()
-        res = child(sys.argv[2])
+        res = child(sys.argv[2], STARTED)
         res["process_cpu_seconds"] = time.process_time() - c0
         print(json.dumps(res))
+    elif len(sys.argv) == 3 and sys.argv[1] == "--before":
+        measure_before(sys.argv[2])
     else:
         main()
