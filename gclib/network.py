@@ -5,8 +5,8 @@ The fit (:func:`fit`), on the master's clock:
 
 * **the master's time per message** ``overhead + bytes / bandwidth``: a line through the spacing of the messages
   the floods brought in (every worker answering at once, the master taking them in one at a time: when messages
-  queue, their spacing is the master's time for each), the median of a size's floods against its bytes, fitted by
-  the median of the pairwise slopes (Theil-Sen: one size with an odd flood does not move it);
+  queue, their spacing is the master's time for each), by least squares through the median of each size's floods
+  (the median: one odd flood of a size does not move it);
 * **latency**: what a lone message spends on its way besides that time: half the median round trip of the
   smallest message (a request and an answer) minus the master's time for it (at least 0).
 
@@ -79,7 +79,8 @@ class NetworkProfile:
                 "ping": [list(r) for r in self.ping], "flood": [list(r) for r in self.flood]}
 
     def text(self) -> str:
-        bw = "no limit" if math.isinf(self.bandwidth) else f"{self.bandwidth / 1e6:.4g} MB/s"
+        bw = ("no limit" if math.isinf(self.bandwidth) else f"{self.bandwidth / 1e9:.3g} GB/s"
+              if self.bandwidth >= 1e9 else f"{self.bandwidth / 1e6:.3g} MB/s")
         return (f"latency {1e6 * self.latency:.3g} us, the master's time per message {1e6 * self.overhead:.3g} us "
                 f"plus its bytes at {bw}; one gradient message ({self.gradient_bytes} bytes) costs "
                 f"{1e6 * (self.overhead + self.gradient_bytes / self.bandwidth):.3g} us at the master")
@@ -104,10 +105,8 @@ def fit(measured: dict, gradient_bytes: int, hosts=None) -> NetworkProfile:
                          "nothing to fit")
     x = np.array(sorted(gaps))
     y = np.array([float(np.median(gaps[b])) for b in x])  # per size, the median of its floods
-    if x.size >= 2:
-        from scipy.stats import theilslopes  # the median of the pairwise slopes: one odd size does not rule
-
-        slope, intercept = theilslopes(y, x)[:2]
+    if x.size >= 2:  # least squares through the sizes' medians: the large sizes set the slope, the small the rest
+        slope, intercept = np.polyfit(x, y, 1)
     else:
         slope, intercept = 0.0, float(y[0])
     overhead = max(0.0, float(intercept))
