@@ -206,3 +206,91 @@ def machine(*, workers: int, tasks: int, iterations: int, model: ComputeModel, t
 def _params(model: ComputeModel) -> str:
     d = {k: v for k, v in model.describe().items() if k not in ("model", "per_task")}
     return "(" + ", ".join(f"{k} = {v:g}" for k, v in d.items()) + ")"
+
+
+@dataclass
+class NetworkCase:
+    """What :func:`network_case` measured.
+
+    Attributes:
+        trace: the profile's task durations (seconds). report: their fits. network: the measured cost of a message
+            (:class:`gclib.network.NetworkProfile`). free, charged: the advice without communication and with the
+            measured network charged (:class:`gclib.advise.Advice`). real: one row per design run for real
+            (``role`` "free" / "charged" / "both" when the two advices agree, ``label, command``, the predictions
+            of both advices ``free, free_lo, free_hi, charged, charged_lo, charged_hi``, the real ``mean_time, lo,
+            hi`` with a Student-t 95% interval over the ``iterations``, and ``messages``: received per iteration).
+            log: every real iteration (``label, iteration, time, predicted``: the simulator's time for its
+            injected delays, without communication).
+    """
+
+    trace: np.ndarray
+    report: object
+    network: object
+    free: object
+    charged: object
+    real: pd.DataFrame
+    log: pd.DataFrame
+
+
+def network_case(*, workers: int, tasks: int, iterations: int, model: ComputeModel, time_scale: float,
+                 run_iterations: int, dim: int, samples: int | None = None, max_load: int | None = None,
+                 trials: int | None = None, seed: int = 0, bootstrap: int = 200, hosts=None) -> NetworkCase:
+    """Profile, measure the network, advise with and without charging it, and run both recommendations for real.
+
+    ``gclib profile`` on this machine (or a hostfile's hosts) with injected delays of ``model`` and gradients of
+    ``dim`` numbers, then its measurement of what a message costs (:mod:`gclib.runtime.network`, fitted by
+    :func:`gclib.network.fit`); the fits of the trace; the advice for the same workers without communication and
+    with the measured network (:func:`gclib.advise.advise`, ``network=``); then ``gclib run``'s runtime trains
+    with each recommended design (once if they agree), ``run_iterations`` iterations under the same injected
+    delays (the same seed for both) on Tandon's synthetic logistic regression of ``samples`` rows of ``dim``
+    features (default: two rows per data part of the profile). Times are in seconds.
+    """
+    from . import advise as _advise, fit as _fit, network as _network, schemes
+    from .learning import TandonAGD
+    from .runtime import RunSpec, launch
+    from .runtime.experiments import problem
+    from .runtime.measure import host_names, profile_spec
+    from .stats import Estimate
+
+    dim = checks.integer("dim", dim, low=1)
+    samples = 2 * workers * tasks if samples is None else samples
+    spec = profile_spec(workers, tasks, iterations, samples=samples, dim=dim, model=model, time_scale=time_scale,
+                        seed=seed, network=_network.sizes_for(dim))
+    res = launch(spec, hosts=hosts)
+    trace = res.task_durations()
+    net = _network.fit(res.network or {}, 8 * dim, hosts=host_names(res.hosts, workers))
+    report = _fit.fit(trace, seed=seed, bootstrap=bootstrap)
+    models = report.models(level=_advise.REJECT_LEVEL)
+    kw = dict(max_load=max_load, trials=trials, seed=seed)
+    free = _advise.advise(models, workers, **kw)
+    charged = _advise.advise(models, workers, network=net.communication(), **kw)
+    picks = {}
+    for role, adv in (("free", free), ("charged", charged)):
+        if adv.best is not None:
+            picks.setdefault(adv.best["label"], []).append(role)
+
+    def predicted(adv, label) -> tuple:  # mean and 95% interval; nan where a screen left the design out
+        r = adv.ranked[adv.ranked["label"] == label]
+        if r.empty:
+            return math.nan, math.nan, math.nan
+        m, h = float(r["mean_time"].iloc[0]), float(r["ci95_time"].iloc[0])
+        return m, m - h, m + h
+
+    rows, logs = [], []
+    for label, roles in picks.items():
+        command = (free.best if roles[0] == "free" else charged.best)["command"]
+        (f, f_lo, f_hi), (c, c_lo, c_hi) = predicted(free, label), predicted(charged, label)
+        scheme, opts = _run_options(command)
+        code = schemes.build(scheme, **opts)
+        prob = problem("tandon-logistic", code.n_parts, samples=max(samples, code.n_parts), dim=dim)
+        run = launch(RunSpec(code, prob, TandonAGD(1.0 / prob.smoothness), model, iterations=run_iterations,
+                             time_scale=time_scale, seed=seed + 1, timeout=60.0), hosts=hosts)
+        t = np.array([x["time"] for x in run.records])
+        e = Estimate.of(t)
+        rows.append({"role": "both" if len(roles) == 2 else roles[0], "label": label, "command": command,
+                     "free": f, "free_lo": f_lo, "free_hi": f_hi, "charged": c, "charged_lo": c_lo,
+                     "charged_hi": c_hi, "mean_time": e.value, "lo": e.lo, "hi": e.hi, "iterations": int(t.size),
+                     "messages": float(np.mean([x["messages"] for x in run.records]))})
+        logs += [{"label": label, "iteration": x["iteration"], "time": x["time"], "predicted": x["predicted"]}
+                 for x in run.records]
+    return NetworkCase(trace, report, net, free, charged, pd.DataFrame(rows), pd.DataFrame(logs))

@@ -73,3 +73,40 @@ def test_a_missing_run_is_inconclusive_and_conclusions_render():
     assert verdict(t, "A2") == INCONCLUSIVE and verdict(t, "A3") == INCONCLUSIVE
     text = ca.conclusions(t)
     assert "1 of 1 parameters covered" in text and "**inconclusive**" in text
+
+
+def network_case(free="uc-mmc r=3 P=1", charged="frc r=2", real_free=(0.030, 0.029, 0.031),
+                 real_charged=(0.024, 0.023, 0.025), pred_free=0.020, pred_charged=0.0245):
+    from types import SimpleNamespace
+
+    from gclib.network import NetworkProfile
+
+    def adv(label):
+        return SimpleNamespace(best={"label": label}, settings={"K": 8})
+
+    rows = []
+    for label, real in ((free, real_free), (charged, real_charged)):
+        if label in [r["label"] for r in rows]:
+            continue
+        rows.append({"role": "both" if free == charged else ("free" if label == free else "charged"),
+                     "label": label, "free": pred_free, "free_lo": pred_free * 0.99, "free_hi": pred_free * 1.01,
+                     "charged": pred_charged, "charged_lo": pred_charged * 0.99, "charged_hi": pred_charged * 1.01,
+                     "mean_time": real[0], "lo": real[1], "hi": real[2], "iterations": 100, "messages": 10.0})
+    return SimpleNamespace(free=adv(free), charged=adv(charged), real=pd.DataFrame(rows),
+                           network=NetworkProfile(5e-5, 2e-5, 1e9, 800))
+
+
+def test_network_rows():
+    t = ca.judge(*tables(), network=network_case())
+    assert list(t["id"])[-4:] == ["N1", "N2", "N3", "N4"]
+    assert [verdict(t, k) for k in ("N1", "N2", "N3", "N4")] == [HOLDS, HOLDS, HOLDS, FAILS]
+    assert "latency 50 us" in t.set_index("id").loc["N1", "setting"]
+    # the charged choice slower in real runs, or indistinguishable
+    t = ca.judge(*tables(), network=network_case(real_charged=(0.035, 0.034, 0.036)))
+    assert verdict(t, "N2") == FAILS
+    t = ca.judge(*tables(), network=network_case(real_charged=(0.030, 0.025, 0.035)))
+    assert verdict(t, "N2") == INCONCLUSIVE
+    # the two advices agree: nothing changed, nothing to compare
+    t = ca.judge(*tables(), network=network_case(charged="uc-mmc r=3 P=1"))
+    assert verdict(t, "N1") == FAILS and verdict(t, "N2") == INCONCLUSIVE
+    assert "than the one advised without: **inconclusive**" in ca.conclusions(t)

@@ -13,6 +13,12 @@
   :data:`REL` of the advice's prediction; ``A2`` the same for uncoded; ``A3``: the advised code is faster than
   uncoded in the real runs.
 
+* ``N1``: on this machine, charging the network ``gclib profile`` measured (the master's queue of
+  :class:`gclib.simulate.Communication`) changes the recommendation; ``N2``: the design advised with the network
+  charged is faster in real runs than the one advised without it; ``N3``: with the network charged, the advised
+  design's real mean iteration time lies within :data:`REL` of the prediction; ``N4``: the same for the design
+  advised without communication, against its prediction without communication (where charging nothing misleads).
+
 Criteria, fixed before looking at the numbers: coverage and "most repetitions" by the Wilson 95% interval of the
 proportion (above the floor or one half: holds; below: does not hold; else inconclusive); "within" by the 95%
 interval of the real mean lying inside the band (wholly outside: does not hold; straddling an edge:
@@ -24,7 +30,7 @@ import math
 
 import pandas as pd
 
-from . import Estimate, FAILS, HOLDS, greater, ids, less, majority, proportion, row, table, within
+from . import Estimate, FAILS, HOLDS, exact, greater, ids, less, majority, proportion, row, table, within
 
 #: Smallest coverage of the nominal 95% intervals that counts as covering: ten points under the nominal level, a
 #: shortfall that a few hundred repetitions resolve; bootstrap intervals of small samples run a little short of it.
@@ -51,7 +57,8 @@ def _role(real: pd.DataFrame, role: str):
     return None if g.empty else g.iloc[0]
 
 
-def judge(coverage: pd.DataFrame, goodness: pd.DataFrame, machine: dict, real: pd.DataFrame) -> pd.DataFrame:
+def judge(coverage: pd.DataFrame, goodness: pd.DataFrame, machine: dict, real: pd.DataFrame,
+          network=None) -> pd.DataFrame:
     """The claims table of notebook 09.
 
     Args:
@@ -62,6 +69,7 @@ def judge(coverage: pd.DataFrame, goodness: pd.DataFrame, machine: dict, real: p
             ``fitted_lo``, ``fitted_hi``: seconds per task).
         real: :attr:`gclib.calibration.Machine.real` (``role`` "advised" / "uncoded", ``label``, ``predicted``,
             ``predicted_lo``, ``predicted_hi``, ``mean_time``, ``lo``, ``hi``, ``iterations``).
+        network: a :class:`gclib.calibration.NetworkCase` (the rows ``N1`` .. ``N4``), or ``None``.
     """
     rows = []
     for key, (_, r) in zip(ids("F1", len(coverage)), coverage.iterrows()):
@@ -111,7 +119,55 @@ def judge(coverage: pd.DataFrame, goodness: pd.DataFrame, machine: dict, real: p
         measured=f"{a.text('.4g')} s against {u.text('.4g')} s",
         criterion="95% intervals separated, the advised code's below",
         verdict=less(a, u)))
+    if network is not None:
+        rows += judge_network(network)
     return table(rows)
+
+
+def judge_network(case) -> list:
+    """The rows ``N1`` .. ``N4`` of notebook 09's claims table (see the module docstring), from a
+    :class:`gclib.calibration.NetworkCase`."""
+    free_best = case.free.best["label"] if case.free.best is not None else None
+    charged_best = case.charged.best["label"] if case.charged.best is not None else None
+    K = case.free.settings["K"]
+    r = case.real.set_index("label") if len(case.real) else case.real
+    setting = f"K = {K} workers on this machine; network measured by gclib profile: {case.network.text()}"
+    same = free_best == charged_best
+    rows = [row("N1", "charging the measured network changes the recommendation", kind="check",
+                paper=f"{_OURS}: communication measured and charged", setting=setting,
+                measured=f"without communication: {free_best}; with the network charged: {charged_best}",
+                criterion="the two recommendations differ", verdict=exact(not same and charged_best is not None))]
+
+    def real(label) -> Estimate:
+        if label is None or label not in getattr(r, "index", []):
+            return Estimate(math.nan, math.nan, math.nan)
+        x = r.loc[label]
+        return Estimate(float(x["mean_time"]), float(x["lo"]), float(x["hi"]), int(x["iterations"]))
+
+    def pred(label, which) -> Estimate:
+        if label is None or label not in getattr(r, "index", []):
+            return Estimate(math.nan, math.nan, math.nan)
+        x = r.loc[label]
+        return Estimate(float(x[which]), float(x[f"{which}_lo"]), float(x[f"{which}_hi"]))
+
+    a, b = real(free_best), real(charged_best)
+    rows.append(row("N2", "the design advised with the network charged is faster in real runs than the one advised "
+                          "without", kind="check", paper=f"{_OURS}: charging the network picks the faster code",
+                    setting=f"{charged_best} against {free_best}; gclib run, delays of the same model and seed",
+                    measured=(f"{b.text('.4g')} s against {a.text('.4g')} s" if not same else
+                              f"one design ({free_best}): nothing to compare"),
+                    criterion="95% intervals separated, the charged advice's below",
+                    verdict=less(b, a) if not same else less(math.nan, math.nan)))
+    for key, label, which, who in (("N3", charged_best, "charged", "with the network charged"),
+                                   ("N4", free_best, "free", "without communication")):
+        p, m = pred(label, which), real(label)
+        rows.append(row(key, f"{who}, the advised design's real iteration time matches the prediction",
+                        kind="check", paper=f"{_OURS}: the prediction {who}",
+                        setting=f"{label}; gclib run, {m.n or 0} iterations",
+                        measured=f"real {m.text('.4g')} s, predicted {p.text('.4g')} s",
+                        criterion=f"95% interval of the real mean within {REL:.0%} of the prediction",
+                        verdict=within(m, p.value, REL)))
+    return rows
 
 
 def conclusions(verdicts: pd.DataFrame) -> str:
@@ -123,7 +179,7 @@ def conclusions(verdicts: pd.DataFrame) -> str:
            f"claimed, {int((f1['verdict'] == FAILS).sum())} short of the floor, the rest inconclusive.",
            f"- Model choice: the best fit had the generating family and convention in most traces for "
            f"{int((f2['verdict'] == HOLDS).sum())} of {len(f2)} generating models."]
-    for key in ("M1", "A1", "A2", "A3"):
+    for key in ("M1", "A1", "A2", "A3", "N1", "N2", "N3", "N4"):
         if key in v.index:
             out.append(f"- {v.loc[key, 'claim'][0].upper()}{v.loc[key, 'claim'][1:]}: **{v.loc[key, 'verdict']}** "
                        f"({v.loc[key, 'measured']}).")

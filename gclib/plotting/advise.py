@@ -95,3 +95,54 @@ def predicted_vs_real(real: pd.DataFrame, log: pd.DataFrame, rel: float):
     b.grid(True, alpha=0.3)
     fig.tight_layout()
     return fig
+
+
+def network(real: pd.DataFrame, profile, rel: float):
+    """Left: per design run for real in the network case (:func:`gclib.calibration.network_case`), the advice's
+    prediction without communication, its prediction with the measured network charged, and the real mean
+    iteration time, each with its 95% interval; the band of +/- ``rel`` around the charged prediction shaded.
+    Right: what ``gclib profile`` measured of a message (:class:`gclib.network.NetworkProfile`): the master's
+    time per message in every flood against the message's bytes, with the fitted ``overhead + bytes /
+    bandwidth``, and half of every round trip."""
+    from matplotlib.patches import Patch
+
+    from . import plain_log
+
+    fig, (a, b) = plt.subplots(1, 2, figsize=(DOUBLE, 3.9))
+    y = np.arange(len(real))
+    for i, r in enumerate(real.itertuples()):
+        a.axvspan(r.charged * (1 - rel), r.charged * (1 + rel), ymin=(i + 0.1) / len(real),
+                  ymax=(i + 0.9) / len(real), color="0.88", lw=0)
+    for col, dy, mk, c, lab in (("free", 0.2, "^", "tab:gray", "advice, communication not charged"),
+                                ("charged", 0.0, "s", "tab:blue", "advice, measured network charged")):
+        a.errorbar(real[col], y + dy, xerr=[real[col] - real[f"{col}_lo"], real[f"{col}_hi"] - real[col]],
+                   fmt=mk, ms=4, color=c, label=lab)
+    a.errorbar(real["mean_time"], y - 0.2, xerr=[real["mean_time"] - real["lo"], real["hi"] - real["mean_time"]],
+               fmt="o", ms=4, color="tab:orange", label="real runs (gclib run)")
+    names = {"free": "advised without\ncommunication", "charged": "advised with\nthe network",
+             "both": "advised by\nboth"}
+    a.set_yticks(y, [f"{names[r.role]}:\n{r.label}" for r in real.itertuples()], fontsize=7)
+    a.set_ylim(-0.6, len(real) - 0.4)
+    a.set_xlabel("mean iteration time (s)")
+    handles, labels = a.get_legend_handles_labels()
+    a.legend(handles + [Patch(color="0.88")], labels + [f"charged prediction +/- {rel:.0%}"], fontsize=6.5,
+             loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, frameon=False)
+    a.grid(True, axis="x", alpha=0.3)
+    fl = np.array(profile.flood, dtype=float).reshape(-1, 4)
+    ok = fl[:, 1] >= 2
+    gap = (fl[ok, 3] - fl[ok, 2]) / (fl[ok, 1] - 1)
+    b.scatter(fl[ok, 0], 1e6 * gap, s=10, color="tab:blue", label="master's time per message (floods)")
+    pg = np.array(profile.ping, dtype=float).reshape(-1, 3)
+    b.scatter(pg[:, 0], 1e6 * pg[:, 2] / 2, s=4, alpha=0.35, color="tab:green", label="half a round trip (pings)")
+    xs = np.geomspace(max(1.0, fl[:, 0].min()), fl[:, 0].max(), 100)
+    b.plot(xs, 1e6 * (profile.overhead + xs / profile.bandwidth), color="k", lw=1,
+           label="fitted: overhead + bytes / bandwidth")
+    b.set_xscale("log")
+    b.set_yscale("log")
+    plain_log(b, "y")
+    b.set_xlabel("message (bytes)")
+    b.set_ylabel("microseconds")
+    b.legend(fontsize=6.5, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=1, frameon=False)
+    b.grid(True, which="both", alpha=0.3)
+    fig.tight_layout()
+    return fig
