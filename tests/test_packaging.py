@@ -130,3 +130,17 @@ def test_the_wheel_has_authors_urls_classifiers_and_the_typed_marker(wheel):
     assert modules <= names, f"modules missing from the wheel: {sorted(modules - names)}"
     assert "gclib = gclib.cli:main" in entry_points
 
+
+def test_the_readme_opens_with_an_install_and_a_quick_start_that_runs():
+    """Before the two make commands, the README shows `pip install .` and a few lines of Python; the lines run as
+    written and print the mean completion time they compute."""
+    text = (ROOT / "README.md").read_text()
+    head = text[: text.index("make reproduce")]
+    blocks = dict(re.findall(r"```(bash|python)\n(.*?)```", head, flags=re.S))
+    assert blocks.get("bash", "").strip() == "pip install ."
+    code = blocks["python"]
+    assert code.startswith("import gclib\n") and len(code.strip().splitlines()) <= 4
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                       env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert p.returncode == 0, p.stderr
+    assert float(p.stdout) > 0
