@@ -158,19 +158,32 @@ def lab(tmp_path_factory):
         server.stop()
 
 
+@pytest.fixture(scope="session")
+def browser_present():
+    """Skips, saying why, when Chromium or Playwright is missing (session-scoped: checked before the docs site is
+    built for nothing)."""
+    _requirements()
+
+
 @pytest.fixture(scope="module")
-def browser(lab):
+def playwright_sync(browser_present):
+    """Playwright's synchronous API, started once for the module (it cannot run twice at the same time)."""
     from playwright.sync_api import sync_playwright
 
-    _, _, work = lab
     with sync_playwright() as pw:
-        ctx = pw.chromium.launch_persistent_context(
-            str(work / "chromium-profile"), executable_path=str(CHROMIUM), headless=True,
-            args=CHROMIUM_ARGS, viewport={"width": 1400, "height": 1000})
-        try:
-            yield ctx
-        finally:
-            ctx.close()
+        yield pw
+
+
+@pytest.fixture(scope="module")
+def browser(lab, playwright_sync):
+    _, _, work = lab
+    ctx = playwright_sync.chromium.launch_persistent_context(
+        str(work / "chromium-profile"), executable_path=str(CHROMIUM), headless=True,
+        args=CHROMIUM_ARGS, viewport={"width": 1400, "height": 1000})
+    try:
+        yield ctx
+    finally:
+        ctx.close()
 
 
 # JavaScript run in the page: the state of every code cell's prompt ("[ ]:", "[*]:", "[3]:").
@@ -339,30 +352,28 @@ _DOCS_LAYOUT = r"""() => {
   }; }"""
 
 
-def test_the_docs_site_draws_its_formulas_offline_and_keeps_wide_content_in_its_column(docs_site):
-    _requirements()
-    from playwright.sync_api import sync_playwright
-
+def test_the_docs_site_draws_its_formulas_offline_and_keeps_wide_content_in_its_column(browser_present, docs_site,
+                                                                                        playwright_sync):
     outside, pages = [], {}
-    with sync_playwright() as pw:
-        chromium = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
-        try:
-            page = chromium.new_page(viewport={"width": 1400, "height": 1000})
-            # no network: a request to another host is recorded and refused
-            page.route(re.compile(r"^(https?|wss?)://"), lambda route: (outside.append(route.request.url),
-                                                                        route.abort()))
-            # 02: inline formulas of the Markdown cells; 01: the derivations' matrices and a table wider than the page
-            for name in ("notebooks/02_reed_solomon.html", "notebooks/01_gradient_coding.html"):
-                page.goto((docs_site / name).as_uri())
-                page.wait_for_load_state("load")
-                pages[name] = page.evaluate(_DOCS_LAYOUT)
-                _shot(page, "docs_" + Path(name).stem)
-                first = page.locator("article div.math").first
-                if first.count():
-                    first.scroll_into_view_if_needed()
-                    first.screenshot(path=str(SHOTS / f"docs_{Path(name).stem}_formula.png"))
-        finally:
-            chromium.close()
+    # a browser of its own: the site is read from disk, without JupyterLab's server
+    chromium = playwright_sync.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+    try:
+        page = chromium.new_page(viewport={"width": 1400, "height": 1000})
+        # no network: a request to another host is recorded and refused
+        page.route(re.compile(r"^(https?|wss?)://"), lambda route: (outside.append(route.request.url),
+                                                                    route.abort()))
+        # 02: inline formulas of the Markdown cells; 01: the derivations' matrices and a table wider than the page
+        for name in ("notebooks/02_reed_solomon.html", "notebooks/01_gradient_coding.html"):
+            page.goto((docs_site / name).as_uri())
+            page.wait_for_load_state("load")
+            pages[name] = page.evaluate(_DOCS_LAYOUT)
+            _shot(page, "docs_" + Path(name).stem)
+            first = page.locator("article div.math").first
+            if first.count():
+                first.scroll_into_view_if_needed()
+                first.screenshot(path=str(SHOTS / f"docs_{Path(name).stem}_formula.png"))
+    finally:
+        chromium.close()
     assert not outside, f"the site asked for files from other hosts: {outside}"
     for name, got in pages.items():
         assert got["maths"] and got["maths"] == got["boxes"], f"{name}: formulas without MathML: {got}"
