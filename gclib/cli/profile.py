@@ -104,7 +104,8 @@ def run(a) -> int:
               f"({'no injected delay' if spec.model is None else 'injected delays'})", flush=True)
     failed = None
     try:
-        res = launch(spec, hosts=a.hosts, job_timeout=a.job_timeout, run_dir=a.run_dir, progress=progress,
+        res = launch(spec, hosts=a.hosts, job_timeout=a.job_timeout, startup_timeout=a.startup_timeout,
+                     run_dir=a.run_dir, progress=progress,
                      mpiexec=a.mpiexec, launcher=a.launcher, mpiexec_args=a.mpiexec_args)
     except RuntimeFailure as e:
         res, failed = e.result, e

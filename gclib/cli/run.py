@@ -16,7 +16,7 @@ from . import options, registries
 #: ``--problem`` names: the data sets of :mod:`gclib.learning.problems` plus short aliases.
 PROBLEM_ALIASES = {"logistic": "tandon-logistic"}
 #: Options that say where and how to run, not what: the only ones ``--resume`` accepts beside it.
-EXECUTION_OPTIONS = ("json", "job_timeout", "hosts", "launcher", "mpiexec", "mpiexec_args", "run_dir", "state",
+EXECUTION_OPTIONS = ("json", "job_timeout", "startup_timeout", "hosts", "launcher", "mpiexec", "mpiexec_args", "run_dir", "state",
                      "measure")
 
 
@@ -59,15 +59,14 @@ def add_arguments(p):
                    help="seconds an iteration may wait for a decodable set before the run stops with an error")
     options.add_launch_args(
         p, hosts_help="MPICH hostfile passed to mpiexec -f (runs across machines; no shared file system needed)",
-        run_dir_help="directory for the logs and the state, on this host (no rank reads it; default: a temporary "
-                     "one, removed after a successful run)")
+        run_dir_help="directory for the logs and the state on this host (default: a temporary one, removed after "
+                     "success)")
     p.add_argument("--state", type=checks.option(checks.output_file), default=None,
                    help="write the state (parameters, log, what --resume needs) here (always written on failure)")
     p.add_argument("--resume", type=checks.option(checks.input_path, kind="file", must_exist=True), default=None,
                    metavar="STATE",
                    help="continue the run saved in this state file from its last completed iteration (same "
-                       "parameters, same injected delays); only --json, --job-timeout, --hosts, --launcher, "
-                       "--mpiexec, --mpiexec-args, --run-dir, --state and --measure may be given with it")
+                        "parameters and delays; only where and how it runs may change)")
     p.add_argument("--measure", type=checks.option(checks.output_file), default=None, metavar="CSV",
                    help="write the per-task times here (docs/runtime.md, 'Timing traces')")
     p.add_argument("--json", action="store_true", help="print one JSON object (per-iteration records + summary)")
@@ -203,7 +202,7 @@ def resumed_args(a):
     if given:
         flags = ", ".join("--" + k.replace("_", "-") for k in sorted(given))
         raise ValueError(f"resume: {flags} cannot be given with --resume (a resumed run keeps the parameters in "
-                         f"its state file; only --json, --job-timeout, --hosts, --launcher, --mpiexec, "
+                         f"its state file; only --json, --job-timeout, --startup-timeout, --hosts, --launcher, --mpiexec, "
                          f"--mpiexec-args, --run-dir, --state and --measure may change)")
     if doc["next_iteration"] >= doc["spec"]["iterations"]:
         raise ValueError(f"resume: the run in {a.resume!r} already finished its {doc['spec']['iterations']} "
@@ -224,11 +223,11 @@ def resumed_args(a):
 # ---------------------------------------------------------------------------------------------- the command
 def _line(r):
     auc = r.get("auc")
-    dead = r.get("dead") or []
+    dead, silent = r.get("dead") or [], r.get("silent") or []
     return (f"iter {r['iteration']:4d}  time {1e3 * r['time']:8.2f} ms  predicted {1e3 * r['predicted']:8.2f} ms  "
             f"messages {r['messages']:3d}  stale {r['stale']:2d}  loss {r['loss']:.6f}"
             + (f"  auc {auc:.4f}" if auc is not None and auc == auc else "")
-            + (f"  dead workers {dead}" if dead else ""))
+            + (f"  dead workers {dead}" if dead else "") + (f"  silent workers {silent}" if silent else ""))
 
 
 def write_measured(path, res, quiet=False) -> None:
@@ -256,7 +255,8 @@ def run(a) -> int:
     if doc is not None and not a.json:
         print(f"resuming {a.resume} at iteration {doc['next_iteration']} of {spec.iterations}", flush=True)
     try:
-        res = launch(spec, hosts=a.hosts, job_timeout=a.job_timeout, state_file=a.state, run_dir=a.run_dir,
+        res = launch(spec, hosts=a.hosts, job_timeout=a.job_timeout, startup_timeout=a.startup_timeout,
+                     state_file=a.state, run_dir=a.run_dir,
                      progress=progress, resume=doc, args=run_args(a), mpiexec=a.mpiexec, launcher=a.launcher,
                      mpiexec_args=a.mpiexec_args)
     except RuntimeFailure as e:
