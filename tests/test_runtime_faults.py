@@ -236,6 +236,27 @@ def test_cli_ctrl_c_says_one_line_leaves_no_rank_and_resumes_to_the_same_paramet
 
 
 @pytest.mark.mpi
+@pytest.mark.timeout(120)
+def test_cli_a_run_stopped_by_its_injected_kills_resumes_without_them(tmp_path):
+    run_dir = tmp_path / "run"
+    stopped = subprocess.run([sys.executable, "-m", "gclib", *RUN, "--iterations", "8", "--time-scale", "0.01",
+                              "--kill", "1:3,2:3", "--run-dir", str(run_dir)], cwd=ROOT, env=_cli_env(tmp_path),
+                             capture_output=True, text=True, timeout=90)
+    assert stopped.returncode == 1, stopped.stderr
+    assert "iteration 3: 2 workers died and code 'crc' tolerates 1 stragglers" in stopped.stderr
+    state = run_dir / "state.json"
+    assert load_state(state)["next_iteration"] == 3
+    resumed = subprocess.run([sys.executable, "-m", "gclib", "run", "--resume", str(state)], cwd=ROOT,
+                             env=_cli_env(tmp_path), capture_output=True, text=True, timeout=90)
+    assert resumed.returncode == 0, resumed.stderr
+    first = resumed.stdout.splitlines()[0]
+    assert first == (f"resuming {state} at iteration 3 of 8 (the kills due by then are not injected again: "
+                     f"--kill 1:3,2:3)"), first
+    assert "crc: 8 iterations" in resumed.stdout and "died" not in resumed.stdout
+    assert job_processes(run_dir) == []
+
+
+@pytest.mark.mpi
 @pytest.mark.timeout(90)
 def test_an_ill_conditioned_decode_is_recorded_and_the_summary_warns():
     from gclib.codes.base import GradientCode
@@ -439,6 +460,26 @@ def test_a_state_of_another_run_is_refused_and_a_finished_one_has_nothing_to_res
     with pytest.raises(ValueError, match="already finished its 4 iterations"):
         resume_spec(spec, path)
     assert state_document(full)["next_iteration"] == 4
+
+
+def test_a_resumed_run_does_not_inject_again_the_kills_due_by_then(tmp_path):
+    """A run stopped by the kills it injected stops in the iteration they were due: resumed there, it would stop
+    the same way every time. The kills due at or before the iteration it resumes at are dropped, later ones
+    kept."""
+    from gclib.runtime.launcher import kills_left
+
+    spec = _spec(iterations=6, kill={1: 2, 2: 2, 3: 4})
+    res = RunResult(records=[_record(0), _record(1)], theta=np.zeros(10), status="error", spec=spec.describe(),
+                    step_state=pack_step_state(TandonAGD(0.1).init(np.zeros(10))))
+    path = tmp_path / "state.json"
+    res.save(path)
+    resumed, _ = resume_spec(spec, path)
+    assert resumed.start == 2 and resumed.kill == {3: 4} and spec.kill == {1: 2, 2: 2, 3: 4}
+    # a run stopped in its first iteration resumes from the start, without the kills of that iteration either
+    RunResult(records=[], theta=np.zeros(10), status="error", spec=spec.describe()).save(path)
+    resumed, _ = resume_spec(_spec(iterations=6, kill={0: 0, 1: 3}), path)
+    assert resumed.start == 0 and resumed.kill == {1: 3}
+    assert kills_left({}, 3) == {} and kills_left({2: 5}, 4) == {2: 5} and kills_left({2: 5}, 5) == {}
 
 
 def test_the_summary_warns_when_a_decode_could_not_be_trusted(monkeypatch):

@@ -253,7 +253,13 @@ def run(a) -> int:
     spec = spec_from_args(a)
     progress = None if a.json else (lambda r: print(_line(r), flush=True))
     if doc is not None and not a.json:
-        print(f"resuming {a.resume} at iteration {doc['next_iteration']} of {spec.iterations}", flush=True)
+        from ..runtime.launcher import kills_left
+
+        left = kills_left(spec.kill, doc["next_iteration"])
+        dropped = ",".join(f"{w}:{it}" for w, it in sorted(spec.kill.items()) if w not in left)
+        print(f"resuming {a.resume} at iteration {doc['next_iteration']} of {spec.iterations}"
+              + (f" (the kills due by then are not injected again: --kill {dropped})" if dropped else ""),
+              flush=True)
     try:
         res = launch(spec, hosts=a.hosts, job_timeout=a.job_timeout, startup_timeout=a.startup_timeout,
                      state_file=a.state, run_dir=a.run_dir,
