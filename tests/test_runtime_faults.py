@@ -43,8 +43,8 @@ def _temporary_run_dirs_in_tmp_path(tmp_path, monkeypatch):
     monkeypatch.setenv("TMPDIR", str(tmp_path))
 
 
-def _spec(iterations=6, time_scale=0.05, **kw):
-    code = schemes.build("crc", workers=4, stragglers=1)
+def _spec(iterations=6, time_scale=0.05, stragglers=1, **kw):
+    code = schemes.build("crc", workers=4, stragglers=stragglers)
     problem = make_problem("tandon-logistic", parts=4, seed=0, n_samples=400, dim=10)
     kw.setdefault("timeout", 5.0)
     kw.setdefault("stop_timeout", 3.0)
@@ -233,6 +233,188 @@ def test_cli_ctrl_c_says_one_line_leaves_no_rank_and_resumes_to_the_same_paramet
     np.testing.assert_allclose(a["theta"], b["theta"], rtol=1e-10, atol=1e-13)
     # a successful run leaves no run directory of its own; the interrupted one kept its directory
     assert not list(tmp_path.glob("gclib-run-*")) and run_dir.is_dir()
+
+
+def _stop_at_start(job_dir, ranks):
+    """A thread that stops (SIGSTOP) the given ranks' processes as soon as they exist (while Python starts, before
+    MPI_Init); ``stopped`` gets ``{rank: pid}``."""
+    stopped = {}
+
+    def stop():
+        t0 = time.monotonic()
+        while len(stopped) < len(ranks) and time.monotonic() - t0 < 60:
+            for r, pid in rank_processes(job_dir).items():
+                if r in ranks and r not in stopped:
+                    os.kill(pid, signal.SIGSTOP)
+                    stopped[r] = pid
+            time.sleep(0.002)
+
+    return threading.Thread(target=stop), stopped
+
+
+def _first_with(records, w) -> int:
+    """The first record in which the master knew worker ``w`` as silent or dead."""
+    return next(i for i, r in enumerate(records) if w in r["silent"] or w in r["dead"])
+
+
+def _unannounced(monkeypatch):
+    """The launcher drops the guards' word that a rank was stopped: a freeze that no signal announces (the master
+    finds the worker silent by itself)."""
+    from gclib.runtime import launcher
+
+    monkeypatch.setattr(launcher._Job, "_stopped", lambda self, text: None)
+
+
+@pytest.mark.mpi
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("announced", [True, False], ids=["stop-reported", "unannounced"])
+def test_a_frozen_worker_is_a_straggler_for_as_long_as_the_run_lasts(tmp_path, monkeypatch, announced):
+    """Stopped (SIGSTOP) after iteration 2 of 60: alive, holding its connections, answering nothing. Every message
+    to it would wait in the master's MPI, whose shared send buffers ran out after about 32 iterations; the master
+    sends it nothing once it is silent, and the run goes to its end."""
+    if not announced:
+        _unannounced(monkeypatch)
+    job_dir = tmp_path / "run"
+    progress, stopped = _killer(job_dir, [3], signal.SIGSTOP, at=2)  # worker 2
+    res = launch(_spec(iterations=60, time_scale=0.01), run_dir=job_dir, progress=progress, job_timeout=90)
+    assert stopped and res.ok and len(res.records) == 60, res.error
+    assert res.dead_workers == [2] and res.deaths[2]["signal"] is None
+    if announced:
+        assert res.deaths[2]["stopped"] == "SIGSTOP" and res.deaths[2]["pid"] == stopped[0][3]
+        assert f"worker processes stopped: 2 (SIGSTOP, MPI rank 3, pid {stopped[0][3]})" in res.error
+    else:
+        assert "workers never said goodbye (alive but frozen, or unreachable): 2 (MPI rank 3)" in res.error
+        assert "silent: no message for the last 6 sent to it" in res.deaths[2]["cause"]
+    # once silent (at once when its guard's word came, else after six messages), silent to the end of the run
+    known = _first_with(res.records, 2)
+    assert known < 30 and all(r["silent"] == [2] and 2 not in r["workers"] for r in res.records[known:])
+    assert max(r["grad_error"] for r in res.records) < 1e-9
+    assert job_processes(job_dir) == []
+
+
+@pytest.mark.mpi
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("second", [signal.SIGSTOP, signal.SIGKILL])
+def test_two_workers_frozen_or_frozen_and_killed_within_tolerance_are_survived(tmp_path, second):
+    job_dir = tmp_path / "run"
+    found = {}
+
+    def progress(rec):
+        if rec["iteration"] == 2 and not found:
+            found.update(rank_processes(job_dir))
+            os.kill(found[2], signal.SIGSTOP)  # worker 1
+            os.kill(found[4], second)  # worker 3
+
+    res = launch(_spec(iterations=50, time_scale=0.01, stragglers=2), run_dir=job_dir, progress=progress,
+                 job_timeout=90)
+    assert found and res.ok and len(res.records) == 50, res.error
+    assert res.dead_workers == [1, 3] and res.deaths[1]["stopped"] == "SIGSTOP"
+    assert (res.deaths[3].get("stopped") == "SIGSTOP" if second == signal.SIGSTOP else
+            res.deaths[3]["name"] == "SIGKILL")
+    for w in (1, 3):  # not heard from once the master knew (the iterations before ran as the signals went out)
+        known = _first_with(res.records, w)
+        assert all(w not in r["workers"] for r in res.records[known:])
+    assert max(r["grad_error"] for r in res.records) < 1e-9
+    assert job_processes(job_dir) == []
+
+
+@pytest.mark.mpi
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("ranks", [[2], [1, 3]], ids=["one", "two"])
+def test_workers_frozen_during_start_up_hold_it_only_until_the_job_starts_again(tmp_path, ranks):
+    """Stopped while Python starts, before MPI_Init: the others would wait there for them (a collective) until
+    the job timeout. Their guards say they are stopped; the launcher starts the job again, whose ranks are new
+    processes."""
+    job_dir = tmp_path / "run"
+    stopper, stopped = _stop_at_start(job_dir, ranks)
+    stopper.start()
+    res = launch(_spec(iterations=4, time_scale=0.01), run_dir=job_dir, job_timeout=90)
+    stopper.join()
+    assert sorted(stopped) == ranks and res.ok and len(res.records) == 4, res.error
+    assert len(res.restarts) == 1 and res.dead_workers == []
+    first = res.restarts[0]
+    assert {w: (d["stopped"], d["pid"]) for w, d in first.items()} == {r - 1: ("SIGSTOP", stopped[r]) for r in ranks}
+    assert res.error.startswith("before MPI_Init, worker processes stopped: ") and "started again (1x)" in res.error
+    assert job_processes(job_dir) == []
+
+
+@pytest.mark.mpi
+@pytest.mark.timeout(120)
+def test_a_start_up_that_does_not_get_through_mpi_init_in_time_is_started_again(tmp_path, monkeypatch):
+    """A rank frozen before MPI_Init without a word of it (the launcher drops its guard's): the start-up timeout
+    ends the wait, and the job is started again."""
+    _unannounced(monkeypatch)
+    job_dir = tmp_path / "run"
+    stopper, stopped = _stop_at_start(job_dir, [2])
+    stopper.start()
+    res = launch(_spec(iterations=3, time_scale=0.01), run_dir=job_dir, job_timeout=90, startup_timeout=4)
+    stopper.join()
+    assert stopped and res.ok and len(res.records) == 3 and res.restarts == [{}], res.error
+    assert res.error.startswith("a start-up did not get through MPI_Init in time (no rank of it said why); the job "
+                                "was started again (1x)")
+    assert job_processes(job_dir) == []
+    with pytest.raises(ValueError, match="startup_timeout must be a positive finite number of seconds"):
+        launch(_spec(), startup_timeout=0)
+
+
+@pytest.mark.mpi
+@pytest.mark.timeout(120)
+def test_cli_workers_frozen_beyond_tolerance_stop_the_run_at_the_timeout_resumably(tmp_path):
+    run_dir = tmp_path / "run"
+    proc = _start_cli(RUN + ["--iterations", "10", "--time-scale", "0.02", "--timeout", "2", "--run-dir",
+                             str(run_dir)], tmp_path)
+    _read_until(proc, "iter    1")
+    found = rank_processes(run_dir)
+    for r in (2, 3):
+        os.kill(found[r], signal.SIGSTOP)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 1
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("gclib: error: iteration "), err
+    assert "no decodable set of messages after 2 s" in lines[0]
+    assert "worker 1 silent: stopped (SIGSTOP); worker 2 silent: stopped (SIGSTOP)" in lines[0]
+    assert f"worker processes stopped: 1 (SIGSTOP, MPI rank 2, pid {found[2]}), 2 (SIGSTOP, MPI rank 3" in lines[0]
+    assert job_processes(run_dir) == []
+    state = run_dir / "state.json"
+    done = load_state(state)["next_iteration"]
+    assert 2 <= done < 10
+    resumed = subprocess.run([sys.executable, "-m", "gclib", "run", "--resume", str(state), "--json"], cwd=ROOT,
+                             env=_cli_env(tmp_path), capture_output=True, text=True, timeout=90)
+    assert resumed.returncode == 0, resumed.stderr
+    doc = json.loads(resumed.stdout)
+    assert doc["start"] == done and len(doc["records"]) == 10 and doc["summary"]["dead_workers"] == []
+
+
+def _proxy_of(pid) -> int:
+    """The process id of the Hydra proxy above a rank (its guard's parent)."""
+    def parent(p):
+        return int(Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    return parent(parent(pid))
+
+
+@pytest.mark.mpi
+@pytest.mark.timeout(120)
+def test_a_lost_proxy_ends_the_job_at_once_with_nothing_left_and_a_resumable_state(tmp_path):
+    job_dir = tmp_path / "run"
+    killed = []
+
+    def progress(rec):
+        if rec["iteration"] == 2 and not killed:
+            proxy = _proxy_of(rank_processes(job_dir)[0])
+            assert Path(f"/proc/{proxy}/cmdline").read_bytes().split(b"\0")[0].endswith(b"hydra_pmi_proxy")
+            os.kill(proxy, signal.SIGKILL)
+            killed.append(time.monotonic())
+
+    state = tmp_path / "state.json"
+    with pytest.raises(RuntimeFailure, match="lost the connection to the proxy of a host") as e:
+        launch(_spec(iterations=40, time_scale=0.05), run_dir=job_dir, state_file=state, progress=progress,
+               job_timeout=90)
+    assert killed and time.monotonic() - killed[0] < 10  # within seconds, not at a timeout
+    assert job_processes(job_dir) == []
+    done = load_state(state)["next_iteration"]
+    assert done == len(e.value.result.records) >= 3
+    resumed = launch(_spec(iterations=40, time_scale=0.05), resume=state, job_timeout=90)
+    assert resumed.ok and resumed.start == done and len(resumed.records) == 40
 
 
 @pytest.mark.mpi
