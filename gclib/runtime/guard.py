@@ -15,11 +15,13 @@ The guard passes on the catchable signals it gets (and continues a rank that is 
 effect); the rank dies with its guard, and the guard with the process that started it, Hydra's proxy
 (``PR_SET_PDEATHSIG``), so killing the job, or losing a proxy, leaves no rank behind. When the rank is stopped by a
 signal (SIGSTOP, SIGTSTP, ...) or continued, the guard says so in one line after :data:`STOPPED`: the launcher
-passes it on to the master, which sends nothing more to a stopped worker until it answers again. SIGUSR1, Hydra's notice to every rank that some rank ended, is ignored
-(it would kill a rank that is still importing; the rank's ``main`` ignores it again after ``MPI_Init``, where
-MPICH installs a handler of its own), and SIGINT until the rank's ``main`` sets it back. The guard imports
-nothing but the standard library and runs as a script (``-I``: nothing beside it on the path), not as part of
-the package: it costs about 11 MB per rank. See ``docs/runtime.md``.
+passes it on to the master, which sends nothing more to a stopped worker until it answers again.
+
+SIGUSR1, Hydra's notice to every rank that some rank ended, is ignored (it would kill a rank that is still
+importing; the rank's ``main`` ignores it again after ``MPI_Init``, where MPICH installs a handler of its own),
+and SIGINT until the rank's ``main`` sets it back. The guard imports nothing but the standard library and runs as
+a script (``-I``: nothing beside it on the path), not as part of the package: it costs about 11 MB per rank. See
+``docs/runtime.md``.
 """
 from __future__ import annotations
 
