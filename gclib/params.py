@@ -403,7 +403,8 @@ def notebook(stem: str, namespace: MutableMapping[str, Any], /) -> None:
        injected and names a folder called ``figures`` (the cell's ``../figures``), it becomes
        ``build/figures/PROFILE`` beside it (``../build/figures/quick``; relative stays relative, so the index's
        links still resolve); an injected ``figures_dir`` that is the repository's ``figures/`` is refused.
-    3. ``profile``, ``figures_dir`` and every parameter of the notebook's parameters cell are checked.
+    3. ``profile``, ``figures_dir`` (a folder that exists and can be written, or can be created) and every
+       parameter of the notebook's parameters cell are checked.
 
     Prints one line saying what the profile changed, when it changed anything.
 
@@ -414,6 +415,9 @@ def notebook(stem: str, namespace: MutableMapping[str, Any], /) -> None:
         raise ValueError(f"no parameter checks for notebook {stem!r}; known: {sorted(NOTEBOOKS)}")
     applied = apply_profile(stem, namespace)
     check("figures_dir", _n(namespace, "figures_dir"), str, min_len=1)
+    from .checks import output_dir
+
+    output_dir("parameter figures_dir", namespace["figures_dir"])  # a folder that is, or can be made, writable
     if applied:
         print(f"profile {namespace['profile']!r}: " + ", ".join(f"{k} = {v!r}" for k, v in applied.items()))
     NOTEBOOKS[stem](namespace)

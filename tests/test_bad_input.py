@@ -271,18 +271,18 @@ def test_ctrl_c_from_outside_is_one_line_and_exit_130():
     assert p.returncode == 130 and err == "gclib: interrupted\n", err
 
 
-#: Run in the child before gclib: an import hook that says when NumPy starts to load and waits there (for the
-#: signal), so that the SIGINT arrives exactly while ``gclib`` is still starting, as an early Ctrl-C does.
-_WAIT_FOR_NUMPY = """\
+#: Run in the child before gclib: an import hook that says when the module MODULE starts to load and waits there
+#: (for the signal), so that the SIGINT arrives exactly while ``gclib`` is still starting, as an early Ctrl-C does.
+_WAIT_FOR = """\
 import sys, time
-class WaitAtNumpy:
+class WaitAt:
     def find_spec(self, name, path=None, target=None):
-        if name == "numpy":
+        if name == "MODULE":
             sys.meta_path.remove(self)
-            print("importing numpy", flush=True)
+            print("importing MODULE", flush=True)
             time.sleep(60)
         return None
-sys.meta_path.insert(0, WaitAtNumpy())
+sys.meta_path.insert(0, WaitAt())
 """
 
 
@@ -290,18 +290,21 @@ sys.meta_path.insert(0, WaitAtNumpy())
     "import re, sys\nfrom gclib.cli import main\nsys.exit(main())\n",  # what the console script `gclib` runs
     "import runpy\nrunpy.run_module('gclib', run_name='__main__', alter_sys=True)\n",  # python -m gclib
 ])
-def test_ctrl_c_while_gclib_starts_is_one_line_and_exit_130(entry):
+# NumPy, and the first module of the command line's own (importing gclib.cli loads nothing but os and sys)
+@pytest.mark.parametrize("module", ["numpy", "gclib.cli.options"])
+def test_ctrl_c_while_gclib_starts_is_one_line_and_exit_130(entry, module):
     env = dict(os.environ, PYTHONPATH=ROOT)
-    p = subprocess.Popen([sys.executable, "-c", _WAIT_FOR_NUMPY + entry, "list"], stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT)
-    out, err = _interrupt_after(p, "importing numpy\n")
+    p = subprocess.Popen([sys.executable, "-c", _WAIT_FOR.replace("MODULE", module) + entry, "list"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT)
+    out, err = _interrupt_after(p, f"importing {module}\n")
     assert p.returncode == 130 and err == "gclib: interrupted\n" and out == "", err
 
 
 def test_the_command_line_module_and_the_package_import_without_numpy():
     # what makes the early Ctrl-C main's: nothing heavy is imported before main runs
     code = ("import sys, gclib, gclib.cli\n"
-            "print(sorted(m for m in ('numpy', 'scipy', 'gclib.codes', 'gclib.checks') if m in sys.modules))")
+            "print(sorted(m for m in ('numpy', 'scipy', 'argparse', 'gclib.codes', 'gclib.checks', 'gclib.cli.options')"
+            " if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT,
                          env=dict(os.environ, PYTHONPATH=ROOT))
     assert out.returncode == 0 and out.stdout.strip() == "[]", out.stderr

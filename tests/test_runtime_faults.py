@@ -564,7 +564,10 @@ def test_cli_resume_refuses_other_parameters_and_foreign_or_broken_state_files(t
               "old.json": json.dumps({**doc, "gclib_version": "0.0.0"}),
               "layout.json": json.dumps({**doc, "version": VERSION + 1}),
               "gap.json": json.dumps({**doc, "next_iteration": 3}),
-              "theta.json": json.dumps({**doc, "step_state": {"t": 1}})}
+              "theta.json": json.dumps({**doc, "step_state": {"t": 1}}),
+              "no-records.json": json.dumps({**doc, "records": [], "next_iteration": 1}),
+              "nested.json": "[" * 100_000 + "]" * 100_000,
+              "class.json": json.dumps({**doc, "args": {"scheme": "crc", "__class__": "x"}})}
     for name, text in broken.items():
         (tmp_path / name).write_text(text)
         rc, out, err = _cli(["run", "--resume", str(tmp_path / name)], capsys)

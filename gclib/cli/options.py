@@ -141,7 +141,8 @@ def code_from_args(a):
 # ------------------------------------------------------------------------------------------------ models
 def add_launch_args(p, *, hosts_help: str, run_dir_help: str):
     """The options that say where and how the ranks start (``gclib run``, ``gclib profile``): ``--job-timeout``,
-    ``--startup-timeout``, ``--hosts``, ``--launcher``, ``--mpiexec``, ``--mpiexec-args`` and ``--run-dir`` (its help per command)."""
+    ``--startup-timeout``, ``--hosts``, ``--launcher``, ``--mpiexec``, ``--mpiexec-args`` and ``--run-dir`` (its
+    help per command)."""
     from .. import checks
     from ..runtime.launcher import LAUNCHERS, check_hostfile, check_mpiexec, mpiexec_options
 

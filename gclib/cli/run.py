@@ -16,8 +16,8 @@ from . import options, registries
 #: ``--problem`` names: the data sets of :mod:`gclib.learning.problems` plus short aliases.
 PROBLEM_ALIASES = {"logistic": "tandon-logistic"}
 #: Options that say where and how to run, not what: the only ones ``--resume`` accepts beside it.
-EXECUTION_OPTIONS = ("json", "job_timeout", "startup_timeout", "hosts", "launcher", "mpiexec", "mpiexec_args", "run_dir", "state",
-                     "measure")
+EXECUTION_OPTIONS = ("json", "job_timeout", "startup_timeout", "hosts", "launcher", "mpiexec", "mpiexec_args",
+                     "run_dir", "state", "measure")
 
 
 def add_parser(sub):
@@ -202,14 +202,20 @@ def resumed_args(a):
     if given:
         flags = ", ".join("--" + k.replace("_", "-") for k in sorted(given))
         raise ValueError(f"resume: {flags} cannot be given with --resume (a resumed run keeps the parameters in "
-                         f"its state file; only --json, --job-timeout, --startup-timeout, --hosts, --launcher, --mpiexec, "
-                         f"--mpiexec-args, --run-dir, --state and --measure may change)")
+                         f"its state file; only --json, --job-timeout, --startup-timeout, --hosts, --launcher, "
+                         f"--mpiexec, --mpiexec-args, --run-dir, --state and --measure may change)")
     if doc["next_iteration"] >= doc["spec"]["iterations"]:
-        raise ValueError(f"resume: the run in {a.resume!r} already finished its {doc['spec']['iterations']} "
+        raise ValueError(f"resume: the run in {str(a.resume)!r} already finished its {doc['spec']['iterations']} "
                          f"iterations; nothing to resume")
     if doc.get("args") is None:
-        raise ValueError(f"resume: {a.resume!r} was written by a library run (no command line in it); resume it "
+        raise ValueError(f"resume: {str(a.resume)!r} was written by a library run (no command line in it); resume it "
                          f"with gclib.runtime.launch(spec, resume=...) and the same RunSpec")
+    known = set(vars(base)) - set(EXECUTION_OPTIONS) - {"fn", "resume", "cmd"}
+    unknown = sorted(k for k in doc["args"] if k not in known)
+    if unknown:
+        shown = ", ".join(repr(k[:40]) for k in unknown[:3]) + (", ..." if len(unknown) > 3 else "")
+        raise ValueError(f"resume: {str(a.resume)!r} is not a usable state file: 'args' holds what is not a "
+                         f"parameter of gclib run: {shown}")
     ns = argparse.Namespace(**vars(base))
     for k, v in doc["args"].items():
         if v is not None:  # None: not given (an older state file): the option's default
@@ -248,9 +254,16 @@ def run(a) -> int:
     doc = None
     if a.resume is not None:
         a, doc = resumed_args(a)
+        try:
+            spec = spec_from_args(a)
+        except ValueError:  # a check named the parameter
+            raise
+        except (TypeError, AttributeError, KeyError, IndexError) as e:  # values of the file no option would take
+            raise ValueError(f"resume: {str(a.resume)!r} is not a usable state file: its parameters do not make a run "
+                             f"({type(e).__name__})") from None
     else:
         options.reject_unused(a)
-    spec = spec_from_args(a)
+        spec = spec_from_args(a)
     progress = None if a.json else (lambda r: print(_line(r), flush=True))
     if doc is not None and not a.json:
         from ..runtime.launcher import kills_left
