@@ -530,6 +530,12 @@ def test_cli_run_refuses_bad_paths_before_anything_starts(tmp_path, capsys):
     bad_hosts.write_text("node1:2\nnode2:x\n")
     no_hosts = tmp_path / "hosts-empty"
     no_hosts.write_text("# nothing\n")
+    shell_hosts = tmp_path / "hosts-shell"  # a host name must be a host name, even if nothing would run it
+    shell_hosts.write_text("localhost; touch X\n")
+    option_hosts = tmp_path / "hosts-option"  # ... and never an option of ssh
+    option_hosts.write_text("node1:2\n-oProxyCommand=x:2\n")
+    tail_hosts = tmp_path / "hosts-tail"
+    tail_hosts.write_text("node1:2 $(touch X)\n")
     cases = [(["--run-dir", str(a_file)], f"argument --run-dir: '{a_file}' is a file"),
              (["--run-dir", str(a_file / "sub")], f"cannot be a folder: '{a_file}' is a file"),
              (["--run-dir", str(tmp_path / ("x" * 300))], "argument --run-dir:"),
@@ -539,8 +545,12 @@ def test_cli_run_refuses_bad_paths_before_anything_starts(tmp_path, capsys):
              (["--hosts", str(tmp_path / "missing")], "argument --hosts: "),
              (["--hosts", str(tmp_path / "missing")], "does not exist"),
              (["--hosts", str(tmp_path)], "is a folder, not a file"),
-             (["--hosts", str(bad_hosts)], "line 2 must be HOST or HOST:N with N a positive number of processes, got "
-                                           "'node2:x'"),
+             (["--hosts", str(bad_hosts)], "line 2 must be HOST or HOST:N with N a positive number of processes"),
+             (["--hosts", str(shell_hosts)], "line 1 must start with a host name (letters, digits"),
+             (["--hosts", str(option_hosts)], "line 2 must start with a host name"),
+             (["--hosts", str(tail_hosts)], "line 1 may follow its host only with Hydra options name=value"),
+             (["--hosts", "/dev/null"], "is not a regular file"),
+             (["--mpiexec", "/bin/false"], "argument --mpiexec: '/bin/false' is not a Hydra mpiexec"),
              (["--hosts", str(no_hosts)], "names no host"),
              (["--scheme", "lcc", "--load", "2"], "scheme 'lcc' cannot run over MPI")]
     for extra, says in cases:
@@ -550,8 +560,10 @@ def test_cli_run_refuses_bad_paths_before_anything_starts(tmp_path, capsys):
             base = RUN[:i] + RUN[i + 2:]
         rc, out, err = _cli(base + extra, capsys)
         assert rc == 2 and err.count("\n") == 1 and says in err, (extra, err)
+        assert "node2:x" not in err and "touch" not in err  # a file's lines are named, not shown
     # nothing created, no run directory
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["a_file", "hosts-bad", "hosts-empty"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a_file", "hosts-bad", "hosts-empty", "hosts-option",
+                                                          "hosts-shell", "hosts-tail"]
 
 
 def test_cli_resume_refuses_other_parameters_and_foreign_or_broken_state_files(tmp_path, capsys):
@@ -731,6 +743,9 @@ def test_launch_refuses_before_it_creates_anything(tmp_path):
     with pytest.raises(ValueError, match="resume: .* is not a usable state file"):
         launch(spec, resume=tmp_path / "missing.json")
     assert not list(tmp_path.iterdir())
+    os.mkfifo(tmp_path / "fifo")
+    with pytest.raises(ValueError, match="resume: .*fifo' is not a usable state file: it is not a regular file"):
+        launch(spec, resume=tmp_path / "fifo")
 
 
 def test_problems_refuse_sizes_that_cannot_be_built(monkeypatch):

@@ -78,6 +78,10 @@ def spec_from_args(a):
         options.reject_unused(a, scheme=False)
         model = options.model_from_args(a, workers=a.workers)
     kill = checked_kill(a.kill, a.workers, a.iterations, workers_of="the profile", iterations_of="the profile")
+    if a.hosts is None:
+        from ..runtime.launcher import check_ranks_memory
+
+        check_ranks_memory(a.workers)  # before the code and the data are built
     if a.samples < a.workers * a.tasks:
         raise ValueError(f"argument --samples: must be at least workers x tasks = {a.workers * a.tasks} (one row per "
                          f"data part), got {a.samples}")

@@ -147,6 +147,10 @@ def spec_from_args(a):
         if v is not None and name != "tandon-logistic":
             raise ValueError(f"argument {flag}: sizes Tandon's synthetic data only (--problem logistic); problem "
                              f"{a.problem!r} has its own sizes")
+    if getattr(a, "hosts", None) is None and isinstance(a.workers, int):
+        from ..runtime.launcher import check_ranks_memory
+
+        check_ranks_memory(a.workers)  # before the code is built (thousands of workers take long to build)
     code = options.code_from_args(a)
     K = code.n_workers
     model = options.model_from_args(a, workers=K)

@@ -106,8 +106,9 @@ def find_mpiexec(env=None, python=None) -> str:
 
 
 def check_mpiexec(name, path) -> str:
-    """An ``mpiexec`` given by the user: an existing executable file (a bare name is looked up on ``PATH``).
-    Returns its path; raises ``ValueError`` naming ``name`` (``None`` for the option's check)."""
+    """An ``mpiexec`` given by the user: an existing executable file (a bare name is looked up on ``PATH``) that
+    is Hydra's (:func:`check_hydra`). Returns its path; raises ``ValueError`` naming ``name`` (``None`` for the
+    option's check)."""
     subject = f"{name} {str(path)!r}" if name else repr(str(path))
     text = os.fspath(path) if isinstance(path, (str, os.PathLike)) else None
     if not text:
@@ -116,13 +117,42 @@ def check_mpiexec(name, path) -> str:
         found = shutil.which(text)
         if not found:
             raise ValueError(f"{subject} is not a program on PATH")
-        return found
+        return check_hydra(subject, found)
     p = Path(text)
     if not p.is_file():
         raise ValueError(f"{subject} does not exist" if not p.exists() else f"{subject} is not a file")
     if not os.access(p, os.X_OK):
         raise ValueError(f"{subject} is not executable")
-    return str(p)
+    return check_hydra(subject, str(p))
+
+
+#: What ``mpiexec --version`` of a Hydra ``mpiexec`` says: MPICH's and MVAPICH's ``HYDRA build details``, Intel
+#: MPI's ``Intel(R) MPI Library``.
+HYDRA_VERSION = re.compile(r"HYDRA|Hydra|Intel\(R\) MPI Library")
+#: Seconds ``mpiexec --version`` may take.
+VERSION_TIMEOUT = 10.0
+
+
+def check_hydra(subject: str, program: str) -> str:
+    """``program`` if it is a Hydra ``mpiexec`` (the runtime passes it ``-disable-auto-cleanup``, which Open MPI's
+    does not know): its ``--version`` runs, exits 0 and names Hydra (:data:`HYDRA_VERSION`). Checked before the job
+    starts, so that a wrong program (``/bin/false``, Open MPI's ``mpiexec``) is one line, not a failed job.
+    Raises ``ValueError`` starting with ``subject``."""
+    try:
+        out = subprocess.run([program, "--version"], stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                             errors="replace", timeout=VERSION_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        raise ValueError(f"{subject} is not a Hydra mpiexec: '{program} --version' did not answer within "
+                         f"{VERSION_TIMEOUT:g} s") from None
+    except OSError as e:
+        raise ValueError(f"{subject} cannot be run: {_os_reason(e)}") from None
+    said = (out.stdout + out.stderr).strip()
+    if out.returncode == 0 and HYDRA_VERSION.search(said):
+        return program
+    first = " ".join(said.splitlines()[0].split())[:80] if said else ""
+    why = f"exited with code {out.returncode}" if out.returncode else (f"says {first!r}" if first else "says nothing")
+    raise ValueError(f"{subject} is not a Hydra mpiexec (MPICH, Intel MPI, MVAPICH; the runtime needs Hydra's "
+                     f"-disable-auto-cleanup): '{program} --version' {why}")
 
 
 def expand_nodelist(text: str) -> list[str]:
@@ -206,6 +236,8 @@ def choose_launcher(launcher: str = "auto", mpiexec=None, hosts=None, ranks: int
     env = os.environ if env is None else env
     if launcher not in LAUNCHERS:
         raise ValueError(f"launcher must be one of {', '.join(LAUNCHERS)}, got {launcher!r}")
+    if launcher == "srun" and mpiexec is not None:
+        raise ValueError("launcher srun starts the ranks itself: do not give mpiexec with it")
     if mpiexec is not None:
         mpiexec = check_mpiexec("mpiexec", mpiexec)
     alloc = slurm_allocation(env)
@@ -222,8 +254,6 @@ def choose_launcher(launcher: str = "auto", mpiexec=None, hosts=None, ranks: int
                     raise
                 launcher = "srun"
     if launcher == "srun":
-        if mpiexec is not None:
-            raise ValueError("launcher srun starts the ranks itself: do not give mpiexec with it")
         if hosts is not None:
             raise ValueError("launcher srun runs on the SLURM allocation's hosts: do not give a hostfile with it")
         if alloc is None:
@@ -275,11 +305,20 @@ def _os_reason(e: OSError) -> str:
     return e.strerror or type(e).__name__
 
 
+#: A host name of a hostfile: letters, digits, '.', '-' and '_', starting and ending with a letter, digit or '_'
+#: (so never an option of ``ssh``), at most 253 characters (DNS names, IPv4 addresses, cluster node names).
+HOST_NAME = re.compile(r"[A-Za-z0-9_](?:[A-Za-z0-9._-]{0,251}[A-Za-z0-9_])?")
+#: A Hydra option after a host in a hostfile: ``name=value`` without spaces or shell characters.
+HOST_OPTION = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=[A-Za-z0-9._:@/+,-]+")
+
+
 def check_hostfile(name: str, path) -> Path:
-    """Check an MPICH hostfile: an existing, readable text file whose every line (``#`` starts a comment) is
-    ``HOST`` or ``HOST:N`` with ``N`` a positive number of processes, optionally followed by Hydra options; at
-    least one host. Returns the path; raises ``ValueError`` naming ``name``, the file, the line and what is wrong
-    (instead of an ``mpiexec`` failure). ``name`` is ``None`` for the option's check (``checks.option``)."""
+    """Check an MPICH hostfile: an existing, readable, regular text file whose every line (``#`` starts a comment)
+    is ``HOST`` or ``HOST:N`` with ``HOST`` a host name (:data:`HOST_NAME`) and ``N`` a positive number of
+    processes, optionally followed by Hydra options ``name=value`` (:data:`HOST_OPTION`); at least one host.
+    Returns the path; raises ``ValueError`` naming ``name``, the file, the line and what is wrong (instead of an
+    ``mpiexec`` failure), never what the line holds (the file may be any file). ``name`` is ``None`` for the
+    option's check (``checks.option``)."""
     p = checks.input_path(name, path, kind="file", must_exist=True)
     subject = f"{name} {str(path)!r}" if name else repr(str(path))
     try:
@@ -290,13 +329,18 @@ def check_hostfile(name: str, path) -> Path:
         raise ValueError(f"{subject} must be a text hostfile, not binary") from None
     hosts = 0
     for no, line in enumerate(text.splitlines(), 1):
-        text = line.split("#", 1)[0].strip()
-        if not text:
+        words = line.split("#", 1)[0].split()
+        if not words:
             continue
-        host, sep, count = text.split()[0].partition(":")
-        if not host or (sep and not (count.isdigit() and int(count) > 0)):
-            raise ValueError(f"{subject}: line {no} must be HOST or HOST:N with N a positive number of processes, "
-                             f"got {line.strip()!r}")
+        host, sep, count = words[0].partition(":")
+        if not HOST_NAME.fullmatch(host):
+            raise ValueError(f"{subject}: line {no} must start with a host name (letters, digits, '.', '-' and '_', "
+                             f"not starting with '-' or '.'), then optionally :N")
+        if sep and not (count.isdigit() and int(count) > 0):
+            raise ValueError(f"{subject}: line {no} must be HOST or HOST:N with N a positive number of processes")
+        if not all(HOST_OPTION.fullmatch(w) for w in words[1:]):
+            raise ValueError(f"{subject}: line {no} may follow its host only with Hydra options name=value (no "
+                             f"spaces or shell characters in a value)")
         hosts += 1
     if not hosts:
         raise ValueError(f"{subject} names no host")
@@ -312,10 +356,17 @@ def check_host_memory(spec: RunSpec) -> None:
     """Refuse a run whose ranks cannot all fit in this host's memory (every rank holds the whole data set), as
     :func:`gclib.checks.need_memory` judges it (``GCLIB_MEMORY_LIMIT`` sets the budget)."""
     p = spec.problem
-    data = sum(a.nbytes for a in (p.X, p.y, p.X_test, p.y_test) if a is not None)
-    checks.need_memory("a run on this host", spec.ranks * (RANK_BYTES + data),
-                       sizes=f"{spec.ranks} MPI ranks (1 + workers = {spec.workers}), each with "
-                             f"{checks.format_bytes(data)} of data",
+    check_ranks_memory(spec.workers, sum(a.nbytes for a in (p.X, p.y, p.X_test, p.y_test) if a is not None))
+
+
+def check_ranks_memory(workers: int, data_bytes: float = 0.0) -> None:
+    """Refuse a run of ``workers`` workers (and a master) on this host when their ranks, each with
+    ``data_bytes`` of data, cannot fit in its memory. Known from the number of workers alone (``data_bytes=0``),
+    it is checked before the code and the data are built, which for thousands of workers takes long."""
+    ranks = workers + 1
+    checks.need_memory("a run on this host", ranks * (RANK_BYTES + data_bytes),
+                       sizes=f"{ranks} MPI ranks (1 + workers = {workers})"
+                             + (f", each with {checks.format_bytes(data_bytes)} of data" if data_bytes else ""),
                        lower="workers (--workers) or the data, or spread the ranks over machines (--hosts)")
 
 

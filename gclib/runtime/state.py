@@ -125,6 +125,8 @@ def load_state(path) -> dict:
     """Read and check a state file. Raises ``ValueError`` (one line naming the file and what is wrong) for a
     missing, unreadable, malformed or foreign file, or one written by another version of gclib."""
     p = Path(path)
+    if p.exists() and not p.is_file():  # a FIFO or a device: reading it could block forever
+        raise _bad(path, "it is not a regular file")
     try:
         text = p.read_text()
     except (OSError, UnicodeDecodeError) as e:
