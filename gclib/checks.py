@@ -297,6 +297,8 @@ def _writable(name: str, path, kind: str) -> Path:
     if here == p and kind == "file":
         if here.is_dir():
             raise ValueError(f"{subject} is a folder, not a file")
+        if not here.is_file():  # a device or a FIFO: it would be replaced by a file, or block
+            raise ValueError(f"{subject} is not a regular file (a device or a FIFO cannot be written as one)")
         if not os.access(here, os.W_OK):
             raise ValueError(f"{subject} is not writable")
         here = here.parent  # a file is replaced through its folder

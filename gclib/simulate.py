@@ -56,6 +56,50 @@ def mean_ci(x: np.ndarray) -> tuple[float, float]:
     return float(x.mean()), float(Z95 * x.std(ddof=1) / math.sqrt(x.size))
 
 
+def median_ci(x: np.ndarray) -> tuple[float, float, float]:
+    """Median of the finite entries and its distribution-free 95% confidence interval (the order statistics
+    ``n/2 -+ 1.96 sqrt(n)/2``, a binomial interval): defined whatever the tail, where the mean may not be."""
+    x = np.sort(np.asarray(x, dtype=float)[np.isfinite(x)])
+    n = x.size
+    if n == 0:
+        return math.nan, math.nan, math.nan
+    half = Z95 * math.sqrt(n) / 2
+    lo, hi = int(math.floor(n / 2 - half)), int(math.ceil(n / 2 + half))
+    return (float(np.median(x)), float(x[lo]) if lo >= 0 else math.nan,
+            float(x[hi - 1]) if hi <= n else math.nan)
+
+
+def tail_index(model) -> float:
+    """The tail index of one worker's compute time under ``model``: ``a`` with ``P(T > t) ~ t ** -a`` (a Pareto's
+    ``shape``; ``inf`` for the light tails of the exponential models, a recorded trace, and a constant), through
+    the wrapper of persistent stragglers."""
+    from .stragglers import Pareto, Persistent
+
+    if isinstance(model, Persistent):
+        return tail_index(model.base)
+    if isinstance(model, Pareto):
+        return float(model.shape)
+    return math.inf
+
+
+def completion_tail_index(code, model) -> float:
+    """The tail index of the completion time of ``code`` under ``model`` (over the trials that decode): an
+    iteration waits at worst for the ``s + 1``-th slowest worker alive (``s = code.stragglers``, less the
+    persistent stragglers, which are out of every decodable trial already), and the ``k``-th largest of independent
+    draws of tail index ``a`` has tail index ``k a`` (``a`` = :func:`tail_index`). Its mean is finite iff the index
+    exceeds 1 (never for uncoded under a Pareto of ``shape <= 1``), its variance iff it exceeds 2."""
+    from .stragglers import Persistent
+
+    a = tail_index(model)
+    if math.isinf(a):
+        return math.inf
+    dead = 0
+    if isinstance(model, Persistent):
+        dead = model.count or len(model.workers or ())
+    s = int(getattr(code, "stragglers", 0) or 0)
+    return max(s + 1 - dead, 1) * a
+
+
 @dataclass
 class SimResult:
     """Per-trial results of :func:`simulate` (each array ``(trials,)``)."""

@@ -111,10 +111,15 @@ class Timings:
 
 def _array(durations, name) -> np.ndarray:
     try:
-        d = np.asarray(durations, dtype=float)
+        raw = np.asarray(durations)
+        complex_ = np.iscomplexobj(raw)
+        d = None if complex_ else np.asarray(raw, dtype=float)
     except (TypeError, ValueError):
         raise checks.ParameterTypeError(f"{name} must be an (iterations, workers, tasks) array of seconds, got "
                                         f"{type(durations).__name__}") from None
+    if complex_:  # float() would drop the imaginary parts without a word
+        raise checks.ParameterTypeError(f"{name} must be an (iterations, workers, tasks) array of real seconds, got "
+                                        f"a complex array")
     if d.ndim != 3:
         raise ValueError(f"{name} must be an (iterations, workers, tasks) array of seconds, got shape {d.shape}")
     bad = d < 0
@@ -159,6 +164,8 @@ def write(path, durations, hosts: Optional[Sequence[str]] = None) -> os.PathLike
     try:
         rows.to_csv(tmp, index=False)
         os.replace(tmp, p)
+    except OSError as e:  # a full disk, say: the error names the file asked for
+        raise OSError(e.errno, e.strerror or str(e), str(p)) from None
     finally:
         if tmp.exists():
             tmp.unlink()

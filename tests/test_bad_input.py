@@ -125,9 +125,33 @@ def test_a_summary_without_a_finite_mean_prints_na(capsys):
     # more persistent stragglers than the code tolerates: no trial decodes, and the line says so
     assert main(["simulate", "--scheme", "crc", "--workers", "8", "--stragglers", "1", "--persistent", "2",
                  "--trials", "10"]) == 0
-    assert capsys.readouterr().out.strip().splitlines()[-1] == (
-        "  mean time n/a +/- n/a (model time units), messages n/a, computations n/a, volume n/a (10 trials, 10 never "
-        "decoded)")
+    assert capsys.readouterr().out.strip().splitlines()[-2:] == [
+        "  mean time n/a +/- n/a (model time units)",
+        "  median time n/a (95% CI n/a to n/a), messages n/a, computations n/a, volume n/a (10 trials, 10 never "
+        "decoded)"]
+
+
+def test_an_infinite_mean_is_said_infinite_and_the_median_given(capsys):
+    """A Pareto of shape 1/2 has no mean, nor has uncoded's completion time (the slowest worker): the sample
+    mean of the trials, finite, estimates nothing. CRC tolerating 2 waits for the third slowest at worst: a tail
+    index of 1.5, a finite mean of infinite variance (no interval)."""
+    args = ["simulate", "--workers", "8", "--model", "pareto", "--shape", "0.5", "--trials", "2000"]
+    assert main(args + ["--scheme", "uncoded"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1].startswith("  mean time infinite (the completion time's tail index is 0.5: 0.5 per worker, and "
+                               "an iteration may wait for its slowest worker); the mean of these trials, ")
+    assert lines[2].startswith("  median time ")
+    assert main(args + ["--scheme", "uncoded", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["mean_time"] is None and out["mean_time_finite"] is False and out["sample_mean_time"] > 0
+    lo, hi = out["median_time_ci95"]
+    assert 0 < lo <= out["median_time"] <= hi
+    assert main(args + ["--scheme", "crc", "--stragglers", "2", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["mean_time_finite"] and not out["variance_time_finite"] and out["ci95_time"] is None
+    assert main(args + ["--scheme", "crc", "--stragglers", "4", "--json"]) == 0  # tail index 2.5
+    out = json.loads(capsys.readouterr().out)
+    assert out["variance_time_finite"] and out["ci95_time"] > 0
 
 
 # ----------------------------------------------------------------------------------------------- memory
@@ -383,3 +407,39 @@ def test_gradient_code_names_the_bad_field(kw, needle):
 def test_library_errors_name_the_argument(call, exc, needle):
     with pytest.raises(exc, match=needle):
         call(codes.crc(6, 2), ShiftedExponential())
+
+
+# ---------------------------------------------------------------------------------------------- a full disk
+def _disk_full(*args, **kwargs):
+    import errno
+
+    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+
+def test_a_full_disk_names_the_file_it_could_not_write(tmp_path, capsys, monkeypatch):
+    """What the disk refuses (here: every write fails with ENOSPC) is named by its path, in one line; the results
+    computed before are kept (a run's are printed all the same)."""
+    import pandas as pd
+
+    from gclib import timings
+    from gclib.advise import Advice
+    from gclib.cli.run import write_measured
+    from gclib.runtime import RunResult
+
+    d = 0.01 + np.random.default_rng(0).exponential(0.1, size=(10, 4, 1))
+    trace = tmp_path / "t.csv"
+    timings.write(trace, d)
+    monkeypatch.setattr(pd.DataFrame, "to_csv", _disk_full)
+    with pytest.raises(OSError) as e:
+        timings.write(tmp_path / "out.csv", d)
+    assert e.value.filename == str(tmp_path / "out.csv") and "No space left" in e.value.strerror
+    res = RunResult(records=[{"iteration": 0}], theta=np.zeros(2), spec={"code": {"workers": 2, "load": 1}},
+                    tasks=[[0, 0, [0.1]], [1, 0, [0.2]]])
+    said = write_measured(tmp_path / "m.csv", res)
+    assert said == f"could not write the timing trace to {str(tmp_path / 'm.csv')!r}: No space left on device"
+    monkeypatch.setattr(Advice, "plot", _disk_full)
+    figure = tmp_path / "front.png"
+    assert main(["advise", "--trace", str(trace), "--workers", "4", "--trials", "50", "--json", "--figure",
+                 str(figure)]) == 1
+    err = capsys.readouterr().err
+    assert err == f"gclib: error: No space left on device: {figure}\n", err

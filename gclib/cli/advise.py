@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 
+#: As :data:`gclib.advise.MAX_WORKERS` (not imported here: ``gclib advise --help`` stays light).
+MAX_WORKERS = 10_000
+
+
 def add_parser(sub):
     from .. import checks
 
@@ -13,8 +17,8 @@ def add_parser(sub):
                                    "the replay, with the gclib run options of each.")
     p.add_argument("--trace", required=True, type=checks.option(checks.input_path, kind="file", must_exist=True),
                    metavar="CSV", help="the timing trace (gclib run --measure / gclib profile, or your own)")
-    p.add_argument("--workers", required=True, type=checks.option(checks.integer, low=2), metavar="K",
-                   help="workers of the run to advise (any number: the models are per worker)")
+    p.add_argument("--workers", required=True, type=checks.option(checks.integer, low=2, high=MAX_WORKERS),
+                   metavar="K", help="workers of the run to advise (the models are per worker)")
     p.add_argument("--budget", type=checks.option(checks.real, above=0), default=None, metavar="MESSAGES",
                    help="largest mean number of messages received per iteration (default: no limit)")
     p.add_argument("--max-load", type=checks.option(checks.integer, low=1), default=None, metavar="R",
@@ -37,23 +41,28 @@ def run(a) -> int:
     if a.max_load is not None:
         checks.option_check("--max-load", checks.integer, a.max_load, low=1, high=a.workers,
                             why=f" (at most --workers {a.workers})")
+    trials = advise.TRIALS if a.trials is None else a.trials
+    advise.check_workload(a.workers, a.max_load, trials, models=1)  # before the trace is read and fitted
     trace = timings.read(a.trace)
-    report = fit.fit(trace, seed=a.seed)
+    report = fit.fit(trace, seed=a.seed, progress=not a.json)
     if report.persistent > a.workers:
         raise ValueError(f"--workers {a.workers}: the trace {a.trace} has {report.persistent} workers per iteration "
                          f"that never answered (persistent stragglers); advise for more workers than that")
     level = None if a.all_models else advise.REJECT_LEVEL
     models = report.models(level=level)
     left_out = [] if level is None else report.rejected(level)
+    advise.check_workload(a.workers, a.max_load, trials, models=len(models))  # before the simulation
     if not a.json:
         print(_fits_text(report, left_out, trace), flush=True)
-    res = advise.advise(models, a.workers, max_load=a.max_load, budget=a.budget,
-                        trials=advise.TRIALS if a.trials is None else a.trials, seed=a.seed,
+    res = advise.advise(models, a.workers, max_load=a.max_load, budget=a.budget, trials=trials, seed=a.seed,
                         progress=not a.json)
     if a.figure is not None:
         import matplotlib.pyplot as plt
 
-        fig = res.plot(a.figure)
+        try:
+            fig = res.plot(a.figure)
+        except OSError as e:  # a full disk: the error names the file
+            raise OSError(e.errno, e.strerror or str(e), str(a.figure)) from None
         plt.close(fig)
     if a.json:
         import json

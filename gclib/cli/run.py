@@ -41,9 +41,10 @@ def add_arguments(p):
     count = checks.option(checks.integer, low=1)
     seconds = checks.option(checks.seconds)
     p.add_argument("--problem", default="logistic", choices=sorted({*PROBLEM_ALIASES, *DATASETS}),
-                   help="logistic (Tandon's synthetic data), tandon-logistic, breast-cancer, diabetes, lag-synthetic")
-    p.add_argument("--samples", type=count, default=None, help="tandon-logistic: training samples (default 5000)")
-    p.add_argument("--dim", type=count, default=None, help="tandon-logistic: features (default 100)")
+                   help="logistic = tandon-logistic (Tandon's synthetic data), or another data set")
+    p.add_argument("--samples", type=count, default=None,
+                   help="logistic (the default problem): training samples (default 5000)")
+    p.add_argument("--dim", type=count, default=None, help="logistic (the default problem): features (default 100)")
     p.add_argument("--data-seed", type=checks.option(checks.integer, low=0), default=0,
                    help="seed of the data set and its split")
     p.add_argument("--iterations", type=count, default=50, help="iterations of the run")
@@ -240,15 +241,20 @@ def _line(r):
             + (f"  dead workers {dead}" if dead else "") + (f"  silent workers {silent}" if silent else ""))
 
 
-def write_measured(path, res, quiet=False) -> None:
-    """Write the timing trace of ``res`` to ``path`` and say so in one line (unless ``quiet``)."""
+def write_measured(path, res, quiet=False) -> str | None:
+    """Write the timing trace of ``res`` to ``path`` and say so in one line (unless ``quiet``). Returns ``None``, or
+    why the file could not be written (a full disk, say), naming it: the run's results are printed all the same."""
     from ..runtime.measure import summary, write_trace
 
     d = res.task_durations()
-    rows = write_trace(path, d, res.hosts)
+    try:
+        rows = write_trace(path, d, res.hosts)
+    except OSError as e:
+        return f"could not write the timing trace to {str(path)!r}: {e.strerror or e}"
     if not quiet:
         s = summary(d)
         print(f"timing trace: {rows} tasks ({s['never']} never finished) written to {path}", flush=True)
+    return None
 
 
 def run(a) -> int:
@@ -263,8 +269,8 @@ def run(a) -> int:
         except ValueError:  # a check named the parameter
             raise
         except (TypeError, AttributeError, KeyError, IndexError) as e:  # values of the file no option would take
-            raise ValueError(f"resume: {str(a.resume)!r} is not a usable state file: its parameters do not make a run "
-                             f"({type(e).__name__})") from None
+            raise ValueError(f"resume: {str(a.resume)!r} is not a usable state file: its parameters do not make a "
+                             f"run ({type(e).__name__})") from None
     else:
         options.reject_unused(a)
         spec = spec_from_args(a)
@@ -284,17 +290,15 @@ def run(a) -> int:
                      mpiexec_args=a.mpiexec_args)
     except RuntimeFailure as e:
         res = e.result
-        if a.measure and res is not None:
-            write_measured(a.measure, res, quiet=a.json)
+        unwritten = write_measured(a.measure, res, quiet=a.json) if a.measure and res is not None else None
         if a.json and res is not None:
             print(json.dumps(res.to_dict()))
         state = res.spec.get("state_file") if res is not None else None
         hint = f"; continue with: gclib run --resume {state}" if state else ""
-        print(f"gclib: error: {e}{hint}", file=sys.stderr)
+        print(f"gclib: error: {e}{hint}" + (f"; {unwritten}" if unwritten else ""), file=sys.stderr)
         interrupted = res is not None and res.status == "interrupted"
         return options.EXIT_INTERRUPTED if interrupted else options.EXIT_FAIL
-    if a.measure:
-        write_measured(a.measure, res, quiet=a.json)
+    unwritten = write_measured(a.measure, res, quiet=a.json) if a.measure else None
     s = res.summary()
     if a.json:
         print(json.dumps(res.to_dict()))
@@ -309,4 +313,7 @@ def run(a) -> int:
             print(f"note: {res.error}")
     for w in res.warnings():
         print(f"gclib: warning: {w}", file=sys.stderr)
+    if unwritten:  # the run finished and its results are printed; the trace is not written
+        print(f"gclib: error: {unwritten}", file=sys.stderr)
+        return options.EXIT_FAIL
     return 0
