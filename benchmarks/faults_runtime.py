@@ -7,10 +7,11 @@ Every trial runs CRC with 4 workers (20 iterations; 60 when a worker is frozen, 
 does one of these to it (``--trials`` trials of each kind):
 
 * ``signal``: a signal drawn among SIGKILL, SIGSEGV, SIGTERM, SIGINT and SIGHUP to one worker's rank, a delay
-  drawn in [0, 3] s after the launch (start-up, iterations and the stop all fall in it); code tolerating 1;
-* ``stop-start``, ``stop-start-2``: SIGSTOP to one (two) workers a delay drawn in [0, 2.5] s after the launch, which
-  falls in the start-up (before ``MPI_Init``, in it, or in the hand-over of the spec) or the first iterations; the
-  workers stay stopped; code tolerating 1 (2);
+  drawn in [0, 3] s after the launch (start-up, iterations and the stop all fall in it; a moment before the rank
+  exists waits for it); code tolerating 1;
+* ``stop-start``, ``stop-start-2``: SIGSTOP to one (two) workers a delay drawn in [0, 2.5] s after the launch (or
+  as soon as they exist, if later), which falls in the start-up (before ``MPI_Init``, in it, or in the hand-over of
+  the spec) or the first iterations; the workers stay stopped; code tolerating 1 (2);
 * ``stop-mid``, ``stop-mid-2``: SIGSTOP to one (two) workers once an iteration drawn in [1, 10] is reported; code
   tolerating 1 (2);
 * ``stop-kill``: one worker stopped and another killed (SIGKILL) at such an iteration; code tolerating 2;
@@ -23,10 +24,10 @@ Each trial ends as one of: ``survived`` (every iteration done, the job started a
 and ``launch(spec, resume=STATE)`` finishes the run), or ``other`` (anything else: a hang to the job timeout,
 processes left, a state that does not resume; its error is listed). Within tolerance (every kind but
 ``stop-beyond`` and ``proxy``) the expected outcome is ``survived``, beyond it ``failed_resumable``. Prints one
-JSON object: per kind the expected outcome, the trials whose fault was delivered (a signal drawn for a moment
-after the run's end, or to a rank that did not exist yet, is not), the count of each outcome, the slowest
-trial's seconds and the unexpected trials with their errors; ``all_as_expected``; the total seconds. Not part of ``python -m
-benchmarks`` (it takes several minutes).
+JSON object: per kind the expected outcome, the trials whose fault was delivered (one drawn for a moment after
+the run's end is not), the count of each outcome, the slowest trial's seconds and the unexpected trials with
+their errors; ``all_as_expected``; the total seconds. Not part of ``python -m benchmarks`` (it takes several
+minutes).
 """
 from __future__ import annotations
 
@@ -91,21 +92,30 @@ def trial(kind, t, rng, base, dim):
     run_dir = Path(base) / f"{kind}-{t}"
     delay, at, what = _plan(kind, rng)
     sent = []
+    over = threading.Event()  # the run returned: nothing left to wait for
 
-    def fire():
-        found = rank_processes(run_dir)
+    def fire(wait=0.0):
+        """Send the signals; with ``wait``, wait up to that long for a target rank that does not exist yet (a
+        start-up fault drawn for a moment before the ranks are started falls on them as they start)."""
+        end = time.monotonic() + wait
+        while True:
+            found = rank_processes(run_dir)
+            if (all((0 if rank < 0 else rank) in found for rank, _ in what) or time.monotonic() >= end
+                    or over.is_set()):
+                break
+            time.sleep(0.002)
         for rank, name in what:
-            pid = _parent(_parent(found[0])) if rank < 0 and 0 in found else found.get(rank)
-            if pid:
-                try:
+            try:
+                pid = _parent(_parent(found[0])) if rank < 0 and 0 in found else found.get(rank)
+                if pid:
                     os.kill(pid, getattr(signal, name))
                     sent.append((rank, name))
-                except ProcessLookupError:
-                    pass
+            except (ProcessLookupError, OSError):  # the rank (or its guard) ended meanwhile
+                pass
 
     def later():
         time.sleep(delay)
-        fire()
+        fire(wait=30.0)
 
     def progress(rec):
         if at is not None and rec["iteration"] == at and not sent:
@@ -124,6 +134,7 @@ def trial(kind, t, rng, base, dim):
     except RuntimeFailure as e:
         outcome = "failed"
         details["error"] = str(e)[:300]
+    over.set()
     if timer:
         timer.join()
     details["sent"] = sent
