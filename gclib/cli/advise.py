@@ -36,7 +36,7 @@ def add_parser(sub):
 
 
 def run(a) -> int:
-    from .. import advise, checks, fit, timings
+    from .. import advise, checks, timings
 
     if a.max_load is not None:
         checks.option_check("--max-load", checks.integer, a.max_load, low=1, high=a.workers,
@@ -44,6 +44,8 @@ def run(a) -> int:
     trials = advise.TRIALS if a.trials is None else a.trials
     advise.check_workload(a.workers, a.max_load, trials, models=1)  # before the trace is read and fitted
     trace = timings.read(a.trace)
+    from .. import fit  # (SciPy's statistics: loaded once the trace is read)
+
     report = fit.fit(trace, seed=a.seed, progress=not a.json)
     if report.persistent > a.workers:
         raise ValueError(f"--workers {a.workers}: the trace {a.trace} has {report.persistent} workers per iteration "
