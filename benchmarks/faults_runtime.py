@@ -25,8 +25,9 @@ and ``launch(spec, resume=STATE)`` finishes the run), or ``other`` (anything els
 processes left, a state that does not resume; its error is listed). Within tolerance (every kind but
 ``stop-beyond`` and ``proxy``) the expected outcome is ``survived``, beyond it ``failed_resumable``. Prints one
 JSON object: per kind the expected outcome, the trials whose fault was delivered (one drawn for a moment after
-the run's end is not), the count of each outcome, the slowest trial's seconds and the unexpected trials with
-their errors; ``all_as_expected``; the total seconds. Not part of ``python -m benchmarks`` (it takes several
+the run's end is not), the surviving trials whose job was started again (the fault fell before every rank was
+through ``MPI_Init``), the count of each outcome, the slowest trial's seconds and the unexpected trials with their
+errors; ``all_as_expected``; the total seconds. Not part of ``python -m benchmarks`` (it takes several
 minutes).
 """
 from __future__ import annotations
@@ -131,6 +132,7 @@ def trial(kind, t, rng, base, dim):
         res = launch(spec, run_dir=run_dir, progress=progress, job_timeout=120)
         outcome = "survived" if len(res.records) == iterations else "other"
         details["note"] = res.error[:200]
+        details["started_again"] = len(res.restarts)
     except RuntimeFailure as e:
         outcome = "failed"
         details["error"] = str(e)[:300]
@@ -161,15 +163,17 @@ def run(trials=5, kinds=tuple(KINDS), seed=42, dim=10):
     with tempfile.TemporaryDirectory(prefix="gclib-faults-") as base:
         for kind in kinds:
             expected = KINDS[kind][2]
-            counts, unexpected, slowest, delivered = Counter(), [], 0.0, 0
+            counts, unexpected, slowest, delivered, again = Counter(), [], 0.0, 0, 0
             for t in range(trials):
                 outcome, details = trial(kind, t, rng, base, dim)
                 counts[outcome] += 1
                 delivered += bool(details["sent"])
+                again += bool(details.get("started_again"))
                 slowest = max(slowest, details["seconds"])
                 if outcome != expected:
                     unexpected.append({"outcome": outcome, **details})
-            out[kind] = {"expected": expected, "trials": trials, "delivered": delivered, "outcomes": dict(counts),
+            out[kind] = {"expected": expected, "trials": trials, "delivered": delivered, "started_again": again,
+                         "outcomes": dict(counts),
                          "slowest_seconds": slowest, "unexpected": unexpected}
     return {"benchmark": "faults_runtime", "trials_per_kind": trials, "trials": trials * len(kinds), "seed": seed,
             "dim": dim, "kinds": out, "all_as_expected": all(not k["unexpected"] for k in out.values()),
