@@ -261,8 +261,10 @@ class Master(P.Rank):
             msg = None
         if msg is not None:
             src, tag = st.Get_source(), st.Get_tag()
-            if self.owed[src - 1] or self.silent:
+            if self.silent:
                 self._heard(src - 1)
+            elif 0 < src <= self.K:
+                self.owed[src - 1] = 0
             sized = tag in (P.TAG_TASKS, P.TAG_HELLO)  # of varying length
             buf = np.empty(st.Get_count(MPI.DOUBLE)) if sized else self._buffer(tag)
             try:
@@ -311,14 +313,18 @@ class Master(P.Rank):
         """Send ``arr`` to every worker but the dead and the silent ones; a worker that owes
         :data:`SILENT_AFTER` messages becomes silent instead (nothing of the master's grows with the iterations
         a frozen worker does not answer)."""
-        skip, owed = self.skip, self.owed
+        skip, owed, sends, isend = self.skip, self.owed, self.sends, self.comm.Isend
         for w in range(self.K):
             if w in skip:
                 continue
             if owed[w] >= SILENT_AFTER:
                 self._silence(w, f"no message for the last {owed[w]} sent to it")
                 continue
-            self._send_to(w, arr, tag)
+            try:  # (self._send_to, inlined: this loop is on the broadcast's clock)
+                sends.append((isend(arr, dest=w + 1, tag=tag), arr, w + 1))
+                owed[w] += 1
+            except self.MPI.Exception:
+                self._mark_dead(w, "MPI error while sending")
         if self.bell is not None:
             self.bell.ring(bell_mod.TO_WORKERS)
 
