@@ -64,6 +64,16 @@ MAX_CLUSTER_COUNTS = 6
 REJECT_LEVEL = 0.05
 #: Rows :meth:`Advice.text` shows.
 TEXT_ROWS = 8
+#: The most workers :func:`advise` takes: the candidates of 10,000 workers take seconds to list, and the number of
+#: them grows with ``K``.
+MAX_WORKERS = 10_000
+#: The most task times :func:`advise` simulates in all (over every model and candidate, screening included, see
+#: :func:`workload`): some minutes on one core of a laptop. A request beyond it is refused before the work, naming
+#: what to lower.
+MAX_CELLS = 2e10
+#: Designs that the full trials may simulate after a screening pass, at most (the kept ones of :func:`_screen`:
+#: the fastest ``SCREEN_KEEP`` per model, the fastest of each family and the fronts).
+KEPT_AT_MOST = 3 * SCREEN_KEEP
 #: Columns of :attr:`Advice.ranked`.
 COLUMNS = ["rank", "label", "scheme", "family", "load", "mean_time", "ci95_time", "speedup", "speedup_lo",
            "speedup_hi", "messages", "gradient_units", "computations", "failed", "digits", "worst_ratio",
@@ -249,6 +259,43 @@ def _stats(results: list, labels: list) -> pd.DataFrame:
         out["ratio"] = math.nan
     out["tied"] = tied
     return out
+
+
+def workload(K: int, max_load: int | None = None, trials: int = TRIALS, models: int = 1) -> dict:
+    """What :func:`advise` would simulate for ``K`` workers, loads up to ``max_load``, ``trials`` trials and
+    ``models`` models, known before the work: ``{"candidates", "cells", "bytes"}``: the candidate designs, an upper
+    bound on the task times simulated (every candidate screened with :data:`SCREEN_TRIALS` trials when there are
+    more than :data:`SCREEN_ABOVE`, then at most :data:`KEPT_AT_MOST` with ``trials``; each trial draws ``K x
+    load`` task times), and the bytes of the per-trial results kept at once."""
+    from .design import TRIAL_KEYS
+
+    K = checks.integer("K", K, low=2, high=MAX_WORKERS, why=" (advise lists every candidate design for K workers)")
+    R = default_max_load(K) if max_load is None else checks.integer("max_load", max_load, low=1, high=K)
+    trials = checks.integer("trials", trials, low=2)
+    loads = sorted((d.load for d in candidates(K, R)), reverse=True)
+    if len(loads) > SCREEN_ABOVE:
+        per_model = SCREEN_TRIALS * K * sum(loads) + trials * K * sum(loads[:KEPT_AT_MOST])
+        stored = max(SCREEN_TRIALS * len(loads), trials * min(len(loads), KEPT_AT_MOST))
+    else:
+        per_model = trials * K * sum(loads)
+        stored = trials * len(loads)
+    return {"candidates": len(loads), "cells": float(models) * per_model,
+            "bytes": 8.0 * len(TRIAL_KEYS) * stored}
+
+
+def check_workload(K: int, max_load: int | None = None, trials: int = TRIALS, models: int = 1) -> dict:
+    """:func:`workload`, refused (``ValueError`` naming what to lower) beyond :data:`MAX_CELLS` task times or the
+    memory budget of :func:`gclib.checks.need_memory`."""
+    w = workload(K, max_load, trials, models)
+    sizes = (f"{K} workers, {w['candidates']} candidate designs (loads up to "
+             f"{default_max_load(K) if max_load is None else max_load}), trials = {trials}, {models} "
+             f"model{'s' * (models != 1)}")
+    if w["cells"] > MAX_CELLS:
+        raise ValueError(f"advise of {sizes} would simulate about {w['cells']:.2g} task times, more than "
+                         f"{MAX_CELLS:.0g} (hours of work); lower the workers, the largest load (--max-load) or "
+                         f"the trials (--trials)")
+    checks.need_memory("advise", w["bytes"], sizes=sizes, lower="trials (--trials) or the largest load (--max-load)")
+    return w
 
 
 def _evaluate(designs, schedules, models, K, trials, seed, progress):
@@ -474,11 +521,12 @@ def advise(models: Mapping[str, ComputeModel], K: int, *, max_load: int | None =
         if not isinstance(m, ComputeModel):
             raise checks.ParameterTypeError(f"models[{name!r}] must be a gclib.stragglers.ComputeModel, got "
                                             f"{type(m).__name__}")
-    K = checks.integer("K", K, low=2)
+    K = checks.integer("K", K, low=2, high=MAX_WORKERS, why=" (advise lists every candidate design for K workers)")
     R = default_max_load(K) if max_load is None else checks.integer("max_load", max_load, low=1, high=K)
     if budget is not None:
         budget = checks.real("budget", budget, above=0)
     trials = checks.integer("trials", trials, low=2)
+    check_workload(K, R, trials, len(models))  # before the work: a request of hours is refused
     seed = checks.integer("seed", seed, low=0)
     if primary is None:
         primary = "replay" if "replay" in models else next(iter(models))
