@@ -49,8 +49,11 @@ def run(a) -> int:
     from .. import advise, checks, timings
 
     trials = advise.TRIALS if a.trials is None else a.trials
-    if a.workers is not None:
-        advise.check_workload(a.workers, a.max_load, trials, models=1)  # before the trace is read and fitted
+    if a.workers is not None:  # what can be checked before the trace is read and fitted
+        if a.max_load is not None:
+            checks.option_check("--max-load", checks.integer, a.max_load, low=1, high=a.workers,
+                                why=f" (at most the {a.workers} workers)")
+        advise.check_workload(a.workers, a.max_load, trials, models=1)
     trace = timings.load(a.trace)
     if a.holdout is not None:
         if a.workers is not None and a.workers != trace.workers:
