@@ -217,7 +217,7 @@ def test_cli_ctrl_c_says_one_line_leaves_no_rank_and_resumes_to_the_same_paramet
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130
     lines = err.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("gclib: error: interrupted by SIGINT after "), err
+    assert len(lines) == 1 and lines[0].startswith("gclib: interrupted by SIGINT after "), err
     state = run_dir / "state.json"
     assert f"continue with: gclib run --resume {state}" in lines[0]
     assert job_processes(run_dir) == []

@@ -44,6 +44,13 @@ def build_parser():
     return p
 
 
+#: The optional packages gclib imports only when a command needs them, and the extra of pyproject.toml that
+#: installs each (a missing one is one line naming the extra, not a traceback).
+EXTRAS = {"sklearn": "data", "pyarrow": "traces", "mpi4py": "mpi", "papermill": "notebooks", "nbformat": "notebooks",
+          "nbclient": "notebooks", "ipykernel": "notebooks", "jupyterlab": "notebooks", "playwright": "browser",
+          "sphinx": "docs", "myst_nb": "docs", "latex2mathml": "docs", "hypothesis": "test", "pytest": "test"}
+
+
 def error(message) -> None:
     """Print ``gclib: error: message`` on one line on stderr (:func:`gclib.cli.options.error`)."""
     from .options import error as say
@@ -52,8 +59,9 @@ def error(message) -> None:
 
 
 def main(argv=None) -> int:
-    """Run one command; return its exit code: 0 done, 1 failed (a verification, a run), 2 bad arguments (one line
-    on stderr), 130 interrupted (Ctrl-C, one line)."""
+    """Run one command; return its exit code: 0 done, 1 failed (a verification, a run), 2 bad arguments or a
+    missing optional package (one line on stderr naming the extra to install), 130 interrupted (Ctrl-C, one
+    line)."""
     try:
         a = build_parser().parse_args(argv)
         return a.fn(a)
@@ -68,6 +76,13 @@ def main(argv=None) -> int:
 
         error(f"out of memory; lower the sizes of the request (the budget of gclib's own estimates is set by "
               f"{MEMORY_ENV})")
+        return EXIT_USAGE
+    except ModuleNotFoundError as e:  # an optional package that is not installed: name the extra that brings it
+        extra = EXTRAS.get((e.name or "").split(".")[0])
+        if extra is None:
+            raise
+        error(f"this needs the optional package {e.name.split('.')[0]}, which is not installed: pip install "
+              f"'gclib[{extra}]' (or `make setup` in a clone, which installs every extra)")
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("gclib: interrupted", file=sys.stderr)

@@ -53,7 +53,7 @@ def add_arguments(p):
                    help="learning rate (default 1 / smoothness)")
     p.add_argument("--time-scale", type=seconds, default=0.05, help="seconds per model time unit of injected delay")
     p.add_argument("--persistent-workers", type=checks.option(checks.int_list, low=0, distinct=True), default=None,
-                   help="comma-separated worker ids that never answer (persistent stragglers)")
+                   metavar="IDS", help="comma-separated ids of workers that never answer (--persistent N: random)")
     p.add_argument("--kill", type=checks.option(kill_map), default=None,
                    help="fault injection: WORKER:ITERATION[,...], that worker's process exits at that iteration")
     p.add_argument("--timeout", type=seconds, default=10.0,
@@ -295,8 +295,10 @@ def run(a) -> int:
             print(json.dumps(res.to_dict()))
         state = res.spec.get("state_file") if res is not None else None
         hint = f"; continue with: gclib run --resume {state}" if state else ""
-        print(f"gclib: error: {e}{hint}" + (f"; {unwritten}" if unwritten else ""), file=sys.stderr)
         interrupted = res is not None and res.status == "interrupted"
+        # an interruption reads as every command's Ctrl-C ("gclib: interrupted"), with what was kept
+        head = "gclib: " if interrupted else "gclib: error: "
+        print(f"{head}{e}{hint}" + (f"; {unwritten}" if unwritten else ""), file=sys.stderr)
         return options.EXIT_INTERRUPTED if interrupted else options.EXIT_FAIL
     unwritten = write_measured(a.measure, res, quiet=a.json) if a.measure else None
     s = res.summary()
@@ -306,8 +308,9 @@ def run(a) -> int:
         print(f"{s['label']}: {s['iterations']} iterations, total {s['total_time']:.3f} s measured, "
               f"{s['total_predicted']:.3f} s predicted ({100 * s['relative_error']:+.1f}%); mean overhead "
               f"{1e3 * s['mean_overhead']:.2f} ms/iteration (broadcast {1e3 * s['mean_bcast']:.2f}, decode "
-              f"{1e3 * s['mean_decode']:.2f}, drain {1e3 * s['mean_drain']:.3f}, latency "
-              f"{1e3 * s['mean_latency']:.2f}); final loss {s['final_loss']:.6f}"
+              f"{1e3 * s['mean_decode']:.2f}, drain {1e3 * s['mean_drain']:.3f}, rest "
+              f"{1e3 * s['mean_rest']:.2f}, below 0 where a part overlaps the workers' computing); final loss "
+              f"{s['final_loss']:.6f}"
               + (f", test AUC {s['final_auc']:.4f}" if s.get("final_auc") is not None else ""))
         if s["dead_workers"] or res.restarts:
             print(f"note: {res.error}")

@@ -58,8 +58,9 @@ def add_parser(sub):
                    help="gc / lagc: s (default workers/groups - 1)")
     p.add_argument("--code", default=None, choices=code_names(),
                    help="gc: the code, a scheme built from --workers, --stragglers and --seed (default crc)")
-    p.add_argument("--trigger", default="default", choices=("default", "none", "wk", "ps"),
-                   help="lazy rule: worker side (wk), server side (ps) or none")
+    p.add_argument("--trigger", default=None, choices=("none", "wk", "ps"),
+                   help="lazy rule: worker side (wk), server side (ps) or none (default: the scheme's own: wk for "
+                        "lag-wk and lagc, ps for lag-ps and g-lag, none for gd and gc)")
     p.add_argument("--units", default=None, help="M of the lazy threshold: a number, count, decoding-max or "
                                                  "decoding-mean")
     p.add_argument("--D", type=count, default=None, help="lazy window (default 10, Chen et al.'s)")
@@ -108,7 +109,7 @@ def reject_unread(a) -> None:
         if a.scheme != "g-lag" and a.stragglers is not None:
             raise ValueError(f"argument --groups: --scheme {a.scheme} reads it only for the default of --stragglers "
                              f"(workers/groups - 1), which is given")
-    lazy = a.trigger in ("wk", "ps") or (a.trigger == "default" and a.scheme in LAZY)
+    lazy = a.trigger in ("wk", "ps") or (a.trigger is None and a.scheme in LAZY)
     if not lazy:
         given = [f for f in ("D", "xi", "units", "warmup") if getattr(a, f) is not None]
         if given:
@@ -132,7 +133,8 @@ def run(a) -> int:
             raise ValueError(f"units must be a positive number, count, decoding-max or decoding-mean, got "
                              f"{a.units!r}") from None
     scheme = make_scheme(a.scheme, a.workers, groups=a.groups, stragglers=a.stragglers, code=a.code,
-                         trigger=None if a.trigger == "none" else a.trigger, seed=a.seed,
+                         trigger="default" if a.trigger is None else None if a.trigger == "none" else a.trigger,
+                         seed=a.seed,
                          D=lazy.D_DEFAULT if a.D is None else a.D, xi=a.xi, units=units, warmup=a.warmup or "silent")
     problem = problem_for(a.problem, scheme.code.n_parts, a.seed)
     model = options.model_from_args(a, workers=scheme.code.n_workers)
