@@ -141,6 +141,8 @@ def run(a) -> int:
     res = train(problem, scheme, model, target=a.target, seed=a.seed, lr=a.lr, max_iter=a.max_iter,
                 computation=a.computation, duplicates=a.duplicates, progress=not a.json and a.max_iter >= 100_000)
     out = res.summary()
+    if out.get("problem") != a.problem:  # the name typed, with the data set behind an alias beside it
+        out["problem"], out["dataset"] = a.problem, out.get("problem")
     if a.json:
         print(json.dumps(out))
     else:
