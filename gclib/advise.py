@@ -488,7 +488,7 @@ class Advice:
                 axis.set_major_formatter(ScalarFormatter())
                 axis.set_minor_formatter(NullFormatter())
             ax.grid(True, which="both", alpha=0.3)
-        axes[0].set_ylabel("expected iteration time\n(model units; seconds for a trace)")
+        axes[0].set_ylabel(f"expected iteration time\n({self.settings.get('unit', 'model time units')})")
         fig.legend(*axes[0].get_legend_handles_labels(), fontsize=7, loc="lower center",
                    ncol=min(4, len(models) + 1), frameon=False)
         fig.suptitle(f"Designs for K = {self.settings['K']} workers: time against communication (front per model)",
@@ -706,6 +706,7 @@ def from_trace(t, K: int | None = None, *, seed=0, bootstrap: int = 200, trials:
     adv = advise(models, K, max_load=max_load, budget=budget, trials=trials, seed=seed, primary=primary,
                  progress=progress)
     adv.settings["primary_reason"] = reason
+    adv.settings["unit"] = "s"  # a measured trace's times are seconds
     rel = None
     if primary in extra and adv.best is not None and K == t.workers:
         rel = reliance(t, adv.best["label"], primary, max_load=adv.settings["max_load"], trials=trials, seed=seed)

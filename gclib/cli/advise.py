@@ -139,7 +139,9 @@ def _fits_text(report, left_out, trace) -> str:
              f"({trace.source}); {report.persistent} workers per iteration never answered",
              "fitted models (95% intervals; KS statistic and bootstrap p-value):"]
     for f in report.fits:
-        mark = ", ".join(m for m, on in (("best", f.name == best), ("left out", f.name in left_out)) if on)
+        rejected = f.name in left_out
+        mark = ("lowest AIC, but rejected: left out" if f.name == best and rejected else "best" if f.name == best
+                else "left out" if rejected else "")
         lines.append(f"  {f.name:24s} {f.text():52s} KS {f.ks:.3f}  p {f.p_value:.3g}  {mark}")
     if left_out:
         lines.append(f"left out of the advice (rejected at p < 0.05; --all-models keeps them): {', '.join(left_out)}")
