@@ -128,7 +128,7 @@ def check_mpiexec(name, path) -> str:
 
 #: What ``mpiexec --version`` of a Hydra ``mpiexec`` says: MPICH's and MVAPICH's ``HYDRA build details``, Intel
 #: MPI's ``Intel(R) MPI Library``.
-HYDRA_VERSION = re.compile(r"HYDRA|Hydra|Intel\(R\) MPI Library")
+HYDRA_VERSION = re.compile(r"HYDRA|Hydra|Intel[(]R[)] MPI Library")
 #: Seconds ``mpiexec --version`` may take.
 VERSION_TIMEOUT = 10.0
 
