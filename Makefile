@@ -53,12 +53,16 @@ lab: setup
 		$(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS)
 
 # The documentation site in build/docs (open build/docs/index.html): the guide (docs/*.md), the notebooks as the last
-# `make reproduce` executed them (never run here) and the API reference from the docstrings; warnings are errors.
+# `make reproduce` executed them (never run here) and the API reference from the docstrings; warnings are errors,
+# and docs/check_site.py fails the build on a broken link, a file loaded from another host or a formula left as LaTeX.
 docs: setup
 	@echo "docs: staging the guide, the executed notebooks and the API pages into build/docs-src"
 	$(PY) docs/stage.py build/docs-src
 	@echo "docs: building the site with Sphinx (its progress below; every warning is an error)"
+	rm -rf build/docs
 	$(PY) -m sphinx -W --keep-going -E -c docs -b html build/docs-src build/docs
+	@echo "docs: checking the site: every link resolves, nothing loads from another host, every formula is MathML"
+	$(PY) docs/check_site.py build/docs
 	@echo "docs: open build/docs/index.html"
 
 # Refresh requirements.lock to the newest versions pyproject.toml allows (then run `make test` before committing).

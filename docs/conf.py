@@ -1,12 +1,18 @@
 """Sphinx configuration of the documentation site. Build it with ``make docs``: ``docs/stage.py`` gathers the
-sources in ``build/docs-src`` and Sphinx writes the HTML to ``build/docs``, with every warning an error."""
+sources in ``build/docs-src`` and Sphinx writes the HTML to ``build/docs``, with every warning an error.
+
+The site needs no network: formulas are MathML written at build time (``docs/mathml.py``), no script comes from a
+CDN (the widgets' scripts are not loaded: the progress bars saved in executed notebooks are left out), and the
+files the pages link to (``figures/`` and the copies in ``_repository/``, see ``docs/stage.py``) are copied in."""
 from __future__ import annotations
 
+import shutil
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # document this checkout's gclib
+sys.path.insert(0, str(ROOT / "docs"))  # the math renderer, mathml.py
 
 import gclib  # noqa: E402
 
@@ -15,9 +21,12 @@ author = "the gclib developers"
 copyright = "2026, the gclib developers"
 release = version = gclib.__version__
 
-extensions = ["myst_nb", "sphinx.ext.autodoc", "sphinx.ext.napoleon", "sphinx.ext.mathjax", "sphinx.ext.viewcode"]
+extensions = ["myst_nb", "sphinx.ext.autodoc", "sphinx.ext.napoleon", "sphinx.ext.viewcode", "mathml"]
 root_doc = "index"
-exclude_patterns = ["_build"]
+#: folders of the staged sources copied into the site as they are (their files are linked, never pages)
+CARRIED = ("figures", "_repository")
+exclude_patterns = ["_build", "_repository"]
+html_math_renderer = "mathml"  # formulas as MathML in the page, drawn by the browser without a script
 
 # Notebooks are rendered as they are (executed copies from `make reproduce`, or without outputs); never run here.
 nb_execution_mode = "off"
@@ -25,6 +34,10 @@ nb_output_stderr = "remove"  # progress bars and warnings printed while the note
 myst_enable_extensions = ["dollarmath", "amsmath"]
 myst_heading_anchors = 3
 suppress_warnings = ["mystnb.unknown_mime_type"]  # progress-bar widgets saved in executed notebooks
+nb_ipywidgets_js = {}  # so no widget script is loaded (from a CDN) for them
+# Markdown outputs (the index's gallery, formulas of notebooks 01-03) parsed as MyST like the Markdown cells: their
+# formulas and their links to other pages and files are resolved like the cells'
+nb_render_markdown_format = "myst"
 
 # a package's page documents what its modules define, not the names a package re-exports (``__all__``)
 autodoc_default_options = {"member-order": "bysource", "ignore-module-all": True}
@@ -34,3 +47,19 @@ autodoc_mock_imports = ["mpi4py"]  # the runtime imports MPI inside functions on
 
 html_theme = "furo"
 html_title = f"gclib {release}"
+html_static_path = ["_static"]
+html_css_files = ["gclib.css"]  # wide tables scroll within the text column
+
+
+def copy_carried(app, exception):
+    """Copy the staged folders of linked files (``CARRIED``) into the site once the build succeeded."""
+    if exception is not None or app.builder.format != "html":
+        return
+    for name in CARRIED:
+        src = Path(app.srcdir) / name
+        if src.is_dir():
+            shutil.copytree(src, Path(app.outdir) / name, dirs_exist_ok=True)
+
+
+def setup(app):
+    app.connect("build-finished", copy_carried)

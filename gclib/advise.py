@@ -92,6 +92,16 @@ MAX_CLUSTER_COUNTS = 6
 REJECT_LEVEL = 0.05
 #: Rows :meth:`Advice.text` shows.
 TEXT_ROWS = 8
+#: The most workers :func:`advise` takes: the candidates of 10,000 workers take seconds to list, and the number of
+#: them grows with ``K``.
+MAX_WORKERS = 10_000
+#: The most task times :func:`advise` draws in all (over every model, the race included; every design reads the
+#: same draws; in the master's queue, with every message of the designs kept: see :func:`workload`): some minutes on
+#: one core of a laptop. A request beyond it is refused before the work, naming what to lower.
+MAX_CELLS = 2e10
+#: Designs that the full trials simulate after a screening race, at most as :func:`workload` counts them (the kept
+#: ones of :func:`_screen`: the fastest ``SCREEN_KEEP`` per model, the fronts and the fastest of each family).
+KEPT_AT_MOST = 4 * SCREEN_KEEP + len(FAMILIES)
 #: Columns of :attr:`Advice.ranked`.
 COLUMNS = ["rank", "label", "scheme", "family", "load", "mean_time", "ci95_time", "speedup", "speedup_lo",
            "speedup_hi", "messages", "gradient_units", "computations", "failed", "digits", "worst_ratio",
@@ -271,9 +281,48 @@ def _code_bytes(d: Design) -> int:
 def _advise_bytes(K: int, R: int, n: int, trials: int, race: bool) -> int:
     """Memory :func:`advise` needs at most: a chunk of draws, the race's per-trial times, messages and units of
     every candidate (``8`` bytes each, four arrays), and the full simulation's results of the designs kept."""
-    keep = 4 * SCREEN_KEEP + len(FAMILIES) if race else n
+    keep = KEPT_AT_MOST if race else n
     return (DRAW_BUDGET + (4 * 8 * n * SCREEN_TRIALS if race else 0) + 4 * 8 * keep * trials
             + 2 * 8 * K * R * 4)
+
+
+def workload(K: int, max_load: int | None = None, trials: int | None = None, models: int = 1, *,
+             queue: bool = False, screen: bool | None = None, designs: list | None = None) -> dict:
+    """What :func:`advise` would simulate for ``K`` workers, loads up to ``max_load``, ``trials`` trials (``None``:
+    the default's most, :data:`TRIALS`) and ``models`` models, known before the work: ``{"candidates", "cells",
+    "bytes"}``: the candidate designs; an upper bound on the task times drawn (every design reads the same draws,
+    ``K x load`` per trial: the race's :data:`SCREEN_TRIALS` when there are more than :data:`SCREEN_ABOVE`
+    candidates, then ``trials``), with, in the master's queue (``queue``), every message of the designs kept (at
+    most :data:`KEPT_AT_MOST`, each simulated from its schedule); and the bytes held at once
+    (:func:`_advise_bytes`). ``screen``, ``designs``: as :func:`advise` (``designs``: the candidates, when listed
+    already)."""
+    K = checks.integer("K", K, low=2, high=MAX_WORKERS, why=" (advise lists every candidate design for K workers)")
+    R = default_max_load(K) if max_load is None else checks.integer("max_load", max_load, low=1, high=K)
+    most = TRIALS if trials is None else checks.integer("trials", trials, low=2)
+    designs = candidates(K, R) if designs is None else designs
+    n = len(designs)
+    race = n > SCREEN_ABOVE if screen is None else bool(screen)
+    per_model = ((SCREEN_TRIALS if race else 0) + most) * K * R
+    if queue:
+        loads = sorted((d.load for d in designs), reverse=True)
+        per_model += most * K * sum(loads[:KEPT_AT_MOST] if race else loads)
+    return {"candidates": n, "cells": float(models) * per_model, "bytes": _advise_bytes(K, R, n, most, race)}
+
+
+def check_workload(K: int, max_load: int | None = None, trials: int | None = None, models: int = 1, *,
+                   queue: bool = False, screen: bool | None = None, designs: list | None = None) -> dict:
+    """:func:`workload`, refused (``ValueError`` naming what to lower) beyond :data:`MAX_CELLS` task times or the
+    memory budget of :func:`gclib.checks.need_memory`."""
+    w = workload(K, max_load, trials, models, queue=queue, screen=screen, designs=designs)
+    sizes = (f"{K} workers, {w['candidates']} candidate designs (loads up to "
+             f"{default_max_load(K) if max_load is None else max_load}), trials = "
+             f"{TRIALS if trials is None else trials}, {models} model{'s' * (models != 1)}")
+    if w["cells"] > MAX_CELLS:
+        raise ValueError(f"advise of {sizes} would simulate about {w['cells']:.2g} task times, more than "
+                         f"{MAX_CELLS:.0g} (hours of work); lower the workers, the largest load (--max-load) or "
+                         f"the trials (--trials)")
+    checks.need_memory("advise", w["bytes"], sizes=sizes, lower="trials (--trials) or the largest load (--max-load)")
+    return w
 
 
 # ---------------------------------------------------------------------------------------------- evaluation
@@ -659,7 +708,7 @@ class Advice:
                 axis.set_major_formatter(ScalarFormatter())
                 axis.set_minor_formatter(NullFormatter())
             ax.grid(True, which="both", alpha=0.3)
-        axes[0].set_ylabel("expected iteration time\n(model units; seconds for a trace)")
+        axes[0].set_ylabel(f"expected iteration time\n({self.settings.get('unit', 'model time units')})")
         fig.legend(*axes[0].get_legend_handles_labels(), fontsize=7, loc="lower center",
                    ncol=min(4, len(models) + 1), frameon=False)
         fig.suptitle(f"Designs for K = {self.settings['K']} workers: time against communication (front per model)",
@@ -702,7 +751,7 @@ def advise(models: Mapping[str, ComputeModel], K: int, *, max_load: int | None =
         if not isinstance(m, ComputeModel):
             raise checks.ParameterTypeError(f"models[{name!r}] must be a gclib.stragglers.ComputeModel, got "
                                             f"{type(m).__name__}")
-    K = checks.integer("K", K, low=2)
+    K = checks.integer("K", K, low=2, high=MAX_WORKERS, why=" (advise lists every candidate design for K workers)")
     R = default_max_load(K) if max_load is None else checks.integer("max_load", max_load, low=1, high=K)
     if budget is not None:
         budget = checks.real("budget", budget, above=0)
@@ -722,9 +771,9 @@ def advise(models: Mapping[str, ComputeModel], K: int, *, max_load: int | None =
     designs = candidates(K, R, max_orders=max_orders)
     n_all = len(designs)
     race = n_all > SCREEN_ABOVE if screen is None else bool(screen)
-    checks.need_memory("advise", _advise_bytes(K, R, n_all, most, race),
-                       sizes=f"K = {K} workers, load <= {R}, {n_all} candidates, trials = {most}",
-                       lower="K, --max-load or --trials")
+    # before the work: a request of hours, or beyond the memory, is refused
+    check_workload(K, R, trials, len(models), queue=network is not None and network.queue, screen=race,
+                   designs=designs)
     M = len(models)
     guess = M * ((n_all * SCREEN_ROUNDS[0] + min(n_all, 4 * SCREEN_KEEP) * (SCREEN_TRIALS - SCREEN_ROUNDS[0]))
                  if race else 0) + M * min(n_all, 2 * SCREEN_KEEP if race else n_all) * most
@@ -906,6 +955,7 @@ def from_trace(t, K: int | None = None, *, seed=0, bootstrap: int = 200, trials:
     adv = advise(models, K, max_load=max_load, budget=budget, trials=trials, seed=seed, primary=primary,
                  progress=progress, network=network, screen=screen)
     adv.settings["primary_reason"] = reason
+    adv.settings["unit"] = "s"  # a measured trace's times are seconds
     rel = None
     if primary in extra and adv.best is not None and K == t.workers:
         rel = reliance(t, adv.best["label"], primary, max_load=adv.settings["max_load"],

@@ -247,7 +247,8 @@ def path_text(name: str, value) -> str:
 
 def input_path(name: str, path, *, kind: str = "dir", must_exist: bool = False) -> Path:
     """A path to read from: non-empty, usable by the file system (a name too long is refused), and, when it
-    exists, a folder (``kind="dir"``) or a file (``kind="file"``); ``must_exist`` refuses a missing one.
+    exists, a folder (``kind="dir"``) or a regular file (``kind="file"``: a FIFO, a device or a socket is refused,
+    since reading one may block forever or never end); ``must_exist`` refuses a missing one.
 
     Returns:
         the path. Raises: ValueError naming ``name``, the path and the reason.
@@ -258,6 +259,7 @@ def input_path(name: str, path, *, kind: str = "dir", must_exist: bool = False) 
     try:
         exists = p.exists()
         is_dir = p.is_dir()
+        is_file = p.is_file()
     except OSError as e:
         raise ValueError(f"{subject} cannot be used: {e.strerror or e}") from None
     if not exists:
@@ -268,6 +270,8 @@ def input_path(name: str, path, *, kind: str = "dir", must_exist: bool = False) 
         raise ValueError(f"{subject} is not a folder")
     if kind == "file" and is_dir:
         raise ValueError(f"{subject} is a folder, not a file")
+    if kind == "file" and not is_file:
+        raise ValueError(f"{subject} is not a regular file (a FIFO, a device or a socket cannot be read as one)")
     return p
 
 
@@ -298,6 +302,8 @@ def _writable(name: str, path, kind: str) -> Path:
     if here == p and kind == "file":
         if here.is_dir():
             raise ValueError(f"{subject} is a folder, not a file")
+        if not here.is_file():  # a device or a FIFO: it would be replaced by a file, or block
+            raise ValueError(f"{subject} is not a regular file (a device or a FIFO cannot be written as one)")
         if not os.access(here, os.W_OK):
             raise ValueError(f"{subject} is not writable")
         here = here.parent  # a file is replaced through its folder

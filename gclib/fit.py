@@ -58,6 +58,9 @@ _CLASSES = {"shifted-exp": ShiftedExponential, "exp": Exponential, "pareto": Par
 _LOCATION = {"alpha"}  # intervals on the raw scale; the others on the log scale
 _MINIMUM = {"alpha", "scale"}  # estimated by the sample minimum, which they cannot exceed
 _CHUNK_CELLS = 2_000_000  # bootstrap samples drawn at a time (16 MB)
+#: The fewest bootstrap replicates of a test: a p-value is at least ``1 / (B + 1)``, which is below 0.05 only from
+#: ``B = 20`` on (with fewer, no fit could ever be rejected at 5%).
+MIN_BOOTSTRAP = 20
 
 
 @dataclass(frozen=True, eq=False)
@@ -131,11 +134,14 @@ class FitReport:
         sees only the distribution of single durations, which is the same under both conventions, so it cannot
         choose). Within it, the fit of smallest AIC among those not rejected at 5% (``p_value >= 0.05``), where a
         shifted exponential whose ``alpha`` interval reaches 0 gives way to the exponential when that fits too
-        (it is the exponential, with one parameter more); when every fit is rejected (or without bootstrap), the
-        largest p-value, then the smallest KS statistic."""
+        (it is the exponential, with one parameter more); when every fit is rejected, the largest p-value, then the
+        smallest KS statistic. Without bootstrap (``bootstrap=0``) there is no test to choose by: ``ValueError``."""
         if not self.fits:
             raise ValueError("no model could be fitted to this trace: " + "; ".join(
                 f"{k}: {v}" for k, v in self.skipped.items()))
+        if all(np.isnan(f.p_value) for f in self.fits):
+            raise ValueError(f"the fits were made without bootstrap (bootstrap=0): there is no goodness-of-fit test "
+                             f"to choose the best by; fit with bootstrap >= {MIN_BOOTSTRAP}")
         same = [f for f in self.fits if f.per_task == self.per_task] or self.fits
         passed = [f for f in same if f.p_value >= 0.05]
         if any(f.family == "exp" for f in passed):
@@ -157,7 +163,7 @@ class FitReport:
     def table(self) -> pd.DataFrame:
         """One row per fit: name, family, per_task, n, parameters with their intervals, loglik, aic, ks, p_value,
         and which is best."""
-        best = self.best.name if self.fits else None
+        best = self.best.name if self.fits and not all(np.isnan(f.p_value) for f in self.fits) else None
         return pd.DataFrame([{"name": f.name, "family": f.family, "per_task": f.per_task, "n": f.n,
                               "parameters": f.text(), "loglik": f.loglik, "aic": f.aic, "ks": f.ks,
                               "p_value": f.p_value, "best": f.name == best} for f in self.fits],
@@ -315,15 +321,17 @@ def _fit_one(family, per_task, x, rng, bootstrap, persistent) -> Fit:
                aic=2 * len(params) - 2 * loglik, ks=ks, p_value=p_value, n=n, model=model)
 
 
-def fit(t, *, seed=0, bootstrap: int = 200) -> FitReport:
+def fit(t, *, seed=0, bootstrap: int = 200, progress: bool = False) -> FitReport:
     """Fit every family under both conventions to a trace, and keep the trace as a model (see the module
     docstring).
 
     Args:
         t: a :class:`gclib.timings.Timings`, or an ``(iterations, workers, tasks)`` array of durations (checked by
             :meth:`Timings.from_array`). seed: an integer or a ``numpy.random.Generator`` (the bootstrap's only
-            randomness: the same seed gives the same report). bootstrap: replicates of the parametric bootstrap
-            (0: no intervals and no p-values).
+            randomness: the same seed gives the same report). bootstrap: replicates of the parametric bootstrap, at
+            least :data:`MIN_BOOTSTRAP` (0: no intervals, no p-values, and no best fit: :attr:`FitReport.best`
+            refuses). progress: a progress bar over the fits (on stderr; a trace of a million task times takes
+            about a minute).
     Returns:
         :class:`FitReport`.
     """
@@ -333,22 +341,28 @@ def fit(t, *, seed=0, bootstrap: int = 200) -> FitReport:
                                             f"array of durations, got {type(t).__name__}")
         t = Timings.from_array(t)
     bootstrap = checks.integer("bootstrap", bootstrap, low=0)
+    if 0 < bootstrap < MIN_BOOTSTRAP:
+        raise ValueError(f"bootstrap must be 0 (no test) or at least {MIN_BOOTSTRAP} (a p-value below 0.05 needs "
+                         f"{MIN_BOOTSTRAP} replicates), got {bootstrap}")
     rng = checks.generator(seed)
     per_worker, per_task, dead = samples(t)
     persistent = int(np.round(dead.sum(axis=1).mean()))
     fits, skipped = [], {}
     seeds = rng.integers(0, 2 ** 63, size=2 * len(FAMILIES))
-    for ci, (pt, x) in enumerate(((False, per_worker), (True, per_task))):
-        for fi, family in enumerate(FAMILIES):
-            name = f"{family} {'per task' if pt else 'per worker'}"
-            why = _why_not(family, x)
-            if why is None:
-                try:
-                    fits.append(_fit_one(family, pt, x, np.random.default_rng(seeds[ci * len(FAMILIES) + fi]),
-                                         bootstrap, persistent))
-                    continue
-                except ValueError as e:  # parameters a model refuses (e.g. a rate beyond the float64 range)
-                    why = str(e)
-            skipped[name] = why
+    from .progress import progress as _progress
+
+    jobs = [(ci, pt, x, fi, family) for ci, (pt, x) in enumerate(((False, per_worker), (True, per_task)))
+            for fi, family in enumerate(FAMILIES)]
+    for ci, pt, x, fi, family in _progress(jobs, "fit", progress, unit="fit", delay=2):  # shown past 2 s
+        name = f"{family} {'per task' if pt else 'per worker'}"
+        why = _why_not(family, x)
+        if why is None:
+            try:
+                fits.append(_fit_one(family, pt, x, np.random.default_rng(seeds[ci * len(FAMILIES) + fi]),
+                                     bootstrap, persistent))
+                continue
+            except ValueError as e:  # parameters a model refuses (e.g. a rate beyond the float64 range)
+                why = str(e)
+        skipped[name] = why
     return FitReport(fits=fits, persistent=persistent, replay=Replay(t.durations), skipped=skipped, timings=t,
                      task_correlation=task_correlation(t))

@@ -436,7 +436,8 @@ def notebook(stem: str, namespace: MutableMapping[str, Any], /) -> None:
        injected and names a folder called ``figures``, it becomes ``build/figures/PROFILE`` beside it
        (``../build/figures/quick``; relative stays relative when run from the notebook's folder, so the index's
        links still resolve); an injected ``figures_dir`` that is the repository's ``figures/`` is refused.
-    4. ``profile``, ``figures_dir`` and every parameter of the notebook's parameters cell are checked.
+    4. ``profile``, ``figures_dir`` (a folder that exists and can be written, or can be created) and every
+       parameter of the notebook's parameters cell are checked.
 
     Prints one line saying what the profile changed, when it changed anything, and one saying which values set by
     hand it kept.
@@ -449,6 +450,9 @@ def notebook(stem: str, namespace: MutableMapping[str, Any], /) -> None:
     applied = apply_profile(stem, namespace)
     kept = applied.pop(None, {})
     check("figures_dir", _n(namespace, "figures_dir"), str, min_len=1)
+    from .checks import output_dir
+
+    output_dir("parameter figures_dir", namespace["figures_dir"])  # a folder that is, or can be made, writable
     if applied:
         print(f"profile {namespace['profile']!r}: " + ", ".join(f"{k} = {v!r}" for k, v in applied.items()))
     if kept:

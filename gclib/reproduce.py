@@ -327,7 +327,7 @@ def read_manifest(out_dir: Path) -> dict:
     """The manifest in ``out_dir`` (``{}`` when there is none or it is unreadable)."""
     try:
         return json.loads((Path(out_dir) / MANIFEST).read_text())
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return {}
 
 
@@ -374,6 +374,9 @@ def checked_manifest(path: Path) -> dict:
         raise ValueError(f"manifest {path} cannot be read: {e.strerror or e}") from None
     except ValueError as e:  # invalid JSON, or bytes that are not UTF-8
         raise ValueError(f"manifest {path} is not valid JSON ({_one_line(e)}); run gclib reproduce again to "
+                         f"rewrite it") from None
+    except RecursionError:
+        raise ValueError(f"manifest {path} is nested too deeply to be a manifest; run gclib reproduce again to "
                          f"rewrite it") from None
     if not isinstance(man, dict):
         raise ValueError(f"manifest {path} must hold a JSON object, got {type(man).__name__}")

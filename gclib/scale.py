@@ -62,9 +62,11 @@ def _kr(K, r):
     return K, r
 
 
-def gc(K: int, r: int) -> Schedule:
-    """Plain GC with load ``r``: worker ``w`` sends one message after its ``r`` parts; any ``K - r + 1`` decode."""
+def gc(K: int, r: int, name: str = "gc") -> Schedule:
+    """Plain GC with load ``r``: worker ``w`` sends one message after its ``r`` parts; any ``K - r + 1`` decode.
+    ``name``: the scheme named when the schedule is refused for its memory (CRC and RS are GC's schedule)."""
     K, r = _kr(K, r)
+    reserve(name, K, f"workers = {K}: {K:,} messages")
     return _schedule("gc", K, np.arange(K), np.full(K, r), threshold(K, K - r + 1), r, stragglers=r - 1)
 
 
@@ -74,12 +76,14 @@ def frc(K: int, r: int) -> Schedule:
     K, r = _kr(K, r)
     if K % r:
         raise ValueError(f"load must divide workers = {K} for fractional repetition, got {r}")
+    reserve("frc", K, f"workers = {K}: {K:,} messages")
     return _schedule("frc", K, np.arange(K), np.full(K, r), coverage(np.arange(K) // r), r, stragglers=r - 1)
 
 
 def uncoded(K: int) -> Schedule:
     """Uncoded: worker ``w`` sends its one part; all ``K`` are needed."""
     K = checks.integer("workers", K, low=1)
+    reserve("uncoded", K, f"workers = {K}: {K:,} messages")
     return _schedule("uncoded", K, np.arange(K), np.ones(K), threshold(K, K), 1, stragglers=0)
 
 
@@ -94,7 +98,9 @@ def lcc(K: int, r: int) -> Schedule:
     if R > K:
         raise ValueError(f"LCC with load r = {r} needs 2 ceil(K/r) - 1 = {R} results but has only {K} workers")
     work = -(-K // k)
-    return _schedule("lcc", K, np.arange(K), np.full(K, work), threshold(K, R), work, blocks=k, threshold=R)
+    reserve("lcc", K, f"workers = {K}: {K:,} messages")
+    return _schedule("lcc", K, np.arange(K), np.full(K, work), threshold(K, R), work, blocks=k, threshold=R,
+                     stragglers=K - R)
 
 
 def correlated(K: int, r: int, m: int, name: str = "gc-mmc-correlated") -> Schedule:
@@ -107,7 +113,7 @@ def correlated(K: int, r: int, m: int, name: str = "gc-mmc-correlated") -> Sched
     cls = (np.arange(K)[:, None] + np.arange(l)[None, :]).ravel() % K
     rule = ThresholdRule(cls, np.zeros(K, dtype=np.int64), np.array([K - m + 1]))
     return _schedule(name, K, np.repeat(np.arange(K), l), np.tile(np.arange(m, r + 1), K), rule, r, order=m,
-                     messages_per_worker=l)
+                     messages_per_worker=l, stragglers=r - 1)
 
 
 def uc_mmc(K: int, r: int) -> Schedule:
@@ -125,7 +131,8 @@ def uncorrelated(K: int, r: int, orders) -> Schedule:
     l = len(orders)
     reserve("gc-mmc-uncorrelated", K * l, f"workers = {K}, {l} orders: {K * l:,} messages")
     return _schedule("gc-mmc-uncorrelated", K, np.repeat(np.arange(K), l), np.tile(np.array(orders), K),
-                     threshold(K * l, K * l - sum(orders) + 1), r, orders=list(orders))
+                     threshold(K * l, K * l - sum(orders) + 1), r, orders=list(orders),
+                     stragglers=(sum(orders) - 1) // l)
 
 
 def hybrid(K: int, r: int, orders) -> Schedule:
@@ -149,8 +156,7 @@ def hybrid(K: int, r: int, orders) -> Schedule:
     full = np.tile(np.r_[np.zeros(r * l, dtype=bool), np.ones(r, dtype=bool)], P)
     t = r * l - sum(coded) + 1
     rule = FullOrThreshold(np.repeat(np.arange(P), per), full, np.full(P, max(t, 1)))
-    sch = _schedule("hybrid", K, sender, ready, rule, r, orders=list(orders), clusters=P)
-    return sch
+    return _schedule("hybrid", K, sender, ready, rule, r, orders=list(orders), clusters=P, stragglers=r - 1)
 
 
 def sized(sch: Schedule, factor: float, name: str | None = None) -> Schedule:
@@ -174,6 +180,7 @@ def ye_abbe(K: int, s: int, m: int) -> Schedule:
     s, m = checks.integer("stragglers", s, low=0), checks.integer("comm", m, low=1)
     if s + m > K:
         raise ValueError(f"ye-abbe needs s + m <= workers = {K}, got s = {s}, m = {m}")
+    reserve("ye-abbe", K, f"workers = {K}: {K:,} messages")
     sch = _schedule("ye-abbe", K, np.arange(K), np.full(K, s + m), threshold(K, K - s), s + m, stragglers=s, comm=m)
     return sized(sch, 1.0 / m)
 
@@ -186,6 +193,7 @@ def kadhe(K: int, s: int, m: int) -> Schedule:
     d = s + m
     if K % d:
         raise ValueError(f"kadhe needs the load d = s + m = {d} to divide K = {K}")
+    reserve("kadhe", K, f"workers = {K}: {K:,} messages")
     rule = ThresholdRule(np.arange(K), np.arange(K) // d, np.full(K // d, m))
     return sized(_schedule("kadhe", K, np.arange(K), np.full(K, d), rule, d, stragglers=s, comm=m), 1.0 / m)
 
@@ -217,12 +225,14 @@ def tile(schedules: Iterable[Schedule], name: str | None = None) -> Schedule:
     return out
 
 
-def clustered(build: Callable[[int], Schedule], K: int, P: int, r: int) -> Schedule:
+def clustered(build: Callable[[int], Schedule], K: int, P: int, r: int, name: str = "clustered") -> Schedule:
     """``build(K_c)`` in each of ``P`` clusters of sizes differing by at most one (each at least ``r``), as
-    ``gclib.codes.mmc.clustered_design``; ``P = 1`` is ``build(K)``."""
+    ``gclib.codes.mmc.clustered_design``; ``P = 1`` is ``build(K)``. ``name``: the scheme named when the schedule
+    (at least a message per worker) is refused for its memory, before the clusters are listed."""
     from .codes.mmc import cluster_sizes
 
     K, r = _kr(K, r)
+    reserve(name, K, f"workers = {K}, load = {r}: at least {K:,} messages")
     sizes = cluster_sizes(K, P, r)
     if len(sizes) == 1:
         return build(K)

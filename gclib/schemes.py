@@ -157,7 +157,7 @@ def _scale():
 
 def _cl(build, K, r, P, name):
     scale = _scale()
-    return scale.named(scale.clustered(build, K, P, r), name, clusters=int(P))
+    return scale.named(scale.clustered(build, K, P, r, name), name, clusters=int(P))
 
 
 def _schedules() -> dict:
@@ -167,8 +167,9 @@ def _schedules() -> dict:
     return {
         "uncoded": lambda n: sc().uncoded(n),
         "frc": lambda n, s: sc().named(sc().frc(n, s + 1), "frc"),
-        "crc": lambda n, s, seed=0, exact=False: sc().named(sc().gc(n, s + 1), "crc"),
-        "rs": lambda n, s, points="equispaced", exact=False: sc().sized(sc().gc(n, s + 1), _complex(points), "rs"),
+        "crc": lambda n, s, seed=0, exact=False: sc().named(sc().gc(n, s + 1, "crc"), "crc"),
+        "rs": lambda n, s, points="equispaced", exact=False: sc().sized(sc().gc(n, s + 1, "rs"), _complex(points),
+                                                                        "rs"),
         "ye-abbe": lambda n, s, m=1, points="equispaced", exact=False: sc().sized(sc().ye_abbe(n, s, m),
                                                                                   _complex(points)),
         "kadhe": lambda n, s, m=None, generator="gaussian", seed=0, exact=False: (

@@ -24,7 +24,7 @@ from . import checks
 from .codes.base import GradientCode
 from .jsonable import jsonable
 from .progress import progress as _progress
-from .stats import Z95, mean_ci, paired_change  # noqa: F401  (paired_change: part of this module's interface)
+from .stats import Z95, mean_ci, median_ci, paired_change  # noqa: F401  (part of this module's interface)
 from .stragglers import ComputeModel
 
 
@@ -104,6 +104,37 @@ def queued(arrival: np.ndarray, service: np.ndarray) -> np.ndarray:
     return out
 
 
+def tail_index(model) -> float:
+    """The tail index of one worker's compute time under ``model``: ``a`` with ``P(T > t) ~ t ** -a`` (a Pareto's
+    ``shape``; ``inf`` for the light tails of the exponential models, a recorded trace, and a constant), through
+    the wrapper of persistent stragglers."""
+    from .stragglers import Pareto, Persistent
+
+    if isinstance(model, Persistent):
+        return tail_index(model.base)
+    if isinstance(model, Pareto):
+        return float(model.shape)
+    return math.inf
+
+
+def completion_tail_index(code, model) -> float:
+    """The tail index of the completion time of ``code`` under ``model`` (over the trials that decode): an
+    iteration waits at worst for the ``s + 1``-th slowest worker alive (``s = code.stragglers``, less the
+    persistent stragglers, which are out of every decodable trial already), and the ``k``-th largest of independent
+    draws of tail index ``a`` has tail index ``k a`` (``a`` = :func:`tail_index`). Its mean is finite iff the index
+    exceeds 1 (never for uncoded under a Pareto of ``shape <= 1``), its variance iff it exceeds 2."""
+    from .stragglers import Persistent
+
+    a = tail_index(model)
+    if math.isinf(a):
+        return math.inf
+    dead = 0
+    if isinstance(model, Persistent):
+        dead = model.count or len(model.workers or ())
+    s = int(getattr(code, "stragglers", 0) or 0)
+    return max(s + 1 - dead, 1) * a
+
+
 @dataclass
 class SimResult:
     """Per-trial results of :func:`simulate` (each array ``(trials,)``)."""
@@ -174,6 +205,11 @@ class Schedule:
     @property
     def load(self) -> int:
         return int(self.lengths.max())
+
+    @property
+    def stragglers(self) -> int:
+        """Worst-case stragglers tolerated, as the code's (``info["stragglers"]``; 0 where not stated)."""
+        return int(self.info.get("stragglers", 0))
 
     def summary(self) -> dict:
         return dict(self.info)

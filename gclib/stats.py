@@ -2,8 +2,8 @@
 
 * :class:`Estimate`: a number with its 95% interval (a mean's, a median's, a proportion's, a difference's);
 * intervals of one sample: :func:`mean_ci` (normal, for Monte Carlo means over many trials), :meth:`Estimate.of`
-  (Student-t, for a handful of runs or iterations), :meth:`Estimate.median` (order statistics, no moments
-  needed), :func:`wilson` and :func:`proportion` (a fraction of successes);
+  (Student-t, for a handful of runs or iterations), :meth:`Estimate.median` and :func:`median_ci` (order
+  statistics, no moments needed), :func:`wilson` and :func:`proportion` (a fraction of successes);
 * :func:`percentile_interval`: a bootstrap's 95% interval;
 * paired comparisons, for samples drawn with common random numbers (trial ``i`` of both under the same draws, or
   iteration ``i`` of two runs under the same injected delays): :func:`paired_difference` (the mean of ``a - b``),
@@ -140,6 +140,15 @@ def mean_ci(x) -> tuple[float, float]:
     if x.size == 1:
         return float(x[0]), math.nan
     return float(x.mean()), float(Z95 * x.std(ddof=1) / math.sqrt(x.size))
+
+
+def median_ci(x) -> tuple[float, float, float]:
+    """Median of the finite entries of ``x`` with its distribution-free 95% interval (:meth:`Estimate.median`:
+    order statistics, defined whatever the tail, where a mean may not be): ``(median, lo, hi)``, NaN bounds below
+    six entries."""
+    x = np.asarray(x, dtype=float).ravel()
+    e = Estimate.median(x[np.isfinite(x)])
+    return e.value, e.lo, e.hi
 
 
 def wilson(k: int, n: int) -> tuple[float, float]:
@@ -281,5 +290,5 @@ def paired_matrix(x) -> PairedMatrix:
     return PairedMatrix(mean, c @ c.T / (n - 1), n)
 
 
-__all__ = ["Estimate", "PairedMatrix", "Z95", "mean_ci", "paired_change", "paired_difference", "paired_matrix",
+__all__ = ["Estimate", "PairedMatrix", "Z95", "mean_ci", "median_ci", "paired_change", "paired_difference", "paired_matrix",
            "paired_sign", "percentile_interval", "proportion", "wilson"]

@@ -91,6 +91,33 @@ class VerifyResult:
                 f"do not decode to the target")
 
 
+def patterns_to_check(code: GradientCode, *, stragglers: Optional[int] = None, messages: Optional[int] = None,
+                      max_patterns: int = 200_000) -> tuple:
+    """``(number of patterns, kind)`` that :func:`verify` would check (``kind``: ``"stragglers"`` or
+    ``"messages"``), from the code's sizes alone: it needs no exact form, so that a request too large is refused
+    before an exact code is built. ``stragglers`` and ``messages`` cannot both be given.
+
+    Raises:
+        ValueError: both given, one out of range, or more than ``max_patterns`` patterns.
+    """
+    if messages is not None and stragglers is not None:
+        raise ValueError("give messages or stragglers, not both: a set of received messages is checked, or a "
+                         "pattern of straggling workers")
+    if messages is not None:
+        if not _is_int(messages) or not 1 <= messages <= code.n_messages:
+            raise ValueError(f"messages must lie in [1, {code.n_messages}], got {messages}")
+        total, kind = _ncr(code.n_messages, messages), "messages"
+    else:
+        n = code.n_workers
+        s = code.stragglers if stragglers is None else stragglers
+        if not _is_int(s) or not 0 <= s < n:
+            raise ValueError(f"stragglers must lie in [0, {n - 1}], got {s}")
+        total, kind = _ncr(n, s), "stragglers"
+    if total > max_patterns:
+        raise ValueError(f"{total} patterns to check exceeds max_patterns = {max_patterns}; choose a smaller code")
+    return total, kind
+
+
 def verify(code: GradientCode, *, stragglers: Optional[int] = None, messages: Optional[int] = None,
            max_patterns: int = 200_000) -> VerifyResult:
     """Exhaustively check a code in exact arithmetic.
@@ -101,27 +128,16 @@ def verify(code: GradientCode, *, stragglers: Optional[int] = None, messages: Op
     """
     if not code.exact:
         raise ValueError(f"code '{code.name}' is approximate; there is no exact decoding to verify")
+    total, kind = patterns_to_check(code, stragglers=stragglers, messages=messages, max_patterns=max_patterns)
     # the exact matrix, a copy of its received rows and their rank computation: about 300 bytes an entry
     checks.need_memory(f"exact verification of '{code.name}'", 300 * code.n_messages * code.B.shape[1],
                        sizes=f"{code.n_messages} messages x {code.B.shape[1]} columns", lower="workers")
     B = exact_matrix(code)
     T = exact_target(code)
-    n = code.n_workers
-    if messages is not None:
-        if not _is_int(messages) or not 1 <= messages <= code.n_messages:
-            raise ValueError(f"messages must lie in [1, {code.n_messages}], got {messages}")
+    if kind == "messages":
         patterns = combinations(range(code.n_messages), messages)
-        total = _ncr(code.n_messages, messages)
-        kind = "messages"
     else:
-        s = code.stragglers if stragglers is None else stragglers
-        if not _is_int(s) or not 0 <= s < n:
-            raise ValueError(f"stragglers must lie in [0, {n - 1}], got {s}")
-        patterns = combinations(range(n), s)
-        total = _ncr(n, s)
-        kind = "stragglers"
-    if total > max_patterns:
-        raise ValueError(f"{total} patterns to check exceeds max_patterns = {max_patterns}; choose a smaller code")
+        patterns = combinations(range(code.n_workers), code.stragglers if stragglers is None else stragglers)
     checked = 0
     for pat in patterns:
         if kind == "messages":

@@ -28,6 +28,7 @@ arXiv:2505.05713: one row per operation with ``step``, ``dp_rank``, ``stage``, `
 """
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass, field
 from typing import Optional, Sequence
@@ -49,6 +50,13 @@ OPTIONAL = ("host",)
 #: a few dozen samples (the KS statistic's 5% critical value is about 1.36 / sqrt(n): 0.25 at n = 30). 30 is
 #: also what a short profile gives (8 workers, 4 iterations of one task each = 32).
 MIN_SAMPLES = 30
+#: the most rows :func:`read` takes from a file: a larger trace is refused as soon as the row after them is read.
+#: Its fits' bootstrap (:func:`gclib.fit.fit`) draws about 2 x 200 replicates of every sample, a minute or so at this
+#: size on one core; a million task times describe a cluster's stragglers as well as more would.
+MAX_ROWS = 1_000_000
+#: the spellings of "never finished" in the ``seconds`` column (any case); any other number too large for float64
+#: is refused, not read as never.
+INF_WORDS = ("inf", "+inf", "infinity", "+infinity")
 
 _LOWEST = {"iteration": 0, "worker": 0, "task": 1}
 
@@ -112,10 +120,15 @@ class Timings:
 
 def _array(durations, name) -> np.ndarray:
     try:
-        d = np.asarray(durations, dtype=float)
+        raw = np.asarray(durations)
+        complex_ = np.iscomplexobj(raw)
+        d = None if complex_ else np.asarray(raw, dtype=float)
     except (TypeError, ValueError):
         raise checks.ParameterTypeError(f"{name} must be an (iterations, workers, tasks) array of seconds, got "
                                         f"{type(durations).__name__}") from None
+    if complex_:  # float() would drop the imaginary parts without a word
+        raise checks.ParameterTypeError(f"{name} must be an (iterations, workers, tasks) array of real seconds, got "
+                                        f"a complex array")
     if d.ndim != 3:
         raise ValueError(f"{name} must be an (iterations, workers, tasks) array of seconds, got shape {d.shape}")
     bad = d < 0
@@ -169,6 +182,8 @@ def write(path, durations, hosts: Optional[Sequence[str]] = None, *, iteration_i
     try:
         rows.to_csv(tmp, index=False)
         os.replace(tmp, p)
+    except OSError as e:  # a full disk, say: the error names the file asked for
+        raise OSError(e.errno, e.strerror or str(e), str(p)) from None
     finally:
         if tmp.exists():
             tmp.unlink()
@@ -185,20 +200,41 @@ def read(path, *, min_samples: int = MIN_SAMPLES) -> Timings:
         task of the same worker that never finished, a worker on two hosts, fewer than 2 workers, or fewer than
         ``min_samples`` finite durations.
     """
-    p = checks.input_path("trace", path, kind="file", must_exist=True)
+    p = checks.input_path("trace", path, kind="file", must_exist=True)  # a regular file: never a FIFO or device
     name = os.fspath(path)
     try:
-        frame = pd.read_csv(p, dtype={"host": str}, keep_default_na=True, skipinitialspace=True)
+        frame = pd.read_csv(p, dtype={"host": str, "seconds": str}, keep_default_na=True, skipinitialspace=True,
+                            nrows=MAX_ROWS + 1)
     except pd.errors.EmptyDataError:
         raise ValueError(f"{name}: empty file, expected a CSV with columns {', '.join(COLUMNS)}") from None
-    except (pd.errors.ParserError, UnicodeDecodeError) as e:
+    except pd.errors.ParserError as e:  # pandas names the line and the field counts, not the content
         raise ValueError(f"{name}: not a readable CSV ({str(e).strip().splitlines()[0]})") from None
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{name}: not a readable CSV (not UTF-8 text at byte {e.start})") from None
+    except OSError as e:
+        raise ValueError(f"{name}: cannot be read: {e.strerror or e}") from None
+    if len(frame) > MAX_ROWS:
+        raise ValueError(f"{name}: more than {MAX_ROWS:,} rows, too large a trace to fit (its bootstrap draws every "
+                         f"sample hundreds of times); keep a part of its iterations")
     return from_frame(frame, source=name, min_samples=min_samples, _line=2)
 
 
-def _value(v):
-    """A cell as it is shown in a message (a plain Python value, not a numpy scalar)."""
-    return repr(v.item() if isinstance(v, np.generic) else v)
+def _value(v, line):
+    """A cell as it is shown in a message: ``", got VALUE"`` for a table or an array given in Python (a plain
+    Python value, not a numpy scalar); nothing for a file (``line`` not ``None``): an error names the file, the
+    column and the line, never what the file holds beyond its header."""
+    if line is not None:
+        return ""
+    return f", got {repr(v.item() if isinstance(v, np.generic) else v)}"
+
+
+def _overflows(cell) -> bool:
+    """A cell that is a number, written out, beyond the float64 range (not one of :data:`INF_WORDS`)."""
+    text = str(cell).strip()
+    try:
+        return math.isinf(float(text)) and text.lower().lstrip("+-") not in INF_WORDS
+    except (ValueError, OverflowError):
+        return False
 
 
 def _where(index, line, n_bad) -> str:
@@ -216,9 +252,13 @@ def from_frame(frame: pd.DataFrame, *, source: str = "trace", min_samples: int =
     frame = frame.reset_index(drop=True)
     missing = [c for c in COLUMNS if c not in frame.columns]
     if missing:
+        # the first line is shown only when it is a trace's header (it names a column of one): any other file's
+        # first line is content, and stays out of the message
+        header = any(c in frame.columns for c in (*COLUMNS, *OPTIONAL)) or _line is None
+        found = (f"found {', '.join(map(str, frame.columns)) or 'none'}" if header else
+                 "its first line is not the header of a timing trace")
         raise ValueError(f"{source}: missing column{'s' * (len(missing) > 1)} {', '.join(map(repr, missing))} "
-                         f"(a trace has columns {', '.join(COLUMNS)}, optionally host; found "
-                         f"{', '.join(map(str, frame.columns)) or 'none'})")
+                         f"(a trace has columns {', '.join(COLUMNS)}, optionally host; {found})")
     if frame.empty:
         raise ValueError(f"{source}: no rows (at least {min_samples} finite task times are needed)")
     ids = {}
@@ -228,13 +268,13 @@ def from_frame(frame: pd.DataFrame, *, source: str = "trace", min_samples: int =
         bad = ~np.isfinite(num) | (num != np.round(num))
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
-            raise ValueError(f"{source}: column {col!r} must hold integers, got {_value(raw.iloc[i])} at "
+            raise ValueError(f"{source}: column {col!r} must hold integers{_value(raw.iloc[i], _line)} at "
                              f"{_where(i, _line, int(bad.sum()))}")
         low = num < _LOWEST[col]
         if low.any():
             i = int(np.flatnonzero(low)[0])
-            raise ValueError(f"{source}: column {col!r} must hold integers >= {_LOWEST[col]}, got {int(num[i])} at "
-                             f"{_where(i, _line, int(low.sum()))}")
+            raise ValueError(f"{source}: column {col!r} must hold integers >= {_LOWEST[col]}"
+                             f"{_value(int(num[i]), _line)} at {_where(i, _line, int(low.sum()))}")
         ids[col] = num.astype(np.int64)
     raw = frame["seconds"]
     sec = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
@@ -244,9 +284,19 @@ def from_frame(frame: pd.DataFrame, *, source: str = "trace", min_samples: int =
         i = int(np.flatnonzero(text)[0])
         if str(raw.iloc[i]).strip().lower() in ("nan", "-nan", "+nan"):
             empty, text = empty | text, np.zeros_like(text)
+        elif _overflows(raw.iloc[i]):
+            raise ValueError(f"{source}: column 'seconds' holds a number too large for a float at "
+                             f"{_where(i, _line, int(text.sum()))} (write inf for a task that never finished)")
         else:
-            raise ValueError(f"{source}: column 'seconds' must hold numbers (inf for a task that never finished), "
-                             f"got {_value(raw.iloc[i])} at {_where(i, _line, int(text.sum()))}")
+            raise ValueError(f"{source}: column 'seconds' must hold numbers (inf for a task that never finished)"
+                             f"{_value(raw.iloc[i], _line)} at {_where(i, _line, int(text.sum()))}")
+    if not pd.api.types.is_numeric_dtype(raw):  # read as text: a number beyond float64 is not "never finished"
+        huge = np.isinf(sec)
+        huge[huge] = [_overflows(c) for c in raw[huge]]
+        if huge.any():
+            i = int(np.flatnonzero(huge)[0])
+            raise ValueError(f"{source}: column 'seconds' holds a number too large for a float at "
+                             f"{_where(i, _line, int(huge.sum()))} (write inf for a task that never finished)")
     nan = np.isnan(sec)
     if nan.any():
         i = int(np.flatnonzero(nan)[0])
@@ -255,19 +305,21 @@ def from_frame(frame: pd.DataFrame, *, source: str = "trace", min_samples: int =
     neg = sec < 0
     if neg.any():
         i = int(np.flatnonzero(neg)[0])
-        raise ValueError(f"{source}: column 'seconds' must hold durations >= 0, got {_value(sec[i])} at "
+        raise ValueError(f"{source}: column 'seconds' must hold durations >= 0{_value(sec[i], _line)} at "
                          f"{_where(i, _line, int(neg.sum()))}")
     key = pd.DataFrame(ids)
     dup = key.duplicated().to_numpy()
     if dup.any():
         i = int(np.flatnonzero(dup)[0])
-        raise ValueError(f"{source}: (iteration, worker, task) = ({ids['iteration'][i]}, {ids['worker'][i]}, "
-                         f"{ids['task'][i]}) appears twice, again at {_where(i, _line, int(dup.sum()))}")
+        first = int(np.flatnonzero((key == key.iloc[i]).all(axis=1).to_numpy())[0])
+        what = ("an (iteration, worker, task)" if _line is not None else
+                f"(iteration, worker, task) = ({ids['iteration'][i]}, {ids['worker'][i]}, {ids['task'][i]})")
+        raise ValueError(f"{source}: {what} appears twice, at {_where(first, _line, 1)} and again at "
+                         f"{_where(i, _line, int(dup.sum()))}")
     iteration_ids, it = np.unique(ids["iteration"], return_inverse=True)
     worker_ids, w = np.unique(ids["worker"], return_inverse=True)
     if len(worker_ids) < 2:
-        raise ValueError(f"{source}: a trace needs at least 2 workers, got {len(worker_ids)} "
-                         f"(worker {worker_ids[0]})")
+        raise ValueError(f"{source}: a trace needs at least 2 workers, got {len(worker_ids)}")
     n_tasks = int(ids["task"].max())
     if len(iteration_ids) * len(worker_ids) * n_tasks > 50_000_000:
         raise ValueError(f"{source}: {len(iteration_ids)} iterations x {len(worker_ids)} workers x {n_tasks} tasks "
@@ -281,8 +333,10 @@ def from_frame(frame: pd.DataFrame, *, source: str = "trace", min_samples: int =
         a, b, c = (int(x) for x in np.argwhere(after)[0])
         row = np.flatnonzero((it == a) & (w == b) & (ids["task"] == c + 1))[0]
         first = int(np.flatnonzero(never[a, b])[0]) + 1
-        raise ValueError(f"{source}: worker {worker_ids[b]} in iteration {iteration_ids[a]} has a finite time for "
-                         f"task {c + 1} after task {first} never finished (inf), at {_where(int(row), _line, 1)}")
+        before = np.flatnonzero((it == a) & (w == b) & (ids["task"] == first))[0]
+        who = ("a worker" if _line is not None else f"worker {worker_ids[b]} in iteration {iteration_ids[a]}")
+        raise ValueError(f"{source}: {who} has a finite time for task {c + 1} after task {first} never finished "
+                         f"(inf), at {_where(int(row), _line, 1)} (the inf at {_where(int(before), _line, 1)})")
     finite = int(np.isfinite(d).sum())
     if finite < min_samples:
         raise ValueError(f"{source}: too few samples: {finite} finite task times, at least {min_samples} are needed "
@@ -294,6 +348,11 @@ def from_frame(frame: pd.DataFrame, *, source: str = "trace", min_samples: int =
         two = per[per["w"].duplicated(keep=False)]
         if len(two):
             wb = int(two["w"].iloc[0])
+            if _line is not None:  # the lines, not the host names the file holds
+                rows = [int(np.flatnonzero((w == wb) & (h == name))[0]) for name in two[two["w"] == wb]["h"]]
+                where = " and ".join(_where(r, _line, 1) for r in sorted(rows)[:2])
+                raise ValueError(f"{source}: a worker appears on several hosts (at {where}); one worker id per "
+                                 f"process")
             names = sorted(two[two["w"] == wb]["h"])
             raise ValueError(f"{source}: worker {worker_ids[wb]} appears on several hosts "
                              f"({', '.join(map(repr, names))}); one worker id per process")
@@ -557,8 +616,8 @@ def _read_wide(p, name, cols, min_samples) -> Conversion:
         bad = ~np.isfinite(num) | (num != np.round(num)) | (num < 0)
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
-            raise ValueError(f"{name}: column {it!r} must hold iteration numbers (integers >= 0), got "
-                             f"{raw.iloc[i]!r} at {_where(i, 2, int(bad.sum()))}")
+            raise ValueError(f"{name}: column {it!r} must hold iteration numbers (integers >= 0) at "
+                             f"{_where(i, 2, int(bad.sum()))}")
         iters = num.astype(np.int64)
         notes.append(f"iterations from column {it!r}")
     else:
@@ -579,13 +638,12 @@ def _read_wide(p, name, cols, min_samples) -> Conversion:
         text = np.isnan(sec) & ~empty
         if text.any():
             i = int(np.flatnonzero(text)[0])
-            raise ValueError(f"{name}: column {c!r} must hold seconds (empty: not observed, inf: never finished), got "
-                             f"{raw.iloc[i]!r} at {_where(i, 2, int(text.sum()))}")
+            raise ValueError(f"{name}: column {c!r} must hold seconds (empty: not observed, inf: never finished) at "
+                             f"{_where(i, 2, int(text.sum()))}")
         neg = sec < 0
         if neg.any():
             i = int(np.flatnonzero(neg)[0])
-            raise ValueError(f"{name}: column {c!r} must hold durations >= 0, got {_value(sec[i])} at "
-                             f"{_where(i, 2, int(neg.sum()))}")
+            raise ValueError(f"{name}: column {c!r} must hold durations >= 0 at {_where(i, 2, int(neg.sum()))}")
         cells += len(sec)
         ok = ~np.isnan(sec)
         rows.append(pd.DataFrame({"iteration": iters[ok], "worker": wid, "task": 1, "seconds": sec[ok]}))
@@ -627,16 +685,15 @@ def _read_ops(p, name, stages, min_samples) -> Conversion:
         bad = ~np.isfinite(v) | (v != np.round(v)) | ((v < 0) & (col != "mb_id"))
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
-            raise ValueError(f"{name}: column {col!r} must hold integers{'' if col == 'mb_id' else ' >= 0'}, got "
-                             f"{_value(frame[col].iloc[i])} at row {i}")
+            raise ValueError(f"{name}: column {col!r} must hold integers{'' if col == 'mb_id' else ' >= 0'} at row {i}")
     dur = pd.to_numeric(frame["duration"], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
     compute = op.isin(COMPUTE_OPS).to_numpy()
     with_mb = compute & (frame["mb_id"].to_numpy() >= 0)
     bad = with_mb & ~(np.isfinite(dur) & (dur >= 0))
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"{name}: column 'duration' must hold finite durations >= 0 for the compute operations, got "
-                         f"{_value(dur[i])} at row {i}")
+        raise ValueError(f"{name}: column 'duration' must hold finite durations >= 0 for the compute operations, at "
+                         f"row {i}")
     if not with_mb.any():
         raise ValueError(f"{name}: no {' or '.join(COMPUTE_OPS)} operation with a microbatch id (mb_id >= 0): "
                          f"nothing to make task times of")

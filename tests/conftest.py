@@ -3,6 +3,8 @@ import os
 import shutil
 import tempfile
 
+import pytest
+
 _HYPOTHESIS_HOME = None
 
 
@@ -19,3 +21,11 @@ def pytest_unconfigure(config):
     if _HYPOTHESIS_HOME is not None:
         shutil.rmtree(_HYPOTHESIS_HOME, ignore_errors=True)
         os.environ.pop("HYPOTHESIS_STORAGE_DIRECTORY", None)
+
+
+@pytest.fixture(scope="session")
+def docs_site(tmp_path_factory):
+    """The documentation site, staged and built once per session (tests/docs_site.py): its folder."""
+    import docs_site as site
+
+    return site.build(tmp_path_factory.mktemp("docs"))

@@ -296,3 +296,18 @@ def test_default_trials_stop_once_the_means_are_precise():
     assert half > adv.PRECISION
     c = adv.advise({"heavy": HEAVY}, 8, seed=0, trials=300)
     assert c.settings["trials"] == 300 and c.settings["precision"] is None
+
+
+def test_the_workload_counts_the_shared_draws_and_the_queue():
+    w = adv.workload(8, 3, trials=100)
+    assert w["candidates"] <= adv.SCREEN_ABOVE and w["cells"] == 100 * 8 * 3  # no race: the draws of the trials
+    q = adv.workload(8, 3, trials=100, queue=True)
+    loads = [d.load for d in adv.candidates(8, 3)]
+    assert q["cells"] == w["cells"] + 100 * 8 * sum(loads)  # every message of every design, from its schedule
+    big = adv.workload(10_000)  # the race and the most trials of the default, one model: allowed
+    assert big["cells"] == (adv.SCREEN_TRIALS + adv.TRIALS) * 10_000 * 100 < adv.MAX_CELLS
+    assert adv.workload(10_000, models=3)["cells"] == 3 * big["cells"]
+    with pytest.raises(ValueError, match="would simulate about 2.4e"):
+        adv.check_workload(8, trials=10 ** 12)
+    with pytest.raises(ValueError, match=r"loads up to 2000\).*--max-load"):
+        adv.check_workload(10_000, 2000)

@@ -125,22 +125,48 @@ def test_a_summary_without_a_finite_mean_prints_na(capsys):
     # more persistent stragglers than the code tolerates: no trial decodes, and the line says so
     assert main(["simulate", "--scheme", "crc", "--workers", "8", "--stragglers", "1", "--persistent", "2",
                  "--trials", "10"]) == 0
-    assert capsys.readouterr().out.strip().splitlines()[-1] == (
-        "  mean time n/a +/- n/a (model time units), messages n/a, computations n/a, volume n/a (10 trials, 10 never "
-        "decoded)")
+    assert capsys.readouterr().out.strip().splitlines()[-2:] == [
+        "  mean time n/a +/- n/a (model time units)",
+        "  median time n/a (95% CI n/a to n/a), messages n/a, computations n/a, volume n/a (10 trials, 10 never "
+        "decoded)"]
+
+
+def test_an_infinite_mean_is_said_infinite_and_the_median_given(capsys):
+    """A Pareto of shape 1/2 has no mean, nor has uncoded's completion time (the slowest worker): the sample
+    mean of the trials, finite, estimates nothing. CRC tolerating 2 waits for the third slowest at worst: a tail
+    index of 1.5, a finite mean of infinite variance (no interval)."""
+    args = ["simulate", "--workers", "8", "--model", "pareto", "--shape", "0.5", "--trials", "2000"]
+    assert main(args + ["--scheme", "uncoded"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1].startswith("  mean time infinite (the completion time's tail index is 0.5: 0.5 per worker, and "
+                               "an iteration may wait for its slowest worker); the mean of these trials, ")
+    assert lines[2].startswith("  median time ")
+    assert main(args + ["--scheme", "uncoded", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["mean_time"] is None and out["mean_time_finite"] is False and out["sample_mean_time"] > 0
+    lo, hi = out["median_time_ci95"]
+    assert 0 < lo <= out["median_time"] <= hi
+    assert main(args + ["--scheme", "crc", "--stragglers", "2", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["mean_time_finite"] and not out["variance_time_finite"] and out["ci95_time"] is None
+    assert main(args + ["--scheme", "crc", "--stragglers", "4", "--json"]) == 0  # tail index 2.5
+    out = json.loads(capsys.readouterr().out)
+    assert out["variance_time_finite"] and out["ci95_time"] > 0
 
 
 # ----------------------------------------------------------------------------------------------- memory
 @pytest.mark.parametrize("argv,needle", [
     (["--scheme", "crc", "--workers", "99999999999999999999", "--stragglers", "1"],
-     "crc with workers = 99999999999999999999, stragglers = 1 needs about"),
-    (["--scheme", "uncoded", "--workers", "200000"], "uncoded with workers = 200000 needs about 894 GiB"),
+     "the schedule of 'crc' with workers = 99999999999999999999: 99,999,999,999,999,999,999 messages needs about"),
+    # uncoded's schedule: 128 bytes a message (its dense code would need 4 PiB)
+    (["--scheme", "uncoded", "--workers", "200000000"],
+     "the schedule of 'uncoded' with workers = 200000000: 200,000,000 messages needs about 23.8 GiB"),
     (["--scheme", "crc", "--workers", "8", "--stragglers", "1", "--trials", "99999999999999"],
      "simulate of 'crc' with trials = 99999999999999, 8 workers, load 2, 8 messages needs about"),
     (["--scheme", "partial", "--workers", "8", "--stragglers", "1", "--pieces", "10000000000"],
      "partial with workers = 8, pieces = 10000000000 needs about"),
     (["--scheme", "gc", "--workers", "99999999999999999999", "--load", "2", "--clusters", "9999999999999999999"],
-     "with workers = 99999999999999999999, load = 2 needs about"),
+     "the schedule of 'gc' with workers = 99999999999999999999, load = 2: at least"),
 ])
 def test_sizes_too_large_for_memory_are_refused_at_once(argv, needle, capsys, monkeypatch):
     monkeypatch.setenv(checks.MEMORY_ENV, "4G")
@@ -271,18 +297,18 @@ def test_ctrl_c_from_outside_is_one_line_and_exit_130():
     assert p.returncode == 130 and err == "gclib: interrupted\n", err
 
 
-#: Run in the child before gclib: an import hook that says when NumPy starts to load and waits there (for the
-#: signal), so that the SIGINT arrives exactly while ``gclib`` is still starting, as an early Ctrl-C does.
-_WAIT_FOR_NUMPY = """\
+#: Run in the child before gclib: an import hook that says when the module MODULE starts to load and waits there
+#: (for the signal), so that the SIGINT arrives exactly while ``gclib`` is still starting, as an early Ctrl-C does.
+_WAIT_FOR = """\
 import sys, time
-class WaitAtNumpy:
+class WaitAt:
     def find_spec(self, name, path=None, target=None):
-        if name == "numpy":
+        if name == "MODULE":
             sys.meta_path.remove(self)
-            print("importing numpy", flush=True)
+            print("importing MODULE", flush=True)
             time.sleep(60)
         return None
-sys.meta_path.insert(0, WaitAtNumpy())
+sys.meta_path.insert(0, WaitAt())
 """
 
 
@@ -290,18 +316,21 @@ sys.meta_path.insert(0, WaitAtNumpy())
     "import re, sys\nfrom gclib.cli import main\nsys.exit(main())\n",  # what the console script `gclib` runs
     "import runpy\nrunpy.run_module('gclib', run_name='__main__', alter_sys=True)\n",  # python -m gclib
 ])
-def test_ctrl_c_while_gclib_starts_is_one_line_and_exit_130(entry):
+# NumPy, and the first module of the command line's own (importing gclib.cli loads nothing but os and sys)
+@pytest.mark.parametrize("module", ["numpy", "gclib.cli.options"])
+def test_ctrl_c_while_gclib_starts_is_one_line_and_exit_130(entry, module):
     env = dict(os.environ, PYTHONPATH=ROOT)
-    p = subprocess.Popen([sys.executable, "-c", _WAIT_FOR_NUMPY + entry, "list"], stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT)
-    out, err = _interrupt_after(p, "importing numpy\n")
+    p = subprocess.Popen([sys.executable, "-c", _WAIT_FOR.replace("MODULE", module) + entry, "list"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT)
+    out, err = _interrupt_after(p, f"importing {module}\n")
     assert p.returncode == 130 and err == "gclib: interrupted\n" and out == "", err
 
 
 def test_the_command_line_module_and_the_package_import_without_numpy():
     # what makes the early Ctrl-C main's: nothing heavy is imported before main runs
     code = ("import sys, gclib, gclib.cli\n"
-            "print(sorted(m for m in ('numpy', 'scipy', 'gclib.codes', 'gclib.checks') if m in sys.modules))")
+            "print(sorted(m for m in ('numpy', 'scipy', 'argparse', 'gclib.codes', 'gclib.checks', 'gclib.cli.options')"
+            " if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT,
                          env=dict(os.environ, PYTHONPATH=ROOT))
     assert out.returncode == 0 and out.stdout.strip() == "[]", out.stderr
@@ -380,3 +409,39 @@ def test_gradient_code_names_the_bad_field(kw, needle):
 def test_library_errors_name_the_argument(call, exc, needle):
     with pytest.raises(exc, match=needle):
         call(codes.crc(6, 2), ShiftedExponential())
+
+
+# ---------------------------------------------------------------------------------------------- a full disk
+def _disk_full(*args, **kwargs):
+    import errno
+
+    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+
+def test_a_full_disk_names_the_file_it_could_not_write(tmp_path, capsys, monkeypatch):
+    """What the disk refuses (here: every write fails with ENOSPC) is named by its path, in one line; the results
+    computed before are kept (a run's are printed all the same)."""
+    import pandas as pd
+
+    from gclib import timings
+    from gclib.advise import Advice
+    from gclib.cli.run import write_measured
+    from gclib.runtime import RunResult
+
+    d = 0.01 + np.random.default_rng(0).exponential(0.1, size=(10, 4, 1))
+    trace = tmp_path / "t.csv"
+    timings.write(trace, d)
+    monkeypatch.setattr(pd.DataFrame, "to_csv", _disk_full)
+    with pytest.raises(OSError) as e:
+        timings.write(tmp_path / "out.csv", d)
+    assert e.value.filename == str(tmp_path / "out.csv") and "No space left" in e.value.strerror
+    res = RunResult(records=[{"iteration": 0}], theta=np.zeros(2), spec={"code": {"workers": 2, "load": 1}},
+                    tasks=[[0, 0, [0.1]], [1, 0, [0.2]]])
+    said = write_measured(tmp_path / "m.csv", res)
+    assert said == f"could not write the timing trace to {str(tmp_path / 'm.csv')!r}: No space left on device"
+    monkeypatch.setattr(Advice, "plot", _disk_full)
+    figure = tmp_path / "front.png"
+    assert main(["advise", "--trace", str(trace), "--workers", "4", "--trials", "50", "--json", "--figure",
+                 str(figure)]) == 1
+    err = capsys.readouterr().err
+    assert err == f"gclib: error: No space left on device: {figure}\n", err

@@ -12,6 +12,11 @@ driven through the Playwright Python package:
    every cell ran without error and a figure was drawn, saves from the browser, and checks that the figures went
    to ``build/figures/quick`` while ``figures/`` is byte for byte unchanged.
 
+3. opens pages of the documentation site (built once per session, tests/docs_site.py) from disk with every
+   request to another host refused: nothing asks for one, every formula is laid out as MathML (fractions stacked,
+   matrix rows one below the other, no LaTeX left in the text), and wide tables and formulas scroll within the text
+   column, left of the right-hand table of contents.
+
 Screenshots go to ``build/browser/``. Skips, saying why, when Chromium or Playwright is missing (``apt-get install
 chromium``; ``pip install -e '.[browser]'``). ``GCLIB_CHROMIUM`` names another browser binary;
 ``GCLIB_BROWSER_NOTEBOOK`` another notebook for step 2 (file name, default ``01_gradient_coding.ipynb``).
@@ -153,19 +158,32 @@ def lab(tmp_path_factory):
         server.stop()
 
 
+@pytest.fixture(scope="session")
+def browser_present():
+    """Skips, saying why, when Chromium or Playwright is missing (session-scoped: checked before the docs site is
+    built for nothing)."""
+    _requirements()
+
+
 @pytest.fixture(scope="module")
-def browser(lab):
+def playwright_sync(browser_present):
+    """Playwright's synchronous API, started once for the module (it cannot run twice at the same time)."""
     from playwright.sync_api import sync_playwright
 
-    _, _, work = lab
     with sync_playwright() as pw:
-        ctx = pw.chromium.launch_persistent_context(
-            str(work / "chromium-profile"), executable_path=str(CHROMIUM), headless=True,
-            args=CHROMIUM_ARGS, viewport={"width": 1400, "height": 1000})
-        try:
-            yield ctx
-        finally:
-            ctx.close()
+        yield pw
+
+
+@pytest.fixture(scope="module")
+def browser(lab, playwright_sync):
+    _, _, work = lab
+    ctx = playwright_sync.chromium.launch_persistent_context(
+        str(work / "chromium-profile"), executable_path=str(CHROMIUM), headless=True,
+        args=CHROMIUM_ARGS, viewport={"width": 1400, "height": 1000})
+    try:
+        yield ctx
+    finally:
+        ctx.close()
 
 
 # JavaScript run in the page: the state of every code cell's prompt ("[ ]:", "[*]:", "[3]:").
@@ -300,3 +318,73 @@ def test_profile_quick_set_in_the_browser_runs_quick_and_leaves_figures_alone(la
     assert list(quick.glob(f"{nb_path.stem[:2]}_*.png")), f"no figure written into {quick}"
     assert _digests(repo / "figures") == committed, "the quick run wrote into figures/"
     assert not server.not_found(), "the server answered 404:\n" + "\n".join(server.not_found())
+
+
+
+# JavaScript run in a page of the documentation site: how its formulas and wide content are laid out.
+_DOCS_LAYOUT = r"""() => {
+  const article = document.querySelector('article');
+  const maths = [...article.querySelectorAll('math')];
+  const box = e => e.getBoundingClientRect();
+  const fractions = [...article.querySelectorAll('mfrac')].map(
+    f => box(f.children[0]).bottom <= box(f.children[1]).top + 1);
+  const matrices = [...article.querySelectorAll('mtable')].map(t => {
+    const rows = [...t.children].filter(r => r.localName === 'mtr');
+    return rows.length < 2 || box(rows[1]).top >= box(rows[0]).bottom - 1; });
+  const prose = article.cloneNode(true);
+  prose.querySelectorAll('pre, code, math').forEach(e => e.remove());
+  const visibleRight = e => { let r = box(e).right;
+    for (let p = e.parentElement; p && p !== document.body; p = p.parentElement)
+      if (getComputedStyle(p).overflowX !== 'visible') r = Math.min(r, box(p).right);
+    return r; };
+  const wide = [...article.querySelectorAll('table, div.math, .cell_output .output, img')];
+  const toc = document.querySelector('.toc-drawer');
+  return {
+    boxes: article.querySelectorAll('span.math, div.math').length,
+    maths: maths.length,
+    mathml: maths.filter(m => m instanceof MathMLElement && box(m).width > 0 && box(m).height > 0).length,
+    fractions, matrices,
+    raw: (prose.textContent.match(/\\\(|\\\[|\$\$|\\(frac|begin|left|alpha|sum)\b/g) || []),
+    scrolled: wide.filter(e => e.scrollWidth > e.clientWidth + 1).length,
+    right: Math.max(...wide.map(visibleRight)),
+    column: box(article).right,
+    toc: toc && getComputedStyle(toc).display !== 'none' ? box(toc).left : null,
+  }; }"""
+
+
+def test_the_docs_site_draws_its_formulas_offline_and_keeps_wide_content_in_its_column(browser_present, docs_site,
+                                                                                        playwright_sync):
+    outside, pages = [], {}
+    # a browser of its own: the site is read from disk, without JupyterLab's server
+    chromium = playwright_sync.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+    try:
+        page = chromium.new_page(viewport={"width": 1400, "height": 1000})
+        # no network: a request to another host is recorded and refused
+        page.route(re.compile(r"^(https?|wss?)://"), lambda route: (outside.append(route.request.url),
+                                                                    route.abort()))
+        # 02: inline formulas of the Markdown cells; 01: the derivations' matrices and a table wider than the page
+        for name in ("notebooks/02_reed_solomon.html", "notebooks/01_gradient_coding.html"):
+            page.goto((docs_site / name).as_uri())
+            page.wait_for_load_state("load")
+            pages[name] = page.evaluate(_DOCS_LAYOUT)
+            _shot(page, "docs_" + Path(name).stem)
+            first = page.locator("article div.math").first
+            if first.count():
+                first.scroll_into_view_if_needed()
+                first.screenshot(path=str(SHOTS / f"docs_{Path(name).stem}_formula.png"))
+    finally:
+        chromium.close()
+    assert not outside, f"the site asked for files from other hosts: {outside}"
+    for name, got in pages.items():
+        assert got["maths"] and got["maths"] == got["boxes"], f"{name}: formulas without MathML: {got}"
+        assert got["mathml"] == got["maths"], f"{name}: formulas the browser did not lay out as MathML: {got}"
+        assert all(got["fractions"]), f"{name}: a fraction whose numerator is not above its denominator: {got}"
+        assert all(got["matrices"]), f"{name}: a matrix whose rows are not stacked: {got}"
+        assert not got["raw"], f"{name}: LaTeX left in the text: {got['raw']}"
+        assert got["right"] <= got["column"] + 1, f"{name}: content runs past the text column: {got}"
+        if got["toc"] is not None:
+            assert got["right"] <= got["toc"], f"{name}: content runs under the table of contents: {got}"
+    derivations = pages["notebooks/01_gradient_coding.html"]
+    assert derivations["matrices"] and derivations["fractions"], f"no matrix or fraction was shown: {derivations}"
+    assert derivations["scrolled"] >= 1, f"nothing wider than the column was shown: {derivations}"
+    assert derivations["toc"] is not None, "no right-hand table of contents at 1400 px"

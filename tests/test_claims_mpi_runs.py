@@ -108,3 +108,9 @@ def test_auc_rule_reads_as_its_criterion_says():
     test = pd.concat([scores("uncoded", True), scores("ignore", True)], ignore_index=True)
     crit = mpi_runs.judge(log, test, **SETTINGS).set_index("id").at["M4", "criterion"]
     assert "at or below 0 does not hold" in crit and "saturated) is inconclusive" in crit
+
+
+def test_uncoded_has_its_interval_where_its_time_has_a_finite_variance():
+    light = pd.concat([run("uncoded", 1.0), run("frc", 0.5)], ignore_index=True)
+    m = mpi_runs.judge(light, scores("uncoded", True), **SETTINGS).set_index("id").at["M1", "measured"]
+    assert "against uncoded 1 [" in m and "no finite variance" not in m

@@ -105,3 +105,43 @@ def test_list_names_papers(capsys):
     assert main(["list"]) == 0
     out = capsys.readouterr().out
     assert "crc" in out and "Tandon" in out
+
+
+@pytest.mark.parametrize("module, extra", [("sklearn", "data"), ("pyarrow.parquet", "traces"), ("mpi4py", "mpi")])
+def test_a_missing_optional_package_names_its_extra(monkeypatch, capsys, module, extra):
+    """``gclib train --problem breast-cancer`` without scikit-learn, and the like: one line naming the extra."""
+    import gclib.cli as cli
+
+    def missing(a):
+        raise ModuleNotFoundError(f"No module named '{module}'", name=module)
+
+    parser = cli.build_parser()
+    monkeypatch.setattr(cli, "build_parser", lambda: parser)
+    monkeypatch.setattr(parser, "parse_args", lambda argv=None: type("A", (), {"fn": staticmethod(missing)})())
+    assert cli.main(["list"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"pip install 'gclib[{extra}]'" in err[0] and module.split(".")[0] in err[0]
+
+
+def test_a_missing_module_that_is_no_extra_is_a_bug_and_raises(monkeypatch):
+    import gclib.cli as cli
+
+    def missing(a):
+        raise ModuleNotFoundError("No module named 'gclib.nothing'", name="gclib.nothing")
+
+    parser = cli.build_parser()
+    monkeypatch.setattr(cli, "build_parser", lambda: parser)
+    monkeypatch.setattr(parser, "parse_args", lambda argv=None: type("A", (), {"fn": staticmethod(missing)})())
+    with pytest.raises(ModuleNotFoundError):
+        cli.main(["list"])
+
+
+def test_every_extra_named_for_a_missing_package_exists():
+    import tomllib
+    from pathlib import Path
+
+    import gclib.cli as cli
+
+    extras = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"]
+    assert set(cli.EXTRAS.values()) <= set(extras)

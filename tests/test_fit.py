@@ -118,11 +118,15 @@ def test_fit_report_table_and_models():
     assert report.persistent == 0 and report.skipped == {}
 
 
-def test_without_bootstrap_no_intervals_and_no_p_values():
+def test_without_bootstrap_no_intervals_no_p_values_and_no_best_fit():
     report = fitting.fit(trace(TRUTH["exp"], 10, 8, 2, seed=0), bootstrap=0)
     f = report.fits[0]
     assert np.isnan(f.p_value) and all(np.isnan(v).all() for v in f.ci.values())
-    assert report.best in report.fits
+    with pytest.raises(ValueError, match="without bootstrap .* no goodness-of-fit test to choose the best by"):
+        report.best
+    assert not report.table()["best"].any()  # the table names none either
+    with pytest.raises(ValueError, match=r"bootstrap must be 0 \(no test\) or at least 20 .*got 10"):
+        fitting.fit(trace(TRUTH["exp"], 10, 8, 2, seed=0), bootstrap=10)
 
 
 def test_persistent_stragglers_are_detected_and_wrapped():
@@ -144,7 +148,7 @@ def test_persistent_stragglers_are_detected_and_wrapped():
 def test_a_sample_a_family_cannot_take_is_skipped():
     d = trace(TRUTH["exp"], 10, 8, 2, seed=0)
     d[0, 0, :] = 0.0
-    report = fitting.fit(d, bootstrap=10)
+    report = fitting.fit(d, bootstrap=20)
     assert set(report.skipped) == {"pareto per task", "pareto per worker"}
     assert "a Pareto sample must be positive" in report.skipped["pareto per task"]
     assert [f.family for f in report.fits] == ["shifted-exp", "exp"] * 2

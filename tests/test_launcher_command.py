@@ -13,9 +13,10 @@ GUARD = str(Path(__file__).resolve().parents[1] / "gclib" / "runtime" / "guard.p
 
 
 def program(folder: Path, name: str) -> Path:
+    """A fake program; an ``mpiexec`` answers ``--version`` as Hydra's does."""
     folder.mkdir(parents=True, exist_ok=True)
     p = folder / name
-    p.write_text("#!/bin/sh\nexit 0\n")
+    p.write_text("#!/bin/sh\n" + ("echo 'HYDRA build details:'\n" if name == "mpiexec" else "") + "exit 0\n")
     p.chmod(0o755)
     return p
 

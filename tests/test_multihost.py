@@ -245,9 +245,11 @@ def hosts(tmp_path):
         cleanup()
 
 
-def _gclib_run(args, hosts, kill=None):
-    """``gclib run ARGS --hosts ... --mpiexec-args ...`` across the hosts; ``kill=(rank, iteration)`` sends SIGKILL
-    to that rank's process once the iteration is printed. Returns (exit code, output, state document)."""
+def _gclib_run(args, hosts, faults=(), stop_at_start=()):
+    """``gclib run ARGS --hosts ... --mpiexec-args ...`` across the hosts; ``faults``: ``(rank, iteration,
+    signal)``, the signal goes to that rank's process once the iteration is printed; ``stop_at_start``: ranks whose
+    processes are stopped (SIGSTOP) as soon as they exist, before MPI_Init. Returns (exit code, output, state
+    document)."""
     run_dir, state = hosts["run_dir"], hosts["run_dir"].parent / "state.json"
     cmd = [sys.executable, "-m", "gclib", "run", *args, "--hosts", str(hosts["hostfile"]),
            "--mpiexec-args", f"-launcher ssh -launcher-exec {hosts['program']} -iface {hosts['bridge']}",
@@ -258,16 +260,31 @@ def _gclib_run(args, hosts, kill=None):
     err = []
     reader = threading.Thread(target=lambda: err.append(proc.stderr.read()), daemon=True)
     reader.start()
-    out = []
+    stopped = set()
+
+    def stop():
+        t0 = time.monotonic()
+        while len(stopped) < len(stop_at_start) and time.monotonic() - t0 < 60:
+            for r, pid in rank_processes(run_dir).items():
+                if r in stop_at_start and r not in stopped:
+                    os.kill(pid, signal.SIGSTOP)
+                    stopped.add(r)
+            time.sleep(0.002)
+
+    stopper = threading.Thread(target=stop, daemon=True)
+    stopper.start()
+    out, faults = [], list(faults)
     try:
         for line in proc.stdout:
             out.append(line)
-            if kill and line.startswith(f"iter {kill[1]:4d}"):
-                pid = rank_processes(run_dir).get(kill[0])
-                assert pid is not None, f"rank {kill[0]} not found among the job's processes"
-                os.kill(pid, signal.SIGKILL)
-                kill = None
+            for rank, it, sig in [f for f in faults if line.startswith(f"iter {f[1]:4d}")]:
+                pid = rank_processes(run_dir).get(rank)
+                assert pid is not None, f"rank {rank} not found among the job's processes"
+                os.kill(pid, sig)
+                faults.remove((rank, it, sig))
         rc = proc.wait(timeout=120)
+        stopper.join(timeout=10)
+        assert sorted(stopped) == sorted(stop_at_start), stopped
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -344,7 +361,7 @@ def test_a_worker_killed_on_another_host_is_survived(hosts):
     args = [*COMMON[:COMMON.index("--iterations")], "--iterations", "20", "--time-scale", "0.05",
             *COMMON[COMMON.index("--timeout"):]]
     rc, text, doc = _gclib_run(["--scheme", "gc-mmc-correlated", "--workers", "6", "--load", "2", "--order", "2",
-                                *args], hosts, kill=(3, 2))
+                                *args], hosts, faults=[(3, 2, signal.SIGKILL)])
     _nothing_left(hosts)
     assert rc == 0, text
     s = doc["summary"]
@@ -356,3 +373,41 @@ def test_a_worker_killed_on_another_host_is_survived(hosts):
     known = [i for i, r in enumerate(doc["records"]) if 2 in r["dead"]]
     assert known and known[0] < 19, [r["dead"] for r in doc["records"]]
     assert all(2 not in r["workers"] for r in doc["records"][known[0] + 1:])
+
+
+@pytest.mark.multihost
+@pytest.mark.mpi
+@pytest.mark.parametrize("ranks", [[3], [3, 5]], ids=["one", "two"])
+def test_workers_frozen_on_other_hosts_are_survived(hosts, ranks):
+    """Worker 2 (MPI rank 3, on h1), and worker 4 (rank 5, on h2), stopped by SIGSTOP after iteration 2 of 50:
+    alive, their TCP connections open, answering nothing. CRC tolerating two stragglers decodes without them to
+    the end, and nothing is left running in any namespace."""
+    args = [*COMMON[:COMMON.index("--iterations")], "--iterations", "50", *COMMON[COMMON.index("--time-scale"):]]
+    rc, text, doc = _gclib_run(["--scheme", "crc", "--workers", "6", "--stragglers", "2", *args], hosts,
+                               faults=[(r, 2, signal.SIGSTOP) for r in ranks])
+    _nothing_left(hosts)
+    assert rc == 0, text
+    s = doc["summary"]
+    workers = [r - 1 for r in ranks]
+    assert s["status"] == "ok" and s["iterations"] == 50 and s["max_grad_error"] < 1e-9, s
+    assert s["dead_workers"] == workers, s
+    for w in workers:
+        assert doc["deaths"][str(w)]["stopped"] == "SIGSTOP" and doc["deaths"][str(w)]["host"] == HOSTS[w // 2]
+        known = next(i for i, r in enumerate(doc["records"]) if w in r["silent"])
+        assert all(w in r["silent"] and w not in r["workers"] for r in doc["records"][known:])
+    assert "worker processes stopped: 2 (SIGSTOP, MPI rank 3" in text
+
+
+@pytest.mark.multihost
+@pytest.mark.mpi
+def test_a_worker_frozen_during_start_up_on_another_host_is_started_again(hosts):
+    """Worker 4 (MPI rank 5, on h2) stopped before MPI_Init: its guard's word crosses to the launcher through
+    mpiexec, and the job is started again at once, not at the job timeout."""
+    rc, text, doc = _gclib_run(["--scheme", "crc", "--workers", "6", "--stragglers", "1", *COMMON], hosts,
+                               stop_at_start=[5])
+    _nothing_left(hosts)
+    assert rc == 0, text
+    assert doc["summary"]["iterations"] == 6 and doc["summary"]["dead_workers"] == []
+    (first,) = doc["restarts"]
+    assert first["4"]["stopped"] == "SIGSTOP" and first["4"]["host"] == "h2", first
+    assert "before MPI_Init, worker processes stopped: 4 (SIGSTOP, MPI rank 5" in text

@@ -118,8 +118,19 @@ def files(tmp_path_factory):
                           ("bad-json", "{"), ("list", "[1]"), ("bad-figures", '{"notebooks": {"a": {"figures": 1}}}')]:
         (d / "executed" / name).mkdir(parents=True)
         (d / "executed" / name / "manifest.json").write_text(content)
+    # hostile files: a FIFO, a file that is no trace (its first line a secret), a trace with a duration of
+    # 100,000 nines, a trace, and a hostfile whose host is a shell command
+    os.mkfifo(d / "fifo")
+    (d / "shadow").write_text("root:$6$secretsalt$hash:19000:0:99999:7:::\n")
+    rows = "".join(f"{i},{w},1,0.{i + w + 1}\n" for i in range(10) for w in range(4))
+    (d / "trace.csv").write_text("iteration,worker,task,seconds\n" + rows)
+    (d / "nines.csv").write_text("iteration,worker,task,seconds\n0,0,1," + "9" * 100_000 + "\n"
+                                 + rows[rows.index("\n") + 1:])
+    (d / "hosts").write_text("localhost; touch X\n")
     return {"dir": str(d), "file": str(d / "text.txt"), "executed": str(d / "executed"),
-            "generators": [str(d / n) for n in ("text.txt", "ragged.txt", "binary.npy", "good.txt", "nan.txt")]}
+            "generators": [str(d / n) for n in ("text.txt", "ragged.txt", "binary.npy", "good.txt", "nan.txt")],
+            **{k: str(d / n) for k, n in (("fifo", "fifo"), ("shadow", "shadow"), ("trace", "trace.csv"),
+                                          ("nines", "nines.csv"), ("hosts", "hosts"))}}
 
 
 # ------------------------------------------------------------------------------------------------- values
@@ -308,6 +319,44 @@ TOKENS = ["list", "simulate", "verify", "train", "reproduce", "trace", "gallery"
                           st.text(st.characters(blacklist_categories=("Nd", "Cs")), max_size=6)), max_size=8))
 def test_any_argument_list(argv):
     check(argv)
+
+
+#: Hostile inputs that once made a traceback, a hang, or a wrong answer without a word: each is now refused at
+#: once with one line naming what is wrong (``{NAME}`` is a path of the ``files`` fixture).
+HOSTILE = [
+    (["verify", "--scheme", "crc", "--workers", "200", "--stragglers", "50"], "patterns to check exceeds"),
+    (["verify", "--scheme", "crc", "--workers", "5", "--stragglers", "1", "--messages", "4", "--drop", "2"],
+     "argument --drop: cannot be given with --messages"),
+    (["run", "--scheme", "crc", "--workers", "5000", "--stragglers", "1"], "a run on this host with 5001 MPI ranks"),
+    (["profile", "--workers", "5000", "--out", "{dir}/p.csv"], "a run on this host with 5001 MPI ranks"),
+    (["profile", "--workers", "2", "--out", "{dir}/p.csv", "--time-scale", "0.1"],
+     "argument --time-scale: read only with --model NAME"),
+    (["profile", "--workers", "2", "--out", "{dir}/p.csv", "--seed", "0"], "argument --seed: read only with --model"),
+    (["advise", "--trace", "{fifo}", "--workers", "8"], "is not a regular file"),
+    (["advise", "--trace", "{shadow}", "--workers", "8"], "its first line is not the header of a timing trace"),
+    (["advise", "--trace", "{nines}", "--workers", "8"], "holds a number too large for a float at line 2"),
+    (["advise", "--trace", "{trace}", "--workers", "100000"], "argument --workers: must be an integer in [2, 10000]"),
+    (["advise", "--trace", "{trace}", "--workers", "1000000000"], "argument --workers: must be an integer in"),
+    (["advise", "--trace", "{trace}", "--workers", "8", "--trials", "1000000000000"], "would simulate about"),
+    (["advise", "--trace", "{trace}", "--workers", "8", "--figure", "{fifo}"], "is not a regular file"),
+    (["reproduce", "--only"], "argument --only: expected at least one argument"),
+    (["train", "--scheme", "gd", "--lr", "1e-12", "--max-iter", "1000000000000"], "lower max_iter (--max-iter)"),
+    (["train", "--scheme", "gd", "--D", "5"], "argument --D: read by a lazy rule only"),
+    (["train", "--scheme", "gd", "--xi", "0.5"], "argument --xi: read by a lazy rule only"),
+    (["train", "--scheme", "gc", "--groups", "3", "--stragglers", "1"], "argument --groups: --scheme gc reads it"),
+    (["gallery", "--figures-dir", "/nonexistent-gclib"], "does not exist"),
+    (["gallery", "--figures-dir", "{dir}"], "figures the gallery links to"),
+    (["run", "--scheme", "crc", "--workers", "4", "--stragglers", "1", "--hosts", "{hosts}"],
+     "line 1 must start with a host name"),
+]
+
+
+@pytest.mark.parametrize("argv, says", HOSTILE, ids=[" ".join(a[:2]) + f" #{i}" for i, (a, _) in
+                                                      enumerate(HOSTILE)])
+def test_the_hostile_inputs_are_refused_at_once_in_one_line(files, argv, says):
+    rc, out, err = check([a.format(**files) for a in argv])
+    assert rc == 2 and says in err, err
+    assert "secretsalt" not in err and "touch" not in err  # what the files hold stays out of the message
 
 
 def test_list():

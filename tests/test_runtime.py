@@ -2,11 +2,13 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -306,6 +308,7 @@ def _receiving_master(queue, width):
     m.comm, m.byes, m.pids, m.received_total, m.stale = _FakeComm(queue), {}, {}, 0, 0
     m.hosts, m.tasks, m.belled, m.ready = {}, [], set(), set()
     m.inflight, m.dead, m.width_buf, m.dtype = [], {}, P.HEADER + width, float
+    m.K, m.owed, m.silent, m.skip = 8, [0] * 8, {}, set()
     return m
 
 
@@ -500,10 +503,96 @@ def test_the_master_takes_in_what_came_between_iterations_before_the_clock():
     m.take_in_late(limit=0.05)
     assert 0.05 <= time.perf_counter() - t0 < 2.0 and len(m.inflight) == 1
     # ... and not at all once the master knows that sender is dead
-    m.dead = {0: {"cause": "killed"}}
+    m.dead, m.skip = {0: {"cause": "killed"}}, {0}
     t0 = time.perf_counter()
     m.take_in_late(limit=5.0)
     assert time.perf_counter() - t0 < 2.0 and len(m.inflight) == 1
+
+
+class _SendingComm(_FakeComm):
+    """A fake communicator that also records the master's sends: ``sent[dest]`` is the list of their tags; the
+    sends never complete (as to a rank that never takes them in)."""
+
+    def __init__(self, queue=()):
+        super().__init__(queue)
+        self.sent = {}
+
+    def Isend(self, arr, dest, tag):
+        self.sent.setdefault(dest, []).append(tag)
+        return _FakeRequest(False)
+
+
+def test_the_master_stops_sending_to_a_worker_that_does_not_answer_and_starts_again_when_it_does():
+    """A frozen worker (alive, answering nothing) is sent at most SILENT_AFTER messages however long the run: the
+    MPI send buffers of the master are few and shared by every destination. Once it answers, it gets what it
+    missed of the present: the parameters of the iteration under way, or the stop."""
+    from gclib.runtime import protocol as P
+    from gclib.runtime.master import SILENT_AFTER
+
+    m = _receiving_master([], width=1)
+    m.K, m.owed, m.bell, m.sends = 3, [0] * 3, None, []
+    m.comm = _SendingComm()
+    for it in range(100):  # worker 1 never answers; workers 0 and 2 answer every iteration
+        m._send_all(np.array([float(it), 0.0]), P.TAG_PARAMS)
+        m._send_all(np.array([float(it)]), P.TAG_DONE)
+        m.comm.queue += [(1, P.TAG_TASKS, [float(it), 0.1]), (3, P.TAG_TASKS, [float(it), 0.1])]
+        while m._receive_one(it) is not False:
+            pass
+    sent = m.comm.sent
+    assert len(sent[2]) == SILENT_AFTER and len(sent[1]) == len(sent[3]) == 200
+    assert m.silent.keys() == {1} and "no message for the last 6 sent to it" in m.silent[1]
+    assert len(m.sends) == 200 + 200 + SILENT_AFTER  # nothing grows with the iterations worker 1 does not answer
+    # it answers during an iteration: it gets that iteration's parameters at once, then everything again
+    m.params = np.array([100.0, 0.0])
+    m.comm.queue = [(2, P.TAG_TASKS, [3.0, 0.1])]
+    m._receive_one(100)
+    assert m.silent == {} and m.skip == set() and sent[2][SILENT_AFTER:] == [P.TAG_PARAMS] and m.owed[1] == 1
+    m.params = None
+    m._send_all(np.array([100.0]), P.TAG_DONE)
+    assert sent[2][-1] == P.TAG_DONE
+    # silent again, then it answers during the stop: it gets the stop
+    for _ in range(SILENT_AFTER + 2):
+        m._send_all(np.array([0.0]), P.TAG_DONE)
+        m.comm.queue += [(1, P.TAG_TASKS, [3.0, 0.1]), (3, P.TAG_TASKS, [3.0, 0.1])]
+        while m._receive_one(-1) is not False:
+            pass
+    assert m.silent.keys() == {1}
+    m.stopping = True
+    m.comm.queue = [(2, P.TAG_TASKS, [3.0, 0.1])]
+    m._receive_one(-1)
+    assert sent[2][-1] == P.TAG_STOP and m.silent == {}
+
+
+def test_the_master_silences_a_stopped_worker_at_once_and_stops_when_the_launcher_is_gone():
+    """The launcher passes on the guards' word that a worker was stopped (SIGSTOP) or continued, and its deaths;
+    when it closes the master's standard input (it is gone), the master knows nobody follows the run."""
+    from gclib.runtime import protocol as P
+    from gclib.runtime.master import DeathNotices, IterationTimeout, ORPHANED
+
+    r, w = os.pipe()
+    m = _receiving_master([], width=1)
+    m.K, m.owed, m.bell, m.sends, m._deaths, m._deaths_seen = 3, [0] * 3, None, [], DeathNotices(r), 0.0
+    m.comm = _SendingComm()
+    m.code, m.spec = schemes.build("crc", workers=3, stragglers=1), SimpleNamespace(time_scale=0.01)
+    m.finish = np.ones((2, 3, m.code.load))
+    m.finish[:, 1] = 10.0  # worker 1 is the slow one: without worker 0, every iteration waits for it
+    m.predicted = predicted_times(m.code, m.finish, 0.01)
+    before = m.predicted.copy()
+    os.write(w, b'{"worker": 2, "stopped": "SIGSTOP"}\n')
+    assert m.check_deaths(force=True) and m.silent == {2: "stopped (SIGSTOP)"} and m.dead == {}
+    m._send_all(np.zeros(2), P.TAG_PARAMS)
+    assert 3 not in m.comm.sent and m.comm.sent.keys() == {1, 2}
+    os.write(w, b'{"worker": 2, "continued": true}\n{"worker": 0, "signal": 9, "name": "SIGKILL"}\n')
+    assert m.check_deaths(force=True) and m.silent == {} and m.dead.keys() == {0} and m.skip == {0}
+    assert (m.predicted > before).all()  # from now on the prediction takes worker 0 as a straggler
+    assert not m.orphaned
+    os.close(w)
+    assert m.check_deaths(force=True) and m.orphaned
+    m.code, m.spec = m.code, SimpleNamespace(wait_all=False, poll=0.0, timeout=1.0, time_scale=0.01)
+    with pytest.raises(IterationTimeout, match="the launcher is gone"):
+        m._collect(0, time.perf_counter() + 5, (np.zeros(3, bool), np.zeros((3, 1)), None, None))
+    assert "nobody records the run" in ORPHANED
+    os.close(r)
 
 
 def test_a_worker_rings_the_master_for_messages_but_not_for_task_reports():
@@ -551,6 +640,7 @@ def _collecting_master(code, arrivals):
 
     m = object.__new__(Master)
     m.code, m.dead, m._deaths, m.decoders, m.bell, m._completes0 = code, {}, None, {}, None, False
+    m.silent, m.skip, m.orphaned = {}, set(), False
     m.content = np.unique(code.B, axis=0, return_inverse=True)[1].reshape(-1)
     m.spec = SimpleNamespace(wait_all=False, poll=0.0)
     m.width, m.dtype = 1, P.message_dtype(code)

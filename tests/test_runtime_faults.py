@@ -43,8 +43,8 @@ def _temporary_run_dirs_in_tmp_path(tmp_path, monkeypatch):
     monkeypatch.setenv("TMPDIR", str(tmp_path))
 
 
-def _spec(iterations=6, time_scale=0.05, **kw):
-    code = schemes.build("crc", workers=4, stragglers=1)
+def _spec(iterations=6, time_scale=0.05, stragglers=1, **kw):
+    code = schemes.build("crc", workers=4, stragglers=stragglers)
     problem = make_problem("tandon-logistic", parts=4, seed=0, n_samples=400, dim=10)
     kw.setdefault("timeout", 5.0)
     kw.setdefault("stop_timeout", 3.0)
@@ -217,7 +217,7 @@ def test_cli_ctrl_c_says_one_line_leaves_no_rank_and_resumes_to_the_same_paramet
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130
     lines = err.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("gclib: error: interrupted by SIGINT after "), err
+    assert len(lines) == 1 and lines[0].startswith("gclib: interrupted by SIGINT after "), err
     state = run_dir / "state.json"
     assert f"continue with: gclib run --resume {state}" in lines[0]
     assert job_processes(run_dir) == []
@@ -233,6 +233,209 @@ def test_cli_ctrl_c_says_one_line_leaves_no_rank_and_resumes_to_the_same_paramet
     np.testing.assert_allclose(a["theta"], b["theta"], rtol=1e-10, atol=1e-13)
     # a successful run leaves no run directory of its own; the interrupted one kept its directory
     assert not list(tmp_path.glob("gclib-run-*")) and run_dir.is_dir()
+
+
+def _stop_at_start(job_dir, ranks):
+    """A thread that stops (SIGSTOP) the given ranks' processes as soon as they exist (while Python starts, before
+    MPI_Init); ``stopped`` gets ``{rank: pid}``."""
+    stopped = {}
+
+    def stop():
+        t0 = time.monotonic()
+        while len(stopped) < len(ranks) and time.monotonic() - t0 < 60:
+            for r, pid in rank_processes(job_dir).items():
+                if r in ranks and r not in stopped:
+                    os.kill(pid, signal.SIGSTOP)
+                    stopped[r] = pid
+            time.sleep(0.002)
+
+    return threading.Thread(target=stop), stopped
+
+
+def _first_with(records, w) -> int:
+    """The first record in which the master knew worker ``w`` as silent or dead."""
+    return next(i for i, r in enumerate(records) if w in r["silent"] or w in r["dead"])
+
+
+def _unannounced(monkeypatch):
+    """The launcher drops the guards' word that a rank was stopped: a freeze that no signal announces (the master
+    finds the worker silent by itself)."""
+    from gclib.runtime import launcher
+
+    monkeypatch.setattr(launcher._Job, "_stopped", lambda self, text: None)
+
+
+@pytest.mark.mpi
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("announced", [True, False], ids=["stop-reported", "unannounced"])
+def test_a_frozen_worker_is_a_straggler_for_as_long_as_the_run_lasts(tmp_path, monkeypatch, announced):
+    """Stopped (SIGSTOP) after iteration 2 of 60: alive, holding its connections, answering nothing. Every message
+    to it would wait in the master's MPI, whose shared send buffers ran out after about 32 iterations; the master
+    sends it nothing once it is silent, and the run goes to its end."""
+    if not announced:
+        _unannounced(monkeypatch)
+    job_dir = tmp_path / "run"
+    progress, stopped = _killer(job_dir, [3], signal.SIGSTOP, at=2)  # worker 2
+    res = launch(_spec(iterations=60, time_scale=0.01), run_dir=job_dir, progress=progress, job_timeout=90)
+    assert stopped and res.ok and len(res.records) == 60, res.error
+    assert res.dead_workers == [2] and res.deaths[2]["signal"] is None
+    if announced:
+        assert res.deaths[2]["stopped"] == "SIGSTOP" and res.deaths[2]["pid"] == stopped[0][3]
+        assert f"worker processes stopped: 2 (SIGSTOP, MPI rank 3, pid {stopped[0][3]})" in res.error
+    else:
+        assert "workers never said goodbye (alive but frozen, or unreachable): 2 (MPI rank 3)" in res.error
+        assert "silent: no message for the last 6 sent to it" in res.deaths[2]["cause"]
+    # once silent (at once when its guard's word came, else after six messages), silent to the end of the run
+    known = _first_with(res.records, 2)
+    assert known < 30 and all(r["silent"] == [2] and 2 not in r["workers"] for r in res.records[known:])
+    assert max(r["grad_error"] for r in res.records) < 1e-9
+    assert job_processes(job_dir) == []
+
+
+@pytest.mark.mpi
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("second", [signal.SIGSTOP, signal.SIGKILL])
+def test_two_workers_frozen_or_frozen_and_killed_within_tolerance_are_survived(tmp_path, second):
+    job_dir = tmp_path / "run"
+    found = {}
+
+    def progress(rec):
+        if rec["iteration"] == 2 and not found:
+            found.update(rank_processes(job_dir))
+            os.kill(found[2], signal.SIGSTOP)  # worker 1
+            os.kill(found[4], second)  # worker 3
+
+    res = launch(_spec(iterations=50, time_scale=0.01, stragglers=2), run_dir=job_dir, progress=progress,
+                 job_timeout=90)
+    assert found and res.ok and len(res.records) == 50, res.error
+    assert res.dead_workers == [1, 3] and res.deaths[1]["stopped"] == "SIGSTOP"
+    assert (res.deaths[3].get("stopped") == "SIGSTOP" if second == signal.SIGSTOP else
+            res.deaths[3]["name"] == "SIGKILL")
+    for w in (1, 3):  # not heard from once the master knew (the iterations before ran as the signals went out)
+        known = _first_with(res.records, w)
+        assert all(w not in r["workers"] for r in res.records[known:])
+    assert max(r["grad_error"] for r in res.records) < 1e-9
+    assert job_processes(job_dir) == []
+
+
+@pytest.mark.mpi
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("ranks", [[2], [1, 3]], ids=["one", "two"])
+def test_workers_frozen_during_start_up_hold_it_only_until_the_job_starts_again(tmp_path, ranks):
+    """Stopped while Python starts, before MPI_Init: the others would wait there for them (a collective) until
+    the job timeout. Their guards say they are stopped; the launcher starts the job again, whose ranks are new
+    processes."""
+    job_dir = tmp_path / "run"
+    stopper, stopped = _stop_at_start(job_dir, ranks)
+    stopper.start()
+    res = launch(_spec(iterations=4, time_scale=0.01), run_dir=job_dir, job_timeout=90)
+    stopper.join()
+    assert sorted(stopped) == ranks and res.ok and len(res.records) == 4, res.error
+    assert len(res.restarts) == 1 and res.dead_workers == []
+    first = res.restarts[0]
+    assert {w: (d["stopped"], d["pid"]) for w, d in first.items()} == {r - 1: ("SIGSTOP", stopped[r]) for r in ranks}
+    assert res.error.startswith("before MPI_Init, worker processes stopped: ") and "started again (1x)" in res.error
+    assert job_processes(job_dir) == []
+
+
+@pytest.mark.mpi
+@pytest.mark.timeout(120)
+def test_a_start_up_that_does_not_get_through_mpi_init_in_time_is_started_again(tmp_path, monkeypatch):
+    """A rank frozen before MPI_Init without a word of it (the launcher drops its guard's): the start-up timeout
+    ends the wait, and the job is started again."""
+    _unannounced(monkeypatch)
+    job_dir = tmp_path / "run"
+    stopper, stopped = _stop_at_start(job_dir, [2])
+    stopper.start()
+    res = launch(_spec(iterations=3, time_scale=0.01), run_dir=job_dir, job_timeout=90, startup_timeout=4)
+    stopper.join()
+    assert stopped and res.ok and len(res.records) == 3 and res.restarts == [{}], res.error
+    assert res.error.startswith("a start-up did not get through MPI_Init in time (no rank of it said why); the job "
+                                "was started again (1x)")
+    assert job_processes(job_dir) == []
+    with pytest.raises(ValueError, match="startup_timeout must be a positive finite number of seconds"):
+        launch(_spec(), startup_timeout=0)
+
+
+@pytest.mark.mpi
+@pytest.mark.timeout(120)
+def test_cli_workers_frozen_beyond_tolerance_stop_the_run_at_the_timeout_resumably(tmp_path):
+    run_dir = tmp_path / "run"
+    proc = _start_cli(RUN + ["--iterations", "10", "--time-scale", "0.02", "--timeout", "2", "--run-dir",
+                             str(run_dir)], tmp_path)
+    _read_until(proc, "iter    1")
+    found = rank_processes(run_dir)
+    for r in (2, 3):
+        os.kill(found[r], signal.SIGSTOP)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 1
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("gclib: error: iteration "), err
+    assert "no decodable set of messages after 2 s" in lines[0]
+    assert "worker 1 silent: stopped (SIGSTOP); worker 2 silent: stopped (SIGSTOP)" in lines[0]
+    assert f"worker processes stopped: 1 (SIGSTOP, MPI rank 2, pid {found[2]}), 2 (SIGSTOP, MPI rank 3" in lines[0]
+    assert job_processes(run_dir) == []
+    state = run_dir / "state.json"
+    done = load_state(state)["next_iteration"]
+    assert 2 <= done < 10
+    resumed = subprocess.run([sys.executable, "-m", "gclib", "run", "--resume", str(state), "--json"], cwd=ROOT,
+                             env=_cli_env(tmp_path), capture_output=True, text=True, timeout=90)
+    assert resumed.returncode == 0, resumed.stderr
+    doc = json.loads(resumed.stdout)
+    assert doc["start"] == done and len(doc["records"]) == 10 and doc["summary"]["dead_workers"] == []
+
+
+def _proxy_of(pid) -> int:
+    """The process id of the Hydra proxy above a rank (its guard's parent)."""
+    def parent(p):
+        return int(Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    return parent(parent(pid))
+
+
+@pytest.mark.mpi
+@pytest.mark.timeout(120)
+def test_a_lost_proxy_ends_the_job_at_once_with_nothing_left_and_a_resumable_state(tmp_path):
+    job_dir = tmp_path / "run"
+    killed = []
+
+    def progress(rec):
+        if rec["iteration"] == 2 and not killed:
+            proxy = _proxy_of(rank_processes(job_dir)[0])
+            assert Path(f"/proc/{proxy}/cmdline").read_bytes().split(b"\0")[0].endswith(b"hydra_pmi_proxy")
+            os.kill(proxy, signal.SIGKILL)
+            killed.append(time.monotonic())
+
+    state = tmp_path / "state.json"
+    with pytest.raises(RuntimeFailure, match="lost the connection to the proxy of a host") as e:
+        launch(_spec(iterations=40, time_scale=0.05), run_dir=job_dir, state_file=state, progress=progress,
+               job_timeout=90)
+    assert killed and time.monotonic() - killed[0] < 10  # within seconds, not at a timeout
+    assert job_processes(job_dir) == []
+    done = load_state(state)["next_iteration"]
+    assert done == len(e.value.result.records) >= 3
+    resumed = launch(_spec(iterations=40, time_scale=0.05), resume=state, job_timeout=90)
+    assert resumed.ok and resumed.start == done and len(resumed.records) == 40
+
+
+@pytest.mark.mpi
+@pytest.mark.timeout(120)
+def test_cli_a_run_stopped_by_its_injected_kills_resumes_without_them(tmp_path):
+    run_dir = tmp_path / "run"
+    stopped = subprocess.run([sys.executable, "-m", "gclib", *RUN, "--iterations", "8", "--time-scale", "0.01",
+                              "--kill", "1:3,2:3", "--run-dir", str(run_dir)], cwd=ROOT, env=_cli_env(tmp_path),
+                             capture_output=True, text=True, timeout=90)
+    assert stopped.returncode == 1, stopped.stderr
+    assert "iteration 3: 2 workers died and code 'crc' tolerates 1 stragglers" in stopped.stderr
+    state = run_dir / "state.json"
+    assert load_state(state)["next_iteration"] == 3
+    resumed = subprocess.run([sys.executable, "-m", "gclib", "run", "--resume", str(state)], cwd=ROOT,
+                             env=_cli_env(tmp_path), capture_output=True, text=True, timeout=90)
+    assert resumed.returncode == 0, resumed.stderr
+    first = resumed.stdout.splitlines()[0]
+    assert first == (f"resuming {state} at iteration 3 of 8 (the kills due by then are not injected again: "
+                     f"--kill 1:3,2:3)"), first
+    assert "crc: 8 iterations" in resumed.stdout and "died" not in resumed.stdout
+    assert job_processes(run_dir) == []
 
 
 @pytest.mark.mpi
@@ -327,6 +530,12 @@ def test_cli_run_refuses_bad_paths_before_anything_starts(tmp_path, capsys):
     bad_hosts.write_text("node1:2\nnode2:x\n")
     no_hosts = tmp_path / "hosts-empty"
     no_hosts.write_text("# nothing\n")
+    shell_hosts = tmp_path / "hosts-shell"  # a host name must be a host name, even if nothing would run it
+    shell_hosts.write_text("localhost; touch X\n")
+    option_hosts = tmp_path / "hosts-option"  # ... and never an option of ssh
+    option_hosts.write_text("node1:2\n-oProxyCommand=x:2\n")
+    tail_hosts = tmp_path / "hosts-tail"
+    tail_hosts.write_text("node1:2 $(touch X)\n")
     cases = [(["--run-dir", str(a_file)], f"argument --run-dir: '{a_file}' is a file"),
              (["--run-dir", str(a_file / "sub")], f"cannot be a folder: '{a_file}' is a file"),
              (["--run-dir", str(tmp_path / ("x" * 300))], "argument --run-dir:"),
@@ -336,8 +545,12 @@ def test_cli_run_refuses_bad_paths_before_anything_starts(tmp_path, capsys):
              (["--hosts", str(tmp_path / "missing")], "argument --hosts: "),
              (["--hosts", str(tmp_path / "missing")], "does not exist"),
              (["--hosts", str(tmp_path)], "is a folder, not a file"),
-             (["--hosts", str(bad_hosts)], "line 2 must be HOST or HOST:N with N a positive number of processes, got "
-                                           "'node2:x'"),
+             (["--hosts", str(bad_hosts)], "line 2 must be HOST or HOST:N with N a positive number of processes"),
+             (["--hosts", str(shell_hosts)], "line 1 must start with a host name (letters, digits"),
+             (["--hosts", str(option_hosts)], "line 2 must start with a host name"),
+             (["--hosts", str(tail_hosts)], "line 1 may follow its host only with Hydra options name=value"),
+             (["--hosts", "/dev/null"], "is not a regular file"),
+             (["--mpiexec", "/bin/false"], "argument --mpiexec: '/bin/false' is not a Hydra mpiexec"),
              (["--hosts", str(no_hosts)], "names no host"),
              (["--scheme", "lcc", "--load", "2"], "scheme 'lcc' cannot run over MPI")]
     for extra, says in cases:
@@ -347,8 +560,10 @@ def test_cli_run_refuses_bad_paths_before_anything_starts(tmp_path, capsys):
             base = RUN[:i] + RUN[i + 2:]
         rc, out, err = _cli(base + extra, capsys)
         assert rc == 2 and err.count("\n") == 1 and says in err, (extra, err)
+        assert "node2:x" not in err and "touch" not in err  # a file's lines are named, not shown
     # nothing created, no run directory
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["a_file", "hosts-bad", "hosts-empty"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a_file", "hosts-bad", "hosts-empty", "hosts-option",
+                                                          "hosts-shell", "hosts-tail"]
 
 
 def test_cli_resume_refuses_other_parameters_and_foreign_or_broken_state_files(tmp_path, capsys):
@@ -361,7 +576,10 @@ def test_cli_resume_refuses_other_parameters_and_foreign_or_broken_state_files(t
               "old.json": json.dumps({**doc, "gclib_version": "0.0.0"}),
               "layout.json": json.dumps({**doc, "version": VERSION + 1}),
               "gap.json": json.dumps({**doc, "next_iteration": 3}),
-              "theta.json": json.dumps({**doc, "step_state": {"t": 1}})}
+              "theta.json": json.dumps({**doc, "step_state": {"t": 1}}),
+              "no-records.json": json.dumps({**doc, "records": [], "next_iteration": 1}),
+              "nested.json": "[" * 100_000 + "]" * 100_000,
+              "class.json": json.dumps({**doc, "args": {"scheme": "crc", "__class__": "x"}})}
     for name, text in broken.items():
         (tmp_path / name).write_text(text)
         rc, out, err = _cli(["run", "--resume", str(tmp_path / name)], capsys)
@@ -441,6 +659,26 @@ def test_a_state_of_another_run_is_refused_and_a_finished_one_has_nothing_to_res
     assert state_document(full)["next_iteration"] == 4
 
 
+def test_a_resumed_run_does_not_inject_again_the_kills_due_by_then(tmp_path):
+    """A run stopped by the kills it injected stops in the iteration they were due: resumed there, it would stop
+    the same way every time. The kills due at or before the iteration it resumes at are dropped, later ones
+    kept."""
+    from gclib.runtime.launcher import kills_left
+
+    spec = _spec(iterations=6, kill={1: 2, 2: 2, 3: 4})
+    res = RunResult(records=[_record(0), _record(1)], theta=np.zeros(10), status="error", spec=spec.describe(),
+                    step_state=pack_step_state(TandonAGD(0.1).init(np.zeros(10))))
+    path = tmp_path / "state.json"
+    res.save(path)
+    resumed, _ = resume_spec(spec, path)
+    assert resumed.start == 2 and resumed.kill == {3: 4} and spec.kill == {1: 2, 2: 2, 3: 4}
+    # a run stopped in its first iteration resumes from the start, without the kills of that iteration either
+    RunResult(records=[], theta=np.zeros(10), status="error", spec=spec.describe()).save(path)
+    resumed, _ = resume_spec(_spec(iterations=6, kill={0: 0, 1: 3}), path)
+    assert resumed.start == 0 and resumed.kill == {1: 3}
+    assert kills_left({}, 3) == {} and kills_left({2: 5}, 4) == {2: 5} and kills_left({2: 5}, 5) == {}
+
+
 def test_the_summary_warns_when_a_decode_could_not_be_trusted(monkeypatch):
     from gclib.codes import conditioning
 
@@ -505,6 +743,9 @@ def test_launch_refuses_before_it_creates_anything(tmp_path):
     with pytest.raises(ValueError, match="resume: .* is not a usable state file"):
         launch(spec, resume=tmp_path / "missing.json")
     assert not list(tmp_path.iterdir())
+    os.mkfifo(tmp_path / "fifo")
+    with pytest.raises(ValueError, match="resume: .*fifo' is not a usable state file: it is not a regular file"):
+        launch(spec, resume=tmp_path / "fifo")
 
 
 def test_problems_refuse_sizes_that_cannot_be_built(monkeypatch):

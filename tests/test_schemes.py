@@ -101,6 +101,7 @@ def test_the_schedule_simulates_as_the_code(name, kw):
     assert isinstance(s, Schedule) and s.name == name
     code = sch.build(name, **kw)
     assert s.n_workers == code.n_workers and s.load == code.load and s.n_messages == code.n_messages
+    assert s.stragglers == code.stragglers  # what the completion time's tail index reads
     assert np.allclose(s.size, code.size)
     for model in (ShiftedExponential(10, 0.01), Pareto(0.05, 1.5, per_task=True)):
         for comm in (None, Communication(0.01, 5.0), Communication(0.01, 50.0, overhead=0.002, queue=True)):
@@ -140,6 +141,17 @@ def test_cli_simulate_on_schedules_equals_the_dense_path(capsys):
             assert out[key] == ref[key], (name, key)
         assert out["mean_volume"] == pytest.approx(ref["mean_volume"])
         assert out["code"]["workers"] == ref["code"]["workers"] and out["code"]["load"] == ref["code"]["load"]
+
+
+def test_cli_simulate_on_a_schedule_says_when_a_mean_is_infinite(capsys):
+    """Under a Pareto of shape 0.8, FRC tolerating 2 stragglers has a completion time of tail index 2.4 (a mean and
+    a variance), uncoded one of 0.8 (no mean): the schedule carries what the code tolerates."""
+    base = ["simulate", "--trials", "200", "--model", "pareto", "--scale", "0.05", "--shape", "0.8"]
+    assert main(base + ["--scheme", "frc", "--workers", "9", "--stragglers", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "mean time infinite" not in out and "+/-" in out
+    assert main(base + ["--scheme", "uncoded", "--workers", "9"]) == 0
+    assert "mean time infinite (the completion time's tail index is 0.8" in capsys.readouterr().out
 
 
 def test_a_schedule_too_large_is_refused_before_it_is_built(capsys, monkeypatch):

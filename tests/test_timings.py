@@ -2,6 +2,8 @@
 for every bad trace."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -60,37 +62,38 @@ def _corrupt(kind):
         return f, "column 'seconds' is empty or NaN at line 6"
     if kind == "negative":
         f.loc[3, "seconds"] = -0.5
-        return f, "column 'seconds' must hold durations >= 0, got -0.5 at line 5"
+        return f, "column 'seconds' must hold durations >= 0 at line 5"
     if kind == "-inf":
         f.loc[3, "seconds"] = -np.inf
-        return f, "column 'seconds' must hold durations >= 0, got -inf at line 5"
+        return f, "column 'seconds' must hold durations >= 0 at line 5"
     if kind == "text":
         f["seconds"] = f["seconds"].astype(object)
         f.loc[7, "seconds"] = "fast"
-        return f, "column 'seconds' must hold numbers (inf for a task that never finished), got 'fast' at line 9"
+        return f, "column 'seconds' must hold numbers (inf for a task that never finished) at line 9"
     if kind == "non-integer id":
         f["worker"] = f["worker"].astype(float)
         f.loc[5, "worker"] = 1.5
-        return f, "column 'worker' must hold integers, got 1.5 at line 7"
+        return f, "column 'worker' must hold integers at line 7"
     if kind == "negative id":
         f.loc[2, "iteration"] = -1
-        return f, "column 'iteration' must hold integers >= 0, got -1 at line 4"
+        return f, "column 'iteration' must hold integers >= 0 at line 4"
     if kind == "task 0":
         f.loc[0, "task"] = 0
-        return f, "column 'task' must hold integers >= 1, got 0 at line 2"
+        return f, "column 'task' must hold integers >= 1 at line 2"
     if kind == "duplicate":
-        return pd.concat([f, f.iloc[[2]]]), "(iteration, worker, task) = (0, 0, 3) appears twice, again at line 62"
+        return pd.concat([f, f.iloc[[2]]]), "an (iteration, worker, task) appears twice, at line 4 and again at line 62"
     if kind == "too few samples":
         return f.iloc[:MIN_SAMPLES - 1], f"too few samples: {MIN_SAMPLES - 1} finite task times, at least {MIN_SAMPLES}"
     if kind == "one worker":
         return f[f.worker == 0], "a trace needs at least 2 workers, got 1"
     if kind == "finite after inf":
         f.loc[(f.iteration == 1) & (f.worker == 2) & (f.task == 1), "seconds"] = np.inf
-        return f, "worker 2 in iteration 1 has a finite time for task 2 after task 1 never finished (inf)"
+        return f, ("a worker has a finite time for task 2 after task 1 never finished (inf), at line 21 (the inf at "
+                   "line 20)")
     if kind == "two hosts":
         f["host"] = "h" + f["worker"].astype(str)
         f.loc[len(f) - 1, "host"] = "other"
-        return f, "worker 3 appears on several hosts ('h3', 'other')"
+        return f, "a worker appears on several hosts (at line 11 and line 61)"
     raise AssertionError(kind)
 
 
@@ -107,6 +110,68 @@ def test_a_bad_trace_raises_one_line_naming_the_file_and_the_problem(tmp_path, k
         timings.read(path)
     msg = str(e.value)
     assert "\n" not in msg and msg.startswith(f"{path}: ") and words in msg, msg
+    # what the file holds beyond its header is never in the message: only the file, the column and the line
+    body = msg[len(f"{path}: "):]
+    for cell in ("-0.5", "fast", "1.5", "-1", "'h3'", "other"):
+        assert cell not in body, msg
+
+
+def test_a_table_given_in_python_is_named_by_its_values():
+    f = _good_frame()
+    f.loc[3, "seconds"] = -0.5
+    with pytest.raises(ValueError, match=r"column 'seconds' must hold durations >= 0, got -0.5 at row 3"):
+        timings.from_frame(f)
+    f = _good_frame()
+    f["host"] = "h" + f["worker"].astype(str)
+    f.loc[len(f) - 1, "host"] = "other"
+    with pytest.raises(ValueError, match=r"worker 3 appears on several hosts \('h3', 'other'\)"):
+        timings.from_frame(f)
+
+
+def test_a_file_that_is_no_trace_is_refused_without_a_word_of_its_content(tmp_path):
+    """``gclib advise --trace /etc/shadow``: its first line is not a trace's header, and stays out of the message;
+    a FIFO or a device is refused before it is opened (reading one would block, or never end)."""
+    secret = tmp_path / "shadow"
+    secret.write_text("root:$6$salt$hash:19000:0:99999:7:::\ndaemon:*:19000:0:99999:7:::\n")
+    secret.chmod(0o600)
+    link = tmp_path / "link.csv"
+    link.symlink_to(secret)
+    for path in (secret, link):
+        with pytest.raises(ValueError) as e:
+            timings.read(path)
+        msg = str(e.value)
+        assert "its first line is not the header of a timing trace" in msg and "salt" not in msg, msg
+    import os
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(ValueError, match="is not a regular file"):
+        timings.read(fifo)
+    if Path("/dev/zero").exists():
+        with pytest.raises(ValueError, match="is not a regular file"):
+            timings.read("/dev/zero")
+
+
+def test_a_duration_too_large_for_a_float_is_refused_not_read_as_never(tmp_path):
+    for huge in ("9" * 100_000, "1e400", "-1e999"):
+        f = _good_frame()
+        f["seconds"] = f["seconds"].astype(object)
+        f.loc[3, "seconds"] = huge
+        path = tmp_path / "t.csv"
+        f.to_csv(path, index=False)
+        with pytest.raises(ValueError, match=r"column 'seconds' holds a number too large for a float at line 5 "):
+            timings.read(path)
+    f = _good_frame()
+    f.loc[f.worker == 1, "seconds"] = np.inf  # "inf" is how a file says never
+    f.to_csv(path, index=False)
+    assert np.isinf(timings.read(path).durations[:, 1]).all()
+
+
+def test_a_trace_too_large_to_fit_is_refused_as_soon_as_its_rows_are_read(tmp_path, monkeypatch):
+    monkeypatch.setattr(timings, "MAX_ROWS", 50)
+    _good_frame().to_csv(tmp_path / "t.csv", index=False)
+    with pytest.raises(ValueError, match="more than 50 rows, too large a trace to fit"):
+        timings.read(tmp_path / "t.csv")
 
 
 def test_too_few_samples_counts_finite_times_only(tmp_path):
@@ -138,6 +203,9 @@ def test_missing_file_and_bad_arrays(tmp_path):
     assert not (tmp_path / "t.csv").exists()
     with pytest.raises(ValueError, match=r"durations: .*task 2 after task 1 never finished.*at row"):
         Timings.from_array(np.array([[[np.inf, 1.0]] * 2] * 20))
+    with pytest.raises(TypeError, match=r"durations must be an \(iterations, workers, tasks\) array of real seconds, "
+                                        r"got a complex array"):
+        Timings.from_array(np.ones((20, 2, 1)) + 1j)  # not a duration of 1 s: the imaginary part is not dropped
     with pytest.raises(TypeError, match="frame must be a pandas DataFrame"):
         timings.from_frame([1, 2])
 

@@ -66,6 +66,14 @@ def test_trace_json_lists_the_runs(tmp_path, capsys):
     assert recs[0]["sha256"] == rp.sha256(f) and recs[0]["profile"] == "quick" and recs[0]["seed"] == 4
 
 
+def test_a_manifest_nested_too_deeply_is_one_line_not_a_recursion_error(tmp_path, capsys):
+    f = _record(tmp_path, "quick", b"bytes")
+    (tmp_path / "executed" / "quick" / rp.MANIFEST).write_text("[" * 100_000 + "]" * 100_000)
+    rc = cli.main(["trace", f.stem, "--executed", str(tmp_path / "executed"), "--figures-dir", str(f.parent)])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.count("\n") == 1 and "is nested too deeply to be a manifest" in err, err
+
+
 def test_a_missing_figure_is_a_usage_error(tmp_path, capsys):
     assert cli.main(["trace", str(tmp_path / "nope.png"), "--executed", str(tmp_path)]) == 2
     assert "is not a file" in capsys.readouterr().err

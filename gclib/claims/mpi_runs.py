@@ -89,7 +89,8 @@ def _coded_rows(log: pd.DataFrame, exact_names: list, finite: dict) -> list:
                 text = (f"uncoded's iteration time has no finite variance: the code is faster in {e.text('.2f')} of "
                         f"the paired iterations (sign test)")
             few = e.n < MIN_ITERATIONS
-            text += (f"; mean iteration time {Estimate.of(a).text()} s against uncoded {_plain(b)} s, over {e.n} "
+            unc = Estimate.of(b).text() if finite.get((m, "uncoded"), True) else _plain(b)
+            text += (f"; mean iteration time {Estimate.of(a).text()} s against uncoded {unc} s, over {e.n} "
                      f"paired iterations" + (" (too few for a verdict)" if few else ""))
             kind, paper = _coded_source(code)
             out.append((m, datasets, code, kind, paper, INCONCLUSIVE if few else verdict, text))

@@ -4,6 +4,9 @@ of fit, and the advice under the best supported one); with ``--holdout``, the ba
 trace's last iterations (:func:`gclib.advise.backtest`)."""
 from __future__ import annotations
 
+#: As :data:`gclib.advise.MAX_WORKERS` (not imported here: ``gclib advise --help`` stays light).
+MAX_WORKERS = 10_000
+
 
 def add_parser(sub):
     from .. import checks
@@ -21,7 +24,7 @@ def add_parser(sub):
                    metavar="CSV", help="the timing trace (gclib run --measure / gclib profile / gclib trace convert, or "
                                        "your own); a per-operation parquet trace is converted as gclib trace convert "
                                        "does by default")
-    p.add_argument("--workers", type=checks.option(checks.integer, low=2), default=None, metavar="K",
+    p.add_argument("--workers", type=checks.option(checks.integer, low=2, high=MAX_WORKERS), default=None, metavar="K",
                    help="workers of the run to advise (any number; required without --holdout, which advises for "
                         "the trace's own workers)")
     p.add_argument("--holdout", type=checks.option(checks.real, above=0, below=1), default=None, metavar="F",
@@ -52,6 +55,12 @@ def run(a) -> int:
     from .. import advise, checks, network, timings
 
     net = network.parse(a.network, trace=a.trace)  # a bad --network is refused before any work
+    trials = a.trials  # None: until every mean is known within 1% (at most advise.TRIALS)
+    if a.workers is not None:  # what can be checked before the trace is read and fitted
+        if a.max_load is not None:
+            checks.option_check("--max-load", checks.integer, a.max_load, low=1, high=a.workers,
+                                why=f" (at most the {a.workers} workers)")
+        advise.check_workload(a.workers, a.max_load, trials, models=1)
     trace = timings.load(a.trace)
     if a.holdout is not None:
         if a.workers is not None and a.workers != trace.workers:
@@ -64,7 +73,7 @@ def run(a) -> int:
         K = a.workers
     if a.max_load is not None:
         checks.option_check("--max-load", checks.integer, a.max_load, low=1, high=K, why=f" (at most the {K} workers)")
-    trials = a.trials
+    advise.check_workload(K, a.max_load, trials, models=1)
     if a.holdout is not None:
         bt = advise.backtest(trace, a.holdout, seed=a.seed, trials=trials, max_load=a.max_load, budget=a.budget,
                              all_models=a.all_models, progress=not a.json, network=net)
@@ -81,7 +90,10 @@ def run(a) -> int:
     if a.figure is not None:
         import matplotlib.pyplot as plt
 
-        fig = res.plot(a.figure)
+        try:
+            fig = res.plot(a.figure)
+        except OSError as e:  # a full disk: the error names the file
+            raise OSError(e.errno, e.strerror or str(e), str(a.figure)) from None
         plt.close(fig)
     if a.json:
         import json
@@ -134,7 +146,9 @@ def _fits_text(report, left_out, trace) -> str:
              f"({trace.source}); {report.persistent} workers per iteration never answered",
              "fitted models (95% intervals; KS statistic and bootstrap p-value):"]
     for f in report.fits:
-        mark = ", ".join(m for m, on in (("best", f.name == best), ("left out", f.name in left_out)) if on)
+        rejected = f.name in left_out
+        mark = ("lowest AIC, but rejected: left out" if f.name == best and rejected else "best" if f.name == best
+                else "left out" if rejected else "")
         lines.append(f"  {f.name:24s} {f.text():52s} KS {f.ks:.3f}  p {f.p_value:.3g}  {mark}")
     if left_out:
         lines.append(f"left out of the advice (rejected at p < 0.05; --all-models keeps them): {', '.join(left_out)}")

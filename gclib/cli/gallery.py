@@ -6,13 +6,18 @@ def add_parser(sub):
     from .. import checks
 
     p = sub.add_parser("gallery", help="print the figure gallery of the README (Markdown)")
-    p.add_argument("--figures-dir", type=checks.option(checks.input_path), default="figures",
-                   help="figure folder the links point into")
+    p.add_argument("--figures-dir", type=checks.option(checks.input_path, must_exist=True), default="figures",
+                   help="figure folder the links point into (it must hold every figure of the gallery)")
     p.set_defaults(fn=run)
 
 
 def run(a) -> int:
-    from ..gallery import markdown
+    from ..gallery import FIGURES, markdown, missing
 
+    not_made = missing(a.figures_dir)[1]
+    if not_made:  # the gallery would link to files that are not there
+        raise ValueError(f"argument --figures-dir: {str(a.figures_dir)!r} lacks {len(not_made)} of the "
+                         f"{len(FIGURES)} figures the gallery links to (the first: {not_made[0]}.png); make them "
+                         f"with gclib reproduce --figures-dir {a.figures_dir}")
     print(markdown(a.figures_dir), end="")
     return 0

@@ -142,12 +142,15 @@ def code_from_args(a, schedule: bool = False):
 # ------------------------------------------------------------------------------------------------ models
 def add_launch_args(p, *, hosts_help: str, run_dir_help: str):
     """The options that say where and how the ranks start (``gclib run``, ``gclib profile``): ``--job-timeout``,
-    ``--hosts``, ``--launcher``, ``--mpiexec``, ``--mpiexec-args`` and ``--run-dir`` (its help per command)."""
+    ``--startup-timeout``, ``--hosts``, ``--launcher``, ``--mpiexec``, ``--mpiexec-args`` and ``--run-dir`` (its
+    help per command)."""
     from .. import checks
     from ..runtime.launcher import LAUNCHERS, check_hostfile, check_mpiexec, mpiexec_options
 
     p.add_argument("--job-timeout", type=checks.option(checks.seconds), default=None,
                    help="seconds after which the whole job is killed")
+    p.add_argument("--startup-timeout", type=checks.option(checks.seconds), default=None,
+                   help="seconds for every rank to get through MPI_Init (default 60), else a new start")
     p.add_argument("--hosts", type=checks.option(check_hostfile), default=None, help=hosts_help)
     p.add_argument("--launcher", default="auto", choices=LAUNCHERS,
                    help="what starts the ranks: mpiexec (--mpiexec, else the mpich wheel's, else the first on PATH; "

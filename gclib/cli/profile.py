@@ -25,7 +25,7 @@ def add_parser(sub):
                     f"dim features (default {PROFILE_SAMPLES} x {PROFILE_DIM}). To profile tasks as heavy as your "
                     "real ones, set --samples to the rows of your data set (each task then gets one part of "
                     "them, as in a run with the same workers and load) and --dim to its features.",
-        epilog=registries.epilog())
+        epilog=registries.epilog(schemes=False))  # a profile runs uncoded: no --scheme
     add_arguments(p)
     p.set_defaults(fn=run)
 
@@ -46,12 +46,12 @@ def add_arguments(p):
                    help="rows of the synthetic data set, split over workers x tasks parts")
     p.add_argument("--dim", type=count, default=PROFILE_DIM, help="features of the synthetic data set")
     p.add_argument("--data-seed", type=checks.option(checks.integer, low=0), default=0, help="seed of the data set")
-    p.add_argument("--seed", type=checks.option(checks.integer, low=0), default=0,
-                   help="seed of the injected delays (with --model)")
+    p.add_argument("--seed", type=checks.option(checks.integer, low=0), default=None,
+                   help="with --model: seed of the injected delays (default 0)")
     options.add_model_args(p)
     p.set_defaults(model=None)  # no injected delay unless asked
-    p.add_argument("--time-scale", type=seconds, default=0.05,
-                   help="with --model: seconds per model time unit of injected delay")
+    p.add_argument("--time-scale", type=seconds, default=None,
+                   help="with --model: seconds per model time unit of injected delay (default 0.05)")
     p.add_argument("--kill", type=checks.option(kill_map), default=None,
                    help="fault injection: WORKER:ITERATION[,...], that worker's process exits at that iteration")
     p.add_argument("--timeout", type=seconds, default=30.0,
@@ -61,9 +61,8 @@ def add_arguments(p):
         run_dir_help="directory for the logs, on this host (default: a temporary one, removed after success)")
     p.add_argument("--quiet", action="store_true", help="no progress line per iteration")
     p.add_argument("--no-network", action="store_true",
-                   help="do not measure what a message costs (by default, after the iterations, round trips and "
-                        "floods of messages up to --dim floats, written beside --out as OUT.network.json; "
-                        "docs/advise.md)")
+                   help="skip measuring what a message costs (after the iterations; written beside --out as "
+                        "OUT.network.json)")
 
 
 def spec_from_args(a):
@@ -72,23 +71,29 @@ def spec_from_args(a):
 
     if a.model is None:
         given = options.given_model_options(a)
-        if given or a.per_task or a.persistent:
-            flags = ", ".join(options.flag(f) for f in given + (["per_task"] if a.per_task else [])
-                              + (["persistent"] if a.persistent else []))
-            raise ValueError(f"argument {flags}: model options need --model NAME (no delay is injected without "
-                             f"one)")
+        # (--seed and --time-scale are None when not given: 0 is a value)
+        given += [f for f in ("per_task", "persistent") if getattr(a, f)]
+        given += [f for f in ("seed", "time_scale") if getattr(a, f) is not None]
+        if given:
+            raise ValueError(f"argument {', '.join(options.flag(f) for f in given)}: read only with --model NAME "
+                             f"(no delay is injected without one)")
         model = None
     else:
         options.reject_unused(a, scheme=False)
         model = options.model_from_args(a, workers=a.workers)
     kill = checked_kill(a.kill, a.workers, a.iterations, workers_of="the profile", iterations_of="the profile")
+    if a.hosts is None:
+        from ..runtime.launcher import check_ranks_memory
+
+        check_ranks_memory(a.workers)  # before the code and the data are built
     if a.samples < a.workers * a.tasks:
         raise ValueError(f"argument --samples: must be at least workers x tasks = {a.workers * a.tasks} (one row per "
                          f"data part), got {a.samples}")
     from ..network import sizes_for
 
     return profile_spec(a.workers, a.tasks, a.iterations, samples=a.samples, dim=a.dim, model=model,
-                        time_scale=a.time_scale, seed=a.seed, timeout=a.timeout, kill=kill, data_seed=a.data_seed,
+                        time_scale=0.05 if a.time_scale is None else a.time_scale,
+                        seed=0 if a.seed is None else a.seed, timeout=a.timeout, kill=kill, data_seed=a.data_seed,
                         network=() if getattr(a, "no_network", False) else sizes_for(a.dim))
 
 
@@ -111,7 +116,8 @@ def run(a) -> int:
               f"({'no injected delay' if spec.model is None else 'injected delays'})", flush=True)
     failed = None
     try:
-        res = launch(spec, hosts=a.hosts, job_timeout=a.job_timeout, run_dir=a.run_dir, progress=progress,
+        res = launch(spec, hosts=a.hosts, job_timeout=a.job_timeout, startup_timeout=a.startup_timeout,
+                     run_dir=a.run_dir, progress=progress,
                      mpiexec=a.mpiexec, launcher=a.launcher, mpiexec_args=a.mpiexec_args)
     except RuntimeFailure as e:
         res, failed = e.result, e

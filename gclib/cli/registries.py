@@ -24,9 +24,30 @@ def run(a) -> int:
     if a.json:
         print(json.dumps(registry_json(), indent=1))
     else:
-        print(registry_text("schemes (gclib simulate|verify --scheme NAME ...)",
+        print(registry_text("schemes (gclib simulate|verify|run --scheme NAME ...)",
                             "compute-time models (gclib simulate --model NAME ...)"))
+        print(f"\n{TRAINING_HEADING}:\n{training_text()}")
     return 0
+
+
+TRAINING_HEADING = "training schemes (gclib train --scheme NAME ...: lazy aggregation on a simulated clock)"
+#: What each training scheme of :data:`gclib.learning.optim.SCHEME_NAMES` is, in a few words.
+TRAINING = {"gd": "gradient descent: every worker computes and uploads, the server waits for all",
+            "gc": "gradient coding: --code (default crc), the server waits for a decodable set",
+            "lag-wk": "LAG, worker-side trigger (Chen et al., NeurIPS 2018): a worker uploads when its gradient "
+                      "changed enough",
+            "lag-ps": "LAG, server-side trigger: the server asks the workers whose gradient may have changed enough",
+            "lagc": "LAGC (Zhang and Simeone, TNNLS 2021): the LAG rule on CRC's coded messages (worker side)",
+            "g-lag": "G-LAG (Zhang and Simeone): groups of FRC plus the LAG rule per group (server side)"}
+
+
+def training_text(indent: int = 2) -> str:
+    """Every training scheme of ``gclib train`` with a few words each (the lazy ones take --trigger wk|ps|none)."""
+    from ..learning.optim import SCHEME_NAMES
+
+    pad = " " * indent
+    w = max(map(len, SCHEME_NAMES)) + 1
+    return "\n".join(f"{pad}{n:<{w}} {TRAINING[n]}" for n in SCHEME_NAMES)
 
 
 # ------------------------------------------------------------------------------------------------ listings
@@ -145,4 +166,11 @@ def registry_json() -> dict:
                     for n, s in sorted(SCHEMES.items())],
         "models": [{"name": n, "help": _doc_line(c), "parameters": {f: d for f, d in model_fields(c)}}
                    for n, c in sorted(MODELS.items())],
+        "training": [{"name": n, "help": TRAINING[n]} for n in _training_names()],
     }
+
+
+def _training_names():
+    from ..learning.optim import SCHEME_NAMES
+
+    return SCHEME_NAMES

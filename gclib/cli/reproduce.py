@@ -8,7 +8,7 @@ def add_parser(sub):
     p = sub.add_parser("reproduce", help="run every notebook through papermill and write figures/",
                        epilog=_notebooks_text() or None)
     p.add_argument("--profile", default="full", help="parameter profile (full or quick)")
-    p.add_argument("--only", nargs="*", default=None, help="notebook names (stems) to run")
+    p.add_argument("--only", nargs="+", default=None, metavar="NAME", help="notebook names (stems) to run")
     p.add_argument("--figures-dir", type=checks.option(checks.output_dir), default=None,
                    help="where figures go (default figures/)")
     p.add_argument("--out-dir", type=checks.option(checks.output_dir), default=None,

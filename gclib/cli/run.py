@@ -16,8 +16,8 @@ from . import options, registries
 #: ``--problem`` names: the data sets of :mod:`gclib.learning.problems` plus short aliases.
 PROBLEM_ALIASES = {"logistic": "tandon-logistic"}
 #: Options that say where and how to run, not what: the only ones ``--resume`` accepts beside it.
-EXECUTION_OPTIONS = ("json", "job_timeout", "hosts", "launcher", "mpiexec", "mpiexec_args", "run_dir", "state",
-                     "measure")
+EXECUTION_OPTIONS = ("json", "job_timeout", "startup_timeout", "hosts", "launcher", "mpiexec", "mpiexec_args",
+                     "run_dir", "state", "measure")
 
 
 def add_parser(sub):
@@ -41,9 +41,10 @@ def add_arguments(p):
     count = checks.option(checks.integer, low=1)
     seconds = checks.option(checks.seconds)
     p.add_argument("--problem", default="logistic", choices=sorted({*PROBLEM_ALIASES, *DATASETS}),
-                   help="logistic (Tandon's synthetic data), tandon-logistic, breast-cancer, diabetes, lag-synthetic")
-    p.add_argument("--samples", type=count, default=None, help="tandon-logistic: training samples (default 5000)")
-    p.add_argument("--dim", type=count, default=None, help="tandon-logistic: features (default 100)")
+                   help="logistic = tandon-logistic (Tandon's synthetic data), or another data set")
+    p.add_argument("--samples", type=count, default=None,
+                   help="logistic (the default problem): training samples (default 5000)")
+    p.add_argument("--dim", type=count, default=None, help="logistic (the default problem): features (default 100)")
     p.add_argument("--data-seed", type=checks.option(checks.integer, low=0), default=0,
                    help="seed of the data set and its split")
     p.add_argument("--iterations", type=count, default=50, help="iterations of the run")
@@ -52,22 +53,21 @@ def add_arguments(p):
                    help="learning rate (default 1 / smoothness)")
     p.add_argument("--time-scale", type=seconds, default=0.05, help="seconds per model time unit of injected delay")
     p.add_argument("--persistent-workers", type=checks.option(checks.int_list, low=0, distinct=True), default=None,
-                   help="comma-separated worker ids that never answer (persistent stragglers)")
+                   metavar="IDS", help="comma-separated ids of workers that never answer (--persistent N: random)")
     p.add_argument("--kill", type=checks.option(kill_map), default=None,
                    help="fault injection: WORKER:ITERATION[,...], that worker's process exits at that iteration")
     p.add_argument("--timeout", type=seconds, default=10.0,
                    help="seconds an iteration may wait for a decodable set before the run stops with an error")
     options.add_launch_args(
         p, hosts_help="MPICH hostfile passed to mpiexec -f (runs across machines; no shared file system needed)",
-        run_dir_help="directory for the logs and the state, on this host (no rank reads it; default: a temporary "
-                     "one, removed after a successful run)")
+        run_dir_help="directory for the logs and the state on this host (default: a temporary one, removed after "
+                     "success)")
     p.add_argument("--state", type=checks.option(checks.output_file), default=None,
                    help="write the state (parameters, log, what --resume needs) here (always written on failure)")
     p.add_argument("--resume", type=checks.option(checks.input_path, kind="file", must_exist=True), default=None,
                    metavar="STATE",
                    help="continue the run saved in this state file from its last completed iteration (same "
-                       "parameters, same injected delays); only --json, --job-timeout, --hosts, --launcher, "
-                       "--mpiexec, --mpiexec-args, --run-dir, --state and --measure may be given with it")
+                        "parameters and delays; only where and how it runs may change)")
     p.add_argument("--measure", type=checks.option(checks.output_file), default=None, metavar="CSV",
                    help="write the per-task times here (docs/runtime.md, 'Timing traces')")
     p.add_argument("--json", action="store_true", help="print one JSON object (per-iteration records + summary)")
@@ -148,6 +148,10 @@ def spec_from_args(a):
         if v is not None and name != "tandon-logistic":
             raise ValueError(f"argument {flag}: sizes Tandon's synthetic data only (--problem logistic); problem "
                              f"{a.problem!r} has its own sizes")
+    if getattr(a, "hosts", None) is None and isinstance(a.workers, int):
+        from ..runtime.launcher import check_ranks_memory
+
+        check_ranks_memory(a.workers)  # before the code is built (thousands of workers take long to build)
     code = options.code_from_args(a)
     K = code.n_workers
     model = options.model_from_args(a, workers=K)
@@ -203,14 +207,20 @@ def resumed_args(a):
     if given:
         flags = ", ".join("--" + k.replace("_", "-") for k in sorted(given))
         raise ValueError(f"resume: {flags} cannot be given with --resume (a resumed run keeps the parameters in "
-                         f"its state file; only --json, --job-timeout, --hosts, --launcher, --mpiexec, "
-                         f"--mpiexec-args, --run-dir, --state and --measure may change)")
+                         f"its state file; only --json, --job-timeout, --startup-timeout, --hosts, --launcher, "
+                         f"--mpiexec, --mpiexec-args, --run-dir, --state and --measure may change)")
     if doc["next_iteration"] >= doc["spec"]["iterations"]:
-        raise ValueError(f"resume: the run in {a.resume!r} already finished its {doc['spec']['iterations']} "
+        raise ValueError(f"resume: the run in {str(a.resume)!r} already finished its {doc['spec']['iterations']} "
                          f"iterations; nothing to resume")
     if doc.get("args") is None:
-        raise ValueError(f"resume: {a.resume!r} was written by a library run (no command line in it); resume it "
+        raise ValueError(f"resume: {str(a.resume)!r} was written by a library run (no command line in it); resume it "
                          f"with gclib.runtime.launch(spec, resume=...) and the same RunSpec")
+    known = set(vars(base)) - set(EXECUTION_OPTIONS) - {"fn", "resume", "cmd"}
+    unknown = sorted(k for k in doc["args"] if k not in known)
+    if unknown:
+        shown = ", ".join(repr(k[:40]) for k in unknown[:3]) + (", ..." if len(unknown) > 3 else "")
+        raise ValueError(f"resume: {str(a.resume)!r} is not a usable state file: 'args' holds what is not a "
+                         f"parameter of gclib run: {shown}")
     ns = argparse.Namespace(**vars(base))
     for k, v in doc["args"].items():
         if v is not None:  # None: not given (an older state file): the option's default
@@ -224,22 +234,27 @@ def resumed_args(a):
 # ---------------------------------------------------------------------------------------------- the command
 def _line(r):
     auc = r.get("auc")
-    dead = r.get("dead") or []
+    dead, silent = r.get("dead") or [], r.get("silent") or []
     return (f"iter {r['iteration']:4d}  time {1e3 * r['time']:8.2f} ms  predicted {1e3 * r['predicted']:8.2f} ms  "
             f"messages {r['messages']:3d}  stale {r['stale']:2d}  loss {r['loss']:.6f}"
             + (f"  auc {auc:.4f}" if auc is not None and auc == auc else "")
-            + (f"  dead workers {dead}" if dead else ""))
+            + (f"  dead workers {dead}" if dead else "") + (f"  silent workers {silent}" if silent else ""))
 
 
-def write_measured(path, res, quiet=False) -> None:
-    """Write the timing trace of ``res`` to ``path`` and say so in one line (unless ``quiet``)."""
+def write_measured(path, res, quiet=False) -> str | None:
+    """Write the timing trace of ``res`` to ``path`` and say so in one line (unless ``quiet``). Returns ``None``, or
+    why the file could not be written (a full disk, say), naming it: the run's results are printed all the same."""
     from ..runtime.measure import summary, write_trace
 
     d = res.task_durations()
-    rows = write_trace(path, d, res.hosts)
+    try:
+        rows = write_trace(path, d, res.hosts)
+    except OSError as e:
+        return f"could not write the timing trace to {str(path)!r}: {e.strerror or e}"
     if not quiet:
         s = summary(d)
         print(f"timing trace: {rows} tasks ({s['never']} never finished) written to {path}", flush=True)
+    return None
 
 
 def run(a) -> int:
@@ -249,29 +264,43 @@ def run(a) -> int:
     doc = None
     if a.resume is not None:
         a, doc = resumed_args(a)
+        try:
+            spec = spec_from_args(a)
+        except ValueError:  # a check named the parameter
+            raise
+        except (TypeError, AttributeError, KeyError, IndexError) as e:  # values of the file no option would take
+            raise ValueError(f"resume: {str(a.resume)!r} is not a usable state file: its parameters do not make a "
+                             f"run ({type(e).__name__})") from None
     else:
         options.reject_unused(a)
-    spec = spec_from_args(a)
+        spec = spec_from_args(a)
     progress = None if a.json else (lambda r: print(_line(r), flush=True))
     if doc is not None and not a.json:
-        print(f"resuming {a.resume} at iteration {doc['next_iteration']} of {spec.iterations}", flush=True)
+        from ..runtime.launcher import kills_left
+
+        left = kills_left(spec.kill, doc["next_iteration"])
+        dropped = ",".join(f"{w}:{it}" for w, it in sorted(spec.kill.items()) if w not in left)
+        print(f"resuming {a.resume} at iteration {doc['next_iteration']} of {spec.iterations}"
+              + (f" (the kills due by then are not injected again: --kill {dropped})" if dropped else ""),
+              flush=True)
     try:
-        res = launch(spec, hosts=a.hosts, job_timeout=a.job_timeout, state_file=a.state, run_dir=a.run_dir,
+        res = launch(spec, hosts=a.hosts, job_timeout=a.job_timeout, startup_timeout=a.startup_timeout,
+                     state_file=a.state, run_dir=a.run_dir,
                      progress=progress, resume=doc, args=run_args(a), mpiexec=a.mpiexec, launcher=a.launcher,
                      mpiexec_args=a.mpiexec_args)
     except RuntimeFailure as e:
         res = e.result
-        if a.measure and res is not None:
-            write_measured(a.measure, res, quiet=a.json)
+        unwritten = write_measured(a.measure, res, quiet=a.json) if a.measure and res is not None else None
         if a.json and res is not None:
             print(json.dumps(res.to_dict()))
         state = res.spec.get("state_file") if res is not None else None
         hint = f"; continue with: gclib run --resume {state}" if state else ""
-        print(f"gclib: error: {e}{hint}", file=sys.stderr)
         interrupted = res is not None and res.status == "interrupted"
+        # an interruption reads as every command's Ctrl-C ("gclib: interrupted"), with what was kept
+        head = "gclib: " if interrupted else "gclib: error: "
+        print(f"{head}{e}{hint}" + (f"; {unwritten}" if unwritten else ""), file=sys.stderr)
         return options.EXIT_INTERRUPTED if interrupted else options.EXIT_FAIL
-    if a.measure:
-        write_measured(a.measure, res, quiet=a.json)
+    unwritten = write_measured(a.measure, res, quiet=a.json) if a.measure else None
     s = res.summary()
     if a.json:
         print(json.dumps(res.to_dict()))
@@ -279,11 +308,15 @@ def run(a) -> int:
         print(f"{s['label']}: {s['iterations']} iterations, total {s['total_time']:.3f} s measured, "
               f"{s['total_predicted']:.3f} s predicted ({100 * s['relative_error']:+.1f}%); mean overhead "
               f"{1e3 * s['mean_overhead']:.2f} ms/iteration (broadcast {1e3 * s['mean_bcast']:.2f}, decode "
-              f"{1e3 * s['mean_decode']:.2f}, drain {1e3 * s['mean_drain']:.3f}, latency "
-              f"{1e3 * s['mean_latency']:.2f}); final loss {s['final_loss']:.6f}"
+              f"{1e3 * s['mean_decode']:.2f}, drain {1e3 * s['mean_drain']:.3f}, rest "
+              f"{1e3 * s['mean_rest']:.2f}, below 0 where a part overlaps the workers' computing); final loss "
+              f"{s['final_loss']:.6f}"
               + (f", test AUC {s['final_auc']:.4f}" if s.get("final_auc") is not None else ""))
         if s["dead_workers"] or res.restarts:
             print(f"note: {res.error}")
     for w in res.warnings():
         print(f"gclib: warning: {w}", file=sys.stderr)
+    if unwritten:  # the run finished and its results are printed; the trace is not written
+        print(f"gclib: error: {unwritten}", file=sys.stderr)
+        return options.EXIT_FAIL
     return 0

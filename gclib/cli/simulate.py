@@ -26,7 +26,8 @@ def add_parser(sub):
 
 
 def run(a) -> int:
-    from ..simulate import Communication, simulate
+    from ..jsonable import jsonable
+    from ..simulate import Communication, completion_tail_index, median_ci, simulate, tail_index
 
     options.reject_unused(a)
     code = options.code_from_args(a, schedule=True)  # the schedule where the family has one: no dense matrix
@@ -36,14 +37,40 @@ def run(a) -> int:
         comm = Communication(latency=a.latency, bandwidth=math.inf if a.bandwidth is None else a.bandwidth)
     res = simulate(code, model, trials=a.trials, seed=a.seed, comm=comm, progress=not a.json and a.trials >= 100_000)
     out = res.summary()
+    med, lo, hi = median_ci(res.time)
+    tail = completion_tail_index(code, model)
+    out.update(jsonable({"median_time": med, "median_time_ci95": [lo, hi], "mean_time_finite": tail > 1,
+                         "variance_time_finite": tail > 2}))
+    infinite = tail <= 1
+    if infinite:  # the sample mean of an infinite mean says nothing: it grows with the trials
+        out["sample_mean_time"], out["mean_time"], out["ci95_time"] = out["mean_time"], None, None
+    elif tail <= 2:  # a finite mean, an infinite variance: the normal interval of the mean means nothing
+        out["ci95_time"] = None
     if a.json:
         print(json.dumps(out))
     else:
         print(f"{out['scheme']} under {model_text(out['model'])}:")
-        print(f"  mean time {_fmt(out['mean_time'], '.5g')} +/- {_fmt(out['ci95_time'], '.2g')} (model time units), "
+        k = code.stragglers + 1
+        why = (f"the completion time's tail index is {tail:g}: {tail_index(model):g} per worker, and an iteration "
+               f"may wait for its {'' if k == 1 else f'{k}{_ordinal(k)} '}slowest worker")
+        if infinite:
+            print(f"  mean time infinite ({why}); the mean of these trials, {_fmt(out['sample_mean_time'], '.5g')}, "
+                  f"estimates nothing")
+        elif out["ci95_time"] is None and tail <= 2:
+            print(f"  mean time {_fmt(out['mean_time'], '.5g')} (model time units; no interval: its variance is "
+                  f"infinite, {why})")
+        else:
+            print(f"  mean time {_fmt(out['mean_time'], '.5g')} +/- {_fmt(out['ci95_time'], '.2g')} (model time "
+                  f"units)")
+        print(f"  median time {_fmt(out['median_time'], '.5g')} (95% CI {_fmt(out['median_time_ci95'][0], '.5g')} "
+              f"to {_fmt(out['median_time_ci95'][1], '.5g')}), "
               f"messages {_fmt(out['mean_messages'], '.4g')}, computations {_fmt(out['mean_computations'], '.4g')}, "
               f"volume {_fmt(out['mean_volume'], '.4g')} ({out['trials']} trials, {out['failed']} never decoded)")
     return 0
+
+
+def _ordinal(n: int) -> str:
+    return "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
 
 
 def model_text(desc: dict) -> str:

@@ -58,18 +58,19 @@ def add_parser(sub):
                    help="gc / lagc: s (default workers/groups - 1)")
     p.add_argument("--code", default=None, choices=code_names(),
                    help="gc: the code, a scheme built from --workers, --stragglers and --seed (default crc)")
-    p.add_argument("--trigger", default="default", choices=("default", "none", "wk", "ps"),
-                   help="lazy rule: worker side (wk), server side (ps) or none")
+    p.add_argument("--trigger", default=None, choices=("none", "wk", "ps"),
+                   help="lazy rule: worker side (wk), server side (ps) or none (default: the scheme's own: wk for "
+                        "lag-wk and lagc, ps for lag-ps and g-lag, none for gd and gc)")
     p.add_argument("--units", default=None, help="M of the lazy threshold: a number, count, decoding-max or "
                                                  "decoding-mean")
-    p.add_argument("--D", type=count, default=10, help="lazy window (Chen et al.: 10)")
+    p.add_argument("--D", type=count, default=None, help="lazy window (default 10, Chen et al.'s)")
     real_xi = checks.option(checks.real, low=0)
     p.add_argument("--xi", type=lambda v: "chen" if v == "chen" else real_xi(v), default=None,
                    help="weight per past difference: a number, or chen (Chen et al.'s code: 1/D wk, 10/D ps); "
                         "default 1/D for both triggers")
-    p.add_argument("--warmup", default="silent", choices=("silent", "upload"),
-                   help="first D iterations of a lazy scheme: silent = nobody uploads, the server steps with its "
-                        "initial all-ones copies (Chen et al.'s code); upload = every unit uploads")
+    p.add_argument("--warmup", default=None, choices=("silent", "upload"),
+                   help="first D iterations of a lazy scheme: silent (the default) = nobody uploads, the server "
+                        "steps with its initial all-ones copies (Chen et al.'s code); upload = every unit uploads")
     positive = checks.option(checks.real, above=0)
     p.add_argument("--lr", type=positive, default=None, help="step size (default 1/L)")
     p.add_argument("--target", type=positive, default=1e-6, help="loss gap to reach")
@@ -87,14 +88,43 @@ def add_parser(sub):
     p.set_defaults(fn=run)
 
 
-def run(a) -> int:
-    from .. import checks
-    from ..learning.optim import make_scheme, train
+#: The training schemes that are lazy unless ``--trigger none`` (gd and gc are lazy only with ``--trigger wk|ps``).
+LAZY = ("lag-wk", "lag-ps", "lagc", "g-lag")
 
-    options.reject_unused(a, scheme=False)
+
+def reject_unread(a) -> None:
+    """Refuse an option that the chosen ``--scheme`` (and ``--trigger``) does not read: ``--stragglers`` but for
+    gc and lagc; ``--groups`` but for g-lag, and gc and lagc without ``--stragglers`` (whose default it sets); the
+    lazy rule's ``--D``, ``--xi``, ``--units`` and ``--warmup`` for a scheme that is not lazy."""
     if a.code is not None and a.scheme != "gc":
         raise ValueError(f"argument --code: only --scheme gc takes a code (scheme {a.scheme!r} has its own), got "
                          f"{a.code!r}")
+    if a.stragglers is not None and a.scheme not in ("gc", "lagc"):
+        raise ValueError(f"argument --stragglers: only --scheme gc and lagc read it (scheme {a.scheme!r} has no "
+                         f"code of its own to size)")
+    if a.groups is not None:
+        if a.scheme not in ("g-lag", "gc", "lagc"):
+            raise ValueError(f"argument --groups: only --scheme g-lag (and gc, lagc without --stragglers) reads it, "
+                             f"not {a.scheme!r}")
+        if a.scheme != "g-lag" and a.stragglers is not None:
+            raise ValueError(f"argument --groups: --scheme {a.scheme} reads it only for the default of --stragglers "
+                             f"(workers/groups - 1), which is given")
+    lazy = a.trigger in ("wk", "ps") or (a.trigger is None and a.scheme in LAZY)
+    if not lazy:
+        given = [f for f in ("D", "xi", "units", "warmup") if getattr(a, f) is not None]
+        if given:
+            why = "--trigger none" if a.trigger == "none" else f"scheme {a.scheme!r} without --trigger wk or ps"
+            raise ValueError(f"argument {', '.join('--' + f for f in given)}: read by a lazy rule only, and "
+                             f"{why} has none")
+
+
+def run(a) -> int:
+    from .. import checks
+    from ..learning import lazy
+    from ..learning.optim import make_scheme, train
+
+    options.reject_unused(a, scheme=False)
+    reject_unread(a)
     units = a.units
     if units is not None and units not in ("count", "decoding-max", "decoding-mean"):
         try:
@@ -103,13 +133,16 @@ def run(a) -> int:
             raise ValueError(f"units must be a positive number, count, decoding-max or decoding-mean, got "
                              f"{a.units!r}") from None
     scheme = make_scheme(a.scheme, a.workers, groups=a.groups, stragglers=a.stragglers, code=a.code,
-                         trigger=None if a.trigger == "none" else a.trigger, seed=a.seed, D=a.D, xi=a.xi,
-                         units=units, warmup=a.warmup)
+                         trigger="default" if a.trigger is None else None if a.trigger == "none" else a.trigger,
+                         seed=a.seed,
+                         D=lazy.D_DEFAULT if a.D is None else a.D, xi=a.xi, units=units, warmup=a.warmup or "silent")
     problem = problem_for(a.problem, scheme.code.n_parts, a.seed)
     model = options.model_from_args(a, workers=scheme.code.n_workers)
     res = train(problem, scheme, model, target=a.target, seed=a.seed, lr=a.lr, max_iter=a.max_iter,
-                computation=a.computation, duplicates=a.duplicates)
+                computation=a.computation, duplicates=a.duplicates, progress=not a.json and a.max_iter >= 100_000)
     out = res.summary()
+    if out.get("problem") != a.problem:  # the name typed, with the data set behind an alias beside it
+        out["problem"], out["dataset"] = a.problem, out.get("problem")
     if a.json:
         print(json.dumps(out))
     else:

@@ -18,11 +18,17 @@ def add_parser(sub):
 
 
 def run(a) -> int:
-    from ..symbolic import verify
+    from ..symbolic import patterns_to_check, verify
 
     options.reject_unused(a, model=False)
+    if a.messages is not None and a.drop is not None:
+        raise ValueError("argument --drop: cannot be given with --messages (--messages checks every set of that "
+                         "many messages, --drop every pattern of that many stragglers)")
+    # the number of patterns first, from the float code (cheap): a request too large is refused before the exact
+    # code is built
+    a.exact = False
+    patterns_to_check(options.code_from_args(a), messages=a.messages, stragglers=a.drop)
     a.exact = True
-    code = options.code_from_args(a)
-    res = verify(code, messages=a.messages, stragglers=a.drop)
+    res = verify(options.code_from_args(a), messages=a.messages, stragglers=a.drop)
     print(res.message())
     return 0 if res.ok else options.EXIT_FAIL

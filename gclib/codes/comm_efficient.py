@@ -301,6 +301,10 @@ def load_generator(path: str):
     separated; entries such as ``1/2`` are read as exact rationals)."""
     import sympy as sp
 
+    try:  # a regular file: reading a FIFO or a device could block forever
+        checks.input_path(None, path, kind="file", must_exist=True)
+    except ValueError as e:
+        raise ValueError(f"generator must be 'gaussian', 'repetition' or a readable matrix file, got {e}") from None
     if str(path).endswith(".npy"):
         try:
             G = np.load(path)

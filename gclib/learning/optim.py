@@ -78,6 +78,8 @@ SCHEME_NAMES = ("gd", "gc", "lag-wk", "lag-ps", "lagc", "g-lag")
 WARMUPS = ("silent", "upload")
 #: Pre-sampled iterations of compute times per block (the numbers for a seed depend on it, so it is fixed).
 BLOCK = 256
+#: Bytes of the history :func:`train` keeps per iteration (five numbers, in lists then arrays), for its memory check.
+HISTORY_BYTES = 200
 
 
 class ConvergenceError(RuntimeError):
@@ -510,7 +512,7 @@ class _Server:
 def train(problem: Problem, scheme: LazyScheme, model: ComputeModel, *, target: float = 1e-6, seed=0,
           lr: float | None = None, max_iter: int = 20_000, diverge: float = 1e8, theta0=None,
           computation: str = "assigned", duplicates: str = "cancel", keep_thetas: bool = False,
-          warmup: str | None = None) -> TrainResult:
+          warmup: str | None = None, progress: bool = False) -> TrainResult:
     """Run ``scheme`` on ``problem`` until ``gap <= target``, ``max_iter`` iterations, divergence, or an iteration
     that can never decode (status ``"stalled"``).
 
@@ -523,12 +525,16 @@ def train(problem: Problem, scheme: LazyScheme, model: ComputeModel, *, target: 
         theta0: ``(d,)`` start (default zeros). computation, duplicates: accounting conventions (module doc).
         keep_thetas: keep every iterate in ``thetas`` ``(iterations + 1, d)``.
         warmup: override the scheme's warm-up (``"silent"`` or ``"upload"``, see :class:`LazyScheme`); ``None``
-            keeps ``scheme.warmup``.
+            keeps ``scheme.warmup``. progress: a progress bar over the iterations (on stderr).
     Returns:
         :class:`TrainResult` (check ``status``; ``raise_for_status()`` raises on a run that did not converge).
     """
     warmup, lr = _check_train(problem, scheme, target=target, lr=lr, max_iter=max_iter, computation=computation,
                               duplicates=duplicates, warmup=warmup)
+    # what the run may keep, before it starts: a cap of iterations too large is refused, not run for days
+    checks.need_memory("train", (max_iter + 1) * (HISTORY_BYTES + (8 * problem.dim if keep_thetas else 0)),
+                       sizes=f"max_iter = {max_iter}" + (f", dim = {problem.dim} (keep_thetas)" if keep_thetas else ""),
+                       lower="max_iter (--max-iter)")
     rng = checks.generator(seed, "seed")
     code = scheme.code
     theta = np.zeros(problem.dim) if theta0 is None else np.asarray(theta0, dtype=float).copy()
@@ -538,7 +544,8 @@ def train(problem: Problem, scheme: LazyScheme, model: ComputeModel, *, target: 
     thetas = [theta.copy()] if keep_thetas else None
     status, message = ("converged" if gap0 <= target else "max_iter"), ""
     limit = diverge * max(gap0, 1.0)
-    for k in range(max_iter if status != "converged" else 0):
+    steps = range(max_iter if status != "converged" else 0)
+    for k in _progress(steps, "train", progress, unit="iteration", delay=2):  # (shown past 2 s)
         if k % BLOCK == 0:
             block = model.sample(rng, BLOCK, code.n_workers, code.load)  # (BLOCK, n, load)
         finish = block[k % BLOCK]

@@ -11,12 +11,17 @@ launcher, from every host) and exits with ``128 + signal``: Hydra sees an exit, 
 This is how the launcher learns which rank died of which signal. A dead worker is then a straggler that never
 answers; a dead master ends the run (the launcher kills the job).
 
-The guard passes on the catchable signals it gets; the rank dies with its guard (``PR_SET_PDEATHSIG``), so
-killing the job leaves no rank behind. SIGUSR1, Hydra's notice to every rank that some rank ended, is ignored
-(it would kill a rank that is still importing; the rank's ``main`` ignores it again after ``MPI_Init``, where
-MPICH installs a handler of its own), and SIGINT until the rank's ``main`` sets it back. The guard imports
-nothing but the standard library and runs as a script (``-I``: nothing beside it on the path), not as part of
-the package: it costs about 11 MB per rank. See ``docs/runtime.md``.
+The guard passes on the catchable signals it gets (and continues a rank that is stopped, so that the signal takes
+effect); the rank dies with its guard, and the guard with the process that started it, Hydra's proxy
+(``PR_SET_PDEATHSIG``), so killing the job, or losing a proxy, leaves no rank behind. When the rank is stopped by a
+signal (SIGSTOP, SIGTSTP, ...) or continued, the guard says so in one line after :data:`STOPPED`: the launcher
+passes it on to the master, which sends nothing more to a stopped worker until it answers again.
+
+SIGUSR1, Hydra's notice to every rank that some rank ended, is ignored (it would kill a rank that is still
+importing; the rank's ``main`` ignores it again after ``MPI_Init``, where MPICH installs a handler of its own),
+and SIGINT until the rank's ``main`` sets it back. The guard imports nothing but the standard library and runs as
+a script (``-I``: nothing beside it on the path), not as part of the package: it costs about 11 MB per rank. See
+``docs/runtime.md``.
 """
 from __future__ import annotations
 
@@ -31,6 +36,9 @@ import time
 #: Prefix of a guard's report line on stderr:
 #: ``REPORT {"rank": r, "pid": p, "signal": s, "code": c, "host": h, "time": t}``.
 REPORT = "@gclib-rank-exit "
+#: Prefix of a guard's line when its rank is stopped by a signal (SIGSTOP, SIGTSTP, ...) or continued:
+#: ``STOPPED {"rank": r, "pid": p, "stopped": "SIGSTOP", "host": h, "time": t}`` (``"stopped": null``: continued).
+STOPPED = "@gclib-rank-stop "
 #: Argument that marks the rank process under a guard (``... mpi_main RUN_DIR --rank R``; worker ``R - 1``, or the
 #: master for ``R = 0``).
 RANK = "--rank"
@@ -58,7 +66,7 @@ def env_rank() -> int | None:
 
 
 def _die_with_parent() -> None:
-    """Ask Linux to SIGKILL this process when its parent (the guard) dies."""
+    """Ask Linux to SIGKILL this process when its parent (the guard, or the guard's starter) dies."""
     try:
         import ctypes
 
@@ -109,9 +117,13 @@ def guard(rank: int, argv) -> None:
         except OSError:
             pass
 
+    stopped = []  # the rank is stopped (SIGSTOP, ...): a signal passed on must also continue it to take effect
+
     def forward(sig, frame):
         try:
             os.kill(pid, sig)
+            if stopped:
+                os.kill(pid, signal.SIGCONT)
         except ProcessLookupError:
             pass
 
@@ -120,25 +132,42 @@ def guard(rank: int, argv) -> None:
             signal.signal(getattr(signal, name), forward)
     while True:
         try:
-            _, status = os.waitpid(pid, 0)
-            break
+            _, status = os.waitpid(pid, os.WUNTRACED | os.WCONTINUED)
         except ChildProcessError:
             os._exit(1)
+        if os.WIFSTOPPED(status) or os.WIFCONTINUED(status):  # frozen, or thawed: say so, and wait on
+            stop = _signal_name(os.WSTOPSIG(status)) if os.WIFSTOPPED(status) else None
+            stopped[:] = [stop] if stop else []
+            _say(STOPPED + json.dumps({"rank": rank, "pid": pid, "stopped": stop, "host": os.uname().nodename,
+                                       "time": time.time()}))
+            continue
+        break
     if os.WIFSIGNALED(status):
         sig, code, exit_code = os.WTERMSIG(status), None, 128 + os.WTERMSIG(status)
     else:
         sig, code = None, os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1
         exit_code = code
     if sig is not None or code:
-        line = REPORT + json.dumps({"rank": rank, "pid": pid, "signal": sig, "code": code,
-                                    "host": os.uname().nodename, "time": time.time()})
-        try:
-            os.write(2, (line + "\n").encode())
-        except OSError:
-            pass
+        _say(REPORT + json.dumps({"rank": rank, "pid": pid, "signal": sig, "code": code,
+                                  "host": os.uname().nodename, "time": time.time()}))
         if mine is not None:
             _hold(_taken_over(mine), exit_code)
     os._exit(exit_code)
+
+
+def _say(line: str) -> None:
+    """One line on stderr, in one write (``mpiexec`` forwards it to the launcher)."""
+    try:
+        os.write(2, (line + "\n").encode())
+    except OSError:
+        pass
+
+
+def _signal_name(sig: int) -> str:
+    try:
+        return signal.Signals(sig).name
+    except ValueError:
+        return f"signal {sig}"
 
 
 def _taken_over(chan) -> list:
@@ -236,6 +265,12 @@ def hand_over_sockets() -> int:
 
 
 def main(argv=None) -> None:
+    # The guard dies with the process that started it (Hydra's proxy, or srun's step daemon), and its rank with
+    # it: a lost proxy leaves nothing running on its host, whatever mpiexec makes of the loss.
+    starter = os.getppid()
+    _die_with_parent()
+    if os.getppid() != starter:  # the starter died before the request took effect
+        os._exit(1)
     argv = sys.argv[1:] if argv is None else argv
     rank = env_rank()
     if rank is None:

@@ -38,17 +38,24 @@ import numpy as np
 
 from .. import checks
 from .master import MARK
-from .protocol import RANK, REPORT
+from .protocol import RANK, REPORT, STOPPED
 from .spec import RunResult, RunSpec, RuntimeFailure
 from .state import comparable, load_state
 
 ROOT = Path(__file__).resolve().parents[2]
 #: Seconds the job may take to exit after the master reported its end (``MPI_Finalize``) before it is killed.
 END_GRACE = 10.0
-#: Times a job is started again when a worker was killed by a signal before every rank was through
-#: ``MPI_Init`` (a collective: the others would wait there for the dead one forever). Nothing is lost: no
-#: iteration ran.
+#: ... when a worker never said goodbye (stopped, or unreachable): the job cannot exit by itself, and the ranks
+#: that said it leave without ``MPI_Finalize``, at once.
+END_GRACE_SILENT = 2.0
+#: Times a job is started again when a rank died by a signal, was stopped, or did not get through ``MPI_Init``
+#: in time (a collective: the others would wait there for it forever). Nothing is lost: no iteration ran.
 START_RETRIES = 2
+#: Default seconds from the job's start until every rank is through ``MPI_Init`` (see :func:`launch`).
+STARTUP_TIMEOUT = 60.0
+#: Seconds a rank may stay stopped (SIGSTOP, ...) before every rank is through ``MPI_Init`` before the job is
+#: started again (the other ranks wait for it there; a short stop, a debugger's, is waited out).
+STOPPED_AT_START = 1.0
 #: Signals that stop a run like Ctrl-C does (the state is saved and the job killed).
 STOP_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP")
 
@@ -99,8 +106,9 @@ def find_mpiexec(env=None, python=None) -> str:
 
 
 def check_mpiexec(name, path) -> str:
-    """An ``mpiexec`` given by the user: an existing executable file (a bare name is looked up on ``PATH``).
-    Returns its path; raises ``ValueError`` naming ``name`` (``None`` for the option's check)."""
+    """An ``mpiexec`` given by the user: an existing executable file (a bare name is looked up on ``PATH``) that
+    is Hydra's (:func:`check_hydra`). Returns its path; raises ``ValueError`` naming ``name`` (``None`` for the
+    option's check)."""
     subject = f"{name} {str(path)!r}" if name else repr(str(path))
     text = os.fspath(path) if isinstance(path, (str, os.PathLike)) else None
     if not text:
@@ -109,13 +117,42 @@ def check_mpiexec(name, path) -> str:
         found = shutil.which(text)
         if not found:
             raise ValueError(f"{subject} is not a program on PATH")
-        return found
+        return check_hydra(subject, found)
     p = Path(text)
     if not p.is_file():
         raise ValueError(f"{subject} does not exist" if not p.exists() else f"{subject} is not a file")
     if not os.access(p, os.X_OK):
         raise ValueError(f"{subject} is not executable")
-    return str(p)
+    return check_hydra(subject, str(p))
+
+
+#: What ``mpiexec --version`` of a Hydra ``mpiexec`` says: MPICH's and MVAPICH's ``HYDRA build details``, Intel
+#: MPI's ``Intel(R) MPI Library``.
+HYDRA_VERSION = re.compile(r"HYDRA|Hydra|Intel[(]R[)] MPI Library")
+#: Seconds ``mpiexec --version`` may take.
+VERSION_TIMEOUT = 10.0
+
+
+def check_hydra(subject: str, program: str) -> str:
+    """``program`` if it is a Hydra ``mpiexec`` (the runtime passes it ``-disable-auto-cleanup``, which Open MPI's
+    does not know): its ``--version`` runs, exits 0 and names Hydra (:data:`HYDRA_VERSION`). Checked before the job
+    starts, so that a wrong program (``/bin/false``, Open MPI's ``mpiexec``) is one line, not a failed job.
+    Raises ``ValueError`` starting with ``subject``."""
+    try:
+        out = subprocess.run([program, "--version"], stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                             errors="replace", timeout=VERSION_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        raise ValueError(f"{subject} is not a Hydra mpiexec: '{program} --version' did not answer within "
+                         f"{VERSION_TIMEOUT:g} s") from None
+    except OSError as e:
+        raise ValueError(f"{subject} cannot be run: {_os_reason(e)}") from None
+    said = (out.stdout + out.stderr).strip()
+    if out.returncode == 0 and HYDRA_VERSION.search(said):
+        return program
+    first = " ".join(said.splitlines()[0].split())[:80] if said else ""
+    why = f"exited with code {out.returncode}" if out.returncode else (f"says {first!r}" if first else "says nothing")
+    raise ValueError(f"{subject} is not a Hydra mpiexec (MPICH, Intel MPI, MVAPICH; the runtime needs Hydra's "
+                     f"-disable-auto-cleanup): '{program} --version' {why}")
 
 
 def expand_nodelist(text: str) -> list[str]:
@@ -199,6 +236,8 @@ def choose_launcher(launcher: str = "auto", mpiexec=None, hosts=None, ranks: int
     env = os.environ if env is None else env
     if launcher not in LAUNCHERS:
         raise ValueError(f"launcher must be one of {', '.join(LAUNCHERS)}, got {launcher!r}")
+    if launcher == "srun" and mpiexec is not None:
+        raise ValueError("launcher srun starts the ranks itself: do not give mpiexec with it")
     if mpiexec is not None:
         mpiexec = check_mpiexec("mpiexec", mpiexec)
     alloc = slurm_allocation(env)
@@ -215,8 +254,6 @@ def choose_launcher(launcher: str = "auto", mpiexec=None, hosts=None, ranks: int
                     raise
                 launcher = "srun"
     if launcher == "srun":
-        if mpiexec is not None:
-            raise ValueError("launcher srun starts the ranks itself: do not give mpiexec with it")
         if hosts is not None:
             raise ValueError("launcher srun runs on the SLURM allocation's hosts: do not give a hostfile with it")
         if alloc is None:
@@ -268,11 +305,20 @@ def _os_reason(e: OSError) -> str:
     return e.strerror or type(e).__name__
 
 
+#: A host name of a hostfile: letters, digits, '.', '-' and '_', starting and ending with a letter, digit or '_'
+#: (so never an option of ``ssh``), at most 253 characters (DNS names, IPv4 addresses, cluster node names).
+HOST_NAME = re.compile(r"[A-Za-z0-9_](?:[A-Za-z0-9._-]{0,251}[A-Za-z0-9_])?")
+#: A Hydra option after a host in a hostfile: ``name=value`` without spaces or shell characters.
+HOST_OPTION = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=[A-Za-z0-9._:@/+,-]+")
+
+
 def check_hostfile(name: str, path) -> Path:
-    """Check an MPICH hostfile: an existing, readable text file whose every line (``#`` starts a comment) is
-    ``HOST`` or ``HOST:N`` with ``N`` a positive number of processes, optionally followed by Hydra options; at
-    least one host. Returns the path; raises ``ValueError`` naming ``name``, the file, the line and what is wrong
-    (instead of an ``mpiexec`` failure). ``name`` is ``None`` for the option's check (``checks.option``)."""
+    """Check an MPICH hostfile: an existing, readable, regular text file whose every line (``#`` starts a comment)
+    is ``HOST`` or ``HOST:N`` with ``HOST`` a host name (:data:`HOST_NAME`) and ``N`` a positive number of
+    processes, optionally followed by Hydra options ``name=value`` (:data:`HOST_OPTION`); at least one host.
+    Returns the path; raises ``ValueError`` naming ``name``, the file, the line and what is wrong (instead of an
+    ``mpiexec`` failure), never what the line holds (the file may be any file). ``name`` is ``None`` for the
+    option's check (``checks.option``)."""
     p = checks.input_path(name, path, kind="file", must_exist=True)
     subject = f"{name} {str(path)!r}" if name else repr(str(path))
     try:
@@ -283,13 +329,18 @@ def check_hostfile(name: str, path) -> Path:
         raise ValueError(f"{subject} must be a text hostfile, not binary") from None
     hosts = 0
     for no, line in enumerate(text.splitlines(), 1):
-        text = line.split("#", 1)[0].strip()
-        if not text:
+        words = line.split("#", 1)[0].split()
+        if not words:
             continue
-        host, sep, count = text.split()[0].partition(":")
-        if not host or (sep and not (count.isdigit() and int(count) > 0)):
-            raise ValueError(f"{subject}: line {no} must be HOST or HOST:N with N a positive number of processes, "
-                             f"got {line.strip()!r}")
+        host, sep, count = words[0].partition(":")
+        if not HOST_NAME.fullmatch(host):
+            raise ValueError(f"{subject}: line {no} must start with a host name (letters, digits, '.', '-' and '_', "
+                             f"not starting with '-' or '.'), then optionally :N")
+        if sep and not (count.isdigit() and int(count) > 0):
+            raise ValueError(f"{subject}: line {no} must be HOST or HOST:N with N a positive number of processes")
+        if not all(HOST_OPTION.fullmatch(w) for w in words[1:]):
+            raise ValueError(f"{subject}: line {no} may follow its host only with Hydra options name=value (no "
+                             f"spaces or shell characters in a value)")
         hosts += 1
     if not hosts:
         raise ValueError(f"{subject} names no host")
@@ -305,10 +356,17 @@ def check_host_memory(spec: RunSpec) -> None:
     """Refuse a run whose ranks cannot all fit in this host's memory (every rank holds the whole data set), as
     :func:`gclib.checks.need_memory` judges it (``GCLIB_MEMORY_LIMIT`` sets the budget)."""
     p = spec.problem
-    data = sum(a.nbytes for a in (p.X, p.y, p.X_test, p.y_test) if a is not None)
-    checks.need_memory("a run on this host", spec.ranks * (RANK_BYTES + data),
-                       sizes=f"{spec.ranks} MPI ranks (1 + workers = {spec.workers}), each with "
-                             f"{checks.format_bytes(data)} of data",
+    check_ranks_memory(spec.workers, sum(a.nbytes for a in (p.X, p.y, p.X_test, p.y_test) if a is not None))
+
+
+def check_ranks_memory(workers: int, data_bytes: float = 0.0) -> None:
+    """Refuse a run of ``workers`` workers (and a master) on this host when their ranks, each with
+    ``data_bytes`` of data, cannot fit in its memory. Known from the number of workers alone (``data_bytes=0``),
+    it is checked before the code and the data are built, which for thousands of workers takes long."""
+    ranks = workers + 1
+    checks.need_memory("a run on this host", ranks * (RANK_BYTES + data_bytes),
+                       sizes=f"{ranks} MPI ranks (1 + workers = {workers})"
+                             + (f", each with {checks.format_bytes(data_bytes)} of data" if data_bytes else ""),
                        lower="workers (--workers) or the data, or spread the ranks over machines (--hosts)")
 
 
@@ -327,8 +385,8 @@ def _env():
 
 def resume_spec(spec: RunSpec, state) -> tuple:
     """``spec`` set to continue the run saved in ``state`` (a path, or a document of
-    :func:`gclib.runtime.state.load_state`). Returns ``(spec, document)``; raises ``ValueError`` when the state
-    belongs to another run or has nothing left to do."""
+    :func:`gclib.runtime.state.load_state`), without the injected kills due by then (:func:`kills_left`). Returns
+    ``(spec, document)``; raises ``ValueError`` when the state belongs to another run or has nothing left to do."""
     doc = state if isinstance(state, dict) else load_state(state)
     where = "" if isinstance(state, dict) else f" {str(state)!r}"
     mine, saved = comparable(spec.describe()), comparable(doc["spec"])
@@ -339,10 +397,19 @@ def resume_spec(spec: RunSpec, state) -> tuple:
     if nxt >= spec.iterations:
         raise ValueError(f"resume: the run in {where.strip() or 'the state'} already finished its "
                          f"{spec.iterations} iterations; nothing to resume")
+    kill = kills_left(spec.kill, nxt)
     if nxt == 0:
-        return spec, doc
+        return dataclasses.replace(spec, kill=kill), doc
     wall = doc["records"][-1].get("wall") or 0.0
-    return dataclasses.replace(spec, start=nxt, state0=doc["step_state"], wall0=float(wall)), doc
+    return dataclasses.replace(spec, start=nxt, state0=doc["step_state"], wall0=float(wall), kill=kill), doc
+
+
+def kills_left(kill: dict, next_iteration: int) -> dict:
+    """The injected kills (``RunSpec.kill``) a run resumed at ``next_iteration`` still makes: those due at a later
+    iteration. A kill due at or before it is not made again: it fired (a run stopped by the kills it injected
+    stops in the iteration they were due), or the run stopped in that iteration before it; injecting it again
+    would stop the resumed run the same way."""
+    return {w: it for w, it in kill.items() if it > next_iteration}
 
 
 def mpiexec_options(name: str, value) -> list:
@@ -363,7 +430,7 @@ def mpiexec_options(name: str, value) -> list:
 
 def launch(spec: RunSpec, *, hosts=None, job_timeout: float | None = None, state_file=None, run_dir=None,
            check: bool = True, progress=None, mpiexec=None, launcher: str = "auto", resume=None, args=None,
-           mpiexec_args=None) -> RunResult:
+           mpiexec_args=None, startup_timeout: float | None = None) -> RunResult:
     """Run ``spec`` over MPI and return what it measured.
 
     Args:
@@ -386,19 +453,27 @@ def launch(spec: RunSpec, *, hosts=None, job_timeout: float | None = None, state
             the run (the library leaves it ``None``).
         mpiexec_args: more options of ``mpiexec`` (a list, or one string split as a shell would), e.g.
             ``"-launcher ssh -launcher-exec PROGRAM -iface eth1"`` (see ``docs/runtime.md``).
+        startup_timeout: seconds from the job's start until every rank must be through ``MPI_Init`` (a
+            collective: a rank that never gets there, frozen or on a host that does not answer, holds every other
+            rank in it); past it the job is killed and started again, twice at most, then the run fails with a
+            one-line error (default :data:`STARTUP_TIMEOUT`). A rank stopped by a signal during the start-up
+            (its guard says so) does not wait for it: the job is started again after :data:`STOPPED_AT_START`.
     Returns:
         :class:`~gclib.runtime.spec.RunResult`.
     """
     # ---- every check first: nothing is created or started for a refused run
     spec, prior, hosts, run_dir, state_file, job_timeout, pickled = _check_launch(
         spec, hosts=hosts, job_timeout=job_timeout, state_file=state_file, run_dir=run_dir, resume=resume)
+    startup_timeout = STARTUP_TIMEOUT if startup_timeout is None else checks.seconds("startup_timeout",
+                                                                                      startup_timeout)
     extra = mpiexec_options("mpiexec_args", mpiexec_args)
     exe = choose_launcher(launcher, mpiexec, hosts, spec.ranks)
     job_timeout = default_job_timeout(spec) if job_timeout is None else job_timeout
     # ---- the run directory, then the job
     own = run_dir is None
     run_dir = _make_run_dir(run_dir)
-    job, restarts = _run_job(spec, pickled, run_dir, hosts, exe, job_timeout, progress, prior, args, extra)
+    job, restarts = _run_job(spec, pickled, run_dir, hosts, exe, job_timeout, progress, prior, args, extra,
+                             startup_timeout=startup_timeout)
     # ---- what it measured, and the state file when asked or when the run failed
     res = job.result(*prior)
     res.run_dir = str(run_dir)
@@ -455,12 +530,16 @@ def _make_run_dir(run_dir) -> Path:
     return run_dir
 
 
-def _run_job(spec, pickled, run_dir, hosts, exe, job_timeout, progress, prior, args, extra=()):
-    """Run the MPI job, started again (up to ``START_RETRIES`` times) when workers were killed by a signal
-    during start-up. Returns ``(job, restarts)``: the job that ran and the deaths of the restarted ones."""
-    restarts = []  # workers killed during start-up, before the job that ran
+def _run_job(spec, pickled, run_dir, hosts, exe, job_timeout, progress, prior, args, extra=(),
+             startup_timeout=STARTUP_TIMEOUT):
+    """Run the MPI job, started again (up to ``START_RETRIES`` times) when a rank was killed by a signal, was
+    stopped, or did not get through ``MPI_Init`` within ``startup_timeout`` seconds. Returns ``(job, restarts)``:
+    the job that ran and, per job started again, what happened to its ranks (``{worker: what}``, ``{}`` when
+    nobody knows which rank held the start-up)."""
+    restarts = []  # what stopped each start-up, before the job that ran
     while True:
-        job = _Job(spec, run_dir, hosts, exe, job_timeout, progress, append=bool(restarts), extra=extra)
+        job = _Job(spec, run_dir, hosts, exe, job_timeout, progress, append=bool(restarts), extra=extra,
+                   startup_timeout=startup_timeout)
         try:
             job.run(pickled)
         except BaseException:  # a bug of ours: no rank left, and what the job reported is kept
@@ -470,17 +549,18 @@ def _run_job(spec, pickled, run_dir, hosts, exe, job_timeout, progress, prior, a
             except Exception:
                 pass
             raise
-        if not (job.killed == "startup" and len(restarts) < START_RETRIES
-                and all(d.get("signal") for d in job.deaths.values())):
+        restartable = (job.killed in ("startup-stopped", "startup-timeout") or
+                       (job.killed == "startup" and all(d.get("signal") for d in job.deaths.values())))
+        if not (restartable and len(restarts) < START_RETRIES):
             return job, restarts
-        restarts.append({w: dict(d, restarted=True) for w, d in job.deaths.items()})
+        restarts.append(job.startup_report())
 
 
 def _note_restarts(res: RunResult, restarts: list) -> None:
     """Say in the result's error which start-ups were killed and that the job was started again."""
     res.restarts = restarts
-    note = "; ".join(deaths_text(r).replace("worker processes died", "before MPI_Init, worker processes died")
-                     for r in restarts)
+    note = "; ".join(("before MPI_Init, " + deaths_text(r)) if r else
+                     "a start-up did not get through MPI_Init in time (no rank of it said why)" for r in restarts)
     res.error = note + f"; the job was started again ({len(restarts)}x)" + ("; " + res.error if res.error else "")
 
 
@@ -499,14 +579,17 @@ def _save_state(res: RunResult, path, run_dir, args) -> None:
 class _Job:
     """One ``mpiexec`` job and what it said."""
 
-    def __init__(self, spec, run_dir, hosts, exe, job_timeout, progress, append=False, extra=()):
+    def __init__(self, spec, run_dir, hosts, exe, job_timeout, progress, append=False, extra=(),
+                 startup_timeout=STARTUP_TIMEOUT):
         self.spec, self.run_dir, self.job_timeout, self.progress = spec, Path(run_dir), job_timeout, progress
+        self.startup_timeout = startup_timeout
         self.append = append  # a job started again keeps the stderr of the earlier attempts
         # the job's name in the ranks' command lines (they never read it): how job_processes finds them
         self.cmd = mpiexec_command(self.run_dir, spec.ranks, hosts, exe, extra=extra)
         self.events = {"records": [], "state": None, "init": None, "start": None, "end": None,
                        "tasks": []}
         self.deaths = {}  # worker -> what its guard reported
+        self.stopped = {}  # rank -> (what its guard reported, when we heard it): ranks stopped now (SIGSTOP, ...)
         self.master_death = None  # what the master's guard reported
         self.other = []  # stdout lines that are not ours (mpiexec's own report)
         self.lock = threading.Lock()
@@ -560,6 +643,10 @@ class _Job:
         for line in self.proc.stderr:
             err.write(line)
             err.flush()
+            at = line.find(STOPPED)
+            if at >= 0:
+                self._stopped(line[at + len(STOPPED):])
+                continue
             at = line.find(REPORT)
             if at < 0:
                 continue
@@ -581,8 +668,40 @@ class _Job:
             with self.lock:
                 new = w not in self.deaths
                 self.deaths.setdefault(w, info)
+                self.stopped.pop(w + 1, None)
             if new:  # tell the master (it reads its standard input between polls)
                 self.notices.put(json.dumps({"worker": w, **info}).encode() + b"\n")
+
+    def _stopped(self, text):
+        """A guard's line: its rank was stopped by a signal, or continued. Kept, and passed on to the master (a
+        stopped worker is silent at once)."""
+        try:
+            rep = json.loads(text)
+            rank = int(rep["rank"])
+        except (ValueError, KeyError, TypeError):
+            return
+        if self.killing:
+            return
+        how = rep.get("stopped")
+        info = {"stopped": how, "pid": rep.get("pid"), "host": rep.get("host"),
+                "iteration": self.spec.start + len(self.events["records"])}
+        with self.lock:
+            if how:
+                self.stopped[rank] = (info, time.monotonic())
+            else:
+                self.stopped.pop(rank, None)
+        if rank > 0:
+            note = {"worker": rank - 1, **({"stopped": how} if how else {"continued": True})}
+            self.notices.put(json.dumps(note).encode() + b"\n")
+
+    def startup_report(self) -> dict:
+        """``{worker: what}`` of a start-up that was killed: the workers that died by a signal, and those whose
+        process was stopped (``{"stopped": "SIGSTOP", ...}``)."""
+        out = {w: dict(d, restarted=True) for w, d in self.deaths.items()}
+        for rank, (info, _) in self.stopped.items():
+            if rank > 0 and rank - 1 not in out:
+                out[rank - 1] = {"signal": None, "name": None, "code": None, **info, "restarted": True}
+        return out
 
     def _wait_for(self, test) -> bool:
         """Wait until ``test()`` holds (under the lock), or the job ended; True if it holds."""
@@ -652,8 +771,9 @@ class _Job:
             self.seconds = time.perf_counter() - t0
 
     def _wait(self):
-        deadline = time.monotonic() + self.job_timeout
-        ended = None
+        started = time.monotonic()
+        deadline = started + self.job_timeout
+        ended = grace = None
         while True:
             try:
                 self.proc.wait(timeout=0.1)
@@ -665,13 +785,25 @@ class _Job:
                 self.killed = "master"
                 self.kill()
                 return
-            if self.deaths and self.events["init"] is None:  # the others wait in MPI_Init for the dead one
-                self.killed = "startup"
-                self.kill()
-                return
+            if self.events["init"] is None:  # the other ranks wait in MPI_Init for any that is not there
+                why = None
+                if self.deaths:
+                    why = "startup"
+                elif any(now - t > STOPPED_AT_START for _, t in list(self.stopped.values())):
+                    why = "startup-stopped"
+                elif now - started > self.startup_timeout:
+                    why = "startup-timeout"
+                if why:
+                    self.killed = why
+                    self.kill()
+                    return
             if self.events["end"] is not None and ended is None:
                 ended = now
-            if ended is not None and now - ended > END_GRACE + self.spec.stop_timeout:
+                end = self.events["end"]
+                # a worker that never said goodbye (and is not known dead) keeps the job from exiting by itself
+                silent = set(end.get("dead_workers") or []) - set(self.deaths)
+                grace = END_GRACE_SILENT if silent else END_GRACE + self.spec.stop_timeout
+            if ended is not None and now - ended > grace:
                 self.killed = "end"  # the result is complete; the job did not exit (a finalize that hangs)
                 self.kill()
                 return
@@ -731,6 +863,16 @@ class _Job:
         elif self.killed == "startup":
             status, error = "error", ("the run could not start: a worker died before every rank was through "
                                       "MPI_Init, where the others wait for it")
+        elif self.killed == "startup-stopped":
+            which = ", ".join(f"MPI rank {r} ({i['stopped']}, pid {i['pid']} on {i['host']})"
+                              for r, (i, _) in sorted(self.stopped.items()))
+            status, error = "error", (f"the run could not start: {which} was stopped before every rank was through "
+                                      f"MPI_Init, where the others wait for it")
+        elif self.killed == "startup-timeout":
+            status, error = "error", (f"the run could not start: not every rank was through MPI_Init "
+                                      f"{self.startup_timeout:g} s after the job started (a rank that is frozen, "
+                                      f"or a host that does not answer, holds the others there; --startup-timeout "
+                                      f"sets the limit)")
         elif self.killed == "timeout":
             status, error = "error", (f"job killed after the job timeout of {self.job_timeout:g} s "
                                       f"({done} of {spec.iterations} iterations finished)")
@@ -738,9 +880,18 @@ class _Job:
             status, error = "error", self._no_result(done)
         deaths = {w: dict(info) for w, info in self.deaths.items()}
         dead = sorted(set(end.get("dead_workers", [])) | set(deaths))
+        silent = {int(k): v for k, v in (end.get("silent") or {}).items()}
         for w in dead:
-            deaths.setdefault(w, {"signal": None, "name": None, "code": None,
-                                  "cause": "never said goodbye, and its guard reported no death"})
+            if w in deaths:
+                continue
+            stop = self.stopped.get(w + 1)
+            if stop is not None:
+                deaths[w] = {"signal": None, "name": None, "code": None, **stop[0],
+                             "cause": f"stopped ({stop[0]['stopped']}) and never said goodbye"}
+            else:
+                deaths[w] = {"signal": None, "name": None, "code": None,
+                             "cause": "never said goodbye, and its guard reported no death"
+                                      + (f" (silent: {silent[w]})" if w in silent else "")}
         res = RunResult(records=records, theta=np.asarray(theta, dtype=float), status=status, error=error,
                         predicted=None if start.get("predicted") is None else
                         np.array([math.inf if p is None else p for p in start["predicted"]]),
@@ -762,11 +913,14 @@ class _Job:
     def _no_result(self, done) -> str:
         text = "".join(self.other)
         said = re.search(r"EXIT STRING:\s*(.+?)\s*$", text, re.M) or re.search(r"EXIT CODE:\s*(\d+)", text)
-        tail = " ".join((self.run_dir / "stderr.txt").read_text(errors="replace")[-600:].split())
+        log = (self.run_dir / "stderr.txt").read_text(errors="replace")[-4000:]
+        tail = " ".join(log[-600:].split())
         rc = self.proc.returncode
+        lost = re.search(r"control_cb .*assert \(!closed\) failed", log)  # Hydra's words for a lost proxy
         why = (f"mpiexec reports '{said.group(1)}' (a process it started died: a rank's guard)" if said else
                f"mpiexec was killed by {_signal_name(-rc)}" if rc is not None and rc < 0 else
-               f"mpiexec exited with code {rc}")
+               f"mpiexec exited with code {rc}" + (" after it lost the connection to the proxy of a host "
+                                                   "(hydra_pmi_proxy ended, or its host is gone)" if lost else ""))
         return (f"the job ended without a result after {done} of {self.spec.iterations} iterations: {why}"
                 + (f"; stderr ends: {tail[-300:]}" if tail else ""))
 
@@ -785,18 +939,23 @@ def _signal_name(sig) -> str:
 
 
 def deaths_text(deaths: dict) -> str:
-    """``"worker processes died: 2 (SIGKILL, MPI rank 3, pid 1234)"``, and the workers that never said goodbye
-    although their guard reported nothing (a stopped or unreachable process)."""
-    died, silent = [], []
+    """``"worker processes died: 2 (SIGKILL, MPI rank 3, pid 1234)"``, the worker processes stopped by a signal
+    (``"worker processes stopped: 1 (SIGSTOP, MPI rank 2, pid 1233)"``), and the workers that never said goodbye
+    although their guard reported nothing (a process frozen without a signal, or unreachable)."""
+    died, stopped, silent = [], [], []
     for w in sorted(deaths):
         d = deaths[w]
         how = d.get("name") or (f"exit code {d['code']}" if d.get("code") is not None else None)
-        if how is None:
-            silent.append(f"{w} (MPI rank {w + 1})")
+        pid = f", pid {d['pid']})" if d.get("pid") else ")"
+        if how is not None:
+            died.append(f"{w} ({how}, MPI rank {w + 1}{pid}")
+        elif d.get("stopped"):
+            stopped.append(f"{w} ({d['stopped']}, MPI rank {w + 1}{pid}")
         else:
-            died.append(f"{w} ({how}, MPI rank {w + 1}" + (f", pid {d['pid']})" if d.get("pid") else ")"))
+            silent.append(f"{w} (MPI rank {w + 1})")
     parts = ([f"worker processes died: {', '.join(died)}"] if died else []) + (
-        [f"workers never said goodbye (alive but stopped, or unreachable): {', '.join(silent)}"] if silent else [])
+        [f"worker processes stopped: {', '.join(stopped)}"] if stopped else []) + (
+        [f"workers never said goodbye (alive but frozen, or unreachable): {', '.join(silent)}"] if silent else [])
     return "; ".join(parts)
 
 

@@ -31,6 +31,15 @@ Dead workers: the launcher passes on what it learns from the workers' guards (se
 as lines on the master's standard input, after the spec (:class:`DeathNotices`); the master reads them between
 polls, stops waiting for those workers, and stops the run at once when the workers left can no longer decode. No
 rank reads a file: the run directory stays on the launching host.
+
+Frozen workers (alive, holding their connections, answering nothing): every message to a rank that does not take
+it in holds one of the sender's MPI send buffers, and MPICH's shared-memory transport has a fixed number of them
+per process, shared by every destination. So the master counts, per worker, the messages it sent since it last
+heard from it, and sends nothing more to a worker that owes :data:`SILENT_AFTER` of them, or whose guard said it
+was stopped by a signal: the worker is *silent* (a straggler, as far as decoding goes) until a message of its own
+arrives, and then gets what it missed of the present (the iteration's parameters, or the stop). Nothing of the
+master grows with the iterations a frozen worker does not answer. When the launcher is gone (it closed the
+master's standard input), the master stops the run: nobody records it.
 """
 from __future__ import annotations
 
@@ -57,12 +66,20 @@ DEATHS_EVERY = 0.02
 DECODERS_KEPT = 4096
 #: Longest time (seconds) the master spends taking in late messages before an iteration's clock starts.
 LATE_LIMIT = 2e-3
+#: Messages the master sends a worker without hearing from it before it stops sending to that worker (the
+#: worker is *silent* until a message of its own arrives). A live worker answers every iteration's parameters
+#: with at least a task report, and owes at most two or three; a stopped (frozen) one never does, and every message
+#: to it waits in the master's MPI: MPICH's shared-memory transport has 64 send cells per process (shared by every
+#: destination), so that after 64 unanswered messages to one rank the master could send to nobody.
+SILENT_AFTER = 6
 
 
 class DeathNotices:
     """The launcher's notices of dead workers, read without blocking from ``fd`` (the master's standard input,
     forwarded by ``mpiexec``): one JSON line ``{"worker": w, "signal": ..., "code": ..., ...}`` per dead worker,
-    after the spec. Only JSON is parsed here, nothing is unpickled."""
+    after the spec, and ``{"worker": w, "stopped": "SIGSTOP"}`` / ``{"worker": w, "continued": true}`` when a
+    worker's process is stopped by a signal or continued. Only JSON is parsed here, nothing is unpickled.
+    :attr:`open` turns false when the launcher closes the input (it is gone)."""
 
     def __init__(self, fd=0):
         self.fd = fd
@@ -101,7 +118,16 @@ class IterationTimeout(RuntimeError):
     pass
 
 
+#: Why the master stops when the launcher is gone.
+ORPHANED = ("the launcher is gone (the master's standard input closed): nobody records the run any more, so "
+            "the master stopped it")
+
+
 class Master(P.Rank):
+    params = None  # the parameters of the iteration under way (a worker that answers again gets them)
+    stopping = False  # the master said STOP (a worker that answers again gets it)
+    orphaned = False  # the launcher closed the master's standard input: nobody follows the run any more
+
     def __init__(self, comm, spec, finish, sends=(), deaths=None, bell=None):
         super().__init__(comm, spec)
         self.bell = bell  # gclib.runtime.bell.Bell shared with the workers of this host, or None
@@ -120,6 +146,9 @@ class Master(P.Rank):
         self.drain_time = 0.0
         self.inflight = []  # receives started and not yet complete: [request, buffer, source, tag]
         self.dead = {}  # worker -> what the launcher (or an MPI error) told us
+        self.silent = {}  # worker -> why the master does not send to it (see SILENT_AFTER), until it answers
+        self.owed = [0] * self.K  # worker -> messages sent to it since the last message from it
+        self.skip = set()  # the workers sent nothing: dead or silent
         self._deaths = deaths  # DeathNotices, or None: nobody tells us
         self._deaths_seen = 0.0
         self.width_buf = P.HEADER + self.width
@@ -131,22 +160,62 @@ class Master(P.Rank):
 
     # ------------------------------------------------------------------ dead workers
     def check_deaths(self, force=False) -> bool:
-        """Read the launcher's death notices (at most every :data:`DEATHS_EVERY` s unless ``force``); True if a
-        worker newly died."""
+        """Read the launcher's notices (at most every :data:`DEATHS_EVERY` s unless ``force``): a worker that died,
+        or whose process was stopped (a signal such as SIGSTOP: it is silent at once) or continued. True if a
+        worker newly died or was stopped, or the launcher is gone (:attr:`orphaned`)."""
         if self._deaths is None:
             return False
         now = time.perf_counter()
         if not force and now - self._deaths_seen < DEATHS_EVERY:
             return False
         self._deaths_seen = now
-        new = False
+        new = died = False
         for w, info in self._deaths.read().items():
-            if 0 <= w < self.K and w not in self.dead:
-                self.dead[w] = info if isinstance(info, dict) else {}
-                new = True
-        if new:
+            if not 0 <= w < self.K or w in self.dead:
+                continue
+            info = info if isinstance(info, dict) else {}
+            if info.get("stopped"):  # alive but frozen: nothing more is sent to it until it answers
+                if w not in self.silent:
+                    self._silence(w, f"stopped ({info['stopped']})")
+                    new = True
+            elif info.get("continued"):  # it may answer again: it gets messages until it owes too many
+                if w in self.silent:
+                    self._unsilence(w)
+            else:
+                self.dead[w] = info
+                self.silent.pop(w, None)
+                self.skip.add(w)
+                new = died = True
+        if died:
             self._predict_without_dead()
+        if not self._deaths.open and not self.orphaned:
+            self.orphaned = new = True
         return new
+
+    def _silence(self, w, why):
+        """Send nothing more to worker ``w`` until a message of its own arrives (:meth:`_heard`)."""
+        self.silent[w] = why
+        self.skip.add(w)
+
+    def _unsilence(self, w):
+        self.silent.pop(w, None)
+        if w not in self.dead:
+            self.skip.discard(w)
+
+    def _heard(self, w):
+        """A message from worker ``w`` arrived: it owes nothing, and a silent worker is sent to again, starting
+        with what it missed of the present (the parameters of the iteration under way, or the stop)."""
+        if not 0 <= w < self.K:
+            return
+        self.owed[w] = 0
+        if w in self.silent:
+            self._unsilence(w)
+            if w in self.skip:
+                return
+            if self.stopping:
+                self._send_to(w, np.zeros(1), P.TAG_STOP)
+            elif self.params is not None:
+                self._send_to(w, self.params, P.TAG_PARAMS)
 
     def _predict_without_dead(self):
         """From now on the simulator's time treats the dead workers as persistent stragglers (the iteration in
@@ -158,6 +227,8 @@ class Master(P.Rank):
     def _mark_dead(self, w, cause):
         if 0 <= w < self.K and w not in self.dead:
             self.dead[w] = {"cause": cause}
+            self.silent.pop(w, None)
+            self.skip.add(w)
             self._predict_without_dead()
 
     def take_tasks(self) -> list:
@@ -191,6 +262,10 @@ class Master(P.Rank):
             msg = None
         if msg is not None:
             src, tag = st.Get_source(), st.Get_tag()
+            if self.silent:
+                self._heard(src - 1)
+            elif 0 < src <= self.K:
+                self.owed[src - 1] = 0
             sized = tag in (P.TAG_TASKS, P.TAG_HELLO)  # of varying length
             buf = np.empty(st.Get_count(MPI.DOUBLE)) if sized else self._buffer(tag)
             try:
@@ -236,15 +311,30 @@ class Master(P.Rank):
         return int(head[1]), buf[P.HEADER:].copy(), head
 
     def _send_all(self, arr, tag):
+        """Send ``arr`` to every worker but the dead and the silent ones; a worker that owes
+        :data:`SILENT_AFTER` messages becomes silent instead (nothing of the master's grows with the iterations
+        a frozen worker does not answer)."""
+        skip, owed, sends, isend = self.skip, self.owed, self.sends, self.comm.Isend
         for w in range(self.K):
-            if w in self.dead:
+            if w in skip:
                 continue
-            try:
-                self._isend(arr, dest=w + 1, tag=tag)
+            if owed[w] >= SILENT_AFTER:
+                self._silence(w, f"no message for the last {owed[w]} sent to it")
+                continue
+            try:  # (self._send_to, inlined: this loop is on the broadcast's clock)
+                sends.append((isend(arr, dest=w + 1, tag=tag), arr, w + 1))
+                owed[w] += 1
             except self.MPI.Exception:
                 self._mark_dead(w, "MPI error while sending")
         if self.bell is not None:
             self.bell.ring(bell_mod.TO_WORKERS)
+
+    def _send_to(self, w, arr, tag):
+        try:
+            self._isend(arr, dest=w + 1, tag=tag)
+            self.owed[w] += 1
+        except self.MPI.Exception:
+            self._mark_dead(w, "MPI error while sending")
 
     def _cannot_decode(self, it, received):
         """An error text if the workers still alive cannot complete a decodable set this iteration, else None."""
@@ -267,9 +357,13 @@ class Master(P.Rank):
         predicted = float(self.predicted[it])  # before this iteration: a worker that dies during it counts alive
         y = spec.step.query(state)
         params = np.concatenate([[float(it)], y])
+        self.params = params
         self._send_all(params, P.TAG_PARAMS)
         t_bcast = time.perf_counter() - t_start
-        received, payload, d0, check_time, drain, ahead = self._collect(it, t_start + spec.timeout, prepared)
+        try:
+            received, payload, d0, check_time, drain, ahead = self._collect(it, t_start + spec.timeout, prepared)
+        finally:
+            self.params = None
         self.drain_time += drain
         idx = np.flatnonzero(received)
         ids, A = self._decode(idx) if ahead is None else ahead  # over a subset of the received messages
@@ -299,7 +393,7 @@ class Master(P.Rank):
         end = time.perf_counter() + limit
         while time.perf_counter() < end:
             # done when nothing waits, but for receives whose sender died in the middle (they never complete)
-            if self._receive_one(-1) is False and all(item[2] - 1 in self.dead for item in self.inflight):
+            if self._receive_one(-1) is False and all(item[2] - 1 in self.skip for item in self.inflight):
                 return
 
     def _decode(self, idx):
@@ -383,6 +477,8 @@ class Master(P.Rank):
             why = self._cannot_decode(it, received)
             if why:
                 raise IterationTimeout(why)
+        if self.orphaned:
+            raise IterationTimeout(ORPHANED)
         bell = self.bell
         while True:
             rung = bell.value(bell_mod.TO_MASTER) if bell is not None else 0  # before looking
@@ -390,6 +486,8 @@ class Master(P.Rank):
             got = self._receive_one(it)
             if got is False:
                 if self.check_deaths():
+                    if self.orphaned:
+                        raise IterationTimeout(ORPHANED)
                     why = self._cannot_decode(it, received)
                     if why:
                         raise IterationTimeout(why)
@@ -449,16 +547,17 @@ class Master(P.Rank):
         return self.spec.poll
 
     def _all_in(self, received) -> bool:
-        """Every message of every worker still alive received (``wait_all``)."""
-        if self.dead:
-            return bool((received | np.isin(self.code.sender, list(self.dead))).all())
+        """Every message of every worker still alive and not silent received (``wait_all``)."""
+        if self.skip:
+            return bool((received | np.isin(self.code.sender, list(self.skip))).all())
         return bool(received.all())
 
     def _timeout_text(self, it, received):
         code, spec = self.code, self.spec
         heard = sorted({int(code.sender[m]) for m in np.flatnonzero(received)})
+        silent = "".join(f"; worker {w} silent: {why}" for w, why in sorted(self.silent.items()))
         return (f"iteration {it}: no decodable set of messages after {spec.timeout:g} s "
-                f"(received {int(received.sum())} of {code.n_messages} messages, from workers {heard}; "
+                f"(received {int(received.sum())} of {code.n_messages} messages, from workers {heard}{silent}; "
                 f"code '{code.name}' tolerates {code.stragglers} stragglers; the simulator predicts "
                 f"{'never' if not np.isfinite(self.predicted[it]) else f'{self.predicted[it]:.3g} s'} "
                 f"for this iteration's delays)")
@@ -480,7 +579,7 @@ class Master(P.Rank):
         # connections to its guard, and says it is ready when its start-up is over.
         self._send_all(np.zeros(self.dim + 1), P.TAG_HELLO)
         deadline = time.perf_counter() + self.spec.stop_timeout
-        while len(self.ready | set(self.dead)) < self.K and time.perf_counter() < deadline:
+        while len(self.ready | self.skip) < self.K and time.perf_counter() < deadline and not self.orphaned:
             if self._receive_one(-1) is False:
                 self.check_deaths()
                 time.sleep(self.spec.poll)
@@ -515,6 +614,7 @@ class Master(P.Rank):
                 rec["loss"] = problem.loss(theta)
                 rec.update(problem.test_metrics(theta))
                 rec["dead"] = sorted(self.dead)
+                rec["silent"] = sorted(self.silent)
                 emit("iter", record=rec, state=pack_step_state(state), tasks=self.take_tasks())  # theta: in the state
         except IterationTimeout as e:
             status, error = "error", str(e)
@@ -525,6 +625,7 @@ class Master(P.Rank):
             emit("network", measured=network.probe(self, spec.network))
         dead, hard = self.stop()
         emit("end", status=status, error=error, dead_workers=dead, theta=theta, stale=self.stale,
+             silent={w: why for w, why in sorted(self.silent.items()) if w in dead},
              tasks=self.take_tasks(),
              messages_sent=sum(b[0] for b in self.byes.values()), messages_received=self.received_total,
              abandoned={w: b[1] for w, b in sorted(self.byes.items())})
@@ -534,9 +635,11 @@ class Master(P.Rank):
         """Stop every worker, drain every message still in flight, and find the workers that died. Returns
         ``(dead workers, whether to leave without MPI_Finalize)``."""
         MPI = self.MPI
+        self.stopping = True
         self._send_all(np.zeros(1), P.TAG_STOP)
         deadline = time.perf_counter() + self.spec.stop_timeout
-        while time.perf_counter() < deadline and len(set(self.byes) | set(self.dead)) < self.K:
+        # (a silent worker is not waited for: it gets the stop if it answers meanwhile)
+        while time.perf_counter() < deadline and len(set(self.byes) | self.skip) < self.K:
             if self._receive_one(-1) is False:
                 self.check_deaths()
                 time.sleep(self.spec.poll)

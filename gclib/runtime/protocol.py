@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .guard import RANK, REPORT  # noqa: F401 (the markers of the guards' lines, for the launcher)
+from .guard import RANK, REPORT, STOPPED  # noqa: F401 (the markers of the guards' lines, for the launcher)
 
 #: Prefix of the master's event lines on stdout (``MARK {"kind": ..., ...}``, read by the launcher).
 MARK = "@gclib "

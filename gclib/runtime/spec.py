@@ -162,11 +162,14 @@ class RunResult:
             ``auc``, ``grad_error`` (relative error of the decoded gradient against the full gradient), ``wall``
             (seconds since the first iteration started, metrics excluded), ``workers`` (whose messages decoded),
             ``amplification`` (the decode's error amplification, :func:`gclib.codes.conditioning.decoding_amplification`;
-            ``None`` for an infinite one) and ``dead`` (workers known dead when the iteration ended).
+            ``None`` for an infinite one), ``dead`` (workers known dead when the iteration ended) and ``silent``
+            (workers the master sent nothing to when the iteration ended: stopped by a signal, or owing it
+            :data:`gclib.runtime.master.SILENT_AFTER` answers; sent to again once they answer).
         theta: ``(dim,)`` final parameters.
         status: ``"ok"`` or ``"error"``; ``error`` says why.
         predicted: ``(iterations,)`` predicted times of every planned iteration.
-        dead_workers: workers whose process died, or that never said goodbye at the end (a stopped process).
+        dead_workers: workers whose process died, or that never said goodbye at the end (a stopped or frozen
+            process).
         messages_sent: gradient messages the workers that said goodbye sent; ``messages_received``: gradient
             messages the master received (used or drained); equal when nothing was lost.
         abandoned: ``{worker: iterations it abandoned because the master decoded them or newer parameters
@@ -175,15 +178,18 @@ class RunResult:
         spec: :meth:`RunSpec.describe`.
         deaths: ``{worker: {"signal": 9, "name": "SIGKILL", "code": None, "pid": ..., "host": ...,
             "iteration": ...}}``: how each dead worker's process ended, as its guard reported it (``signal`` for
-            a death by signal, ``code`` for an exit; ``iteration``: iterations finished when the launcher heard).
+            a death by signal, ``code`` for an exit; ``iteration``: iterations finished when the launcher heard); a
+            worker that never said goodbye has ``signal`` and ``code`` ``None``, ``stopped`` (``"SIGSTOP"``, ...)
+            when its guard saw it stopped, and a ``cause`` in words.
         pids: ``{worker: process id}`` of the worker ranks (as they told the master at start-up).
         start: first iteration this job ran (greater than 0 for a resumed run; ``records`` holds every
             iteration from 0 all the same).
         step_state: the update's state after the last finished iteration (what a resume needs), packed by
             :func:`gclib.runtime.state.pack_step_state`.
         run_dir: the run directory (kept on failure, removed after a success in a temporary one).
-        restarts: one ``{worker: death}`` per start-up that a worker killed by a signal before every rank was
-            through ``MPI_Init`` (the job was started again; nothing had run).
+        restarts: one ``{worker: what}`` per start-up that did not get through ``MPI_Init`` (the job was
+            started again; nothing had run): the workers killed by a signal, or stopped (``stopped``), before every
+            rank was through it; ``{}`` for a start-up past ``startup_timeout`` that no rank explained.
         hosts: ``{worker: host name}`` (as the workers told the master at start-up).
         bells: the workers that shared the master's bell (:mod:`gclib.runtime.bell`: those of its host), as
             they told it at start-up; the others were polled.
@@ -280,8 +286,10 @@ class RunResult:
                         "stale_messages": int(sum(x["stale"] for x in r))})
             for part in ("bcast", "decode", "step", "drain"):
                 out[f"mean_{part}"] = float(np.mean([x[part] for x in r]))
-            out["mean_latency"] = out["mean_overhead"] - sum(out[f"mean_{k}"] for k in
-                                                             ("bcast", "decode", "step", "drain"))
+            # what the four timed parts do not account for (the messages' way, the wake-ups); it can be below 0
+            # when a part overlaps the workers' computing (decoding ahead while the master waits)
+            out["mean_rest"] = out["mean_overhead"] - sum(out[f"mean_{k}"] for k in
+                                                          ("bcast", "decode", "step", "drain"))
             last = r[-1]
             out.update({"final_loss": last["loss"], "final_auc": last["auc"],
                         "max_grad_error": float(max(x["grad_error"] for x in r))})

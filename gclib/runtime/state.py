@@ -125,6 +125,8 @@ def load_state(path) -> dict:
     """Read and check a state file. Raises ``ValueError`` (one line naming the file and what is wrong) for a
     missing, unreadable, malformed or foreign file, or one written by another version of gclib."""
     p = Path(path)
+    if p.exists() and not p.is_file():  # a FIFO or a device: reading it could block forever
+        raise _bad(path, "it is not a regular file")
     try:
         text = p.read_text()
     except (OSError, UnicodeDecodeError) as e:
@@ -133,6 +135,8 @@ def load_state(path) -> dict:
         doc = json.loads(text)
     except ValueError as e:
         raise _bad(path, f"not JSON ({e})") from None
+    except RecursionError:
+        raise _bad(path, "its JSON is nested too deeply for a state file") from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise _bad(path, "it is not a gclib run state (no 'format': 'gclib-run-state')")
     if doc.get("version") != VERSION:
@@ -148,8 +152,10 @@ def load_state(path) -> dict:
         raise _bad(path, "'spec' is missing or malformed")
     if not isinstance(nxt, int) or not 0 <= nxt <= spec["iterations"]:
         raise _bad(path, f"'next_iteration' must be an integer in [0, {spec['iterations']}], got {nxt!r}")
-    if [r["iteration"] for r in records] != list(range(nxt - len(records), nxt)):
-        raise _bad(path, "the records are not the iterations before 'next_iteration'")
+    if [r["iteration"] for r in records] != list(range(nxt)):
+        raise _bad(path, f"the records must be those of iterations 0 to {nxt - 1} ('next_iteration' is {nxt}), got "
+                         f"{len(records)} records" + (f" of iterations {records[0]['iteration']} to "
+                                                      f"{records[-1]['iteration']}" if records else ""))
     if nxt > 0:  # the update's state must unpack (it stays packed in the document: RunSpec.state0 takes it so)
         try:
             unpacked = unpack_step_state(doc.get("step_state"))
