@@ -143,11 +143,6 @@ class Design:
         return shlex.join(parts)
 
 
-#: The schedules of the communication-efficient codes (:func:`gclib.scale.ye_abbe`, :func:`gclib.scale.kadhe`).
-ye_abbe_schedule = scale.ye_abbe
-kadhe_schedule = scale.kadhe
-
-
 def grid(lo: int, hi: int) -> list:
     """The values of a load or an order the candidates try between ``lo`` and ``hi``: every one up to
     :data:`GRID_DENSE`, then a geometric grid of ratio :data:`GRID_RATIO` (rounded) that ends at ``hi``.
@@ -205,12 +200,12 @@ def candidates(K: int, max_load: int | None = None, *, max_orders: int = 2) -> l
             s = r - m
             out.append(Design("ye-abbe", f"ye-abbe s={s} m={m}", r, "ye-abbe",
                               {"workers": K, "stragglers": s, "comm": m},
-                              lambda s=s, m=m: ye_abbe_schedule(K, s, m), lambda s=s, m=m: codes.ye_abbe(K, s, m),
+                              lambda s=s, m=m: scale.ye_abbe(K, s, m), lambda s=s, m=m: codes.ye_abbe(K, s, m),
                               bulk.single(K, r, K - s, size=1 / m)))
             if K % r == 0:
                 out.append(Design("kadhe", f"kadhe s={s} m={m}", r, "kadhe",
                                   {"workers": K, "stragglers": s, "comm": m},
-                                  lambda s=s, m=m: kadhe_schedule(K, s, m), lambda s=s, m=m: codes.kadhe(K, s, m),
+                                  lambda s=s, m=m: scale.kadhe(K, s, m), lambda s=s, m=m: codes.kadhe(K, s, m),
                                   bulk.single(K, r, m, groups=r, size=1 / m)))
         Ps = _cluster_counts(K, r)
         kr = {"workers": K, "load": r}

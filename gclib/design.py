@@ -499,8 +499,9 @@ def best_per_budget(table: pd.DataFrame, budgets, loads=tuple(LOAD_COLUMNS)) -> 
     most ``B``.
 
     Returns:
-        one row per (model, load, budget): ``model, load, budget, label`` (None when no design fits), and for a
-        design that fits ``family, mean_time, ci95_time, mean_messages, mean_cluster_messages``.
+        a table of one row per model, load accounting and budget, with the columns ``model, load, budget, label``
+        (None when no design fits), and for a design that fits ``family, mean_time, ci95_time, mean_messages,
+        mean_cluster_messages``.
     """
     best = []
     for name, g in table.groupby("model", sort=False):

@@ -92,9 +92,9 @@ def probe(master, sizes) -> dict:
     """The master's side, after the last iteration (the workers are idle, waiting for parameters).
 
     Returns:
-        ``{"ping": [[bytes, worker, seconds], ...], "flood": [[bytes, messages, first, last], ...], "workers",
-        "pings", "flood_messages"}``: every timed round trip, and per size the answers a flood brought in and the
-        seconds from the requests to the first and to the last of them.
+        a dict: ``ping``, every timed round trip as ``[bytes, worker, seconds]``; ``flood``, per size and flood
+        ``[bytes, messages, first, last]``: the answers it brought in and the seconds from the requests to the
+        first and to the last of them; ``workers`` (those that answered), ``pings`` and ``flood_messages``.
     """
     master.check_deaths(force=True)
     alive = [w for w in range(master.K) if w not in master.dead]
