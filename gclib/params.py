@@ -380,8 +380,6 @@ def _advise(ns):
     check("trials", _n(ns, "trials"), int, low=2)
     check("net_dim", _n(ns, "net_dim"), int, low=1)
     check("net_tasks", _n(ns, "net_tasks"), int, low=1)
-    check("net_mu", _n(ns, "net_mu"), float, low=0, low_open=True)
-    check("net_alpha", _n(ns, "net_alpha"), float, low=0)
     check("net_time_scale", _n(ns, "net_time_scale"), float, low=0, low_open=True)
     check("net_profile_iterations", _n(ns, "net_profile_iterations"), int, low=2)
     check("net_run_iterations", _n(ns, "net_run_iterations"), int, low=2)  # an interval needs two iterations

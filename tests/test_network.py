@@ -12,7 +12,7 @@ from gclib.simulate import Communication
 LAT, OVER, BW = 50e-6, 20e-6, 1e9  # seconds, seconds, bytes per second
 
 
-def _measured(outlier=False):
+def _measured(outlier=False, largest=1.0):
     sizes = [8 * s for s in network.SIZES]
     service = lambda b: OVER + b / BW  # noqa: E731
     ping = [[b, w, 2 * (LAT + service(b))] for b in sizes for w in range(3) for _ in range(5)]
@@ -20,6 +20,7 @@ def _measured(outlier=False):
     for b in sizes:
         for k in range(3):
             gap = service(b) * (20 if outlier and b == sizes[3] and k < 1 else 1)  # one of a size's floods gone wrong
+            gap *= largest if b == sizes[-1] else 1.0  # the largest size's floods all off the line
             flood.append([b, 12, 1e-3, 1e-3 + 11 * gap])
     return {"ping": ping, "flood": flood, "workers": 3}
 
@@ -36,6 +37,10 @@ def test_fit_recovers_the_network_that_made_the_numbers():
     assert c.bandwidth == pytest.approx(BW / 800)  # gradients per second
     assert p.communication(gradient_bytes=8000).bandwidth == pytest.approx(BW / 8000)
     assert "latency 50 us" in p.text()
+    # the largest size 20% slower than the line: the bandwidth follows it part way, the overhead stays the small
+    # sizes' (in absolute error it would move by about a tenth)
+    r = network.fit(_measured(largest=1.2), 800)
+    assert r.overhead == pytest.approx(OVER, rel=0.03) and BW / 1.2 < r.bandwidth < 0.95 * BW
     with pytest.raises(ValueError, match="nothing to fit"):
         network.fit({"ping": [], "flood": []}, 800)
 
