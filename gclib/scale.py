@@ -53,7 +53,8 @@ def _schedule(name, K, sender, ready, rule, load, **info) -> Schedule:
     sender = np.asarray(sender, dtype=np.int64)
     return Schedule(name, int(K), sender, np.asarray(ready, dtype=np.int64), np.ones(sender.size), rule,
                     np.full(int(K), int(load), dtype=np.int64),
-                    {"scheme": name, "workers": int(K), "messages": int(sender.size), "load": int(load), **info})
+                    {"scheme": name, "workers": int(K), "parts": int(K), "pieces": 1, "messages": int(sender.size),
+                     "load": int(load), **info})
 
 
 def _kr(K, r):
@@ -161,10 +162,13 @@ def hybrid(K: int, r: int, orders) -> Schedule:
 
 def sized(sch: Schedule, factor: float, name: str | None = None) -> Schedule:
     """``sch`` with every message ``factor`` times as long (``1 / m`` for a communication-efficient code's pieces,
-    ``2`` for complex messages), renamed ``name`` when given."""
+    ``2`` for complex messages), renamed ``name`` when given; a factor ``1 / m`` makes ``m`` pieces of a part."""
     name = name or sch.name
+    info = {**sch.info, "scheme": name}
+    if float(factor) < 1:
+        info["pieces"] = int(round(1 / float(factor)))
     return Schedule(name, sch.n_workers, sch.sender, sch.ready, sch.size * float(factor), sch.rule, sch.lengths,
-                    {**sch.info, "scheme": name})
+                    info)
 
 
 def named(sch: Schedule, name: str, **info) -> Schedule:
@@ -221,7 +225,8 @@ def tile(schedules: Iterable[Schedule], name: str | None = None) -> Schedule:
     name = name or parts[0].name
     out = Schedule(name, w_off, np.concatenate(sender), np.concatenate(ready), np.concatenate(size), rule,
                    np.concatenate(lengths), dict(parts[0].info))
-    out.info.update({"scheme": name, "workers": w_off, "messages": out.n_messages, "clusters": len(parts)})
+    out.info.update({"scheme": name, "workers": w_off, "parts": w_off, "messages": out.n_messages,
+                     "clusters": len(parts)})
     return out
 
 
