@@ -268,6 +268,10 @@ def test_ctrl_c_in_a_command_is_one_line_and_exit_130(capsys, monkeypatch):
     assert capsys.readouterr().err == "gclib: interrupted\n"
 
 
+def _sigint_default():  # in the child: a suite started in the background (nohup, `&`) passes SIGINT on ignored
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _interrupt_after(p: subprocess.Popen, line: str) -> tuple[str, str]:
     """Wait for the child ``p`` to print ``line``, send it SIGINT, and return its ``(stdout, stderr)`` once it
     ends (killed if the test fails before)."""
@@ -292,7 +296,7 @@ def test_ctrl_c_from_outside_is_one_line_and_exit_130():
             "'20000000', '--json']))")
     env = dict(os.environ, PYTHONPATH=ROOT, GCLIB_MEMORY_LIMIT="none")
     p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         env=env)
+                         env=env, preexec_fn=_sigint_default)
     out, err = _interrupt_after(p, "ready\n")
     assert p.returncode == 130 and err == "gclib: interrupted\n", err
 
@@ -321,7 +325,8 @@ sys.meta_path.insert(0, WaitAt())
 def test_ctrl_c_while_gclib_starts_is_one_line_and_exit_130(entry, module):
     env = dict(os.environ, PYTHONPATH=ROOT)
     p = subprocess.Popen([sys.executable, "-c", _WAIT_FOR.replace("MODULE", module) + entry, "list"],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT)
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT,
+                         preexec_fn=_sigint_default)
     out, err = _interrupt_after(p, f"importing {module}\n")
     assert p.returncode == 130 and err == "gclib: interrupted\n" and out == "", err
 
