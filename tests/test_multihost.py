@@ -34,6 +34,8 @@ from gclib.runtime.master import DeathNotices
 from gclib.runtime.mpi_main import read_spec
 from gclib.runtime.protocol import MARK
 
+import fault_helpers
+
 ROOT = Path(__file__).resolve().parents[1]
 #: The ranks' network: UCX over TCP only (its shared-memory transports would work across network namespaces).
 NETWORK = {"UCX_TLS": "tcp,self"}
@@ -260,18 +262,7 @@ def _gclib_run(args, hosts, faults=(), stop_at_start=()):
     err = []
     reader = threading.Thread(target=lambda: err.append(proc.stderr.read()), daemon=True)
     reader.start()
-    stopped = set()
-
-    def stop():
-        t0 = time.monotonic()
-        while len(stopped) < len(stop_at_start) and time.monotonic() - t0 < 60:
-            for r, pid in rank_processes(run_dir).items():
-                if r in stop_at_start and r not in stopped:
-                    os.kill(pid, signal.SIGSTOP)
-                    stopped.add(r)
-            time.sleep(0.002)
-
-    stopper = threading.Thread(target=stop, daemon=True)
+    stopper, stopped = fault_helpers.stop_at_start(run_dir, stop_at_start)
     stopper.start()
     out, faults = [], list(faults)
     try:

@@ -29,6 +29,8 @@ from gclib.runtime.state import (FORMAT, VERSION, load_state, pack_step_state, s
                                  unpack_step_state)
 from gclib.stragglers import ShiftedExponential
 
+import fault_helpers
+
 ROOT = Path(__file__).resolve().parents[1]
 MODEL = ShiftedExponential(mu=10, alpha=0.01)
 # the same run on the command line: 4 workers, CRC tolerating one straggler, Tandon's data, small
@@ -235,23 +237,6 @@ def test_cli_ctrl_c_says_one_line_leaves_no_rank_and_resumes_to_the_same_paramet
     assert not list(tmp_path.glob("gclib-run-*")) and run_dir.is_dir()
 
 
-def _stop_at_start(job_dir, ranks):
-    """A thread that stops (SIGSTOP) the given ranks' processes as soon as they exist (while Python starts, before
-    MPI_Init); ``stopped`` gets ``{rank: pid}``."""
-    stopped = {}
-
-    def stop():
-        t0 = time.monotonic()
-        while len(stopped) < len(ranks) and time.monotonic() - t0 < 60:
-            for r, pid in rank_processes(job_dir).items():
-                if r in ranks and r not in stopped:
-                    os.kill(pid, signal.SIGSTOP)
-                    stopped[r] = pid
-            time.sleep(0.002)
-
-    return threading.Thread(target=stop), stopped
-
-
 def _first_with(records, w) -> int:
     """The first record in which the master knew worker ``w`` as silent or dead."""
     return next(i for i, r in enumerate(records) if w in r["silent"] or w in r["dead"])
@@ -326,7 +311,7 @@ def test_workers_frozen_during_start_up_hold_it_only_until_the_job_starts_again(
     the job timeout. Their guards say they are stopped; the launcher starts the job again, whose ranks are new
     processes."""
     job_dir = tmp_path / "run"
-    stopper, stopped = _stop_at_start(job_dir, ranks)
+    stopper, stopped = fault_helpers.stop_at_start(job_dir, ranks)
     stopper.start()
     res = launch(_spec(iterations=4, time_scale=0.01), run_dir=job_dir, job_timeout=90)
     stopper.join()
@@ -345,7 +330,7 @@ def test_a_start_up_that_does_not_get_through_mpi_init_in_time_is_started_again(
     ends the wait, and the job is started again."""
     _unannounced(monkeypatch)
     job_dir = tmp_path / "run"
-    stopper, stopped = _stop_at_start(job_dir, [2])
+    stopper, stopped = fault_helpers.stop_at_start(job_dir, [2])
     stopper.start()
     res = launch(_spec(iterations=3, time_scale=0.01), run_dir=job_dir, job_timeout=90, startup_timeout=4)
     stopper.join()
