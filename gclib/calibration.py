@@ -218,9 +218,11 @@ class NetworkCase:
             measured network charged (:class:`gclib.advise.Advice`). real: one row per design run for real
             (``role`` "free" / "charged" / "both" when the two advices agree, ``label, command``, the predictions
             of both advices ``free, free_lo, free_hi, charged, charged_lo, charged_hi``, the real ``mean_time, lo,
-            hi`` with a Student-t 95% interval over the ``iterations``, and ``messages``: received per iteration).
+            hi`` with a Student-t 95% interval over the ``iterations``, ``messages``: received per iteration when
+            it decoded, ``sent``: messages the workers sent per iteration, and ``link``: the seconds the measured
+            network needs to carry them, ``sent`` times the master's time for one message of the design's size).
             log: every real iteration (``label, iteration, time, predicted``: the simulator's time for its
-            injected delays, without communication).
+            injected delays, without communication). where: the hosts, in words.
     """
 
     trace: np.ndarray
@@ -230,21 +232,59 @@ class NetworkCase:
     charged: object
     real: pd.DataFrame
     log: pd.DataFrame
+    where: str = "this machine"
+
+
+def network_slots(workers: int, hosts: int) -> tuple:
+    """Ranks per host for :func:`network_case`'s local hosts: the master alone on the first, ``workers`` spread
+    evenly over ``hosts`` more."""
+    workers = checks.integer("workers", workers, low=1)
+    hosts = checks.integer("hosts", hosts, low=1, high=workers)
+    return (1,) + tuple(workers // hosts + (i < workers % hosts) for i in range(hosts))
 
 
 def network_case(*, workers: int, tasks: int, iterations: int, model: ComputeModel, time_scale: float,
                  run_iterations: int, dim: int, samples: int | None = None, max_load: int | None = None,
-                 trials: int | None = None, seed: int = 0, bootstrap: int = 200, hosts=None) -> NetworkCase:
+                 trials: int | None = None, seed: int = 0, bootstrap: int = 200, hosts=None, rate=None,
+                 worker_hosts: int = 4) -> NetworkCase:
     """Profile, measure the network, advise with and without charging it, and run both recommendations for real.
 
-    ``gclib profile`` on this machine (or a hostfile's hosts) with injected delays of ``model`` and gradients of
-    ``dim`` numbers, then its measurement of what a message costs (:mod:`gclib.runtime.network`, fitted by
-    :func:`gclib.network.fit`); the fits of the trace; the advice for the same workers without communication and
-    with the measured network (:func:`gclib.advise.advise`, ``network=``); then ``gclib run``'s runtime trains
-    with each recommended design (once if they agree), ``run_iterations`` iterations under the same injected
-    delays (the same seed for both) on Tandon's synthetic logistic regression of ``samples`` rows of ``dim``
-    features (default: two rows per data part of the profile). Times are in seconds.
+    ``gclib profile`` with injected delays of ``model`` and gradients of ``dim`` numbers, then its measurement of
+    what a message costs (:mod:`gclib.runtime.network`, fitted by :func:`gclib.network.fit`); the fits of the
+    trace; the advice for the same workers without communication and with the measured network
+    (:func:`gclib.advise.advise`, ``network=``); then ``gclib run``'s runtime trains with each recommended design
+    (once if they agree), ``run_iterations`` iterations under the same injected delays (the same seed for both)
+    on Tandon's synthetic logistic regression of ``samples`` rows of ``dim`` features (default: two rows per data
+    part of the profile). Times are in seconds.
+
+    Where: ``rate`` (bits per second, or e.g. ``"100mbit"``) runs everything on local hosts
+    (:class:`gclib.runtime.localhosts.LocalHosts`): the master alone on one, the workers on ``worker_hosts``
+    more, talking over TCP through a link into the master's host limited to ``rate`` by the kernel; where they
+    cannot be made (not Linux, not root), on ``hosts`` as without ``rate``, and :attr:`NetworkCase.where` says
+    why. Without ``rate``: this machine, or ``hosts`` (a hostfile, or an object with ``launch_options``).
     """
+    from .runtime import localhosts
+
+    why = "no link rate given" if rate is None else localhosts.why_not(rate)
+    if why is None:
+        slots = network_slots(workers, worker_hosts)
+        bits = localhosts.rate_bits(rate)
+        with localhosts.LocalHosts(slots, rate=bits) as local:
+            where = (f"the master alone on one host, the {workers} workers on {worker_hosts} more (network "
+                     f"namespaces of this machine, TCP), the link into the master's host limited to "
+                     f"{bits / 1e6:g} Mbit/s")
+            return _network_case(local.launch_options, where, workers, tasks, iterations, model, time_scale,
+                                 run_iterations, dim, samples, max_load, trials, seed, bootstrap)
+    where = "this machine" if hosts is None else "the hostfile's hosts"
+    if rate is not None:
+        where += f" (no throttled local hosts: {why})"
+    opts = hosts.launch_options if hasattr(hosts, "launch_options") else {"hosts": hosts}
+    return _network_case(opts, where, workers, tasks, iterations, model, time_scale, run_iterations, dim, samples,
+                         max_load, trials, seed, bootstrap)
+
+
+def _network_case(where_opts, where, workers, tasks, iterations, model, time_scale, run_iterations, dim, samples,
+                  max_load, trials, seed, bootstrap) -> NetworkCase:
     from . import advise as _advise, fit as _fit, network as _network, schemes
     from .learning import TandonAGD
     from .runtime import RunSpec, launch
@@ -256,7 +296,7 @@ def network_case(*, workers: int, tasks: int, iterations: int, model: ComputeMod
     samples = 2 * workers * tasks if samples is None else samples
     spec = profile_spec(workers, tasks, iterations, samples=samples, dim=dim, model=model, time_scale=time_scale,
                         seed=seed, network=_network.sizes_for(dim))
-    res = launch(spec, hosts=hosts)
+    res = launch(spec, **where_opts)
     trace = res.task_durations()
     net = _network.fit(res.network or {}, 8 * dim, hosts=host_names(res.hosts, workers))
     report = _fit.fit(trace, seed=seed, bootstrap=bootstrap)
@@ -284,13 +324,16 @@ def network_case(*, workers: int, tasks: int, iterations: int, model: ComputeMod
         code = schemes.build(scheme, **opts)
         prob = problem("tandon-logistic", code.n_parts, samples=max(samples, code.n_parts), dim=dim)
         run = launch(RunSpec(code, prob, TandonAGD(1.0 / prob.smoothness), model, iterations=run_iterations,
-                             time_scale=time_scale, seed=seed + 1, timeout=60.0), hosts=hosts)
+                             time_scale=time_scale, seed=seed + 1, timeout=60.0), **where_opts)
         t = np.array([x["time"] for x in run.records])
         e = Estimate.of(t)
+        sent = run.messages_sent / max(1, len(run.records))
+        one = net.overhead + 8 * dim * float(np.mean(code.size)) / net.bandwidth  # the master's time per message
         rows.append({"role": "both" if len(roles) == 2 else roles[0], "label": label, "command": command,
                      "free": f, "free_lo": f_lo, "free_hi": f_hi, "charged": c, "charged_lo": c_lo,
                      "charged_hi": c_hi, "mean_time": e.value, "lo": e.lo, "hi": e.hi, "iterations": int(t.size),
-                     "messages": float(np.mean([x["messages"] for x in run.records]))})
+                     "messages": float(np.mean([x["messages"] for x in run.records])), "sent": sent,
+                     "link": sent * one})
         logs += [{"label": label, "iteration": x["iteration"], "time": x["time"], "predicted": x["predicted"]}
                  for x in run.records]
-    return NetworkCase(trace, report, net, free, charged, pd.DataFrame(rows), pd.DataFrame(logs))
+    return NetworkCase(trace, report, net, free, charged, pd.DataFrame(rows), pd.DataFrame(logs), where)

@@ -5,10 +5,12 @@ The fit (:func:`fit`), on the master's clock:
 
 * **the master's time per message** ``overhead + bytes / bandwidth``: a line through the spacing of the messages
   the floods brought in (every worker answering at once, the master taking them in one at a time: when messages
-  queue, their spacing is the master's time for each), by least squares through the median of each size's floods
-  (the median: one odd flood of a size does not move it) in relative error, so that the small sizes set the
-  overhead and the large ones the bandwidth (in absolute error the largest size's scatter, hundreds of times the
-  overhead, sets both);
+  queue, their spacing is the master's time for each), drawn through the median spacing (one odd flood of a size
+  does not move it) of the smallest size and of the largest, so that the smallest sets the overhead and the largest
+  the bandwidth: each where it dominates. A least-squares line through every size lets the sizes in between pull
+  both: in absolute error the largest size's scatter, hundreds of times the overhead, sets the overhead; in
+  relative error, on a link of limited rate, the middle sizes (a few tens of kilobytes, partly absorbed by the
+  link's buffers) put the bandwidth well above the rate;
 * **latency**: what a lone message spends on its way besides that time: half the median round trip of the
   smallest message (a request and an answer) minus the master's time for it (at least 0).
 
@@ -107,8 +109,9 @@ def fit(measured: dict, gradient_bytes: int, hosts=None) -> NetworkProfile:
                          "nothing to fit")
     x = np.array(sorted(gaps))
     y = np.array([float(np.median(gaps[b])) for b in x])  # per size, the median of its floods
-    if x.size >= 2:  # least squares through the sizes' medians in relative error (see the module docstring)
-        slope, intercept = np.polyfit(x, y, 1, w=1.0 / np.maximum(y, 1e-9 * max(float(y.max()), 1e-9)))
+    if x.size >= 2:  # through the smallest size's median and the largest's (see the module docstring)
+        slope = (y[-1] - y[0]) / (x[-1] - x[0])
+        intercept = y[0] - slope * x[0]
     else:
         slope, intercept = 0.0, float(y[0])
     overhead = max(0.0, float(intercept))

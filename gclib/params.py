@@ -383,6 +383,15 @@ def _advise(ns):
     check("net_time_scale", _n(ns, "net_time_scale"), float, low=0, low_open=True)
     check("net_profile_iterations", _n(ns, "net_profile_iterations"), int, low=2)
     check("net_run_iterations", _n(ns, "net_run_iterations"), int, low=2)  # an interval needs two iterations
+    rate = check("net_rate", _n(ns, "net_rate"), str, none=True)
+    if rate is not None:
+        from .runtime.localhosts import rate_bits
+
+        try:
+            rate_bits(rate)
+        except ValueError as e:
+            raise ValueError(f"net_rate: {e}") from None
+    check("net_worker_hosts", _n(ns, "net_worker_hosts"), int, low=1, high=workers)
 
 
 def _real_traces(ns):

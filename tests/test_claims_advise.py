@@ -76,7 +76,7 @@ def test_a_missing_run_is_inconclusive_and_conclusions_render():
 
 
 def network_case(free="uc-mmc r=3 P=1", charged="frc r=2", real_free=(0.030, 0.029, 0.031),
-                 real_charged=(0.024, 0.023, 0.025), pred_free=0.020, pred_charged=0.0245):
+                 real_charged=(0.024, 0.023, 0.025), pred_free=0.020, pred_charged=0.0245, link=(0.0296, 0.010)):
     from types import SimpleNamespace
 
     from gclib.network import NetworkProfile
@@ -85,22 +85,31 @@ def network_case(free="uc-mmc r=3 P=1", charged="frc r=2", real_free=(0.030, 0.0
         return SimpleNamespace(best={"label": label}, settings={"K": 8})
 
     rows = []
-    for label, real in ((free, real_free), (charged, real_charged)):
+    for label, real, lk in ((free, real_free, link[0]), (charged, real_charged, link[1])):
         if label in [r["label"] for r in rows]:
             continue
         rows.append({"role": "both" if free == charged else ("free" if label == free else "charged"),
                      "label": label, "free": pred_free, "free_lo": pred_free * 0.99, "free_hi": pred_free * 1.01,
                      "charged": pred_charged, "charged_lo": pred_charged * 0.99, "charged_hi": pred_charged * 1.01,
-                     "mean_time": real[0], "lo": real[1], "hi": real[2], "iterations": 100, "messages": 10.0})
+                     "mean_time": real[0], "lo": real[1], "hi": real[2], "iterations": 100, "messages": 10.0,
+                     "sent": 24.0, "link": lk})
     return SimpleNamespace(free=adv(free), charged=adv(charged), real=pd.DataFrame(rows),
-                           network=NetworkProfile(5e-5, 2e-5, 1e9, 800))
+                           network=NetworkProfile(5e-5, 2e-5, 1e9, 800), where="two hosts")
 
 
 def test_network_rows():
     t = ca.judge(*tables(), network=network_case())
-    assert list(t["id"])[-4:] == ["N1", "N2", "N3", "N4"]
+    assert list(t["id"])[-6:] == ["N1", "N2", "N3", "N4", "N5-uc-mmc r=3 P=1", "N5-frc r=2"]
     assert [verdict(t, k) for k in ("N1", "N2", "N3", "N4")] == [HOLDS, HOLDS, HOLDS, FAILS]
     assert "latency 50 us" in t.set_index("id").loc["N1", "setting"]
+    assert "K = 8 workers, two hosts;" in t.set_index("id").loc["N1", "setting"]
+    # N5: against the larger of the charged prediction and the link's time: the free pick's real 0.030 [0.029,
+    # 0.031] lies within 10% of its link time 0.0296 (its charged 0.0245 alone would not hold); the charged pick's
+    # link time 0.010 is below its charged prediction 0.0245, which its real time matches
+    assert verdict(t, "N5-uc-mmc r=3 P=1") == HOLDS and verdict(t, "N5-frc r=2") == HOLDS
+    t = ca.judge(*tables(), network=network_case(link=(0.040, 0.010)))
+    assert verdict(t, "N5-uc-mmc r=3 P=1") == FAILS
+    assert "link's time for every message sent: **does not hold**" in ca.conclusions(t)
     # the charged choice slower in real runs, or indistinguishable
     t = ca.judge(*tables(), network=network_case(real_charged=(0.035, 0.034, 0.036)))
     assert verdict(t, "N2") == FAILS

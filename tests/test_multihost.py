@@ -1,7 +1,7 @@
 """Runs across "hosts" with their own network stacks and no shared directory, on one Linux machine.
 
-The test marked ``multihost`` makes three network namespaces joined by veth pairs to a bridge (an address range of
-the private 10.213.0.0/16 that exists only on that bridge), and runs ``gclib run --hosts`` with the ranks spread
+The tests marked ``multihost`` make three network namespaces joined by veth pairs to a bridge (an address range of
+the private 10.213.0.0/16 that exists only on that bridge; :class:`gclib.runtime.localhosts.LocalHosts`), and run ``gclib run --hosts`` with the ranks spread
 over them by Hydra's launcher: a small program that Hydra calls as ``PROGRAM -x HOST COMMAND...`` enters HOST's
 namespace with a private mount namespace (its own /dev/shm, its own host name, and an empty folder over the
 launching host's private folder) and runs the command there. The ranks talk over TCP only (``UCX_TLS=tcp,self``:
@@ -10,25 +10,26 @@ launching host's private folder, which no "host" sees (the checkout and its venv
 every host sees them, as on a cluster where they are installed at the same path): the launcher program refuses to
 start a proxy that could see it, so a finished run shows that no rank read it.
 
-The other tests check the pieces without namespaces: the spec's windowed hand-off on rank 0's standard input,
-the death notices, and the ``mpiexec`` options.
+One more measures, through a link into the master's host limited by the kernel's token bucket, the rate of that
+link with ``gclib profile``'s network measurement. The other tests check the pieces without namespaces: the spec's
+windowed hand-off on rank 0's standard input, the death notices, the ``mpiexec`` options, and the local hosts'
+rates and slots.
 """
 from __future__ import annotations
 
 import json
 import os
 import pickle
-import shutil
 import signal
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
 
 from gclib.cli import main
+from gclib.runtime import localhosts
 from gclib.runtime.launcher import job_processes, mpiexec_command, mpiexec_options, rank_processes
 from gclib.runtime.master import DeathNotices
 from gclib.runtime.mpi_main import read_spec
@@ -38,7 +39,7 @@ import fault_helpers
 
 ROOT = Path(__file__).resolve().parents[1]
 #: The ranks' network: UCX over TCP only (its shared-memory transports would work across network namespaces).
-NETWORK = {"UCX_TLS": "tcp,self"}
+NETWORK = {"UCX_TLS": localhosts.UCX_TLS}
 HOSTS = ("h0", "h1", "h2")
 #: Ranks per host in the hostfile: rank 0 (the master) and workers 0, 1 on h0; workers 2, 3 on h1; 4, 5 on h2.
 SLOTS = (3, 2, 2)
@@ -140,111 +141,29 @@ def test_gclib_run_refuses_bad_mpiexec_args(capsys):
 
 
 # ---------------------------------------------------------------------------------------------- the hosts
-def _ip(*args, check=True):
-    return subprocess.run(["ip", *args], capture_output=True, text=True, check=check, timeout=30)
-
-
-def _free_subnet() -> int:
-    used = _ip("-4", "-o", "addr").stdout
-    for x in range(13, 250):
-        if f" 10.213.{x}." not in used:
-            return x
-    pytest.skip("no free 10.213.x.0/24 range for the test network")
-
-
-def _tx_bytes(ns: str) -> int:
-    return int(_ip("netns", "exec", ns, "cat", "/sys/class/net/eth0/statistics/tx_bytes").stdout)
-
-
-def _why_not() -> str | None:
-    if not sys.platform.startswith("linux"):
-        return "network namespaces need Linux"
-    if os.geteuid() != 0:
-        return "network namespaces need root"
-    for tool in ("ip", "unshare", "mount", "hostname"):
-        if shutil.which(tool) is None:
-            return f"no '{tool}' program (Debian: apt-get install iproute2 util-linux)"
-    return None
-
-
-LAUNCHER = r"""#!/bin/sh
-# Hydra's launcher for the test's hosts: Hydra calls PROGRAM -x HOST COMMAND... (the words of the command a remote
-# shell would run). Enter HOST's network namespace with a private mount and host name namespace: /dev/shm and the
-# launching host's private folder are empty there, so the run directory on the launching host cannot be seen.
-[ "$1" = "-x" ] && shift
-host=$1
-shift
-case "$host" in
-{cases}
-  *) echo "test launcher: unknown host $host" >&2; exit 255 ;;
-esac
-exec ip netns exec "$ns" unshare --mount --uts --propagation private sh -c '
-  mount -t tmpfs -o size=16m tmpfs "{private}" && mount -t tmpfs -o size=256m tmpfs /dev/shm && hostname "$0" || exit 96
-  if [ -e "{run_dir}" ]; then echo "test launcher: the run directory is visible on $0" >&2; exit 97; fi
-  exec sh -c "$*"' "$host" "$@"
-"""
-
-
 @pytest.fixture
 def hosts(tmp_path):
-    """Three "hosts": network namespaces on a bridge, a hostfile, and the launcher program that enters them.
-    Everything is removed at the end, whatever happened (and the removal is checked)."""
-    why = _why_not()
+    """Three "hosts" (:class:`gclib.runtime.localhosts.LocalHosts`): network namespaces on a bridge, a hostfile,
+    and the launcher program that enters them; the launching host's private folder holds the run directory, which
+    no host may see. Everything is removed at the end, whatever happened (and the removal is checked)."""
+    why = localhosts.why_not()
     if why:
         pytest.skip(why)
-    tag = f"gct{os.getpid() % 100000}"
-    bridge, names = f"{tag}b", [f"{tag}-{h}" for h in HOSTS]
-    made = {"ns": [], "bridge": False}
-
-    def cleanup():
-        for i, ns in enumerate(made["ns"]):
-            pids = _ip("netns", "pids", ns, check=False).stdout.split()
-            for pid in pids:  # nothing should be left; if it is, do not leave it running
-                try:
-                    os.kill(int(pid), signal.SIGKILL)
-                except (ProcessLookupError, ValueError):
-                    pass
-            _ip("link", "del", f"{tag}v{i}", check=False)  # both ends of the pair (the kernel frees a namespace
-            _ip("netns", "del", ns, check=False)           # later, and its end of a pair with it)
-        if made["bridge"]:
-            _ip("link", "del", bridge, check=False)
-        left = [ns for ns in made["ns"] if ns in _ip("netns", "list", check=False).stdout.split()]
-        links = _ip("-o", "link", check=False).stdout
-        assert not left and f" {bridge}:" not in links and f" {tag}v" not in links, (left, links)
-
+    private = tmp_path / "launching-host"
+    run_dir = private / "run"
+    run_dir.mkdir(parents=True)
+    made = localhosts.LocalHosts(SLOTS, private=private, check=run_dir, directory=tmp_path)
     try:
-        x = _free_subnet()
-        add = _ip("netns", "add", names[0], check=False)
-        if add.returncode:
-            pytest.skip(f"ip netns add is not permitted here: {add.stderr.strip()}")
-        made["ns"].append(names[0])
-        _ip("link", "add", bridge, "type", "bridge")
-        made["bridge"] = True
-        _ip("addr", "add", f"10.213.{x}.1/24", "dev", bridge)
-        _ip("link", "set", bridge, "up")
-        for i, ns in enumerate(names):
-            if i:
-                _ip("netns", "add", ns)
-                made["ns"].append(ns)
-            _ip("link", "add", f"{tag}v{i}", "type", "veth", "peer", "name", "eth0", "netns", ns)
-            _ip("link", "set", f"{tag}v{i}", "master", bridge, "up")
-            _ip("-n", ns, "addr", "add", f"10.213.{x}.{10 + i}/24", "dev", "eth0")
-            _ip("-n", ns, "link", "set", "eth0", "up")
-            _ip("-n", ns, "link", "set", "lo", "up")
-        private = tmp_path / "launching-host"
-        run_dir = private / "run"
-        run_dir.mkdir(parents=True)
-        program = tmp_path / "netns-launcher"
-        cases = "\n".join(f"  {h}) ns={ns} ;;" for h, ns in zip(HOSTS, names))
-        program.write_text(LAUNCHER.replace("{cases}", cases).replace("{run_dir}", str(run_dir))
-                           .replace("{private}", str(private)))
-        program.chmod(0o755)
-        hostfile = tmp_path / "hosts"
-        hostfile.write_text("".join(f"{h}:{n}\n" for h, n in zip(HOSTS, SLOTS)))
-        yield {"hostfile": hostfile, "program": program, "bridge": bridge, "namespaces": dict(zip(HOSTS, names)),
-               "run_dir": run_dir}
+        made.__enter__()
+    except RuntimeError as e:
+        if "netns add" in str(e):
+            pytest.skip(f"ip netns add is not permitted here: {e}")
+        raise
+    try:
+        yield {"local": made, "hostfile": made.hostfile, "program": made.program, "bridge": made.bridge,
+               "namespaces": made.namespaces, "run_dir": run_dir}
     finally:
-        cleanup()
+        made.close()
 
 
 def _gclib_run(args, hosts, faults=(), stop_at_start=()):
@@ -290,8 +209,7 @@ def _gclib_run(args, hosts, faults=(), stop_at_start=()):
 
 def _nothing_left(hosts):
     assert job_processes(hosts["run_dir"]) == []
-    for ns in hosts["namespaces"].values():
-        assert _ip("netns", "pids", ns).stdout.split() == [], f"processes left in {ns}"
+    assert hosts["local"].processes() == {h: [] for h in HOSTS}, "processes left in a namespace"
 
 
 COMMON = ["--samples", "2000", "--dim", "50", "--iterations", "6", "--time-scale", "0.02", "--timeout", "20",
@@ -302,7 +220,7 @@ COMMON = ["--samples", "2000", "--dim", "50", "--iterations", "6", "--time-scale
 @pytest.mark.mpi
 def test_runs_across_network_namespaces_without_a_shared_directory(hosts):
     ns = hosts["namespaces"]
-    before = {h: _tx_bytes(n) for h, n in ns.items()}
+    before = {h: hosts["local"].bytes_sent(h) for h in ns}
     train_bytes = 0.8 * 2000 * 50 * 8  # the training data each worker receives in the spec (80% of the samples)
 
     # CRC with a persistent straggler on the third host (worker 5: rank 6 on h2)
@@ -319,7 +237,7 @@ def test_runs_across_network_namespaces_without_a_shared_directory(hosts):
     _nothing_left(hosts)
     # the bytes crossed the veths: h0 sent the spec (with the data) to the four workers on h1 and h2, and those
     # sent their gradients back
-    after = {h: _tx_bytes(n) for h, n in ns.items()}
+    after = {h: hosts["local"].bytes_sent(h) for h in ns}
     grown = {h: after[h] - before[h] for h in ns}
     assert grown["h0"] > 4 * train_bytes, grown
     assert min(grown["h1"], grown["h2"]) > 6 * 50 * 8, grown
@@ -402,3 +320,40 @@ def test_a_worker_frozen_during_start_up_on_another_host_is_started_again(hosts)
     (first,) = doc["restarts"]
     assert first["4"]["stopped"] == "SIGSTOP" and first["4"]["host"] == "h2", first
     assert "before MPI_Init, worker processes stopped: 4 (SIGSTOP, MPI rank 5" in text
+
+
+# ---------------------------------------------------------------------------------------------- a throttled link
+def test_rates_and_slots_of_local_hosts():
+    from gclib.calibration import network_slots
+
+    assert localhosts.rate_bits("100mbit") == 10**8 and localhosts.rate_bits("1.5gbit") == 15 * 10**8
+    assert localhosts.rate_bits(64000) == 64000
+    with pytest.raises(ValueError, match="rate must be bits per second.*'fast'"):
+        localhosts.rate_bits("fast")
+    with pytest.raises(ValueError, match="rate"):
+        localhosts.rate_bits("1bit")  # below what a token bucket can hold to
+    assert network_slots(8, 4) == (1, 2, 2, 2, 2) and network_slots(7, 3) == (1, 3, 2, 2)
+    with pytest.raises(ValueError, match="hosts"):
+        network_slots(3, 4)
+
+
+@pytest.mark.multihost
+@pytest.mark.mpi
+def test_a_profile_across_local_hosts_measures_the_rate_of_the_masters_link():
+    """Two workers on two hosts, the link into the master's host limited to 40 Mbit/s (5 MB/s) by the kernel:
+    the bandwidth ``gclib profile``'s network measurement fits is that rate, which nothing told it."""
+    from gclib import network
+    from gclib.runtime import launch
+    from gclib.runtime.measure import profile_spec
+
+    why = localhosts.why_not(rate="40mbit")
+    if why:
+        pytest.skip(why)
+    spec = profile_spec(2, 1, 2, samples=8, dim=16, time_scale=0.02, network=network.sizes_for(16))
+    with localhosts.LocalHosts((1, 1, 1), rate="40mbit") as h:
+        res = launch(spec, **h.launch_options)
+        left = h.processes()
+    assert left == {"h0": [], "h1": [], "h2": []}
+    assert sorted(res.hosts.values()) == ["h1", "h2"]
+    fitted = network.fit(res.network, 8 * 16)
+    assert 0.8 * 5e6 < fitted.bandwidth < 1.25 * 5e6, fitted.text()

@@ -100,7 +100,8 @@ def predicted_vs_real(real: pd.DataFrame, log: pd.DataFrame, rel: float):
 def network(real: pd.DataFrame, profile, rel: float):
     """Left: per design run for real in the network case (:func:`gclib.calibration.network_case`), the advice's
     prediction without communication, its prediction with the measured network charged, and the real mean
-    iteration time, each with its 95% interval; the band of +/- ``rel`` around the charged prediction shaded.
+    iteration time, each with its 95% interval, and the time the measured network needs for every message the
+    run sent (``link``, where the table has it); the band of +/- ``rel`` around the charged prediction shaded.
     Right: what ``gclib profile`` measured of a message (:class:`gclib.network.NetworkProfile`): the master's
     time per message in every flood against the message's bytes, with the fitted ``overhead + bytes /
     bandwidth``, and half of every round trip."""
@@ -119,6 +120,9 @@ def network(real: pd.DataFrame, profile, rel: float):
                    fmt=mk, ms=4, color=c, label=lab)
     a.errorbar(real["mean_time"], y - 0.2, xerr=[real["mean_time"] - real["lo"], real["hi"] - real["mean_time"]],
                fmt="o", ms=4, color="tab:orange", label="real runs (gclib run)")
+    if "link" in real:
+        a.scatter(real["link"], y - 0.2, marker="|", s=120, color="k", zorder=3,
+                  label="the link's time for every message sent")
     names = {"free": "advised without\ncommunication", "charged": "advised with\nthe network",
              "both": "advised by\nboth"}
     a.set_yticks(y, [f"{names[r.role]}:\n{r.label}" for r in real.itertuples()], fontsize=7)

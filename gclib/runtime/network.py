@@ -26,8 +26,11 @@ from . import protocol as P
 
 #: Round trips per worker and size (after one untimed round).
 PINGS = 5
-#: Seconds the master waits for an exchange's answers before it leaves the silent workers out.
+#: Seconds the master waits at least for an exchange's answers before it leaves the silent workers out; longer
+#: where what was measured of the smaller sizes says the answers need longer (a slow link, large messages).
 WAIT = 2.0
+#: How many times the time the smaller sizes predict for an exchange the master waits for it.
+MARGIN = 4.0
 #: Answers per worker in a flood, and floods per size.
 FLOOD = 4
 FLOODS = 3
@@ -45,7 +48,8 @@ def answer(worker, request) -> None:
 def _take(master, n: int, size: int, deadline: float) -> list:
     """The master's side of one exchange: take in ``n`` answers of ``size`` floats; returns the
     ``perf_counter`` times at which each receive completed (fewer when ``deadline`` passes first: a worker that
-    died or never answered)."""
+    died or never answered). A receive still in flight at the deadline is cancelled and completed before its
+    buffer is let go (MPI would write into freed memory)."""
     MPI, comm, bell = master.MPI, master.comm, master.bell
     st = MPI.Status()
     inflight, done = [], []
@@ -75,6 +79,9 @@ def _take(master, n: int, size: int, deadline: float) -> list:
                 bell.wait(bell_mod.TO_MASTER, rung, master.slice)
             else:
                 time.sleep(master.spec.poll)
+    for req, buf in inflight:
+        req.Cancel()
+        req.Wait()
     return done
 
 
@@ -99,9 +106,11 @@ def probe(master, sizes) -> dict:
     master.check_deaths(force=True)
     alive = [w for w in range(master.K) if w not in master.dead]
     pings, floods = [], []
-    wait = min(master.spec.timeout, WAIT)
+    floor = min(master.spec.timeout, WAIT)
+    per_byte = 0.0  # the round trip per byte of the last size measured: what the next size's waits scale with
     for size in sorted({int(s) for s in sizes}):
         nbytes = 8 * size
+        wait = max(floor, MARGIN * per_byte * nbytes)
         for w in list(alive):
             for i in range(PINGS + 1):
                 t0 = _ask(master, [w], size, 1)
@@ -114,9 +123,13 @@ def probe(master, sizes) -> dict:
             master._reap()
         if not alive:
             break
+        mine = [p[2] for p in pings if p[0] == nbytes]
+        if mine:
+            per_byte = float(np.median(mine)) / nbytes
+        flood_wait = max(floor, MARGIN * per_byte * nbytes * FLOOD * len(alive))
         for _ in range(FLOODS):
             t0 = _ask(master, alive, size, FLOOD)
-            got = _take(master, FLOOD * len(alive), size, t0 + wait)
+            got = _take(master, FLOOD * len(alive), size, t0 + flood_wait)
             if got:
                 floods.append([nbytes, len(got), got[0] - t0, got[-1] - t0])
             master._reap()
