@@ -45,12 +45,12 @@ from typing import Callable, Mapping
 import numpy as np
 import pandas as pd
 
-from . import bulk, checks, scale
-from .codes.conditioning import decoding_amplification, unit_roundoff
-from .jsonable import jsonable
-from .simulate import Schedule, arrival_times
-from .stats import mean_ci, paired_change
-from .stragglers import ComputeModel
+from gclib import bulk, checks, scale
+from gclib.codes.conditioning import decoding_amplification, unit_roundoff
+from gclib.jsonable import jsonable
+from gclib.simulate import Schedule, arrival_times
+from gclib.stats import mean_ci, paired_change
+from gclib.stragglers import ComputeModel
 
 #: Scheme families of :func:`candidates`, in the order they are built (ties in the ranking keep this order).
 FAMILIES = ("uncoded", "crc", "frc", "rs", "ye-abbe", "kadhe", "gc", "uc-mmc", "gc-mmc-correlated",
@@ -177,9 +177,9 @@ def candidates(K: int, max_load: int | None = None, *, max_orders: int = 2) -> l
         K: workers. max_load: the largest computation load (default :func:`default_max_load`).
         max_orders: longest order vector of the uncorrelated GC-MMC and hybrid designs.
     """
-    from . import codes
-    from .codes import lcc as _lcc
-    from .codes import mmc
+    from gclib import codes
+    from gclib.codes import lcc as _lcc
+    from gclib.codes import mmc
 
     K = checks.integer("K", K, low=2)
     R = default_max_load(K) if max_load is None else checks.integer("max_load", max_load, low=1, high=K)
@@ -375,7 +375,7 @@ def _front(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 def _chunks(trials: int, K: int, R: int) -> list:
     """``trials`` cut into chunks of :class:`gclib.bulk.Draws` that fit :data:`DRAW_BUDGET`."""
-    from .simulate import chunks_of
+    from gclib.simulate import chunks_of
 
     return chunks_of(int(trials), bulk.chunk_trials(K, R, DRAW_BUDGET))
 
@@ -514,8 +514,8 @@ def _simulate(designs: list, models: Mapping, K: int, trials: int | None, seed: 
     Returns:
         ``({model name: stats}, {model name: trials simulated})``.
     """
-    from .design import TRIAL_KEYS, evaluate_trials
-    from .simulate import chunks_of
+    from gclib.design import TRIAL_KEYS, evaluate_trials
+    from gclib.simulate import chunks_of
 
     labels = [d.label for d in designs]
     R = max(d.load for d in designs)
@@ -674,7 +674,7 @@ class Advice:
         ``path`` (PNG) when given, and returns the figure."""
         from matplotlib.ticker import NullFormatter, ScalarFormatter
 
-        from .plotting import DOUBLE, plt
+        from gclib.plotting import DOUBLE, plt
 
         t = self.table
         models = list(dict.fromkeys(t["model"]))
@@ -737,8 +737,8 @@ def advise(models: Mapping[str, ComputeModel], K: int, *, max_load: int | None =
     Returns:
         :class:`Advice`.
     """
-    from .progress import bar as _bar
-    from .simulate import Communication
+    from gclib.progress import bar as _bar
+    from gclib.simulate import Communication
 
     if not isinstance(models, Mapping) or not models:
         raise ValueError(f"models must be a non-empty mapping of names to compute-time models, got {models!r}")
@@ -900,7 +900,7 @@ class TraceAdvice:
 def _order(report) -> list:
     """The preference order of :func:`gclib.effects.choose`: the models that keep a trace, then the fits, the
     best first and the others by AIC."""
-    from .effects import PREFERENCE
+    from gclib.effects import PREFERENCE
 
     fits = sorted(report.fits, key=lambda f: (f.name != report.best.name, f.aic)) if report.fits else []
     return list(PREFERENCE) + [f.name for f in fits]
@@ -923,8 +923,8 @@ def from_trace(t, K: int | None = None, *, seed=0, bootstrap: int = 200, trials:
             bootstrap, the tests and the simulation. bootstrap: replicates of the fits and of the tests.
             trials, max_load, budget, progress, network, screen: as :func:`advise`.
     """
-    from . import effects, fit
-    from .timings import Timings
+    from gclib import effects, fit
+    from gclib.timings import Timings
 
     if not isinstance(t, Timings):
         raise checks.ParameterTypeError(f"t must be a gclib.timings.Timings, got {type(t).__name__}")
@@ -970,7 +970,7 @@ def trial_times(labels, model: ComputeModel, K: int, max_load: int | None = None
         raise ValueError(f"labels {missing} are not designs of the candidates for K = {K}, load <= {R}")
     designs = [by[lab] for lab in labels]
     if network is not None and network.queue:
-        from .design import evaluate_trials
+        from gclib.design import evaluate_trials
 
         res = evaluate_trials([d.schedule() for d in designs], model, K, trials, seed, keys=("time",), comm=network)
         return {lab: r["time"] for lab, r in zip(labels, res)}
@@ -987,7 +987,7 @@ def trial_times(labels, model: ComputeModel, K: int, max_load: int | None = None
 def _design_times(labels, model, K, R, trials, seed, network=None) -> dict:
     """``{label: mean time}`` of the designs of ``candidates(K, R)`` named by ``labels`` under ``model`` (common
     random numbers)."""
-    from .design import evaluate_trials
+    from gclib.design import evaluate_trials
 
     by = {d.label: d for d in candidates(K, R)}
     res = evaluate_trials([by[lab].schedule() for lab in labels], model, K, trials, seed, keys=("time",),
@@ -1007,7 +1007,7 @@ def reliance(t, label: str, model_name: str, *, max_load: int | None = None, tri
         median worker's), ``speedup``, ``speedup_without``, ``share``: ``(speedup - speedup_without) / (speedup -
         1)``, the part of the saving that rests on it (NaN without a saving).
     """
-    from .effects import IterationReplay, WorkerEffects, slowest_worker, without_slowest
+    from gclib.effects import IterationReplay, WorkerEffects, slowest_worker, without_slowest
 
     cls = {"replay by iteration": IterationReplay, "worker effects": WorkerEffects}
     if model_name not in cls:
@@ -1068,8 +1068,8 @@ def observed(durations, K: int | None = None, max_load: int | None = None, *, ma
     Returns:
         one row per design of :func:`candidates`: ``label, family, load, runnable, mean_time, messages``.
     """
-    from .design import evaluate_trials
-    from .stragglers import filled, whole_rows
+    from gclib.design import evaluate_trials
+    from gclib.stragglers import filled, whole_rows
 
     d = whole_rows(durations, "the observed times")
     I, W, _ = d.shape
@@ -1156,7 +1156,7 @@ class Backtest:
 
 
 def _part(t, sl, what):
-    from .timings import Timings
+    from gclib.timings import Timings
 
     return Timings(durations=t.durations[sl], hosts=t.hosts, iteration_ids=t.iteration_ids[sl],
                    worker_ids=t.worker_ids, source=f"{t.source} ({what})")
@@ -1182,8 +1182,8 @@ def backtest(t, holdout: float = 0.5, *, seed=0, bootstrap: int = 200, trials: i
         ValueError: a worker missing from an iteration; fewer iterations than :data:`MIN_PART` in either part
         (the message says how many the trace needs).
     """
-    from .timings import MIN_SAMPLES, Timings, check_complete
-    from .effects import paces, slowest_worker
+    from gclib.timings import MIN_SAMPLES, Timings, check_complete
+    from gclib.effects import paces, slowest_worker
 
     if not isinstance(t, Timings):
         raise checks.ParameterTypeError(f"t must be a gclib.timings.Timings, got {type(t).__name__}")

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import checks
+from gclib import checks
 
 #: What :func:`evaluate` can return per design and trial.
 OUTPUTS = ("time", "messages", "volume", "computations")
@@ -79,7 +79,7 @@ class Spec:
 
 
 def _blocks(K: int, P: int, r: int) -> tuple:
-    from .codes.mmc import cluster_sizes
+    from gclib.codes.mmc import cluster_sizes
 
     return tuple(cluster_sizes(K, P, r))
 
@@ -136,7 +136,7 @@ class Draws:
     """
 
     def __init__(self, model, rng, n: int, K: int, R: int):
-        from .simulate import _per_worker
+        from gclib.simulate import _per_worker
 
         self.n, self.K, self.R = int(n), int(K), int(R)
         self.eq5 = _per_worker(model)

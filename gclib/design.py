@@ -34,15 +34,15 @@ from typing import Callable, Iterable
 import numpy as np
 import pandas as pd
 
-from .codes import frc, rs
-from .codes import lcc as _lcc
-from .codes import mmc
-from .codes.base import GradientCode
-from . import checks, scale
-from .progress import progress as _progress
-from .simulate import Schedule, _per_worker, chunk_bytes, chunk_trials, chunks_of, simulate_chunk, simulate_workers
-from .stats import mean_ci
-from .stragglers import ComputeModel
+from gclib.codes import frc, rs
+from gclib.codes import lcc as _lcc
+from gclib.codes import mmc
+from gclib.codes.base import GradientCode
+from gclib import checks, scale
+from gclib.progress import progress as _progress
+from gclib.simulate import Schedule, _per_worker, chunk_bytes, chunk_trials, chunks_of, simulate_chunk, simulate_workers
+from gclib.stats import mean_ci
+from gclib.stragglers import ComputeModel
 
 LOADS = ("messages", "cluster_messages")
 #: The scheme families of :func:`candidates`, in the order they are built.
@@ -321,7 +321,7 @@ PER_TASK = "independent per-task times"
 def timing_models(mu: float = 10.0, alpha: float = 0.01) -> dict:
     """The two timing conventions of the shifted exponential under which notebook 04 checks Fig. 1:
     ``{EQ5: one draw per worker and iteration (the paper's eq. 5), PER_TASK: independent task times}``."""
-    from .stragglers import ShiftedExponential
+    from gclib.stragglers import ShiftedExponential
 
     return {EQ5: ShiftedExponential(mu, alpha, per_task=False), PER_TASK: ShiftedExponential(mu, alpha, per_task=True)}
 
@@ -385,7 +385,7 @@ def exact_rule_comparison(code: GradientCode, model: ComputeModel, trials: int, 
         messages_threshold_rule, messages_exact, differing}``: mean times and messages with the 95% half-widths of
         the times, and the number of trials whose completion times differ between the two rules.
     """
-    from .simulate import simulate
+    from gclib.simulate import simulate
 
     fast = simulate(code, model, trials, seed)
     exact = simulate(mmc.with_exact_rule(code), model, trials, seed)
@@ -429,7 +429,7 @@ def design_models(mu: float = 10.0, alpha: float = 0.01, pareto_scale: float = 0
                   ) -> dict:
     """The compute-time models of notebook 05: ``{name: model}`` for the paper's shifted exponential (eq. 5)
     and a heavy-tailed Pareto."""
-    from .stragglers import Pareto, ShiftedExponential
+    from gclib.stragglers import Pareto, ShiftedExponential
 
     return {"shifted-exp (eq. 5)": ShiftedExponential(mu, alpha),
             f"Pareto (scale {pareto_scale}, shape {pareto_shape})": Pareto(pareto_scale, pareto_shape)}

@@ -9,9 +9,9 @@ from math import comb
 
 import numpy as np
 
-from .codes.base import DecodingError, GradientCode
-from .codes.conditioning import IllConditionedWarning, condition_number, decoding_amplification, decoding_error
-from .progress import progress as _progress
+from gclib.codes.base import DecodingError, GradientCode
+from gclib.codes.conditioning import IllConditionedWarning, condition_number, decoding_amplification, decoding_error
+from gclib.progress import progress as _progress
 
 
 

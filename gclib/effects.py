@@ -26,9 +26,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from . import checks
-from .stragglers import ComputeModel, filled, whole_rows
-from .timings import Timings
+from gclib import checks
+from gclib.stragglers import ComputeModel, filled, whole_rows
+from gclib.timings import Timings
 
 #: The parts of the variance of the log paces, in display order.
 PARTS = ("worker", "iteration", "residual")

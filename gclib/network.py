@@ -38,7 +38,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import checks
+from gclib import checks
 
 FORMAT = "gclib network profile"
 VERSION = 1
@@ -70,7 +70,7 @@ class NetworkProfile:
     def communication(self, gradient_bytes: int | None = None):
         """The simulator's model in seconds and gradients (:class:`gclib.simulate.Communication`, the master's
         queue): bandwidth in gradients per second, for gradients of ``gradient_bytes`` (default: the profile's)."""
-        from .simulate import Communication
+        from gclib.simulate import Communication
 
         g = self.gradient_bytes if gradient_bytes is None else checks.integer("gradient_bytes", gradient_bytes,
                                                                               low=1)
@@ -184,7 +184,7 @@ def parse(text: str, trace=None):
 
     ``text`` ``None``: the profile beside ``trace`` (:func:`beside`) when there is one, else no charge.
     """
-    from .simulate import Communication
+    from gclib.simulate import Communication
 
     if text is None:
         if trace is not None and beside(trace).is_file():

@@ -29,12 +29,12 @@ from typing import Callable, Iterable
 
 import numpy as np
 
-from . import checks
-from .codes.rules import ThresholdRule, coverage, threshold
-from .progress import progress as _progress
-from .simulate import RESULT_BYTES, Schedule, simulate, simulate_bytes
-from .stats import paired_change
-from .stragglers import ComputeModel
+from gclib import checks
+from gclib.codes.rules import ThresholdRule, coverage, threshold
+from gclib.progress import progress as _progress
+from gclib.simulate import RESULT_BYTES, Schedule, simulate, simulate_bytes
+from gclib.stats import paired_change
+from gclib.stragglers import ComputeModel
 
 
 #: Bytes a schedule takes per message at most while it is built (its arrays, its rule's, and a clustered
@@ -91,7 +91,7 @@ def uncoded(K: int) -> Schedule:
 def lcc(K: int, r: int) -> Schedule:
     """LCC with load ``r`` (``gclib.codes.lcc.lcc_code``): ``k = ceil(K / r)`` blocks, each worker's result after
     ``ceil(K / k)`` computations; any ``2 (k - 1) + 1`` results decode."""
-    from .codes.lcc import lcc_threshold
+    from gclib.codes.lcc import lcc_threshold
 
     K, r = _kr(K, r)
     k = -(-K // r)
@@ -125,7 +125,7 @@ def uc_mmc(K: int, r: int) -> Schedule:
 def uncorrelated(K: int, r: int, orders) -> Schedule:
     """Uncorrelated GC-MMC with order vector ``orders``: worker ``w`` sends one message after each order; any
     ``K l - sum(orders) + 1`` of the ``K l`` messages decode (the paper's interpolation threshold)."""
-    from .codes.mmc import _check_orders
+    from gclib.codes.mmc import _check_orders
 
     K, r = _kr(K, r)
     orders = _check_orders(orders, r)
@@ -140,7 +140,7 @@ def hybrid(K: int, r: int, orders) -> Schedule:
     """The hybrid design (``gclib.codes.mmc.hybrid``): ``K / r`` clusters of ``r`` workers; in each, every worker
     sends a coded message after each order below ``r`` (any ``r l' - sum`` of them ``+ 1`` decode the cluster, ``l'``
     orders below ``r``) and the plain cluster sum after ``r`` parts (one decodes it)."""
-    from .codes.mmc import FullOrThreshold, _check_orders
+    from gclib.codes.mmc import FullOrThreshold, _check_orders
 
     K, r = _kr(K, r)
     orders = _check_orders(orders, r)
@@ -234,7 +234,7 @@ def clustered(build: Callable[[int], Schedule], K: int, P: int, r: int, name: st
     """``build(K_c)`` in each of ``P`` clusters of sizes differing by at most one (each at least ``r``), as
     ``gclib.codes.mmc.clustered_design``; ``P = 1`` is ``build(K)``. ``name``: the scheme named when the schedule
     (at least a message per worker) is refused for its memory, before the clusters are listed."""
-    from .codes.mmc import cluster_sizes
+    from gclib.codes.mmc import cluster_sizes
 
     K, r = _kr(K, r)
     reserve(name, K, f"workers = {K}, load = {r}: at least {K:,} messages")
@@ -382,7 +382,7 @@ def study(Ks, models: dict, *, trials: int = 10_000, seed=0, settings=SETTINGS, 
     """
     import pandas as pd
 
-    from .theory import expected_time
+    from gclib.theory import expected_time
 
     if not isinstance(models, dict) or not models:
         raise ValueError(f"models must be a non-empty dict of compute-time models, got {models!r}")
@@ -445,7 +445,7 @@ def gain_at(table: pd.DataFrame, model: str, setting: str, scheme: str, K: int):
 def models(mu: float = 10.0, alpha: float = 0.01, pareto_scale: float = 0.05, pareto_shape: float = 2.0) -> dict:
     """The two eq. 5 models of notebook 08: ``{name: model}``, the paper's shifted exponential and a
     heavy-tailed Pareto."""
-    from .stragglers import Pareto, ShiftedExponential
+    from gclib.stragglers import Pareto, ShiftedExponential
 
     return {f"shifted-exp (mu {mu:g}, alpha {alpha:g})": ShiftedExponential(mu, alpha),
             f"Pareto (scale {pareto_scale:g}, shape {pareto_shape:g})": Pareto(pareto_scale, pareto_shape)}

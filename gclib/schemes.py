@@ -18,9 +18,9 @@ import inspect
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping
 
-from . import checks, codes
-from .codes import lcc, mmc
-from .codes.base import GradientCode
+from gclib import checks, codes
+from gclib.codes import lcc, mmc
+from gclib.codes.base import GradientCode
 
 
 @dataclass(frozen=True)
@@ -52,7 +52,8 @@ PARAMS: dict[str, Param] = {
     "stragglers": Param(int, None, "stragglers tolerated s", checks.integer, {"low": 0}),
     "seed": Param(int, 0, "seed of random constructions and of the simulation", checks.integer, {"low": 0}),
     "pieces": Param(int, None, "partial: data pieces per worker P", checks.integer, {"low": 1}),
-    # The stability study (gclib.stability, docs/codes.md) makes equispaced points (spread over the workers) the
+    # The stability study (gclib.studies.reed_solomon.stability, docs/codes.md) makes equispaced points (spread over the
+    # workers) the
     # default: the most accurate real-valued choice; roots-of-unity are better still but cost twice the
     # communication.
     "points": Param(str, "equispaced", "rs, ye-abbe: evaluation points: equispaced, chebyshev, roots-of-unity "
@@ -150,7 +151,7 @@ def _complex(points) -> float:
 
 
 def _scale():
-    from . import scale  # on first use: the registry itself stays light to import
+    from gclib import scale  # on first use: the registry itself stays light to import
 
     return scale
 

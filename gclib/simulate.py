@@ -20,12 +20,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import checks
-from .codes.base import GradientCode
-from .jsonable import jsonable
-from .progress import progress as _progress
-from .stats import Z95, mean_ci, median_ci, paired_change  # noqa: F401  (part of this module's interface)
-from .stragglers import ComputeModel
+from gclib import checks
+from gclib.codes.base import GradientCode
+from gclib.jsonable import jsonable
+from gclib.progress import progress as _progress
+from gclib.stats import Z95, mean_ci, median_ci, paired_change  # noqa: F401  (part of this module's interface)
+from gclib.stragglers import ComputeModel
 
 
 
@@ -108,7 +108,7 @@ def tail_index(model) -> float:
     """The tail index of one worker's compute time under ``model``: ``a`` with ``P(T > t) ~ t ** -a`` (a Pareto's
     ``shape``; ``inf`` for the light tails of the exponential models, a recorded trace, and a constant), through
     the wrapper of persistent stragglers."""
-    from .stragglers import Pareto, Persistent
+    from gclib.stragglers import Pareto, Persistent
 
     if isinstance(model, Persistent):
         return tail_index(model.base)
@@ -123,7 +123,7 @@ def completion_tail_index(code, model) -> float:
     persistent stragglers, which are out of every decodable trial already), and the ``k``-th largest of independent
     draws of tail index ``a`` has tail index ``k a`` (``a`` = :func:`tail_index`). Its mean is finite iff the index
     exceeds 1 (never for uncoded under a Pareto of ``shape <= 1``), its variance iff it exceeds 2."""
-    from .stragglers import Persistent
+    from gclib.stragglers import Persistent
 
     a = tail_index(model)
     if math.isinf(a):
@@ -493,7 +493,7 @@ def sweep(builders: dict, values, model, trials: int = 10_000, seed=0, *,
     """
     import pandas as pd
 
-    from .theory import expected_time
+    from gclib.theory import expected_time
 
     trials = checks.integer("trials", trials, low=1)
     checks.need_memory("sweep", RESULT_BYTES * trials, sizes=f"trials = {trials}", lower="trials")
@@ -544,7 +544,7 @@ def points_cost(n: int, s: int, model: ComputeModel, *, comm: Communication | No
     """
     import pandas as pd
 
-    from .codes import rs
+    from gclib.codes import rs
 
     rows = []
     for p in points:
@@ -579,7 +579,7 @@ def comm_efficient_sweep(n: int, s: int, ms, model: ComputeModel, *, comm: Commu
     ``s + m <= n``, Kadhe ``(s + m) | n``) is listed in ``skipped``. See :class:`CommSweep`."""
     import pandas as pd
 
-    from .codes import crc, kadhe, uncoded, ye_abbe
+    from gclib.codes import crc, kadhe, uncoded, ye_abbe
 
     jobs, skipped = [], []
     builders = (("ye-abbe", lambda m: ye_abbe(n, s, m)), ("kadhe", lambda m: kadhe(n, s, m, "gaussian", seed)))

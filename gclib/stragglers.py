@@ -32,7 +32,7 @@ from typing import Optional, Sequence
 import numpy as np
 from scipy.special import gammaln
 
-from . import checks
+from gclib import checks
 
 
 def _positive(name, value):

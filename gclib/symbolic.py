@@ -16,8 +16,8 @@ import sympy as sp
 from sympy.polys.domains import QQ
 from sympy.polys.matrices import DomainMatrix
 
-from . import checks
-from .codes.base import GradientCode
+from gclib import checks
+from gclib.codes.base import GradientCode
 
 
 def exact_matrix(code: GradientCode) -> sp.Matrix:
@@ -195,7 +195,7 @@ def rs_derivation(code: GradientCode) -> str:
     """The derivation of an exact RS code (:func:`gclib.codes.rs` with ``exact=True``) as Markdown: its points,
     mask, column polynomials and ``B``; the exact decoding vector when workers ``0 .. s-1`` straggle, with the
     check ``a B_F``; and the fast decoder's vector for the same set in floating point."""
-    from .codes.polynomial import assigned_points, zero_sets
+    from gclib.codes.polynomial import assigned_points, zero_sets
 
     if code.B_exact is None or "h" not in code.params:
         raise ValueError(f"code must be an exact RS code (rs(..., exact=True)), got '{code.name}'")
@@ -224,7 +224,7 @@ def rs_derivation(code: GradientCode) -> str:
 def comm_efficient_derivation(ye_abbe_code: GradientCode, kadhe_code: GradientCode) -> str:
     """Markdown of the exact forms of a Ye-Abbe code (its points and ``B``) and of a Kadhe et al. code (its
     generator ``G``, read off the first group's columns of part 0), both built with ``exact=True``."""
-    from .codes.polynomial import assigned_points
+    from gclib.codes.polynomial import assigned_points
 
     ya, kd = ye_abbe_code, kadhe_code
     if ya.B_exact is None or kd.B_exact is None:

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .codes.base import GradientCode
-from .codes.rules import ThresholdRule
-from .stragglers import ComputeModel, expected_max_of_group_minima, expected_order_statistic
+from gclib.codes.base import GradientCode
+from gclib.codes.rules import ThresholdRule
+from gclib.stragglers import ComputeModel, expected_max_of_group_minima, expected_order_statistic
 
 
 def expected_time(code: GradientCode, model: ComputeModel, comm=None) -> float:

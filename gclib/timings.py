@@ -36,7 +36,7 @@ from typing import Optional, Sequence
 import numpy as np
 import pandas as pd
 
-from . import checks
+from gclib import checks
 
 __all__ = ["COLUMNS", "OPTIONAL", "MIN_SAMPLES", "FORMATS", "OPS_COLUMNS", "COMPUTE_OPS", "Timings", "Conversion",
            "read", "write", "from_frame", "convert", "load", "check_complete", "shipped"]

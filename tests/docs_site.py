@@ -2,7 +2,7 @@
 ``docs_site`` fixture, used by tests/test_docs.py and tests/test_browser.py).
 
 So that the site has notebook outputs whatever this checkout has run, it is staged with executed copies of two
-notebooks made here, without a kernel: the index with the output of its gallery cell, ``gclib.gallery``'s
+notebooks made here, without a kernel: the index with the output of its gallery cell, ``gclib.studies.gallery``'s
 Markdown for the committed ``figures/`` (written with the absolute folder, as a run writes it), and notebook 01
 with the exact derivations ``gclib.symbolic`` renders (matrices as LaTeX, one of them wider than the page) and a
 wide table. Every other notebook is shown as committed, without outputs.
@@ -53,7 +53,8 @@ def _with_outputs(stem: str, outputs: list[dict]) -> dict:
 
 def write_executed_copies(folder: Path) -> None:
     """Executed copies of the notebooks of ``EXECUTED`` in ``folder/<profile>/``."""
-    from gclib import codes, gallery, symbolic
+    from gclib import codes, symbolic
+    from gclib.studies import gallery as gallery
     from gclib.codes import tandon
 
     figures = str(ROOT / "figures")

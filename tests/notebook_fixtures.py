@@ -12,7 +12,7 @@ seed = 3
 n = 40
 scale = 2.5'''
 
-VALIDATE = '''from gclib.params import validate
+VALIDATE = '''from gclib.studies.params import validate
 validate(globals(), profile=dict(choices=["full", "quick"]), figures_dir=dict(type=str),
          seed=dict(type=int, low=0), n=dict(type=int, low=2, high=10_000), scale=dict(type=float, above=0))'''
 

@@ -229,7 +229,7 @@ def _shot(page, name: str):
 
 
 def test_the_index_opens_first_and_every_image_and_data_link_resolves(lab, browser):
-    from gclib import gallery
+    from gclib.studies import gallery as gallery
 
     server, repo, _ = lab
     shown = [f.stem for f in gallery.FIGURES if (repo / "figures" / f"{f.stem}.png").exists()]

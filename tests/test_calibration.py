@@ -1,8 +1,9 @@
-"""gclib.calibration: the fit-recovery study and its summaries (the machine study runs MPI: notebook 09's test)."""
+"""gclib.studies.advise.calibration: the fit-recovery study and its summaries (the machine study runs MPI: notebook
+09's test)."""
 import numpy as np
 import pytest
 
-from gclib import calibration as cal
+from gclib.studies.advise import calibration as cal
 from gclib import fit
 from gclib.stragglers import Exponential, Pareto, ShiftedExponential
 

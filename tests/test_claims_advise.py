@@ -1,9 +1,10 @@
-"""The claims of notebook 09 (gclib.claims.advise): every rule reaches each verdict it can give."""
+"""The claims of notebook 09 (gclib.studies.advise.claims): every rule reaches each verdict it can give."""
 
 import pandas as pd
 import pytest
 
-from gclib.claims import FAILS, HOLDS, INCONCLUSIVE, advise as ca
+from gclib.claims import FAILS, HOLDS, INCONCLUSIVE
+from gclib.studies.advise import claims as ca
 
 
 def tables(covered=150, repeats=150, wins=140, fitted=(0.055, 0.053, 0.057), real_adv=(0.090, 0.087, 0.093),

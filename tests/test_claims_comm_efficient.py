@@ -1,11 +1,12 @@
-"""Claims of notebook 03 (gclib.claims.comm_efficient) on small hand-made tables whose verdicts are known by hand."""
+"""Claims of notebook 03 (gclib.studies.communication_efficient.claims) on small hand-made tables whose verdicts are
+known by hand."""
 from __future__ import annotations
 
 import pandas as pd
 
 from gclib import claims
 from gclib.claims import FAILS, HOLDS, INCONCLUSIVE
-from gclib.claims import comm_efficient as cc
+from gclib.studies.communication_efficient import claims as cc
 
 N, S = 12, 2
 

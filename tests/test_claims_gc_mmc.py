@@ -1,9 +1,10 @@
-"""gclib.claims.gc_mmc on hand-made Example 1 counts, Fig. 1 tables and order sweeps with known verdicts."""
+"""gclib.studies.gc_mmc.claims on hand-made Example 1 counts, Fig. 1 tables and order sweeps with known verdicts."""
 import pandas as pd
 import pytest
 
 from gclib import claims
-from gclib.claims import FAILS, HOLDS, INCONCLUSIVE, gc_mmc
+from gclib.claims import FAILS, HOLDS, INCONCLUSIVE
+from gclib.studies.gc_mmc import claims as gc_mmc
 from gclib.codes.mmc import Example1Facts
 
 

@@ -1,10 +1,11 @@
-"""gclib.claims.lazy: the claims of notebook 06 judged on small hand-made tables whose verdicts are known."""
+"""gclib.studies.lazy_aggregation.claims: the claims of notebook 06 judged on small hand-made tables whose verdicts are
+known."""
 import numpy as np
 import pandas as pd
 import pytest
 
 from gclib.claims import FAILS, HOLDS, INCONCLUSIVE, check
-from gclib.claims import lazy as lc
+from gclib.studies.lazy_aggregation import claims as lc
 
 SEEDS = range(5)  # 5 of 5 seeds: Wilson [0.57, 1] > 1/2 (holds); 3 of 5: [0.23, 0.88] (inconclusive)
 #: time, uploads, computations per scheme under "pareto 1.5". Worker side: G-LAG wins everything but computation

@@ -1,11 +1,12 @@
-"""gclib.claims.mmc_design on hand-made design tables whose verdicts are known by hand."""
+"""gclib.studies.mmc_design.claims on hand-made design tables whose verdicts are known by hand."""
 import math
 
 import pandas as pd
 import pytest
 
 from gclib import claims, design
-from gclib.claims import FAILS, HOLDS, INCONCLUSIVE, mmc_design
+from gclib.claims import FAILS, HOLDS, INCONCLUSIVE
+from gclib.studies.mmc_design import claims as mmc_design
 
 
 def designs_table(rows, model="M"):

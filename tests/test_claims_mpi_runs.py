@@ -1,10 +1,11 @@
-"""gclib.claims.mpi_runs: the claims of notebook 07 judged on hand-made logs whose verdicts are known by hand."""
+"""gclib.studies.mpi_runs.claims: the claims of notebook 07 judged on hand-made logs whose verdicts are known."""
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
-from gclib.claims import FAILS, HOLDS, INCONCLUSIVE, mpi_runs
+from gclib.claims import FAILS, HOLDS, INCONCLUSIVE
+from gclib.studies.mpi_runs import claims as mpi_runs
 
 SETTINGS = dict(workers=4, stragglers=1, time_scale=0.5, seed=0)
 

@@ -1,4 +1,5 @@
-"""Claims of notebook 02 (gclib.claims.reed_solomon) on small hand-made tables whose verdicts are known by hand."""
+"""Claims of notebook 02 (gclib.studies.reed_solomon.claims) on small hand-made tables whose verdicts are known by
+hand."""
 from __future__ import annotations
 
 import pandas as pd
@@ -6,7 +7,7 @@ import pytest
 
 from gclib import claims
 from gclib.claims import FAILS, HOLDS, INCONCLUSIVE
-from gclib.claims import reed_solomon as rc
+from gclib.studies.reed_solomon import claims as rc
 
 POINTS = ("equispaced", "chebyshev", "roots-of-unity")
 

@@ -1,9 +1,10 @@
-"""gclib.claims.scale on hand-made study tables with known verdicts."""
+"""gclib.studies.scale.claims on hand-made study tables with known verdicts."""
 import math
 
 import pandas as pd
 
-from gclib.claims import FAILS, HOLDS, INCONCLUSIVE, scale as sc
+from gclib.claims import FAILS, HOLDS, INCONCLUSIVE
+from gclib.studies.scale import claims as sc
 from gclib.scale import COLUMNS
 
 

@@ -1,4 +1,5 @@
-"""gclib.claims.tandon: the claims of notebook 01 judged on hand-made tables whose verdicts are known by hand."""
+"""gclib.studies.gradient_coding.claims: the claims of notebook 01 judged on hand-made tables whose verdicts are known
+by hand."""
 from __future__ import annotations
 
 import math
@@ -7,7 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from gclib.claims import FAILS, HOLDS, INCONCLUSIVE, tandon
+from gclib.claims import FAILS, HOLDS, INCONCLUSIVE
+from gclib.studies.gradient_coding import claims as tandon
 from gclib.stragglers import Pareto, ShiftedExponential
 
 NAN = math.nan

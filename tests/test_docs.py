@@ -154,7 +154,7 @@ def test_every_notebook_title_is_numbered_alike():
 def test_staging_carries_linked_files_and_reports_outputs_links_to_nothing(tmp_path):
     """The real checkout staged with an executed index whose gallery links the committed figures by their absolute
     folder (as a run writes them) and a figure that does not exist."""
-    from gclib import gallery
+    from gclib.studies import gallery as gallery
 
     stage = _stage_module()
     quick = tmp_path / "executed" / "quick"
@@ -199,7 +199,7 @@ def test_the_built_site_has_no_broken_link_no_host_but_its_own_and_every_formula
     assert derivations.count('<math xmlns="http://www.w3.org/1998/Math/MathML" display="block">') >= 2
     assert derivations.count("<mtable") >= 6 and "<mfrac>" in derivations  # matrices with fractions
     # the index's gallery shows every committed gallery figure from the site's own copy
-    from gclib import gallery
+    from gclib.studies import gallery as gallery
 
     shown = [f.stem for f in gallery.FIGURES if (ROOT / "figures" / f"{f.stem}.png").exists()]
     index = pages["notebooks/00_index.html"]

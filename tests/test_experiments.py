@@ -1,4 +1,5 @@
-"""gclib.runtime.experiments: the run grid of notebook 07 (one small real MPI grid, marked ``mpi``) and the pure
+"""gclib.studies.mpi_runs.experiments: the run grid of notebook 07 (one small real MPI grid, marked ``mpi``) and the
+pure
 aggregations of an iteration log, on hand-made logs whose results are known by hand."""
 from __future__ import annotations
 
@@ -9,8 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from gclib.plotting import mpi_runs as figures
-from gclib.runtime import experiments
+from gclib.studies.mpi_runs import plots as figures
+from gclib.studies.mpi_runs import experiments as experiments
 
 matplotlib.use("Agg")
 T2 = 4.302652729911275  # Student t quantile 0.975 with 2 degrees of freedom

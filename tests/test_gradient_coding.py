@@ -12,7 +12,7 @@ import sympy as sp
 
 from gclib import codes, diagnostics, symbolic
 from gclib.codes import tandon
-from gclib.plotting import tandon as figures
+from gclib.studies.gradient_coding import plots as figures
 from gclib.simulate import Z95, agreement, argmin_set, best, closed_form_z, sweep
 from gclib.stragglers import Pareto, ShiftedExponential
 

@@ -38,11 +38,11 @@ def test_notebook_runs_and_writes_figures(path, quick_runs):
         assert not pngs
         return
     assert pngs, f"{path.stem} wrote no figure"
-    from gclib import gallery
+    from gclib.studies import gallery as gallery
 
     known = {f.stem: f.notebook for f in gallery.FIGURES}
     for png in pngs:
-        assert known.get(png.stem) == path.stem, f"{png.name}: describe it in gclib/gallery.py"
+        assert known.get(png.stem) == path.stem, f"{png.name}: describe it in gclib/studies/gallery.py"
         assert png.stat().st_size > 5000, f"{png.name} looks empty"
         csv = png.with_suffix(".csv")
         assert csv.exists(), f"{png.name} has no CSV beside it"

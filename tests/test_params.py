@@ -1,4 +1,4 @@
-"""gclib.params: a bad notebook parameter fails at once with a message naming it."""
+"""gclib.studies.params: a bad notebook parameter fails at once with a message naming it."""
 from __future__ import annotations
 
 import ast
@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from gclib import reproduce as rp
-from gclib.params import check, validate
+from gclib.studies.params import check, validate
 
 from notebook_fixtures import good_notebook, validation_cell
 
@@ -187,7 +187,7 @@ def _parameters(src: str) -> dict:
 
 
 NOTEBOOKS = sorted(rp.NOTEBOOKS.glob("[0-9]*.ipynb"))
-#: set by the driver for every run, and checked by ``gclib.params.notebook`` for every notebook
+#: set by the driver for every run, and checked by ``gclib.studies.params.notebook`` for every notebook
 DRIVER_SET = {"profile", "figures_dir"}
 
 
@@ -207,7 +207,7 @@ def test_the_parameters_helpers_read_a_cell():
 def test_every_notebook_validates_every_parameter_in_its_first_code_cell(path):
     """The first code cell is ``notebook(stem, globals())``; it accepts the cell's defaults and both profiles,
     and refuses a bad value of every parameter, naming it."""
-    from gclib.params import notebook
+    from gclib.studies.params import notebook
 
     params, first = _parameters_and_first_code_cell(path)
     assert params is not None, f"{path.name} has no cell tagged 'parameters'"
@@ -227,7 +227,7 @@ def test_every_notebook_validates_every_parameter_in_its_first_code_cell(path):
 
 
 def test_notebook_checks_refuse_an_unknown_notebook_and_a_missing_parameter():
-    from gclib.params import notebook
+    from gclib.studies.params import notebook
 
     with pytest.raises(ValueError, match="no parameter checks for notebook '99_x'"):
         notebook("99_x", {})
@@ -238,7 +238,7 @@ def test_notebook_checks_refuse_an_unknown_notebook_and_a_missing_parameter():
 def test_a_figures_folder_that_cannot_be_made_names_itself(tmp_path):
     """``papermill -p figures_dir /proc/nope``: refused in the validation cell, naming the parameter, like every
     other bad parameter (not a FileNotFoundError where the first figure is saved)."""
-    from gclib.params import notebook
+    from gclib.studies.params import notebook
 
     a_file = tmp_path / "a_file"
     a_file.write_text("x")

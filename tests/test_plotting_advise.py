@@ -7,7 +7,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from gclib.network import NetworkProfile  # noqa: E402
-from gclib.plotting import advise as plot  # noqa: E402
+from gclib.studies.advise import plots as plot  # noqa: E402
 
 
 def test_network_figure_shows_both_designs_and_the_fitted_line():

@@ -1,4 +1,5 @@
-"""Figures of notebooks 01, 02 and 03 (gclib.plotting.tandon, reed_solomon, comm_efficient) on tiny tables."""
+"""Figures of notebooks 01, 02 and 03 (the plots of gclib.studies.gradient_coding, reed_solomon and
+communication_efficient) on tiny tables."""
 from __future__ import annotations
 
 import matplotlib
@@ -9,8 +10,8 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
-from gclib.plotting import comm_efficient as ce  # noqa: E402
-from gclib.plotting import reed_solomon as rsf  # noqa: E402
+from gclib.studies.communication_efficient import plots as ce  # noqa: E402
+from gclib.studies.reed_solomon import plots as rsf  # noqa: E402
 
 
 def test_conditioning_has_a_panel_column_per_fraction():
@@ -68,7 +69,7 @@ def test_stability_has_a_panel_per_regime():
 
 
 def test_measured_vs_simulated_has_a_residual_panel_with_the_band():
-    from gclib.plotting import mpi_runs
+    from gclib.studies.mpi_runs import plots as mpi_runs
 
     data = pd.DataFrame({"scheme": ["crc", "crc", "frc"], "predicted": [0.1, 0.2, 0.4], "time": [0.105, 0.19, 0.5]})
     fig = mpi_runs.measured_vs_simulated(data)
@@ -82,7 +83,7 @@ def test_measured_vs_simulated_has_a_residual_panel_with_the_band():
 
 
 def test_completion_time_shows_the_monte_carlo_against_the_closed_form():
-    from gclib.plotting import tandon
+    from gclib.studies.gradient_coding import plots as tandon
 
     rows = [{"model": m, "scheme": s, "value": v, "mean_time": t * (1 + 0.01 * v), "ci95_time": 0.02,
              "closed_form_time": t if s != "ignore" else float("nan")}
@@ -98,7 +99,7 @@ def test_completion_time_shows_the_monte_carlo_against_the_closed_form():
 
 
 def test_scale_figures_name_the_curves_that_stop_early():
-    from gclib.plotting import scale as sp
+    from gclib.studies.scale import plots as sp
 
     rows = [{"model": "M", "setting": st, "K": k, "scheme": s, "mean_time": 1.0 + k / 1000, "ci95_time": 0.01,
              "closed_form_time": 1.0, "gain": 1.5, "gain_lo": 1.4, "gain_hi": 1.6, "messages_per_worker": 2.0}

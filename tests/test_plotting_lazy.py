@@ -1,9 +1,9 @@
-"""gclib.plotting.lazy: every figure of notebook 06 on a tiny hand-made table."""
+"""gclib.studies.lazy_aggregation.plots: every figure of notebook 06 on a tiny hand-made table."""
 import matplotlib.pyplot as plt
 import pandas as pd
 import pytest
 
-from gclib.plotting import lazy as plots
+from gclib.studies.lazy_aggregation import plots as plots
 
 
 def _curves(model="exp"):

@@ -5,7 +5,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from gclib.plotting import gc_mmc, mmc_design  # noqa: E402
+from gclib.studies.gc_mmc import plots as gc_mmc
+from gclib.studies.mmc_design import plots as mmc_design  # noqa: E402
 
 LABELS = ["GC", "LCC", "UC-MMC", "GC-MMC-1", "GC-MMC-2"]
 

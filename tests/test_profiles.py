@@ -1,4 +1,4 @@
-"""Notebooks honour ``profile`` by themselves (``gclib.params.notebook`` applies ``profiles.toml``), papermill's
+"""Notebooks honour ``profile`` by themselves (``gclib.studies.params.notebook`` applies ``profiles.toml``), papermill's
 injected values win over the profile, and no profile but ``full`` writes into the committed ``figures/``."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from gclib import params
+from gclib.studies import params as params
 from gclib import reproduce as rp
 
 from notebook_fixtures import write_notebook

@@ -97,7 +97,7 @@ def test_profiles_have_quick_and_full_for_every_notebook():
 
 
 def test_readme_gallery_is_in_step_with_gallery_and_figures():
-    from gclib import gallery
+    from gclib.studies import gallery as gallery
 
     text = (ROOT / "README.md").read_text()
     a = text.index("-->", text.index("<!-- gallery:start")) + 3
@@ -113,7 +113,7 @@ def test_readme_gallery_is_in_step_with_gallery_and_figures():
 
 
 def test_gallery_status_names_what_is_missing(tmp_path):
-    from gclib import gallery
+    from gclib.studies import gallery as gallery
 
     (tmp_path / f"{gallery.FIGURES[0].stem}.png").write_bytes(b"")
     (tmp_path / "99_stray.png").write_bytes(b"")

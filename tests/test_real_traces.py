@@ -8,10 +8,11 @@ import math
 import numpy as np
 import pytest
 
-from gclib import claims, real_traces
+from gclib import claims
+from gclib.studies.real_traces import traces as real_traces
 from gclib.advise import TARGETS
-from gclib.claims import real_traces as rc
-from gclib.plotting import real_traces as plot
+from gclib.studies.real_traces import claims as rc
+from gclib.studies.real_traces import plots as plot
 
 
 def _wide(path, drift=0.0, I=20, W=6, seed=0):

@@ -37,7 +37,7 @@ from typing import Iterable, Sequence
 
 import pandas as pd
 
-from ..stats import Z95, Estimate, proportion, wilson  # noqa: F401  (part of this module's interface)
+from gclib.stats import Z95, Estimate, proportion, wilson  # noqa: F401  (part of this module's interface)
 
 HOLDS, FAILS, INCONCLUSIVE = "holds", "does not hold", "inconclusive"
 #: The three verdicts, in display order.

@@ -29,9 +29,9 @@ def build_parser():
     """The parser of every command (a :class:`gclib.cli.options.Parser`)."""
     import importlib
 
-    from .. import __version__
-    from .options import Parser
-    from . import registries
+    from gclib import __version__
+    from gclib.cli.options import Parser
+    from gclib.cli import registries
 
     p = Parser(prog="gclib", description="Gradient coding: build, verify, simulate and run codes.",
                epilog=f"{registries.registry_text()}\n\nscheme parameters:\n{registries.params_text()}\n\n"
@@ -53,7 +53,7 @@ EXTRAS = {"sklearn": "data", "pyarrow": "traces", "mpi4py": "mpi", "papermill": 
 
 def error(message) -> None:
     """Print ``gclib: error: message`` on one line on stderr (:func:`gclib.cli.options.error`)."""
-    from .options import error as say
+    from gclib.cli.options import error as say
 
     say(message)
 
@@ -72,7 +72,7 @@ def main(argv=None) -> int:
         error("the input is nested too deeply to be read")
         return EXIT_USAGE
     except MemoryError:  # an allocation the estimates of gclib.checks did not foresee
-        from ..checks import MEMORY_ENV
+        from gclib.checks import MEMORY_ENV
 
         error(f"out of memory; lower the sizes of the request (the budget of gclib's own estimates is set by "
               f"{MEMORY_ENV})")

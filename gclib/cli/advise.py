@@ -9,7 +9,7 @@ MAX_WORKERS = 10_000
 
 
 def add_parser(sub):
-    from .. import checks
+    from gclib import checks
 
     p = sub.add_parser("advise", help="fit straggler models to a timing trace and rank the codes to run on it",
                        description="Read a timing trace (CSV: iteration, worker, task, seconds; other shapes: gclib "
@@ -52,7 +52,7 @@ def add_parser(sub):
 
 
 def run(a) -> int:
-    from .. import advise, checks, network, timings
+    from gclib import advise, checks, network, timings
 
     net = network.parse(a.network, trace=a.trace)  # a bad --network is refused before any work
     trials = a.trials  # None: until every mean is known within 1% (at most advise.TRIALS)
@@ -125,13 +125,13 @@ def run(a) -> int:
 
 def _fit_report(trace, seed):
     """The persistent-straggler count of the trace, before the full fit (cheap: no bootstrap)."""
-    from .. import fit
+    from gclib import fit
 
     return fit.fit(trace, seed=seed, bootstrap=0)
 
 
 def _fits_rows(report, left_out) -> list:
-    from ..jsonable import jsonable
+    from gclib.jsonable import jsonable
 
     best = report.best.name
     return jsonable([{"name": f.name, "params": f.params, "ci": {k: list(v) for k, v in f.ci.items()},

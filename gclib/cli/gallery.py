@@ -1,9 +1,9 @@
-"""``gclib gallery``: the figure gallery of the README, in Markdown (:func:`gclib.gallery.markdown`)."""
+"""``gclib gallery``: the figure gallery of the README, in Markdown (:func:`gclib.studies.gallery.markdown`)."""
 from __future__ import annotations
 
 
 def add_parser(sub):
-    from .. import checks
+    from gclib import checks
 
     p = sub.add_parser("gallery", help="print the figure gallery of the README (Markdown)")
     p.add_argument("--figures-dir", type=checks.option(checks.input_path, must_exist=True), default="figures",
@@ -12,7 +12,7 @@ def add_parser(sub):
 
 
 def run(a) -> int:
-    from ..gallery import FIGURES, markdown, missing
+    from gclib.studies.gallery import FIGURES, markdown, missing
 
     not_made = missing(a.figures_dir)[1]
     if not_made:  # the gallery would link to files that are not there

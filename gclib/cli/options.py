@@ -68,8 +68,8 @@ def add_scheme_args(p, required: bool = True):
     """``--scheme`` and an option for every parameter of :data:`gclib.schemes.PARAMS`, typed by its check. An
     option not given is ``None`` (``--seed``: its default, it seeds the simulation too), so that
     :func:`reject_unused` knows what was given and the scheme's own default comes from the table."""
-    from .. import checks
-    from ..schemes import PARAMS, SCHEMES
+    from gclib import checks
+    from gclib.schemes import PARAMS, SCHEMES
 
     p = p.add_argument_group("scheme options (each scheme takes only its own: `gclib list`)")
     p.add_argument("--scheme", required=required, choices=sorted(SCHEMES), metavar="NAME",
@@ -86,14 +86,14 @@ def add_scheme_args(p, required: bool = True):
 
 def given_scheme_options(a) -> list:
     """The scheme parameters given on the command line of ``a`` (not ``None``; ``--seed`` never counts)."""
-    from ..schemes import PARAMS
+    from gclib.schemes import PARAMS
 
     return [k for k in PARAMS if k not in ANY_SCHEME and getattr(a, k, None) is not None]
 
 
 def given_model_options(a) -> list:
     """The model fields given on the command line of ``a`` (options that are not ``None``)."""
-    from ..stragglers import MODELS
+    from gclib.stragglers import MODELS
 
     fields = dict.fromkeys(f for cls in MODELS.values() for f, _ in model_fields(cls))
     return [f for f in fields if getattr(a, f, None) is not None]
@@ -111,7 +111,7 @@ def reject_unused(a, scheme: bool = True, model: bool = True):
     """Refuse an option given on the command line that the chosen ``--scheme`` or ``--model`` does not read
     (``--scheme crc --load 5``): one ``ValueError`` naming the options, the scheme or model, and what it takes."""
     if scheme and getattr(a, "scheme", None) is not None:
-        from ..schemes import SCHEMES
+        from gclib.schemes import SCHEMES
 
         s = SCHEMES.get(a.scheme)
         if s is not None:
@@ -119,7 +119,7 @@ def reject_unused(a, scheme: bool = True, model: bool = True):
             if extra:
                 _refuse("scheme", a.scheme, [k for k in s.params], extra)
     if model and getattr(a, "model", None) is not None:
-        from ..stragglers import MODELS
+        from gclib.stragglers import MODELS
 
         cls = MODELS.get(a.model)
         if cls is not None:
@@ -133,7 +133,7 @@ def code_from_args(a, schedule: bool = False):
     """The code of ``--scheme`` and its parameters (an option not given is ``None``: the table's default, or the
     constructor's; 0 is a value: ``--stragglers 0`` means s = 0). ``schedule``: what the simulator reads of it,
     without its encoding matrix where the scheme has one (:func:`gclib.schemes.simulable`)."""
-    from ..schemes import PARAMS, build, simulable
+    from gclib.schemes import PARAMS, build, simulable
 
     kw = {k: v for k in PARAMS if (v := getattr(a, k, None)) is not None and v is not False}
     return (simulable if schedule else build)(a.scheme, **kw)
@@ -144,8 +144,8 @@ def add_launch_args(p, *, hosts_help: str, run_dir_help: str):
     """The options that say where and how the ranks start (``gclib run``, ``gclib profile``): ``--job-timeout``,
     ``--startup-timeout``, ``--hosts``, ``--launcher``, ``--mpiexec``, ``--mpiexec-args`` and ``--run-dir`` (its
     help per command)."""
-    from .. import checks
-    from ..runtime.launcher import LAUNCHERS, check_hostfile, check_mpiexec, mpiexec_options
+    from gclib import checks
+    from gclib.runtime.launcher import LAUNCHERS, check_hostfile, check_mpiexec, mpiexec_options
 
     p.add_argument("--job-timeout", type=checks.option(checks.seconds), default=None,
                    help="seconds after which the whole job is killed")
@@ -171,7 +171,7 @@ def model_fields(cls) -> list[tuple[str, object]]:
 
 def _model_help(model: str, field: str, text: str) -> str:
     """``model: text (default D)``, D the model class's default of ``field``."""
-    from ..stragglers import MODELS
+    from gclib.stragglers import MODELS
 
     d = dict(model_fields(MODELS[model])).get(field)
     return f"{model}: {text}" + ("" if d is None else f" (default {d})")
@@ -181,8 +181,8 @@ def add_model_args(p):
     """``--model``, the options of the models' fields, ``--per-task`` and ``--persistent``; a field of a model
     registered in :data:`gclib.stragglers.MODELS` that none of these names gets an option of its own. A field's
     option not given is ``None``: the model's own default, and :func:`reject_unused` knows it was not given."""
-    from .. import checks
-    from ..stragglers import MODELS, _rate
+    from gclib import checks
+    from gclib.stragglers import MODELS, _rate
 
     rate = checks.option(_rate, parse=float)
     positive = checks.option(checks.real, above=0)
@@ -213,8 +213,8 @@ def add_model_args(p):
 
 def model_from_args(a, workers: int | None = None):
     """The compute-time model of ``--model`` and its options; ``workers`` (the code's) bounds ``--persistent``."""
-    from .. import checks
-    from ..stragglers import MODELS, Persistent, make_model
+    from gclib import checks
+    from gclib.stragglers import MODELS, Persistent, make_model
 
     # every field of every registered model that has an option
     kw = {f: getattr(a, f) for cls in MODELS.values() for f, _ in model_fields(cls) if hasattr(a, f)}

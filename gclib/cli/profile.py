@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import sys
 
-from . import options, registries
+from gclib.cli import options, registries
 
 
 def add_parser(sub):
-    from ..runtime.measure import PROFILE_DIM, PROFILE_SAMPLES
+    from gclib.runtime.measure import PROFILE_DIM, PROFILE_SAMPLES
 
     p = sub.add_parser(
         "profile", help="measure per-task times on your hosts and write a timing trace (CSV)",
@@ -31,9 +31,9 @@ def add_parser(sub):
 
 
 def add_arguments(p):
-    from .. import checks
-    from ..runtime.measure import PROFILE_DIM, PROFILE_SAMPLES
-    from .run import kill_map
+    from gclib import checks
+    from gclib.runtime.measure import PROFILE_DIM, PROFILE_SAMPLES
+    from gclib.cli.run import kill_map
 
     count = checks.option(checks.integer, low=1)
     seconds = checks.option(checks.seconds)
@@ -66,8 +66,8 @@ def add_arguments(p):
 
 
 def spec_from_args(a):
-    from ..runtime.measure import profile_spec
-    from .run import checked_kill
+    from gclib.runtime.measure import profile_spec
+    from gclib.cli.run import checked_kill
 
     if a.model is None:
         given = options.given_model_options(a)
@@ -83,13 +83,13 @@ def spec_from_args(a):
         model = options.model_from_args(a, workers=a.workers)
     kill = checked_kill(a.kill, a.workers, a.iterations, workers_of="the profile", iterations_of="the profile")
     if a.hosts is None:
-        from ..runtime.launcher import check_ranks_memory
+        from gclib.runtime.launcher import check_ranks_memory
 
         check_ranks_memory(a.workers)  # before the code and the data are built
     if a.samples < a.workers * a.tasks:
         raise ValueError(f"argument --samples: must be at least workers x tasks = {a.workers * a.tasks} (one row per "
                          f"data part), got {a.samples}")
-    from ..network import sizes_for
+    from gclib.network import sizes_for
 
     return profile_spec(a.workers, a.tasks, a.iterations, samples=a.samples, dim=a.dim, model=model,
                         time_scale=0.05 if a.time_scale is None else a.time_scale,
@@ -104,9 +104,9 @@ def _line(r):
 
 
 def run(a) -> int:
-    from ..runtime.launcher import launch
-    from ..runtime.measure import summary, write_trace
-    from ..runtime.spec import RuntimeFailure
+    from gclib.runtime.launcher import launch
+    from gclib.runtime.measure import summary, write_trace
+    from gclib.runtime.spec import RuntimeFailure
 
     spec = spec_from_args(a)
     progress = None if a.quiet else (lambda r: print(_line(r), flush=True))
@@ -141,8 +141,8 @@ def run(a) -> int:
 
 def _write_network(res, a) -> None:
     """The fitted cost of a message (gclib.network), beside the trace."""
-    from .. import network
-    from ..runtime.measure import host_names
+    from gclib import network
+    from gclib.runtime.measure import host_names
 
     try:
         prof = network.fit(res.network, 8 * a.dim, hosts=host_names(res.hosts, a.workers))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 
-from .options import flag, model_fields
+from gclib.cli.options import flag, model_fields
 
 SCHEMES_HEADING = "schemes (--scheme NAME)"
 MODELS_HEADING = "compute-time models (--model NAME)"
@@ -43,7 +43,7 @@ TRAINING = {"gd": "gradient descent: every worker computes and uploads, the serv
 
 def training_text(indent: int = 2) -> str:
     """Every training scheme of ``gclib train`` with a few words each (the lazy ones take --trigger wk|ps|none)."""
-    from ..learning.optim import SCHEME_NAMES
+    from gclib.learning.optim import SCHEME_NAMES
 
     pad = " " * indent
     w = max(map(len, SCHEME_NAMES)) + 1
@@ -58,7 +58,7 @@ def _doc_line(obj) -> str:
 
 def scheme_flags(scheme) -> str:
     """The options a scheme reads, e.g. ``--workers, --stragglers, --seed (default 0)``."""
-    from ..schemes import PARAMS
+    from gclib.schemes import PARAMS
 
     out = []
     for p in scheme.params:
@@ -71,7 +71,7 @@ def scheme_flags(scheme) -> str:
 def schemes_text(indent: int = 2, width: int | None = None) -> str:
     """Every scheme: its name and help, its paper, its options (``width``: of the name column; default the
     longest name's)."""
-    from ..schemes import SCHEMES
+    from gclib.schemes import SCHEMES
 
     pad = " " * indent
     width = width or max(map(len, SCHEMES)) + 1
@@ -85,7 +85,7 @@ def schemes_text(indent: int = 2, width: int | None = None) -> str:
 
 def params_text(indent: int = 2) -> str:
     """Every scheme parameter: its option, type, help and default."""
-    from ..schemes import PARAMS
+    from gclib.schemes import PARAMS
 
     pad = " " * indent
     rows = [(flag(n) + ("" if p.type is bool else f" {p.type.__name__.upper()}"), p.help, p.default)
@@ -98,7 +98,7 @@ def params_text(indent: int = 2) -> str:
 def models_text(indent: int = 2, width: int | None = None) -> str:
     """Every compute-time model: its name, the first line of its docstring, its options (``width``: of the name
     column; default the longest name's)."""
-    from ..stragglers import MODELS
+    from gclib.stragglers import MODELS
 
     pad = " " * indent
     width = width or max(len("(any)"), *map(len, MODELS)) + 1
@@ -126,22 +126,22 @@ LIST_POINTER = "`gclib list` shows every scheme with its paper and its options, 
 def schemes_epilog() -> str:
     """The end of the help of a command that takes ``--scheme``: the names, and where their papers and options
     are listed (a scheme reads only its own options; the others are refused)."""
-    from ..schemes import SCHEMES
+    from gclib.schemes import SCHEMES
 
     return f"{_names(SCHEMES_HEADING, SCHEMES)}\n\n{LIST_POINTER}"
 
 
 def models_epilog() -> str:
     """The end of the help of a command that takes ``--model``: the names, and where their options are listed."""
-    from ..stragglers import MODELS
+    from gclib.stragglers import MODELS
 
     return f"{_names(MODELS_HEADING, MODELS)}\n\n{LIST_POINTER}"
 
 
 def epilog(schemes: bool = True, models: bool = True) -> str:
     """The end of the help of a command that takes ``--scheme`` (``schemes``) and/or ``--model`` (``models``)."""
-    from ..schemes import SCHEMES
-    from ..stragglers import MODELS
+    from gclib.schemes import SCHEMES
+    from gclib.stragglers import MODELS
 
     parts = ([_names(SCHEMES_HEADING, SCHEMES)] if schemes else []) + ([_names(MODELS_HEADING, MODELS)] if models
                                                                      else [])
@@ -156,8 +156,8 @@ def registry_text(schemes_heading: str = SCHEMES_HEADING, models_heading: str = 
 def registry_json() -> dict:
     """The schemes and models as JSON-ready data (``gclib list --json``); a scheme names its constructor and, for
     every parameter, the constructor's argument it becomes."""
-    from ..schemes import PARAMS, SCHEMES
-    from ..stragglers import MODELS
+    from gclib.schemes import PARAMS, SCHEMES
+    from gclib.stragglers import MODELS
 
     return {
         "schemes": [{"name": n, "paper": s.paper, "help": s.help, "constructor": s.constructor_name,
@@ -171,6 +171,6 @@ def registry_json() -> dict:
 
 
 def _training_names():
-    from ..learning.optim import SCHEME_NAMES
+    from gclib.learning.optim import SCHEME_NAMES
 
     return SCHEME_NAMES

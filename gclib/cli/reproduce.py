@@ -3,7 +3,7 @@ from __future__ import annotations
 
 
 def add_parser(sub):
-    from .. import checks
+    from gclib import checks
 
     p = sub.add_parser("reproduce", help="run every notebook through papermill and write figures/",
                        epilog=_notebooks_text() or None)
@@ -17,7 +17,7 @@ def add_parser(sub):
 
 
 def run(a) -> int:
-    from ..reproduce import main
+    from gclib.reproduce import main
 
     return main(profile=a.profile, only=a.only, figures_dir=a.figures_dir, out_dir=a.out_dir)
 
@@ -25,7 +25,7 @@ def run(a) -> int:
 def _notebooks_text(indent: int = 2) -> str:
     """The profiles and notebooks, for the help (best effort: empty when unreadable)."""
     try:
-        from ..reproduce import load_profiles, notebook_paths
+        from gclib.reproduce import load_profiles, notebook_paths
 
         names = [p.stem for p in notebook_paths()]
         profiles = sorted(load_profiles())

@@ -11,7 +11,7 @@ import argparse
 import json
 import sys
 
-from . import options, registries
+from gclib.cli import options, registries
 
 #: ``--problem`` names: the data sets of :mod:`gclib.learning.problems` plus short aliases.
 PROBLEM_ALIASES = {"logistic": "tandon-logistic"}
@@ -32,8 +32,8 @@ def add_parser(sub):
 
 def add_arguments(p):
     """The options of ``gclib run``."""
-    from .. import checks
-    from ..learning.problems import DATASETS
+    from gclib import checks
+    from gclib.learning.problems import DATASETS
 
     # --resume takes the scheme (and every other parameter) from the state file
     options.add_scheme_args(p, required=False)
@@ -82,7 +82,7 @@ def kill_map(name, value) -> dict:
     Raises:
         ValueError naming ``name`` (``None`` for the option's own check), the value and the item at fault.
     """
-    from .. import checks
+    from gclib import checks
 
     allowed = "WORKER:ITERATION[,...] with non-negative integers"
     if value is None:
@@ -121,7 +121,7 @@ def checked_kill(value, workers: int, iterations: int, *, workers_of: str, itera
     """``--kill`` (:func:`kill_map`; ``None`` or ``""``, as an older state file has it: no kill) checked against the
     job: every worker below ``workers``, every iteration below ``iterations``; the messages say what has them
     (``workers_of``: "the code", ``iterations_of``: "the run")."""
-    from .. import checks
+    from gclib import checks
 
     kill = checks.option_check("--kill", kill_map, value or None)
     for w, it in kill.items():
@@ -135,10 +135,10 @@ def checked_kill(value, workers: int, iterations: int, *, workers_of: str, itera
 def spec_from_args(a):
     """Build the :class:`~gclib.runtime.spec.RunSpec` of a ``gclib run`` command line (its options are parsed and
     checked one by one by the parser; what depends on several of them is checked here, naming the option)."""
-    from .. import checks
-    from ..learning import GD, TandonAGD, make_problem
-    from ..runtime.spec import RunSpec
-    from ..stragglers import Persistent
+    from gclib import checks
+    from gclib.learning import GD, TandonAGD, make_problem
+    from gclib.runtime.spec import RunSpec
+    from gclib.stragglers import Persistent
 
     if a.scheme is None:
         raise ValueError("the following arguments are required: --scheme (or --resume STATE to continue a saved "
@@ -149,7 +149,7 @@ def spec_from_args(a):
             raise ValueError(f"argument {flag}: sizes Tandon's synthetic data only (--problem logistic); problem "
                              f"{a.problem!r} has its own sizes")
     if getattr(a, "hosts", None) is None and isinstance(a.workers, int):
-        from ..runtime.launcher import check_ranks_memory
+        from gclib.runtime.launcher import check_ranks_memory
 
         check_ranks_memory(a.workers)  # before the code is built (thousands of workers take long to build)
     code = options.code_from_args(a)
@@ -197,7 +197,7 @@ def run_args(a) -> dict:
 def resumed_args(a):
     """The namespace of the run saved in ``a.resume``, with ``a``'s execution options; refuses a parameter given
     beside ``--resume`` and a state file without the command line's parameters."""
-    from ..runtime.state import load_state
+    from gclib.runtime.state import load_state
 
     doc = load_state(a.resume)
     base = _defaults(a.resume)
@@ -244,7 +244,7 @@ def _line(r):
 def write_measured(path, res, quiet=False) -> str | None:
     """Write the timing trace of ``res`` to ``path`` and say so in one line (unless ``quiet``). Returns ``None``, or
     why the file could not be written (a full disk, say), naming it: the run's results are printed all the same."""
-    from ..runtime.measure import summary, write_trace
+    from gclib.runtime.measure import summary, write_trace
 
     d = res.task_durations()
     try:
@@ -258,8 +258,8 @@ def write_measured(path, res, quiet=False) -> str | None:
 
 
 def run(a) -> int:
-    from ..runtime.launcher import launch
-    from ..runtime.spec import RuntimeFailure
+    from gclib.runtime.launcher import launch
+    from gclib.runtime.spec import RuntimeFailure
 
     doc = None
     if a.resume is not None:
@@ -276,7 +276,7 @@ def run(a) -> int:
         spec = spec_from_args(a)
     progress = None if a.json else (lambda r: print(_line(r), flush=True))
     if doc is not None and not a.json:
-        from ..runtime.launcher import kills_left
+        from gclib.runtime.launcher import kills_left
 
         left = kills_left(spec.kill, doc["next_iteration"])
         dropped = ",".join(f"{w}:{it}" for w, it in sorted(spec.kill.items()) if w not in left)

@@ -4,11 +4,11 @@ from __future__ import annotations
 import json
 import math
 
-from . import options, registries
+from gclib.cli import options, registries
 
 
 def add_parser(sub):
-    from .. import checks
+    from gclib import checks
 
     p = sub.add_parser("simulate", help="Monte Carlo of completion time, communication and computation",
                        epilog=registries.epilog())
@@ -26,8 +26,8 @@ def add_parser(sub):
 
 
 def run(a) -> int:
-    from ..jsonable import jsonable
-    from ..simulate import Communication, completion_tail_index, median_ci, simulate, tail_index
+    from gclib.jsonable import jsonable
+    from gclib.simulate import Communication, completion_tail_index, median_ci, simulate, tail_index
 
     options.reject_unused(a)
     code = options.code_from_args(a, schedule=True)  # the schedule where the family has one: no dense matrix

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 
-from .options import EXIT_FAIL
+from gclib.cli.options import EXIT_FAIL
 
 USAGE = ("gclib trace FIGURE [--executed DIR] [--figures-dir DIR] [--json]\n"
          "       gclib trace convert TRACE --out CSV [--format {auto,csv,wide,ops}] [--columns NAME=COLUMN,...]\n"
@@ -22,9 +22,9 @@ CONVERT_OPTIONS = ("out", "format", "columns", "stages")
 
 
 def add_parser(sub):
-    from .. import checks
-    from ..reproduce import EXECUTED
-    from ..timings import FORMATS, STAGE_RULES
+    from gclib import checks
+    from gclib.reproduce import EXECUTED
+    from gclib.timings import FORMATS, STAGE_RULES
 
     p = sub.add_parser("trace", usage=USAGE,
                        help="which recorded run made a figure file; `trace convert`: a timing trace from another "
@@ -85,8 +85,8 @@ def run(a) -> int:
 
 def _figure(a) -> int:
     """Exit 0 when a recorded run wrote these bytes, 1 when none did (in text and JSON alike)."""
-    from .. import checks
-    from ..reproduce import EXECUTED, figure_file, sha256, trace
+    from gclib import checks
+    from gclib.reproduce import EXECUTED, figure_file, sha256, trace
 
     fig = checks.option_check("figure", checks.input_path, a.target[0], kind="file")
     executed = EXECUTED if a.executed is None else a.executed
@@ -112,7 +112,7 @@ def _figure(a) -> int:
 
 def _convert(a) -> int:
     """Convert, check and write; print what was kept and dropped."""
-    from .. import checks, timings
+    from gclib import checks, timings
 
     given = [o for o in FIGURE_OPTIONS if getattr(a, o) is not None]
     if given:

@@ -11,20 +11,20 @@ from __future__ import annotations
 import json
 import sys
 
-from . import options, registries
+from gclib.cli import options, registries
 
 
 def problem_names() -> tuple:
     """The names ``--problem`` takes."""
-    from ..learning.problems import DATASETS
+    from gclib.learning.problems import DATASETS
 
     return ("linreg", "logistic", *sorted(DATASETS))
 
 
 def problem_for(name: str, workers: int, seed=0):
     """The problem behind ``--problem`` (see the module docstring), split into ``workers`` parts."""
-    from .. import checks
-    from ..learning.problems import DATASETS, lag_synthetic, make_problem, tandon_logistic
+    from gclib import checks
+    from gclib.learning.problems import DATASETS, lag_synthetic, make_problem, tandon_logistic
 
     if name == "linreg":
         dim = max(50, workers)
@@ -40,9 +40,9 @@ def problem_for(name: str, workers: int, seed=0):
 
 
 def add_parser(sub):
-    from .. import checks
-    from ..learning.optim import SCHEME_NAMES, code_names
-    from ..schemes import PARAMS
+    from gclib import checks
+    from gclib.learning.optim import SCHEME_NAMES, code_names
+    from gclib.schemes import PARAMS
 
     p = sub.add_parser("train", help="one training run (GD, LAG, LAGC, G-LAG, coded) on the simulated clock",
                        description="Train on the simulated clock until the loss gap reaches --target; print the "
@@ -119,9 +119,9 @@ def reject_unread(a) -> None:
 
 
 def run(a) -> int:
-    from .. import checks
-    from ..learning import lazy
-    from ..learning.optim import make_scheme, train
+    from gclib import checks
+    from gclib.learning import lazy
+    from gclib.learning.optim import make_scheme, train
 
     options.reject_unused(a, scheme=False)
     reject_unread(a)

@@ -1,11 +1,11 @@
 """``gclib verify``: the exact (SymPy) check of one code (:func:`gclib.symbolic.verify`)."""
 from __future__ import annotations
 
-from . import options, registries
+from gclib.cli import options, registries
 
 
 def add_parser(sub):
-    from .. import checks
+    from gclib import checks
 
     p = sub.add_parser("verify", help="exact (SymPy) check that every admissible pattern decodes",
                        epilog=registries.epilog(models=False))
@@ -18,7 +18,7 @@ def add_parser(sub):
 
 
 def run(a) -> int:
-    from ..symbolic import patterns_to_check, verify
+    from gclib.symbolic import patterns_to_check, verify
 
     options.reject_unused(a, model=False)
     if a.messages is not None and a.drop is not None:

@@ -1,11 +1,11 @@
 """Gradient codes: what is sent. Every code is a :class:`GradientCode` (see :mod:`gclib.codes.base`)."""
-from .base import DecodingError, Decoder, GradientCode, split_pieces, straggler_patterns
-from .conditioning import COND_WARN, IllConditionedWarning, condition_number, decoding_amplification
-from .compose import clustered, split_evenly
-from .polynomial import evaluation_points, polynomial_code, rs
-from .rules import AnyOf, ThresholdRule, coverage, threshold
-from .tandon import (crc, crc_matrix, cyclic_support, example_n3, example_n3_code, frc, ignore_stragglers,
-                     partial_stragglers, uncoded)
+from gclib.codes.base import DecodingError, Decoder, GradientCode, split_pieces, straggler_patterns
+from gclib.codes.conditioning import COND_WARN, IllConditionedWarning, condition_number, decoding_amplification
+from gclib.codes.compose import clustered, split_evenly
+from gclib.codes.polynomial import evaluation_points, polynomial_code, rs
+from gclib.codes.rules import AnyOf, ThresholdRule, coverage, threshold
+from gclib.codes.tandon import (
+    crc, crc_matrix, cyclic_support, example_n3, example_n3_code, frc, ignore_stragglers, partial_stragglers, uncoded)
 
 __all__ = [
     "COND_WARN", "DecodingError", "Decoder", "GradientCode", "IllConditionedWarning", "condition_number", "split_pieces",
@@ -15,9 +15,9 @@ __all__ = [
 ]
 
 # --- Reed-Solomon exact mode and communication-efficient codes (Ye-Abbe, Kadhe et al.) ---
-from .comm_efficient import (BasesRule, gaussian_generator, kadhe, load_generator, min_distance,  # noqa: E402
-                             repetition_generator, ye_abbe)
-from .polynomial import point_permutation, rational_points  # noqa: E402
+from gclib.codes.comm_efficient import (
+    BasesRule, gaussian_generator, kadhe, load_generator, min_distance, repetition_generator, ye_abbe)
+from gclib.codes.polynomial import point_permutation, rational_points  # noqa: E402
 
 __all__ += ["BasesRule", "gaussian_generator", "kadhe", "load_generator", "min_distance", "repetition_generator",
             "ye_abbe", "rational_points", "point_permutation", "decoding_amplification"]

@@ -26,9 +26,10 @@ from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
-from .. import checks
-from .conditioning import (COND_WARN, IllConditionedWarning, amplification_threshold,  # noqa: F401 (re-exported)
-                           condition_number, decoding_amplification, unit_roundoff, working_dtype)
+from gclib import checks
+from gclib.codes.conditioning import (
+    COND_WARN, IllConditionedWarning, amplification_threshold, condition_number, decoding_amplification, unit_roundoff,
+    working_dtype)
 
 
 class DecodingError(ValueError):

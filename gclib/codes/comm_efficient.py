@@ -31,11 +31,11 @@ from math import comb
 
 import numpy as np
 
-from .. import checks
-from .base import Decoder, DecodingError, GradientCode, check_ns, reserve_code
-from .polynomial import assigned_points
-from .rules import ThresholdRule, check_messages_axis, threshold
-from .tandon import cyclic_support
+from gclib import checks
+from gclib.codes.base import Decoder, DecodingError, GradientCode, check_ns, reserve_code
+from gclib.codes.polynomial import assigned_points
+from gclib.codes.rules import ThresholdRule, check_messages_axis, threshold
+from gclib.codes.tandon import cyclic_support
 
 GENERATORS = ("gaussian", "repetition")
 

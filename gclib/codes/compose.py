@@ -6,9 +6,9 @@ from typing import Sequence
 
 import numpy as np
 
-from .. import checks
-from .base import Decoder, DecodingError, GradientCode, reserve_code
-from .rules import ThresholdRule
+from gclib import checks
+from gclib.codes.base import Decoder, DecodingError, GradientCode, reserve_code
+from gclib.codes.rules import ThresholdRule
 
 
 @dataclass(frozen=True, eq=False)

@@ -12,14 +12,15 @@ measures.
   a given precision.
 
 The studies built on them are :mod:`gclib.diagnostics` (per pattern, worst case, what the decoder does) and
-:mod:`gclib.stability` (the stability study of notebooks 02 and 03). This module imports nothing of gclib but
+:mod:`gclib.studies.reed_solomon.stability` (the stability study of notebooks 02 and 03). This module imports nothing of
+gclib but
 :mod:`gclib.checks`: the codes' base module leans on it.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from .. import checks
+from gclib import checks
 
 #: Error amplification above which a float64 (or complex128) decode warns: the decoded gradient may have lost
 #: about half of its digits. Other precisions scale it as ``1 / sqrt(u)`` (see :func:`amplification_threshold`).
@@ -76,7 +77,7 @@ def decoding_amplification(BR: np.ndarray, A: np.ndarray, target: np.ndarray) ->
     message (``|delta y_i| <= eps |BR[i]| |G|``) moves the decoded piece ``t`` by at most ``eps`` times this
     factor relative to the size of a sum of independent random parts. Unlike ``cond(BR)`` it does not change
     when a worker scales its message (a row of ``BR``), which the decoding error does not either; the stability
-    study (``gclib.stability``) shows that ``eps`` times it predicts the measured relative error of
+    study (``gclib.studies.reed_solomon.stability``) shows that ``eps`` times it predicts the measured relative error of
     polynomial codes within a small factor, while ``cond(BR)`` overstates it by up to 20 orders of magnitude.
 
     Args:

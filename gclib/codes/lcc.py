@@ -23,10 +23,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import checks
-from .base import DecodingError, GradientCode, _as_ids, reserve_code
-from .rules import threshold
-from .tandon import cyclic_support
+from gclib import checks
+from gclib.codes.base import DecodingError, GradientCode, _as_ids, reserve_code
+from gclib.codes.rules import threshold
+from gclib.codes.tandon import cyclic_support
 
 
 def chebyshev(n: int, half_width: float = 1.0) -> np.ndarray:

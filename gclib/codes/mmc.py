@@ -33,12 +33,12 @@ from typing import Callable
 
 import numpy as np
 
-from .. import checks
-from .base import GradientCode, reserve_code
-from .compose import clustered, split_evenly
-from .polynomial import polynomial_code
-from .rules import ThresholdRule, check_messages_axis, threshold
-from .tandon import crc, cyclic_support
+from gclib import checks
+from gclib.codes.base import GradientCode, reserve_code
+from gclib.codes.compose import clustered, split_evenly
+from gclib.codes.polynomial import polynomial_code
+from gclib.codes.rules import ThresholdRule, check_messages_axis, threshold
+from gclib.codes.tandon import crc, cyclic_support
 
 
 # ---------------------------------------------------------------------------------------------- validation
@@ -461,7 +461,7 @@ class Example1Facts:
 
 
 def _count_decodable(B, T, row_sets) -> tuple[int, int]:
-    from ..symbolic import is_decodable_exact
+    from gclib.symbolic import is_decodable_exact
 
     ok = [is_decodable_exact(B, rows, T) for rows in row_sets]
     return int(sum(ok)), len(ok)
@@ -477,7 +477,7 @@ def example1_facts(ex: Example1 | None = None) -> Example1Facts:
 
     import pandas as pd
 
-    from ..symbolic import check_rule, exact_matrix, exact_target, is_decodable_exact
+    from gclib.symbolic import check_rule, exact_matrix, exact_target, is_decodable_exact
 
     ex = example1() if ex is None else ex
     K = 6

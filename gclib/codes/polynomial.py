@@ -14,7 +14,8 @@ available, so this normalization, the padding rule and the evaluation points are
 verified exactly by :mod:`gclib.symbolic`.
 
 Evaluation points (``points=``; default ``"equispaced"`` with the ``"spread"`` assignment, the real choice the
-stability study of notebook 02 (:mod:`gclib.stability`) favours; its claims table says by how much):
+stability study of notebook 02 (:mod:`gclib.studies.reed_solomon.stability`) favours; its claims table says by how
+much):
 
 * ``"chebyshev"``: Chebyshev nodes of the first kind, scaled to ``[-2, 2]`` (real messages);
 * ``"equispaced"``: equispaced on ``[-2, 2]`` (real messages);
@@ -31,9 +32,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import checks
-from .base import Decoder, DecodingError, GradientCode, reserve_code
-from .rules import threshold
+from gclib import checks
+from gclib.codes.base import Decoder, DecodingError, GradientCode, reserve_code
+from gclib.codes.rules import threshold
 
 POINTS = ("chebyshev", "equispaced", "roots-of-unity")
 ASSIGN = ("spread", "natural")
@@ -273,8 +274,8 @@ def rs(n: int, s: int, points="equispaced", *, exact: bool = False, assign="spre
     ``n - s`` workers decode.
 
     ``exact=True`` uses rational points and attaches ``B_exact`` (see :func:`polynomial_code`)."""
-    from .base import check_ns
-    from .tandon import cyclic_support
+    from gclib.codes.base import check_ns
+    from gclib.codes.tandon import cyclic_support
 
     n, s = check_ns(n, s)
     reserve_code("rs", n, n, workers=n, load=s + 1, complex_=isinstance(points, str) and points == "roots-of-unity",

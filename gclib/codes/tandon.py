@@ -19,9 +19,9 @@ from functools import partial
 
 import numpy as np
 
-from .. import checks
-from .base import GradientCode, PartialStragglers, check_ns, reserve_code
-from .rules import ThresholdRule, coverage, threshold
+from gclib import checks
+from gclib.codes.base import GradientCode, PartialStragglers, check_ns, reserve_code
+from gclib.codes.rules import ThresholdRule, coverage, threshold
 
 
 def _rng(seed):
@@ -47,7 +47,7 @@ def uncoded(n: int) -> GradientCode:
 def _ignore_decoder(code: GradientCode, idx: np.ndarray) -> np.ndarray:
     n, s = code.n_workers, code.stragglers
     if idx.size < n - s:
-        from .base import DecodingError
+        from gclib.codes.base import DecodingError
 
         raise DecodingError(f"ignore-stragglers needs {n - s} messages, got {idx.size}")
     return np.full((1, idx.size), n / idx.size)
@@ -82,7 +82,7 @@ def _frc_decoder(code: GradientCode, idx: np.ndarray) -> np.ndarray:
             seen.add(g)
             A[0, pos] = 1.0
     if len(seen) < n_groups:
-        from .base import DecodingError
+        from gclib.codes.base import DecodingError
 
         missing = sorted(set(range(n_groups)) - seen)
         raise DecodingError(f"fractional repetition: no message from groups {missing}")

@@ -63,14 +63,14 @@ from functools import cached_property
 
 import numpy as np
 
-from .. import checks
-from ..codes import crc, frc, uncoded
-from ..codes.base import GradientCode, split_pieces
-from ..progress import progress as _progress
-from ..simulate import arrival_times
-from ..stragglers import ComputeModel
-from . import lazy
-from .problems import Problem
+from gclib import checks
+from gclib.codes import crc, frc, uncoded
+from gclib.codes.base import GradientCode, split_pieces
+from gclib.progress import progress as _progress
+from gclib.simulate import arrival_times
+from gclib.stragglers import ComputeModel
+from gclib.learning import lazy
+from gclib.learning.problems import Problem
 
 SCHEME_NAMES = ("gd", "gc", "lag-wk", "lag-ps", "lagc", "g-lag")
 #: What a lazy scheme does in its first ``D`` iterations: ``"silent"`` (Chen et al.'s code: nobody uploads, the
@@ -182,7 +182,7 @@ CODE_PARAMS = ("workers", "stragglers", "seed")
 def code_names() -> list[str]:
     """The registered schemes ``gc`` can take as its code (``code=NAME``, ``gclib train --code NAME``): those
     built from :data:`CODE_PARAMS` alone (every other parameter they read has a default)."""
-    from .. import schemes as sch
+    from gclib import schemes as sch
 
     return sorted(n for n, s in sch.SCHEMES.items() if set(s.required) <= set(CODE_PARAMS))
 
@@ -231,7 +231,7 @@ def make_scheme(name: str, workers: int, *, groups: int | None = None, straggler
         if isinstance(code, GradientCode):
             c = code
         else:
-            from .. import schemes as sch
+            from gclib import schemes as sch
 
             cname = code or "crc"
             c = sch.build(cname, workers=workers, stragglers=s, seed=seed)

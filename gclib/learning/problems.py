@@ -18,7 +18,7 @@ from functools import cached_property
 import numpy as np
 from scipy.special import expit, log_expit
 
-from .. import checks
+from gclib import checks
 
 
 def split_parts(n_samples: int, k: int) -> list[np.ndarray]:

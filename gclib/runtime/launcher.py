@@ -36,11 +36,11 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import checks
-from .master import MARK
-from .protocol import RANK, REPORT, STOPPED
-from .spec import RunResult, RunSpec, RuntimeFailure
-from .state import comparable, load_state
+from gclib import checks
+from gclib.runtime.master import MARK
+from gclib.runtime.protocol import RANK, REPORT, STOPPED
+from gclib.runtime.spec import RunResult, RunSpec, RuntimeFailure
+from gclib.runtime.state import comparable, load_state
 
 ROOT = Path(__file__).resolve().parents[2]
 #: Seconds the job may take to exit after the master reported its end (``MPI_Finalize``) before it is killed.
@@ -926,7 +926,7 @@ class _Job:
 
 
 def _unpacked_theta(packed):
-    from .state import unpack_step_state
+    from gclib.runtime.state import unpack_step_state
 
     return unpack_step_state(packed)["theta"]
 

@@ -24,7 +24,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from .. import checks
+from gclib import checks
 
 #: The ranks' transports: TCP only (see the module docstring).
 UCX_TLS = "tcp,self"

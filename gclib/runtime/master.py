@@ -52,12 +52,12 @@ import traceback
 
 import numpy as np
 
-from ..codes.conditioning import decoding_amplification
-from . import bell as bell_mod
-from . import network
-from . import protocol as P
-from ..jsonable import jsonable
-from .state import pack_step_state, unpack_step_state
+from gclib.codes.conditioning import decoding_amplification
+from gclib.runtime import bell as bell_mod
+from gclib.runtime import network
+from gclib.runtime import protocol as P
+from gclib.jsonable import jsonable
+from gclib.runtime.state import pack_step_state, unpack_step_state
 
 MARK = P.MARK
 #: Seconds between two looks for the launcher's death notices.

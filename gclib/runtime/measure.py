@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from .. import checks
+from gclib import checks
 
 
 def host_names(hosts, workers: int) -> list:
@@ -32,7 +32,7 @@ def write_trace(path, durations, hosts=None) -> int:
     """Write the timing trace of ``durations`` (``(iterations, workers, tasks)`` seconds; ``nan`` = not observed:
     no row; ``inf`` = never) to ``path`` with :func:`gclib.timings.write`, with a ``host`` column from ``hosts``
     (see :func:`host_names`); returns its rows."""
-    from .. import timings
+    from gclib import timings
 
     d = np.asarray(durations, dtype=float)
     names = host_names(hosts, d.shape[1]) if d.ndim == 3 else None  # another shape: timings.write says so
@@ -49,8 +49,8 @@ def profile_code(workers: int, tasks: int):
     """The code of a profile: ``workers`` workers, ``workers * tasks`` parts, worker ``w`` computes parts
     ``w R, ..., w R + R - 1`` in this order and sends each partial gradient alone as soon as it is computed
     (``B`` the identity, ``ready = 1, ..., R``). Every message is needed for the exact gradient."""
-    from ..codes.base import GradientCode
-    from ..codes.rules import threshold
+    from gclib.codes.base import GradientCode
+    from gclib.codes.rules import threshold
 
     K = checks.integer("workers", workers, low=1)
     R = checks.integer("tasks", tasks, low=1)
@@ -75,8 +75,8 @@ def profile_spec(workers: int, tasks: int, iterations: int, *, samples: int = PR
     ``model=None``: no injected delay, the machine's own times. ``network``: message sizes (floats) whose cost
     the master measures after the last iteration (:mod:`gclib.runtime.network`; ``gclib.network.sizes_for(dim)``
     is what ``gclib profile`` asks)."""
-    from ..learning import GD, make_problem
-    from .spec import RunSpec
+    from gclib.learning import GD, make_problem
+    from gclib.runtime.spec import RunSpec
 
     code = profile_code(workers, tasks)
     problem = make_problem("tandon-logistic", parts=code.n_parts, seed=data_seed,

@@ -24,7 +24,7 @@ import sys
 import time
 import traceback
 
-from .protocol import MARK
+from gclib.runtime.protocol import MARK
 
 #: Seconds a worker waits for the spec from the master before it gives up.
 SPEC_WAIT = 120.0
@@ -87,12 +87,12 @@ def _start(comm, MPI, window):
     the run cannot start (rank 0 said why on stdout) or ``False`` when no spec came within :data:`SPEC_WAIT` (a
     worker whose master is gone); ``sends`` is rank 0's list of ``(request, buffer)`` still to complete; ``bell``
     the rank's :class:`~gclib.runtime.bell.Bell`, or ``None``."""
-    from .protocol import TAG_SPEC
+    from gclib.runtime.protocol import TAG_SPEC
 
     if comm.Get_rank() == 0:
-        from .master import emit
-        from .bell import make as make_bell
-        from .protocol import sample_finish
+        from gclib.runtime.master import emit
+        from gclib.runtime.bell import make as make_bell
+        from gclib.runtime.protocol import sample_finish
 
         payload = bell = None
         try:
@@ -126,7 +126,7 @@ def _start(comm, MPI, window):
     payload = pickle.loads(data)
     if not payload:
         return payload, [], None
-    from .bell import join
+    from gclib.runtime.bell import join
 
     return payload, [], join(payload[2])
 
@@ -168,7 +168,7 @@ def main() -> None:
         os._exit(1 if payload is False else 0)
     spec, finish, _ = payload
     if comm.Get_rank() == 0:
-        from .master import DeathNotices, run_master
+        from gclib.runtime.master import DeathNotices, run_master
 
         try:
             how = run_master(comm, spec, finish, sends=sends, deaths=DeathNotices(0), bell=bell)
@@ -176,7 +176,7 @@ def main() -> None:
             if bell is not None:
                 bell.unlink()
     else:
-        from .worker import run_worker
+        from gclib.runtime.worker import run_worker
 
         how = run_worker(comm, spec, finish, bell=bell)
     if how == "hard":

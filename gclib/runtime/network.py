@@ -21,8 +21,8 @@ import time
 
 import numpy as np
 
-from . import bell as bell_mod
-from . import protocol as P
+from gclib.runtime import bell as bell_mod
+from gclib.runtime import protocol as P
 
 #: Round trips per worker and size (after one untimed round).
 PINGS = 5

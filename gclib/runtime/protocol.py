@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .guard import RANK, REPORT, STOPPED  # noqa: F401 (the markers of the guards' lines, for the launcher)
+from gclib.runtime.guard import RANK, REPORT, STOPPED  # noqa: F401 (the markers of the guards' lines, for the launcher)
 
 #: Prefix of the master's event lines on stdout (``MARK {"kind": ..., ...}``, read by the launcher).
 MARK = "@gclib "
@@ -146,7 +146,7 @@ def sample_finish(model, iterations: int, workers: int, n_tasks: int, seed) -> n
 
 def predicted_times(code, finish: np.ndarray, time_scale: float) -> np.ndarray:
     """``(iterations,)`` iteration times the simulator predicts for these delays (seconds; ``inf`` = never)."""
-    from ..simulate import arrival_times
+    from gclib.simulate import arrival_times
 
     arr = arrival_times(code, finish * time_scale)
     return code.rule.completion(arr)

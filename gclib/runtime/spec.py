@@ -7,10 +7,10 @@ from typing import Any, Optional
 
 import numpy as np
 
-from .. import checks
-from ..codes import conditioning
-from ..codes.base import DecodingError, GradientCode
-from ..jsonable import jsonable
+from gclib import checks
+from gclib.codes import conditioning
+from gclib.codes.base import DecodingError, GradientCode
+from gclib.jsonable import jsonable
 
 
 @dataclass
@@ -327,7 +327,7 @@ class RunResult:
     def save(self, path, args=None) -> None:
         """Write the state file: the parameters, the log so far, the summary, and what ``--resume`` needs (the
         update's state, the command line's parameters ``args`` if any); see :mod:`gclib.runtime.state`."""
-        from .state import state_document, write_json
+        from gclib.runtime.state import state_document, write_json
 
         write_json(path, state_document(self, args))
 

@@ -32,7 +32,7 @@ VERSION = 2
 
 
 def _version() -> str:
-    from .. import __version__
+    from gclib import __version__
 
     return __version__
 

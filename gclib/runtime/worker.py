@@ -34,11 +34,11 @@ import traceback
 
 import numpy as np
 
-from ..codes.base import split_pieces
-from . import bell as bell_mod
-from . import network
-from . import protocol as P
-from .guard import hand_over_sockets
+from gclib.codes.base import split_pieces
+from gclib.runtime import bell as bell_mod
+from gclib.runtime import network
+from gclib.runtime import protocol as P
+from gclib.runtime.guard import hand_over_sockets
 
 #: A task's real work starts this many times its recent longest duration before the task's injected end ...
 LEAD_MARGIN = 1.5

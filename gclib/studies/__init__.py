@@ -1,0 +1,21 @@
+"""The studies: one package per notebook, named like it, with the notebook's study (the functions that compute its
+tables), its figures (``plots``) and its claims (``claims``: the paper's statements, our readings and our checks,
+judged from the tables). They import the core (``gclib.codes``, ``gclib.simulate``, ...) and the runtime, never the
+other way round (``tests/test_floors.py`` checks every arrow); ``gclib.studies.params`` checks the notebooks'
+parameters and ``gclib.studies.gallery`` describes every figure.
+
+=====================================  ==============================================================
+notebook                               package
+=====================================  ==============================================================
+``01_gradient_coding``                 :mod:`gclib.studies.gradient_coding`
+``02_reed_solomon``                    :mod:`gclib.studies.reed_solomon` (and its stability study)
+``03_communication_efficient``         :mod:`gclib.studies.communication_efficient`
+``04_gc_mmc``                          :mod:`gclib.studies.gc_mmc`
+``05_mmc_design``                      :mod:`gclib.studies.mmc_design`
+``06_lazy_aggregation``                :mod:`gclib.studies.lazy_aggregation` (and its experiments)
+``07_mpi_runs``                        :mod:`gclib.studies.mpi_runs` (and its experiments)
+``08_scale``                           :mod:`gclib.studies.scale`
+``09_advise``                          :mod:`gclib.studies.advise` (and its calibration)
+``10_real_traces``                     :mod:`gclib.studies.real_traces` (and the traces' study)
+=====================================  ==============================================================
+"""
