@@ -15,10 +15,11 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 def main() -> dict:
     from gclib import ShiftedExponential, design
+    from gclib.studies.gc_mmc import study as gc_mmc_study
 
     model = ShiftedExponential(mu=10.0, alpha=0.01)
     t0, c0 = time.perf_counter(), time.process_time()
-    df = design.fig1(model, trials=100_000, seed=0)
+    df = gc_mmc_study.fig1(model, trials=100_000, seed=0)
     t_fig, c_fig = time.perf_counter() - t0, time.process_time() - c0
     t0, c0 = time.perf_counter(), time.process_time()
     res = design.search(40, 10, model, budget=40.0, trials=10_000, seed=0)

@@ -12,8 +12,8 @@ messages per cluster, computations and volume. Targets:
 * CRC, ``K = 1000``, ``s = 100``, 100,000 trials: peak under 1 GB, time at most 3 times the baseline's;
 * FRC (groups of 10) and clustered GC-MMC (clusters of 10 workers, load 10, order 6: Fig. 1's GC-MMC-1 grown),
   ``K = 10,000``, 10,000 trials: under 20 s and 2 GB each;
-* Fig. 1 of the GC-MMC paper (5 schemes x 100,000 trials, ``design.fig1``): no slower than sampling every task
-  (the former path, measured in the same run), and at most 3 times the baseline of the five schemes (each
+* Fig. 1 of the GC-MMC paper (5 schemes x 100,000 trials, ``gclib.studies.gc_mmc.study.fig1``): no slower than sampling
+  every task (the former path, measured in the same run), and at most 3 times the baseline of the five schemes (each
   baseline draws its own times);
 * a study whose memory would exceed the budget is refused before it runs, with the estimate;
 * ``design.search`` at ``K = 1000`` (a restricted grid of 85 designs, 5,000 trials) in minutes;
@@ -97,6 +97,8 @@ def child(name: str, started: float) -> dict:
     import numpy as np
 
     from gclib import codes, design, scale
+    from gclib.studies.gc_mmc import study as gc_mmc_study
+    from gclib.studies.scale import study as scale_study
     from gclib.simulate import simulate
     from gclib.stragglers import ShiftedExponential
 
@@ -113,7 +115,7 @@ def child(name: str, started: float) -> dict:
     if name in ("frc", "gc-mmc"):
         K, trials = 10_000, 10_000
         t0 = time.perf_counter()
-        sch = scale.frc(K, 10) if name == "frc" else scale.build("cluster size", "GC-MMC", K, load=10,
+        sch = scale.frc(K, 10) if name == "frc" else scale_study.build("cluster size", "GC-MMC", K, load=10,
                                                                    cluster_size=10, order_fraction=0.6)
         res = simulate(sch, model, trials, seed=1)
         sec = time.perf_counter() - t0
@@ -121,12 +123,12 @@ def child(name: str, started: float) -> dict:
                 "messages": sch.n_messages, "mean_time": res.summary()["mean_time"]}
     if name in ("frc-baseline", "gc-mmc-baseline"):
         K = 10_000
-        sch = scale.frc(K, 10) if name == "frc-baseline" else scale.build("cluster size", "GC-MMC", K)
+        sch = scale.frc(K, 10) if name == "frc-baseline" else scale_study.build("cluster size", "GC-MMC", K)
         return {"seconds": _code_baseline(sch, K, 10_000, chunk=1000), "peak_mb": _peak_mb()}
     if name == "fig1":
-        cands = design.fig1_candidates()
+        cands = gc_mmc_study.fig1_candidates()
         t0 = time.perf_counter()
-        df = design.fig1(model, trials=100_000, seed=0)
+        df = gc_mmc_study.fig1(model, trials=100_000, seed=0)
         new = time.perf_counter() - t0
         # the former path: every task's finish time sampled and compared, the same chunks
         built = [c.build() for c in cands]
@@ -144,7 +146,7 @@ def child(name: str, started: float) -> dict:
     if name == "refuse":
         t0 = time.perf_counter()
         try:
-            scale.study([40, 10_000], scale.models(), trials=10 ** 9)
+            scale_study.study([40, 10_000], scale_study.models(), trials=10 ** 9)
             msg = None
         except ValueError as e:
             msg = str(e)

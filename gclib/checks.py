@@ -45,11 +45,13 @@ class MemoryBudgetError(ValueError):
     line reports it in one line, exit 2), told apart from a bad parameter where that matters."""
 
 
-def _is_int(v) -> bool:
+def is_integer(v) -> bool:
+    """An integer (Python's or NumPy's), not a bool: what :func:`integer` accepts before its bounds."""
     return isinstance(v, numbers.Integral) and not isinstance(v, bool)
 
 
-def _is_real(v) -> bool:
+def is_real(v) -> bool:
+    """A real number (NaN and infinities included), not a bool: what :func:`real` accepts before its bounds."""
     return isinstance(v, numbers.Real) and not isinstance(v, bool)
 
 
@@ -97,7 +99,7 @@ def integer(name: str, value, *, low=None, high=None, why: str = "") -> int:
         (``why`` is appended to the allowed range, e.g. ``" (at most workers - 1)"``).
     """
     allowed = _int_words(low, high)
-    if not _is_int(value):
+    if not is_integer(value):
         raise _fail(name, value, allowed, why, ParameterTypeError)
     if (low is not None and value < low) or (high is not None and value > high):
         raise _fail(name, value, allowed, why)
@@ -114,7 +116,7 @@ def real(name: str, value, *, low=None, high=None, above=None, below=None, finit
         ParameterTypeError: not a real number. ValueError: NaN, infinite or out of range.
     """
     allowed = _real_words(low, high, above, below, finite, unit)
-    if not _is_real(value):
+    if not is_real(value):
         raise _fail(name, value, allowed, why, ParameterTypeError)
     try:
         v = float(value)
@@ -195,7 +197,7 @@ def generator(seed, name: str = "seed") -> np.random.Generator:
     """
     if isinstance(seed, np.random.Generator):
         return seed
-    if not _is_int(seed):
+    if not is_integer(seed):
         raise ParameterTypeError(f"{name} must be a non-negative integer or a numpy.random.Generator, got "
                                  f"{seed!r}")
     if seed < 0:

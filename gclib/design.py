@@ -16,10 +16,9 @@ Candidates (all at ``K`` workers, computation load at most ``r``):
   ``P``;
 * ``hybrid``: every order vector below ``r`` (plus the plain sum at ``r``), when ``r | K``.
 
-What notebooks 04 and 05 call: :func:`fig1_models` (Fig. 1 under several timing models), :func:`order_sweep`
-(the correlated design of every order beside LCC), :func:`exact_rule_table` (the paper's threshold against the
-exact span test), :func:`evaluate_models`, :func:`pareto_fronts`, :func:`best_per_budget` and
-:func:`best_per_family`.
+:func:`exact_rule_table` sets the paper's threshold against the exact span test. The studies of notebooks 04 and
+05 that use all this are :mod:`gclib.studies.gc_mmc.study` (Fig. 1 under several timing models, the order sweep)
+and :mod:`gclib.studies.mmc_design.study` (every design under several models, fronts and budgets).
 
 The rules are the fast ones of each scheme: for the uncorrelated design, the paper's ``K l - sum(m) + 1``
 messages per cluster, which is sufficient but not necessary when it exceeds the cluster's ``K_c`` parts (see
@@ -289,92 +288,6 @@ def search(K: int, r: int, model: ComputeModel, budget: float, *, load: str = "m
     return SearchResult(best, table, float(budget), load)
 
 
-# ---------------------------------------------------------------------------------------------- Fig. 1
-def fig1_candidates(K: int = 40, r: int = 10, P: int = 4, m: int = 6, orders=(6, 8, 10)) -> list:
-    """The five bars of Fig. 1 of the GC-MMC paper: GC, LCC, UC-MMC, GC-MMC-1 (correlated, order ``m``, ``P``
-    clusters) and GC-MMC-2 (uncorrelated, ``orders``, ``P`` clusters). GC and UC-MMC are unclustered."""
-    return [
-        Candidate("gc", "GC", {"load": r}, lambda: mmc.gc_cyclic(K, r)),
-        Candidate("lcc", "LCC", {"load": r}, lambda: _lcc.lcc_code(K, r)),
-        Candidate("uc-mmc", "UC-MMC", {"load": r}, lambda: mmc.uc_mmc(K, r)),
-        Candidate("gc-mmc-1", "GC-MMC-1", {"order": m, "clusters": P},
-                  lambda: mmc.gc_mmc_correlated(K, r, m, P)),
-        Candidate("gc-mmc-2", "GC-MMC-2", {"orders": list(orders), "clusters": P},
-                  lambda: mmc.gc_mmc_uncorrelated(K, r, orders, P)),
-    ]
-
-
-def fig1(model: ComputeModel, trials: int = 100_000, seed=0, K: int = 40, r: int = 10, **kw) -> pd.DataFrame:
-    """Fig. 1 under ``model``: one row per bar (see :func:`evaluate` for the columns)."""
-    return evaluate(fig1_candidates(K, r, **kw), model, K, trials, seed)
-
-
-#: Columns of the Fig. 1 table that notebook 04 shows and writes (``04_fig1.csv``).
-FIG1_COLUMNS = ["model", "label", "mean_time", "ci95_time", "mean_messages", "ci95_messages", "mean_cluster_messages",
-                "ci95_cluster_messages", "mean_computations", "failed"]
-#: Name of the paper's timing model in :func:`timing_models`.
-EQ5 = "eq. 5 (one draw per worker)"
-#: Name of the variant with independent task times in :func:`timing_models`.
-PER_TASK = "independent per-task times"
-
-
-def timing_models(mu: float = 10.0, alpha: float = 0.01) -> dict:
-    """The two timing conventions of the shifted exponential under which notebook 04 checks Fig. 1:
-    ``{EQ5: one draw per worker and iteration (the paper's eq. 5), PER_TASK: independent task times}``."""
-    from gclib.stragglers import ShiftedExponential
-
-    return {EQ5: ShiftedExponential(mu, alpha, per_task=False), PER_TASK: ShiftedExponential(mu, alpha, per_task=True)}
-
-
-def fig1_models(models: dict, trials: int = 100_000, seed=0, K: int = 40, r: int = 10, **kw) -> pd.DataFrame:
-    """:func:`fig1` under every model of ``models`` (``{name: ComputeModel}``), each with the same ``seed``.
-
-    Returns:
-        the rows of :func:`fig1` of each model, in the order of ``models``, with a column ``model`` (its name).
-    """
-    if not models:
-        raise ValueError("models must name at least one compute-time model")
-    frames = [fig1(model, trials=trials, seed=seed, K=K, r=r, **kw).assign(model=name)
-              for name, model in models.items()]
-    return pd.concat(frames, ignore_index=True)
-
-
-# ---------------------------------------------------------------------------------------------- order sweep
-#: Columns of the order sweep that notebook 04 writes (``04_order_sweep.csv``).
-SWEEP_COLUMNS = ["model", "label", "family", "order", "mean_time", "ci95_time", "mean_messages",
-                 "mean_cluster_messages"]
-
-
-def correlated_candidates(K: int, r: int, P: int = 1, orders: Iterable[int] | None = None) -> list:
-    """The correlated design of every order in ``orders`` (default ``1..r``) in ``P`` clusters, labelled
-    ``"m=<order>"`` (``m = 1`` is UC-MMC inside the clusters, ``m = r`` plain GC)."""
-    orders = list(range(1, r + 1) if orders is None else orders)
-    if not orders:
-        raise ValueError("orders must list at least one order")
-    return [Candidate("gc-mmc-correlated", f"m={m}", {"order": m},
-                      lambda m=m: mmc.gc_mmc_correlated(K, r, m, P)) for m in orders]
-
-
-def order_sweep(models: dict, K: int = 40, r: int = 10, P: int = 4, trials: int = 20_000, seed=0) -> pd.DataFrame:
-    """The correlated design of every order ``m = 1..r`` in ``P`` clusters beside LCC, on the same sampled times,
-    under every model of ``models`` (``{name: ComputeModel}``).
-
-    Returns:
-        per model, one row per order then one for LCC: the columns of :func:`evaluate` plus ``model`` and
-        ``order`` (NaN for LCC).
-    """
-    if not models:
-        raise ValueError("models must name at least one compute-time model")
-    cands = correlated_candidates(K, r, P) + [Candidate("lcc", "LCC", {"load": r}, lambda: _lcc.lcc_code(K, r))]
-    frames = []
-    for name, model in models.items():
-        d = evaluate(cands, model, K, trials, seed)
-        d["model"] = name
-        d["order"] = [c.params.get("order", np.nan) for c in cands]
-        frames.append(d)
-    return pd.concat(frames, ignore_index=True)
-
-
 # ---------------------------------------------------------------------------------------------- exact rule
 def exact_rule_comparison(code: GradientCode, model: ComputeModel, trials: int, seed=0) -> dict:
     """Simulate ``code`` with its own (fast) rule and with the exact span test
@@ -416,71 +329,6 @@ def exact_rule_table(designs, K: int, r: int, model: ComputeModel, trials: int, 
                                        "ci95_time_exact", "messages_threshold_rule", "messages_exact", "differing"])
 
 
-# ---------------------------------------------------------------------------------------------- notebook 05
-#: Columns of the design table that notebook 05 writes (``05_pareto.csv``).
-TABLE_COLUMNS = ["model", "family", "label", "params", "mean_time", "ci95_time", "mean_messages",
-                 "mean_cluster_messages", "mean_computations", "failed"]
-#: The two load accountings: column of the table -> what it counts.
-LOAD_COLUMNS = {"mean_messages": "messages until completion",
-                "mean_cluster_messages": "messages until each cluster decodes"}
-
-
-def design_models(mu: float = 10.0, alpha: float = 0.01, pareto_scale: float = 0.05, pareto_shape: float = 2.0
-                  ) -> dict:
-    """The compute-time models of notebook 05: ``{name: model}`` for the paper's shifted exponential (eq. 5)
-    and a heavy-tailed Pareto."""
-    from gclib.stragglers import Pareto, ShiftedExponential
-
-    return {"shifted-exp (eq. 5)": ShiftedExponential(mu, alpha),
-            f"Pareto (scale {pareto_scale}, shape {pareto_shape})": Pareto(pareto_scale, pareto_shape)}
-
-
-def family_counts(cands: list) -> dict:
-    """``{family: number of candidates}``, most frequent first."""
-    return pd.Series([c.family for c in cands], dtype=object).value_counts().to_dict()
-
-
-def evaluate_models(cands: list, models: dict, K: int, trials: int = 10_000, seed=0, *,
-                    progress: bool = False, keep_trials: bool = False):
-    """:func:`evaluate` under every model of ``models`` (``{name: ComputeModel}``), each with the same ``seed``.
-
-    Returns:
-        the rows of :func:`evaluate` per model, with a column ``model``; ``params`` as text and ``clusters`` (the
-        cluster count of the design, NaN for RS, FRC and LCC, which have none). With ``keep_trials``,
-        ``(table, per_trial)``: ``per_trial[model]`` is :func:`evaluate`'s per-trial arrays under that model,
-        their rows in the order of ``cands`` (the order of the model's rows in the table).
-    """
-    if not models:
-        raise ValueError("models must name at least one compute-time model")
-    frames, per_trial = [], {}
-    for name, model in models.items():
-        t = evaluate(cands, model, K, trials, seed, progress=progress, keep_trials=keep_trials)
-        if keep_trials:
-            t, per_trial[name] = t
-        t["model"] = name
-        frames.append(t)
-    table = pd.concat(frames, ignore_index=True)
-    table["clusters"] = [p.get("clusters", np.nan) for p in table["params"]]
-    table["params"] = table["params"].astype(str)
-    return (table, per_trial) if keep_trials else table
-
-
-def pareto_fronts(table: pd.DataFrame, loads=tuple(LOAD_COLUMNS)) -> pd.DataFrame:
-    """The Pareto front (:func:`pareto_front`, time against load) over all designs of each model, per load.
-
-    Args:
-        table: one row per design and model (``model``, ``mean_time`` and the ``loads`` columns).
-        loads: load columns, each one front per model.
-    Returns:
-        the front rows, per model then load, with columns ``model`` and ``load`` (the load column's name).
-    """
-    fronts = []
-    for name, g in table.groupby("model", sort=False):
-        for load in loads:
-            fronts.append(pareto_front(g, x=load).assign(model=name, load=load))
-    return pd.concat(fronts, ignore_index=True)
-
-
 def _by_time(table: pd.DataFrame) -> pd.DataFrame:
     """``table`` from the lowest ``mean_time`` up; designs whose times agree to 10 significant digits (the same
     design under two names, whose times differ in the last bits with the machine's rounding) are a tie, kept in
@@ -492,34 +340,3 @@ def _by_time(table: pd.DataFrame) -> pd.DataFrame:
 def fastest(table: pd.DataFrame) -> pd.Series:
     """The row of ``table`` with the lowest ``mean_time``, ties (see :func:`_by_time`) won by the first row."""
     return _by_time(table).iloc[0]
-
-
-def best_per_budget(table: pd.DataFrame, budgets, loads=tuple(LOAD_COLUMNS)) -> pd.DataFrame:
-    """Per model, load accounting and budget ``B``: the design with the lowest mean time whose mean load is at
-    most ``B``.
-
-    Returns:
-        a table of one row per model, load accounting and budget, with the columns ``model, load, budget, label``
-        (None when no design fits), and for a design that fits ``family, mean_time, ci95_time, mean_messages,
-        mean_cluster_messages``.
-    """
-    best = []
-    for name, g in table.groupby("model", sort=False):
-        for load in loads:
-            for b in budgets:
-                ok = g[g[load] <= b]
-                if ok.empty:
-                    best.append({"model": name, "load": load, "budget": b, "label": None})
-                    continue
-                row = fastest(ok)
-                best.append({"model": name, "load": load, "budget": b, "label": row.label, "family": row.family,
-                             "mean_time": row.mean_time, "ci95_time": row.ci95_time,
-                             "mean_messages": row.mean_messages, "mean_cluster_messages": row.mean_cluster_messages})
-    return pd.DataFrame(best)
-
-
-def best_per_family(table: pd.DataFrame) -> pd.DataFrame:
-    """The fastest design of each family per model, sorted by model then mean time."""
-    return (_by_time(table).groupby(["model", "family"], sort=False).head(1)
-            .sort_values(["model", "mean_time"])[["model", "family", "label", "mean_time", "ci95_time",
-                                                  "mean_messages", "mean_cluster_messages"]])

@@ -104,13 +104,13 @@ def patterns_to_check(code: GradientCode, *, stragglers: Optional[int] = None, m
         raise ValueError("give messages or stragglers, not both: a set of received messages is checked, or a "
                          "pattern of straggling workers")
     if messages is not None:
-        if not _is_int(messages) or not 1 <= messages <= code.n_messages:
+        if not checks.is_integer(messages) or not 1 <= messages <= code.n_messages:
             raise ValueError(f"messages must lie in [1, {code.n_messages}], got {messages}")
         total, kind = _ncr(code.n_messages, messages), "messages"
     else:
         n = code.n_workers
         s = code.stragglers if stragglers is None else stragglers
-        if not _is_int(s) or not 0 <= s < n:
+        if not checks.is_integer(s) or not 0 <= s < n:
             raise ValueError(f"stragglers must lie in [0, {n - 1}], got {s}")
         total, kind = _ncr(n, s), "stragglers"
     if total > max_patterns:
@@ -327,10 +327,6 @@ def latex(M) -> str:
     if isinstance(M, np.ndarray):
         M = sp.Matrix(M.tolist())
     return sp.latex(sp.Matrix(M), mat_delim="[")
-
-
-def _is_int(v) -> bool:
-    return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
 
 
 def _ncr(n, k):

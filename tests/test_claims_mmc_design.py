@@ -7,6 +7,7 @@ import pytest
 from gclib import claims, design
 from gclib.claims import FAILS, HOLDS, INCONCLUSIVE
 from gclib.studies.mmc_design import claims as mmc_design
+from gclib.studies.mmc_design import study as design_study
 
 
 def designs_table(rows, model="M"):
@@ -75,7 +76,7 @@ EXACT = pd.DataFrame([
 
 @pytest.fixture(scope="module")
 def verdicts():
-    best = design.best_per_budget(DESIGNS, [10, 25, 60])
+    best = design_study.best_per_budget(DESIGNS, [10, 25, 60])
     t = mmc_design.judge(DESIGNS, best, EXACT, K=12, r=3, trials=1000)
     return dict(zip(t["id"], t["verdict"])), t
 
@@ -101,7 +102,7 @@ def test_judge_by_hand(verdicts):
 
 
 def test_flexibility_counts_and_missing_references():
-    best = design.best_per_budget(DESIGNS, [60])
+    best = design_study.best_per_budget(DESIGNS, [60])
     t = mmc_design.judge(DESIGNS, best, EXACT.iloc[:0], K=12, r=3, trials=1000).set_index("id")
     assert "surely on the front: 1 (corr m=2 P=2); undecided: 1" in t.loc["F1", "measured"]  # the hybrid
     no_gc = DESIGNS[DESIGNS["label"] != "gc P=1"]
@@ -113,7 +114,7 @@ def test_paper_designs_on_the_front_at_the_papers_size():
     rows = DESIGNS.copy()
     rows.loc[3, "label"] = "corr m=6 P=4"          # GC-MMC-1: surely on the front
     rows.loc[5, "label"] = "unc [6, 8, 10] P=4"    # GC-MMC-2: dominated by corr m=6 P=4 (messages)
-    best = design.best_per_budget(rows, [60])
+    best = design_study.best_per_budget(rows, [60])
     t = mmc_design.judge(rows, best, EXACT.iloc[:0], K=40, r=10, trials=1000).set_index("id")
     assert t.loc["P1", "verdict"] == HOLDS and t.loc["P2", "verdict"] == FAILS
     assert "dominated by corr m=6 P=4" in t.loc["P2", "measured"]

@@ -5,7 +5,7 @@ import pandas as pd
 
 from gclib.claims import FAILS, HOLDS, INCONCLUSIVE
 from gclib.studies.scale import claims as sc
-from gclib.scale import COLUMNS
+from gclib.studies.scale.study import COLUMNS
 
 
 def point(model, setting, K, scheme, t, ci=0.01, gain=(1.0, 1.0, 1.0), msgs=(10.0, 0.1), cf=math.nan, order=None):

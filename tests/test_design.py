@@ -7,6 +7,8 @@ import pytest
 
 from gclib import Pareto, ShiftedExponential, design
 from gclib.cli import main
+from gclib.studies.gc_mmc import study as gc_mmc_study
+from gclib.studies.mmc_design import study as design_study
 
 
 def test_pareto_front_hand_example():
@@ -90,7 +92,7 @@ def test_rule_shortcuts_match_the_obvious_computation():
 
 
 def test_fig1_bars_and_order():
-    df = design.fig1(ShiftedExponential(10, 0.01), trials=2000, seed=0)
+    df = gc_mmc_study.fig1(ShiftedExponential(10, 0.01), trials=2000, seed=0)
     assert df.label.tolist() == ["GC", "LCC", "UC-MMC", "GC-MMC-1", "GC-MMC-2"]
     g = df.set_index("label")
     assert g.loc["GC", "mean_messages"] == 31 and g.loc["LCC", "mean_messages"] == 7
@@ -126,7 +128,7 @@ def _tiny_table():
 
 
 def test_pareto_fronts_per_model_and_load_by_hand():
-    f = design.pareto_fronts(_tiny_table())
+    f = design_study.pareto_fronts(_tiny_table())
     got = {(m, load): list(g["label"]) for (m, load), g in f.groupby(["model", "load"], sort=False)}
     assert got == {("A", "mean_messages"): ["a", "b", "e"],          # d (3.5 at 3) is slower than b (3.0 at 2)
                    ("A", "mean_cluster_messages"): ["b", "e"],  # a, b, d cost 1: b is fastest; c (2) is slower
@@ -134,35 +136,35 @@ def test_pareto_fronts_per_model_and_load_by_hand():
 
 
 def test_best_per_budget_and_per_family_by_hand():
-    best = design.best_per_budget(_tiny_table(), [0.5, 2, 10])
+    best = design_study.best_per_budget(_tiny_table(), [0.5, 2, 10])
     assert list(best.columns) == ["model", "load", "budget", "label", "family", "mean_time", "ci95_time",
                                   "mean_messages", "mean_cluster_messages"]
     lab = best.set_index(["model", "load", "budget"])["label"]
     assert pd.isna(lab[("A", "mean_messages", 0.5)])                   # nothing within half a message
     assert lab[("A", "mean_messages", 2)] == "b" and lab[("A", "mean_messages", 10)] == "e"
     assert lab[("A", "mean_cluster_messages", 2)] == "b" and lab[("B", "mean_messages", 2)] == "a"
-    fam = design.best_per_family(_tiny_table())
+    fam = design_study.best_per_family(_tiny_table())
     assert fam[["model", "family", "label"]].values.tolist() == [
         ["A", "lcc", "e"], ["A", "gc", "b"], ["A", "uc-mmc", "d"], ["B", "lcc", "e"], ["B", "gc", "a"]]
 
 
 def test_fig1_models_and_order_sweep_small():
-    models = design.timing_models(10, 0.01)
-    assert list(models) == [design.EQ5, design.PER_TASK] and models[design.PER_TASK].per_task
+    models = gc_mmc_study.timing_models(10, 0.01)
+    assert list(models) == [gc_mmc_study.EQ5, gc_mmc_study.PER_TASK] and models[gc_mmc_study.PER_TASK].per_task
     kw = dict(K=6, r=3, P=2, m=2, orders=(2, 3))
-    df = design.fig1_models(models, trials=300, seed=1, **kw)
-    assert df["model"].tolist() == [design.EQ5] * 5 + [design.PER_TASK] * 5
-    one = design.fig1(models[design.PER_TASK], trials=300, seed=1, **kw)
+    df = gc_mmc_study.fig1_models(models, trials=300, seed=1, **kw)
+    assert df["model"].tolist() == [gc_mmc_study.EQ5] * 5 + [gc_mmc_study.PER_TASK] * 5
+    one = gc_mmc_study.fig1(models[gc_mmc_study.PER_TASK], trials=300, seed=1, **kw)
     np.testing.assert_array_equal(df["mean_time"].to_numpy()[5:], one["mean_time"].to_numpy())
-    assert set(design.FIG1_COLUMNS) <= set(df.columns)
-    sw = design.order_sweep(models, K=6, r=3, P=2, trials=300, seed=1)
+    assert set(gc_mmc_study.FIG1_COLUMNS) <= set(df.columns)
+    sw = gc_mmc_study.order_sweep(models, K=6, r=3, P=2, trials=300, seed=1)
     assert sw["label"].tolist() == ["m=1", "m=2", "m=3", "LCC"] * 2
     assert sw["order"].tolist()[:3] == [1, 2, 3] and np.isnan(sw["order"].iloc[3])
-    a = sw[sw["model"] == design.EQ5].set_index("label")
+    a = sw[sw["model"] == gc_mmc_study.EQ5].set_index("label")
     assert a.loc["m=1", "mean_messages"] > a.loc["m=2", "mean_messages"] > a.loc["m=3", "mean_messages"]
     assert a.loc["m=1", "mean_time"] <= a.loc["m=3", "mean_time"]  # same draws: more messages never finish later
     with pytest.raises(ValueError, match="models"):
-        design.order_sweep({}, K=6, r=3, P=2)
+        gc_mmc_study.order_sweep({}, K=6, r=3, P=2)
 
 
 def test_exact_rule_table_small():
@@ -178,17 +180,17 @@ def test_exact_rule_table_small():
 
 def test_evaluate_models_and_counts():
     cands = design.candidates(6, 3, max_orders=1)
-    counts = design.family_counts(cands)
+    counts = design_study.family_counts(cands)
     assert sum(counts.values()) == len(cands) and counts["gc-mmc-correlated"] == 6  # m = 1..3, P = 1, 2
-    models = design.design_models(10, 0.01, 0.05, 2.0)
+    models = design_study.design_models(10, 0.01, 0.05, 2.0)
     assert list(models) == ["shifted-exp (eq. 5)", "Pareto (scale 0.05, shape 2.0)"]
-    t = design.evaluate_models(cands, models, 6, trials=200, seed=0)
+    t = design_study.evaluate_models(cands, models, 6, trials=200, seed=0)
     assert len(t) == 2 * len(cands) and t["params"].map(type).eq(str).all()
     by = t.drop_duplicates("label").set_index("label")["clusters"]
     assert by["gc P=2"] == 2 and by["corr m=1 P=1"] == 1 and np.isnan(by["lcc"])
-    assert set(design.TABLE_COLUMNS) <= set(t.columns)
+    assert set(design_study.TABLE_COLUMNS) <= set(t.columns)
     # the per-trial results behind the table, for paired comparisons: the same table, and its means
-    t2, per = design.evaluate_models(cands, models, 6, trials=200, seed=0, keep_trials=True)
+    t2, per = design_study.evaluate_models(cands, models, 6, trials=200, seed=0, keep_trials=True)
     pd.testing.assert_frame_equal(t, t2)
     first = next(iter(models))
     assert set(per) == set(models) and per[first]["time"].shape == (len(cands), 200)
@@ -208,9 +210,9 @@ def test_equal_times_up_to_rounding_are_a_tie_won_by_the_first_row():
     assert design.fastest(table)["label"] == "corr m=1 P=3"
     assert design.fastest(table.iloc[::-1])["label"] == "uc-mmc P=3"
     assert design.fastest(table.assign(mean_time=[t * 1.001, t, 2 * t]))["label"] == "uc-mmc P=3"  # not a tie
-    lab = design.best_per_budget(table, [3])["label"].tolist()
+    lab = design_study.best_per_budget(table, [3])["label"].tolist()
     assert lab == ["corr m=1 P=3", "corr m=1 P=3"]
     # the same rule per family, and with an index that repeats (tables of several models concatenated)
     one = table.assign(family="uc-mmc").set_index(pd.Index([0, 0, 1]))
-    assert design.best_per_family(one)["label"].tolist() == ["corr m=1 P=3"]
-    assert design.best_per_family(one.iloc[::-1])["label"].tolist() == ["uc-mmc P=3"]
+    assert design_study.best_per_family(one)["label"].tolist() == ["corr m=1 P=3"]
+    assert design_study.best_per_family(one.iloc[::-1])["label"].tolist() == ["uc-mmc P=3"]

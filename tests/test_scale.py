@@ -8,6 +8,7 @@ from gclib import codes, scale
 from gclib.codes import lcc, mmc
 from gclib.simulate import Schedule, simulate
 from gclib.stragglers import Pareto, ShiftedExponential
+from gclib.studies.scale import study as scale_study
 
 
 def same_schedule(a: Schedule, b: Schedule):
@@ -59,18 +60,19 @@ def test_builders_refuse_bad_sizes():
 
 
 def test_point_sizes():
-    assert scale.point("load fraction", "GC", 1000) == {"load": 100, "order": None, "clusters": 1, "messages": 1000}
-    assert scale.point("load fraction", "UC-MMC", 1000)["messages"] == 100_000
-    assert scale.point("cluster size", "GC-MMC", 1000) == {"load": 10, "order": 6, "clusters": 100,
+    assert scale_study.point("load fraction", "GC", 1000) == {"load": 100, "order": None, "clusters": 1,
+                                                               "messages": 1000}
+    assert scale_study.point("load fraction", "UC-MMC", 1000)["messages"] == 100_000
+    assert scale_study.point("cluster size", "GC-MMC", 1000) == {"load": 10, "order": 6, "clusters": 100,
                                                              "messages": 5000}
     with pytest.raises(ValueError, match="cluster_size must divide workers = 45"):
-        scale.point("cluster size", "GC", 45)
+        scale_study.point("cluster size", "GC", 45)
     with pytest.raises(ValueError, match="setting must be one of"):
-        scale.point("load", "GC", 40)
+        scale_study.point("load", "GC", 40)
 
 
 def test_plan_skips_and_estimates():
-    p = scale.plan([40, 10_000], trials=1000, max_messages=100_000)
+    p = scale_study.plan([40, 10_000], trials=1000, max_messages=100_000)
     big = p[(p["K"] == 10_000) & (p["setting"] == "load fraction") & (p["scheme"] == "UC-MMC")].iloc[0]
     assert "more than max_messages" in big["skipped"] and big["memory"] == 0
     ok = p[p["skipped"] == ""]
@@ -79,8 +81,8 @@ def test_plan_skips_and_estimates():
 
 def test_study_small_agrees_with_closed_forms_and_pairs_the_gain():
     models = {"exp": ShiftedExponential(10, 0.01)}
-    t = scale.study([40, 80], models, trials=3000, seed=1)
-    assert set(t["scheme"]) == set(scale.SCHEMES)
+    t = scale_study.study([40, 80], models, trials=3000, seed=1)
+    assert set(t["scheme"]) == set(scale_study.SCHEMES)
     unc = t[t["scheme"] == "uncoded"]
     assert (unc["gain"] == 1).all()
     cf = t.dropna(subset=["closed_form_time"])
@@ -96,9 +98,9 @@ def test_study_small_agrees_with_closed_forms_and_pairs_the_gain():
 def test_study_refuses_above_the_budget_before_running(monkeypatch):
     monkeypatch.setenv("GCLIB_MEMORY_LIMIT", "10M")
     with pytest.raises(ValueError, match=r"scale study with K = 10000, .* needs about .* lower trials"):
-        scale.study([10_000], {"exp": ShiftedExponential()}, trials=100_000)
+        scale_study.study([10_000], {"exp": ShiftedExponential()}, trials=100_000)
     with pytest.raises(ValueError, match="one draw per worker"):
-        scale.study([40], {"x": ShiftedExponential(per_task=True)})
+        scale_study.study([40], {"x": ShiftedExponential(per_task=True)})
 
 
 @pytest.mark.parametrize("K, r", [(12, 3), (20, 4)])

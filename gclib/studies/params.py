@@ -41,8 +41,9 @@ Rules:
 """
 from __future__ import annotations
 
-import numbers
 from typing import Any, Mapping, MutableMapping
+
+from gclib.checks import is_integer, is_real
 
 __all__ = ["apply_profile", "check", "notebook", "validate"]
 
@@ -57,19 +58,11 @@ _TYPE_WORDS = {int: "an integer", float: "a number", str: "a string", list: "a l
                dict: "a dict"}
 
 
-def _is_int(v) -> bool:
-    return isinstance(v, numbers.Integral) and not isinstance(v, bool)
-
-
-def _is_real(v) -> bool:
-    return isinstance(v, numbers.Real) and not isinstance(v, bool)
-
-
 def _type_ok(v, t) -> bool:
     if t is int:
-        return _is_int(v)
+        return is_integer(v)
     if t is float:
-        return _is_real(v) and not _is_nan(v)
+        return is_real(v) and not _is_nan(v)
     if t is list:
         return isinstance(v, (list, tuple))
     if t is bool:
@@ -152,7 +145,7 @@ def check(name: str, value: Any, kind=None, *, type=None, low=None, high=None, l
         if not any(_type_ok(value, t) for t in types):
             raise _error(name, value, allowed)
     if any(b is not None for b in (low, high, above, below)):
-        if not _is_real(value) or _is_nan(value):
+        if not is_real(value) or _is_nan(value):
             raise _error(name, value, allowed)
         if ((low is not None and value < low) or (high is not None and value > high)
                 or (above is not None and value <= above) or (below is not None and value >= below)):

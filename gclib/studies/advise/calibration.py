@@ -21,9 +21,18 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from gclib import checks
+from gclib import advise as _advise
+from gclib import checks, schemes
+from gclib import fit as _fit
+from gclib import network as _network
+from gclib.learning import TandonAGD
 from gclib.progress import progress as _progress
+from gclib.runtime import RunSpec, launch, localhosts
+from gclib.runtime.measure import host_names, profile_spec
+from gclib.stats import Estimate
 from gclib.stragglers import ComputeModel, Exponential, Pareto, ShiftedExponential, expected_order_statistic
+from gclib.studies.mpi_runs.experiments import problem
+from gclib.timings import Timings
 
 
 def truths(mu: float = 10.0, alpha: float = 0.01, rate: float = 10.0, pareto_scale: float = 0.05,
@@ -59,8 +68,6 @@ def recovery(models: dict, *, workers: int, iterations: int, tasks: int, repeats
         covered``, ``fit`` (the name of the fit of the truth's family and convention, e.g. ``"exp per task"``) and
         ``winner`` (the name of :attr:`gclib.fit.FitReport.best`: the convention and the family the report picks).
     """
-    from gclib import fit as _fit
-
     repeats = checks.integer("repeats", repeats, low=1)
     rng = np.random.default_rng(checks.integer("seed", seed, low=0))
     rows = []
@@ -101,9 +108,6 @@ def goodness(rec: pd.DataFrame) -> pd.DataFrame:
 
 def trace_table(trace: np.ndarray) -> pd.DataFrame:
     """The timing trace of ``trace`` (``(iterations, workers, tasks)`` durations) as its CSV's table."""
-    from gclib.runtime.measure import host_names
-    from gclib.timings import Timings
-
     return Timings.from_array(trace, host_names(None, np.shape(trace)[1])).frame()
 
 
@@ -159,17 +163,29 @@ def _run_options(command: str) -> tuple:
     return scheme, {k[2:].replace("-", "_"): int(v) if v.isdigit() else v for k, v in opts.items()}
 
 
+def run_advised(command: str, model: ComputeModel, *, samples: int, dim: int, iterations: int, time_scale: float,
+                seed: int, where: dict):
+    """Run an advice's design for real: ``gclib run``'s runtime trains with the design of ``command`` (an advice's
+    run options) for ``iterations`` iterations under delays of ``model`` (``time_scale`` seconds per unit, ``seed``)
+    on Tandon's synthetic logistic regression of ``samples`` rows (at least one per data part) of ``dim``
+    features, on the hosts of ``where`` (:func:`gclib.runtime.launch`'s ``hosts`` and ``mpiexec_args``).
+
+    Returns:
+        ``(result, code, estimate)``: the :class:`gclib.runtime.RunResult`, the code run, and the Student-t mean of
+        its iteration times (seconds).
+    """
+    scheme, opts = _run_options(command)
+    code = schemes.build(scheme, **opts)
+    prob = problem("tandon-logistic", code.n_parts, samples=max(samples, code.n_parts), dim=dim)
+    run = launch(RunSpec(code, prob, TandonAGD(1.0 / prob.smoothness), model, iterations=iterations,
+                         time_scale=time_scale, seed=seed, timeout=60.0), **where)
+    return run, code, Estimate.of(np.array([x["time"] for x in run.records]))
+
+
 def machine(*, workers: int, tasks: int, iterations: int, model: ComputeModel, time_scale: float,
             run_iterations: int, samples: int = 2000, dim: int = 20, max_load: int | None = None,
             trials: int = 4000, seed: int = 0, bootstrap: int = 200, hosts=None, progress: bool = False) -> Machine:
     """Profile, fit, advise and run on this machine (see the module docstring)."""
-    from gclib import advise as _advise, fit as _fit, schemes
-    from gclib.stats import Estimate
-    from gclib.learning import TandonAGD
-    from gclib.runtime import RunSpec, launch
-    from gclib.studies.mpi_runs.experiments import problem
-    from gclib.runtime.measure import profile_spec
-
     spec = profile_spec(workers, tasks, iterations, samples=samples, dim=dim, model=model, time_scale=time_scale,
                         seed=seed)
     trace = launch(spec, hosts=hosts).task_durations()
@@ -188,13 +204,9 @@ def machine(*, workers: int, tasks: int, iterations: int, model: ComputeModel, t
     for role, r in chosen:
         if r is None:
             continue
-        scheme, kw = _run_options(r["command"])
-        code = schemes.build(scheme, **kw)
-        prob = problem("tandon-logistic", code.n_parts, samples=samples, dim=dim)
-        run = launch(RunSpec(code, prob, TandonAGD(1.0 / prob.smoothness), model, iterations=run_iterations,
-                             time_scale=time_scale, seed=seed + 1, timeout=60.0), hosts=hosts)
+        run, code, e = run_advised(r["command"], model, samples=samples, dim=dim, iterations=run_iterations,
+                                   time_scale=time_scale, seed=seed + 1, where={"hosts": hosts})
         t = np.array([x["time"] for x in run.records])
-        e = Estimate.of(t)
         rows.append({"role": role, "label": r["label"], "command": r["command"], "predicted": r["mean_time"],
                      "predicted_lo": r["mean_time"] - r["ci95_time"], "predicted_hi": r["mean_time"] + r["ci95_time"],
                      "mean_time": e.value, "lo": e.lo, "hi": e.hi, "iterations": int(t.size)})
@@ -263,8 +275,6 @@ def network_case(*, workers: int, tasks: int, iterations: int, model: ComputeMod
     cannot be made (not Linux, not root), on ``hosts`` as without ``rate``, and :attr:`NetworkCase.where` says
     why. Without ``rate``: this machine, or ``hosts`` (a hostfile, or an object with ``launch_options``).
     """
-    from gclib.runtime import localhosts
-
     why = "no link rate given" if rate is None else localhosts.why_not(rate)
     if why is None:
         slots = network_slots(workers, worker_hosts)
@@ -285,13 +295,6 @@ def network_case(*, workers: int, tasks: int, iterations: int, model: ComputeMod
 
 def _network_case(where_opts, where, workers, tasks, iterations, model, time_scale, run_iterations, dim, samples,
                   max_load, trials, seed, bootstrap) -> NetworkCase:
-    from gclib import advise as _advise, fit as _fit, network as _network, schemes
-    from gclib.learning import TandonAGD
-    from gclib.runtime import RunSpec, launch
-    from gclib.studies.mpi_runs.experiments import problem
-    from gclib.runtime.measure import host_names, profile_spec
-    from gclib.stats import Estimate
-
     dim = checks.integer("dim", dim, low=1)
     samples = 2 * workers * tasks if samples is None else samples
     spec = profile_spec(workers, tasks, iterations, samples=samples, dim=dim, model=model, time_scale=time_scale,
@@ -320,13 +323,9 @@ def _network_case(where_opts, where, workers, tasks, iterations, model, time_sca
     for label, roles in picks.items():
         command = (free.best if roles[0] == "free" else charged.best)["command"]
         (f, f_lo, f_hi), (c, c_lo, c_hi) = predicted(free, label), predicted(charged, label)
-        scheme, opts = _run_options(command)
-        code = schemes.build(scheme, **opts)
-        prob = problem("tandon-logistic", code.n_parts, samples=max(samples, code.n_parts), dim=dim)
-        run = launch(RunSpec(code, prob, TandonAGD(1.0 / prob.smoothness), model, iterations=run_iterations,
-                             time_scale=time_scale, seed=seed + 1, timeout=60.0), **where_opts)
+        run, code, e = run_advised(command, model, samples=samples, dim=dim, iterations=run_iterations,
+                                   time_scale=time_scale, seed=seed + 1, where=where_opts)
         t = np.array([x["time"] for x in run.records])
-        e = Estimate.of(t)
         sent = run.messages_sent / max(1, len(run.records))
         one = net.overhead + 8 * dim * float(np.mean(code.size)) / net.bandwidth  # the master's time per message
         rows.append({"role": "both" if len(roles) == 2 else roles[0], "label": label, "command": command,

@@ -4,8 +4,9 @@ and Multi-message Communication" (arXiv 1903.01974), judged from our exact count
 * ``E`` rows: Example 1, exact (rational arithmetic, every received set enumerated; :func:`gclib.codes.mmc.
   example1_facts`).
 * ``F`` rows: the claims of the text about Fig. 1, one row per claim and timing model (letters ``a``, ``b``, ...
-  follow the models in the order of the Fig. 1 table), from :func:`gclib.design.fig1_models` and the order sweep
-  :func:`gclib.design.order_sweep`.
+  follow the models in the order of the Fig. 1 table), from :func:`gclib.studies.gc_mmc.study.fig1_models` and the order
+  sweep
+  :func:`gclib.studies.gc_mmc.study.order_sweep`.
 * ``X`` rows: the paper's threshold for GC-MMC-2 against exact decoding (:func:`gclib.design.exact_rule_table`).
 
 Criteria, fixed before looking at the numbers: "as well as" = mean time at most :data:`AS_WELL_AS` times LCC's;
@@ -219,10 +220,10 @@ def judge(facts, fig1: pd.DataFrame, sweep: pd.DataFrame, exact_rule: pd.DataFra
 
     Args:
         facts: :func:`gclib.codes.mmc.example1_facts`.
-        fig1: :func:`gclib.design.fig1_models` (``model, label`` with labels ``GC, LCC, UC-MMC, GC-MMC-1,
+        fig1: :func:`gclib.studies.gc_mmc.study.fig1_models` (``model, label`` with labels ``GC, LCC, UC-MMC, GC-MMC-1,
             GC-MMC-2``; means and 95% half-widths of time, messages and cluster messages).
-        sweep: :func:`gclib.design.order_sweep` (``model, family, order``, means and half-widths of time, mean
-            messages), under the same model names.
+        sweep: :func:`gclib.studies.gc_mmc.study.order_sweep` (``model, family, order``, means and half-widths of time,
+            mean messages), under the same model names.
         exact_rule: :func:`gclib.design.exact_rule_table` for GC-MMC-2 under the paper's model (the first model of
             ``fig1``; rows under the other models test the paper's statements as our checks).
         K: workers. order: GC-MMC-1's order. trials, sweep_trials: Monte Carlo trials (for the settings).

@@ -19,7 +19,8 @@ def fig1(df: pd.DataFrame, title: str = "") -> plt.Figure:
     decodes), one bar per scheme with its 95% interval.
 
     Args:
-        df: :func:`gclib.design.fig1_models` (``model, label`` and the means and ``ci95_`` columns of the panels).
+        df: :func:`gclib.studies.gc_mmc.study.fig1_models` (``model, label`` and the means and ``ci95_`` columns of the
+            panels).
         title: the figure's title.
     """
     models = list(dict.fromkeys(df["model"]))
@@ -41,7 +42,8 @@ def order_sweep(sweep: pd.DataFrame, clusters: int = 4) -> plt.Figure:
     ``m=...``), with LCC as a dashed line; one panel per timing model.
 
     Args:
-        sweep: :func:`gclib.design.order_sweep` (``model, family, label, mean_time, ci95_time, mean_messages``).
+        sweep: :func:`gclib.studies.gc_mmc.study.order_sweep` (``model, family, label, mean_time, ci95_time,
+            mean_messages``).
         clusters: the cluster count of the sweep (for the legend).
     """
     models = list(dict.fromkeys(sweep["model"]))

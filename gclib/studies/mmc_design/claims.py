@@ -1,5 +1,5 @@
 """Claims of notebook 05 (choosing GC-MMC designs): the paper's trade-off claim and our own checks of the design
-search, judged from the design table of :func:`gclib.design.evaluate_models`.
+search, judged from the design table of :func:`gclib.studies.mmc_design.study.evaluate_models`.
 
 The GC-MMC paper (Ozfatura, Gunduz, Ulukus, arXiv 1903.01974) leaves the choice of orders, order vectors and
 clusters to future work; its one claim about the trade-off is that GC-MMC gives "a more flexible trade-off"
@@ -252,9 +252,10 @@ def judge(designs: pd.DataFrame, best: pd.DataFrame, exact_rule: pd.DataFrame, *
     """The claims table of notebook 05.
 
     Args:
-        designs: :func:`gclib.design.evaluate_models` (one row per design and model; ``model, family, label,
-            clusters``, means and 95% half-widths of time and both loads).
-        best: :func:`gclib.design.best_per_budget` (its ``model, load, budget`` say which budgets are judged).
+        designs: :func:`gclib.studies.mmc_design.study.evaluate_models` (one row per design and model; ``model, family,
+            label, clusters``, means and 95% half-widths of time and both loads).
+        best: :func:`gclib.studies.mmc_design.study.best_per_budget` (its ``model, load, budget`` say which budgets are
+            judged).
         exact_rule: :func:`gclib.design.exact_rule_table` under the first model of ``designs``.
         K, r: workers and load of the search. trials: Monte Carlo trials per design (for the setting).
         per_trial: ``evaluate_models(..., keep_trials=True)``'s per-trial results, for paired comparisons (without

@@ -36,7 +36,7 @@ def pareto(table: pd.DataFrame, title: str = "") -> plt.Figure:
     two load accountings; one legend below.
 
     Args:
-        table: :func:`gclib.design.evaluate_models` (``model, family, mean_time, mean_messages,
+        table: :func:`gclib.studies.mmc_design.study.evaluate_models` (``model, family, mean_time, mean_messages,
             mean_cluster_messages``).
         title: the figure's title.
     """
@@ -78,7 +78,8 @@ def budget(best: pd.DataFrame) -> plt.Figure:
     the best design, and the design named where the best one changes (slanted labels above the line).
 
     Args:
-        best: :func:`gclib.design.best_per_budget` (``model, load, budget, label, family, mean_time``).
+        best: :func:`gclib.studies.mmc_design.study.best_per_budget` (``model, load, budget, label, family,
+            mean_time``).
     """
     models = list(dict.fromkeys(best["model"]))
     loads = list(dict.fromkeys(best["load"]))

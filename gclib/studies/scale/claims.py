@@ -1,5 +1,5 @@
 """Claims of notebook 08: what the papers' conclusions look like as the number of workers ``K`` grows from tens
-to ten thousand, judged from :func:`gclib.scale.study`.
+to ten thousand, judged from :func:`gclib.studies.scale.study.study`.
 
 * ``C``: our check that the Monte Carlo agrees with the closed forms of the order statistics (shifted
   exponential: ``E[k-th of n] = alpha + (H_n - H_{n-k}) / mu`` per unit of load; Pareto: the Gamma-function form)
@@ -86,7 +86,8 @@ def _ks(t, model, setting, scheme):
 
 
 def judge(t: pd.DataFrame, *, load_fraction: float, load: int, cluster_size: int) -> pd.DataFrame:
-    """The claims table of notebook 08 from :func:`gclib.scale.study` (its columns) and the study's parameters
+    """The claims table of notebook 08 from :func:`gclib.studies.scale.study.study` (its columns) and the study's
+    parameters
     (for the ``setting`` column; GC-MMC's order is read from the table)."""
     rows = []
     orders = t[(t["setting"] == CLUSTER_SIZE) & (t["scheme"] == "GC-MMC")]["order"].dropna()

@@ -1,5 +1,6 @@
 """Figures of notebook 08 (gradient coding at scale): completion time, coding gain over uncoded and messages per
-worker against the number of workers ``K``, one panel per model and setting (:func:`gclib.scale.study`)."""
+worker against the number of workers ``K``, one panel per model and setting
+(:func:`gclib.studies.scale.study.study`)."""
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
@@ -35,7 +36,8 @@ def _grid(t: pd.DataFrame, ylabel: str, *, logy: bool):
 
 def _finish(fig, panels) -> plt.Figure:
     """One legend for the figure (every label once) below the panels, and a note naming the curves that stop
-    before a panel's largest ``K`` (points the study did not simulate: :func:`gclib.scale.plan` says why)."""
+    before a panel's largest ``K`` (points the study did not simulate: :func:`gclib.studies.scale.study.plan` says
+    why)."""
     seen, stops = {}, {}
     for ax, g in panels:
         for h, lab in zip(*ax.get_legend_handles_labels()):
