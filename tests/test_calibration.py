@@ -57,3 +57,31 @@ def test_run_options_of_an_advice_command():
         "gc-mmc-uncorrelated", {"workers": 8, "load": 3, "orders": "1,3"})
     with pytest.raises(ValueError, match="pairs"):
         cal._run_options("--scheme crc --exact")
+
+
+def test_the_network_case_runs_on_this_machine_when_no_throttled_hosts_can_be_made(monkeypatch):
+    from gclib.runtime import localhosts
+
+    calls = []
+    monkeypatch.setattr(cal, "_network_case", lambda opts, where, *rest: calls.append((opts, where)) or "case")
+    monkeypatch.setattr(localhosts, "why_not", lambda rate=None: None)
+
+    def refused(self):
+        raise localhosts.HostsUnavailable("cannot make local hosts: ip netns add: Operation not permitted")
+
+    monkeypatch.setattr(localhosts.LocalHosts, "__enter__", refused)
+    kw = dict(workers=4, tasks=1, iterations=2, model=ShiftedExponential(10, 0.01), time_scale=0.02,
+              run_iterations=2, dim=8)
+    assert cal.network_case(rate="100mbit", **kw) == "case"
+    (opts, where), = calls
+    assert opts == {"hosts": None}
+    assert where == ("this machine (no throttled local hosts: cannot make local hosts: ip netns add: Operation not "
+                     "permitted)")
+    calls.clear()
+    monkeypatch.setattr(localhosts, "why_not", lambda rate=None: "network namespaces need root")
+    cal.network_case(rate="100mbit", hosts="hosts.txt", **kw)
+    assert calls == [({"hosts": "hosts.txt"}, "the hostfile's hosts (no throttled local hosts: network namespaces "
+                                              "need root)")]
+    calls.clear()
+    cal.network_case(**kw)
+    assert calls == [({"hosts": None}, "this machine")]

@@ -12,7 +12,8 @@ so that every byte between two hosts passes through their veths.
 interface. This is the kernel's queue, not a model: what ``gclib profile`` measures through it is measured.
 
 Needs Linux, root, ``ip`` (iproute2), ``tc`` for ``rate``, ``unshare``, ``mount`` and ``hostname``
-(:func:`why_not` says what is missing). Everything made is removed on exit, whatever happened.
+(:func:`why_not` says what is missing; :class:`HostsUnavailable` is raised when they cannot be made, for that or
+because the kernel refuses). Everything made is removed on exit, whatever happened.
 """
 from __future__ import annotations
 
@@ -44,6 +45,11 @@ exec ip netns exec "$ns" unshare --mount --uts --propagation private sh -c '
   {private}mount -t tmpfs -o size=256m tmpfs /dev/shm && hostname "$0" || exit 96
   {check}exec sh -c "$*"' "$host" "$@"
 """
+
+
+class HostsUnavailable(RuntimeError):
+    """The local hosts cannot be made here (not Linux, not root, a program missing, or the kernel refused a
+    namespace, a link or the rate limit); the message says which."""
 
 
 def why_not(rate=None) -> str | None:
@@ -121,11 +127,13 @@ class LocalHosts:
     def __enter__(self) -> "LocalHosts":
         why = why_not(self.rate)
         if why:
-            raise RuntimeError(f"cannot make local hosts: {why}")
+            raise HostsUnavailable(f"cannot make local hosts: {why}")
         try:
             self._make()
-        except BaseException:
+        except BaseException as e:
             self.close()
+            if isinstance(e, (RuntimeError, OSError, subprocess.SubprocessError)):
+                raise HostsUnavailable(f"cannot make local hosts: {e}") from e
             raise
         return self
 

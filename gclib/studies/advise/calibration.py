@@ -279,12 +279,20 @@ def network_case(*, workers: int, tasks: int, iterations: int, model: ComputeMod
     if why is None:
         slots = network_slots(workers, worker_hosts)
         bits = localhosts.rate_bits(rate)
-        with localhosts.LocalHosts(slots, rate=bits) as local:
+        local = localhosts.LocalHosts(slots, rate=bits)
+        try:
+            local.__enter__()
+        except localhosts.HostsUnavailable as e:
+            why = str(e)
+        else:
             where = (f"the master alone on one host, the {workers} workers on {worker_hosts} more (network "
                      f"namespaces of this machine, TCP), the link into the master's host limited to "
                      f"{bits / 1e6:g} Mbit/s")
-            return _network_case(local.launch_options, where, workers, tasks, iterations, model, time_scale,
-                                 run_iterations, dim, samples, max_load, trials, seed, bootstrap)
+            try:
+                return _network_case(local.launch_options, where, workers, tasks, iterations, model, time_scale,
+                                     run_iterations, dim, samples, max_load, trials, seed, bootstrap)
+            finally:
+                local.close()
     where = "this machine" if hosts is None else "the hostfile's hosts"
     if rate is not None:
         where += f" (no throttled local hosts: {why})"
