@@ -189,15 +189,6 @@ class LocalHosts:
         """``hosts=`` and ``mpiexec_args=`` for :func:`gclib.runtime.launch`."""
         return {"hosts": str(self.hostfile), "mpiexec_args": self.mpiexec_args}
 
-    def host_of_rank(self) -> dict:
-        """The host of each MPI rank, in the hostfile's order (MPICH fills each host's slots in turn)."""
-        out, r = {}, 0
-        for h, n in zip(self.names, self.slots):
-            for _ in range(n):
-                out[r] = h
-                r += 1
-        return out
-
     def bytes_sent(self, host: str) -> int:
         """Bytes ``host`` has sent through its link so far (its veth's counter)."""
         ns = self.namespaces[host]

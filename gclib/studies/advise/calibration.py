@@ -206,10 +206,9 @@ def machine(*, workers: int, tasks: int, iterations: int, model: ComputeModel, t
             continue
         run, code, e = run_advised(r["command"], model, samples=samples, dim=dim, iterations=run_iterations,
                                    time_scale=time_scale, seed=seed + 1, where={"hosts": hosts})
-        t = np.array([x["time"] for x in run.records])
         rows.append({"role": role, "label": r["label"], "command": r["command"], "predicted": r["mean_time"],
                      "predicted_lo": r["mean_time"] - r["ci95_time"], "predicted_hi": r["mean_time"] + r["ci95_time"],
-                     "mean_time": e.value, "lo": e.lo, "hi": e.hi, "iterations": int(t.size)})
+                     "mean_time": e.value, "lo": e.lo, "hi": e.hi, "iterations": len(run.records)})
         logs += [{"role": role, "label": r["label"], "iteration": x["iteration"], "time": x["time"],
                   "predicted": x["predicted"]} for x in run.records]
     return Machine(trace, report, advice, fit_check, pd.DataFrame(rows), pd.DataFrame(logs))
@@ -333,12 +332,11 @@ def _network_case(where_opts, where, workers, tasks, iterations, model, time_sca
         (f, f_lo, f_hi), (c, c_lo, c_hi) = predicted(free, label), predicted(charged, label)
         run, code, e = run_advised(command, model, samples=samples, dim=dim, iterations=run_iterations,
                                    time_scale=time_scale, seed=seed + 1, where=where_opts)
-        t = np.array([x["time"] for x in run.records])
         sent = run.messages_sent / max(1, len(run.records))
         one = net.overhead + 8 * dim * float(np.mean(code.size)) / net.bandwidth  # the master's time per message
         rows.append({"role": "both" if len(roles) == 2 else roles[0], "label": label, "command": command,
                      "free": f, "free_lo": f_lo, "free_hi": f_hi, "charged": c, "charged_lo": c_lo,
-                     "charged_hi": c_hi, "mean_time": e.value, "lo": e.lo, "hi": e.hi, "iterations": int(t.size),
+                     "charged_hi": c_hi, "mean_time": e.value, "lo": e.lo, "hi": e.hi, "iterations": len(run.records),
                      "messages": float(np.mean([x["messages"] for x in run.records])), "sent": sent,
                      "link": sent * one})
         logs += [{"label": label, "iteration": x["iteration"], "time": x["time"], "predicted": x["predicted"]}
