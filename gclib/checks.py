@@ -4,7 +4,8 @@ Every public constructor and entry point checks its arguments with these helpers
 anything, and the command line builds its option types from the same helpers (:func:`option`), so that a check is
 written once and the two say the same thing:
 
-* :func:`integer`, :func:`real`, :func:`choice`, :func:`int_list`, :func:`generator`, :func:`finite_array`: a
+* :func:`integer`, :func:`real`, :func:`choice`, :func:`text`, :func:`items`, :func:`int_list`, :func:`generator`,
+  :func:`finite_array`: a
   value of the right type and range, or a :class:`ValueError` naming the argument, the value and what is allowed
   (a value of the wrong type raises :class:`ParameterTypeError`, a ``TypeError`` that is also a ``ValueError``);
 * :func:`seconds`: a positive, finite number of seconds (timeouts, delays);
@@ -30,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["ParameterTypeError", "integer", "real", "seconds", "choice", "int_list", "generator", "finite_array",
+__all__ = ["ParameterTypeError", "integer", "real", "seconds", "choice", "text", "items", "int_list", "generator", "finite_array",
            "path_text", "input_path", "output_dir", "output_file", "available_memory", "memory_budget", "need_memory",
            "format_bytes", "option", "option_check", "MEMORY_ENV", "MEMORY_FRACTION", "MemoryBudgetError"]
 
@@ -144,6 +145,43 @@ def choice(name: str, value, choices):
     if not ok:
         raise ValueError(f"{must_be(name)} one of {', '.join(repr(c) for c in choices)}, got {value!r}")
     return value
+
+
+def text(name: str, value, *, choices=None) -> str:
+    """``value`` when it is a non-empty string (and one of ``choices`` when they are given).
+
+    Raises:
+        ParameterTypeError: not a string. ValueError: empty, or not one of ``choices``.
+    """
+    if not isinstance(value, str):
+        raise _fail(name, value, "a string", cls=ParameterTypeError)
+    if not value:
+        raise _fail(name, value, "a non-empty string")
+    return value if choices is None else choice(name, value, choices)
+
+
+def items(name: str, value, check, *, min_len: int = 1, max_len: int | None = None, distinct: bool = False,
+          **kw) -> tuple:
+    """A list or tuple of ``min_len`` to ``max_len`` items, each passing ``check(f"{name}[i]", item, **kw)``
+    (:func:`integer`, :func:`real`, :func:`choice`, ...); ``distinct`` refuses an item given twice. A string is
+    not a list here (:func:`int_list` reads comma lists).
+
+    Raises:
+        ParameterTypeError: not a list or tuple. ValueError: too short or too long, a repeated item, or the first
+        bad item's error (naming it ``name[i]``).
+    """
+    if not isinstance(value, (list, tuple)):
+        raise _fail(name, value, "a list", cls=ParameterTypeError)
+    if len(value) < min_len or (max_len is not None and len(value) > max_len):
+        size = f"at least {min_len}" if max_len is None else (
+            f"exactly {min_len}" if max_len == min_len else f"{min_len} to {max_len}")
+        raise _fail(name, value, f"a list of {size} item{'' if (max_len or min_len) == 1 else 's'}")
+    out = tuple(check(f"{name}[{i}]", v, **kw) for i, v in enumerate(value))
+    if distinct:
+        for i, v in enumerate(out):
+            if v in out[:i]:
+                raise _fail(name, value, "a list of distinct items", f" ({v!r} is given twice)")
+    return out
 
 
 def int_list(name: str, value, *, low=None, high=None, min_len: int = 1, distinct: bool = False,

@@ -12,9 +12,13 @@ seed = 3
 n = 40
 scale = 2.5'''
 
-VALIDATE = '''from gclib.studies.params import validate
-validate(globals(), profile=dict(choices=["full", "quick"]), figures_dir=dict(type=str),
-         seed=dict(type=int, low=0), n=dict(type=int, low=2, high=10_000), scale=dict(type=float, above=0))'''
+VALIDATE = '''from gclib.studies.params import Parameters
+p = Parameters(globals())
+p.choice("profile", ["full", "quick"])
+p.text("figures_dir")
+p.integer("seed", low=0)
+p.integer("n", low=2, high=10_000)
+p.real("scale", above=0)'''
 
 BODY = '''import numpy as np
 import pandas as pd

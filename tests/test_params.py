@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+import math
 import re
 import subprocess
 import sys
@@ -13,109 +14,81 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from gclib import reproduce as rp
-from gclib.studies.params import check, validate
+from gclib.studies.params import Parameters
 
 from notebook_fixtures import good_notebook, validation_cell
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-# ------------------------------------------------------------------------------------------------- check()
-@pytest.mark.parametrize("value, spec", [
-    (5, dict(type=int, low=1)),
-    (np.int64(5), dict(type=int, low=1, high=5)),
-    (0.5, dict(type=float, above=0, below=1)),
-    (2, dict(type=float, low=2)),  # an int is a number
-    ("quick", dict(choices=["full", "quick"])),
-    ([6, 8, 10], dict(type=list, min_len=1, items=dict(type=int, low=2))),
-    ((1, 2), dict(type=list, max_len=2)),
-    (None, dict(type=int, none=True)),
-    ("../figures", dict(type=str)),
-    (True, dict(type=bool)),
-    (3, dict(type=(int, str))),
+# ------------------------------------------------------------------------------------------ Parameters
+@pytest.mark.parametrize("method, value, kw", [
+    ("integer", 5, dict(low=1)),
+    ("integer", np.int64(5), dict(low=1, high=5)),
+    ("real", 0.5, dict(above=0, below=1)),
+    ("real", 2, dict(low=2)),  # an int is a number
+    ("choice", "quick", dict(choices=["full", "quick"])),
+    ("text", "../figures", {}),
+    ("integers", [6, 8, 10], dict(low=2)),
+    ("integers", (1, 2), dict(max_len=2)),
+    ("reals", [0.5, 2], dict(above=0)),
+    ("choices", ["exp"], dict(choices=["exp", "pareto"])),
 ])
-def test_check_accepts_allowed_values_and_returns_them(value, spec):
-    assert check("p", value, **spec) is value
+def test_parameters_accept_allowed_values(method, value, kw):
+    got = getattr(Parameters({"p": value}), method)("p", **kw)
+    assert got == (tuple(value) if isinstance(value, list) else value)
 
 
-@pytest.mark.parametrize("value, spec, message", [
-    (0, dict(type=int, low=1), "parameter trials must be an integer >= 1, got 0 (int)"),
-    (1e5, dict(type=int, low=1), "parameter trials must be an integer >= 1, got 100000.0 (float)"),
-    (True, dict(type=int), "parameter trials must be an integer, got True (bool)"),
-    ("10", dict(type=int), "parameter trials must be an integer, got '10' (str)"),
-    (0.0, dict(type=float, above=0), "parameter trials must be a number > 0, got 0.0 (float)"),
-    (float("nan"), dict(type=float, low=0), "parameter trials must be a number >= 0, got nan (float)"),
-    (float("nan"), dict(low=0), "parameter trials must be a value >= 0, got nan (float)"),
-    (7, dict(type=int, low=1, high=5), "parameter trials must be an integer >= 1 and <= 5, got 7 (int)"),
-    (1.0, dict(type=float, below=1), "parameter trials must be a number < 1, got 1.0 (float)"),
-    ("fast", dict(choices=["full", "quick"]), "parameter trials must be one of 'full', 'quick', got 'fast' (str)"),
-    ([], dict(type=list, min_len=1), "parameter trials must be a list of length at least 1, got [] (list)"),
-    (None, dict(type=int), "parameter trials must be an integer, got None (NoneType)"),
-    (5, dict(type=list), "parameter trials must be a list, got 5 (int)"),
+@pytest.mark.parametrize("method, value, kw, message", [
+    ("integer", 0, dict(low=1), "parameter trials must be a positive integer, got 0"),
+    ("integer", 1e5, dict(low=1), "parameter trials must be a positive integer, got 100000.0"),
+    ("integer", True, {}, "parameter trials must be an integer, got True"),
+    ("integer", "10", {}, "parameter trials must be an integer, got '10'"),
+    ("integer", None, {}, "parameter trials must be an integer, got None"),
+    ("integer", 7, dict(low=1, high=5), "parameter trials must be an integer in [1, 5], got 7"),
+    ("real", 0.0, dict(above=0), "parameter trials must be a positive finite number, got 0.0"),
+    ("real", float("nan"), dict(low=0), "parameter trials must be a non-negative finite number, got nan"),
+    ("real", 1.0, dict(below=1), "parameter trials must be a finite number < 1, got 1.0"),
+    ("choice", "fast", dict(choices=["full", "quick"]), "parameter trials must be one of 'full', 'quick', got 'fast'"),
+    ("choice", {"a": 1}, dict(choices=(1, 2)), "parameter trials must be one of 1, 2, got {'a': 1}"),
+    ("text", 5, {}, "parameter trials must be a string, got 5"),
+    ("text", "", {}, "parameter trials must be a non-empty string, got ''"),
+    ("integers", [], {}, "parameter trials must be a list of at least 1 item, got []"),
+    ("integers", 5, {}, "parameter trials must be a list, got 5"),
+    ("integers", "6,8", {}, "parameter trials must be a list, got '6,8'"),
+    ("integers", [6, 8, 1], dict(low=2), "parameter trials[2] must be an integer >= 2, got 1"),
+    ("integers", [6, 8, 6], dict(distinct=True), "parameter trials must be a list of distinct items (6 is given twice), "
+                                                 "got [6, 8, 6]"),
+    ("choices", ("x",), dict(choices=["exp"]), "parameter trials[0] must be one of 'exp', got 'x'"),
 ])
-def test_check_message_names_parameter_value_and_what_is_allowed(value, spec, message):
+def test_parameters_name_the_parameter_the_value_and_what_is_allowed(method, value, kw, message):
     with pytest.raises(ValueError) as e:
-        check("trials", value, **spec)
-    assert str(e.value) == message and type(e.value) is ValueError
+        getattr(Parameters({"trials": value}), method)("trials", **kw)
+    assert str(e.value) == message
 
 
-def test_check_names_the_bad_list_element():
-    with pytest.raises(ValueError, match=r"parameter cond_n\[2\] must be an integer >= 2, got 1 \(int\)"):
-        check("cond_n", [6, 8, 1], type=list, items=dict(type=int, low=2))
-
-
-def test_positional_kind_low_open_and_elementwise_list_bounds():
-    assert check("mu", 0.5, float, low=0, low_open=True) == 0.5
-    with pytest.raises(ValueError, match=r"parameter mu must be a number > 0, got 0.0 \(float\)"):
-        check("mu", 0.0, float, low=0, low_open=True)
-    assert check("cond_n", [6, 8], list, low=2) == [6, 8]
-    with pytest.raises(ValueError, match=r"parameter cond_n\[1\] must be a value >= 2, got 1 \(int\)"):
-        check("cond_n", [6, 1], list, low=2)
-    with pytest.raises(ValueError, match=r"parameter models\[0\] must be one of 'exp', got 'x'"):
-        check("models", ("x",), list, choices=["exp"])
-    with pytest.raises(ValueError, match=r"parameter n must be an integer >= 0, got 2.0 \(float\)"):
-        check("n", 2.0, int, low=0)
-    with pytest.raises(TypeError, match="give the type once"):
-        check("n", 2, int, type=float)
-
-
-def test_unhashable_value_against_choices_is_refused_not_crashed():
-    with pytest.raises(ValueError, match="parameter p must be one of 1, 2"):
-        check("p", {"a": 1}, choices=(1, 2))
+def test_parameters_refuse_an_undefined_name():
+    with pytest.raises(ValueError, match="parameter seed is not defined"):
+        Parameters({}).integer("seed", low=0)
 
 
 @given(st.integers(-1000, 1000), st.integers(-1000, 1000), st.integers(-1000, 1000))
 def test_integer_range_agrees_with_comparison(v, lo, hi):
     ok = lo <= v <= hi
     try:
-        check("x", v, type=int, low=lo, high=hi)
+        Parameters({"x": v}).integer("x", low=lo, high=hi)
         assert ok
     except ValueError as e:
         assert not ok and "parameter x" in str(e) and repr(v) in str(e)
 
 
 @given(st.floats(allow_nan=True, allow_infinity=True), st.floats(-10, 10))
-def test_float_bounds_never_let_nan_through(v, lo):
+def test_real_bounds_never_let_nan_or_infinity_through(v, lo):
     try:
-        check("x", v, type=float, above=lo)
-        assert v > lo
+        Parameters({"x": v}).real("x", above=lo)
+        assert math.isfinite(v) and v > lo
     except ValueError:
-        assert not v > lo
-
-
-# ----------------------------------------------------------------------------------------------- validate()
-def test_validate_checks_in_order_and_names_the_first_bad_parameter():
-    ns = {"trials": 10, "mu": -1.0, "profile": "nope"}
-    with pytest.raises(ValueError, match="parameter mu must be a number > 0, got -1.0"):
-        validate(ns, trials=dict(type=int, low=1), mu=dict(type=float, above=0), profile=dict(choices=["full"]))
-    validate(ns, trials=dict(type=int, low=1))  # the good ones pass
-
-
-def test_validate_refuses_an_undefined_parameter_and_a_malformed_spec():
-    with pytest.raises(ValueError, match="parameter seed is not defined"):
-        validate({}, seed=dict(type=int))
-    with pytest.raises(TypeError, match="spec of seed"):
-        validate({"seed": 1}, seed=int)
+        assert not (math.isfinite(v) and v > lo)
 
 
 # ------------------------------------------------------------------------------------- through papermill
@@ -137,7 +110,7 @@ def test_papermill_cli_bad_value_fails_at_once_naming_the_parameter(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "papermill", str(nb), str(out), "-p", "n", "1e5", "-k", "python3",
                            "--cwd", str(tmp_path)], capture_output=True, text=True, timeout=240)
     assert proc.returncode != 0
-    assert "parameter n must be an integer >= 2 and <= 10000, got 100000.0 (float)" in proc.stderr
+    assert "parameter n must be an integer in [2, 10000], got 100000.0" in proc.stderr
     import nbformat
 
     done = nbformat.read(out, as_version=4)
