@@ -320,8 +320,8 @@ sys.meta_path.insert(0, WaitAt())
     "import re, sys\nfrom gclib.cli import main\nsys.exit(main())\n",  # what the console script `gclib` runs
     "import runpy\nrunpy.run_module('gclib', run_name='__main__', alter_sys=True)\n",  # python -m gclib
 ])
-# NumPy, and the first module of the command line's own (importing gclib.cli loads nothing but os and sys)
-@pytest.mark.parametrize("module", ["numpy", "gclib.cli.options"])
+# the command line's own modules, which main imports (importing gclib loads the core: NumPy and the codes)
+@pytest.mark.parametrize("module", ["gclib.cli.registries", "gclib.cli.options"])
 def test_ctrl_c_while_gclib_starts_is_one_line_and_exit_130(entry, module):
     env = dict(os.environ, PYTHONPATH=ROOT)
     p = subprocess.Popen([sys.executable, "-c", _WAIT_FOR.replace("MODULE", module) + entry, "list"],
@@ -331,17 +331,17 @@ def test_ctrl_c_while_gclib_starts_is_one_line_and_exit_130(entry, module):
     assert p.returncode == 130 and err == "gclib: interrupted\n" and out == "", err
 
 
-def test_the_command_line_module_and_the_package_import_without_numpy():
-    # what makes the early Ctrl-C main's: nothing heavy is imported before main runs
+def test_the_package_imports_the_core_and_no_heavy_package():
+    # import gclib is eager but cheap: the codes, the simulator and the models, with NumPy and nothing heavier
     code = ("import sys, gclib, gclib.cli\n"
-            "print(sorted(m for m in ('numpy', 'scipy', 'argparse', 'gclib.codes', 'gclib.checks', 'gclib.cli.options')"
-            " if m in sys.modules))")
+            "print(sorted(m for m in ('scipy', 'pandas', 'sympy', 'matplotlib', 'mpi4py', 'gclib.runtime', "
+            "'gclib.cli.options') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT,
                          env=dict(os.environ, PYTHONPATH=ROOT))
-    assert out.returncode == 0 and out.stdout.strip() == "[]", out.stderr
+    assert out.returncode == 0 and out.stdout.strip() == "[]", out.stderr + out.stdout
 
 
-def test_the_package_api_is_imported_on_first_use():
+def test_the_package_api_is_imported_with_the_package():
     code = ("import sys, gclib\n"
             "import gclib.simulate\n"  # the submodule: gclib.simulate stays the function
             "from gclib import *\n"

@@ -116,7 +116,7 @@ def test_a_missing_optional_package_names_its_extra(monkeypatch, capsys, module,
         raise ModuleNotFoundError(f"No module named '{module}'", name=module)
 
     parser = cli.build_parser()
-    monkeypatch.setattr(cli, "build_parser", lambda: parser)
+    monkeypatch.setattr(cli, "build_parser", lambda only=None: parser)
     monkeypatch.setattr(parser, "parse_args", lambda argv=None: type("A", (), {"fn": staticmethod(missing)})())
     assert cli.main(["list"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
@@ -130,7 +130,7 @@ def test_a_missing_module_that_is_no_extra_is_a_bug_and_raises(monkeypatch):
         raise ModuleNotFoundError("No module named 'gclib.nothing'", name="gclib.nothing")
 
     parser = cli.build_parser()
-    monkeypatch.setattr(cli, "build_parser", lambda: parser)
+    monkeypatch.setattr(cli, "build_parser", lambda only=None: parser)
     monkeypatch.setattr(parser, "parse_args", lambda argv=None: type("A", (), {"fn": staticmethod(missing)})())
     with pytest.raises(ModuleNotFoundError):
         cli.main(["list"])

@@ -9,13 +9,15 @@ Exit codes: 0 done; 1 failed (a verification, a training that did not converge, 
 argument, one line ``gclib: error: ...`` on stderr naming the option (the option types come from
 :mod:`gclib.checks`, the checks the library runs too); 130 interrupted (Ctrl-C), one line.
 
-Importing this package costs nearly nothing (``os`` and ``sys``): the command modules, the standard library
-modules they use, and NumPy and SciPy with them, are imported inside :func:`main`, so that a Ctrl-C in the first
-second of ``gclib`` (while they load) is already :func:`main`'s to report in one line. Only a Ctrl-C in the
-interpreter's own first milliseconds, before the console script runs a line of gclib, is Python's.
+Start-up: ``import gclib`` loads the core (NumPy, the codes, the simulator, the models); this package adds
+``importlib``, ``os`` and ``sys``. :func:`main` imports the command modules, and builds the options of the command
+its arguments name only (:func:`build_parser`), so that ``gclib --help`` and a bad option start without SciPy,
+pandas, SymPy or MPI (``python -m benchmarks.bench_startup`` measures them), and a Ctrl-C while the command loads
+is already :func:`main`'s to report in one line.
 """
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 
@@ -25,13 +27,18 @@ EXIT_FAIL, EXIT_USAGE, EXIT_INTERRUPTED = 1, 2, 130
 COMMANDS = ("registries", "simulate", "verify", "reproduce", "train", "gallery", "run", "profile", "advise", "trace")
 
 
-def build_parser():
-    """The parser of every command (a :class:`gclib.cli.options.Parser`)."""
-    import importlib
+def build_parser(only: str | None = None):
+    """The parser of every command (a :class:`gclib.cli.options.Parser`).
 
+    With ``only`` (a command's name, or ``""`` for none), only that command's options are built and every other
+    command is listed by its line of help (its module's ``NAME`` and ``HELP``): building a command's options imports
+    what they list (the schemes, the compute-time models, the trace formats, ...), so that ``gclib --help``, and
+    a bad option of one command, start without the packages the other commands need. :func:`main` passes the
+    command its arguments name.
+    """
     from gclib import __version__
-    from gclib.cli.options import Parser
     from gclib.cli import registries
+    from gclib.cli.options import Parser
 
     p = Parser(prog="gclib", description="Gradient coding: build, verify, simulate and run codes.",
                epilog=f"{registries.registry_text()}\n\nscheme parameters:\n{registries.params_text()}\n\n"
@@ -40,8 +47,20 @@ def build_parser():
     p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = p.add_subparsers(dest="cmd", required=True, parser_class=Parser)
     for name in COMMANDS:
-        importlib.import_module(f"{__name__}.{name}").add_parser(sub)
+        module = importlib.import_module(f"{__name__}.{name}")
+        if only is None or only == module.NAME:
+            module.add_parser(sub)
+        else:
+            sub.add_parser(module.NAME, help=module.HELP)
     return p
+
+
+def named_command(argv) -> str:
+    """The command ``argv`` names (its first argument that is not an option, when it is a command's name), or
+    ``""``: the top-level options (``--help``, ``--version``) take no value, so the command comes first."""
+    names = {importlib.import_module(f"{__name__}.{name}").NAME for name in COMMANDS}
+    first = next((a for a in argv if not a.startswith("-")), "")
+    return first if first in names else ""
 
 
 #: The optional packages gclib imports only when a command needs them, and the extra of pyproject.toml that
@@ -63,7 +82,8 @@ def main(argv=None) -> int:
     missing optional package (one line on stderr naming the extra to install), 130 interrupted (Ctrl-C, one
     line)."""
     try:
-        a = build_parser().parse_args(argv)
+        argv = sys.argv[1:] if argv is None else list(argv)
+        a = build_parser(named_command(argv)).parse_args(argv)
         return a.fn(a)
     except ValueError as e:  # bad arguments, of the library's checks too (ParameterTypeError is one)
         error(e)

@@ -8,10 +8,15 @@ from __future__ import annotations
 MAX_WORKERS = 10_000
 
 
+#: The command, and its line in ``gclib --help``.
+NAME = "advise"
+HELP = "fit straggler models to a timing trace and rank the codes to run on it"
+
+
 def add_parser(sub):
     from gclib import checks
 
-    p = sub.add_parser("advise", help="fit straggler models to a timing trace and rank the codes to run on it",
+    p = sub.add_parser(NAME, help=HELP,
                        description="Read a timing trace (CSV: iteration, worker, task, seconds; other shapes: gclib "
                                    "trace convert), fit the compute-time models to it, together with the trace "
                                    "replayed by rows, by whole iterations (every worker kept) and as worker and "

@@ -2,10 +2,15 @@
 from __future__ import annotations
 
 
+#: The command, and its line in ``gclib --help``.
+NAME = "gallery"
+HELP = "print the figure gallery of the README (Markdown)"
+
+
 def add_parser(sub):
     from gclib import checks
 
-    p = sub.add_parser("gallery", help="print the figure gallery of the README (Markdown)")
+    p = sub.add_parser(NAME, help=HELP)
     p.add_argument("--figures-dir", type=checks.option(checks.input_path, must_exist=True), default="figures",
                    help="figure folder the links point into (it must hold every figure of the gallery)")
     p.set_defaults(fn=run)

@@ -11,11 +11,16 @@ import sys
 from gclib.cli import options, registries
 
 
+#: The command, and its line in ``gclib --help``.
+NAME = "profile"
+HELP = "measure per-task times on your hosts and write a timing trace (CSV)"
+
+
 def add_parser(sub):
     from gclib.runtime.measure import PROFILE_DIM, PROFILE_SAMPLES
 
     p = sub.add_parser(
-        "profile", help="measure per-task times on your hosts and write a timing trace (CSV)",
+        NAME, help=HELP,
         description="Run uncoded iterations over MPI (one master and --workers workers, mpiexec -n workers+1) in "
                     "which every worker computes --tasks disjoint partial gradients (workers x tasks data parts) "
                     "and sends each one as soon as it is done; the master waits for all of them. The duration of "

@@ -14,8 +14,13 @@ SCHEMES_HEADING = "schemes (--scheme NAME)"
 MODELS_HEADING = "compute-time models (--model NAME)"
 
 
+#: The command, and its line in ``gclib --help``.
+NAME = "list"
+HELP = "list the schemes and the paper each comes from, and the compute-time models"
+
+
 def add_parser(sub):
-    p = sub.add_parser("list", help="list the schemes and the paper each comes from, and the compute-time models")
+    p = sub.add_parser(NAME, help=HELP)
     p.add_argument("--json", action="store_true", help="print the registries as JSON")
     p.set_defaults(fn=run)
 

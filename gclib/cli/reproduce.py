@@ -2,10 +2,15 @@
 from __future__ import annotations
 
 
+#: The command, and its line in ``gclib --help``.
+NAME = "reproduce"
+HELP = "run every notebook through papermill and write figures/"
+
+
 def add_parser(sub):
     from gclib import checks
 
-    p = sub.add_parser("reproduce", help="run every notebook through papermill and write figures/",
+    p = sub.add_parser(NAME, help=HELP,
                        epilog=_notebooks_text() or None)
     p.add_argument("--profile", default="full", help="parameter profile (full or quick)")
     p.add_argument("--only", nargs="+", default=None, metavar="NAME", help="notebook names (stems) to run")

@@ -20,8 +20,13 @@ EXECUTION_OPTIONS = ("json", "job_timeout", "startup_timeout", "hosts", "launche
                      "run_dir", "state", "measure")
 
 
+#: The command, and its line in ``gclib --help``.
+NAME = "run"
+HELP = "a real distributed run over MPI (resumable with --resume STATE)"
+
+
 def add_parser(sub):
-    p = sub.add_parser("run", help="a real distributed run over MPI (resumable with --resume STATE)",
+    p = sub.add_parser(NAME, help=HELP,
                        description="Train over MPI: one master and --workers workers (mpiexec -n workers+1), "
                                    "injected stragglers, each iteration checked against the simulator's time for "
                                    "the same delays. A stopped run continues with --resume STATE.",

@@ -7,10 +7,15 @@ import math
 from gclib.cli import options, registries
 
 
+#: The command, and its line in ``gclib --help``.
+NAME = "simulate"
+HELP = "Monte Carlo of completion time, communication and computation"
+
+
 def add_parser(sub):
     from gclib import checks
 
-    p = sub.add_parser("simulate", help="Monte Carlo of completion time, communication and computation",
+    p = sub.add_parser(NAME, help=HELP,
                        epilog=registries.epilog())
     options.add_scheme_args(p)
     options.add_model_args(p)

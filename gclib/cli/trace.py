@@ -21,14 +21,18 @@ FIGURE_OPTIONS = ("executed", "figures_dir")
 CONVERT_OPTIONS = ("out", "format", "columns", "stages")
 
 
+#: The command, and its line in ``gclib --help``.
+NAME = "trace"
+HELP = "which recorded run made a figure file; `trace convert`: a timing trace from another shape"
+
+
 def add_parser(sub):
     from gclib import checks
     from gclib.reproduce import EXECUTED
     from gclib.timings import FORMATS, STAGE_RULES
 
     p = sub.add_parser("trace", usage=USAGE,
-                       help="which recorded run made a figure file; `trace convert`: a timing trace from another "
-                            "shape",
+                       help=HELP,
                        description="Two forms, told apart by the first word after `trace`:\n"
                                    "  gclib trace FIGURE           which recorded run made a figure file (matched by "
                                    "content hash; exit 1: none)\n"

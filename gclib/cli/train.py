@@ -39,12 +39,17 @@ def problem_for(name: str, workers: int, seed=0):
     raise ValueError(f"problem must be one of {list(problem_names())}, got {name!r}")
 
 
+#: The command, and its line in ``gclib --help``.
+NAME = "train"
+HELP = "one training run (GD, LAG, LAGC, G-LAG, coded) on the simulated clock"
+
+
 def add_parser(sub):
     from gclib import checks
     from gclib.learning.optim import SCHEME_NAMES, code_names
     from gclib.schemes import PARAMS
 
-    p = sub.add_parser("train", help="one training run (GD, LAG, LAGC, G-LAG, coded) on the simulated clock",
+    p = sub.add_parser(NAME, help=HELP,
                        description="Train on the simulated clock until the loss gap reaches --target; print the "
                                    "totals.",
                        epilog=registries.epilog(schemes=False))

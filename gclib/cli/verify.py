@@ -4,10 +4,15 @@ from __future__ import annotations
 from gclib.cli import options, registries
 
 
+#: The command, and its line in ``gclib --help``.
+NAME = "verify"
+HELP = "exact (SymPy) check that every admissible pattern decodes"
+
+
 def add_parser(sub):
     from gclib import checks
 
-    p = sub.add_parser("verify", help="exact (SymPy) check that every admissible pattern decodes",
+    p = sub.add_parser(NAME, help=HELP,
                        epilog=registries.epilog(models=False))
     options.add_scheme_args(p)
     p.add_argument("--messages", type=checks.option(checks.integer, low=1), default=None,
