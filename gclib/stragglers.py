@@ -369,8 +369,10 @@ def expected_order_statistic(model: ComputeModel, n: int, k: int, load: float = 
         a = model.shape
         if n - k + 1 <= 1.0 / a:
             return np.inf
-        lg = math.lgamma(n + 1) + math.lgamma(n - k + 1 - 1 / a) - math.lgamma(n - k + 1) - math.lgamma(n + 1 - 1 / a)
-        return load * model.scale * math.exp(lg)
+        from scipy.special import gammaln  # SciPy loads here, not with the package: it doubles gclib's start-up
+
+        lg = gammaln(n + 1) + gammaln(n - k + 1 - 1 / a) - gammaln(n - k + 1) - gammaln(n + 1 - 1 / a)
+        return load * model.scale * float(np.exp(lg))
     raise ValueError(f"no closed form for model {type(model).__name__}")
 
 
