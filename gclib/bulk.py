@@ -31,6 +31,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from gclib import checks
+from gclib.codes.mmc import cluster_sizes
+from gclib.simulate import _per_worker
 
 #: What :func:`evaluate` can return per design and trial.
 OUTPUTS = ("time", "messages", "volume", "computations")
@@ -79,8 +81,6 @@ class Spec:
 
 
 def _blocks(K: int, P: int, r: int) -> tuple:
-    from gclib.codes.mmc import cluster_sizes
-
     return tuple(cluster_sizes(K, P, r))
 
 
@@ -136,8 +136,6 @@ class Draws:
     """
 
     def __init__(self, model, rng, n: int, K: int, R: int):
-        from gclib.simulate import _per_worker
-
         self.n, self.K, self.R = int(n), int(K), int(R)
         self.eq5 = _per_worker(model)
         self._cols = {}

@@ -8,6 +8,7 @@ from itertools import combinations
 from math import comb
 
 import numpy as np
+import pandas as pd
 
 from gclib.codes.base import DecodingError, GradientCode
 from gclib.codes.conditioning import IllConditionedWarning, condition_number, decoding_amplification, decoding_error
@@ -119,8 +120,6 @@ def decoder_outcomes(codes) -> "pandas.DataFrame":
     Returns:
         ``pandas.DataFrame`` with ``case, n, s, kappa, outcome, message``, one row per code.
     """
-    import pandas as pd
-
     return pd.DataFrame([{"case": label, **decoder_outcome(code)} for label, code in codes.items()])
 
 
@@ -139,8 +138,6 @@ def conditioning(build, ns, seeds, *, s_fraction: float = 0.25, max_patterns: in
         ``pandas.DataFrame``, one row per (n, seed): ``n, s, seed, worst_cond, median_cond, worst_error,
         median_error, enumerated``.
     """
-    import pandas as pd
-
     if not 0 < s_fraction < 1:
         raise ValueError(f"s_fraction must lie in (0, 1), got {s_fraction!r}")
     seeds = list(range(seeds)) if isinstance(seeds, (int, np.integer)) else list(seeds)

@@ -45,6 +45,7 @@ import pandas as pd
 from scipy import stats
 
 from gclib import checks
+from gclib.progress import progress as _progress
 from gclib.stragglers import ComputeModel, Exponential, Pareto, Persistent, Replay, ShiftedExponential
 from gclib.timings import Timings
 
@@ -349,7 +350,6 @@ def fit(t, *, seed=0, bootstrap: int = 200, progress: bool = False) -> FitReport
     persistent = int(np.round(dead.sum(axis=1).mean()))
     fits, skipped = [], {}
     seeds = rng.integers(0, 2 ** 63, size=2 * len(FAMILIES))
-    from gclib.progress import progress as _progress
 
     jobs = [(ci, pt, x, fi, family) for ci, (pt, x) in enumerate(((False, per_worker), (True, per_task)))
             for fi, family in enumerate(FAMILIES)]

@@ -39,6 +39,7 @@ from pathlib import Path
 import numpy as np
 
 from gclib import checks
+from gclib.simulate import Communication
 
 FORMAT = "gclib network profile"
 VERSION = 1
@@ -70,8 +71,6 @@ class NetworkProfile:
     def communication(self, gradient_bytes: int | None = None):
         """The simulator's model in seconds and gradients (:class:`gclib.simulate.Communication`, the master's
         queue): bandwidth in gradients per second, for gradients of ``gradient_bytes`` (default: the profile's)."""
-        from gclib.simulate import Communication
-
         g = self.gradient_bytes if gradient_bytes is None else checks.integer("gradient_bytes", gradient_bytes,
                                                                               low=1)
         return Communication(latency=self.latency, bandwidth=self.bandwidth / g, overhead=self.overhead, queue=True)
@@ -184,8 +183,6 @@ def parse(text: str, trace=None):
 
     ``text`` ``None``: the profile beside ``trace`` (:func:`beside`) when there is one, else no charge.
     """
-    from gclib.simulate import Communication
-
     if text is None:
         if trace is not None and beside(trace).is_file():
             return read(beside(trace)).communication()

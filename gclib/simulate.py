@@ -21,11 +21,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from gclib import checks
+from gclib.codes import crc, kadhe, rs, uncoded, ye_abbe
 from gclib.codes.base import GradientCode
 from gclib.jsonable import jsonable
 from gclib.progress import progress as _progress
 from gclib.stats import Z95, mean_ci, median_ci, paired_change  # noqa: F401  (part of this module's interface)
-from gclib.stragglers import ComputeModel
+from gclib.stragglers import ComputeModel, Pareto, Persistent
 
 
 
@@ -108,8 +109,6 @@ def tail_index(model) -> float:
     """The tail index of one worker's compute time under ``model``: ``a`` with ``P(T > t) ~ t ** -a`` (a Pareto's
     ``shape``; ``inf`` for the light tails of the exponential models, a recorded trace, and a constant), through
     the wrapper of persistent stragglers."""
-    from gclib.stragglers import Pareto, Persistent
-
     if isinstance(model, Persistent):
         return tail_index(model.base)
     if isinstance(model, Pareto):
@@ -123,8 +122,6 @@ def completion_tail_index(code, model) -> float:
     persistent stragglers, which are out of every decodable trial already), and the ``k``-th largest of independent
     draws of tail index ``a`` has tail index ``k a`` (``a`` = :func:`tail_index`). Its mean is finite iff the index
     exceeds 1 (never for uncoded under a Pareto of ``shape <= 1``), its variance iff it exceeds 2."""
-    from gclib.stragglers import Persistent
-
     a = tail_index(model)
     if math.isinf(a):
         return math.inf
@@ -544,8 +541,6 @@ def points_cost(n: int, s: int, model: ComputeModel, *, comm: Communication | No
     """
     import pandas as pd
 
-    from gclib.codes import rs
-
     rows = []
     for p in points:
         c = rs(n, s, p)
@@ -578,8 +573,6 @@ def comm_efficient_sweep(n: int, s: int, ms, model: ComputeModel, *, comm: Commu
     (``m = 1``) as baselines, all with the same seed. A value of ``m`` a construction refuses (Ye-Abbe needs
     ``s + m <= n``, Kadhe ``(s + m) | n``) is listed in ``skipped``. See :class:`CommSweep`."""
     import pandas as pd
-
-    from gclib.codes import crc, kadhe, uncoded, ye_abbe
 
     jobs, skipped = [], []
     builders = (("ye-abbe", lambda m: ye_abbe(n, s, m)), ("kadhe", lambda m: kadhe(n, s, m, "gaussian", seed)))

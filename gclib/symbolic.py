@@ -9,15 +9,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from itertools import combinations
+from math import comb
 from typing import Iterable, Optional
 
 import numpy as np
+import pandas as pd
 import sympy as sp
 from sympy.polys.domains import QQ
 from sympy.polys.matrices import DomainMatrix
 
 from gclib import checks
 from gclib.codes.base import GradientCode
+from gclib.codes.polynomial import assigned_points, zero_sets
 
 
 def exact_matrix(code: GradientCode) -> sp.Matrix:
@@ -179,8 +182,6 @@ def exact_checks(codes) -> "pandas.DataFrame":
         checked), ``verified`` (every one decodes exactly) and ``rule_disagreements`` (received sets on which the
         fast rule and the exact oracle disagree), one row per code.
     """
-    import pandas as pd
-
     rows = []
     for label, code in codes.items():
         res = verify(code)
@@ -195,8 +196,6 @@ def rs_derivation(code: GradientCode) -> str:
     """The derivation of an exact RS code (:func:`gclib.codes.rs` with ``exact=True``) as Markdown: its points,
     mask, column polynomials and ``B``; the exact decoding vector when workers ``0 .. s-1`` straggle, with the
     check ``a B_F``; and the fast decoder's vector for the same set in floating point."""
-    from gclib.codes.polynomial import assigned_points, zero_sets
-
     if code.B_exact is None or "h" not in code.params:
         raise ValueError(f"code must be an exact RS code (rs(..., exact=True)), got '{code.name}'")
     n, s = code.n_workers, code.stragglers
@@ -224,8 +223,6 @@ def rs_derivation(code: GradientCode) -> str:
 def comm_efficient_derivation(ye_abbe_code: GradientCode, kadhe_code: GradientCode) -> str:
     """Markdown of the exact forms of a Ye-Abbe code (its points and ``B``) and of a Kadhe et al. code (its
     generator ``G``, read off the first group's columns of part 0), both built with ``exact=True``."""
-    from gclib.codes.polynomial import assigned_points
-
     ya, kd = ye_abbe_code, kadhe_code
     if ya.B_exact is None or kd.B_exact is None:
         raise ValueError("both codes must be built with exact=True")
@@ -300,8 +297,6 @@ def verification(codes, reference: Optional[dict] = None):
         stragglers decodes exactly, :func:`verify`), ``reference`` (``"matches"``, ``"differs"`` or ``"none"``)
         and ``message``.
     """
-    import pandas as pd
-
     codes = [codes] if isinstance(codes, GradientCode) else list(codes)
     reference = reference or {}
     rows = []
@@ -330,6 +325,4 @@ def latex(M) -> str:
 
 
 def _ncr(n, k):
-    from math import comb
-
     return comb(n, k)

@@ -31,6 +31,7 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Optional, Sequence
 
 import numpy as np
@@ -481,8 +482,6 @@ def load(path, *, min_samples: int = MIN_SAMPLES) -> Timings:
 def shipped(root=None) -> dict:
     """The public traces shipped with the repository (``data/straggler-analysis``, see its README.md): ``{name:
     path}`` (``AR``, ``SE``, ``ST``), sorted by name; empty when the folder is absent (an installed package)."""
-    from pathlib import Path
-
     base = (Path(__file__).resolve().parent.parent if root is None else Path(root)) / SHIPPED_DIR
     return {p.stem.split("-", 1)[1]: p for p in sorted(base.glob("trace-*.parquet"))}
 

@@ -7,6 +7,7 @@ The listings are read from the registries (:data:`gclib.schemes.SCHEMES` and :da
 from __future__ import annotations
 
 import json
+import textwrap
 
 from gclib.cli.options import flag, model_fields
 
@@ -119,8 +120,6 @@ def models_text(indent: int = 2, width: int | None = None) -> str:
 
 def _names(heading: str, names, indent: int = 2, width: int = 78) -> str:
     """``heading:`` and the names, wrapped."""
-    import textwrap
-
     return f"{heading}:\n" + textwrap.fill(", ".join(sorted(names)), width=width, initial_indent=" " * indent,
                                            subsequent_indent=" " * indent, break_on_hyphens=False)
 

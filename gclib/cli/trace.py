@@ -10,6 +10,7 @@ The first word after ``trace`` says which: ``convert`` (a figure file named ``co
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from gclib.cli.options import EXIT_FAIL
 
@@ -146,6 +147,4 @@ def _convert(a) -> int:
 
 
 def _name(path: str) -> str:
-    from pathlib import Path
-
     return Path(path).name

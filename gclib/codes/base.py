@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field
+from itertools import combinations
 from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
@@ -418,8 +419,6 @@ def lstsq_decode(code: GradientCode, idx: np.ndarray) -> np.ndarray:
 
 def straggler_patterns(n: int, s: int):
     """All ``C(n, s)`` straggler sets, as tuples, in lexicographic order."""
-    from itertools import combinations
-
     return combinations(range(n), s)
 
 

@@ -29,6 +29,7 @@ combines are computed.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from itertools import combinations
 from typing import Callable
 
 import numpy as np
@@ -473,8 +474,6 @@ def example1_facts(ex: Example1 | None = None) -> Example1Facts:
     Args:
         ex: the output of :func:`example1` (built with seed 0 when omitted).
     """
-    from itertools import combinations
-
     import pandas as pd
 
     from gclib.symbolic import check_rule, exact_matrix, exact_target, is_decodable_exact

@@ -29,12 +29,15 @@ magnitude instead of under- or overflowing as ``N`` grows.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
+from math import gcd
 
 import numpy as np
 
 from gclib import checks
-from gclib.codes.base import Decoder, DecodingError, GradientCode, reserve_code
+from gclib.codes.base import Decoder, DecodingError, GradientCode, check_ns, reserve_code
 from gclib.codes.rules import threshold
+from gclib.codes.tandon import cyclic_support
 
 POINTS = ("chebyshev", "equispaced", "roots-of-unity")
 ASSIGN = ("spread", "natural")
@@ -42,8 +45,6 @@ ASSIGN = ("spread", "natural")
 
 def golden_stride(n: int) -> int:
     """The integer nearest ``n / phi`` (golden ratio) that is coprime with ``n`` (1 for ``n <= 2``)."""
-    from math import gcd
-
     if n <= 2:
         return 1
     k = max(1, round(n / ((1 + 5 ** 0.5) / 2)))
@@ -189,7 +190,6 @@ def rational_points(n: int, points="chebyshev", max_denominator: int = 1000) -> 
     array is rationalized the same way. Complex roots of unity have no rational form: ValueError.
     """
     import sympy as sp
-    from fractions import Fraction
 
     if isinstance(points, str) and points == "roots-of-unity":
         raise ValueError("points = 'roots-of-unity' has no exact rational form; use points 'chebyshev' or "
@@ -274,9 +274,6 @@ def rs(n: int, s: int, points="equispaced", *, exact: bool = False, assign="spre
     ``n - s`` workers decode.
 
     ``exact=True`` uses rational points and attaches ``B_exact`` (see :func:`polynomial_code`)."""
-    from gclib.codes.base import check_ns
-    from gclib.codes.tandon import cyclic_support
-
     n, s = check_ns(n, s)
     reserve_code("rs", n, n, workers=n, load=s + 1, complex_=isinstance(points, str) and points == "roots-of-unity",
                  exact=exact, sizes=f"workers = {n}", lower="workers")

@@ -60,10 +60,13 @@ import math
 from collections import deque
 from dataclasses import dataclass, field
 from functools import cached_property
+from itertools import combinations, islice
 
 import numpy as np
+from scipy.special import expit
+import pandas as pd
 
-from gclib import checks
+from gclib import checks, schemes as sch
 from gclib.codes import crc, frc, uncoded
 from gclib.codes.base import GradientCode, split_pieces
 from gclib.progress import progress as _progress
@@ -182,8 +185,6 @@ CODE_PARAMS = ("workers", "stragglers", "seed")
 def code_names() -> list[str]:
     """The registered schemes ``gc`` can take as its code (``code=NAME``, ``gclib train --code NAME``): those
     built from :data:`CODE_PARAMS` alone (every other parameter they read has a default)."""
-    from gclib import schemes as sch
-
     return sorted(n for n, s in sch.SCHEMES.items() if set(s.required) <= set(CODE_PARAMS))
 
 
@@ -291,8 +292,6 @@ class TrainResult:
 
     def frame(self):
         """``pandas.DataFrame`` with one row per iterate: iteration, gap, time, uploads, computations, active."""
-        import pandas as pd
-
         return pd.DataFrame({"scheme": self.scheme, "iteration": np.arange(self.gap.size), "gap": self.gap,
                              "time": self.time, "uploads": self.uploads, "computations": self.computations,
                              "active": self.active})
@@ -310,8 +309,6 @@ def decoding_weight(code: GradientCode, how: str = "max", patterns: int = 500, s
     The aggregated staleness error of a lazy coded scheme is ``sum_u a_u (c_u - g_u)``; LAG's ``1 / M^2`` is
     ``1 / ||a||_1^2`` for ``a = 1``, so this is the natural ``M`` of LAGC. Uncoded: ``n``; FRC: the groups.
     """
-    from itertools import combinations, islice
-
     n, s = code.n_workers, code.stragglers
     total = math.comb(n, s)
     if total <= patterns:
@@ -362,8 +359,6 @@ def _class_representatives(code: GradientCode) -> np.ndarray:
 def partial_gradient_fn(problem: Problem):
     """A fast ``theta -> (k, d)`` partial gradients of ``problem`` (the same formulas as
     :meth:`Problem.partial_gradients`, with the part blocks sliced once and batched when the parts are equal)."""
-    from scipy.special import expit
-
     N, k, reg = problem.n_samples, problem.n_parts, problem.reg
     sizes = {len(idx) for idx in problem.parts}
     logistic = problem.kind == "logistic"
@@ -607,8 +602,6 @@ def compare(problem: Problem, schemes, model: ComputeModel, *, seeds=(0,), targe
         ``(totals, curves)``: a DataFrame with one row per (scheme, seed) (``status, iterations, time, uploads,
         computations, final_gap``) and, when ``curves``, a DataFrame of every iterate (else ``None``).
     """
-    import pandas as pd
-
     rows, frames = [], []
     items = [(lab, s) for s in seeds for lab in schemes]
     it = _progress(items, "train", progress)

@@ -17,6 +17,7 @@ from functools import cached_property
 
 import numpy as np
 from scipy.special import expit, log_expit
+from scipy.stats import rankdata
 
 from gclib import checks
 
@@ -37,7 +38,6 @@ def auc(scores: np.ndarray, labels: np.ndarray) -> float:
     n_pos, n_neg = int(pos.sum()), int((~pos).sum())
     if n_pos == 0 or n_neg == 0:
         return float("nan")
-    from scipy.stats import rankdata
 
     ranks = rankdata(scores)
     return float((ranks[pos].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))

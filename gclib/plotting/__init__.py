@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import matplotlib
+from matplotlib import ticker
 
 # Scripts and tests draw off-screen; inside a Jupyter kernel keep the kernel's (inline) backend, or figures would
 # not show in JupyterLab nor in the executed notebooks.
@@ -54,8 +55,6 @@ def color(name: str):
 def plain_log(ax, axis: str = "y", subs=(1.0, 2.0, 5.0)):
     """A log scale on ``axis`` with plain tick labels (``200``, ``0.3``; not ``2 x 10^2``) at ``subs`` of every
     decade, major ticks only, so that even a narrow range has several labelled ticks."""
-    from matplotlib import ticker
-
     getattr(ax, f"set_{axis}scale")("log")
     a = getattr(ax, f"{axis}axis")
     a.set_major_locator(ticker.LogLocator(base=10, subs=subs))

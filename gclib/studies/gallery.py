@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import Path
 
+from gclib import claims
+
 
 @dataclass(frozen=True)
 class Figure:
@@ -154,8 +156,6 @@ def matching(figure: Figure, table) -> "list":
 
 def _counts_text(rows) -> str:
     """``"3 hold, 1 does not hold"``: the verdicts of ``rows`` counted (zeros left out)."""
-    from gclib import claims
-
     words = {claims.HOLDS: ("holds", "hold"), claims.FAILS: ("does not hold", "do not hold"),
              claims.INCONCLUSIVE: ("inconclusive", "inconclusive")}
     c = {v: sum(r["verdict"] == v for r in rows) for v in claims.VERDICTS}
@@ -165,8 +165,6 @@ def _counts_text(rows) -> str:
 def claims_text(figure: Figure, table=None) -> str:
     """What ``figure`` tests, rendered from its rows of ``table``: per kind, the short claims (at most two, then a
     count of the others) and the verdicts counted; ``"no claim: it shows ..."`` for a figure without rows."""
-    from gclib import claims
-
     if not figure.claims:
         return "no claim of its own"
     if table is None:
@@ -191,8 +189,6 @@ def claims_summary(figures_dir="figures") -> list[dict]:
     """Per notebook of :data:`NOTEBOOKS` (the index excepted): how many of its claims of each kind hold, do not hold
     and are inconclusive (:func:`gclib.claims.counts_by_kind`), read from ``figures_dir/NN_claims.csv`` (``None``
     counts when that file does not exist yet)."""
-    from gclib import claims
-
     out = []
     for nb in NOTEBOOKS:
         p = claims.path(nb, figures_dir)
@@ -212,8 +208,6 @@ def claims_markdown(figures_dir: str = "figures", data_dir=None, notebooks_dir: 
         notebooks_dir: the folder of the notebooks, relative to where the Markdown is shown (``.`` in a
             notebook).
     """
-    from gclib import claims
-
     lines = ["| notebook | " + " | ".join(claims.KINDS) + " | claims table |",
              "|---|" + "---|" * len(claims.KINDS) + "---|"]
     total = {k: dict.fromkeys(claims.VERDICTS, 0) for k in claims.KINDS}
@@ -243,8 +237,6 @@ def markdown(figures_dir: str = "figures", data_dir=None, notebooks_dir: str = "
             ``figures_dir``). notebooks_dir: the folder the notebook links point into (``.`` in the index
             notebook, which sits beside the others).
     """
-    from gclib import claims
-
     data = Path(figures_dir if data_dir is None else data_dir)
     lines = ["Claims checked per notebook, counted from each notebook's claims table by kind (`paper`: a statement "
              "of the paper; `reading`: our reading where the paper leaves something open; `check`: our own test) "

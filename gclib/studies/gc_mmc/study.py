@@ -10,7 +10,7 @@ import pandas as pd
 from gclib.codes import lcc as _lcc
 from gclib.codes import mmc
 from gclib.design import Candidate, evaluate
-from gclib.stragglers import ComputeModel
+from gclib.stragglers import ComputeModel, ShiftedExponential
 
 
 # ---------------------------------------------------------------------------------------------- Fig. 1
@@ -49,8 +49,6 @@ PER_TASK = "independent per-task times"
 def timing_models(mu: float = 10.0, alpha: float = 0.01) -> dict:
     """The two timing conventions of the shifted exponential under which notebook 04 checks Fig. 1:
     ``{EQ5: one draw per worker and iteration (the paper's eq. 5), PER_TASK: independent task times}``."""
-    from gclib.stragglers import ShiftedExponential
-
     return {EQ5: ShiftedExponential(mu, alpha, per_task=False), PER_TASK: ShiftedExponential(mu, alpha, per_task=True)}
 
 

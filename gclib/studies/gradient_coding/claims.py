@@ -24,6 +24,7 @@ import pandas as pd
 
 from gclib.claims import (
     FAILS, HOLDS, INCONCLUSIVE, Estimate, all_hold, any_holds, exact, greater, ids, less, row, table)
+from gclib.codes.tandon import ignore_stragglers
 from gclib.simulate import argmin_set, closed_form_z
 from gclib.stats import Z95
 
@@ -236,8 +237,6 @@ def _frc_crc_rows(times: pd.DataFrame, models: dict) -> list:
 
 
 def _ignore_rows(times: pd.DataFrame, models: dict) -> list:
-    from gclib.codes.tandon import ignore_stragglers
-
     approximate = not ignore_stragglers(3, 1).exact
     out = []
     for model in dict.fromkeys(times["model"]):

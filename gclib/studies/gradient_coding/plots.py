@@ -3,6 +3,7 @@ table the notebook saves beside it and returning the matplotlib Figure."""
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
+import numpy as np
 import pandas as pd
 from matplotlib import ticker
 
@@ -37,8 +38,6 @@ def completion_time(times: pd.DataFrame):
     :func:`gclib.simulate.sweep` table with a ``model`` column. Top: the Monte Carlo means (markers) on the closed
     forms (wide pale lines, where one exists). Bottom: the Monte Carlo mean relative to the closed form, minus 1,
     with its 95% band, which is where the intervals are large enough to see."""
-    import numpy as np
-
     models = list(dict.fromkeys(times["model"]))
     fig, axes = plt.subplots(2, len(models), figsize=(3.6 * len(models), 6.0), squeeze=False, sharex="col",
                              height_ratios=(2.2, 1), layout="constrained")

@@ -36,6 +36,7 @@ import numpy as np
 import pandas as pd
 
 from gclib.claims import exact, majority, proportion, row, table
+from gclib.studies.lazy_aggregation.experiments import CHEN_CAP
 
 #: Chen et al.'s stopping accuracy (``accuracy=1e-8``) on their loss, summed over the samples.
 AUTHORS_ACCURACY = 1e-8
@@ -288,8 +289,6 @@ def _convergence_rows(family: pd.DataFrame, setting: str) -> list:
 
 
 def _cap() -> int:
-    from gclib.studies.lazy_aggregation.experiments import CHEN_CAP
-
     return CHEN_CAP
 
 

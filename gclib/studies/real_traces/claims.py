@@ -25,8 +25,10 @@ import math
 
 import pandas as pd
 
+from gclib.advise import TARGETS
 from gclib.claims import (
     Estimate, FAILS, HOLDS, INCONCLUSIVE, at_most, exact, greater, ids, less, proportion, row, table, within)
+from gclib.studies.real_traces.traces import BEFORE
 
 #: The pace of the slowest worker over the median worker's above which a worker counts as persistently slow.
 SLOW_RATIO = 1.2
@@ -51,9 +53,6 @@ def _abs_error(pred: float, half: float, observed: float) -> Estimate:
 
 def judge(study) -> pd.DataFrame:
     """The claims table of notebook 10 from a :class:`gclib.studies.real_traces.traces.Study`."""
-    from gclib.advise import TARGETS
-    from gclib.studies.real_traces.traces import BEFORE
-
     rows = []
     names = list(study.backtests)
     readings = [n for n in names if n in CAUSES]
@@ -143,8 +142,6 @@ def _suffix(i: int, n: int) -> str:
 def conclusions(verdicts: pd.DataFrame, study) -> str:
     """Markdown sentences rendered from the claims table and the study: per trace, which model the advice ranks
     under, the targets met or missed with their numbers, and the drift of the slowest worker."""
-    from gclib.advise import TARGETS
-
     v = verdicts.set_index("id")
     out = []
     for i, (name, b) in enumerate(study.backtests.items()):

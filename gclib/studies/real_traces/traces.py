@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from gclib import checks
+from gclib import advise, checks, effects, timings
+from gclib.jsonable import jsonable
 from gclib.progress import progress as _progress
 
 #: The model the advice ranked under before worker identity and whole iterations were modelled: rows of the trace
@@ -111,8 +112,6 @@ class Study:
 
     def summary(self) -> dict:
         """JSON-ready: per trace, the targets and the before/after errors (the benchmark prints it)."""
-        from gclib.jsonable import jsonable
-
         m = self.models()
         out = {}
         for name, b in self.backtests.items():
@@ -142,8 +141,6 @@ def study(traces=None, *, holdout: float = 0.5, seed=0, trials: int | None = Non
         holdout, seed, trials, bootstrap: as :func:`gclib.advise.backtest` (``trials`` default
             :data:`gclib.advise.TRIALS`). progress: a bar over the traces.
     """
-    from gclib import advise, effects, timings
-
     found = timings.shipped()
     if traces is None:
         traces = found

@@ -18,6 +18,8 @@ import numpy as np
 import pandas as pd
 
 from gclib.claims import FAILS, HOLDS, INCONCLUSIVE, Estimate, all_hold, exact, less, row, table, within
+from gclib.codes import COND_WARN
+from gclib.studies.reed_solomon.stability import limit_table
 
 #: A float64 decode is *accurate* when its worst relative error is below this.
 TOL64 = 1e-6
@@ -58,8 +60,6 @@ def _n(x) -> str:
 
 def _first_failing(stab: pd.DataFrame, column: str, tol: float) -> pd.DataFrame:
     """Per (points, assign, s/n): the smallest n whose ``column`` is at least ``tol`` (NaN when none)."""
-    from gclib.studies.reed_solomon.stability import limit_table
-
     return limit_table(stab, ("points", "assign", "s/n"), tol=tol, column=column)
 
 
@@ -195,8 +195,6 @@ def _median_rows(stab: pd.DataFrame) -> list:
 
 
 def _warning_row(outcomes: pd.DataFrame):
-    from gclib.codes import COND_WARN
-
     parts = [f"{c}: {o} (kappa {_g(k)})" for c, o, k in zip(outcomes["case"], outcomes["outcome"], outcomes["kappa"])]
     ok = bool(((outcomes["kappa"] > COND_WARN) == (outcomes["outcome"] != "silent")).all())
     return row("R11", "the decoder warns or refuses where the code is unusable", kind="check", paper=_OUR,

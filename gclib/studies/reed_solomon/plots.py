@@ -5,6 +5,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from matplotlib.lines import Line2D
 
+from gclib.codes import COND_WARN
 from gclib.plotting import DOUBLE
 
 #: Colour of each family of evaluation points.
@@ -24,8 +25,6 @@ def conditioning(stab: pd.DataFrame, s_fracs, *, warn: float | None = None, tol:
     Returns:
         the matplotlib Figure (``3 x len(s_fracs)`` axes).
     """
-    from gclib.codes import COND_WARN
-
     warn = COND_WARN if warn is None else warn
     rows = [("worst_kappa", "worst condition\nnumber $\\kappa$", warn),
             ("worst_error64", "worst relative error\nfloat64", tol),

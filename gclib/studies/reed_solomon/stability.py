@@ -28,33 +28,28 @@ from math import comb
 from typing import Callable
 
 import numpy as np
+import pandas as pd
 
+from gclib.codes import crc, kadhe, rs, ye_abbe
 from gclib.codes.base import GradientCode
 from gclib.codes.conditioning import decoding_amplification, decoding_condition, decoding_error
 from gclib.progress import progress as _progress
+from gclib.stats import Estimate
 
 
 def _rs(n, s, m, points, assign, seed):
-    from gclib.codes import rs
-
     return rs(n, s, points, assign=assign)
 
 
 def _ye_abbe(n, s, m, points, assign, seed):
-    from gclib.codes import ye_abbe
-
     return ye_abbe(n, s, m, points, assign=assign)
 
 
 def _kadhe_gauss(n, s, m, points, assign, seed):
-    from gclib.codes import kadhe
-
     return kadhe(n, s, m, "gaussian", seed)
 
 
 def _crc(n, s, m, points, assign, seed):
-    from gclib.codes import crc
-
     return crc(n, s, seed)
 
 
@@ -115,8 +110,6 @@ def measure(code: GradientCode, stragglers: int | None = None, *, max_patterns: 
         median_error32, failed`` (patterns the decoder refused), ``patterns``, ``uniform_patterns`` (those the
         medians are read from), ``enumerated``, ``worst_pattern`` (the pattern of the worst float64 error).
     """
-    from gclib.stats import Estimate
-
     s = code.stragglers if stragglers is None else stragglers
     rng = np.random.default_rng(seed)
     pats, enumerated, first = patterns(code, s, max_patterns, rng)
@@ -195,8 +188,6 @@ def study(configs, *, max_patterns: int = 100, seed=0, length: int = 32, progres
         ``pandas.DataFrame``, one row per configuration: ``construction, n, s, m, points, assign, label`` and the
         fields of :func:`measure` (``worst_pattern`` dropped).
     """
-    import pandas as pd
-
     rows = []
     for cfg in _progress(list(configs), "stability", progress):
         code = CONSTRUCTIONS[cfg.construction](cfg.n, cfg.s, cfg.m, cfg.points, cfg.assign, seed)
@@ -269,8 +260,6 @@ def limit_table(df, by, *, tol: float = 1e-6, column: str = "worst_error64"):
         which every ``n`` of the group is below ``tol``; NaN when the smallest already is not),
         ``first_failing_n`` (the smallest ``n`` that is not below ``tol``; NaN when none) and ``max_n``.
     """
-    import pandas as pd
-
     by = list(by)
     rows = []
     for key, g in df.groupby(by, sort=True):
@@ -313,7 +302,5 @@ def vandermonde_table(sizes):
     Returns:
         ``pandas.DataFrame`` with ``n, s, equispaced, chebyshev``.
     """
-    import pandas as pd
-
     return pd.DataFrame([{"n": n, "s": s, "equispaced": worst_vandermonde(n, s, "equispaced"),
                           "chebyshev": worst_vandermonde(n, s, "chebyshev")} for n, s in sizes])
