@@ -24,12 +24,11 @@ def problem_names() -> tuple:
 def problem_for(name: str, workers: int, seed=0):
     """The problem behind ``--problem`` (see the module docstring), split into ``workers`` parts."""
     from gclib import checks
-    from gclib.learning.problems import DATASETS, lag_synthetic, make_problem, tandon_logistic
+    from gclib.learning.problems import DATASETS, lag_synthetic, lag_synthetic_bytes, make_problem, tandon_logistic
 
     if name == "linreg":
         dim = max(50, workers)
-        # X stacks one dim x dim block per worker, built as a list of blocks first: twice workers * dim^2 floats
-        checks.need_memory("the linreg problem", 16 * workers * dim * dim + 8 * dim * dim,
+        checks.need_memory("the linreg problem", lag_synthetic_bytes(workers, dim),
                            sizes=f"workers = {workers} (dim = {dim})", lower="workers")
         return lag_synthetic(workers=workers, dim=dim, seed=seed)
     if name == "logistic":

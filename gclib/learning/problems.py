@@ -207,6 +207,12 @@ class Problem:
 
 
 # ---------------------------------------------------------------------------------------------- data sets
+def lag_synthetic_bytes(workers: int, dim: int) -> int:
+    """The memory :func:`lag_synthetic` allocates at once: one ``dim x dim`` block per worker and their stack ``X``
+    (``workers * dim`` rows), with the Gaussian matrix and its Q factor."""
+    return 8 * dim * dim * (2 * int(workers) + 2)
+
+
 def lag_synthetic(workers: int = 9, dim: int = 50, seed=0, reg: float = 0.0) -> Problem:
     """The heterogeneous linear regression of the LAG paper (Chen et al. 2018, their synthetic linear script).
 
@@ -220,7 +226,7 @@ def lag_synthetic(workers: int = 9, dim: int = 50, seed=0, reg: float = 0.0) -> 
     checks.real("reg", reg, low=0)
     if workers > dim:
         raise ValueError(f"workers = {workers} must not exceed dim = {dim} (one Q column per worker)")
-    checks.need_memory("lag-synthetic", 2 * 8 * workers * dim * dim, sizes=f"workers = {workers} and dim = {dim}",
+    checks.need_memory("lag-synthetic", lag_synthetic_bytes(workers, dim), sizes=f"workers = {workers} and dim = {dim}",
                        lower="workers or dim")
     rng = checks.generator(seed)
     Q, _ = np.linalg.qr(rng.standard_normal((dim, dim)))
