@@ -46,6 +46,14 @@ def _verdicts(mech: dict) -> str:
     return "On this run, " + "; ".join(f"{', '.join(names)} {key}" for key, names in groups.items()) + "."
 
 
+def _missing(arms: dict) -> str:
+    """A sentence naming the arms the benchmark has now that the saved run did not measure (none: empty)."""
+    from benchmarks.bench_runtime_ab import arms as all_arms
+
+    left = [f"`{a}`" for a in all_arms() if a not in arms]
+    return f" The saved run has no row for {', '.join(left)} (added to the benchmark after it)." if left else ""
+
+
 def table(data: dict) -> str:
     """The markdown of the table and the lines that say how it was measured."""
     arms, mech = data["arms"], data["mechanisms"]
@@ -62,7 +70,7 @@ def table(data: dict) -> str:
         "",
         "Each row leaves out one mechanism, two that stand in for each other, or (the last row) all of them; its "
         "numbers are differences to the baseline of the same scheme in the same round, with their 95% intervals: "
-        f"{data['rule']}. {_verdicts(mech)}",
+        f"{data['rule']}. {_verdicts(mech)}{_missing(arms)}",
         "",
         "| left out | what the run does instead | median overhead, ms (vs baseline) | size of measured/predicted - 1, "
         "percentage points (vs baseline) | failed runs | verdict |",
