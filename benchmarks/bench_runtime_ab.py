@@ -9,8 +9,9 @@ that one left out, ``cache+ahead`` (two mechanisms that stand in for each other,
 ``--arms a+b`` names any such pair), and ``all`` (every one left out: the plain polling loop). Every round runs every arm once on
 every scheme, at ``bench_runtime``'s settings (K = 8 workers, one straggler, shifted exponential with ``mu = 10``
 and ``alpha = 0.01``, Tandon's synthetic data, seed 1) and at time scale 0.05, where the targets are judged. The
-order of the arms turns by one from a round to the next, so that no arm always runs first or after the same one:
-the host is shared, and its load drifts.
+host is shared and its load drifts, so rounds go in mirrored pairs (the second runs the arms in the first one's
+order backwards: a drift linear over the pair adds the same to every arm and to the baseline), each pair starting
+one arm further on (:func:`round_order`).
 
 Per run: the median over its iterations of the overhead (measured time minus the simulator's time for the same
 injected delays, in ms) and the relative error of the mean measured time against the mean predicted one
@@ -166,6 +167,15 @@ def judge(over, err) -> dict:
                         "costs more than it buys" if over.hi < 0 else "too noisy to tell (interval too wide)")}
 
 
+def round_order(names, rnd) -> list:
+    """The order of the arms in round ``rnd``: rounds go in pairs, the second of a pair the first one backwards
+    (a drift of the host's load that is linear over a pair of rounds then adds the same to every arm and to the
+    baseline), and each pair starts one arm further on than the one before."""
+    turn = (rnd // 2) % len(names)
+    order = list(names[turn:]) + list(names[:turn])
+    return order[::-1] if rnd % 2 else order
+
+
 def run(rounds=2, iterations=30, time_scale=0.05, schemes=("uncoded", "crc", "gc-mmc"), only=None, workers=8,
         stragglers=1, seed=1, progress=None) -> dict:
     from benchmarks.bench_runtime import _load, scheme_codes
@@ -179,8 +189,7 @@ def run(rounds=2, iterations=30, time_scale=0.05, schemes=("uncoded", "crc", "gc
     load0, t0 = _load(), time.perf_counter()
     runs = []
     for rnd in range(rounds):
-        turn = rnd % len(names)
-        order = names[turn:] + names[:turn]  # the order turns by one each round
+        order = round_order(names, rnd)
         for scheme in schemes:
             for arm in order:
                 r = one_run(codes[scheme], plan[arm], iterations, time_scale, seed=seed)

@@ -894,3 +894,15 @@ def test_the_ab_benchmark_judges_each_mechanism_by_its_paired_difference_and_ren
     assert R.render(new, data) == new  # rendering again changes nothing
     with pytest.raises(SystemExit, match="no lines"):
         R.render("# no markers\n", data)
+
+
+def test_the_ab_benchmark_mirrors_its_rounds_so_that_a_steady_drift_cancels():
+    from benchmarks.bench_runtime_ab import arms, round_order
+
+    names = list(arms())
+    for first in (0, 2, 4):
+        a, b = round_order(names, first), round_order(names, first + 1)
+        assert sorted(a) == sorted(names) and b == a[::-1]
+        # every arm's two positions add up alike: a load rising steadily over the pair adds the same to each
+        assert {a.index(n) + b.index(n) for n in names} == {len(names) - 1}
+    assert round_order(names, 2)[0] == names[1] != round_order(names, 0)[0]  # each pair starts further on
