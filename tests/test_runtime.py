@@ -308,36 +308,39 @@ def _receiving_master(queue, width):
     m.comm, m.byes, m.pids, m.received_total, m.stale = _FakeComm(queue), {}, {}, 0, 0
     m.hosts, m.tasks, m.belled, m.ready = {}, [], set(), set()
     m.inflight, m.dead, m.width_buf, m.dtype = [], {}, P.HEADER + width, float
-    m.K, m.owed, m.silent, m.skip = 8, [0] * 8, {}, set()
+    m.K, m.owed, m.silent, m.skip, m.probes = 8, [0] * 8, {}, set(), 2
     return m
 
 
 def test_master_receive_path_tells_late_hellos_byes_and_stale_gradients_from_gradients():
     from gclib.runtime import protocol as P
+    from gclib.runtime.master import Gradient, Poll
 
     grad = np.array([0.0, 2.0, 0.1, 0.2, 7.0, 8.0, 9.0])  # iteration 0, message 2, clock, compute, payload
     m = _receiving_master([(3, P.TAG_HELLO, [1234.0, 1.0, 2.0, 104.0, 49.0, 0.0, 0.0]), (3, P.TAG_READY, [0.0]),
                            (1, P.grad_tag(0), grad),
                            (2, P.TAG_BYE, [5.0, 1.0]), (1, P.TAG_TASKS, [0.0, 0.5, 0.75]),
                            (4, P.grad_tag(0), grad), (2, P.grad_tag(1), None), (3, P.grad_tag(1), grad)], width=3)
-    assert m._receive_one(0) is None and m.received_total == 0 and m.stale == 0  # the hello is not a gradient
+    assert m._receive_one(0) is Poll.BUSY and m.received_total == 0 and m.stale == 0  # the hello is not a gradient
     # ... it carries the worker's pid, whether it shares the master's bell, and its host name
     assert m.pids == {2: 1234} and m.belled == {2} and m.hosts == {2: "h1"}
-    assert m._receive_one(0) is None and m.ready == {2} and m.received_total == 0  # its start-up is over
-    msg, payload, _ = m._receive_one(0)
+    assert m._receive_one(0) is Poll.BUSY and m.ready == {2} and m.received_total == 0  # its start-up is over
+    got = m._receive_one(0)
+    assert isinstance(got, Gradient)
+    msg, payload, _ = got
     assert msg == 2 and payload.tolist() == [7.0, 8.0, 9.0] and m.received_total == 1
-    assert m._receive_one(0) is None and m.byes == {1: (5, 1)}
+    assert m._receive_one(0) is Poll.BUSY and m.byes == {1: (5, 1)}
     # a task report is stored, not counted as a gradient
-    assert m._receive_one(0) is None and m.received_total == 1
+    assert m._receive_one(0) is Poll.BUSY and m.received_total == 1
     assert [[w, it, t.tolist()] for w, it, t in m.take_tasks()] == [[0, 0, [0.5, 0.75]]] and m.tasks == []
     # in iteration 1, a gradient of iteration 0 is late: drained and counted, not returned
-    assert m._receive_one(1) is None and m.stale == 1 and m.received_total == 2
+    assert m._receive_one(1) is Poll.BUSY and m.stale == 1 and m.received_total == 2
     # a message whose data never comes (its sender died in the middle) holds up nothing: it stays in flight
-    assert m._receive_one(1) is None and len(m.inflight) == 1
+    assert m._receive_one(1) is Poll.BUSY and len(m.inflight) == 1
     msg, payload, _ = m._receive_one(1)
     assert msg == 2 and len(m.inflight) == 1
     # the stuck receive is tested again and again, never waited for: "nothing happened", so the master sleeps
-    assert m._receive_one(1) is False and m._receive_one(1) is False and len(m.inflight) == 1
+    assert m._receive_one(1) is Poll.IDLE and m._receive_one(1) is Poll.IDLE and len(m.inflight) == 1
 
 
 class _FakeControl:
@@ -366,7 +369,8 @@ def _controlled_worker(queue, monkeypatch):
     w = object.__new__(W.Worker)
     w.params_buf = np.zeros(4)
     w.control, w.control_status, w.control_posted = _FakeControl(w.params_buf, queue), _FakeStatus(), True
-    w.final, w.handed, w.sends, w.slice, w.received_at = None, False, [], 1e-3, 0.0
+    w.final, w.handed, w.sends, w.slice, w.received_at = W.LastWord.AWAITED, False, [], 1e-3, 0.0
+    w.tests, w.end_spin, w.take_in_yield = 2, W.END_SPIN, W.TAKE_IN_YIELD
     handed = []
     monkeypatch.setattr(W, "hand_over_sockets", lambda: handed.append(1) or 0)
     return w, handed
@@ -374,12 +378,14 @@ def _controlled_worker(queue, monkeypatch):
 
 def test_worker_takes_control_messages_through_its_posted_receive(monkeypatch):
     from gclib.runtime import protocol as P
-    from gclib.runtime.worker import _Stop
+    from gclib.runtime.worker import LastWord, Params, _Stop
 
     # the master's hello, then two parameters in a row: the newest wins, and the hello hands over the sockets once
     w, handed = _controlled_worker([(P.TAG_HELLO, [0.0]), (P.TAG_PARAMS, [3.0, 1.0, 2.0, 3.0]),
                                     (P.TAG_PARAMS, [4.0, 5.0, 6.0, 7.0])], monkeypatch)
-    it, theta = w._receive_control()
+    got = w._receive_control()
+    assert isinstance(got, Params)
+    it, theta = got
     assert it == 4 and theta.tolist() == [5.0, 6.0, 7.0] and w.received_at > 0
     assert handed == [1] and w.handed and w.control.starts == 3 and w.control.active  # posted again each time
     theta_copy = theta.copy()
@@ -390,10 +396,10 @@ def test_worker_takes_control_messages_through_its_posted_receive(monkeypatch):
     w, _ = _controlled_worker([(P.TAG_STOP, [0.0]), (P.TAG_FINAL, [0.0])], monkeypatch)
     with pytest.raises(_Stop):
         w._receive_control()
-    assert w.control.active and w.control_posted and w.final is None
+    assert w.control.active and w.control_posted and w.final is LastWord.AWAITED
     with pytest.raises(_Stop):
         w._receive_control()
-    assert w.final is False and not w.control_posted and not w.control.active
+    assert w.final is LastWord.CLEAN and not w.control_posted and not w.control.active
     assert w._receive_control() is None  # no receive posted any more: nothing is tested
 
 
@@ -527,7 +533,7 @@ def test_the_master_stops_sending_to_a_worker_that_does_not_answer_and_starts_ag
     MPI send buffers of the master are few and shared by every destination. Once it answers, it gets what it
     missed of the present: the parameters of the iteration under way, or the stop."""
     from gclib.runtime import protocol as P
-    from gclib.runtime.master import SILENT_AFTER
+    from gclib.runtime.master import SILENT_AFTER, Poll
 
     m = _receiving_master([], width=1)
     m.K, m.owed, m.bell, m.sends = 3, [0] * 3, None, []
@@ -536,7 +542,7 @@ def test_the_master_stops_sending_to_a_worker_that_does_not_answer_and_starts_ag
         m._send_all(np.array([float(it), 0.0]), P.TAG_PARAMS)
         m._send_all(np.array([float(it)]), P.TAG_DONE)
         m.comm.queue += [(1, P.TAG_TASKS, [float(it), 0.1]), (3, P.TAG_TASKS, [float(it), 0.1])]
-        while m._receive_one(it) is not False:
+        while m._receive_one(it) is not Poll.IDLE:
             pass
     sent = m.comm.sent
     assert len(sent[2]) == SILENT_AFTER and len(sent[1]) == len(sent[3]) == 200
@@ -554,7 +560,7 @@ def test_the_master_stops_sending_to_a_worker_that_does_not_answer_and_starts_ag
     for _ in range(SILENT_AFTER + 2):
         m._send_all(np.array([0.0]), P.TAG_DONE)
         m.comm.queue += [(1, P.TAG_TASKS, [3.0, 0.1]), (3, P.TAG_TASKS, [3.0, 0.1])]
-        while m._receive_one(-1) is not False:
+        while m._receive_one(-1) is not Poll.IDLE:
             pass
     assert m.silent.keys() == {1}
     m.stopping = True
@@ -567,7 +573,7 @@ def test_the_master_silences_a_stopped_worker_at_once_and_stops_when_the_launche
     """The launcher passes on the guards' word that a worker was stopped (SIGSTOP) or continued, and its deaths;
     when it closes the master's standard input (it is gone), the master knows nobody follows the run."""
     from gclib.runtime import protocol as P
-    from gclib.runtime.master import DeathNotices, IterationTimeout, ORPHANED
+    from gclib.runtime.master import DeathNotices, IterationTimeout, ORPHANED, Prepared
 
     r, w = os.pipe()
     m = _receiving_master([], width=1)
@@ -590,7 +596,7 @@ def test_the_master_silences_a_stopped_worker_at_once_and_stops_when_the_launche
     assert m.check_deaths(force=True) and m.orphaned
     m.code, m.spec = m.code, SimpleNamespace(wait_all=False, poll=0.0, timeout=1.0, time_scale=0.01)
     with pytest.raises(IterationTimeout, match="the launcher is gone"):
-        m._collect(0, time.perf_counter() + 5, (np.zeros(3, bool), np.zeros((3, 1)), None, None))
+        m._collect(0, time.perf_counter() + 5, Prepared(np.zeros(3, bool), np.zeros((3, 1)), None, None))
     assert "nobody records the run" in ORPHANED
     os.close(r)
 
@@ -630,22 +636,24 @@ def test_the_master_sleeps_long_only_when_every_worker_alive_rings_its_bell():
     assert m._wait_slice() == pytest.approx(1e-4)
 
 
-def _collecting_master(code, arrivals):
-    """A master without MPI whose receive path hands out ``arrivals`` (``False``: nothing arrived this poll;
-    ``(message id, payload)``: a gradient of the current iteration)."""
+def _collecting_master(code, arrivals, without=()):
+    """A master without MPI whose receive path hands out ``arrivals`` (``None``: nothing arrived this poll;
+    ``(message id, payload)``: a gradient of the current iteration), leaving out the mechanisms ``without``."""
     from types import SimpleNamespace
 
     from gclib.runtime import protocol as P
-    from gclib.runtime.master import Master
+    from gclib.runtime.master import DECODERS_KEPT, Gradient, Master, Poll
 
     m = object.__new__(Master)
-    m.code, m.dead, m._deaths, m.decoders, m.bell, m._completes0 = code, {}, None, {}, None, False
+    m.code, m.dead, m._deaths, m.decoders, m.bell = code, {}, None, {}, None
+    m._completes0, m._asked0 = None, False
+    m.ahead, m.kept = "ahead" not in without, 0 if "cache" in without else DECODERS_KEPT
     m.silent, m.skip, m.orphaned = {}, set(), False
     m.content = np.unique(code.B, axis=0, return_inverse=True)[1].reshape(-1)
     m.spec = SimpleNamespace(wait_all=False, poll=0.0)
     m.width, m.dtype = 1, P.message_dtype(code)
-    script = iter(arrivals)
-    m._receive_one = lambda it: next(script, False)
+    script = iter(Poll.IDLE if a is None else Gradient(a[0], a[1], None) for a in arrivals)
+    m._receive_one = lambda it: next(script, Poll.IDLE)
     return m
 
 
@@ -705,11 +713,12 @@ def test_master_decodes_ahead_while_idle_and_stops_at_the_first_decodable_set(sc
         idle = trial % 2 == 0  # every other trial: messages back to back, no idle poll to decode ahead in
         arrivals = []
         for msg in order:
-            arrivals.append((int(msg), messages[msg], None))
+            arrivals.append((int(msg), messages[msg]))
             if idle:
-                arrivals.extend([False] * code.n_messages)  # time for every completing set
+                arrivals.extend([None] * code.n_messages)  # time for every completing set
         master = _collecting_master(code, arrivals)
-        received, payload, _, _, _, ahead = master._collect(0, np.inf, master._prepare())
+        got = master._collect(0, np.inf, master._prepare())
+        received, payload, ahead = got.received, got.payload, got.ahead
         assert received.tolist() == want.tolist()  # the same set as the rule's first decodable prefix
         ids, A = master._decode(np.flatnonzero(received)) if ahead is None else ahead
         if idle and last > 0:
@@ -730,10 +739,10 @@ def test_master_asks_the_rule_set_by_set_when_it_cannot_answer_many_at_once():
     want, _ = _first_decodable(code, order)
     G = rng.standard_normal((code.n_parts, 1))
     messages = code.encode(G)
-    arrivals = [x for msg in order for x in ((int(msg), messages[msg], None), False)]
+    arrivals = [x for msg in order for x in ((int(msg), messages[msg]), None)]
     master = _collecting_master(code, arrivals)
-    received, payload, _, _, _, ahead = master._collect(0, np.inf, master._prepare())
-    assert received.tolist() == want.tolist() and ahead is None
+    got = master._collect(0, np.inf, master._prepare())
+    assert got.received.tolist() == want.tolist() and got.ahead is None
 
 
 def test_an_iteration_takes_in_late_messages_before_its_clock_and_says_done_after_its_step(monkeypatch):
@@ -756,7 +765,8 @@ def test_an_iteration_takes_in_late_messages_before_its_clock_and_says_done_afte
     m._send_all = lambda arr, tag: events.append((tag, arr.tolist()))
     received = np.ones(code.n_messages, dtype=bool)
     payload = np.ones((code.n_messages, 2))
-    m._collect = lambda it, deadline, prepared: events.append("collect") or (received, payload, 0.0, 0.0, 0.0, None)
+    m._collect = lambda it, deadline, prepared: events.append("collect") or M.Collected(received, payload, 0.0, 0.0,
+                                                                                         0.0)
     m._decode = lambda idx: (idx, np.eye(code.n_messages))
     rec, grad, y, theta, state = m.iteration(0, step.init(np.zeros(2)))
     sends = [e for e in events if isinstance(e, tuple)]
@@ -767,3 +777,132 @@ def test_an_iteration_takes_in_late_messages_before_its_clock_and_says_done_afte
     done = events.index(sends[1])
     assert "clock" in events[events.index("collect"):done] and "clock" not in events[done:]
     assert rec["time"] > 0 and rec["messages"] == code.n_messages
+
+
+# ---------------------------------------------------------------------------------------------- the A/B switch
+def test_a_run_leaves_out_only_mechanisms_it_knows_by_name(monkeypatch):
+    from gclib.runtime.protocol import MECHANISMS, WITHOUT_ENV
+
+    code = schemes.build("uncoded", workers=4)
+    monkeypatch.delenv(WITHOUT_ENV, raising=False)
+    assert _spec(code).without == ()  # every mechanism on by default
+    assert _spec(code, without=["probe2", "bell"]).without == ("bell", "probe2")
+    assert _spec(code, without="lead, cache").without == ("cache", "lead")
+    with pytest.raises(ValueError, match=r"unknown runtime mechanisms \['nope'\] .*the known ones are bell, probe2, "
+                                         r"spin, yield, lead, cache, ahead, freeze, slack"):
+        _spec(code, without=["bell", "nope"])
+    # the environment names them when the spec does not; a spec that says so wins
+    monkeypatch.setenv(WITHOUT_ENV, "spin,yield")
+    assert _spec(code).without == ("spin", "yield") and _spec(code, without=()).without == ()
+    monkeypatch.setenv(WITHOUT_ENV, "bell,probe")
+    with pytest.raises(ValueError, match=rf"unknown runtime mechanisms \['probe'\] \(in without or {WITHOUT_ENV}\)"):
+        _spec(code)
+    monkeypatch.setenv(WITHOUT_ENV, ",".join(MECHANISMS))
+    spec = _spec(code)
+    assert set(spec.without) == set(MECHANISMS) and spec.describe()["without"] == sorted(MECHANISMS)
+
+
+class _CountingComm(_FakeComm):
+    def __init__(self, queue=()):
+        super().__init__(queue)
+        self.probes = 0
+
+    def Improbe(self, source, tag, status):
+        self.probes += 1
+        return super().Improbe(source, tag, status)
+
+
+def test_without_the_double_probe_the_master_probes_once_and_a_worker_tests_once(monkeypatch):
+    from gclib.runtime.master import Poll
+
+    m = _receiving_master([], width=1)
+    m.comm = _CountingComm()
+    assert m._receive_one(0) is Poll.IDLE and m.comm.probes == 2
+    m.probes, m.comm.probes = 1, 0
+    assert m._receive_one(0) is Poll.IDLE and m.comm.probes == 1
+
+    class Counting(_FakeControl):
+        tested = 0
+
+        def Test(self, status):
+            self.tested += 1
+            return super().Test(status)
+
+    w, _ = _controlled_worker([], monkeypatch)
+    w.control = Counting(w.params_buf, [])
+    assert w._receive_control() is None and w.control.tested == 2
+    w.tests, w.control.tested = 1, 0
+    assert w._receive_control() is None and w.control.tested == 1
+
+
+@pytest.mark.parametrize("scheme", ["uncoded", "gc-mmc", "rs"])
+def test_without_the_decoder_cache_and_decoding_ahead_the_master_decodes_after_the_arrival_as_exactly(scheme):
+    from benchmarks.bench_runtime import scheme_codes
+
+    code = scheme_codes(8, 1)[scheme]
+    rng = np.random.default_rng(7)
+    G = rng.standard_normal((code.n_parts, 1))
+    messages = code.encode(G)
+    for trial in range(6):
+        order = rng.permutation(code.n_messages)
+        want, _ = _first_decodable(code, order)
+        arrivals = [x for msg in order for x in ((int(msg), messages[msg]), *[None] * code.n_messages)]
+        master = _collecting_master(code, arrivals, without=("cache", "ahead"))
+        got = master._collect(0, np.inf, master._prepare())
+        assert got.received.tolist() == want.tolist()
+        assert got.ahead is None  # idle polls in plenty, yet nothing was decoded ahead
+        ids, A = master._decode(np.flatnonzero(got.received))
+        assert master.decoders == {}  # nothing remembered
+        assert np.allclose(code.combine(A, got.payload[ids], 1), G.sum(axis=0), atol=1e-8)
+
+
+def test_the_ab_benchmark_judges_each_mechanism_by_its_paired_difference_and_renders_its_table():
+    from benchmarks import bench_runtime_ab as AB
+    from benchmarks import render_runtime_ab as R
+    from gclib.runtime.protocol import MECHANISMS
+
+    rng = np.random.default_rng(0)
+    runs = []
+    for rnd in range(3):
+        for scheme in ("uncoded", "crc"):
+            drift = rng.normal(0.0, 0.5)  # the host's load, shared by every arm of the round
+            swing = 1.0 if (rnd + len(scheme)) % 2 else -1.0  # a wide spread either way
+            for arm, extra, noise in (("baseline", 0.0, 0.0), ("bell", 2.0, 0.0), ("spin", 0.0, rng.normal(0, 0.01)),
+                                      ("slack", swing, 0.0), ("all", 5.0, 0.0)):
+                runs.append({"round": rnd, "scheme": scheme, "arm": arm, "ok": True,
+                             "median_overhead_ms": 1.0 + drift + extra + noise, "relative_error": 0.02 + noise / 10})
+    runs.append({"round": 3, "scheme": "crc", "arm": "spin", "ok": False, "error": "no iteration recorded"})
+    out = AB.summarize(runs, ["uncoded", "crc"])
+    bell, spin = out["arms"]["bell"], out["arms"]["spin"]
+    # the drift of the rounds cancels in the pairs: the bell's 2 ms stands out, the spin's nothing
+    assert bell["overhead_ms_vs_baseline"]["value"] == pytest.approx(2.0) and bell["overhead_ms_vs_baseline"]["n"] == 6
+    assert out["mechanisms"]["bell"]["earns"] and out["mechanisms"]["bell"]["verdict"] == "earns its place"
+    # a difference known to be within 0.1 ms and 1 point of % of zero is nothing; a wide interval tells nothing
+    spin_v, slack_v = out["mechanisms"]["spin"], out["mechanisms"]["slack"]
+    assert not spin_v["earns"] and spin_v["nothing"] and spin_v["verdict"] == "buys nothing measurable"
+    assert not slack_v["earns"] and not slack_v["nothing"] and "too noisy" in slack_v["verdict"]
+    assert spin["failed"] == 1 and spin["runs"] == 7 and spin["overhead_ms_vs_baseline"]["n"] == 6
+    assert "all" not in out["mechanisms"] and set(out["mechanisms"]) <= set(MECHANISMS)
+    data = {**out, "rounds": 3, "iterations": 30, "time_scale": 0.05, "schemes": ["uncoded", "crc"], "workers": 8,
+            "stragglers": 1, "seconds": 12.0, "rule": AB.RULE, "load": {"before": 1.0, "after": 1.0, "cores": 2}}
+    doc = f"# Runtime\n\ntext\n\n{R.BEGIN}\nold table\n{R.END}\n\nmore text\n"
+    new = R.render(doc, data)
+    assert "old table" not in new and new.startswith("# Runtime\n\ntext\n\n") and new.endswith("\n\nmore text\n")
+    rows = [line for line in new.splitlines() if line.startswith("| `")]
+    assert [r.split("|")[1].strip() for r in rows] == ["`bell`", "`spin`", "`slack`", "`all`"]
+    assert "+2.00 [" in rows[0] and "earns its place" in rows[0] and "1 of 7" in rows[1]
+    assert R.render(new, data) == new  # rendering again changes nothing
+    with pytest.raises(SystemExit, match="no lines"):
+        R.render("# no markers\n", data)
+
+
+def test_the_ab_benchmark_mirrors_its_rounds_so_that_a_steady_drift_cancels():
+    from benchmarks.bench_runtime_ab import arms, round_order
+
+    names = list(arms())
+    for first in (0, 2, 4):
+        a, b = round_order(names, first), round_order(names, first + 1)
+        assert sorted(a) == sorted(names) and b == a[::-1]
+        # every arm's two positions add up alike: a load rising steadily over the pair adds the same to each
+        assert {a.index(n) + b.index(n) for n in names} == {len(names) - 1}
+    assert round_order(names, 2)[0] == names[1] != round_order(names, 0)[0]  # each pair starts further on

@@ -753,3 +753,22 @@ def test_problems_refuse_sizes_that_cannot_be_built(monkeypatch):
         make_problem("breast-cancer", parts=0)
     assert make_problem("tandon-logistic", parts=4, n_samples=4, dim=1).n_samples == 4  # the smallest that fits
     assert math.isfinite(make_problem("lag-synthetic", parts=2, workers=2, dim=3).smoothness)
+
+
+@pytest.mark.mpi
+@pytest.mark.timeout(120)
+def test_a_run_without_every_mechanism_still_decodes_exactly_and_survives_a_killed_worker(tmp_path):
+    """The A/B switch (``RunSpec.without``) turns every mechanism beyond the plain polling loop off: the run is
+    the plain loop, and it still meets the fault targets."""
+    from gclib.runtime.protocol import MECHANISMS
+
+    job_dir = tmp_path / "run"
+    progress, killed = _killer(job_dir, [3], signal.SIGKILL, at=1)  # worker 2
+    res = launch(_spec(iterations=6, without=list(MECHANISMS)), run_dir=job_dir, progress=progress, job_timeout=60)
+    assert killed and res.ok and len(res.records) == 6, res.error
+    assert res.dead_workers == [2] and res.deaths[2]["name"] == "SIGKILL"
+    assert res.spec["without"] == sorted(MECHANISMS)
+    assert res.bells == []  # no bell was made: every worker polled
+    assert max(r["grad_error"] for r in res.records) < 1e-9
+    assert all(2 not in r["workers"] for r in res.records[_first_with(res.records, 2):])
+    assert job_processes(job_dir) == []

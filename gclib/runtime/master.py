@@ -43,12 +43,15 @@ master's standard input), the master stops the run: nobody records it.
 """
 from __future__ import annotations
 
+import enum
 import json
 import os
 import select
 import sys
 import time
 import traceback
+from dataclasses import dataclass
+from typing import NamedTuple, Optional
 
 import numpy as np
 
@@ -118,6 +121,69 @@ class IterationTimeout(RuntimeError):
     pass
 
 
+class Poll(enum.Enum):
+    """What a look for messages (:meth:`Master._receive_one`) did when it brought no gradient of the iteration:
+    ``IDLE``, nothing (the master may wait), or ``BUSY``, it took in something else or started a receive (look
+    again at once)."""
+
+    IDLE = "idle"
+    BUSY = "busy"
+
+
+class Gradient(NamedTuple):
+    """A gradient message of the iteration under way: its id, its payload and its header."""
+
+    message: int
+    payload: np.ndarray
+    header: np.ndarray
+
+
+class Decoded(NamedTuple):
+    """Decoding coefficients ``A`` over the messages ``ids`` (the gradient is ``code.combine(A, payload[ids])``)."""
+
+    ids: np.ndarray
+    A: np.ndarray
+
+
+class Prepared(NamedTuple):
+    """What :meth:`Master._collect` starts from, made before the clock (:meth:`Master._prepare`): the empty
+    received set, the payloads' array, the rule's tracker of the set (or ``None`` when the rule has none), and the
+    messages known to complete the set (``None``: the rule is asked at every arrival)."""
+
+    received: np.ndarray
+    payload: np.ndarray
+    tracker: object
+    completes: Optional[list]
+
+
+@dataclass
+class Collected:
+    """What :meth:`Master._collect` received until the set decoded.
+
+    Attributes:
+        received: ``(n_messages,)`` bool, the messages received.
+        payload: ``(n_messages, width)``: ``payload[m]`` is message ``m`` where received.
+        arrived: ``perf_counter`` time the last message was taken in (the decode's clock starts there).
+        checks: seconds spent in the rule's checks.
+        drain: seconds spent draining stale messages and task reports.
+        ahead: the decode made ahead from a subset of the received messages, or ``None`` when none was.
+    """
+
+    received: np.ndarray
+    payload: np.ndarray
+    arrived: float
+    checks: float
+    drain: float
+    ahead: Optional[Decoded] = None
+
+
+class Stopped(NamedTuple):
+    """How the run's stop ended (:meth:`Master.stop`): the workers found dead, and how the master leaves."""
+
+    dead: list
+    exit: P.Exit
+
+
 #: Why the master stops when the launcher is gone.
 ORPHANED = ("the launcher is gone (the master's standard input closed): nobody records the run any more, so "
             "the master stopped it")
@@ -154,7 +220,11 @@ class Master(P.Rank):
         self.width_buf = P.HEADER + self.width
         self.tasks = []  # (worker, [iteration, finish times...]) reports not yet passed on to the launcher
         self.decoders = {}  # distinct contents received (bytes) -> their decoding coefficients
-        self._completes0 = False  # the messages that alone decode, for a rule without a tracker (see _prepare)
+        self._completes0 = None  # the messages that alone decode, for a rule without a tracker (see _prepare) ...
+        self._asked0 = False  # ... once asked
+        self.probes = 1 if "probe2" in self.without else 2  # probes per look (see _receive_one)
+        self.ahead = "ahead" not in self.without  # decode ahead while waiting (see _collect)
+        self.kept = 0 if "cache" in self.without else DECODERS_KEPT  # decoders remembered (see _decode)
         # The content of every message: equal rows of B (a coded message and its copies) share one id.
         self.content = np.unique(self.code.B, axis=0, return_inverse=True)[1].reshape(-1)
 
@@ -247,16 +317,17 @@ class Master(P.Rank):
         return np.empty(self.width_buf, dtype=self.dtype)
 
     def _receive_one(self, current):
-        """Start receiving the next waiting message, and finish one whose data has arrived. Returns ``(message
-        id, payload, header)`` for a gradient of iteration ``current``, ``False`` when nothing happened, ``None``
-        when something else was handled (or a receive was started)."""
+        """Start receiving the next waiting message, and finish one whose data has arrived. Returns the
+        :class:`Gradient` of iteration ``current`` it finished receiving, else :attr:`Poll.BUSY` when it handled
+        something else or started a receive, :attr:`Poll.IDLE` when nothing happened."""
         MPI = self.MPI
         started = False
         st = MPI.Status()
         try:
-            # Twice: MPICH's first probe after a message lands only moves it in (see worker._receive_control).
+            # Twice (once without "probe2"): MPICH's first probe after a message lands only moves it in (see
+            # worker._receive_control).
             msg = self.comm.Improbe(source=MPI.ANY_SOURCE, tag=MPI.ANY_TAG, status=st)
-            if msg is None:
+            if msg is None and self.probes > 1:
                 msg = self.comm.Improbe(source=MPI.ANY_SOURCE, tag=MPI.ANY_TAG, status=st)
         except MPI.Exception:
             msg = None
@@ -279,36 +350,38 @@ class Master(P.Rank):
             except MPI.Exception:
                 self.inflight.pop(i)
                 self._mark_dead(item[2] - 1, "MPI error while receiving")
-                return None
+                return Poll.BUSY
             if done:
                 self.inflight.pop(i)
                 return self._handle(current, *item[1:])
-        return None if started else False
+        return Poll.BUSY if started else Poll.IDLE
 
     def _handle(self, current, buf, src, tag):
+        """A message whose receive completed: the :class:`Gradient` if it is one of iteration ``current``, else
+        :attr:`Poll.BUSY` (taken in: a start-up or end message, a task report, a late gradient)."""
         if tag == P.TAG_BYE:
             self.byes[src - 1] = (int(buf[0]), int(buf[1]))
-            return None
+            return Poll.BUSY
         if tag == P.TAG_READY:  # the worker's start-up is over
             self.ready.add(src - 1)
-            return None
+            return Poll.BUSY
         if tag == P.TAG_HELLO:  # a start-up hello (with the worker's pid), perhaps late: not a gradient
             self.pids[src - 1] = int(buf[0])
             if buf[1]:
                 self.belled.add(src - 1)
             self.hosts[src - 1] = "".join(map(chr, buf[3:3 + int(buf[2])].astype(int)))
-            return None
+            return Poll.BUSY
         if tag == P.TAG_TASKS:  # a worker's finish times of one iteration: stored, looked at after the run
             self.tasks.append((src - 1, buf))
-            return None
+            return Poll.BUSY
         if tag < P.GRAD_BASE:
-            return None
+            return Poll.BUSY
         self.received_total += 1
         if P.tag_iteration(tag) != current:  # a late gradient of an earlier iteration: drained
             self.stale += 1
-            return None
+            return Poll.BUSY
         head = buf[:P.HEADER].real
-        return int(head[1]), buf[P.HEADER:].copy(), head
+        return Gradient(int(head[1]), buf[P.HEADER:].copy(), head)
 
     def _send_all(self, arr, tag):
         """Send ``arr`` to every worker but the dead and the silent ones; a worker that owes
@@ -361,18 +434,18 @@ class Master(P.Rank):
         self._send_all(params, P.TAG_PARAMS)
         t_bcast = time.perf_counter() - t_start
         try:
-            received, payload, d0, check_time, drain, ahead = self._collect(it, t_start + spec.timeout, prepared)
+            got = self._collect(it, t_start + spec.timeout, prepared)
         finally:
             self.params = None
-        self.drain_time += drain
-        idx = np.flatnonzero(received)
-        ids, A = self._decode(idx) if ahead is None else ahead  # over a subset of the received messages
-        grad = code.combine(A, payload[ids], self.dim)
+        self.drain_time += got.drain
+        idx = np.flatnonzero(got.received)
+        ids, A = self._decode(idx) if got.ahead is None else got.ahead  # over a subset of the received messages
+        grad = code.combine(A, got.payload[ids], self.dim)
         t_decoded = time.perf_counter()
         # On the critical path: the rule check of the last message, the decode (unless made ahead) and the
         # combination.
-        decode_time = t_decoded - d0
-        t_wait_end = d0
+        decode_time = t_decoded - got.arrived
+        t_wait_end = got.arrived
         theta, state = spec.step.step(state, grad)
         t_end = time.perf_counter()
         self._send_all(np.array([float(it)]), P.TAG_DONE)  # stragglers stop now (untimed, like what follows)
@@ -380,7 +453,7 @@ class Master(P.Rank):
         rec = {"iteration": it, "time": t_end - t_start, "predicted": predicted,
                "messages": int(idx.size), "stale": self.stale - stale0, "bcast": t_bcast,
                "wait": t_wait_end - t_start - t_bcast, "decode": decode_time, "step": t_end - t_decoded,
-               "drain": drain, "checks": check_time,
+               "drain": got.drain, "checks": got.checks,
                "workers": sorted({int(code.sender[m]) for m in idx}),
                # outside the timed window: how much this decode amplifies rounding errors of the messages
                "amplification": decoding_amplification(code.B[ids], A, code.target)}
@@ -393,14 +466,15 @@ class Master(P.Rank):
         end = time.perf_counter() + limit
         while time.perf_counter() < end:
             # done when nothing waits, but for receives whose sender died in the middle (they never complete)
-            if self._receive_one(-1) is False and all(item[2] - 1 in self.skip for item in self.inflight):
+            if self._receive_one(-1) is Poll.IDLE and all(item[2] - 1 in self.skip for item in self.inflight):
                 return
 
-    def _decode(self, idx):
-        """``(ids, A)``: decoding coefficients ``A`` over the messages ``ids``, a subset of the received ``idx``
-        (sorted): one message of each distinct content (messages with equal rows of ``B``, copies of one
-        coded message, add nothing to one another). The coefficients are remembered by the contents present,
-        so that a set seen before, whichever copies of it arrived, is not decoded again."""
+    def _decode(self, idx) -> Decoded:
+        """Decoding coefficients over the messages ``ids``, a subset of the received ``idx`` (sorted): one
+        message of each distinct content (messages with equal rows of ``B``, copies of one coded message, add
+        nothing to one another). The coefficients are remembered by the contents present (up to :attr:`kept`
+        sets, none in a run without ``cache``), so that a set seen before, whichever copies of it arrived, is not
+        decoded again."""
         cls = self.content[idx]
         kinds, first = np.unique(cls, return_index=True)
         ids = idx[first]  # one copy of each content, in the order of ``kinds``
@@ -411,13 +485,14 @@ class Master(P.Rank):
             try:
                 A_sorted = self.code.decode(ids[order], warn=False)
             except Exception:  # a family decoder that wants the set as received: decode it whole
-                return idx, self.code.decode(idx, warn=False)
+                return Decoded(idx, self.code.decode(idx, warn=False))
             A = np.empty_like(A_sorted)
             A[:, order] = A_sorted
-            if len(self.decoders) >= DECODERS_KEPT:
+            if len(self.decoders) >= self.kept:
                 self.decoders.clear()
-            self.decoders[key] = A
-        return ids, A
+            if self.kept:
+                self.decoders[key] = A
+        return Decoded(ids, A)
 
     def _completing(self, received, known):
         """The messages not received and not in ``known`` whose arrival alone would make ``received`` decodable
@@ -435,8 +510,8 @@ class Master(P.Rank):
             return None
         return [int(m) for m in cand[ok]]
 
-    def _prepare(self):
-        """What :meth:`_collect` starts from: ``(received, payload, tracker, completes)`` for an empty set.
+    def _prepare(self) -> Prepared:
+        """What :meth:`_collect` starts from, for an empty set.
 
         Made before the iteration's parameters go out, not after: once the master rings, the workers need the
         host's cores to take the parameters in, and any work of the master then delays some of them."""
@@ -452,26 +527,24 @@ class Master(P.Rank):
         elif tracker is not None:
             completes = tracker.completing()
         else:  # the same for every iteration: asked once
-            if self._completes0 is False:
+            if not self._asked0:
                 self._completes0 = self._completing(received, ())
+                self._asked0 = True
             completes = self._completes0
-        return received, payload, tracker, completes
+        return Prepared(received, payload, tracker, completes)
 
-    def _collect(self, it, deadline, prepared):
-        """Receive messages of iteration ``it`` until the received set decodes.
-
-        Returns ``(received (n_messages,) bool, payload (n_messages, width), d0, check_time, drain, ahead)``:
-        ``payload[m]`` message ``m`` where received, ``d0`` the time the last message was taken in (the
-        decode's clock starts there), ``check_time`` the time spent in the rule's checks, ``drain`` the time spent
-        draining stale messages, ``ahead`` ``(ids, A)`` decoded ahead from the messages ``ids`` (a subset of the
-        received ones), or ``None``. Raises :class:`IterationTimeout` when the workers alive cannot decode any more
-        or at ``deadline``.
+    def _collect(self, it, deadline, prepared: Prepared) -> Collected:
+        """Receive messages of iteration ``it`` until the received set decodes; returns what came
+        (:class:`Collected`). While nothing arrives it decodes ahead the sets that one more message would
+        complete (not in a run without ``ahead``). Raises :class:`IterationTimeout` when the workers alive cannot
+        decode any more or at ``deadline``.
         """
         code = self.code
         received, payload, tracker, completes = prepared  # (see _prepare)
-        todo = [] if completes is None else list(completes)  # completing messages whose set is not decoded yet
+        # completing messages whose set is not decoded yet
+        todo = [] if completes is None or not self.ahead else list(completes)
         completes = None if completes is None else set(completes)
-        ahead = {}  # message id -> (ids, A): the decode of the set that message completes
+        ahead = {}  # message id -> Decoded: the decode of the set that message completes
         check_time = drain = 0.0
         if self.dead:
             why = self._cannot_decode(it, received)
@@ -484,7 +557,7 @@ class Master(P.Rank):
             rung = bell.value(bell_mod.TO_MASTER) if bell is not None else 0  # before looking
             r0 = time.perf_counter()
             got = self._receive_one(it)
-            if got is False:
+            if got is Poll.IDLE:
                 if self.check_deaths():
                     if self.orphaned:
                         raise IterationTimeout(ORPHANED)
@@ -492,7 +565,7 @@ class Master(P.Rank):
                     if why:
                         raise IterationTimeout(why)
                     if self.spec.wait_all and received.any() and self._all_in(received):
-                        return received, payload, time.perf_counter(), check_time, drain, None
+                        return Collected(received, payload, time.perf_counter(), check_time, drain)
                 if time.perf_counter() > deadline:
                     raise IterationTimeout(self._timeout_text(it, received))
                 if todo:  # nothing arrived: decode ahead instead of sleeping
@@ -509,15 +582,15 @@ class Master(P.Rank):
                 else:
                     time.sleep(self.spec.poll)
                 continue
-            if got is None:
+            if got is Poll.BUSY:
                 drain += time.perf_counter() - r0
                 continue
-            m, data, _ = got
+            m = got.message
             if received[m]:
                 continue
             d0 = time.perf_counter()
             received[m] = True
-            payload[m] = data
+            payload[m] = got.payload
             if self.spec.wait_all:
                 done = self._all_in(received)
             elif tracker is not None:
@@ -528,7 +601,7 @@ class Master(P.Rank):
                 done = bool(code.rule.decodable(received))
             if done:
                 check_time += time.perf_counter() - d0
-                return received, payload, d0, check_time, drain, ahead.get(m)
+                return Collected(received, payload, d0, check_time, drain, ahead.get(m))
             if completes is not None:
                 new = (self._completing(received, completes) if tracker is None else
                        [c for c in tracker.completing() if c not in completes])
@@ -536,7 +609,8 @@ class Master(P.Rank):
                     completes = None
                 else:
                     completes.update(new)
-                    todo.extend(new)
+                    if self.ahead:
+                        todo.extend(new)
             check_time += time.perf_counter() - d0
 
     def _wait_slice(self) -> float:
@@ -580,7 +654,7 @@ class Master(P.Rank):
         self._send_all(np.zeros(self.dim + 1), P.TAG_HELLO)
         deadline = time.perf_counter() + self.spec.stop_timeout
         while len(self.ready | self.skip) < self.K and time.perf_counter() < deadline and not self.orphaned:
-            if self._receive_one(-1) is False:
+            if self._receive_one(-1) is Poll.IDLE:
                 self.check_deaths()
                 time.sleep(self.spec.poll)
         self._reap()
@@ -623,24 +697,23 @@ class Master(P.Rank):
             status, error = "error", f"master failed: {type(e).__name__}: {e}"
         if status == "ok" and spec.network:  # a profile: what a message costs (gclib.runtime.network)
             emit("network", measured=network.probe(self, spec.network))
-        dead, hard = self.stop()
-        emit("end", status=status, error=error, dead_workers=dead, theta=theta, stale=self.stale,
-             silent={w: why for w, why in sorted(self.silent.items()) if w in dead},
+        stopped = self.stop()
+        emit("end", status=status, error=error, dead_workers=stopped.dead, theta=theta, stale=self.stale,
+             silent={w: why for w, why in sorted(self.silent.items()) if w in stopped.dead},
              tasks=self.take_tasks(),
              messages_sent=sum(b[0] for b in self.byes.values()), messages_received=self.received_total,
              abandoned={w: b[1] for w, b in sorted(self.byes.items())})
-        return "hard" if hard else "clean"
+        return stopped.exit
 
-    def stop(self):
-        """Stop every worker, drain every message still in flight, and find the workers that died. Returns
-        ``(dead workers, whether to leave without MPI_Finalize)``."""
+    def stop(self) -> Stopped:
+        """Stop every worker, drain every message still in flight, and find the workers that died."""
         MPI = self.MPI
         self.stopping = True
         self._send_all(np.zeros(1), P.TAG_STOP)
         deadline = time.perf_counter() + self.spec.stop_timeout
         # (a silent worker is not waited for: it gets the stop if it answers meanwhile)
         while time.perf_counter() < deadline and len(set(self.byes) | self.skip) < self.K:
-            if self._receive_one(-1) is False:
+            if self._receive_one(-1) is Poll.IDLE:
                 self.check_deaths()
                 time.sleep(self.spec.poll)
         self.check_deaths(force=True)
@@ -662,17 +735,17 @@ class Master(P.Rank):
         if not hard:
             # Anything still unmatched would make MPICH fail at finalize.
             deadline = time.perf_counter() + self.spec.stop_timeout
-            while (self._receive_one(-1) is not False or self.inflight) and time.perf_counter() < deadline:
+            while (self._receive_one(-1) is not Poll.IDLE or self.inflight) and time.perf_counter() < deadline:
                 pass
             hard = bool(self.inflight)
-        return sorted(set(dead)), hard
+        return Stopped(sorted(set(dead)), P.Exit.HARD if hard else P.Exit.CLEAN)
 
 
-def run_master(comm, spec, finish, sends=(), deaths=None, bell=None) -> str:
+def run_master(comm, spec, finish, sends=(), deaths=None, bell=None) -> P.Exit:
     try:
         return Master(comm, spec, finish, sends=sends, deaths=deaths, bell=bell).run()
     except Exception:
         traceback.print_exc()
         sys.stderr.flush()
         emit("end", status="error", error="master crashed (see stderr)", dead_workers=[], theta=None, stale=0)
-        return "hard"
+        return P.Exit.HARD

@@ -24,7 +24,7 @@ import sys
 import time
 import traceback
 
-from gclib.runtime.protocol import MARK
+from gclib.runtime.protocol import MARK, Exit
 
 #: Seconds a worker waits for the spec from the master before it gives up.
 SPEC_WAIT = 120.0
@@ -101,7 +101,7 @@ def _start(comm, MPI, window):
                 raise ValueError(f"the job has {comm.Get_size()} ranks, the run needs {spec.ranks} "
                                  f"(1 master + {spec.workers} workers)")
             finish = sample_finish(spec.model, spec.iterations, spec.workers, spec.code.load, spec.seed)
-            bell = make_bell()
+            bell = None if "bell" in spec.without else make_bell()  # (without it: every rank polls in slices)
             payload = (spec, finish, bell.path if bell else None)
         except Exception as e:
             traceback.print_exc()
@@ -179,7 +179,7 @@ def main() -> None:
         from gclib.runtime.worker import run_worker
 
         how = run_worker(comm, spec, finish, bell=bell)
-    if how == "hard":
+    if how is Exit.HARD:
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(0)

@@ -56,7 +56,7 @@ def _take(master, n: int, size: int, deadline: float) -> list:
     while len(done) < n and time.perf_counter() < deadline:
         rung = bell.value(bell_mod.TO_MASTER) if bell is not None else 0
         moved = False
-        for _ in range(2):  # twice, as the master's iteration probes (see Master._receive_one)
+        for _ in range(master.probes):  # twice, as the master's iteration probes (see Master._receive_one)
             try:
                 msg = comm.Improbe(source=MPI.ANY_SOURCE, tag=P.TAG_ECHO, status=st)
             except MPI.Exception:

@@ -38,6 +38,9 @@ The iteration is in the tag, so the master recognizes a late gradient without re
 """
 from __future__ import annotations
 
+import enum
+import os
+
 import numpy as np
 
 from gclib.runtime.guard import RANK, REPORT, STOPPED  # noqa: F401 (the markers of the guards' lines, for the launcher)
@@ -61,6 +64,52 @@ TAG_ECHO = 11
 BELL_SLICE_POLLS = 20
 GRAD_BASE = 100
 HEADER = 4  # iteration, message id, worker clock (s since it got the parameters), compute seconds
+
+
+#: The mechanisms of the runtime beyond its plainest loop, each of which a run can leave out
+#: (:attr:`~gclib.runtime.spec.RunSpec.without`, or the environment variable :data:`WITHOUT_ENV`) to measure what
+#: it buys (``benchmarks/bench_runtime_ab.py``): name -> what the run does without it.
+MECHANISMS = {
+    "bell": "no futex bell: the master waits in slices of one poll, the workers in slices of 5 polls",
+    "probe2": "one probe per look of the master, one test per look of a worker (not two)",
+    "spin": "a worker sleeps up to a task's end (no polling without sleep in its last 0.1 ms)",
+    "yield": "a worker starts its first task as soon as it takes the parameters in (no 0.5 ms sleep first)",
+    "lead": "a worker computes a task at the start of its window and sleeps the rest (not at the end)",
+    "cache": "every decode is computed (no coefficients remembered by the contents received)",
+    "ahead": "the master decodes only once the set is decodable (nothing while it waits)",
+    "freeze": "no garbage collection and gc.freeze after the warm-up",
+    "slack": "the kernel's default timer slack (not 1 ns)",
+}
+#: The environment variable that names the mechanisms a run leaves out when its spec does not say
+#: (comma-separated; read where the spec is made, and carried to every rank by the spec).
+WITHOUT_ENV = "GCLIB_RUNTIME_WITHOUT"
+
+
+def without(names) -> frozenset:
+    """The mechanisms to leave out, checked: ``names`` is an iterable of names of :data:`MECHANISMS`, or a
+    comma-separated string of them; ``None`` reads :data:`WITHOUT_ENV`. An unknown name raises ``ValueError``
+    listing the known ones."""
+    if names is None:
+        names = os.environ.get(WITHOUT_ENV, "")
+    if isinstance(names, str):
+        names = [n.strip() for n in names.split(",")]
+    try:
+        out = frozenset(str(n) for n in names if str(n))
+    except TypeError:
+        raise TypeError(f"without must be names of mechanisms, got {type(names).__name__}") from None
+    unknown = sorted(out - MECHANISMS.keys())
+    if unknown:
+        raise ValueError(f"unknown runtime mechanisms {unknown} (in without or {WITHOUT_ENV}); the known ones are "
+                         f"{', '.join(MECHANISMS)}")
+    return out
+
+
+class Exit(enum.Enum):
+    """How a rank leaves the job: ``CLEAN`` through ``MPI_Finalize``; ``HARD`` without it (a peer died, or never
+    said its last word, and finalize would wait for it forever)."""
+
+    CLEAN = "clean"
+    HARD = "hard"
 
 
 def grad_tag(iteration: int) -> int:
@@ -95,6 +144,7 @@ class Rank:
         self.width = message_width(self.code, self.dim)
         self.dtype = message_dtype(self.code)
         self.sends = []  # pending (request, buffer): a buffer must live until its send completes
+        self.without = frozenset(spec.without)  # the mechanisms this run leaves out (MECHANISMS)
 
     def settle(self):
         """Called once, after the untimed warm-up: make the waits of the timed loop cheap and punctual.
@@ -104,11 +154,16 @@ class Rank:
           allocations of the polling loops would otherwise trigger one in the middle of an iteration.
         * The timer slack of this thread is set to 1 ns (Linux ``PR_SET_TIMERSLACK``; by default the kernel may
           let a sleep run 50 us late to batch wake-ups): every sleep slice of a wait ends when asked.
+
+        A run without ``freeze`` or ``slack`` (:data:`MECHANISMS`) skips that part.
         """
         import gc
 
-        gc.collect()
-        gc.freeze()
+        if "freeze" not in self.without:
+            gc.collect()
+            gc.freeze()
+        if "slack" in self.without:
+            return
         try:
             import ctypes
 

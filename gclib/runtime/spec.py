@@ -11,6 +11,7 @@ from gclib import checks
 from gclib.codes import conditioning
 from gclib.codes.base import DecodingError, GradientCode
 from gclib.jsonable import jsonable
+from gclib.runtime.protocol import without as mechanisms_without
 
 
 @dataclass
@@ -39,6 +40,11 @@ class RunSpec:
             the run then, and the code's decoder gets what came.
         network: message sizes (float64 numbers per message) whose cost the master measures after the last
             iteration, with every worker (:mod:`gclib.runtime.network`; ``gclib profile``); empty: none.
+        without: the runtime's mechanisms this run leaves out, to measure what each buys (names of
+            :data:`gclib.runtime.protocol.MECHANISMS`, a list or a comma-separated string; ``None``, the default,
+            reads the environment variable ``GCLIB_RUNTIME_WITHOUT`` when the spec is made, and an unknown name is
+            refused). Stored as a sorted tuple; the ranks get it with the spec. For A/B measurements only: every
+            mechanism is on in a normal run.
         start, state0, wall0: where a resumed run continues (set by ``launch(..., resume=STATE)``): the first
             iteration to run, the update's state after the one before (as :func:`gclib.runtime.state.
             pack_step_state` stores it) and the wall time so far. A fresh run starts at 0.
@@ -62,6 +68,7 @@ class RunSpec:
     wall0: float = 0.0
     wait_all: bool = False
     network: tuple = ()
+    without: Any = None
 
     def __post_init__(self):
         if not isinstance(self.code, GradientCode):
@@ -87,6 +94,7 @@ class RunSpec:
                 raise ValueError(f"theta0 must be {self.problem.dim} finite numbers (the problem's dimension), got "
                                  f"shape {self.theta0.shape}")
         self.network = tuple(checks.int_list("network", list(self.network), low=1, min_len=0))
+        self.without = tuple(sorted(mechanisms_without(self.without)))
         self.start = checks.integer("start", self.start, low=0, high=self.iterations)
         if (self.start > 0) != (self.state0 is not None):
             raise ValueError("start and state0 go together: a resumed run needs the update's state")
@@ -137,7 +145,8 @@ class RunSpec:
                           "dim": self.problem.dim, "samples": self.problem.n_samples,
                           "step": {"name": type(self.step).__name__, **asdict(self.step)},
                           "model": model, "iterations": self.iterations, "time_scale": self.time_scale,
-                          "seed": self.seed, "timeout": self.timeout, "poll": self.poll, "kill": self.kill})
+                          "seed": self.seed, "timeout": self.timeout, "poll": self.poll, "kill": self.kill,
+                          "without": list(self.without)})
 
 
 class RuntimeFailure(RuntimeError):

@@ -26,11 +26,13 @@ sends), except the last :data:`END_SPIN` seconds before a task's end, which it s
 from __future__ import annotations
 
 import collections
+import enum
 import os
 import socket
 import sys
 import time
 import traceback
+from typing import NamedTuple
 
 import numpy as np
 
@@ -65,6 +67,22 @@ class _Stop(Exception):
     pass
 
 
+class Params(NamedTuple):
+    """New parameters from the master: the iteration they are for, and the point ``theta`` to compute at."""
+
+    iteration: int
+    theta: np.ndarray
+
+
+class LastWord(enum.Enum):
+    """What the master said last (:data:`~gclib.runtime.protocol.TAG_FINAL`): nothing yet (``AWAITED``), leave
+    through ``MPI_Finalize`` (``CLEAN``), or leave without it (``HARD``: a peer died)."""
+
+    AWAITED = "awaited"
+    CLEAN = "clean"
+    HARD = "hard"
+
+
 class Worker(P.Rank):
     """State of worker ``w`` (rank ``w + 1``) for one run."""
 
@@ -76,9 +94,13 @@ class Worker(P.Rank):
         self.msgs = self.code.messages_of(self.w)
         self.finish = finish[:, self.w, :] * spec.time_scale  # (iterations, n_tasks) seconds
         self.slice = spec.poll * (P.BELL_SLICE_POLLS if bell is not None else SLICE_POLLS)
+        # the mechanisms a run may leave out (protocol.MECHANISMS), as the constants the loop reads
+        self.end_spin = 0.0 if "spin" in self.without else END_SPIN
+        self.take_in_yield = 0.0 if "yield" in self.without else TAKE_IN_YIELD
+        self.tests = 1 if "probe2" in self.without else 2  # tests of the control receive per look
         self.sent = 0
         self.abandoned = 0
-        self.final = None
+        self.final = LastWord.AWAITED
         self.handed = False
         self.pending = None  # parameters taken in during the start-up
         self.params_buf = np.empty(self.dim + 1)  # every control message lands here (see _receive_control)
@@ -88,27 +110,29 @@ class Worker(P.Rank):
         self.control_posted = True
         self.received_at = 0.0  # when the newest parameters were received (perf_counter seconds)
         self.recent = collections.deque(maxlen=LEAD_MEMORY)  # how long the last tasks' real work took
-        self.lead = LEAD_START
+        # without "lead" the work of a task starts as soon as its window does (an infinite lead)
+        self.lead = np.inf if "lead" in self.without else LEAD_START
         self.decoded = -1  # the newest iteration the master said it decoded (TAG_DONE)
         self.current = IDLE  # the iteration being worked on
 
     # ------------------------------------------------------------------ control channel
     def _receive_control(self):
-        """Take in every control message waiting; return the newest ``(iteration, theta)``, or raise _Stop.
+        """Take in every control message waiting; return the newest :class:`Params`, or ``None`` when no
+        parameters came; raise _Stop at the master's stop or last word.
 
         Every message from the master lands in one receive posted in advance (persistent, any tag, into the
         parameters' buffer), so a wake-up costs one ``Test`` and no probe, match and copy of its own. It is
         tested twice, like the master's probes: a second ``Test`` costs little, and sees a message that the
-        first one's progress step only moved in."""
+        first one's progress step only moved in (once in a run without ``probe2``)."""
         req, st, buf = self.control, self.control_status, self.params_buf
         newest = None
-        while self.control_posted and (req.Test(st) or req.Test(st)):
+        while self.control_posted and (req.Test(st) or (self.tests > 1 and req.Test(st))):
             tag = st.Get_tag()
             if tag == P.TAG_PARAMS:
                 self.received_at = time.perf_counter()  # the worker's clock for these parameters starts here
-                newest = (int(buf[0]), buf[1:].copy())
+                newest = Params(int(buf[0]), buf[1:].copy())
             elif tag == P.TAG_FINAL:
-                self.final = bool(buf[0])
+                self.final = LastWord.HARD if buf[0] else LastWord.CLEAN
                 self.control_posted = False  # the master's last word
                 raise _Stop
             elif tag == P.TAG_DONE:
@@ -154,8 +178,8 @@ class Worker(P.Rank):
 
     # ------------------------------------------------------------------ one iteration
     def iterate(self, it, theta):
-        """Work on iteration ``it``; return newer parameters if they interrupt it, else ``None`` (every task
-        done, or the master said the iteration is decoded)."""
+        """Work on iteration ``it``; return newer :class:`Params` if they interrupt it, else ``None`` (every
+        task done, or the master said the iteration is decoded)."""
         if self.spec.kill.get(self.w) == it:
             sys.stdout.flush()
             os._exit(17)  # fault injection: the process dies without a word
@@ -172,7 +196,7 @@ class Worker(P.Rank):
         done = np.empty(1 + n)  # the report of this iteration: [it, finish time of each task]
         done[0] = it
         # First let the workers woken with this one take their parameters in (see TAKE_IN_YIELD).
-        new = self._wait_until(t0 + min(TAKE_IN_YIELD, finish[0] if n else 0.0))
+        new = self._wait_until(t0 + min(self.take_in_yield, finish[0] if n else 0.0))
         if new is not None or self.decoded >= it:
             return self._abandon(done, 0, finish, False, new)
         problem, code = self.spec.problem, self.code
@@ -195,8 +219,9 @@ class Worker(P.Rank):
                         took = time.perf_counter() - c0
                         compute += took
                         self.recent.append(took)
-                        self.lead = LEAD_MARGIN * max(self.recent)
-                        new = self._wait_until(t0 + finish[j], spin=END_SPIN)
+                        if self.lead < np.inf:
+                            self.lead = LEAD_MARGIN * max(self.recent)
+                        new = self._wait_until(t0 + finish[j], spin=self.end_spin)
             if new is not None or self.decoded >= it:  # newer parameters, or decoded: abandon this iteration
                 return self._abandon(done, j, finish, reported, new)
             done[j + 1] = time.perf_counter() - t0
@@ -280,7 +305,7 @@ class Worker(P.Rank):
                     if new is None:
                         self._reap()
                         if time.perf_counter() - idle_since > IDLE_EXIT:
-                            return "hard"
+                            return P.Exit.HARD
                         continue
                 idle_since = time.perf_counter()
                 if not self.handed:  # (the master's hello comes first: this is only a safeguard)
@@ -299,7 +324,7 @@ class Worker(P.Rank):
             self.bell.ring(bell_mod.TO_MASTER)
         while not req.Test() and time.perf_counter() < deadline:
             time.sleep(self.slice)
-        while self.final is None and time.perf_counter() < deadline:
+        while self.final is LastWord.AWAITED and time.perf_counter() < deadline:
             try:
                 self._receive_control()
             except _Stop:
@@ -309,11 +334,11 @@ class Worker(P.Rank):
             self.control.Cancel()
             self.control.Wait()
         self.control.Free()
-        return "hard" if self.final in (None, True) else "clean"
+        return P.Exit.CLEAN if self.final is LastWord.CLEAN else P.Exit.HARD
 
 
-def run_worker(comm, spec, finish, bell=None) -> str:
-    """Run the worker loop; returns ``"clean"`` (finalize normally) or ``"hard"`` (exit without finalize)."""
+def run_worker(comm, spec, finish, bell=None) -> P.Exit:
+    """Run the worker loop; returns how to leave: through ``MPI_Finalize`` or without it."""
     try:
         return Worker(comm, spec, finish, bell=bell).run()
     except Exception:  # a bug or a broken problem: say so, and die like a crashed worker
