@@ -49,7 +49,7 @@ from gclib import bulk, checks, scale
 from gclib.codes.conditioning import decoding_amplification, unit_roundoff
 from gclib.jsonable import jsonable
 from gclib.simulate import Schedule, arrival_times
-from gclib.stats import mean_ci, paired_change
+from gclib.stats import mean_ci, paired_change, t_quantile
 from gclib.stragglers import ComputeModel
 
 #: Scheme families of :func:`candidates`, in the order they are built (ties in the ranking keep this order).
@@ -383,9 +383,7 @@ def _chunks(trials: int, K: int, R: int) -> list:
 def _elimination_level(n: int, candidates: int) -> float:
     """The Student-t quantile a paired difference of ``n`` trials must exceed, in standard errors, for the race to
     drop a design: one-sided at :data:`RACE_ALPHA` over every candidate (Bonferroni)."""
-    from scipy.stats import t as student
-
-    return float(student.ppf(1 - RACE_ALPHA / max(1, candidates), max(1, n - 1)))
+    return t_quantile(1 - RACE_ALPHA / max(1, candidates), max(1, n - 1))
 
 
 def _dominated(lo: np.ndarray, hi: np.ndarray, msgs: np.ndarray, units: np.ndarray, runnable: np.ndarray,
