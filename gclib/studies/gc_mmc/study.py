@@ -10,7 +10,7 @@ import pandas as pd
 from gclib.codes import lcc as _lcc
 from gclib.codes import mmc
 from gclib.design import Candidate, evaluate
-from gclib.stragglers import ComputeModel
+from gclib.stragglers import ComputeModel, model_set
 
 
 # ---------------------------------------------------------------------------------------------- Fig. 1
@@ -38,20 +38,15 @@ FIG1_COLUMNS = ["model", "label", "mean_time", "ci95_time", "mean_messages", "ci
                 "ci95_cluster_messages", "mean_computations", "failed"]
 
 
-#: Name of the paper's timing model in :func:`timing_models`.
-EQ5 = "eq. 5 (one draw per worker)"
-
-
-#: Name of the variant with independent task times in :func:`timing_models`.
-PER_TASK = "independent per-task times"
+#: Names of the paper's timing model and of the variant with independent task times in :func:`timing_models`.
+EQ5, PER_TASK = model_set("timing")
 
 
 def timing_models(mu: float = 10.0, alpha: float = 0.01) -> dict:
     """The two timing conventions of the shifted exponential under which notebook 04 checks Fig. 1:
-    ``{EQ5: one draw per worker and iteration (the paper's eq. 5), PER_TASK: independent task times}``."""
-    from gclib.stragglers import ShiftedExponential
-
-    return {EQ5: ShiftedExponential(mu, alpha, per_task=False), PER_TASK: ShiftedExponential(mu, alpha, per_task=True)}
+    ``{EQ5: one draw per worker and iteration (the paper's eq. 5), PER_TASK: independent task times}`` (the set
+    ``"timing"`` of :func:`gclib.stragglers.model_set`)."""
+    return model_set("timing", mu=mu, alpha=alpha)
 
 
 def fig1_models(models: dict, trials: int = 100_000, seed=0, K: int = 40, r: int = 10, **kw) -> pd.DataFrame:

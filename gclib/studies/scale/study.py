@@ -218,11 +218,10 @@ def gain_at(table: pd.DataFrame, model: str, setting: str, scheme: str, K: int):
 
 def models(mu: float = 10.0, alpha: float = 0.01, pareto_scale: float = 0.05, pareto_shape: float = 2.0) -> dict:
     """The two eq. 5 models of notebook 08: ``{name: model}``, the paper's shifted exponential and a
-    heavy-tailed Pareto."""
-    from gclib.stragglers import Pareto, ShiftedExponential
+    heavy-tailed Pareto (the set ``"scale"`` of :func:`gclib.stragglers.model_set`)."""
+    from gclib.stragglers import model_set
 
-    return {f"shifted-exp (mu {mu:g}, alpha {alpha:g})": ShiftedExponential(mu, alpha),
-            f"Pareto (scale {pareto_scale:g}, shape {pareto_shape:g})": Pareto(pareto_scale, pareto_shape)}
+    return model_set("scale", mu=mu, alpha=alpha, pareto_scale=pareto_scale, pareto_shape=pareto_shape)
 
 
 class _Sizes:
