@@ -112,3 +112,13 @@ def test_design_candidates_schedules_equal_their_codes(K, r):
     for c in cands:
         if c.schedule is not None:
             same_schedule(c.schedule(), Schedule.of(c.build()))
+
+
+def test_every_scheme_of_the_study_is_built_by_the_registry():
+    from gclib import schemes
+
+    assert set(scale_study.REGISTRY) == set(scale_study.SCHEMES)
+    assert set(scale_study.REGISTRY.values()) <= set(schemes.SCHEMES)
+    sch = scale_study.build("cluster size", "GC-MMC", 40)
+    same_schedule(sch, schemes.simulable("gc-mmc-correlated", workers=40, load=10, order=6, clusters=4))
+    same_schedule(scale_study.build("load fraction", "FRC", 40), scale.frc(40, 4))

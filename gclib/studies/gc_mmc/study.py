@@ -7,24 +7,25 @@ from typing import Iterable
 import numpy as np
 import pandas as pd
 
-from gclib.codes import lcc as _lcc
-from gclib.codes import mmc
 from gclib.design import Candidate, evaluate
+from gclib.schemes import build
 from gclib.stragglers import ComputeModel, model_set
 
 
 # ---------------------------------------------------------------------------------------------- Fig. 1
 def fig1_candidates(K: int = 40, r: int = 10, P: int = 4, m: int = 6, orders=(6, 8, 10)) -> list:
     """The five bars of Fig. 1 of the GC-MMC paper: GC, LCC, UC-MMC, GC-MMC-1 (correlated, order ``m``, ``P``
-    clusters) and GC-MMC-2 (uncorrelated, ``orders``, ``P`` clusters). GC and UC-MMC are unclustered."""
+    clusters) and GC-MMC-2 (uncorrelated, ``orders``, ``P`` clusters), built by :func:`gclib.schemes.build`. GC
+    and UC-MMC are unclustered."""
+    kr = {"workers": K, "load": r}
     return [
-        Candidate("gc", "GC", {"load": r}, lambda: mmc.gc_cyclic(K, r)),
-        Candidate("lcc", "LCC", {"load": r}, lambda: _lcc.lcc_code(K, r)),
-        Candidate("uc-mmc", "UC-MMC", {"load": r}, lambda: mmc.uc_mmc(K, r)),
+        Candidate("gc", "GC", {"load": r}, lambda: build("gc", **kr)),
+        Candidate("lcc", "LCC", {"load": r}, lambda: build("lcc", **kr)),
+        Candidate("uc-mmc", "UC-MMC", {"load": r}, lambda: build("uc-mmc", **kr)),
         Candidate("gc-mmc-1", "GC-MMC-1", {"order": m, "clusters": P},
-                  lambda: mmc.gc_mmc_correlated(K, r, m, P)),
+                  lambda: build("gc-mmc-correlated", **kr, order=m, clusters=P)),
         Candidate("gc-mmc-2", "GC-MMC-2", {"orders": list(orders), "clusters": P},
-                  lambda: mmc.gc_mmc_uncorrelated(K, r, orders, P)),
+                  lambda: build("gc-mmc-uncorrelated", **kr, orders=orders, clusters=P, points="chebyshev")),
     ]
 
 
@@ -75,7 +76,7 @@ def correlated_candidates(K: int, r: int, P: int = 1, orders: Iterable[int] | No
     if not orders:
         raise ValueError("orders must list at least one order")
     return [Candidate("gc-mmc-correlated", f"m={m}", {"order": m},
-                      lambda m=m: mmc.gc_mmc_correlated(K, r, m, P)) for m in orders]
+                      lambda m=m: build("gc-mmc-correlated", workers=K, load=r, order=m, clusters=P)) for m in orders]
 
 
 def order_sweep(models: dict, K: int = 40, r: int = 10, P: int = 4, trials: int = 20_000, seed=0) -> pd.DataFrame:
@@ -88,7 +89,8 @@ def order_sweep(models: dict, K: int = 40, r: int = 10, P: int = 4, trials: int 
     """
     if not models:
         raise ValueError("models must name at least one compute-time model")
-    cands = correlated_candidates(K, r, P) + [Candidate("lcc", "LCC", {"load": r}, lambda: _lcc.lcc_code(K, r))]
+    cands = correlated_candidates(K, r, P) + [Candidate("lcc", "LCC", {"load": r},
+                                                        lambda: build("lcc", workers=K, load=r))]
     frames = []
     for name, model in models.items():
         d = evaluate(cands, model, K, trials, seed)

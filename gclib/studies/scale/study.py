@@ -15,7 +15,6 @@ import pandas as pd
 
 from gclib import checks
 from gclib.progress import progress as _progress
-from gclib.scale import clustered, correlated, frc, gc, lcc, uc_mmc, uncoded
 from gclib.simulate import RESULT_BYTES, Schedule, simulate, simulate_bytes
 from gclib.stats import paired_change
 from gclib.stragglers import ComputeModel
@@ -71,21 +70,20 @@ def point(setting: str, scheme: str, K: int, *, load_fraction: float = 0.1, load
     return {"load": r, "order": m, "clusters": P, "messages": K * (r - m + 1)}
 
 
+#: The scheme of :mod:`gclib.schemes` behind each scheme of the study.
+REGISTRY = {"uncoded": "uncoded", "GC": "gc", "FRC": "frc", "LCC": "lcc", "UC-MMC": "uc-mmc",
+            "GC-MMC": "gc-mmc-correlated"}
+
+
 def build(setting: str, scheme: str, K: int, **kw) -> Schedule:
-    """The schedule of one point (see :func:`point`)."""
+    """The schedule of one point (see :func:`point`): :func:`gclib.schemes.simulable` of its scheme
+    (:data:`REGISTRY`) with the point's parameters."""
+    from gclib import schemes
+
     p = point(setting, scheme, K, **kw)
-    r, m, P = p["load"], p["order"], p["clusters"]
-    if scheme == "uncoded":
-        return uncoded(K)
-    if scheme == "GC":
-        return gc(K, r)
-    if scheme == "FRC":
-        return frc(K, r)
-    if scheme == "LCC":
-        return lcc(K, r)
-    if scheme == "UC-MMC":
-        return uc_mmc(K, r)
-    return clustered(lambda k: correlated(k, r, m), K, P, r)
+    r = p["load"]
+    params = {"workers": K, "load": r, "stragglers": r - 1, "order": p["order"], "clusters": p["clusters"]}
+    return schemes.simulable(REGISTRY[scheme], **params)
 
 
 def plan(Ks, *, settings=SETTINGS, schemes=SCHEMES, trials: int = 10_000, max_messages: int = 200_000,
