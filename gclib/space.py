@@ -338,9 +338,9 @@ FAMILIES: dict[str, Family] = {f.name: f for f in [
 def names(search: str) -> tuple:
     """The families of ``search``, in the order it builds them (:data:`FIRST`, then the table's order)."""
     checks.choice("search", search, SEARCHES)
-    first = FIRST.get(search, ())
+    first = [n for n in FIRST.get(search, ()) if n in FAMILIES and search in FAMILIES[n].searches]
     rest = [n for n, f in FAMILIES.items() if search in f.searches and n not in first]
-    return tuple(first) + tuple(rest)
+    return tuple(first + rest)
 
 
 def _groups(families: list) -> list:

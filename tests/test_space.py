@@ -73,3 +73,11 @@ def test_labels_name_a_missing_parameter():
     with pytest.raises(ValueError, match="family must be one of"):
         design.label("crc", load=2)  # a family of the advice only
     assert space.FAMILIES["hybrid"].label_of({"orders": (1, 3)}, 3) == "hybrid r=3 [1, 3]"
+
+
+def test_a_family_leaves_a_search_by_its_searches_alone(monkeypatch):
+    table = dict(space.FAMILIES)
+    table["lcc"] = replace(space.FAMILIES["lcc"], searches=("advise",))
+    monkeypatch.setattr(space, "FAMILIES", table)
+    assert "lcc" not in space.names("design") and "lcc" in space.names("advise")
+    assert not [c for c in design.candidates(8, 2, max_orders=1) if c.family == "lcc"]
