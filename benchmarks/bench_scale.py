@@ -115,8 +115,8 @@ def child(name: str, started: float) -> dict:
     if name in ("frc", "gc-mmc"):
         K, trials = 10_000, 10_000
         t0 = time.perf_counter()
-        sch = schemes.simulable("frc", workers=K, stragglers=9) if name == "frc" else scale_study.build("cluster size", "GC-MMC", K, load=10,
-                                                                   cluster_size=10, order_fraction=0.6)
+        sch = (schemes.simulable("frc", workers=K, stragglers=9) if name == "frc"
+               else scale_study.build("cluster size", "GC-MMC", K, load=10, cluster_size=10, order_fraction=0.6))
         res = simulate(sch, model, trials, seed=1)
         sec = time.perf_counter() - t0
         return {"seconds": sec, "process_seconds": time.perf_counter() - started, "peak_mb": _peak_mb(),

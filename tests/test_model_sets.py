@@ -14,8 +14,9 @@ def test_model_sets_are_named_once():
 
     assert design_study.design_models() == model_set("mmc-design") == {
         "shifted-exp (eq. 5)": ShiftedExponential(10.0, 0.01), "Pareto (scale 0.05, shape 2.0)": Pareto(0.05, 2.0)}
-    assert scale_study.models() == model_set("scale") == {"shifted-exp (mu 10, alpha 0.01)": ShiftedExponential(10.0, 0.01),
-                                                          "Pareto (scale 0.05, shape 2)": Pareto(0.05, 2.0)}
+    scale = {"shifted-exp (mu 10, alpha 0.01)": ShiftedExponential(10, 0.01),
+             "Pareto (scale 0.05, shape 2)": Pareto(0.05, 2)}
+    assert scale_study.models() == model_set("scale") == scale
     assert experiments.MODELS == model_set("mpi-runs") == {"shifted-exp": ShiftedExponential(10.0, 0.01),
                                                            "pareto": Pareto(0.05, 1.5)}
     t = gc_mmc_study.timing_models(3.0, 0.5)
