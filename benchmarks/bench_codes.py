@@ -22,15 +22,16 @@ TARGET_MS = 1.0
 
 
 def _builders():
-    from gclib.codes import crc, kadhe, rs, ye_abbe
+    from gclib.schemes import build
 
     return {
-        "rs": lambda n, s, m: rs(n, s),
-        "rs roots-of-unity": lambda n, s, m: rs(n, s, "roots-of-unity"),
-        "ye-abbe": lambda n, s, m: ye_abbe(n, s, m),
-        "kadhe": lambda n, s, m: kadhe(n, s, m, "gaussian", 0),
-        "kadhe repetition": lambda n, s, m: kadhe(n, 4, m, "repetition"),  # [10, 2, 5]: d = 10 like the others
-        "crc (lstsq, reference)": lambda n, s, m: crc(n, s, 0),
+        "rs": lambda n, s, m: build("rs", workers=n, stragglers=s),
+        "rs roots-of-unity": lambda n, s, m: build("rs", workers=n, stragglers=s, points="roots-of-unity"),
+        "ye-abbe": lambda n, s, m: build("ye-abbe", workers=n, stragglers=s, comm=m),
+        "kadhe": lambda n, s, m: build("kadhe", workers=n, stragglers=s, comm=m, generator="gaussian", seed=0),
+        # [10, 2, 5]: d = 10 like the others
+        "kadhe repetition": lambda n, s, m: build("kadhe", workers=n, stragglers=4, comm=m, generator="repetition"),
+        "crc (lstsq, reference)": lambda n, s, m: build("crc", workers=n, stragglers=s, seed=0),
     }
 
 

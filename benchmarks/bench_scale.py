@@ -96,7 +96,7 @@ def child(name: str, started: float) -> dict:
                 "mean_time": json.loads(buf.getvalue())["mean_time"]}
     import numpy as np
 
-    from gclib import codes, design, scale
+    from gclib import design, schemes
     from gclib.studies.gc_mmc import study as gc_mmc_study
     from gclib.studies.scale import study as scale_study
     from gclib.simulate import simulate
@@ -105,7 +105,7 @@ def child(name: str, started: float) -> dict:
     model = ShiftedExponential(MU, ALPHA)
     if name == "crc":
         K, s, trials = 1000, 100, 100_000
-        code = codes.crc(K, s, seed=1)
+        code = schemes.build("crc", workers=K, stragglers=s, seed=1)
         t0 = time.perf_counter()
         res = simulate(code, model, trials, seed=1)
         sec = time.perf_counter() - t0
@@ -115,15 +115,16 @@ def child(name: str, started: float) -> dict:
     if name in ("frc", "gc-mmc"):
         K, trials = 10_000, 10_000
         t0 = time.perf_counter()
-        sch = scale.frc(K, 10) if name == "frc" else scale_study.build("cluster size", "GC-MMC", K, load=10,
-                                                                   cluster_size=10, order_fraction=0.6)
+        sch = (schemes.simulable("frc", workers=K, stragglers=9) if name == "frc"
+               else scale_study.build("cluster size", "GC-MMC", K, load=10, cluster_size=10, order_fraction=0.6))
         res = simulate(sch, model, trials, seed=1)
         sec = time.perf_counter() - t0
         return {"seconds": sec, "process_seconds": time.perf_counter() - started, "peak_mb": _peak_mb(),
                 "messages": sch.n_messages, "mean_time": res.summary()["mean_time"]}
     if name in ("frc-baseline", "gc-mmc-baseline"):
         K = 10_000
-        sch = scale.frc(K, 10) if name == "frc-baseline" else scale_study.build("cluster size", "GC-MMC", K)
+        sch = (schemes.simulable("frc", workers=K, stragglers=9) if name == "frc-baseline"
+               else scale_study.build("cluster size", "GC-MMC", K))
         return {"seconds": _code_baseline(sch, K, 10_000, chunk=1000), "peak_mb": _peak_mb()}
     if name == "fig1":
         cands = gc_mmc_study.fig1_candidates()

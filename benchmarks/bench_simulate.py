@@ -8,7 +8,7 @@ import time
 
 import numpy as np
 
-from gclib import codes
+from gclib.schemes import build
 from gclib.simulate import simulate
 from gclib.stragglers import ShiftedExponential
 
@@ -25,7 +25,8 @@ def _best_of(fn, repeat=3):
 def simulator(n=40, s=9, trials=100_000):
     model = ShiftedExponential(10, 0.01)
     out = {}
-    for code in (codes.uncoded(n), codes.ignore_stragglers(n, s), codes.frc(n, s), codes.crc(n, s, seed=1)):
+    ns = {"workers": n, "stragglers": s}
+    for code in (build("uncoded", workers=n), build("ignore", **ns), build("frc", **ns), build("crc", **ns, seed=1)):
         sec = _best_of(lambda: simulate(code, model, trials, seed=1))
         out[code.name] = {"trials": trials, "seconds": round(sec, 4), "trials_per_second": round(trials / sec),
                           "meets_target_1s": sec < 1.0}
@@ -35,8 +36,9 @@ def simulator(n=40, s=9, trials=100_000):
 def decoding(n, s, patterns=200):
     rng = np.random.default_rng(0)
     out = {}
-    for code in (codes.frc(n, s) if n % (s + 1) == 0 else None, codes.crc(n, s, seed=1),
-                 codes.ignore_stragglers(n, s)):
+    ns = {"workers": n, "stragglers": s}
+    for code in (build("frc", **ns) if n % (s + 1) == 0 else None, build("crc", **ns, seed=1),
+                 build("ignore", **ns)):
         if code is None:
             continue
         sets = [code.surviving(rng.choice(n, s, replace=False)) for _ in range(patterns)]

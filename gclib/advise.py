@@ -13,7 +13,8 @@ model. The result, :class:`Advice`, holds:
 * ``table``: every design under every model (the numbers behind the robustness columns and the figure);
 * ``best``: the first row that fits the budget and can run over MPI (``None`` when none does).
 
-Candidates (:data:`FAMILIES`): uncoded; Tandon's cyclic (``crc``) and fractional (``frc``) repetition and
+Candidates (:data:`FAMILIES`, drawn from the table of families of :mod:`gclib.space` that the design search of
+:mod:`gclib.design` draws from too): uncoded; Tandon's cyclic (``crc``) and fractional (``frc``) repetition and
 Reed-Solomon (``rs``) for every load ``r``; the communication-efficient codes of Ye-Abbe and Kadhe et al. (load
 ``s + m``, messages of ``1/m`` gradient); GC in clusters; UC-MMC; correlated and uncorrelated GC-MMC (orders and
 cluster counts) and the hybrid design at every load; LCC where its threshold fits (a simulator stand-in that
@@ -39,22 +40,22 @@ import json
 import math
 import shlex
 from dataclasses import dataclass, field
-from itertools import combinations
 from typing import Callable, Mapping
 
 import numpy as np
 import pandas as pd
 
-from gclib import bulk, checks, scale
+from gclib import bulk, checks, space
+from gclib.space import GRID_DENSE, GRID_RATIO, MAX_CLUSTER_COUNTS, grid  # noqa: F401 - the advice's grids
 from gclib.codes.conditioning import decoding_amplification, unit_roundoff
 from gclib.jsonable import jsonable
 from gclib.simulate import Schedule, arrival_times
-from gclib.stats import mean_ci, paired_change
+from gclib.stats import mean_ci, paired_change, t_quantile
 from gclib.stragglers import ComputeModel
 
-#: Scheme families of :func:`candidates`, in the order they are built (ties in the ranking keep this order).
-FAMILIES = ("uncoded", "crc", "frc", "rs", "ye-abbe", "kadhe", "gc", "uc-mmc", "gc-mmc-correlated",
-            "gc-mmc-uncorrelated", "hybrid", "lcc")
+#: Scheme families of :func:`candidates`, in the order they are built (ties in the ranking keep this order): those
+#: of :data:`gclib.space.FAMILIES` that the advice takes, in the table's order.
+FAMILIES = space.names("advise")
 #: Trials per model of :func:`advise` at most by default: the designs kept are simulated chunk by chunk, from
 #: :data:`MIN_TRIALS` on, until every mean time is known within :data:`PRECISION` of itself (95% half-width); at
 #: large ``K``, where an iteration's time varies little, a few hundred trials do.
@@ -82,11 +83,6 @@ STABILITY_PATTERNS = 100
 #: The stability margin is computed only for codes whose encoding matrix (built three times over) takes at most
 #: this many bytes (at ``K`` in the thousands it is not: ``digits`` is then unknown).
 STABILITY_BYTES = 256 * 2 ** 20
-#: Loads and orders tried one by one up to this value, then on a geometric grid of this ratio (:func:`grid`).
-GRID_DENSE = 16
-GRID_RATIO = 1.25
-#: Cluster counts tried per load at most (spread geometrically between 1 and ``K // r``).
-MAX_CLUSTER_COUNTS = 6
 #: Fitted models whose bootstrap goodness-of-fit test rejects them at this level are left out of the advice (their
 #: tails, e.g. a Pareto fitted to exponential data, would otherwise dominate the robustness columns).
 REJECT_LEVEL = 0.05
@@ -143,110 +139,24 @@ class Design:
         return shlex.join(parts)
 
 
-def grid(lo: int, hi: int) -> list:
-    """The values of a load or an order the candidates try between ``lo`` and ``hi``: every one up to
-    :data:`GRID_DENSE`, then a geometric grid of ratio :data:`GRID_RATIO` (rounded) that ends at ``hi``.
-    Neighbouring large loads or orders give nearly the same design, and the work of a screen grows with the
-    candidates: ``grid(2, 100) == [2, 3, ..., 16, 20, 25, 31, 39, 49, 61, 76, 100]``."""
-    out = list(range(lo, min(hi, GRID_DENSE) + 1))
-    v = float(max(lo, GRID_DENSE))
-    while v * GRID_RATIO < hi:
-        v *= GRID_RATIO
-        k = int(round(v))
-        if not out or k > out[-1]:
-            out.append(k)
-    if hi >= lo and (not out or out[-1] != hi):
-        if out and out[-1] > GRID_DENSE and out[-1] * math.sqrt(GRID_RATIO) > hi:
-            out[-1] = hi  # too close to hi to keep both
-        else:
-            out.append(hi)
-    return out
-
-
-def _cluster_counts(K: int, r: int) -> list:
-    top = K // r
-    if top <= MAX_CLUSTER_COUNTS:
-        return list(range(1, top + 1))
-    return sorted({int(round(v)) for v in np.geomspace(1, top, MAX_CLUSTER_COUNTS)})
-
-
 def candidates(K: int, max_load: int | None = None, *, max_orders: int = 2) -> list:
-    """Every design :func:`advise` compares (see the module docstring), as :class:`Design`.
+    """Every design :func:`advise` compares (see the module docstring), as :class:`Design`, drawn from the table of
+    families (:func:`gclib.space.points` on an ``"advise"`` space: uncoded at load 1, then every load of
+    :func:`grid` up to ``max_load``).
 
     Args:
         K: workers. max_load: the largest computation load (default :func:`default_max_load`).
         max_orders: longest order vector of the uncorrelated GC-MMC and hybrid designs.
     """
-    from gclib import codes
-    from gclib.codes import lcc as _lcc
-    from gclib.codes import mmc
-
     K = checks.integer("K", K, low=2)
     R = default_max_load(K) if max_load is None else checks.integer("max_load", max_load, low=1, high=K)
     max_orders = checks.integer("max_orders", max_orders, low=1)
-    out = [Design("uncoded", "uncoded", 1, "uncoded", {"workers": K}, lambda: scale.uncoded(K),
-                  lambda: codes.uncoded(K), bulk.single(K, 1, K))]
-    for r in grid(2, R):
-        s = r - 1
-        out.append(Design("crc", f"crc r={r}", r, "crc", {"workers": K, "stragglers": s},
-                          lambda r=r: scale.gc(K, r), lambda s=s: codes.crc(K, s), bulk.gc(K, r)))
-        if K % r == 0:
-            out.append(Design("frc", f"frc r={r}", r, "frc", {"workers": K, "stragglers": s},
-                              lambda r=r: scale.frc(K, r), lambda s=s: codes.frc(K, s),
-                              bulk.single(K, r, 1, groups=r)))
-        out.append(Design("rs", f"rs r={r}", r, "rs", {"workers": K, "stragglers": s},
-                          lambda r=r: scale.gc(K, r), lambda s=s: codes.rs(K, s), bulk.gc(K, r)))
-        for m in reversed(grid(2, r)):
-            s = r - m
-            out.append(Design("ye-abbe", f"ye-abbe s={s} m={m}", r, "ye-abbe",
-                              {"workers": K, "stragglers": s, "comm": m},
-                              lambda s=s, m=m: scale.ye_abbe(K, s, m), lambda s=s, m=m: codes.ye_abbe(K, s, m),
-                              bulk.single(K, r, K - s, size=1 / m)))
-            if K % r == 0:
-                out.append(Design("kadhe", f"kadhe s={s} m={m}", r, "kadhe",
-                                  {"workers": K, "stragglers": s, "comm": m},
-                                  lambda s=s, m=m: scale.kadhe(K, s, m), lambda s=s, m=m: codes.kadhe(K, s, m),
-                                  bulk.single(K, r, m, groups=r, size=1 / m)))
-        Ps = _cluster_counts(K, r)
-        kr = {"workers": K, "load": r}
-        for P in Ps:
-            cl = {"clusters": P} if P > 1 else {}
-            if P > 1:  # one cluster is crc
-                out.append(Design("gc", f"gc r={r} P={P}", r, "gc", {**kr, **cl},
-                                  lambda r=r, P=P: scale.clustered(lambda k: scale.gc(k, r), K, P, r),
-                                  lambda r=r, P=P: mmc.clustered_gc(K, r, P), bulk.gc(K, r, P)))
-            out.append(Design("uc-mmc", f"uc-mmc r={r} P={P}", r, "uc-mmc", {**kr, **cl},
-                              lambda r=r, P=P: scale.clustered(lambda k: scale.uc_mmc(k, r), K, P, r),
-                              lambda r=r, P=P: mmc.clustered_uc_mmc(K, r, P), bulk.correlated(K, r, 1, P)))
-            for m in grid(2, r - 1):  # m = 1 is UC-MMC, m = r plain GC
-                out.append(Design("gc-mmc-correlated", f"corr r={r} m={m} P={P}", r, "gc-mmc-correlated",
-                                  {**kr, "order": m, **cl},
-                                  lambda r=r, m=m, P=P: scale.clustered(lambda k: scale.correlated(k, r, m), K, P, r),
-                                  lambda r=r, m=m, P=P: mmc.gc_mmc_correlated(K, r, m, P),
-                                  bulk.correlated(K, r, m, P)))
-            for n in range(2, max_orders + 1):  # one order is plain GC (at r) or a lighter load
-                for below in combinations(grid(1, r - 1), n - 1):
-                    o = tuple(below) + (r,)  # the largest order below r is the same design at a lower load
-                    out.append(Design("gc-mmc-uncorrelated", f"unc r={r} {list(o)} P={P}", r,
-                                      "gc-mmc-uncorrelated", {**kr, "orders": list(o), **cl},
-                                      lambda r=r, o=o, P=P: scale.clustered(lambda k: scale.uncorrelated(k, r, o),
-                                                                            K, P, r),
-                                      lambda r=r, o=o, P=P: mmc.gc_mmc_uncorrelated(K, r, o, P),
-                                      bulk.uncorrelated(K, r, o, P)))
-        if K % r == 0 and r < K:
-            for n in range(1, max_orders):
-                for below in combinations(grid(1, r - 1), n):
-                    o = tuple(below) + (r,)
-                    out.append(Design("hybrid", f"hybrid r={r} {list(o)}", r, "hybrid", {**kr, "orders": list(o)},
-                                      lambda r=r, o=o: scale.hybrid(K, r, o),
-                                      lambda r=r, o=o: mmc.hybrid(K, r, o), bulk.hybrid(K, r, o)))
-        try:
-            sch = scale.lcc(K, r)
-        except ValueError:
-            continue
-        out.append(Design("lcc", f"lcc r={r}", int(sch.load), None, {}, lambda r=r: scale.lcc(K, r),
-                          lambda r=r: _lcc.lcc_code(K, r),
-                          bulk.single(K, int(sch.load), int(sch.rule.thresholds[0]))))
+    sp = space.Space("advise", K, (1, *grid(2, R)), max_orders)
+    out = []
+    for p in space.points(sp):
+        f = p.family
+        out.append(Design(f.name, p.label, p.load, f.scheme if f.runnable else None,
+                          p.parameters if f.runnable else {}, p.schedule, p.build, p.spec()))
     return out
 
 
@@ -383,9 +293,7 @@ def _chunks(trials: int, K: int, R: int) -> list:
 def _elimination_level(n: int, candidates: int) -> float:
     """The Student-t quantile a paired difference of ``n`` trials must exceed, in standard errors, for the race to
     drop a design: one-sided at :data:`RACE_ALPHA` over every candidate (Bonferroni)."""
-    from scipy.stats import t as student
-
-    return float(student.ppf(1 - RACE_ALPHA / max(1, candidates), max(1, n - 1)))
+    return t_quantile(1 - RACE_ALPHA / max(1, candidates), max(1, n - 1))
 
 
 def _dominated(lo: np.ndarray, hi: np.ndarray, msgs: np.ndarray, units: np.ndarray, runnable: np.ndarray,

@@ -5,7 +5,8 @@ The GC-MMC paper leaves the choice of orders as future work. Here every candidat
 the search returns the design with the lowest mean completion time whose mean communication load stays within
 a budget. :func:`pareto_front` keeps the designs no other design beats on both time and load.
 
-Candidates (all at ``K`` workers, computation load at most ``r``):
+Candidates (all at ``K`` workers, computation load at most ``r``), drawn from the table of families of
+:mod:`gclib.space` that the advice draws from too (a family is added there):
 
 * ``gc``: plain GC (CRC) with load ``r`` in ``P`` clusters (``P = K / r`` is fractional repetition);
 * ``rs``: Reed-Solomon GC with ``s = r' - 1`` for every ``r' <= r``; ``frc``: fractional repetition for every
@@ -27,25 +28,22 @@ messages per cluster, which is sufficient but not necessary when it exceeds the 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from itertools import combinations
 from typing import Callable, Iterable
 
 import numpy as np
 import pandas as pd
 
-from gclib.codes import frc, rs
-from gclib.codes import lcc as _lcc
 from gclib.codes import mmc
 from gclib.codes.base import GradientCode
-from gclib import checks, scale
+from gclib import checks, space
 from gclib.progress import progress as _progress
 from gclib.simulate import Schedule, _per_worker, chunk_bytes, chunk_trials, chunks_of, simulate_chunk, simulate_workers
 from gclib.stats import mean_ci
 from gclib.stragglers import ComputeModel
 
 LOADS = ("messages", "cluster_messages")
-#: The scheme families of :func:`candidates`, in the order they are built.
-FAMILIES = ("gc", "uc-mmc", "rs", "frc", "lcc", "gc-mmc-correlated", "gc-mmc-uncorrelated", "hybrid")
+#: The scheme families of :func:`candidates`, in the order they are built (:func:`gclib.space.names`).
+FAMILIES = space.names("design")
 
 
 @dataclass(frozen=True)
@@ -63,23 +61,10 @@ class Candidate:
 def label(family: str, **params) -> str:
     """The label of a design in :func:`candidates` (``"corr m=6 P=4"``, ``"unc [6, 8, 10] P=4"``, ``"gc P=1"``,
     ``"frc r=2"``, ``"hybrid [1, 10]"``, ``"lcc"``) from its family and parameters (``clusters``, ``order``,
-    ``orders``, ``load``); other parameters are ignored."""
-    try:
-        if family in ("gc", "uc-mmc"):
-            return f"{family} P={params['clusters']}"
-        if family in ("rs", "frc"):
-            return f"{family} r={params['load']}"
-        if family == "lcc":
-            return "lcc"
-        if family == "gc-mmc-correlated":
-            return f"corr m={params['order']} P={params['clusters']}"
-        if family == "gc-mmc-uncorrelated":
-            return f"unc {list(params['orders'])} P={params['clusters']}"
-        if family == "hybrid":
-            return f"hybrid {list(params['orders'])}"
-    except KeyError as e:
-        raise ValueError(f"a {family} design needs the parameter {e.args[0]!r}, got {sorted(params)}") from None
-    raise ValueError(f"family must be one of {FAMILIES}, got {family!r}")
+    ``orders``, ``load``); other parameters are ignored. The templates are those of :data:`gclib.space.FAMILIES`."""
+    if family not in FAMILIES:
+        raise ValueError(f"family must be one of {FAMILIES}, got {family!r}")
+    return space.FAMILIES[family].label_of(params)
 
 
 def valid_clusters(K: int, r: int) -> list:
@@ -89,7 +74,8 @@ def valid_clusters(K: int, r: int) -> list:
 
 def candidates(K: int, r: int, *, order_grid: Iterable[int] | None = None, max_orders: int = 3,
                clusters: Iterable[int] | None = None, baselines: bool = True) -> list:
-    """Every candidate design (see the module docstring).
+    """Every candidate design (see the module docstring), drawn from the table of families
+    (:func:`gclib.space.points` on a ``"design"`` space).
 
     Args:
         K: workers. r: computation load budget. order_grid: orders allowed in order vectors (default ``1..r``).
@@ -104,47 +90,8 @@ def candidates(K: int, r: int, *, order_grid: Iterable[int] | None = None, max_o
     Ps = valid_clusters(K, r) if clusters is None else sorted(set(clusters))
     for P in Ps:
         mmc.cluster_sizes(K, P, r)
-    out = []
-    if baselines:
-        for P in Ps:
-            out.append(Candidate("gc", label("gc", clusters=P), {"clusters": P},
-                                 lambda P=P: mmc.clustered_design(lambda k: mmc.gc_cyclic(k, r), K, P, r),
-                                 lambda P=P: scale.clustered(lambda k: scale.gc(k, r), K, P, r)))
-            out.append(Candidate("uc-mmc", label("uc-mmc", clusters=P), {"clusters": P},
-                                 lambda P=P: mmc.clustered_design(lambda k: mmc.uc_mmc(k, r), K, P, r),
-                                 lambda P=P: scale.clustered(lambda k: scale.uc_mmc(k, r), K, P, r)))
-        for rr in range(1, r + 1):
-            out.append(Candidate("rs", label("rs", load=rr), {"load": rr}, lambda rr=rr: rs(K, rr - 1),
-                                 lambda rr=rr: scale.gc(K, rr)))
-            if K % rr == 0:
-                out.append(Candidate("frc", label("frc", load=rr), {"load": rr}, lambda rr=rr: frc(K, rr - 1),
-                                     lambda rr=rr: scale.frc(K, rr)))
-        try:
-            _lcc.lcc_threshold(-(-K // r))
-            scale.lcc(K, r)
-            out.append(Candidate("lcc", label("lcc"), {}, lambda: _lcc.lcc_code(K, r), lambda: scale.lcc(K, r)))
-        except ValueError:
-            pass
-    for P in Ps:
-        for m in grid:
-            out.append(Candidate("gc-mmc-correlated", label("gc-mmc-correlated", order=m, clusters=P),
-                                 {"order": m, "clusters": P}, lambda m=m, P=P: mmc.gc_mmc_correlated(K, r, m, P),
-                                 lambda m=m, P=P: scale.clustered(lambda k: scale.correlated(k, r, m), K, P, r)))
-        for n in range(1, max_orders + 1):
-            for orders in combinations(grid, n):
-                out.append(Candidate("gc-mmc-uncorrelated", label("gc-mmc-uncorrelated", orders=orders, clusters=P),
-                                     {"orders": list(orders), "clusters": P},
-                                     lambda o=orders, P=P: mmc.gc_mmc_uncorrelated(K, r, o, P),
-                                     lambda o=orders, P=P: scale.clustered(lambda k: scale.uncorrelated(k, r, o),
-                                                                           K, P, r)))
-    if K % r == 0:
-        below = [m for m in grid if m < r]
-        for n in range(0, max_orders):
-            for orders in combinations(below, n):
-                o = tuple(orders) + (r,)
-                out.append(Candidate("hybrid", label("hybrid", orders=o), {"orders": list(o), "clusters": K // r},
-                                     lambda o=o: mmc.hybrid(K, r, o)))
-    return out
+    sp = space.Space("design", K, (r,), max_orders, tuple(grid), tuple(Ps), baselines)
+    return [Candidate(p.family.name, p.label, p.params, p.build, p.schedule) for p in space.points(sp)]
 
 
 def fast_chunk(code: GradientCode, finish: np.ndarray, comm=None) -> dict:

@@ -4,7 +4,8 @@
 * intervals of one sample: :func:`mean_ci` (normal, for Monte Carlo means over many trials), :meth:`Estimate.of`
   (Student-t, for a handful of runs or iterations), :meth:`Estimate.median` and :func:`median_ci` (order
   statistics, no moments needed), :func:`wilson` and :func:`proportion` (a fraction of successes);
-* :func:`percentile_interval`: a bootstrap's 95% interval;
+* :func:`percentile_interval`: a bootstrap's 95% interval; :func:`t_quantile`: a quantile of Student's t (the
+  advice's screening race drops a design beyond one);
 * paired comparisons, for samples drawn with common random numbers (trial ``i`` of both under the same draws, or
   iteration ``i`` of two runs under the same injected delays): :func:`paired_difference` (the mean of ``a - b``),
   :func:`paired_change` (``mean(a) / mean(b) - 1`` by the delta method), :func:`paired_sign` (the fraction of
@@ -26,10 +27,16 @@ import numpy as np
 Z95 = 1.959963984540054
 
 
-def _t95(dof: int) -> float:
+def t_quantile(p: float, dof: float) -> float:
+    """The ``p`` quantile of Student's t distribution with ``dof`` degrees of freedom (e.g. ``t_quantile(0.975,
+    n - 1)``, the half-width of a 95% interval of a mean of ``n`` samples in standard errors)."""
     from scipy import stats
 
-    return float(stats.t.ppf(0.975, dof))
+    return float(stats.t.ppf(p, dof))
+
+
+def _t95(dof: int) -> float:
+    return t_quantile(0.975, dof)
 
 
 @dataclass(frozen=True)

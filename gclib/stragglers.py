@@ -346,6 +346,56 @@ def make_model(name: str, **kw) -> ComputeModel:
     return cls(**{k: v for k, v in kw.items() if k in fields and v is not None})
 
 
+# ---------------------------------------------------------------------------------------------- model sets
+#: The parameters of :func:`model_set` and their defaults: the shifted exponential's ``mu`` and ``alpha``, the
+#: Pareto's ``pareto_scale`` and ``pareto_shape``.
+SET_PARAMETERS = {"mu": 10.0, "alpha": 0.01, "pareto_scale": 0.05, "pareto_shape": 2.0}
+
+
+def _shifted_exp(p, per_task=False):
+    return ShiftedExponential(p["mu"], p["alpha"], per_task=per_task)
+
+
+def _pareto(p):
+    return Pareto(p["pareto_scale"], p["pareto_shape"])
+
+
+#: The sets of compute-time models the studies compare, by name: ``(models, defaults)``, ``models`` mapping the
+#: template of each model's name (:meth:`str.format` of the parameters, e.g. ``"Pareto (scale {pareto_scale:g},
+#: shape {pareto_shape:g})"``) to its maker, ``defaults`` the set's own defaults over :data:`SET_PARAMETERS`.
+#:
+#: * ``"mmc-design"``: notebook 05's designs (:mod:`gclib.studies.mmc_design.study`), the paper's eq. 5 and a
+#:   heavy-tailed Pareto;
+#: * ``"scale"``: notebook 08's schemes as ``K`` grows (:mod:`gclib.studies.scale.study`), the same two named by
+#:   their parameters;
+#: * ``"mpi-runs"``: notebook 07's real runs (:mod:`gclib.studies.mpi_runs.experiments`), by their ``--model``
+#:   names, the Pareto of shape 1.5;
+#: * ``"timing"``: notebook 04's two conventions of the shifted exponential (:mod:`gclib.studies.gc_mmc.study`),
+#:   one draw per worker (eq. 5) and independent task times.
+MODEL_SETS = {
+    "mmc-design": ({"shifted-exp (eq. 5)": _shifted_exp,
+                    "Pareto (scale {pareto_scale}, shape {pareto_shape})": _pareto}, {}),
+    "scale": ({"shifted-exp (mu {mu:g}, alpha {alpha:g})": _shifted_exp,
+               "Pareto (scale {pareto_scale:g}, shape {pareto_shape:g})": _pareto}, {}),
+    "mpi-runs": ({"shifted-exp": _shifted_exp, "pareto": _pareto}, {"pareto_shape": 1.5}),
+    "timing": ({"eq. 5 (one draw per worker)": _shifted_exp,
+                "independent per-task times": lambda p: _shifted_exp(p, per_task=True)}, {}),
+}
+
+
+def model_set(name: str, **params) -> dict:
+    """The set of compute-time models ``name`` of :data:`MODEL_SETS`: ``{model name: model}``, from the parameters
+    of :data:`SET_PARAMETERS` (``None`` or absent: the set's default)."""
+    if name not in MODEL_SETS:
+        raise ValueError(f"model set must be one of {sorted(MODEL_SETS)}, got {name!r}")
+    unknown = sorted(set(params) - set(SET_PARAMETERS))
+    if unknown:
+        raise ValueError(f"model set parameters must be among {sorted(SET_PARAMETERS)}, got {unknown}")
+    makers, defaults = MODEL_SETS[name]
+    p = {**SET_PARAMETERS, **defaults, **{k: v for k, v in params.items() if v is not None}}
+    return {template.format(**p): make(p) for template, make in makers.items()}
+
+
 # ---------------------------------------------------------------------------------------------- closed forms
 def harmonic(n: int) -> float:
     return float(np.sum(1.0 / np.arange(1, n + 1))) if n > 0 else 0.0

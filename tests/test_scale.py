@@ -6,6 +6,7 @@ import pytest
 
 from gclib import codes, scale
 from gclib.codes import lcc, mmc
+from gclib.codes.mmc import FullOrThreshold
 from gclib.simulate import Schedule, simulate
 from gclib.stragglers import Pareto, ShiftedExponential
 from gclib.studies.scale import study as scale_study
@@ -15,7 +16,10 @@ def same_schedule(a: Schedule, b: Schedule):
     for k in ("sender", "ready", "size", "lengths"):
         assert np.array_equal(getattr(a, k), getattr(b, k)), k
     assert a.n_workers == b.n_workers
-    for k in ("msg_class", "class_cluster", "thresholds"):
+    assert type(a.rule) is type(b.rule)
+    fields = ("msg_cluster", "full", "thresholds") if isinstance(a.rule, FullOrThreshold) else (
+        "msg_class", "class_cluster", "thresholds")
+    for k in fields:
         assert np.array_equal(getattr(a.rule, k), getattr(b.rule, k)), k
 
 
@@ -108,7 +112,16 @@ def test_design_candidates_schedules_equal_their_codes(K, r):
     from gclib import design
 
     cands = design.candidates(K, r, max_orders=2)
-    assert sum(c.schedule is None for c in cands) == sum(c.family == "hybrid" for c in cands)
+    assert all(c.schedule is not None for c in cands)  # the hybrid's too (gclib.scale.hybrid)
     for c in cands:
-        if c.schedule is not None:
-            same_schedule(c.schedule(), Schedule.of(c.build()))
+        same_schedule(c.schedule(), Schedule.of(c.build()))
+
+
+def test_every_scheme_of_the_study_is_built_by_the_registry():
+    from gclib import schemes
+
+    assert set(scale_study.REGISTRY) == set(scale_study.SCHEMES)
+    assert set(scale_study.REGISTRY.values()) <= set(schemes.SCHEMES)
+    sch = scale_study.build("cluster size", "GC-MMC", 40)
+    same_schedule(sch, schemes.simulable("gc-mmc-correlated", workers=40, load=10, order=6, clusters=4))
+    same_schedule(scale_study.build("load fraction", "FRC", 40), scale.frc(40, 4))

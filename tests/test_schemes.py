@@ -160,3 +160,12 @@ def test_a_schedule_too_large_is_refused_before_it_is_built(capsys, monkeypatch)
     code = main(["simulate", "--scheme", "uc-mmc", "--workers", "10000", "--load", "5000", "--trials", "10"])
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1 and "the schedule of 'uc-mmc'" in err[0] and "50,000,000 messages" in err[0]
+
+
+def test_build_refuses_an_unknown_scheme_naming_the_known_ones():
+    with pytest.raises(ValueError) as e:
+        sch.build("nope", workers=4)
+    assert all(repr(n) in str(e.value) for n in sch.SCHEMES)
+    with pytest.raises(ValueError) as e:
+        sch.simulable("nope", workers=4)
+    assert all(repr(n) in str(e.value) for n in sch.SCHEMES)

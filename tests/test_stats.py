@@ -87,3 +87,12 @@ def test_percentile_interval_holds_the_point():
     assert stats.percentile_interval(500.0, draws) == pytest.approx((25.975, 975.025))
     assert stats.percentile_interval(2000.0, np.append(draws, math.nan)) == pytest.approx((25.975, 2000.0))
     assert all(math.isnan(x) for x in stats.percentile_interval(1.0, [math.nan]))
+
+
+def test_t_quantile_is_the_race_level():
+    from scipy.stats import t
+
+    from gclib import advise
+
+    assert stats.t_quantile(0.975, 9) == pytest.approx(float(t.ppf(0.975, 9)))
+    assert advise._elimination_level(17, 100) == stats.t_quantile(1 - advise.RACE_ALPHA / 100, 16)

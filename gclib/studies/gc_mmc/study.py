@@ -7,24 +7,25 @@ from typing import Iterable
 import numpy as np
 import pandas as pd
 
-from gclib.codes import lcc as _lcc
-from gclib.codes import mmc
 from gclib.design import Candidate, evaluate
-from gclib.stragglers import ComputeModel, ShiftedExponential
+from gclib.schemes import build
+from gclib.stragglers import ComputeModel, model_set
 
 
 # ---------------------------------------------------------------------------------------------- Fig. 1
 def fig1_candidates(K: int = 40, r: int = 10, P: int = 4, m: int = 6, orders=(6, 8, 10)) -> list:
     """The five bars of Fig. 1 of the GC-MMC paper: GC, LCC, UC-MMC, GC-MMC-1 (correlated, order ``m``, ``P``
-    clusters) and GC-MMC-2 (uncorrelated, ``orders``, ``P`` clusters). GC and UC-MMC are unclustered."""
+    clusters) and GC-MMC-2 (uncorrelated, ``orders``, ``P`` clusters), built by :func:`gclib.schemes.build`. GC
+    and UC-MMC are unclustered."""
+    kr = {"workers": K, "load": r}
     return [
-        Candidate("gc", "GC", {"load": r}, lambda: mmc.gc_cyclic(K, r)),
-        Candidate("lcc", "LCC", {"load": r}, lambda: _lcc.lcc_code(K, r)),
-        Candidate("uc-mmc", "UC-MMC", {"load": r}, lambda: mmc.uc_mmc(K, r)),
+        Candidate("gc", "GC", {"load": r}, lambda: build("gc", **kr)),
+        Candidate("lcc", "LCC", {"load": r}, lambda: build("lcc", **kr)),
+        Candidate("uc-mmc", "UC-MMC", {"load": r}, lambda: build("uc-mmc", **kr)),
         Candidate("gc-mmc-1", "GC-MMC-1", {"order": m, "clusters": P},
-                  lambda: mmc.gc_mmc_correlated(K, r, m, P)),
+                  lambda: build("gc-mmc-correlated", **kr, order=m, clusters=P)),
         Candidate("gc-mmc-2", "GC-MMC-2", {"orders": list(orders), "clusters": P},
-                  lambda: mmc.gc_mmc_uncorrelated(K, r, orders, P)),
+                  lambda: build("gc-mmc-uncorrelated", **kr, orders=orders, clusters=P, points="chebyshev")),
     ]
 
 
@@ -38,18 +39,15 @@ FIG1_COLUMNS = ["model", "label", "mean_time", "ci95_time", "mean_messages", "ci
                 "ci95_cluster_messages", "mean_computations", "failed"]
 
 
-#: Name of the paper's timing model in :func:`timing_models`.
-EQ5 = "eq. 5 (one draw per worker)"
-
-
-#: Name of the variant with independent task times in :func:`timing_models`.
-PER_TASK = "independent per-task times"
+#: Names of the paper's timing model and of the variant with independent task times in :func:`timing_models`.
+EQ5, PER_TASK = model_set("timing")
 
 
 def timing_models(mu: float = 10.0, alpha: float = 0.01) -> dict:
     """The two timing conventions of the shifted exponential under which notebook 04 checks Fig. 1:
-    ``{EQ5: one draw per worker and iteration (the paper's eq. 5), PER_TASK: independent task times}``."""
-    return {EQ5: ShiftedExponential(mu, alpha, per_task=False), PER_TASK: ShiftedExponential(mu, alpha, per_task=True)}
+    ``{EQ5: one draw per worker and iteration (the paper's eq. 5), PER_TASK: independent task times}`` (the set
+    ``"timing"`` of :func:`gclib.stragglers.model_set`)."""
+    return model_set("timing", mu=mu, alpha=alpha)
 
 
 def fig1_models(models: dict, trials: int = 100_000, seed=0, K: int = 40, r: int = 10, **kw) -> pd.DataFrame:
@@ -78,7 +76,7 @@ def correlated_candidates(K: int, r: int, P: int = 1, orders: Iterable[int] | No
     if not orders:
         raise ValueError("orders must list at least one order")
     return [Candidate("gc-mmc-correlated", f"m={m}", {"order": m},
-                      lambda m=m: mmc.gc_mmc_correlated(K, r, m, P)) for m in orders]
+                      lambda m=m: build("gc-mmc-correlated", workers=K, load=r, order=m, clusters=P)) for m in orders]
 
 
 def order_sweep(models: dict, K: int = 40, r: int = 10, P: int = 4, trials: int = 20_000, seed=0) -> pd.DataFrame:
@@ -91,7 +89,8 @@ def order_sweep(models: dict, K: int = 40, r: int = 10, P: int = 4, trials: int 
     """
     if not models:
         raise ValueError("models must name at least one compute-time model")
-    cands = correlated_candidates(K, r, P) + [Candidate("lcc", "LCC", {"load": r}, lambda: _lcc.lcc_code(K, r))]
+    cands = correlated_candidates(K, r, P) + [Candidate("lcc", "LCC", {"load": r},
+                                                        lambda: build("lcc", workers=K, load=r))]
     frames = []
     for name, model in models.items():
         d = evaluate(cands, model, K, trials, seed)

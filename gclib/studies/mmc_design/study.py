@@ -23,11 +23,10 @@ LOAD_COLUMNS = {"mean_messages": "messages until completion",
 def design_models(mu: float = 10.0, alpha: float = 0.01, pareto_scale: float = 0.05, pareto_shape: float = 2.0
                   ) -> dict:
     """The compute-time models of notebook 05: ``{name: model}`` for the paper's shifted exponential (eq. 5)
-    and a heavy-tailed Pareto."""
-    from gclib.stragglers import Pareto, ShiftedExponential
+    and a heavy-tailed Pareto (the set ``"mmc-design"`` of :func:`gclib.stragglers.model_set`)."""
+    from gclib.stragglers import model_set
 
-    return {"shifted-exp (eq. 5)": ShiftedExponential(mu, alpha),
-            f"Pareto (scale {pareto_scale}, shape {pareto_shape})": Pareto(pareto_scale, pareto_shape)}
+    return model_set("mmc-design", mu=mu, alpha=alpha, pareto_scale=pareto_scale, pareto_shape=pareto_shape)
 
 
 def family_counts(cands: list) -> dict:

@@ -19,10 +19,11 @@ import pandas as pd
 
 from gclib.stats import Estimate, percentile_interval
 from gclib.progress import progress as _progress
-from gclib.stragglers import Pareto, ShiftedExponential
+from gclib.stragglers import model_set
 
-#: The compute-time models of notebook 07 by name (model time units; a run scales them by its time scale).
-MODELS = {"shifted-exp": ShiftedExponential(mu=10.0, alpha=0.01), "pareto": Pareto(scale=0.05, shape=1.5)}
+#: The compute-time models of notebook 07 by name (model time units; a run scales them by its time scale): the set
+#: ``"mpi-runs"`` of :func:`gclib.stragglers.model_set`.
+MODELS = model_set("mpi-runs")
 #: What :func:`run_grid` keeps of a run's summary.
 SUMMARY = ("mean_time", "mean_predicted", "relative_error", "mean_overhead", "mean_messages", "stale_messages",
            "final_loss", "final_auc", "max_grad_error")

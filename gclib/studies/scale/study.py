@@ -15,7 +15,6 @@ import pandas as pd
 
 from gclib import checks
 from gclib.progress import progress as _progress
-from gclib.scale import clustered, correlated, frc, gc, lcc, uc_mmc, uncoded
 from gclib.simulate import RESULT_BYTES, Schedule, simulate, simulate_bytes
 from gclib.stats import paired_change
 from gclib.stragglers import ComputeModel
@@ -71,21 +70,20 @@ def point(setting: str, scheme: str, K: int, *, load_fraction: float = 0.1, load
     return {"load": r, "order": m, "clusters": P, "messages": K * (r - m + 1)}
 
 
+#: The scheme of :mod:`gclib.schemes` behind each scheme of the study.
+REGISTRY = {"uncoded": "uncoded", "GC": "gc", "FRC": "frc", "LCC": "lcc", "UC-MMC": "uc-mmc",
+            "GC-MMC": "gc-mmc-correlated"}
+
+
 def build(setting: str, scheme: str, K: int, **kw) -> Schedule:
-    """The schedule of one point (see :func:`point`)."""
+    """The schedule of one point (see :func:`point`): :func:`gclib.schemes.simulable` of its scheme
+    (:data:`REGISTRY`) with the point's parameters."""
+    from gclib import schemes
+
     p = point(setting, scheme, K, **kw)
-    r, m, P = p["load"], p["order"], p["clusters"]
-    if scheme == "uncoded":
-        return uncoded(K)
-    if scheme == "GC":
-        return gc(K, r)
-    if scheme == "FRC":
-        return frc(K, r)
-    if scheme == "LCC":
-        return lcc(K, r)
-    if scheme == "UC-MMC":
-        return uc_mmc(K, r)
-    return clustered(lambda k: correlated(k, r, m), K, P, r)
+    r = p["load"]
+    params = {"workers": K, "load": r, "stragglers": r - 1, "order": p["order"], "clusters": p["clusters"]}
+    return schemes.simulable(REGISTRY[scheme], **params)
 
 
 def plan(Ks, *, settings=SETTINGS, schemes=SCHEMES, trials: int = 10_000, max_messages: int = 200_000,
@@ -218,11 +216,10 @@ def gain_at(table: pd.DataFrame, model: str, setting: str, scheme: str, K: int):
 
 def models(mu: float = 10.0, alpha: float = 0.01, pareto_scale: float = 0.05, pareto_shape: float = 2.0) -> dict:
     """The two eq. 5 models of notebook 08: ``{name: model}``, the paper's shifted exponential and a
-    heavy-tailed Pareto."""
-    from gclib.stragglers import Pareto, ShiftedExponential
+    heavy-tailed Pareto (the set ``"scale"`` of :func:`gclib.stragglers.model_set`)."""
+    from gclib.stragglers import model_set
 
-    return {f"shifted-exp (mu {mu:g}, alpha {alpha:g})": ShiftedExponential(mu, alpha),
-            f"Pareto (scale {pareto_scale:g}, shape {pareto_shape:g})": Pareto(pareto_scale, pareto_shape)}
+    return model_set("scale", mu=mu, alpha=alpha, pareto_scale=pareto_scale, pareto_shape=pareto_shape)
 
 
 class _Sizes:
