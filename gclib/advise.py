@@ -47,9 +47,10 @@ import pandas as pd
 
 from gclib import bulk, checks, space
 from gclib.space import GRID_DENSE, GRID_RATIO, MAX_CLUSTER_COUNTS, grid  # noqa: F401 - the advice's grids
+from gclib.codes.base import matrix_bytes
 from gclib.codes.conditioning import decoding_amplification, unit_roundoff
 from gclib.jsonable import jsonable
-from gclib.simulate import Schedule, arrival_times
+from gclib.simulate import CANDIDATE_TRIAL_BYTES, Schedule, arrival_times
 from gclib.stats import mean_ci, paired_change, t_quantile
 from gclib.stragglers import ComputeModel
 
@@ -177,18 +178,18 @@ def stability_patterns(K: int) -> int:
 
 def _code_bytes(d: Design) -> int:
     """What building the real code of ``d`` takes: its dense encoding matrix (messages x parts x pieces, float64)
-    three times over, as :func:`gclib.codes.base.reserve_code` counts it."""
+    three times over (:func:`gclib.codes.base.matrix_bytes`, as :func:`gclib.codes.base.reserve_code` counts it)."""
     s = d.spec
     pieces = max(1, int(round(1 / s.size)))
-    return 3 * 8 * s.workers * len(s.columns) * s.workers * pieces
+    return matrix_bytes(s.workers * len(s.columns), s.workers * pieces)
 
 
 def _advise_bytes(K: int, R: int, n: int, trials: int, race: bool) -> int:
     """Memory :func:`advise` needs at most: a chunk of draws, the race's per-trial times, messages and units of
     every candidate (``8`` bytes each, four arrays), and the full simulation's results of the designs kept."""
     keep = KEPT_AT_MOST if race else n
-    return (DRAW_BUDGET + (4 * 8 * n * SCREEN_TRIALS if race else 0) + 4 * 8 * keep * trials
-            + 2 * 8 * K * R * 4)
+    race_bytes = CANDIDATE_TRIAL_BYTES * n * SCREEN_TRIALS if race else 0
+    return DRAW_BUDGET + race_bytes + CANDIDATE_TRIAL_BYTES * keep * trials + 2 * 8 * K * R * 4
 
 
 def workload(K: int, max_load: int | None = None, trials: int | None = None, models: int = 1, *,

@@ -37,7 +37,8 @@ from gclib.codes import mmc
 from gclib.codes.base import GradientCode
 from gclib import checks, space
 from gclib.progress import progress as _progress
-from gclib.simulate import Schedule, _per_worker, chunk_bytes, chunk_trials, chunks_of, simulate_chunk, simulate_workers
+from gclib.simulate import (CANDIDATE_TRIAL_BYTES, Schedule, _per_worker, chunk_bytes, chunk_trials, chunks_of,
+                            simulate_chunk, simulate_workers)
 from gclib.stats import mean_ci
 from gclib.stragglers import ComputeModel
 
@@ -98,10 +99,6 @@ def fast_chunk(code: GradientCode, finish: np.ndarray, comm=None) -> dict:
     """:func:`gclib.simulate.simulate_chunk` on ``finish`` ``(trials, workers, >= code.load)``, which may be
     float32 (the rules keep its dtype; a communication delay makes the arrivals float64)."""
     return simulate_chunk(code, finish[:, :, : code.load], comm)
-
-
-#: bytes :func:`evaluate` keeps per trial and candidate: four per-trial results of 8 bytes.
-EVALUATE_BYTES = 4 * 8
 
 
 #: What :func:`evaluate_trials` keeps per trial: the per-trial results of the simulator.
@@ -168,7 +165,7 @@ def evaluate(cands: list, model: ComputeModel, K: int, trials: int = 10_000, see
     """
     if not isinstance(trials, (int, np.integer)) or trials < 1:
         raise ValueError(f"trials must be a positive integer, got {trials!r}")
-    checks.need_memory("evaluate", EVALUATE_BYTES * int(trials) * len(cands),
+    checks.need_memory("evaluate", CANDIDATE_TRIAL_BYTES * int(trials) * len(cands),
                        sizes=f"{len(cands)} candidates, trials = {trials}", lower="trials or the candidates")
     items = _progress(cands, "build", progress)
     codes = [c.schedule() if c.schedule is not None else Schedule.of(c.build()) for c in items]

@@ -369,6 +369,9 @@ CHUNK = 10_000
 CHUNK_BYTES = 512 * 2 ** 20
 #: bytes kept per trial: five result arrays of 8 bytes, twice while the chunks are joined.
 RESULT_BYTES = 2 * 5 * 8
+#: bytes a search on shared draws (:func:`gclib.design.evaluate`, the advice) keeps per trial and candidate: four
+#: per-trial results of 8 bytes (its time, messages and two more counts).
+CANDIDATE_TRIAL_BYTES = 4 * 8
 
 
 def chunk_bytes(n_workers: int, load: int, n_messages: int, trials: int = CHUNK, *, per_worker: bool = False) -> int:

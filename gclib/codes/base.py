@@ -55,10 +55,16 @@ def reserve_code(name: str, messages, columns, *, workers, load=1, complex_: boo
     encoding matrix three times over (it is built, converted and checked), SymPy's exact matrix when ``exact``
     (about 100 bytes per entry), and the workers' computation orders (``workers * load`` part ids).
     """
-    item = 16 if complex_ else 8
     messages, columns, workers, load = (int(x) for x in (messages, columns, workers, load))  # no int64 overflow
-    nbytes = 3 * item * messages * columns + (100 * messages * columns if exact else 0) + 40 * workers * load
+    exact_bytes = 100 * messages * columns if exact else 0  # SymPy's exact matrix
+    nbytes = matrix_bytes(messages, columns, complex_) + exact_bytes + 40 * workers * load
     checks.need_memory(name, nbytes, sizes=sizes, lower=lower)
+
+
+def matrix_bytes(messages, columns, complex_: bool = False) -> int:
+    """The memory of a code's dense ``(messages, columns)`` encoding matrix while it is built: three copies (it is
+    built, converted and checked), of complex entries for a complex code."""
+    return 3 * (16 if complex_ else 8) * int(messages) * int(columns)
 
 
 @dataclass(frozen=True)
