@@ -44,15 +44,21 @@ from typing import Callable, Mapping
 
 import numpy as np
 import pandas as pd
+from matplotlib.ticker import NullFormatter, ScalarFormatter
 
-from gclib import bulk, checks, space
+from gclib import bulk, checks, effects, fit, space
 from gclib.space import GRID_DENSE, GRID_RATIO, MAX_CLUSTER_COUNTS, grid  # noqa: F401 - the advice's grids
 from gclib.codes.base import matrix_bytes
 from gclib.codes.conditioning import decoding_amplification, unit_roundoff
+from gclib.design import TRIAL_KEYS, evaluate_trials
+from gclib.effects import IterationReplay, PREFERENCE, WorkerEffects, paces, slowest_worker, without_slowest
 from gclib.jsonable import jsonable
-from gclib.simulate import CANDIDATE_TRIAL_BYTES, Schedule, arrival_times
+from gclib.plotting import DOUBLE, plt
+from gclib.progress import bar as _bar
+from gclib.simulate import CANDIDATE_TRIAL_BYTES, Communication, Schedule, arrival_times, chunks_of
 from gclib.stats import mean_ci, paired_change, t_quantile
-from gclib.stragglers import ComputeModel
+from gclib.stragglers import ComputeModel, filled, whole_rows
+from gclib.timings import MIN_SAMPLES, Timings, check_complete
 
 #: Scheme families of :func:`candidates`, in the order they are built (ties in the ranking keep this order): those
 #: of :data:`gclib.space.FAMILIES` that the advice takes, in the table's order.
@@ -286,8 +292,6 @@ def _front(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 def _chunks(trials: int, K: int, R: int) -> list:
     """``trials`` cut into chunks of :class:`gclib.bulk.Draws` that fit :data:`DRAW_BUDGET`."""
-    from gclib.simulate import chunks_of
-
     return chunks_of(int(trials), bulk.chunk_trials(K, R, DRAW_BUDGET))
 
 
@@ -423,9 +427,6 @@ def _simulate(designs: list, models: Mapping, K: int, trials: int | None, seed: 
     Returns:
         ``({model name: stats}, {model name: trials simulated})``.
     """
-    from gclib.design import TRIAL_KEYS, evaluate_trials
-    from gclib.simulate import chunks_of
-
     labels = [d.label for d in designs]
     R = max(d.load for d in designs)
     out, used = {}, {}
@@ -581,9 +582,6 @@ class Advice:
         """The front of expected time against communication per model, beside every design: messages per
         iteration (left) and gradient-length units per iteration (right); the recommendation circled. Writes
         ``path`` (PNG) when given, and returns the figure."""
-        from matplotlib.ticker import NullFormatter, ScalarFormatter
-
-        from gclib.plotting import DOUBLE, plt
 
         t = self.table
         models = list(dict.fromkeys(t["model"]))
@@ -646,9 +644,6 @@ def advise(models: Mapping[str, ComputeModel], K: int, *, max_load: int | None =
     Returns:
         :class:`Advice`.
     """
-    from gclib.progress import bar as _bar
-    from gclib.simulate import Communication
-
     if not isinstance(models, Mapping) or not models:
         raise ValueError(f"models must be a non-empty mapping of names to compute-time models, got {models!r}")
     for name, m in models.items():
@@ -809,8 +804,6 @@ class TraceAdvice:
 def _order(report) -> list:
     """The preference order of :func:`gclib.effects.choose`: the models that keep a trace, then the fits, the
     best first and the others by AIC."""
-    from gclib.effects import PREFERENCE
-
     fits = sorted(report.fits, key=lambda f: (f.name != report.best.name, f.aic)) if report.fits else []
     return list(PREFERENCE) + [f.name for f in fits]
 
@@ -832,9 +825,6 @@ def from_trace(t, K: int | None = None, *, seed=0, bootstrap: int = 200, trials:
             bootstrap, the tests and the simulation. bootstrap: replicates of the fits and of the tests.
             trials, max_load, budget, progress, network, screen: as :func:`advise`.
     """
-    from gclib import effects, fit
-    from gclib.timings import Timings
-
     if not isinstance(t, Timings):
         raise checks.ParameterTypeError(f"t must be a gclib.timings.Timings, got {type(t).__name__}")
     K = t.workers if K is None else checks.integer("K", K, low=2)
@@ -879,8 +869,6 @@ def trial_times(labels, model: ComputeModel, K: int, max_load: int | None = None
         raise ValueError(f"labels {missing} are not designs of the candidates for K = {K}, load <= {R}")
     designs = [by[lab] for lab in labels]
     if network is not None and network.queue:
-        from gclib.design import evaluate_trials
-
         res = evaluate_trials([d.schedule() for d in designs], model, K, trials, seed, keys=("time",), comm=network)
         return {lab: r["time"] for lab, r in zip(labels, res)}
     rng = np.random.default_rng(seed)
@@ -896,8 +884,6 @@ def trial_times(labels, model: ComputeModel, K: int, max_load: int | None = None
 def _design_times(labels, model, K, R, trials, seed, network=None) -> dict:
     """``{label: mean time}`` of the designs of ``candidates(K, R)`` named by ``labels`` under ``model`` (common
     random numbers)."""
-    from gclib.design import evaluate_trials
-
     by = {d.label: d for d in candidates(K, R)}
     res = evaluate_trials([by[lab].schedule() for lab in labels], model, K, trials, seed, keys=("time",),
                           comm=network)
@@ -916,8 +902,6 @@ def reliance(t, label: str, model_name: str, *, max_load: int | None = None, tri
         median worker's), ``speedup``, ``speedup_without``, ``share``: ``(speedup - speedup_without) / (speedup -
         1)``, the part of the saving that rests on it (NaN without a saving).
     """
-    from gclib.effects import IterationReplay, WorkerEffects, slowest_worker, without_slowest
-
     cls = {"replay by iteration": IterationReplay, "worker effects": WorkerEffects}
     if model_name not in cls:
         raise ValueError(f"model_name must be one of {sorted(cls)}, got {model_name!r}")
@@ -977,9 +961,6 @@ def observed(durations, K: int | None = None, max_load: int | None = None, *, ma
     Returns:
         one row per design of :func:`candidates`: ``label, family, load, runnable, mean_time, messages``.
     """
-    from gclib.design import evaluate_trials
-    from gclib.stragglers import filled, whole_rows
-
     d = whole_rows(durations, "the observed times")
     I, W, _ = d.shape
     K = W if K is None else K
@@ -1065,8 +1046,6 @@ class Backtest:
 
 
 def _part(t, sl, what):
-    from gclib.timings import Timings
-
     return Timings(durations=t.durations[sl], hosts=t.hosts, iteration_ids=t.iteration_ids[sl],
                    worker_ids=t.worker_ids, source=f"{t.source} ({what})")
 
@@ -1091,9 +1070,6 @@ def backtest(t, holdout: float = 0.5, *, seed=0, bootstrap: int = 200, trials: i
         ValueError: a worker missing from an iteration; fewer iterations than :data:`MIN_PART` in either part
         (the message says how many the trace needs).
     """
-    from gclib.timings import MIN_SAMPLES, Timings, check_complete
-    from gclib.effects import paces, slowest_worker
-
     if not isinstance(t, Timings):
         raise checks.ParameterTypeError(f"t must be a gclib.timings.Timings, got {type(t).__name__}")
     holdout = checks.real("holdout", holdout, above=0, below=1)

@@ -37,8 +37,9 @@ from gclib.codes import mmc
 from gclib.codes.base import GradientCode
 from gclib import checks, space
 from gclib.progress import progress as _progress
-from gclib.simulate import (CANDIDATE_TRIAL_BYTES, Schedule, _per_worker, chunk_bytes, chunk_trials, chunks_of,
-                            simulate_chunk, simulate_workers)
+from gclib.simulate import (
+    CANDIDATE_TRIAL_BYTES, Schedule, _per_worker, chunk_bytes, chunk_trials, chunks_of, simulate, simulate_chunk,
+    simulate_workers)
 from gclib.stats import mean_ci
 from gclib.stragglers import ComputeModel
 
@@ -242,8 +243,6 @@ def exact_rule_comparison(code: GradientCode, model: ComputeModel, trials: int, 
         messages_threshold_rule, messages_exact, differing}``: mean times and messages with the 95% half-widths of
         the times, and the number of trials whose completion times differ between the two rules.
     """
-    from gclib.simulate import simulate
-
     fast = simulate(code, model, trials, seed)
     exact = simulate(mmc.with_exact_rule(code), model, trials, seed)
     f, e = fast.summary(), exact.summary()

@@ -25,6 +25,8 @@ from typing import Callable, Iterable
 import numpy as np
 
 from gclib import checks
+from gclib.codes.lcc import lcc_threshold
+from gclib.codes.mmc import FullOrThreshold, _check_orders, cluster_sizes
 from gclib.codes.rules import ThresholdRule, coverage, threshold
 from gclib.simulate import Schedule
 
@@ -83,8 +85,6 @@ def uncoded(K: int) -> Schedule:
 def lcc(K: int, r: int) -> Schedule:
     """LCC with load ``r`` (``gclib.codes.lcc.lcc_code``): ``k = ceil(K / r)`` blocks, each worker's result after
     ``ceil(K / k)`` computations; any ``2 (k - 1) + 1`` results decode."""
-    from gclib.codes.lcc import lcc_threshold
-
     K, r = _kr(K, r)
     k = -(-K // r)
     R = lcc_threshold(k)
@@ -117,8 +117,6 @@ def uc_mmc(K: int, r: int) -> Schedule:
 def uncorrelated(K: int, r: int, orders) -> Schedule:
     """Uncorrelated GC-MMC with order vector ``orders``: worker ``w`` sends one message after each order; any
     ``K l - sum(orders) + 1`` of the ``K l`` messages decode (the paper's interpolation threshold)."""
-    from gclib.codes.mmc import _check_orders
-
     K, r = _kr(K, r)
     orders = _check_orders(orders, r)
     l = len(orders)
@@ -132,8 +130,6 @@ def hybrid(K: int, r: int, orders) -> Schedule:
     """The hybrid design (``gclib.codes.mmc.hybrid``): ``K / r`` clusters of ``r`` workers; in each, every worker
     sends a coded message after each order below ``r`` (any ``r l' - sum`` of them ``+ 1`` decode the cluster, ``l'``
     orders below ``r``) and the plain cluster sum after ``r`` parts (one decodes it)."""
-    from gclib.codes.mmc import FullOrThreshold, _check_orders
-
     K, r = _kr(K, r)
     orders = _check_orders(orders, r)
     if K % r:
@@ -226,8 +222,6 @@ def clustered(build: Callable[[int], Schedule], K: int, P: int, r: int, name: st
     """``build(K_c)`` in each of ``P`` clusters of sizes differing by at most one (each at least ``r``), as
     ``gclib.codes.mmc.clustered_design``; ``P = 1`` is ``build(K)``. ``name``: the scheme named when the schedule
     (at least a message per worker) is refused for its memory, before the clusters are listed."""
-    from gclib.codes.mmc import cluster_sizes
-
     K, r = _kr(K, r)
     reserve(name, K, f"workers = {K}, load = {r}: at least {K:,} messages")
     sizes = cluster_sizes(K, P, r)

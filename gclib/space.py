@@ -29,7 +29,8 @@ from typing import Callable, Iterable, Iterator
 
 import numpy as np
 
-from gclib import bulk, checks, schemes
+from gclib import bulk, checks, scale, schemes
+from gclib.codes.lcc import lcc_threshold
 
 #: The searches that draw from the table.
 SEARCHES = ("design", "advise")
@@ -287,8 +288,6 @@ def _hybrid(sp, r):
 
 
 def _lcc(sp, r):
-    from gclib import scale
-
     try:
         sch = scale.lcc(sp.K, r)
     except ValueError:  # too few workers for its threshold
@@ -297,8 +296,6 @@ def _lcc(sp, r):
 
 
 def _lcc_spec(K, r, load, p):
-    from gclib.codes.lcc import lcc_threshold
-
     return bulk.single(K, load, lcc_threshold(-(-K // r)))
 
 

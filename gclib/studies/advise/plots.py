@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from matplotlib.patches import Patch
+from matplotlib.ticker import MaxNLocator
 
-from gclib.plotting import DOUBLE, plt
+from gclib.fit import samples
+from gclib.plotting import DOUBLE, plain_log, plt
+from gclib.timings import Timings
 
 #: Repetitions drawn per panel of :func:`intervals` (the first ones; all of them count in the coverage).
 SHOWN = 40
@@ -16,7 +20,6 @@ def intervals(rec: pd.DataFrame, shown: int = SHOWN):
     value (a vertical line at 1), blue when it covers the truth, red when it misses; the title gives the coverage
     over every repetition."""
     keys = list(dict.fromkeys(zip(rec["truth"], rec["parameter"])))
-    from matplotlib.ticker import MaxNLocator
 
     fig, axes = plt.subplots(1, len(keys), figsize=(DOUBLE, 3.0), sharey=True, squeeze=False)
     for ax, (truth, p) in zip(axes[0], keys):
@@ -40,9 +43,6 @@ def intervals(rec: pd.DataFrame, shown: int = SHOWN):
 def trace_fit(trace: np.ndarray, report, time_scale_label: str = "s"):
     """Empirical distribution of the per-worker sample of a measured trace (the worker's mean task time per
     iteration) beside the fitted per-worker models' distribution functions; the goodness of fit in the legend."""
-    from gclib.fit import samples
-    from gclib.timings import Timings
-
     per_worker, _, _ = samples(Timings.from_array(np.asarray(trace, dtype=float)))
     x = np.sort(per_worker)
     fig, ax = plt.subplots(figsize=(DOUBLE * 0.62, 3.6), layout="constrained")
@@ -65,8 +65,6 @@ def predicted_vs_real(real: pd.DataFrame, log: pd.DataFrame, rel: float):
     """Left: per real run (advised code, uncoded), the advice's predicted mean iteration time and the real mean
     with their 95% intervals, the band of +/- ``rel`` around the prediction shaded. Right: every real iteration's
     time against the simulator's time for its injected delays."""
-    from matplotlib.patches import Patch
-
     fig, (a, b) = plt.subplots(1, 2, figsize=(DOUBLE, 3.1))
     y = np.arange(len(real))
     for i, r in enumerate(real.itertuples()):
@@ -106,9 +104,6 @@ def network(real: pd.DataFrame, profile, rel: float):
     Right: what ``gclib profile`` measured of a message (:class:`gclib.network.NetworkProfile`): the master's
     time per message in every flood against the message's bytes, with the fitted ``overhead + bytes /
     bandwidth``, and half of every round trip."""
-    from matplotlib.patches import Patch
-
-    from gclib.plotting import plain_log
 
     fig, (a, b) = plt.subplots(1, 2, figsize=(DOUBLE, 3.9))
     y = np.arange(len(real))

@@ -7,6 +7,7 @@ import pandas as pd
 from matplotlib import ticker
 from matplotlib.lines import Line2D
 
+from gclib.design import pareto_front
 from gclib.plotting import DOUBLE, PALETTE, plain_log, time_label
 
 #: Colour of each scheme family (the project palette; distinct hues for the two GC-MMC designs and the hybrid,
@@ -40,8 +41,6 @@ def pareto(table: pd.DataFrame, title: str = "") -> plt.Figure:
             mean_cluster_messages``).
         title: the figure's title.
     """
-    from gclib.design import pareto_front
-
     models = list(dict.fromkeys(table["model"]))
     fig, axes = plt.subplots(len(models), 2, figsize=(DOUBLE, 2.9 * len(models) + 1.3), squeeze=False,
                              sharex="col", layout="constrained")

@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 
 from gclib.design import _by_time, evaluate, fastest, pareto_front
+from gclib.stragglers import model_set
 
 
 # ---------------------------------------------------------------------------------------------- notebook 05
@@ -24,8 +25,6 @@ def design_models(mu: float = 10.0, alpha: float = 0.01, pareto_scale: float = 0
                   ) -> dict:
     """The compute-time models of notebook 05: ``{name: model}`` for the paper's shifted exponential (eq. 5)
     and a heavy-tailed Pareto (the set ``"mmc-design"`` of :func:`gclib.stragglers.model_set`)."""
-    from gclib.stragglers import model_set
-
     return model_set("mmc-design", mu=mu, alpha=alpha, pareto_scale=pareto_scale, pareto_shape=pareto_shape)
 
 

@@ -25,8 +25,11 @@ import numpy as np
 import pandas as pd
 
 from gclib.claims import INCONCLUSIVE, Estimate, exact, greater, ids, less, row, table, within
+from gclib.learning.problems import auc
 from gclib.stats import paired_difference, paired_sign
 from gclib.studies.gradient_coding.claims import finite_variance
+from gclib.studies.mpi_runs.experiments import MODELS, auc_difference, build, iteration_times, overhead, paired_times
+from gclib.theory import expected_time
 
 #: Fewest iterations per run for a verdict on iteration times.
 MIN_ITERATIONS = 10
@@ -40,8 +43,6 @@ TANDON = "Tandon et al. (ICML 2017)"
 
 
 def _exact_schemes(schemes, workers, stragglers, seed) -> list:
-    from gclib.studies.mpi_runs.experiments import build
-
     return [s for s in schemes if build(s, workers, stragglers, seed).exact]
 
 
@@ -59,15 +60,11 @@ def _time_text(e: Estimate) -> str:
 
 def _finite(names, models: dict, workers, stragglers, seed) -> dict:
     """``{(model name, scheme): whether its iteration time has a finite variance}`` (see the module docstring)."""
-    from gclib.studies.mpi_runs.experiments import build
-
     return {(m, s): finite_variance(models[m], build(s, workers, stragglers, seed).stragglers)
             for m in models for s in names}
 
 
 def _coded_rows(log: pd.DataFrame, exact_names: list, finite: dict) -> list:
-    from gclib.studies.mpi_runs.experiments import paired_times
-
     coded = [c for c in exact_names if c != "uncoded"]
     out = []
     for m, t in paired_times(log).items():
@@ -129,9 +126,6 @@ def _coded_source(code: str) -> tuple:
 
 
 def _crc_row(log: pd.DataFrame, workers, stragglers, time_scale, models, seed) -> dict:
-    from gclib.studies.mpi_runs.experiments import build, iteration_times
-    from gclib.theory import expected_time
-
     model = models["shifted-exp"]
     crc = expected_time(build("crc", workers, stragglers, seed), model)
     unc = expected_time(build("uncoded", workers, stragglers, seed), model)
@@ -174,8 +168,6 @@ def _gradient_row(log: pd.DataFrame, exact_names: list) -> dict:
 
 
 def _auc_rows(test: pd.DataFrame, exact_names: list, seed) -> list:
-    from gclib.studies.mpi_runs.experiments import auc_difference
-
     paper = (f"{TANDON}: ignoring stragglers generalizes worse (Paper, second-hand: a third-party re-run reads "
              f"the Amazon employee-access figure as test AUC about 0.84 against 0.88)")
     ran = set(test["scheme"]) if len(test) else set()
@@ -215,8 +207,6 @@ def _auc_rows(test: pd.DataFrame, exact_names: list, seed) -> list:
 
 def _final_aucs(test: pd.DataFrame) -> dict:
     """``{(model, scheme): test AUC of the final parameters}`` of one data set's runs."""
-    from gclib.learning.problems import auc
-
     return {k: auc(g.sort_values("sample")["score"].to_numpy(float), g.sort_values("sample")["label"].to_numpy())
             for k, g in test.groupby(["model", "scheme"], sort=False)}
 
@@ -239,8 +229,6 @@ def _same_runs(test: pd.DataFrame, diffs: pd.DataFrame):
 
 
 def _overhead_rows(log: pd.DataFrame) -> list:
-    from gclib.studies.mpi_runs.experiments import overhead
-
     o = overhead(log)
     out = []
     for _, r in o.iterrows():
@@ -275,8 +263,6 @@ def judge(log: pd.DataFrame, test: pd.DataFrame, *, workers: int, stragglers: in
         shifted exponential (closed forms), ``M3`` exact decoding, ``M4*`` ignore-stragglers' test AUC against
         an exact code's (per data set and set of identical runs), ``M5*`` measured against predicted iteration time (per scheme).
     """
-    from gclib.studies.mpi_runs.experiments import MODELS
-
     models = MODELS if models is None else models
     names = list(dict.fromkeys(log["scheme"])) if len(log) else []
     exact_names = _exact_schemes(names, workers, stragglers, seed)

@@ -16,9 +16,13 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from scipy.stats import rankdata
 
+from gclib import schemes as registry
+from gclib.learning import TandonAGD, make_problem
 from gclib.stats import Estimate, percentile_interval
 from gclib.progress import progress as _progress
+from gclib.runtime import RunSpec, launch
 from gclib.stragglers import model_set
 
 #: The compute-time models of notebook 07 by name (model time units; a run scales them by its time scale): the set
@@ -35,8 +39,6 @@ def build(name: str, workers: int, stragglers: int, seed: int = 0):
     ``uc-mmc`` the uncoded multi-message code of load ``stragglers + 1`` (every partial gradient sent as soon as
     it is computed; any ``stragglers`` workers tolerated). Raises ``ValueError`` for an unknown name or a pair the
     scheme cannot take (FRC needs ``(s + 1) | n``)."""
-    from gclib import schemes as registry
-
     if name == "uc-mmc":
         return registry.build("uc-mmc", workers=workers, load=stragglers + 1, clusters=1)
     return registry.build(name, workers=workers, stragglers=stragglers, seed=seed)
@@ -45,8 +47,6 @@ def build(name: str, workers: int, stragglers: int, seed: int = 0):
 def problem(dataset: str, parts: int, *, samples: int, dim: int):
     """The learning problem of a run: ``dataset`` split into ``parts`` parts (Tandon's synthetic data with
     ``samples`` rows and ``dim`` features; the data sets shipped with scikit-learn ignore both)."""
-    from gclib.learning import make_problem
-
     kw = {"n_samples": samples, "dim": dim} if dataset == "tandon-logistic" else {}
     return make_problem(dataset, parts=parts, seed=0, **kw)
 
@@ -83,9 +83,6 @@ def run_grid(datasets, models, schemes, *, workers: int, stragglers: int, iterat
     Returns:
         :class:`Grid`; a run that stops early raises :class:`gclib.runtime.RuntimeFailure`.
     """
-    from gclib.learning import TandonAGD
-    from gclib.runtime import RunSpec, launch
-
     bad = [m for m in models if m not in MODELS]
     if bad:
         raise ValueError(f"models must be among {sorted(MODELS)}, got {bad}")
@@ -217,8 +214,6 @@ def time_to_target(log: pd.DataFrame, rel: float = 0.01) -> pd.DataFrame:
 def _auc_rows(scores: np.ndarray, pos: np.ndarray) -> np.ndarray:
     """AUC of every row of ``scores`` ``(reps, m)`` against the boolean labels ``pos`` ``(reps, m)`` (ties count
     one half; NaN for a row with one class only)."""
-    from scipy.stats import rankdata
-
     ranks = rankdata(scores, axis=1)
     n_pos = pos.sum(axis=1)
     n_neg = pos.shape[1] - n_pos

@@ -25,7 +25,8 @@ import math
 import numpy as np
 import pandas as pd
 
-from gclib.claims import FAILS, HOLDS, INCONCLUSIVE, Z95, Estimate, all_hold, at_most, greater, ids, less, row, table
+from gclib.claims import (
+    Estimate, FAILS, HOLDS, INCONCLUSIVE, Z95, all_hold, at_most, count_text, counts, greater, ids, less, row, table)
 
 #: Largest gap between a Monte Carlo mean and its closed form, in standard errors, that still agrees (with a few
 #: dozen points, an absolute z above 4 has a chance below 0.3% under agreement).
@@ -193,8 +194,6 @@ def trends(t: pd.DataFrame) -> pd.DataFrame:
 
 def conclusions(verdicts: pd.DataFrame, trend: pd.DataFrame) -> str:
     """The notebook's conclusions as Markdown, rendered from the claims table and :func:`trends`."""
-    from gclib.claims import count_text, counts
-
     lines = [f"**Claims:** {count_text(counts(verdicts))}."]
     for (model, setting), g in trend.groupby(["model", "setting"], sort=False):
         parts = []

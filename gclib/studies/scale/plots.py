@@ -3,6 +3,8 @@ worker against the number of workers ``K``, one panel per model and setting
 (:func:`gclib.studies.scale.study.study`)."""
 from __future__ import annotations
 
+import textwrap
+
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
@@ -49,8 +51,6 @@ def _finish(fig, panels) -> plt.Figure:
                     stops.setdefault((scheme, int(s["K"].max())), set()).add(g["setting"].iloc[0])
     title = None
     if stops:
-        import textwrap
-
         by: dict = {}
         for (scheme, k), where in stops.items():
             by.setdefault((k, tuple(sorted(SETTING_TITLES.get(x, x) for x in where))), []).append(scheme)

@@ -13,11 +13,12 @@ import math
 import numpy as np
 import pandas as pd
 
-from gclib import checks
+from gclib import checks, schemes
 from gclib.progress import progress as _progress
 from gclib.simulate import RESULT_BYTES, Schedule, simulate, simulate_bytes
 from gclib.stats import paired_change
-from gclib.stragglers import ComputeModel
+from gclib.stragglers import ComputeModel, model_set
+from gclib.theory import expected_time
 
 
 # ---------------------------------------------------------------------------------------------- the study
@@ -78,8 +79,6 @@ REGISTRY = {"uncoded": "uncoded", "GC": "gc", "FRC": "frc", "LCC": "lcc", "UC-MM
 def build(setting: str, scheme: str, K: int, **kw) -> Schedule:
     """The schedule of one point (see :func:`point`): :func:`gclib.schemes.simulable` of its scheme
     (:data:`REGISTRY`) with the point's parameters."""
-    from gclib import schemes
-
     p = point(setting, scheme, K, **kw)
     r = p["load"]
     params = {"workers": K, "load": r, "stragglers": r - 1, "order": p["order"], "clusters": p["clusters"]}
@@ -97,8 +96,6 @@ def plan(Ks, *, settings=SETTINGS, schemes=SCHEMES, trials: int = 10_000, max_me
     Returns:
         ``pandas.DataFrame`` with :data:`PLAN_COLUMNS` (``memory`` in bytes, 0 for a skipped point).
     """
-    import pandas as pd
-
     Ks = checks.int_list("Ks", Ks, low=2)
     trials = checks.integer("trials", trials, low=1)
     max_messages = checks.integer("max_messages", max_messages, low=1)
@@ -151,9 +148,6 @@ def study(Ks, models: dict, *, trials: int = 10_000, seed=0, settings=SETTINGS, 
         ``pandas.DataFrame`` with :data:`COLUMNS`, one row per model and simulated point (``closed_form_time``
         NaN where the order statistics give none, e.g. multi-message and clustered schemes).
     """
-    import pandas as pd
-
-    from gclib.theory import expected_time
 
     if not isinstance(models, dict) or not models:
         raise ValueError(f"models must be a non-empty dict of compute-time models, got {models!r}")
@@ -217,8 +211,6 @@ def gain_at(table: pd.DataFrame, model: str, setting: str, scheme: str, K: int):
 def models(mu: float = 10.0, alpha: float = 0.01, pareto_scale: float = 0.05, pareto_shape: float = 2.0) -> dict:
     """The two eq. 5 models of notebook 08: ``{name: model}``, the paper's shifted exponential and a
     heavy-tailed Pareto (the set ``"scale"`` of :func:`gclib.stragglers.model_set`)."""
-    from gclib.stragglers import model_set
-
     return model_set("scale", mu=mu, alpha=alpha, pareto_scale=pareto_scale, pareto_shape=pareto_shape)
 
 
