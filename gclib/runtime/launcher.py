@@ -298,7 +298,27 @@ def mpiexec_command(spec_path, ranks: int, hosts=None, mpiexec=None, extra=()) -
         elif how.hosts:
             cmd += ["-hosts", how.hosts]
     cmd += list(extra)
+    if "guard" in without():  # the A/B arm without guards: Hydra starts the rank itself
+        return cmd + [sys.executable, "-m", "gclib.runtime.mpi_main", str(spec_path)]
     return cmd + [sys.executable, "-I", str(Path(__file__).with_name("guard.py")), str(spec_path)]
+
+
+#: Environment variable naming runtime mechanisms to leave out, for A/B measurements (a comma list).
+WITHOUT = "GCLIB_RUNTIME_WITHOUT"
+#: The names it may hold: the launcher acts on ``guard`` (the ranks start without their guards); the others are
+#: mechanisms of the master and the workers, read there.
+WITHOUT_NAMES = ("bell", "probe2", "yield", "spin", "cache", "ahead", "gcfreeze", "slack", "lead", "guard")
+
+
+def without(env=None) -> frozenset:
+    """The mechanisms :data:`WITHOUT` leaves out (empty when unset). Raises ``ValueError`` for a name not in
+    :data:`WITHOUT_NAMES`, so that a misspelt arm of an A/B is not silently the other arm."""
+    text = (os.environ if env is None else env).get(WITHOUT, "")
+    names = frozenset(n.strip() for n in text.split(",") if n.strip())
+    unknown = sorted(names - set(WITHOUT_NAMES))
+    if unknown:
+        raise ValueError(f"{WITHOUT} names unknown mechanisms {', '.join(unknown)}; known: {', '.join(WITHOUT_NAMES)}")
+    return names
 
 
 def _os_reason(e: OSError) -> str:
@@ -993,7 +1013,24 @@ def rank_processes(run_dir) -> dict:
             continue
         if RANK in cmd:
             out[int(cmd[cmd.index(RANK) + 1])] = pid
+        elif not any(c.endswith("guard.py") for c in cmd):  # a rank started without its guard (an A/B arm)
+            rank = _environ_rank(pid)
+            if rank is not None:
+                out[rank] = pid
     return out
+
+
+def _environ_rank(pid):
+    """The MPI rank Hydra (or ``srun``) gave process ``pid`` in its environment, or ``None``."""
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as fh:
+            env = dict(x.split(b"=", 1) for x in fh.read().split(b"\0") if b"=" in x)
+    except OSError:
+        return None
+    for key in (b"PMI_RANK", b"PMI_ID", b"SLURM_PROCID"):
+        if env.get(key, b"").isdigit():
+            return int(env[key])
+    return None
 
 
 def _catch_stop_signals():
