@@ -55,7 +55,7 @@ def trial(scenario, arm, t, rng, base, hosts=None):
     from gclib import schemes
     from gclib.learning import TandonAGD, make_problem
     from gclib.runtime import RunSpec, RuntimeFailure, launch
-    from gclib.runtime.launcher import job_processes, rank_processes
+    from gclib.runtime.processes import job_processes, rank_processes
     from gclib.stragglers import ShiftedExponential
 
     workers, stragglers, iterations, sig, ranks = SCENARIOS[scenario]

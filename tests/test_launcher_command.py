@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from gclib.runtime.launcher import (Launcher, choose_launcher, expand_nodelist, expand_tasks_per_node,
-                                    mpiexec_command, slurm_allocation)
+from gclib.runtime.command import mpiexec_command
+from gclib.runtime.hosts import (Launcher, choose_launcher, expand_nodelist, expand_tasks_per_node,
+                                 slurm_allocation)
 
 GUARD = str(Path(__file__).resolve().parents[1] / "gclib" / "runtime" / "guard.py")
 
@@ -176,3 +177,36 @@ def test_a_guard_under_srun_finds_its_rank(monkeypatch):
     assert env_rank() == 3
     monkeypatch.setenv("PMI_RANK", "5")
     assert env_rank() == 5
+
+
+def test_without_guards_mpiexec_starts_the_ranks_itself(monkeypatch):
+    """GCLIB_RUNTIME_WITHOUT is a comma list of the mechanisms an A/B leaves out: with ``guard`` in it, the ranks'
+    program follows mpiexec's options instead of the guard; the master's and workers' names change nothing here."""
+    how = Launcher("mpiexec", "/opt/mpi/bin/mpiexec")
+    monkeypatch.setenv("GCLIB_RUNTIME_WITHOUT", "bell, spin")
+    assert command(how)[-4:] == tail()
+    monkeypatch.setenv("GCLIB_RUNTIME_WITHOUT", "bell,guard")
+    cmd = command(how)
+    assert cmd[:4] == ["/opt/mpi/bin/mpiexec", "-disable-auto-cleanup", "-n", "9"]
+    assert cmd[4:] == [sys.executable, "-m", "gclib.runtime.mpi_main", "/runs/spec.pkl"] and GUARD not in cmd
+
+
+def test_an_unknown_mechanism_to_leave_out_is_refused_before_anything_starts(monkeypatch, tmp_path):
+    from gclib.runtime import RunSpec, launch
+    from gclib.runtime.command import without
+
+    assert without({}) == frozenset() and without({"GCLIB_RUNTIME_WITHOUT": "guard,,bell"}) == {"guard", "bell"}
+    with pytest.raises(ValueError, match="unknown mechanisms gaurd"):
+        without({"GCLIB_RUNTIME_WITHOUT": "gaurd"})
+    monkeypatch.setenv("GCLIB_RUNTIME_WITHOUT", "gaurd")
+    from gclib import schemes
+    from gclib.learning import TandonAGD, make_problem
+    from gclib.stragglers import ShiftedExponential
+
+    problem = make_problem("tandon-logistic", parts=2, seed=0, n_samples=40, dim=3)
+    spec = RunSpec(schemes.build("crc", workers=2, stragglers=1), problem, TandonAGD(0.1),
+                   ShiftedExponential(10, 0.01), iterations=2)
+    with pytest.raises(ValueError, match="GCLIB_RUNTIME_WITHOUT"):
+        launch(spec, run_dir=tmp_path / "run")
+    assert not (tmp_path / "run").exists()
+

@@ -17,7 +17,8 @@ from gclib import schemes
 from gclib.codes import rs
 from gclib.codes.mmc import uc_mmc
 from gclib.learning import TandonAGD, make_problem
-from gclib.runtime import RunSpec, RuntimeFailure, launch, mpiexec_command, predicted_times, sample_finish
+from gclib.runtime import RunSpec, RuntimeFailure, launch, predicted_times, sample_finish
+from gclib.runtime.command import mpiexec_command
 from gclib.simulate import arrival_times
 from gclib.stragglers import Persistent, ShiftedExponential
 
@@ -134,7 +135,7 @@ def test_every_rank_ignores_hydras_sigusr1_once_mpi_is_up(tmp_path):
     # server, which after a worker's death sometimes never answered: a rank must not run it.
     import signal
 
-    from gclib.runtime.launcher import rank_processes
+    from gclib.runtime.processes import rank_processes
 
     run_dir = tmp_path / "run"
     ignored = {}
