@@ -18,11 +18,11 @@ without it sets ``GCLIB_RUNTIME_WITHOUT=guard``, and ``mpiexec`` starts the rank
 
 A trial survived when the run finished every iteration with status ``ok`` and nothing of the job was left
 running. Prints one JSON object (and writes it to ``--out``): per scenario and arm the trials, the faults
-delivered, the runs that survived, the Wilson 95% interval of the share (:func:`gclib.stats.wilson`), the median
-number of iterations between the fault and the first record in which the master knew the worker silent or dead
-(survived runs), and the first errors. ``--render`` writes the table of a saved result into the block between
-``<!-- guard-ab -->`` and ``<!-- /guard-ab -->`` of a Markdown file. Not part of ``python -m benchmarks`` (it takes
-minutes).
+delivered, the runs that survived, those that left processes running, the Wilson 95% interval of the share
+survived (:func:`gclib.stats.wilson`), the median number of iterations between the fault and the first record in
+which the master knew the worker silent or dead (survived runs), the median seconds of a trial, the first errors,
+and every trial. ``--render`` writes the table of a saved result into the block between ``<!-- guard-ab -->`` and
+``<!-- /guard-ab -->`` of a Markdown file. Not part of ``python -m benchmarks`` (it takes minutes).
 """
 from __future__ import annotations
 
@@ -108,7 +108,8 @@ def trial(scenario, arm, t, rng, base, hosts=None):
     if out["survived"] and known:
         out["known_after"] = known[0] - at
     if not out["survived"]:
-        out["error"] = (res.error or f"{len(res.records)} of {iterations} iterations")[:240]
+        out["error"] = (f"status {res.status}, {len(res.records)} of {iterations} iterations"
+                        + (f", {len(left)} processes left running" if left else "") + f": {res.error}")[:300]
     return out
 
 
@@ -121,10 +122,10 @@ def summarize(trials) -> dict:
     lo, hi = wilson(k, n)
     known = [t["known_after"] for t in trials if "known_after" in t]
     return {"trials": n, "delivered": sum(t["delivered"] for t in trials), "survived": k,
-            "wilson95": [round(lo, 3), round(hi, 3)],
+            "left_running": sum("left_running" in t for t in trials), "wilson95": [round(lo, 3), round(hi, 3)],
             "median_known_after": statistics.median(known) if known else None,
             "median_seconds": statistics.median(t["seconds"] for t in trials) if trials else None,
-            "errors": [t["error"] for t in trials if "error" in t][:3]}
+            "errors": [t["error"] for t in trials if "error" in t][:3], "runs": trials}
 
 
 def run(trials=10, scenarios=tuple(SCENARIOS), seed=42) -> dict:
