@@ -210,3 +210,17 @@ def test_an_unknown_mechanism_to_leave_out_is_refused_before_anything_starts(mon
         launch(spec, run_dir=tmp_path / "run")
     assert not (tmp_path / "run").exists()
 
+
+def test_the_guards_table_in_the_docs_is_rendered_from_the_saved_benchmark():
+    """docs/runtime.md's table of what the guards buy is the one benchmarks/faults_ab.py renders from its saved
+    result (no number typed by hand)."""
+    import json
+
+    from benchmarks import faults_ab
+
+    root = Path(__file__).resolve().parents[1]
+    doc = json.loads((root / "benchmarks" / "faults_ab.json").read_text())
+    text = (root / "docs" / "runtime.md").read_text()
+    block = text[text.index(faults_ab.BEGIN) + len(faults_ab.BEGIN):text.index(faults_ab.END)]
+    assert block.strip() == faults_ab.table(doc).strip()
+    assert set(doc["scenarios"]) | set(doc["skipped"]) == set(faults_ab.SCENARIOS)
