@@ -81,7 +81,7 @@ def trial(kind, t, rng, base, dim):
     from gclib import schemes
     from gclib.learning import TandonAGD, make_problem
     from gclib.runtime import RunSpec, RuntimeFailure, launch
-    from gclib.runtime.launcher import job_processes, rank_processes
+    from gclib.runtime.processes import job_processes, rank_processes
     from gclib.runtime.state import load_state
     from gclib.stragglers import ShiftedExponential
 

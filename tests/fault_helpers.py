@@ -5,7 +5,7 @@ import signal
 import threading
 import time
 
-from gclib.runtime.launcher import rank_processes
+from gclib.runtime.processes import rank_processes
 
 
 def stop_at_start(job_dir, ranks):

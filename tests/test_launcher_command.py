@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from gclib.runtime.launcher import (Launcher, choose_launcher, expand_nodelist, expand_tasks_per_node,
-                                    mpiexec_command, slurm_allocation)
+from gclib.runtime.command import mpiexec_command
+from gclib.runtime.hosts import (Launcher, choose_launcher, expand_nodelist, expand_tasks_per_node,
+                                 slurm_allocation)
 
 GUARD = str(Path(__file__).resolve().parents[1] / "gclib" / "runtime" / "guard.py")
 
@@ -176,3 +177,48 @@ def test_a_guard_under_srun_finds_its_rank(monkeypatch):
     assert env_rank() == 3
     monkeypatch.setenv("PMI_RANK", "5")
     assert env_rank() == 5
+
+
+def test_without_guards_mpiexec_starts_the_ranks_itself(monkeypatch):
+    """GCLIB_RUNTIME_WITHOUT is a comma list of the mechanisms an A/B leaves out: with ``guard`` in it, the ranks'
+    program follows mpiexec's options instead of the guard; the master's and workers' names change nothing here."""
+    how = Launcher("mpiexec", "/opt/mpi/bin/mpiexec")
+    monkeypatch.setenv("GCLIB_RUNTIME_WITHOUT", "bell, spin")
+    assert command(how)[-4:] == tail()
+    monkeypatch.setenv("GCLIB_RUNTIME_WITHOUT", "bell,guard")
+    cmd = command(how)
+    assert cmd[:4] == ["/opt/mpi/bin/mpiexec", "-disable-auto-cleanup", "-n", "9"]
+    assert cmd[4:] == [sys.executable, "-m", "gclib.runtime.mpi_main", "/runs/spec.pkl"] and GUARD not in cmd
+
+
+def test_an_unknown_mechanism_to_leave_out_is_refused_before_anything_starts(monkeypatch, tmp_path):
+    from gclib import schemes
+    from gclib.learning import TandonAGD, make_problem
+    from gclib.runtime import RunSpec
+    from gclib.runtime.protocol import without
+    from gclib.stragglers import ShiftedExponential
+
+    assert without("") == frozenset() and without("guard,,bell") == {"guard", "bell"}
+    with pytest.raises(ValueError, match=r"unknown runtime mechanisms \['gaurd'\]"):
+        without("gaurd")
+    monkeypatch.setenv("GCLIB_RUNTIME_WITHOUT", "gaurd")
+    problem = make_problem("tandon-logistic", parts=2, seed=0, n_samples=40, dim=3)
+    with pytest.raises(ValueError, match="GCLIB_RUNTIME_WITHOUT"):
+        RunSpec(schemes.build("crc", workers=2, stragglers=1), problem, TandonAGD(0.1), ShiftedExponential(10, 0.01),
+                iterations=2)
+    assert not (tmp_path / "run").exists()
+
+
+def test_the_guards_table_in_the_docs_is_rendered_from_the_saved_benchmark():
+    """docs/runtime.md's table of what the guards buy is the one benchmarks/faults_ab.py renders from its saved
+    result (no number typed by hand)."""
+    import json
+
+    from benchmarks import faults_ab
+
+    root = Path(__file__).resolve().parents[1]
+    doc = json.loads((root / "benchmarks" / "faults_ab.json").read_text())
+    text = (root / "docs" / "runtime.md").read_text()
+    block = text[text.index(faults_ab.BEGIN) + len(faults_ab.BEGIN):text.index(faults_ab.END)]
+    assert block.strip() == faults_ab.table(doc).strip()
+    assert set(doc["scenarios"]) | set(doc["skipped"]) == set(faults_ab.SCENARIOS)

@@ -30,7 +30,8 @@ import pytest
 
 from gclib.cli import main
 from gclib.runtime import localhosts
-from gclib.runtime.launcher import job_processes, mpiexec_command, mpiexec_options, rank_processes
+from gclib.runtime.command import mpiexec_command, mpiexec_options
+from gclib.runtime.processes import job_processes, rank_processes
 from gclib.runtime.master import DeathNotices
 from gclib.runtime.mpi_main import read_spec
 from gclib.runtime.protocol import MARK

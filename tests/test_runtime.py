@@ -17,7 +17,8 @@ from gclib import schemes
 from gclib.codes import rs
 from gclib.codes.mmc import uc_mmc
 from gclib.learning import TandonAGD, make_problem
-from gclib.runtime import RunSpec, RuntimeFailure, launch, mpiexec_command, predicted_times, sample_finish
+from gclib.runtime import RunSpec, RuntimeFailure, launch, predicted_times, sample_finish
+from gclib.runtime.command import mpiexec_command
 from gclib.simulate import arrival_times
 from gclib.stragglers import Persistent, ShiftedExponential
 
@@ -134,7 +135,7 @@ def test_every_rank_ignores_hydras_sigusr1_once_mpi_is_up(tmp_path):
     # server, which after a worker's death sometimes never answered: a rank must not run it.
     import signal
 
-    from gclib.runtime.launcher import rank_processes
+    from gclib.runtime.processes import rank_processes
 
     run_dir = tmp_path / "run"
     ignored = {}
@@ -789,7 +790,7 @@ def test_a_run_leaves_out_only_mechanisms_it_knows_by_name(monkeypatch):
     assert _spec(code, without=["probe2", "bell"]).without == ("bell", "probe2")
     assert _spec(code, without="lead, cache").without == ("cache", "lead")
     with pytest.raises(ValueError, match=r"unknown runtime mechanisms \['nope'\] .*the known ones are bell, probe2, "
-                                         r"spin, yield, lead, cache, ahead, freeze, slack"):
+                                         r"spin, yield, lead, cache, ahead, freeze, slack, guard"):
         _spec(code, without=["bell", "nope"])
     # the environment names them when the spec does not; a spec that says so wins
     monkeypatch.setenv(WITHOUT_ENV, "spin,yield")

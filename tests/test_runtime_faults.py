@@ -24,7 +24,8 @@ from gclib import schemes
 from gclib.cli import main
 from gclib.learning import TandonAGD, make_problem
 from gclib.runtime import RunResult, RunSpec, RuntimeFailure, launch
-from gclib.runtime.launcher import job_processes, rank_processes, resume_spec
+from gclib.runtime.processes import job_processes, rank_processes
+from gclib.runtime.resume import resume_spec
 from gclib.runtime.state import (FORMAT, VERSION, load_state, pack_step_state, state_document,
                                  unpack_step_state)
 from gclib.stragglers import ShiftedExponential
@@ -245,9 +246,9 @@ def _first_with(records, w) -> int:
 def _unannounced(monkeypatch):
     """The launcher drops the guards' word that a rank was stopped: a freeze that no signal announces (the master
     finds the worker silent by itself)."""
-    from gclib.runtime import launcher
+    from gclib.runtime import job
 
-    monkeypatch.setattr(launcher._Job, "_stopped", lambda self, text: None)
+    monkeypatch.setattr(job.Job, "guard_stopped", lambda self, text: None)
 
 
 @pytest.mark.mpi
@@ -648,7 +649,7 @@ def test_a_resumed_run_does_not_inject_again_the_kills_due_by_then(tmp_path):
     """A run stopped by the kills it injected stops in the iteration they were due: resumed there, it would stop
     the same way every time. The kills due at or before the iteration it resumes at are dropped, later ones
     kept."""
-    from gclib.runtime.launcher import kills_left
+    from gclib.runtime.resume import kills_left
 
     spec = _spec(iterations=6, kill={1: 2, 2: 2, 3: 4})
     res = RunResult(records=[_record(0), _record(1)], theta=np.zeros(10), status="error", spec=spec.describe(),

@@ -145,7 +145,9 @@ def add_launch_args(p, *, hosts_help: str, run_dir_help: str):
     ``--startup-timeout``, ``--hosts``, ``--launcher``, ``--mpiexec``, ``--mpiexec-args`` and ``--run-dir`` (its
     help per command)."""
     from gclib import checks
-    from gclib.runtime.launcher import LAUNCHERS, check_hostfile, check_mpiexec, mpiexec_options
+    from gclib.runtime.command import mpiexec_options
+    from gclib.runtime.hosts import LAUNCHERS, check_hostfile
+    from gclib.runtime.preflight import check_mpiexec
 
     p.add_argument("--job-timeout", type=checks.option(checks.seconds), default=None,
                    help="seconds after which the whole job is killed")

@@ -88,7 +88,7 @@ def spec_from_args(a):
         model = options.model_from_args(a, workers=a.workers)
     kill = checked_kill(a.kill, a.workers, a.iterations, workers_of="the profile", iterations_of="the profile")
     if a.hosts is None:
-        from gclib.runtime.launcher import check_ranks_memory
+        from gclib.runtime.preflight import check_ranks_memory
 
         check_ranks_memory(a.workers)  # before the code and the data are built
     if a.samples < a.workers * a.tasks:

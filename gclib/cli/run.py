@@ -154,7 +154,7 @@ def spec_from_args(a):
             raise ValueError(f"argument {flag}: sizes Tandon's synthetic data only (--problem logistic); problem "
                              f"{a.problem!r} has its own sizes")
     if getattr(a, "hosts", None) is None and isinstance(a.workers, int):
-        from gclib.runtime.launcher import check_ranks_memory
+        from gclib.runtime.preflight import check_ranks_memory
 
         check_ranks_memory(a.workers)  # before the code is built (thousands of workers take long to build)
     code = options.code_from_args(a)
@@ -281,7 +281,7 @@ def run(a) -> int:
         spec = spec_from_args(a)
     progress = None if a.json else (lambda r: print(_line(r), flush=True))
     if doc is not None and not a.json:
-        from gclib.runtime.launcher import kills_left
+        from gclib.runtime.resume import kills_left
 
         left = kills_left(spec.kill, doc["next_iteration"])
         dropped = ",".join(f"{w}:{it}" for w, it in sorted(spec.kill.items()) if w not in left)

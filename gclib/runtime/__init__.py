@@ -5,9 +5,8 @@ simulator (see ``docs/runtime.md``).
     res = launch(RunSpec(code, problem, TandonAGD(lr), ShiftedExponential(10, 0.01), iterations=20))
     res.summary()["mean_time"], res.summary()["mean_predicted"]
 """
-from gclib.runtime.launcher import find_mpiexec, launch, mpiexec_command
+from gclib.runtime.launcher import launch
 from gclib.runtime.protocol import predicted_times, sample_finish
 from gclib.runtime.spec import RunResult, RunSpec, RuntimeFailure
 
-__all__ = ["RunResult", "RunSpec", "RuntimeFailure", "find_mpiexec", "launch", "mpiexec_command",
-           "predicted_times", "sample_finish"]
+__all__ = ["RunResult", "RunSpec", "RuntimeFailure", "launch", "predicted_times", "sample_finish"]

@@ -79,6 +79,7 @@ MECHANISMS = {
     "ahead": "the master decodes only once the set is decodable (nothing while it waits)",
     "freeze": "no garbage collection and gc.freeze after the warm-up",
     "slack": "the kernel's default timer slack (not 1 ns)",
+    "guard": "mpiexec starts every rank's program itself (no guard per rank: gclib.runtime.guard)",
 }
 #: The environment variable that names the mechanisms a run leaves out when its spec does not say
 #: (comma-separated; read where the spec is made, and carried to every rank by the spec).

@@ -1,0 +1,358 @@
+"""One ``mpiexec`` job, from its start to its end: start it, hand the spec to rank 0, follow what the ranks say,
+pass the deaths on to the master, and kill the job when it cannot go on; :func:`run_job` starts it again when its
+start-up was held.
+
+Three threads run beside the main thread, one per pipe of ``mpiexec``:
+
+* :meth:`Job.read_master` reads the job's standard output, where the master's lines are (after
+  :data:`~gclib.runtime.protocol.MARK`: rank 0 ready for the spec, each iteration with the update's state, the end);
+* :meth:`Job.read_guards` reads the job's standard error, copies it to ``stderr.txt`` in the run directory, and
+  takes the guards' reports of a rank that died or was stopped (:mod:`gclib.runtime.guard`), each queued as a notice
+  for the master;
+* :meth:`Job.feed_rank0` writes rank 0's standard input: the pickled spec, a window at a time, then the notices.
+
+The main thread watches the job (:meth:`Job.watch`): a dead master, a start-up that a rank holds, a job that does
+not exit after the master's end, and the job timeout end it (:meth:`Job.kill`). What the job comes to is
+:func:`gclib.runtime.result.job_result`'s.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import queue
+import signal
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+from gclib.runtime.command import ROOT, job_env, mpiexec_command
+from gclib.runtime.guard import REPORT, STOPPED
+from gclib.runtime.processes import job_processes
+from gclib.runtime.protocol import MARK
+from gclib.runtime.result import job_result
+from gclib.runtime.signals import Interrupted, catch_stop_signals, restore, signal_name
+
+#: Seconds the job may take to exit after the master reported its end (``MPI_Finalize``) before it is killed.
+END_GRACE = 10.0
+#: ... when a worker never said goodbye (stopped, or unreachable): the job cannot exit by itself, and the ranks
+#: that said it leave without ``MPI_Finalize``, at once.
+END_GRACE_SILENT = 2.0
+#: Times a job is started again when a rank died by a signal, was stopped, or did not get through ``MPI_Init``
+#: in time (a collective: the others would wait there for it forever). Nothing is lost: no iteration ran.
+START_RETRIES = 2
+#: Default seconds from the job's start until every rank is through ``MPI_Init`` (see
+#: :func:`gclib.runtime.launcher.launch`).
+STARTUP_TIMEOUT = 60.0
+#: Seconds a rank may stay stopped (SIGSTOP, ...) before every rank is through ``MPI_Init`` before the job is
+#: started again (the other ranks wait for it there; a short stop, a debugger's, is waited out).
+STOPPED_AT_START = 1.0
+#: Why :meth:`Job.watch` killed a job after which it is started again (nothing ran; see :func:`run_job`).
+RESTARTABLE = ("startup-stopped", "startup-timeout")
+
+
+def run_job(spec, pickled, run_dir, hosts, exe, job_timeout, progress, prior, args, extra=(),
+            startup_timeout=STARTUP_TIMEOUT):
+    """Run the MPI job, started again (up to ``START_RETRIES`` times) when a rank was killed by a signal, was
+    stopped, or did not get through ``MPI_Init`` within ``startup_timeout`` seconds. Returns ``(job, restarts)``:
+    the job that ran and, per job started again, what happened to its ranks (``{worker: what}``, ``{}`` when
+    nobody knows which rank held the start-up)."""
+    restarts = []  # what stopped each start-up, before the job that ran
+    while True:
+        job = Job(spec, run_dir, hosts, exe, job_timeout, progress, append=bool(restarts), extra=extra,
+                  startup_timeout=startup_timeout)
+        try:
+            job.run(pickled)
+        except BaseException:  # a bug of ours: no rank left, and what the job reported is kept
+            job.kill()
+            try:
+                job_result(job, *prior).save(run_dir / "state.json", args=args)
+            except Exception:
+                pass
+            raise
+        restartable = (job.killed in RESTARTABLE or
+                       (job.killed == "startup" and all(d.get("signal") for d in job.deaths.values())))
+        if not (restartable and len(restarts) < START_RETRIES):
+            return job, restarts
+        restarts.append(job.startup_report())
+
+
+class Job:
+    """One ``mpiexec`` job and what it said.
+
+    What the master said is in :attr:`events` (``records``, ``state`` and ``tasks`` of the iterations, and the last
+    line of each other kind: ``init``, ``start``, ``end``, ...); what the guards said in :attr:`deaths` (worker ->
+    its death), :attr:`stopped` (rank -> (its stop, when heard), ranks stopped now) and :attr:`master_death`; why
+    the launcher killed the job in :attr:`killed` (``None``: it ended by itself), and :attr:`interrupted` the stop
+    signal that ended it (``None``: none).
+    """
+
+    def __init__(self, spec, run_dir, hosts, exe, job_timeout, progress, append=False, extra=(),
+                 startup_timeout=STARTUP_TIMEOUT):
+        self.spec, self.run_dir, self.job_timeout, self.progress = spec, Path(run_dir), job_timeout, progress
+        self.startup_timeout = startup_timeout
+        self.append = append  # a job started again keeps the stderr of the earlier attempts
+        # the job's name in the ranks' command lines (they never read it): how job_processes finds them
+        self.cmd = mpiexec_command(self.run_dir, spec.ranks, hosts, exe, extra=extra, without=spec.without)
+        self.events = {"records": [], "state": None, "init": None, "start": None, "end": None,
+                       "tasks": []}
+        self.deaths = {}  # worker -> what its guard reported
+        self.stopped = {}  # rank -> (what its guard reported, when we heard it): ranks stopped now (SIGSTOP, ...)
+        self.master_death = None  # what the master's guard reported
+        self.other = []  # stdout lines that are not ours (mpiexec's own report)
+        self.lock = threading.Lock()
+        self.proc = None
+        self.killed = None  # why we killed the job, if we did
+        self.interrupted = None
+        self.killing = False  # once we kill the job, the guards' reports are our own doing
+        self.seconds = math.nan
+        self.window = None  # bytes rank 0 takes on its standard input at a time (its "init" line says)
+        self.acked = 0  # bytes of the spec rank 0 has read
+        self.heard = threading.Condition(self.lock)
+        self.notices = queue.Queue()  # lines for the master's standard input (deaths), None to stop
+
+    # ------------------------------------------------------------------ the job
+    def run(self, pickled: bytes) -> None:
+        """Start the job, run the three threads, watch it to its end (or kill it); the outcome is in the job's
+        attributes."""
+        t0 = time.perf_counter()
+        handlers = catch_stop_signals()
+        threads = []
+        try:
+            with open(self.run_dir / "stderr.txt", "a" if self.append else "w") as err:
+                try:
+                    # the ranks start in the package's folder (which every host has), not in ours
+                    self.proc = subprocess.Popen(self.cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                                 stdin=subprocess.PIPE, text=True, env=job_env(), cwd=ROOT,
+                                                 start_new_session=True)
+                    threads = [threading.Thread(target=self.read_master, name="gclib-master-lines", daemon=True),
+                               threading.Thread(target=self.read_guards, args=(err,), name="gclib-guard-lines",
+                                                daemon=True),
+                               threading.Thread(target=self.feed_rank0, args=(pickled,), name="gclib-rank0-input",
+                                                daemon=True)]
+                    for t in threads:
+                        t.start()
+                    self.killed = self.watch()
+                except Interrupted as e:
+                    self.interrupted = e.signum
+                    self.kill()
+                self.notices.put(None)
+                for t in threads:
+                    t.join(timeout=10)
+                if self.proc is not None:
+                    try:
+                        self.proc.stdin.close()
+                    except (OSError, ValueError):
+                        pass
+        finally:
+            restore(handlers)
+            self.seconds = time.perf_counter() - t0
+
+    def watch(self) -> str | None:
+        """Wait for the job to end; kill it when it cannot go on. Returns why it was killed (``"master"``: the
+        master died; ``"startup"``: a worker died before every rank was through ``MPI_Init``;
+        ``"startup-stopped"``, ``"startup-timeout"``: a rank stopped there, or not every rank through it in time;
+        ``"end"``: the job did not exit after the master's end; ``"timeout"``: the job timeout), or ``None`` when
+        it ended by itself."""
+        started = time.monotonic()
+        deadline = started + self.job_timeout
+        ended = grace = None
+        while True:
+            try:
+                self.proc.wait(timeout=0.1)
+                return None
+            except subprocess.TimeoutExpired:
+                pass
+            now = time.monotonic()
+            why = None
+            if self.master_death is not None and self.events["end"] is None:
+                why = "master"
+            elif self.events["init"] is None:  # the other ranks wait in MPI_Init for any that is not there
+                if self.deaths:
+                    why = "startup"
+                elif any(now - t > STOPPED_AT_START for _, t in list(self.stopped.values())):
+                    why = "startup-stopped"
+                elif now - started > self.startup_timeout:
+                    why = "startup-timeout"
+            if why is None and self.events["end"] is not None and ended is None:
+                ended = now
+                end = self.events["end"]
+                # a worker that never said goodbye (and is not known dead) keeps the job from exiting by itself
+                silent = set(end.get("dead_workers") or []) - set(self.deaths)
+                grace = END_GRACE_SILENT if silent else END_GRACE + self.spec.stop_timeout
+            if why is None and ended is not None and now - ended > grace:
+                why = "end"  # the result is complete; the job did not exit (a finalize that hangs)
+            if why is None and now > deadline:
+                why = "timeout"
+            if why is not None:
+                self.kill()
+                return why
+
+    def kill(self) -> None:
+        """Kill the job: mpiexec (Hydra forwards the signal to its proxies, which kill the ranks), then any rank
+        process of this run still on this host."""
+        self.killing = True
+        proc = self.proc
+        if proc is not None and proc.poll() is None:
+            for sig, wait in ((signal.SIGTERM, 5), (signal.SIGKILL, 5)):
+                try:
+                    os.killpg(proc.pid, sig)
+                except (ProcessLookupError, PermissionError):
+                    pass
+                try:
+                    proc.wait(timeout=wait)
+                    break
+                except subprocess.TimeoutExpired:
+                    continue
+        for pid in job_processes(self.run_dir):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+
+    def startup_report(self) -> dict:
+        """``{worker: what}`` of a start-up that was killed: the workers that died by a signal, and those whose
+        process was stopped (``{"stopped": "SIGSTOP", ...}``)."""
+        out = {w: dict(d, restarted=True) for w, d in self.deaths.items()}
+        for rank, (info, _) in self.stopped.items():
+            if rank > 0 and rank - 1 not in out:
+                out[rank - 1] = {"signal": None, "name": None, "code": None, **info, "restarted": True}
+        return out
+
+    # ------------------------------------------------------------------ standard output: the master's lines
+    def read_master(self) -> None:
+        """Thread: read the job's standard output to its end. The master's lines go to :attr:`events` (an
+        iteration's record also to the ``progress`` callback; rank 0's readiness for the spec wakes
+        :meth:`feed_rank0`); any other line to :attr:`other`."""
+        for line in self.proc.stdout:
+            at = line.find(MARK)
+            if at < 0:
+                self.other.append(line)
+                continue
+            try:
+                ev = json.loads(line[at + len(MARK):])
+                kind = ev["kind"]
+            except (ValueError, KeyError, TypeError):  # a line cut by another rank's output: not ours to trust
+                self.other.append(line)
+                continue
+            if kind in ("init", "spec"):  # rank 0 is ready for (more of) the spec
+                with self.heard:
+                    if kind == "init":
+                        self.window = int(ev.get("window") or 4096)
+                    else:
+                        self.acked = max(self.acked, int(ev.get("received") or 0))
+                    self.heard.notify_all()
+            if kind == "iter":
+                with self.lock:
+                    self.events["records"].append(ev["record"])
+                    self.events["state"] = ev.get("state")
+                    self.events["tasks"].extend(ev.get("tasks") or [])
+                if self.progress:
+                    try:
+                        self.progress(ev["record"])
+                    except Exception:  # a broken callback must not stop the reader
+                        pass
+            else:
+                if kind == "end":
+                    with self.lock:
+                        self.events["tasks"].extend(ev.get("tasks") or [])
+                self.events[kind] = ev
+
+    # ------------------------------------------------------------------ standard error: the guards' lines
+    def read_guards(self, err) -> None:
+        """Thread: copy the job's standard error to ``err`` (``stderr.txt``) to its end, and take each guard's
+        line: a rank stopped or continued (:meth:`guard_stopped`), a rank that died (:meth:`guard_died`)."""
+        for line in self.proc.stderr:
+            err.write(line)
+            err.flush()
+            at = line.find(STOPPED)
+            if at >= 0:
+                self.guard_stopped(line[at + len(STOPPED):])
+                continue
+            at = line.find(REPORT)
+            if at >= 0:
+                self.guard_died(line[at + len(REPORT):])
+
+    def guard_died(self, text) -> None:
+        """A guard's report that its rank died: the master's death ends the run (:meth:`watch` kills the job); a
+        worker's is kept in :attr:`deaths` and, the first time, passed on to the master."""
+        try:
+            rep = json.loads(text)
+            w = int(rep["rank"]) - 1
+        except (ValueError, KeyError, TypeError):
+            return
+        if self.killing:
+            return
+        sig = rep.get("signal")
+        info = {"signal": sig, "name": signal_name(sig) if sig else None, "code": rep.get("code"),
+                "pid": rep.get("pid"), "host": rep.get("host"),
+                "iteration": self.spec.start + len(self.events["records"])}
+        if w < 0:
+            if self.events["end"] is None:
+                self.master_death = info
+            return
+        with self.lock:
+            new = w not in self.deaths
+            self.deaths.setdefault(w, info)
+            self.stopped.pop(w + 1, None)
+        if new:  # tell the master (it reads its standard input between polls)
+            self.notices.put(json.dumps({"worker": w, **info}).encode() + b"\n")
+
+    def guard_stopped(self, text) -> None:
+        """A guard's line: its rank was stopped by a signal, or continued. Kept in :attr:`stopped`, and passed on
+        to the master (a stopped worker is silent at once)."""
+        try:
+            rep = json.loads(text)
+            rank = int(rep["rank"])
+        except (ValueError, KeyError, TypeError):
+            return
+        if self.killing:
+            return
+        how = rep.get("stopped")
+        info = {"stopped": how, "pid": rep.get("pid"), "host": rep.get("host"),
+                "iteration": self.spec.start + len(self.events["records"])}
+        with self.lock:
+            if how:
+                self.stopped[rank] = (info, time.monotonic())
+            else:
+                self.stopped.pop(rank, None)
+        if rank > 0:
+            note = {"worker": rank - 1, **({"stopped": how} if how else {"continued": True})}
+            self.notices.put(json.dumps(note).encode() + b"\n")
+
+    # ------------------------------------------------------------------ standard input: rank 0's
+    def feed_rank0(self, pickled: bytes) -> None:
+        """Thread: write to rank 0's standard input (through ``mpiexec``): the spec once rank 0 is through
+        ``MPI_Init``, a window at a time, each once rank 0 has read the one before (Hydra's proxy gives up when
+        rank 0's pipe is full); then the notices as they come, until ``None`` or the job's end."""
+        out = self.proc.stdin.buffer  # bytes, under the text wrapper
+        try:
+            if not self._heard(lambda: self.window is not None):
+                return
+            window = self.window
+            out.write(b"%d\n" % len(pickled))
+            for at in range(0, len(pickled), window):
+                piece = pickled[at:at + window]
+                out.write(piece)
+                out.flush()
+                if not self._heard(lambda: self.acked >= at + len(piece)):
+                    return
+            while True:
+                line = self.notices.get()
+                if line is None:
+                    return
+                out.write(line)
+                out.flush()
+        except (OSError, ValueError):  # the job ended: nobody reads any more
+            return
+
+    def _heard(self, test) -> bool:
+        """Wait until ``test()`` holds (under the lock): True; False when the job ended (or is being killed)
+        first."""
+        with self.heard:
+            while not test():
+                if self.proc.poll() is not None or self.killing:
+                    return False
+                self.heard.wait(0.1)
+            return True

@@ -1,0 +1,64 @@
+"""The processes of a job on this host, found by its run directory in their command lines (Linux ``/proc``): for
+killing what is left of a job, and for tests and users who want to signal one rank.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from gclib.runtime.guard import RANK
+
+
+def job_processes(run_dir) -> list:
+    """Process ids on this host of the ranks (and guards) of the job whose run directory is ``run_dir`` (its
+    name in their command lines; Linux ``/proc``; empty elsewhere)."""
+    needle = os.fsencode(str(Path(run_dir).absolute()))
+    out = []
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return out
+    for e in entries:
+        if not e.isdigit() or int(e) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{e}/cmdline", "rb") as fh:
+                cmd = fh.read().split(b"\0")
+        except OSError:
+            continue
+        if needle in cmd and any(c.endswith((b"gclib.runtime.mpi_main", b"guard.py")) for c in cmd):
+            out.append(int(e))
+    return out
+
+
+def rank_processes(run_dir) -> dict:
+    """``{rank: pid}`` of the rank processes of a running job on this host (the children of the guards,
+    ``... mpi_main RUN_DIR --rank R``, or, started without guards, the ``mpi_main`` processes, whose rank their
+    environment holds; worker ``R - 1``); for tests and for users who want to kill one."""
+    out = {}
+    for pid in job_processes(run_dir):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                cmd = [c.decode() for c in fh.read().split(b"\0")]
+        except OSError:
+            continue
+        if RANK in cmd:
+            out[int(cmd[cmd.index(RANK) + 1])] = pid
+        elif not any(c.endswith("guard.py") for c in cmd):  # a rank started without a guard (an arm of an A/B)
+            rank = _environ_rank(pid)
+            if rank is not None:
+                out[rank] = pid
+    return out
+
+
+def _environ_rank(pid):
+    """The MPI rank Hydra (or ``srun``) gave process ``pid`` in its environment, or ``None``."""
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as fh:
+            env = dict(x.split(b"=", 1) for x in fh.read().split(b"\0") if b"=" in x)
+    except OSError:
+        return None
+    for key in (b"PMI_RANK", b"PMI_ID", b"SLURM_PROCID"):
+        if env.get(key, b"").isdigit():
+            return int(env[key])
+    return None
