@@ -15,7 +15,11 @@ import math
 
 import numpy as np
 
-from gclib import checks
+from gclib import checks, timings
+from gclib.codes.base import GradientCode
+from gclib.codes.rules import threshold
+from gclib.learning import GD, make_problem
+from gclib.runtime.spec import RunSpec
 
 
 def host_names(hosts, workers: int) -> list:
@@ -32,8 +36,6 @@ def write_trace(path, durations, hosts=None) -> int:
     """Write the timing trace of ``durations`` (``(iterations, workers, tasks)`` seconds; ``nan`` = not observed:
     no row; ``inf`` = never) to ``path`` with :func:`gclib.timings.write`, with a ``host`` column from ``hosts``
     (see :func:`host_names`); returns its rows."""
-    from gclib import timings
-
     d = np.asarray(durations, dtype=float)
     names = host_names(hosts, d.shape[1]) if d.ndim == 3 else None  # another shape: timings.write says so
     timings.write(path, d, names)
@@ -49,9 +51,6 @@ def profile_code(workers: int, tasks: int):
     """The code of a profile: ``workers`` workers, ``workers * tasks`` parts, worker ``w`` computes parts
     ``w R, ..., w R + R - 1`` in this order and sends each partial gradient alone as soon as it is computed
     (``B`` the identity, ``ready = 1, ..., R``). Every message is needed for the exact gradient."""
-    from gclib.codes.base import GradientCode
-    from gclib.codes.rules import threshold
-
     K = checks.integer("workers", workers, low=1)
     R = checks.integer("tasks", tasks, low=1)
     n = K * R
@@ -75,9 +74,6 @@ def profile_spec(workers: int, tasks: int, iterations: int, *, samples: int = PR
     ``model=None``: no injected delay, the machine's own times. ``network``: message sizes (floats) whose cost
     the master measures after the last iteration (:mod:`gclib.runtime.network`; ``gclib.network.sizes_for(dim)``
     is what ``gclib profile`` asks)."""
-    from gclib.learning import GD, make_problem
-    from gclib.runtime.spec import RunSpec
-
     code = profile_code(workers, tasks)
     problem = make_problem("tandon-logistic", parts=code.n_parts, seed=data_seed,
                            n_samples=checks.integer("samples", samples, low=code.n_parts,

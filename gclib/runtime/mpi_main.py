@@ -24,7 +24,8 @@ import sys
 import time
 import traceback
 
-from gclib.runtime.protocol import MARK, Exit
+from gclib.runtime.bell import join
+from gclib.runtime.protocol import Exit, MARK, TAG_SPEC
 
 #: Seconds a worker waits for the spec from the master before it gives up.
 SPEC_WAIT = 120.0
@@ -87,8 +88,6 @@ def _start(comm, MPI, window):
     the run cannot start (rank 0 said why on stdout) or ``False`` when no spec came within :data:`SPEC_WAIT` (a
     worker whose master is gone); ``sends`` is rank 0's list of ``(request, buffer)`` still to complete; ``bell``
     the rank's :class:`~gclib.runtime.bell.Bell`, or ``None``."""
-    from gclib.runtime.protocol import TAG_SPEC
-
     if comm.Get_rank() == 0:
         from gclib.runtime.master import emit
         from gclib.runtime.bell import make as make_bell
@@ -126,7 +125,6 @@ def _start(comm, MPI, window):
     payload = pickle.loads(data)
     if not payload:
         return payload, [], None
-    from gclib.runtime.bell import join
 
     return payload, [], join(payload[2])
 

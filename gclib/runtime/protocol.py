@@ -39,11 +39,13 @@ The iteration is in the tag, so the master recognizes a late gradient without re
 from __future__ import annotations
 
 import enum
+import gc
 import os
 
 import numpy as np
 
 from gclib.runtime.guard import RANK, REPORT, STOPPED  # noqa: F401 (the markers of the guards' lines, for the launcher)
+from gclib.simulate import arrival_times
 
 #: Prefix of the master's event lines on stdout (``MARK {"kind": ..., ...}``, read by the launcher).
 MARK = "@gclib "
@@ -158,8 +160,6 @@ class Rank:
 
         A run without ``freeze`` or ``slack`` (:data:`MECHANISMS`) skips that part.
         """
-        import gc
-
         if "freeze" not in self.without:
             gc.collect()
             gc.freeze()
@@ -202,7 +202,5 @@ def sample_finish(model, iterations: int, workers: int, n_tasks: int, seed) -> n
 
 def predicted_times(code, finish: np.ndarray, time_scale: float) -> np.ndarray:
     """``(iterations,)`` iteration times the simulator predicts for these delays (seconds; ``inf`` = never)."""
-    from gclib.simulate import arrival_times
-
     arr = arrival_times(code, finish * time_scale)
     return code.rule.completion(arr)

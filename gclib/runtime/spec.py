@@ -12,6 +12,7 @@ from gclib.codes import conditioning
 from gclib.codes.base import DecodingError, GradientCode
 from gclib.jsonable import jsonable
 from gclib.runtime.protocol import without as mechanisms_without
+from gclib.runtime.state import state_document, write_json
 
 
 @dataclass
@@ -272,7 +273,7 @@ class RunResult:
 
     def frame(self):
         """The per-iteration records as a ``pandas.DataFrame``."""
-        import pandas as pd
+        import pandas as pd  # here: every rank unpickles its spec, and pandas would lengthen each rank's start
 
         return pd.DataFrame(self.records)
 
@@ -336,8 +337,6 @@ class RunResult:
     def save(self, path, args=None) -> None:
         """Write the state file: the parameters, the log so far, the summary, and what ``--resume`` needs (the
         update's state, the command line's parameters ``args`` if any); see :mod:`gclib.runtime.state`."""
-        from gclib.runtime.state import state_document, write_json
-
         write_json(path, state_document(self, args))
 
 

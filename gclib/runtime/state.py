@@ -27,13 +27,13 @@ from pathlib import Path
 
 import numpy as np
 
+from gclib import __version__
+
 FORMAT = "gclib-run-state"
 VERSION = 2
 
 
 def _version() -> str:
-    from gclib import __version__
-
     return __version__
 
 
