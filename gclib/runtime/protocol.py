@@ -44,7 +44,6 @@ import os
 
 import numpy as np
 
-from gclib.runtime.guard import RANK, REPORT, STOPPED  # noqa: F401 (the markers of the guards' lines, for the launcher)
 from gclib.simulate import arrival_times
 
 #: Prefix of the master's event lines on stdout (``MARK {"kind": ..., ...}``, read by the launcher).
