@@ -64,7 +64,6 @@ from itertools import combinations, islice
 
 import numpy as np
 from scipy.special import expit
-import pandas as pd
 
 from gclib import checks, schemes as sch
 from gclib.codes import crc, frc, uncoded
@@ -292,6 +291,8 @@ class TrainResult:
 
     def frame(self):
         """``pandas.DataFrame`` with one row per iterate: iteration, gap, time, uploads, computations, active."""
+        import pandas as pd  # here, as in compare: every MPI rank imports this module
+
         return pd.DataFrame({"scheme": self.scheme, "iteration": np.arange(self.gap.size), "gap": self.gap,
                              "time": self.time, "uploads": self.uploads, "computations": self.computations,
                              "active": self.active})
@@ -602,6 +603,8 @@ def compare(problem: Problem, schemes, model: ComputeModel, *, seeds=(0,), targe
         ``(totals, curves)``: a DataFrame with one row per (scheme, seed) (``status, iterations, time, uploads,
         computations, final_gap``) and, when ``curves``, a DataFrame of every iterate (else ``None``).
     """
+    import pandas as pd  # here: every MPI rank imports this module, and pandas would lengthen each rank's start
+
     rows, frames = [], []
     items = [(lab, s) for s in seeds for lab in schemes]
     it = _progress(items, "train", progress)

@@ -17,7 +17,6 @@ from functools import cached_property
 
 import numpy as np
 from scipy.special import expit, log_expit
-from scipy.stats import rankdata
 
 from gclib import checks
 
@@ -33,12 +32,13 @@ def split_parts(n_samples: int, k: int) -> list[np.ndarray]:
 
 def auc(scores: np.ndarray, labels: np.ndarray) -> float:
     """Area under the ROC curve (Mann-Whitney statistic, ties counted one half); labels are +-1 or 0/1."""
+    from scipy.stats import rankdata  # here: every MPI rank imports this module, and scipy.stats takes a second
+
     scores = np.asarray(scores, dtype=float)
     pos = np.asarray(labels) > 0
     n_pos, n_neg = int(pos.sum()), int((~pos).sum())
     if n_pos == 0 or n_neg == 0:
         return float("nan")
-
     ranks = rankdata(scores)
     return float((ranks[pos].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
 
