@@ -5,8 +5,9 @@
     python -m benchmarks.bench_runtime_ab --from SAVED.json [--out FILE]    # judge saved runs again, run nothing
 
 Arms: ``baseline`` (every mechanism on), one arm per mechanism of :data:`gclib.runtime.protocol.MECHANISMS` with
-that one left out, ``cache+ahead`` (two mechanisms that stand in for each other, so that one alone shows little;
-``--arms a+b`` names any such pair), and ``all`` (every one left out: the plain polling loop). Every round runs every arm once on
+that one left out, ``cache+ahead`` (two mechanisms that stand in for each other, so that one alone shows little),
+``bell+spin+yield+lead+freeze+slack`` (the waits' six, each too small alone to tell; ``--arms a+b+...`` names any
+such group), and ``all`` (every one left out: the plain polling loop). Every round runs every arm once on
 every scheme, at ``bench_runtime``'s settings (K = 8 workers, one straggler, shifted exponential with ``mu = 10``
 and ``alpha = 0.01``, Tandon's synthetic data, seed 1) and at time scale 0.05, where the targets are judged. The
 host is shared and its load drifts, so rounds go in mirrored pairs (the second runs the arms in the first one's
@@ -24,7 +25,7 @@ other interval is too wide to tell, on a loaded host most of all. A run that fai
 
 Prints one JSON object (``--out FILE`` also writes it, indented; ``python -m benchmarks.render_runtime_ab FILE``
 renders the table of ``docs/runtime.md`` from it). Each run is a fresh MPI job of 9 ranks, about 6 s on a
-2-core host whatever the iterations, so the default (2 rounds of 12 arms on 3 schemes) takes about 8 minutes on
+2-core host whatever the iterations, so the default (2 rounds of 15 arms on 3 schemes) takes about 9 minutes on
 a quiet host.
 """
 from __future__ import annotations
@@ -37,9 +38,10 @@ import time
 
 #: The arms besides one per mechanism.
 BASELINE, ALL = "baseline", "all"
-#: Arms that leave out mechanisms that stand in for each other, so that one alone shows little: the decoder cache
-#: and decoding ahead both keep a decode off the critical path.
-PAIRS = ("cache+ahead",)
+#: Arms that leave out mechanisms together: the decoder cache and decoding ahead, which both keep a decode off the
+#: critical path (one alone shows little); and the six of the waits, each of which alone moves the overhead by
+#: less than a run on a shared host can tell.
+PAIRS = ("cache+ahead", "bell+spin+yield+lead+freeze+slack")
 #: What counts as nothing: a difference in median overhead per iteration (ms) and in the size of the relative error
 #: (a fraction) whose whole 95% interval lies within these of zero.
 NOTHING_MS, NOTHING_ERROR = 0.1, 0.01
@@ -199,7 +201,7 @@ def run(rounds=2, iterations=30, time_scale=0.05, schemes=("uncoded", "crc", "gc
     out = {"benchmark": "runtime_ab", "workers": workers, "stragglers": stragglers, "iterations": iterations,
            "time_scale": time_scale, "rounds": rounds, "schemes": list(schemes), "seed": seed,
            "model": {"name": "shifted-exp", "mu": 10.0, "alpha": 0.01}, "rule": RULE,
-           "arms_without": {k: list(v) for k, v in plan.items()}}
+           "only": list(only) if only else None, "arms_without": {k: list(v) for k, v in plan.items()}}
     out.update(summarize(runs, list(schemes)))
     out.update({"runs": runs, "load": {"before": load0, "after": _load(), "cores": os.cpu_count()},
                 "seconds": round(time.perf_counter() - t0, 1),

@@ -49,16 +49,17 @@ def _load() -> float | None:
 def time_commands(repeats: int, gclib_path: Path | None = None) -> dict:
     """Median, smallest and largest wall time of every command over ``repeats`` fresh processes, the commands
     taken in turn (so that a slow moment of the machine spreads over all of them)."""
-    env = dict(os.environ)
-    if gclib_path is not None:
-        env["PYTHONPATH"] = os.pathsep.join([str(gclib_path), env.get("PYTHONPATH", "")])
+    # the package measured comes first on the path, and the processes run in an empty folder: ``python -m`` puts
+    # the working directory before PYTHONPATH, and a checkout there would be imported instead
+    env = dict(os.environ, PYTHONPATH=str(ROOT if gclib_path is None else gclib_path))
     times = {name: [] for name in COMMANDS}
-    for _ in range(repeats):
-        for name, args in COMMANDS.items():
-            t0 = time.perf_counter()
-            subprocess.run([sys.executable, *args], env=env, cwd=ROOT, stdout=subprocess.DEVNULL,
-                           stderr=subprocess.DEVNULL, check=False)
-            times[name].append(time.perf_counter() - t0)
+    with tempfile.TemporaryDirectory() as empty:
+        for _ in range(repeats):
+            for name, args in COMMANDS.items():
+                t0 = time.perf_counter()
+                subprocess.run([sys.executable, *args], env=env, cwd=empty, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL, check=False)
+                times[name].append(time.perf_counter() - t0)
     return {name: {"median": round(statistics.median(t), 4), "min": round(min(t), 4), "max": round(max(t), 4)}
             for name, t in times.items()}
 

@@ -1,11 +1,13 @@
 """The table "What each mechanism buys" of ``docs/runtime.md``, rendered from a saved run of
 ``benchmarks/bench_runtime_ab.py`` (never typed by hand).
 
-    python -m benchmarks.render_runtime_ab [benchmarks/runtime_ab.json] [--doc docs/runtime.md] [--check]
+    python -m benchmarks.render_runtime_ab [benchmarks/runtime_ab.json] [--doc docs/runtime.md] [--block NAME]
+                                            [--check]
 
-Replaces what lies between the lines ``<!-- runtime-ab: begin -->`` and ``<!-- runtime-ab: end -->`` of the
-document with the table; ``--check`` writes nothing and exits with 1 when the document's table is not the one the
-file renders.
+Replaces what lies between the lines ``<!-- NAME: begin -->`` and ``<!-- NAME: end -->`` of the document with the
+table (``NAME`` is ``runtime-ab`` by default; ``runtime-ab-group`` holds the run of the mechanisms left out
+together, ``benchmarks/runtime_ab_group.json``); ``--check`` writes nothing and exits with 1 when the document's
+table is not the one the file renders.
 """
 from __future__ import annotations
 
@@ -17,7 +19,6 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 JSON = HERE / "runtime_ab.json"
 DOC = HERE.parent / "docs" / "runtime.md"
-BEGIN, END = "<!-- runtime-ab: begin -->", "<!-- runtime-ab: end -->"
 
 
 def _interval(e, scale=1.0, fmt="+.2f") -> str:
@@ -46,11 +47,12 @@ def _verdicts(mech: dict) -> str:
     return "On this run, " + "; ".join(f"{', '.join(names)} {key}" for key, names in groups.items()) + "."
 
 
-def _missing(arms: dict) -> str:
-    """A sentence naming the arms the benchmark has now that the saved run did not measure (none: empty)."""
+def _missing(arms: dict, only=None) -> str:
+    """A sentence naming the arms the benchmark has now that the saved run did not measure (none, or a run of
+    chosen arms, ``--arms``: empty)."""
     from benchmarks.bench_runtime_ab import arms as all_arms
 
-    left = [f"`{a}`" for a in all_arms() if a not in arms]
+    left = [f"`{a}`" for a in all_arms() if a not in arms] if not only else []
     return f" The saved run has no row for {', '.join(left)} (added to the benchmark after it)." if left else ""
 
 
@@ -61,7 +63,8 @@ def table(data: dict) -> str:
     load = data.get("load", {})
     lines = [
         f"Measured {data.get('measured', '(date not recorded)')} with `python -m benchmarks.bench_runtime_ab "
-        f"--rounds {data['rounds']} --iterations {data['iterations']} --time-scale {data['time_scale']:g}` "
+        f"--rounds {data['rounds']} --iterations {data['iterations']} --time-scale {data['time_scale']:g}"
+        f"{' --arms ' + ' '.join(data['only']) if data.get('only') else ''}` "
         f"(schemes {', '.join(data['schemes'])}; K = {data['workers']}, {data['stragglers']} straggler; "
         f"{load.get('cores', '?')} cores, load average {load.get('before')} before and {load.get('after')} after; "
         f"{data['seconds']:g} s). Baseline (every mechanism on): median overhead per iteration "
@@ -70,7 +73,7 @@ def table(data: dict) -> str:
         "",
         "Each row leaves out one mechanism, two that stand in for each other, or (the last row) all of them; its "
         "numbers are differences to the baseline of the same scheme in the same round, with their 95% intervals: "
-        f"{data['rule']}. {_verdicts(mech)}{_missing(arms)}",
+        f"{data['rule']}. {_verdicts(mech)}{_missing(arms, data.get('only'))}",
         "",
         "| left out | what the run does instead | median overhead, ms (vs baseline) | size of measured/predicted - 1, "
         "percentage points (vs baseline) | failed runs | verdict |",
@@ -87,25 +90,27 @@ def table(data: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render(doc_text: str, data: dict) -> str:
-    """``doc_text`` with the part between the markers replaced by :func:`table`."""
-    if BEGIN not in doc_text or END not in doc_text:
-        raise SystemExit(f"the document has no lines {BEGIN} and {END} to put the table between")
-    head, rest = doc_text.split(BEGIN, 1)
-    _, tail = rest.split(END, 1)
-    return f"{head}{BEGIN}\n{table(data)}{END}{tail}"
+def render(doc_text: str, data: dict, block: str = "runtime-ab") -> str:
+    """``doc_text`` with the part between the markers of ``block`` replaced by :func:`table`."""
+    begin, end = f"<!-- {block}: begin -->", f"<!-- {block}: end -->"
+    if begin not in doc_text or end not in doc_text:
+        raise SystemExit(f"the document has no lines {begin} and {end} to put the table between")
+    head, rest = doc_text.split(begin, 1)
+    _, tail = rest.split(end, 1)
+    return f"{head}{begin}\n{table(data)}{end}{tail}"
 
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m benchmarks.render_runtime_ab", description=__doc__.splitlines()[0])
     p.add_argument("json", nargs="?", default=str(JSON))
     p.add_argument("--doc", default=str(DOC))
+    p.add_argument("--block", default="runtime-ab", help="the name of the markers the table goes between")
     p.add_argument("--check", action="store_true", help="write nothing; exit 1 if the document's table differs")
     a = p.parse_args(argv)
     data = json.loads(Path(a.json).read_text())
     doc = Path(a.doc)
     text = doc.read_text()
-    new = render(text, data)
+    new = render(text, data, a.block)
     if a.check:
         if new != text:
             print(f"{doc}: the table is not the one {a.json} renders", file=sys.stderr)

@@ -5,9 +5,8 @@ anything, and the command line builds its option types from the same helpers (:f
 written once and the two say the same thing:
 
 * :func:`integer`, :func:`real`, :func:`choice`, :func:`text`, :func:`items`, :func:`int_list`, :func:`generator`,
-  :func:`finite_array`: a
-  value of the right type and range, or a :class:`ValueError` naming the argument, the value and what is allowed
-  (a value of the wrong type raises :class:`ParameterTypeError`, a ``TypeError`` that is also a ``ValueError``);
+  :func:`finite_array`: a value of the right type and range, or a :class:`ValueError` naming the argument, the
+  value and what is allowed (a value of the wrong type raises :class:`ParameterTypeError`, a ``TypeError`` that is also a ``ValueError``);
 * :func:`seconds`: a positive, finite number of seconds (timeouts, delays);
 * :func:`input_path`, :func:`output_dir`, :func:`output_file`: a path to read, a folder or a file that can be
   written (existing, or creatable), checked before anything runs (nothing is created);
@@ -31,8 +30,8 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["ParameterTypeError", "integer", "real", "seconds", "choice", "text", "items", "int_list", "generator", "finite_array",
-           "path_text", "input_path", "output_dir", "output_file", "available_memory", "memory_budget", "need_memory",
+__all__ = ["ParameterTypeError", "integer", "real", "seconds", "choice", "text", "items", "int_list", "generator",
+           "finite_array", "path_text", "input_path", "output_dir", "output_file", "available_memory", "memory_budget", "need_memory",
            "format_bytes", "option", "option_check", "MEMORY_ENV", "MEMORY_FRACTION", "MemoryBudgetError"]
 
 

@@ -341,6 +341,18 @@ def test_the_package_imports_the_core_and_no_heavy_package():
     assert out.returncode == 0 and out.stdout.strip() == "[]", out.stderr + out.stdout
 
 
+@pytest.mark.parametrize("argv", [["--help"], ["simulate", "--scheme", "crc", "--workers", "0"]])
+def test_the_help_and_a_bad_option_start_without_the_heavy_packages(argv):
+    # main builds the options of the command its arguments name only: the help and a bad option stay quick
+    code = ("import sys\nfrom gclib.cli import main\n"
+            "try:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
+            "print(sorted(m for m in ('scipy', 'pandas', 'sympy', 'matplotlib', 'mpi4py') if m in sys.modules), "
+            "file=sys.stderr)")
+    out = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, timeout=120, cwd=ROOT,
+                         env=dict(os.environ, PYTHONPATH=ROOT))
+    assert out.stderr.strip().splitlines()[-1] == "[]", out.stderr
+
+
 def test_the_package_api_is_imported_with_the_package():
     code = ("import sys, gclib\n"
             "import gclib.simulate\n"  # the submodule: gclib.simulate stays the function

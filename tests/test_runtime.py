@@ -886,7 +886,7 @@ def test_the_ab_benchmark_judges_each_mechanism_by_its_paired_difference_and_ren
     assert "all" not in out["mechanisms"] and set(out["mechanisms"]) <= set(MECHANISMS)
     data = {**out, "rounds": 3, "iterations": 30, "time_scale": 0.05, "schemes": ["uncoded", "crc"], "workers": 8,
             "stragglers": 1, "seconds": 12.0, "rule": AB.RULE, "load": {"before": 1.0, "after": 1.0, "cores": 2}}
-    doc = f"# Runtime\n\ntext\n\n{R.BEGIN}\nold table\n{R.END}\n\nmore text\n"
+    doc = "# Runtime\n\ntext\n\n<!-- runtime-ab: begin -->\nold table\n<!-- runtime-ab: end -->\n\nmore text\n"
     new = R.render(doc, data)
     assert "old table" not in new and new.startswith("# Runtime\n\ntext\n\n") and new.endswith("\n\nmore text\n")
     rows = [line for line in new.splitlines() if line.startswith("| `")]
@@ -895,6 +895,8 @@ def test_the_ab_benchmark_judges_each_mechanism_by_its_paired_difference_and_ren
     assert R.render(new, data) == new  # rendering again changes nothing
     with pytest.raises(SystemExit, match="no lines"):
         R.render("# no markers\n", data)
+    with pytest.raises(SystemExit, match="runtime-ab-group: begin"):  # another block's markers are its own
+        R.render(new, data, "runtime-ab-group")
 
 
 def test_the_ab_benchmark_mirrors_its_rounds_so_that_a_steady_drift_cancels():

@@ -349,7 +349,7 @@ def notebook(stem: str, namespace: MutableMapping[str, Any], /) -> None:
         print(f"profile {namespace['profile']!r}: " + ", ".join(f"{k} = {v!r}" for k, v in applied.items()))
     if kept:
         print(f"KEPT YOUR VALUES (set by hand in the parameters cell, so the {namespace['profile']!r} profile does not "
-              f"replace them): " + ", ".join(f"{k} = {v!r} (the profile has {p!r})" for k, (v, p) in kept.items()))
+              f"replace them): " + ", ".join(f"{k} = {v!r} (the profile has {q!r})" for k, (v, q) in kept.items()))
     NOTEBOOKS[stem](p)
 
 
