@@ -909,3 +909,14 @@ def test_the_ab_benchmark_mirrors_its_rounds_so_that_a_steady_drift_cancels():
         # every arm's two positions add up alike: a load rising steadily over the pair adds the same to each
         assert {a.index(n) + b.index(n) for n in names} == {len(names) - 1}
     assert round_order(names, 2)[0] == names[1] != round_order(names, 0)[0]  # each pair starts further on
+
+
+def test_the_guides_tables_of_the_mechanisms_are_the_ones_the_saved_runs_render():
+    """docs/runtime.md's two tables of what the mechanisms buy are rendered from benchmarks/runtime_ab.json and
+    benchmarks/runtime_ab_group.json (never typed by hand): rendering them again changes nothing."""
+    from benchmarks import render_runtime_ab as R
+
+    doc = (ROOT / "docs" / "runtime.md").read_text()
+    for saved, block in (("runtime_ab.json", "runtime-ab"), ("runtime_ab_group.json", "runtime-ab-group")):
+        data = json.loads((ROOT / "benchmarks" / saved).read_text())
+        assert R.render(doc, data, block) == doc, f"the table {block} of docs/runtime.md is not the one {saved} renders"
