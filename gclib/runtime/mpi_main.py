@@ -125,7 +125,6 @@ def _start(comm, MPI, window):
     payload = pickle.loads(data)
     if not payload:
         return payload, [], None
-
     return payload, [], join(payload[2])
 
 
