@@ -20,10 +20,11 @@ import os
 import statistics
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 from pathlib import Path
+
+from benchmarks._measure import extract
 
 ROOT = Path(__file__).resolve().parent.parent
 #: What is measured: a name and the arguments of ``python``.
@@ -64,22 +65,12 @@ def time_commands(repeats: int, gclib_path: Path | None = None) -> dict:
             for name, t in times.items()}
 
 
-def _archive(ref: str, into: Path) -> Path:
-    """``gclib/`` of commit ``ref`` extracted into ``into``."""
-    tar = into / "gclib.tar"
-    with open(tar, "wb") as f:
-        subprocess.run(["git", "archive", ref, "gclib"], cwd=ROOT, stdout=f, check=True)
-    with tarfile.open(tar) as t:
-        t.extractall(into, filter="data")
-    return into
-
-
 def run(repeats: int = 9, before: str | None = None) -> dict:
     load0 = _load()
     out = {"benchmark": "startup", "repeats": repeats, "now": time_commands(repeats)}
     if before:
         with tempfile.TemporaryDirectory() as tmp:
-            out["before"] = {"commit": before, **time_commands(repeats, _archive(before, Path(tmp)))}
+            out["before"] = {"commit": before, **time_commands(repeats, extract(before, Path(tmp)))}
     out["targets"] = {name: {"target_seconds": limit, "median": out["now"][name]["median"],
                              "met": out["now"][name]["median"] < limit} for name, limit in TARGETS.items()}
     out["all_met"] = all(t["met"] for t in out["targets"].values())
