@@ -98,16 +98,22 @@ class Parameters:
 # Each function checks every parameter of its notebook's parameters cell (a test replaces each one by a bad value
 # and expects a ValueError naming it), in the order of the cell, cross-parameter rules after the values they use.
 
+def _model_parameters(p: Parameters) -> None:
+    """The compute-time models' parameters that several notebooks share: the shifted exponential's ``mu`` and
+    ``alpha``, the Pareto's ``pareto_scale`` and ``pareto_shape``."""
+    p.real("mu", above=0)
+    p.real("alpha", low=0)
+    p.real("pareto_scale", above=0)
+    p.real("pareto_shape", above=0)
+
+
 def _gradient_coding(p: Parameters):
     p.integer("seed", low=0)
     n_small = p.integer("n_small", low=2, high=12)
     p.integer("s_small", low=0, high=n_small - 1)
     p.integer("n", low=2)
     p.integer("trials", low=10)
-    p.real("mu", above=0)
-    p.real("alpha", low=0)
-    p.real("pareto_scale", above=0)
-    p.real("pareto_shape", above=0)
+    _model_parameters(p)
     p.integers("cond_n", low=2)
     p.integer("cond_seeds", low=1)
     p.integer("cond_patterns", low=1)
@@ -171,10 +177,7 @@ def _mmc_design(p: Parameters):
     p.integer("trials", low=1)
     p.integer("max_orders", low=1, high=r)  # an order vector holds distinct orders <= r
     p.reals("budgets", above=0)
-    p.real("mu", above=0)
-    p.real("alpha", low=0)
-    p.real("pareto_scale", above=0)
-    p.real("pareto_shape", above=0)
+    _model_parameters(p)
     p.integer("exact_trials", low=1)
     checks.items("parameter exact_designs", p.value("exact_designs"), _exact_design, min_len=0, K=K, r=r)
 
@@ -247,10 +250,7 @@ def _scale(p: Parameters):
             raise ValueError(f"parameter Ks[{i}] must be a multiple of cluster_size = {c}, got {K!r}")
     p.real("order_fraction", above=0, high=1)
     p.integer("max_messages", low=1)
-    p.real("mu", above=0)
-    p.real("alpha", low=0)
-    p.real("pareto_scale", above=0)
-    p.real("pareto_shape", above=0)
+    _model_parameters(p)
 
 
 def _advise(p: Parameters):
