@@ -86,6 +86,15 @@ def extract(ref: str, folder: Path) -> Path:
     return folder
 
 
+def load_average() -> float | None:
+    """The machine's 1-minute load average, rounded to 2 decimals (``None`` where the system has none): a shared
+    host's other processes lengthen every timing, so the benchmarks report it beside their numbers."""
+    try:
+        return round(os.getloadavg()[0], 2)
+    except OSError:
+        return None
+
+
 def commit_of(ref: str) -> str:
     return subprocess.run(["git", "rev-parse", "--short", ref], cwd=str(ROOT), capture_output=True, text=True,
                           check=True).stdout.strip()

@@ -19,6 +19,8 @@ import json
 import os
 import time
 
+from benchmarks._measure import load_average
+
 #: The schemes the targets are judged on, and the targets.
 TARGET_SCHEMES = ("uncoded", "crc", "gc-mmc")
 OVERHEAD_TARGET = 1.5e-3
@@ -53,7 +55,7 @@ def run(workers=8, stragglers=1, iterations=10, time_scale=1.0, mu=10.0, alpha=0
     from gclib.stragglers import ShiftedExponential
 
     model = ShiftedExponential(mu=mu, alpha=alpha)
-    load0 = _load()
+    load0 = load_average()
     rows = {}
     for name, code in scheme_codes(workers, stragglers).items():
         if only and name not in only:
@@ -75,7 +77,7 @@ def run(workers=8, stragglers=1, iterations=10, time_scale=1.0, mu=10.0, alpha=0
         rows[name]["messages_per_iteration_max"] = code.n_messages
     return {"benchmark": "runtime", "workers": workers, "stragglers": stragglers, "iterations": iterations,
             "time_scale": time_scale, "model": {"name": "shifted-exp", "mu": mu, "alpha": alpha}, "seed": seed,
-            "schemes": rows, "targets": targets(rows), "load": {"before": load0, "after": _load(),
+            "schemes": rows, "targets": targets(rows), "load": {"before": load0, "after": load_average(),
                                                                   "cores": os.cpu_count()},
             "max_overhead_fraction": max(r["overhead_fraction"] for r in rows.values()),
             "all_within_10pct": all(r["within_10pct"] for r in rows.values())}
@@ -93,13 +95,6 @@ def targets(rows) -> dict:
                          "relative_error": {"value": r["relative_error"], "target": RELATIVE_TARGET,
                                             "met": bool(abs(r["relative_error"]) <= RELATIVE_TARGET)}}
     return out
-
-
-def _load():
-    try:
-        return round(os.getloadavg()[0], 2)
-    except OSError:
-        return None
 
 
 def main(argv=None):

@@ -180,7 +180,8 @@ def round_order(names, rnd) -> list:
 
 def run(rounds=2, iterations=30, time_scale=0.05, schemes=("uncoded", "crc", "gc-mmc"), only=None, workers=8,
         stragglers=1, seed=1, progress=None) -> dict:
-    from benchmarks.bench_runtime import _load, scheme_codes
+    from benchmarks._measure import load_average
+    from benchmarks.bench_runtime import scheme_codes
 
     codes = scheme_codes(workers, stragglers)
     unknown = sorted(set(schemes) - set(codes))
@@ -188,7 +189,7 @@ def run(rounds=2, iterations=30, time_scale=0.05, schemes=("uncoded", "crc", "gc
         raise SystemExit(f"unknown schemes {unknown}; have {sorted(codes)}")
     plan = arms(only)
     names = list(plan)
-    load0, t0 = _load(), time.perf_counter()
+    load0, t0 = load_average(), time.perf_counter()
     runs = []
     for rnd in range(rounds):
         order = round_order(names, rnd)
@@ -203,7 +204,7 @@ def run(rounds=2, iterations=30, time_scale=0.05, schemes=("uncoded", "crc", "gc
            "model": {"name": "shifted-exp", "mu": 10.0, "alpha": 0.01}, "rule": RULE,
            "only": list(only) if only else None, "arms_without": {k: list(v) for k, v in plan.items()}}
     out.update(summarize(runs, list(schemes)))
-    out.update({"runs": runs, "load": {"before": load0, "after": _load(), "cores": os.cpu_count()},
+    out.update({"runs": runs, "load": {"before": load0, "after": load_average(), "cores": os.cpu_count()},
                 "seconds": round(time.perf_counter() - t0, 1),
                 "measured": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())})
     return out

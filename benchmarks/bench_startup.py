@@ -24,7 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks._measure import extract
+from benchmarks._measure import extract, load_average
 
 ROOT = Path(__file__).resolve().parent.parent
 #: What is measured: a name and the arguments of ``python``.
@@ -38,13 +38,6 @@ COMMANDS = {
 }
 #: The start-up targets, in seconds.
 TARGETS = {"gclib --help": 1.0, "one-line error": 1.0}
-
-
-def _load() -> float | None:
-    try:
-        return os.getloadavg()[0]
-    except OSError:
-        return None
 
 
 def time_commands(repeats: int, gclib_path: Path | None = None) -> dict:
@@ -66,7 +59,7 @@ def time_commands(repeats: int, gclib_path: Path | None = None) -> dict:
 
 
 def run(repeats: int = 9, before: str | None = None) -> dict:
-    load0 = _load()
+    load0 = load_average()
     out = {"benchmark": "startup", "repeats": repeats, "now": time_commands(repeats)}
     if before:
         with tempfile.TemporaryDirectory() as tmp:
@@ -74,7 +67,7 @@ def run(repeats: int = 9, before: str | None = None) -> dict:
     out["targets"] = {name: {"target_seconds": limit, "median": out["now"][name]["median"],
                              "met": out["now"][name]["median"] < limit} for name, limit in TARGETS.items()}
     out["all_met"] = all(t["met"] for t in out["targets"].values())
-    out["load"] = [load0, _load()]
+    out["load"] = [load0, load_average()]
     return out
 
 
