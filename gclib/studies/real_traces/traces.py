@@ -46,6 +46,14 @@ class Study:
                          "why": b.fit.reason})
         return pd.DataFrame(rows)
 
+    def conversions_text(self) -> str:
+        """What each trace's conversion kept and dropped, one paragraph per trace."""
+        return "\n\n".join(c.text() for c in self.conversions.values())
+
+    def backtests_text(self) -> str:
+        """Each trace's back-test in words, one paragraph per trace."""
+        return "\n\n".join(b.text() for b in self.backtests.values())
+
     def splits_table(self) -> pd.DataFrame:
         """One row per trace and part of the variance: ``trace, part, variance, fraction, lo, hi``, and the slowest
         worker's share of iterations and pace ratio."""
