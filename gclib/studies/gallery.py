@@ -46,6 +46,10 @@ NOTEBOOKS = {
                   "fits recover known models; profile, fit, advise and real runs on this machine"),
     "10_real_traces": ("gclib advise on real traces: Lin et al.'s public traces (OSDI 2025)",
                        "convert, variance split, fit, advise and a back-test on held-out iterations"),
+    "14_head_to_head": ("Every family of 2017-2024 side by side: one-shot, multi-message, partial-straggler, "
+                        "sequential and approximate codes",
+                        "mean iteration time against computation and communication on the same models and real "
+                        "traces"),
 }
 
 FIGURES = [
@@ -146,6 +150,12 @@ FIGURES = [
     Figure("10_model_errors", "10_real_traces",
            "per model, the error of its prediction of uncoded (fitted and held-out half) and of its own "
            "recommendation (held out), beside the slowest worker's drift", ("B1*", "B5*")),
+    Figure("14_time_vs_load", "14_head_to_head",
+           "per model (compute-time models and real traces), the mean iteration time of every line of work's "
+           "fastest design at each computation load, with 95% intervals", ("P*", "S*")),
+    Figure("14_time_vs_communication", "14_head_to_head",
+           "per model, the mean iteration time against the gradient-length vectors received per iteration, the "
+           "designs of each line of work that no other of its designs beats on both", ("Q*",)),
 ]
 
 

@@ -293,6 +293,15 @@ def _real_traces(p: Parameters):
     p.integer("bootstrap", low=20)  # the intervals are bootstrap quantiles
 
 
+def _head_to_head(p: Parameters):
+    p.integer("seed", low=0)
+    K = p.integer("K", low=4, high=256)  # every family needs a few workers; the largest a code's matrix allows
+    p.integer("max_load", low=2, high=K)
+    p.integer("trials", low=2)  # a confidence interval needs two trials
+    p.choices("traces", sorted(shipped()), min_len=0, distinct=True)  # each trace is one model
+    _model_parameters(p)
+
+
 def _index(p: Parameters):
     pass  # the index has only the driver's parameters
 
@@ -310,6 +319,7 @@ NOTEBOOKS = {
     "08_scale": _scale,
     "09_advise": _advise,
     "10_real_traces": _real_traces,
+    "14_head_to_head": _head_to_head,
 }
 
 

@@ -1,0 +1,111 @@
+"""Claims of notebook 14: our checks of how the lines of work compare, per model, judged from
+:class:`gclib.studies.head_to_head.study.Study`. Every row is kind ``check``: the papers' own claims are judged in
+their notebooks (11, 12, 13 and the earlier ones); these rows put them side by side.
+
+* ``P`` rows: using partial work pays. The fastest exact design among the schemes that use the stragglers'
+  finished parts (:data:`PARTIAL`) is faster than the fastest among those that wait for whole workers.
+* ``Q`` rows: the partial-straggler protocol of 2024 (``rmg``) against UC-MMC, the 2019 scheme that uses the same
+  partial work: at every load both have, its mean time at most UC-MMC's (``Q..a``) and fewer gradient-length
+  vectors received (``Q..b``).
+* ``S`` rows: coding across iterations pays. The fastest sequential scheme (per gradient, its run time over the
+  gradients) is faster than the fastest one-shot exact design of any family.
+
+Criteria, fixed before looking at the numbers: "faster", "fewer" = the 95% intervals separated in that direction;
+"at most" = :func:`gclib.claims.at_most` at every load (a load where the intervals overlap makes the row
+inconclusive); a row whose schemes are absent from the study is inconclusive.
+"""
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from gclib.claims import Estimate, INCONCLUSIVE, all_hold, at_most, less, row, table
+
+#: The exact families that use a straggler's finished parts.
+PARTIAL = ("uc-mmc", "gc-mmc-correlated", "gc-mmc-uncorrelated", "hybrid", "rmg")
+_NONE = Estimate(math.nan, math.nan, math.nan)
+
+
+def _est(r, what="time") -> Estimate:
+    return _NONE if r is None else Estimate.mean_ci(float(r[f"mean_{what}"]), float(r[f"ci95_{what}"]))
+
+
+def _fastest(t: pd.DataFrame):
+    t = t[t["mean_time"].notna()]
+    return None if t.empty else t.loc[t["mean_time"].idxmin()]
+
+
+def _fmt(r, what="time") -> str:
+    if r is None:
+        return "absent"
+    return f"{r['label']}: {r[f'mean_{what}']:.4g} +/- {r[f'ci95_{what}']:.2g}"
+
+
+def _partial(model, t) -> list:
+    exact = t[t["kind"] == "exact"]
+    a = _fastest(exact[exact["family"].isin(PARTIAL)])
+    b = _fastest(exact[~exact["family"].isin(PARTIAL)])
+    return [("faster", "the fastest design that uses partial work is faster than the fastest that waits for whole "
+             "workers", f"{_fmt(a)} against {_fmt(b)}", less(_est(a), _est(b)))]
+
+
+def _rmg(model, t) -> list:
+    r = t[t["family"] == "rmg"].set_index("load")
+    u = t[t["family"] == "uc-mmc"].groupby("load")["mean_time"].idxmin()
+    u = t.loc[u].set_index("load") if len(u) else u
+    loads = sorted(set(r.index) & set(getattr(u, "index", [])))
+    if not loads:
+        return [("time", "the 2024 protocol is at most as slow as UC-MMC at every load", "absent", INCONCLUSIVE),
+                ("vectors", "the 2024 protocol receives fewer vectors than UC-MMC at every load", "absent",
+                 INCONCLUSIVE)]
+    rows_t = [at_most(_est(r.loc[x]), _est(u.loc[x])) for x in loads]
+    rows_v = [less(_est(r.loc[x], "volume"), _est(u.loc[x], "volume")) for x in loads]
+    mt = "; ".join(f"r={x:g}: {r.loc[x]['mean_time']:.4g} vs {u.loc[x]['mean_time']:.4g}" for x in loads)
+    mv = "; ".join(f"r={x:g}: {r.loc[x]['mean_volume']:.3g} vs {u.loc[x]['mean_volume']:.3g}" for x in loads)
+    return [("time", "the 2024 protocol is at most as slow as UC-MMC at every load", mt, all_hold(rows_t)),
+            ("vectors", "the 2024 protocol receives fewer vectors than UC-MMC at every load", mv, all_hold(rows_v))]
+
+
+def _sequential(model, t) -> list:
+    a = _fastest(t[t["kind"] == "sequential"])
+    b = _fastest(t[t["kind"] == "exact"])
+    return [("faster", "the fastest sequential scheme (per gradient) is faster than the fastest one-shot exact "
+             "design", f"{_fmt(a)} against {_fmt(b)}", less(_est(a), _est(b)))]
+
+
+def judge(study) -> pd.DataFrame:
+    """The claims table of a :class:`gclib.studies.head_to_head.study.Study`."""
+    t = study.table
+    K = study.settings["K"]
+    rows = []
+    for prefix, rule, criterion in (
+            ("P", _partial, "95% intervals of the two mean times separated (paired draws)"),
+            ("Q", _rmg, "at every common load: time at most UC-MMC's (intervals), vectors fewer (intervals)"),
+            ("S", _sequential, "95% intervals of the two mean times per gradient separated")):
+        for i, model in enumerate(dict.fromkeys(t["model"])):
+            for j, (what, claim, measured, verdict) in enumerate(rule(model, t[t["model"] == model])):
+                suffix = "" if len(rule(model, t[t["model"] == model])) == 1 else "ab"[j]
+                rows.append(row(f"{prefix}{i + 1}{suffix}", f"{model}: {claim}", kind="check",
+                                paper="our check: the lines of work side by side on one model",
+                                setting=f"K = {K}, loads up to {study.settings['max_load']}, {model}",
+                                measured=measured, criterion=criterion, verdict=verdict))
+    return table(rows)
+
+
+def conclusions(verdicts: pd.DataFrame, study) -> str:
+    """The notebook's conclusions as Markdown, rendered from the claims table and the study: per model, the
+    fastest family of every kind and the verdicts."""
+    from gclib.claims import count_text, counts
+
+    lines = [f"**Claims:** {count_text(counts(verdicts))}."]
+    fast = study.fastest()
+    for model, g in fast.groupby("model", sort=False):
+        parts = []
+        for kind in ("exact", "sequential", "approximate"):
+            k = g[g["kind"] == kind]
+            if not k.empty:
+                r = k.iloc[0]
+                parts.append(f"{kind}: {r['family']} ({r['label']}, {r['mean_time']:.4g} +/- {r['ci95_time']:.2g})")
+        lines.append(f"- *{model}*: fastest {'; '.join(parts)}.")
+    return "\n".join(lines)
