@@ -22,7 +22,7 @@ from gclib.design import evaluate_trials
 from gclib.effects import IterationReplay, WorkerEffects
 from gclib.progress import progress as _progress
 from gclib.stats import mean_ci
-from gclib.stragglers import ComputeModel, model_set
+from gclib.stragglers import model_set
 
 #: Year and line of work of each family, for the figure's legend and the tables.
 LINES = {
