@@ -70,7 +70,7 @@ PARAMS: dict[str, Param] = {
     "orders": Param(str, None, "order vector of the uncorrelated GC-MMC design / hybrid, comma list, e.g. 6,8,10",
                     checks.int_list, {"low": 1}),
     "clusters": Param(int, 1, "number of clusters P (GC, GC-MMC, UC-MMC)", checks.integer, {"low": 1}),
-    "ordering": Param(str, "optimal", "rmg: order of the chunks in every worker: optimal, cyclic, random (seeded)",
+    "ordering": Param(str, "optimal", "rmg: optimal, cyclic or random order",
                       checks.choice, {"choices": rmg.ORDERINGS}),
 }
 

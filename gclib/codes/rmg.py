@@ -43,7 +43,7 @@ import numpy as np
 
 from gclib import checks
 from gclib.codes.base import DecodingError, Decoder, GradientCode, reserve_code
-from gclib.codes.rules import coverage
+from gclib.codes.rules import ThresholdRule
 from gclib.codes.tandon import cyclic_support
 
 #: The orderings :func:`rmg` knows.
@@ -313,6 +313,13 @@ class CoverDecoder(Decoder):
         return np.array([[1.0 if j in use else 0.0 for j in idx.tolist()]])
 
 
+def coverage_rule(chunk, n_parts: int) -> ThresholdRule:
+    """The fast rule: messages of one chunk are one class, and all ``n_parts`` classes are needed, in one cluster
+    (the rule of UC-MMC's schedule, :func:`gclib.scale.correlated` with order 1)."""
+    chunk = np.asarray(chunk, dtype=np.int64)
+    return ThresholdRule(chunk, np.zeros(n_parts, dtype=np.int64), np.array([n_parts]))
+
+
 def rmg(workers: int, load: int, ordering: str = "optimal", seed=0, assignment=None) -> GradientCode:
     """The reconstructed scheme of Ramamoorthy, Meng and Girimaji as a code (see the module docstring).
 
@@ -322,7 +329,7 @@ def rmg(workers: int, load: int, ordering: str = "optimal", seed=0, assignment=N
         assignment: an ``l``-regular assignment (default: the cyclic one).
     Returns:
         A code with ``n l`` unit-row messages (row ``w l + j``: worker ``w``'s ``j``-th chunk, ready after
-        ``j + 1`` chunks), the coverage rule, ``s = l - 1``, the 0/1 :class:`CoverDecoder`.
+        ``j + 1`` chunks), the coverage rule (:func:`coverage_rule`), ``s = l - 1``, the 0/1 :class:`CoverDecoder`.
     """
     n = checks.integer("workers", workers, low=1)
     l = checks.integer("load", load, low=1, high=n, why=f" for {n} workers")
@@ -337,7 +344,7 @@ def rmg(workers: int, load: int, ordering: str = "optimal", seed=0, assignment=N
     B[np.arange(n * l), chunk] = 1.0
     return GradientCode(name="rmg", n_workers=n, n_parts=n, order=tuple(order), B=B,
                         sender=np.repeat(np.arange(n), l), ready=np.tile(np.arange(1, l + 1), n),
-                        rule=coverage(chunk), stragglers=l - 1, decoder=CoverDecoder(tuple(chunk.tolist())),
+                        rule=coverage_rule(chunk, n), stragglers=l - 1, decoder=CoverDecoder(tuple(chunk.tolist())),
                         params={"workers": n, "load": l, "ordering": ordering, "seed": int(seed) if
                                 checks.is_integer(seed) else None, "q_max": q_max(order, n)})
 
