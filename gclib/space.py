@@ -295,11 +295,6 @@ def _lcc(sp, r):
     yield None, int(sch.load), {}
 
 
-def _rmg(sp, r):
-    if sp.coded(r):
-        yield None, r, {}
-
-
 def _lcc_spec(K, r, load, p):
     return bulk.single(K, load, lcc_threshold(-(-K // r)))
 
@@ -334,11 +329,6 @@ FAMILIES: dict[str, Family] = {f.name: f for f in [
     Family("hybrid", "hybrid", _hybrid, "hybrid{r} {orders}", lambda K, r, load, p: bulk.hybrid(K, r, p["orders"]),
            fixed=CHEBYSHEV),
     Family("lcc", "lcc", _lcc, "lcc{r}", _lcc_spec, runnable=False, baseline=True),
-    # Ramamoorthy, Meng and Girimaji's partial-straggler scheme on the cyclic assignment, in its natural order
-    # (which minimizes Q_max there): the timing of UC-MMC in one cluster; its smaller upload (one vector per picked
-    # worker) is outside the searches' accounting (gclib.codes.rmg.protocol_cost).
-    Family("rmg", "rmg", _rmg, "rmg{r}", lambda K, r, load, p: bulk.correlated(K, r, 1, 1),
-           fixed={"ordering": "cyclic"}, searches=("design",)),
 ]}
 
 
