@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping
 
 from gclib import checks, codes
-from gclib.codes import lcc, mmc
+from gclib.codes import lcc, mmc, rmg
 from gclib.codes.base import GradientCode
 
 
@@ -70,6 +70,8 @@ PARAMS: dict[str, Param] = {
     "orders": Param(str, None, "order vector of the uncorrelated GC-MMC design / hybrid, comma list, e.g. 6,8,10",
                     checks.int_list, {"low": 1}),
     "clusters": Param(int, 1, "number of clusters P (GC, GC-MMC, UC-MMC)", checks.integer, {"low": 1}),
+    "ordering": Param(str, "optimal", "rmg: optimal, cyclic or random order",
+                      checks.choice, {"choices": rmg.ORDERINGS}),
 }
 
 
@@ -183,6 +185,9 @@ def _schedules() -> dict:
         "uc-mmc": lambda K, r, P=1: _cl(lambda k: sc().uc_mmc(k, r), K, r, P, "uc-mmc"),
         "hybrid": lambda K, r, orders, points="chebyshev": sc().sized(sc().hybrid(K, r, orders), _complex(points)),
         "lcc": lambda K, r: sc().lcc(K, r),
+        "rmg": lambda workers, load, ordering="optimal", seed=0: (
+            sc().named(sc().correlated(workers, load, 1, "rmg"), "rmg", ordering="cyclic")
+            if ordering == "cyclic" else None),
     }
 
 
@@ -226,6 +231,9 @@ SCHEMES: dict[str, Scheme] = {s.name: s for s in [
            "clusters of r workers: uncorrelated GC-MMC below order r, the plain cluster sum at r"),
     Scheme("lcc", lcc.lcc_code, KR, "Yu et al., Lagrange Coded Computing (2019) / Li et al., PCR (baseline [4])",
            "Lagrange coded linear regression: any 2 ceil(K/r) - 1 results (threshold-rule stand-in)"),
+    Scheme("rmg", rmg.rmg, {"workers": "workers", "load": "load", "ordering": "ordering", "seed": "seed"},
+           "Ramamoorthy, Meng and Girimaji, Leveraging partial stragglers within gradient coding (NeurIPS 2024), "
+           "reconstructed", "partial stragglers used: chunks sent as computed, exact recovery once they cover all"),
 ]}
 
 

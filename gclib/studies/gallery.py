@@ -46,6 +46,10 @@ NOTEBOOKS = {
                   "fits recover known models; profile, fit, advise and real runs on this machine"),
     "10_real_traces": ("gclib advise on real traces: Lin et al.'s public traces (OSDI 2025)",
                        "convert, variance split, fit, advise and a back-test on held-out iterations"),
+    "11_partial_stragglers": ("Ramamoorthy, Meng, Girimaji: Leveraging partial stragglers within gradient coding "
+                              "(NeurIPS 2024), reconstructed",
+                              "Q_max of the chunk orderings; exact-recovery time and uploads against GC, UC-MMC, "
+                              "GC-MMC; approximate-recovery error at deadlines"),
     "14_head_to_head": ("Every family of 2017-2024 side by side: one-shot, multi-message, partial-straggler, "
                         "sequential and approximate codes",
                         "mean iteration time against computation and communication on the same models and real "
@@ -150,6 +154,17 @@ FIGURES = [
     Figure("10_model_errors", "10_real_traces",
            "per model, the error of its prediction of uncoded (fitted and held-out half) and of its own "
            "recommendation (held out), beside the slowest worker's drift", ("B1*", "B5*")),
+    Figure("11_q_max", "11_partial_stragglers",
+           "Q_max (worst-case chunk computations until every chunk is done once) above its lower bound against n, "
+           "for the perfect-matching, natural and random orderings, on cyclic and random regular assignments",
+           ("P4", "R1", "C2")),
+    Figure("11_exact_time", "11_partial_stragglers",
+           "mean exact-recovery time and vectors received of RMG (optimal and random orderings), GC, UC-MMC and "
+           "GC-MMC on the same worker times, shifted exponential and Pareto, with 95% intervals",
+           ("P1*", "P3", "R2", "R3")),
+    Figure("11_approx_mse", "11_partial_stragglers",
+           "mean error of approximate recovery at deadlines (fractions of GC's mean exact time), log scale: RMG's "
+           "covered chunks against the least-squares decodes of GC and GC-MMC", ("P2",)),
     Figure("14_time_vs_load", "14_head_to_head",
            "per model (compute-time models and real traces), the mean iteration time of every line of work's "
            "fastest design at each computation load, with 95% intervals", ("P*", "S*")),

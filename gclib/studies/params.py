@@ -293,6 +293,33 @@ def _real_traces(p: Parameters):
     p.integer("bootstrap", low=20)  # the intervals are bootstrap quantiles
 
 
+def _partial_stragglers(p: Parameters):
+    from math import factorial
+
+    p.integer("seed", low=0)
+    q_load = p.integer("q_load", low=2)
+    p.integers("q_ns", low=q_load + 1, distinct=True)  # each n is one point of the curves
+    p.integer("q_draws", low=1)
+    ns = p.integers("exhaustive_ns", low=3, high=8, distinct=True)
+    loads = p.integers("exhaustive_loads", low=2, distinct=True)
+    for n in ns:  # every ordering is tried: (l!)^n of them
+        for l in loads:
+            if l < n and factorial(l) ** n > 2_000_000:
+                raise ValueError(f"parameters exhaustive_ns and exhaustive_loads: n = {n}, l = {l} has "
+                                 f"{factorial(l) ** n} orderings, above 2,000,000; choose smaller ones")
+    p.integers("exact_ns", low=3, high=6, distinct=True)  # (l + 1)^n progress states in exact arithmetic
+    p.integers("exact_loads", low=2, high=4, distinct=True)
+    workers = p.integer("workers", low=3)
+    load = p.integer("load", low=2, high=workers - 1)
+    p.integer("mmc_order", low=1, high=load)
+    p.integer("trials", low=2)
+    p.integer("mse_trials", low=2)
+    p.reals("fractions", above=0)
+    p.real("latency", low=0)
+    p.real("bandwidth", above=0)
+    _model_parameters(p)
+
+
 def _head_to_head(p: Parameters):
     p.integer("seed", low=0)
     K = p.integer("K", low=4, high=256)  # every family needs a few workers; the largest a code's matrix allows
@@ -319,6 +346,7 @@ NOTEBOOKS = {
     "08_scale": _scale,
     "09_advise": _advise,
     "10_real_traces": _real_traces,
+    "11_partial_stragglers": _partial_stragglers,
     "14_head_to_head": _head_to_head,
 }
 

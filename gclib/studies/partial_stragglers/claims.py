@@ -1,0 +1,167 @@
+"""Claims of notebook 11: Ramamoorthy, Meng and Girimaji, "Leveraging partial stragglers within gradient coding"
+(NeurIPS 2024, arXiv 2405.19509), reconstructed in :mod:`gclib.codes.rmg`.
+
+Only the abstract and a public summary were available: the ``paper`` rows judge the abstract's statements under
+our models and our reconstruction of the protocol; ``reading`` rows judge what we made of what the abstract leaves
+open; ``check`` rows are our own verifications. Every threshold is a constant below, fixed before the numbers were
+read.
+"""
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from gclib.claims import FAILS, HOLDS, INCONCLUSIVE, Estimate, all_hold, exact, less, row, table
+
+CITE = "Ramamoorthy, Meng, Girimaji (NeurIPS 2024), abstract"
+#: "About 2x": a speedup within a factor of 1.5 of 2.
+ABOUT_2X = (2 / 1.5, 2 * 1.5)
+#: "Several orders of magnitude": at least two.
+ORDERS = 100.0
+_OUR = "our check"
+
+
+def _speedup(t: pd.DataFrame, uploads: str, model: str, scheme: str) -> Estimate:
+    r = t[(t.uploads == uploads) & (t.model == model) & (t.scheme == scheme)].iloc[0]
+    return Estimate(float(r.speedup), float(r.speedup_lo), float(r.speedup_hi))
+
+
+def _inside(e: Estimate, lo: float, hi: float) -> str:
+    if not e.known:
+        return INCONCLUSIVE
+    if lo <= e.lo and e.hi <= hi:
+        return HOLDS
+    if e.hi < lo or e.lo > hi:
+        return FAILS
+    return INCONCLUSIVE
+
+
+def _mean(t: pd.DataFrame, uploads: str, model: str, scheme: str, col: str = "time") -> Estimate:
+    r = t[(t.uploads == uploads) & (t.model == model) & (t.scheme == scheme)].iloc[0]
+    return Estimate.mean_ci(float(r[f"mean_{col}"]), float(r[f"ci95_{col}"]))
+
+
+def _time_rows(times: pd.DataFrame, setting: str) -> list:
+    out = []
+    models = list(dict.fromkeys(times["model"]))
+    uploads = list(dict.fromkeys(times["uploads"]))
+    for k, m in enumerate(models):
+        es = {u: _speedup(times, u, m, "GC") for u in uploads}
+        out.append(row(f"P1{'abcdef'[k]}", f"exact recovery about 2x faster than GC ({m})", kind="paper",
+                       paper=f"{CITE}: exact recovery about 2x faster than the original GC protocols",
+                       setting=f"{setting}; {m}; same load, paired trials",
+                       measured="; ".join(f"GC / RMG mean time, uploads {u}: {e.text()}" for u, e in es.items()),
+                       criterion=f"holds when the paired 95% interval lies in [{ABOUT_2X[0]:.3g}, {ABOUT_2X[1]:g}] "
+                                 f"(within a factor 1.5 of 2) for every way of taking uploads in; does not hold "
+                                 f"when one lies wholly outside",
+                       verdict=all_hold(_inside(e, *ABOUT_2X) for e in es.values())))
+    # the ordering changes the run time
+    es = {(u, m): _speedup(times, u, m, "RMG (random order)") for u in uploads for m in models}
+    out.append(row("P3", "the order of the chunks changes the run time", kind="paper",
+                   paper=f"{CITE}: the ordering of the chunks within the workers affects the run time",
+                   setting=f"{setting}; random against optimal ordering, paired",
+                   measured="; ".join(f"uploads {u}, {m}: random / optimal {e.text()}" for (u, m), e in es.items()),
+                   criterion="holds when the paired interval excludes 1 in every setting (either direction); does "
+                             "not hold when it contains 1 in every setting",
+                   verdict=(HOLDS if all(e.known and (e.lo > 1 or e.hi < 1) for e in es.values()) else
+                            FAILS if all(e.known and e.lo <= 1 <= e.hi for e in es.values()) else INCONCLUSIVE)))
+    # communication: one vector per picked worker
+    parts, verdicts = [], []
+    for m in models:
+        v = {s: _mean(times, uploads[0], m, s, "volume") for s in ("RMG", "GC", "UC-MMC")}
+        parts.append(f"{m}: RMG {v['RMG'].text()}, GC {v['GC'].text()}, UC-MMC {v['UC-MMC'].text()}")
+        verdicts += [less(v["RMG"], v["UC-MMC"]), at_most_est(v["RMG"], v["GC"])]
+    out.append(row("R2", "the protocol uploads fewer vectors than UC-MMC, and no more than GC", kind="reading",
+                   paper=f"{CITE}: communication-efficient; our reading: one vector per picked worker",
+                   setting=f"{setting}; vectors received by the decode",
+                   measured="; ".join(parts),
+                   criterion="holds when RMG's mean is below UC-MMC's and at most GC's (95% intervals) under every "
+                             "model",
+                   verdict=all_hold(verdicts)))
+    # who wins against UC-MMC, by way of taking uploads in
+    parts, verdicts = [], []
+    for u in uploads:
+        for m in models:
+            e = _speedup(times, u, m, "UC-MMC")
+            parts.append(f"uploads {u}, {m}: UC-MMC / RMG {e.text()}")
+        verdicts.append(all(_speedup(times, u, m, "UC-MMC").lo > 1 for m in models))
+    out.append(row("R3", "RMG beats UC-MMC only where the master takes uploads one at a time", kind="reading",
+                   paper="our reading: UC-MMC uses the same partial work, the difference is communication",
+                   setting=f"{setting}; paired",
+                   measured="; ".join(parts),
+                   criterion="holds when UC-MMC / RMG > 1 (whole interval) under every model with uploads one at "
+                             "a time and not with uploads in parallel",
+                   verdict=exact(verdicts == [False, True]) if len(verdicts) == 2 else INCONCLUSIVE))
+    return out
+
+
+def at_most_est(a: Estimate, b: Estimate) -> str:
+    """``a <= b``: holds when ``a.hi <= b.lo`` or both are the same exact number."""
+    if a.is_exact and b.is_exact:
+        return exact(a.value <= b.value)
+    return HOLDS if a.hi <= b.lo else FAILS if a.lo > b.hi else INCONCLUSIVE
+
+
+def _mse_row(mse: pd.DataFrame, setting: str) -> dict:
+    parts, best = [], []
+    for f, g in mse.groupby("fraction"):
+        r = g[g.scheme == "RMG"].iloc[0]
+        c = g[g.scheme == "GC"].iloc[0]
+        ratio = c.mean_mse / r.mean_mse if r.mean_mse > 0 else math.inf
+        parts.append(f"deadline {f:g}: GC {c.mean_mse:.3g} [{c.lo:.3g}, {c.hi:.3g}], RMG {r.mean_mse:.3g} "
+                     f"[{r.lo:.3g}, {r.hi:.3g}], ratio {ratio:.3g}")
+        best.append(HOLDS if c.lo > 0 and c.lo >= ORDERS * r.hi else
+                    FAILS if c.hi < ORDERS * r.lo else INCONCLUSIVE)
+    verdict = HOLDS if HOLDS in best else FAILS if best and all(b == FAILS for b in best) else INCONCLUSIVE
+    return row("P2", "approximate recovery: error orders of magnitude below GC's", kind="paper",
+               paper=f"{CITE}: approximate recovery with a mean-squared error several orders of magnitude lower",
+               setting=setting, measured="; ".join(parts),
+               criterion=f"holds when, at some deadline, GC's interval lies at or above {ORDERS:g} x RMG's (and "
+                         f"above 0); does not hold when at every deadline GC's lies below {ORDERS:g} x RMG's",
+               verdict=verdict)
+
+
+def judge(qmax: pd.DataFrame, exhaustive: pd.DataFrame, exact_tab: pd.DataFrame, times: pd.DataFrame,
+          mse: pd.DataFrame, *, time_setting: str, mse_setting: str) -> pd.DataFrame:
+    """The claims table of notebook 11 from the study's tables (:mod:`gclib.studies.partial_stragglers.study`)."""
+    opt = exhaustive["optimal"] == exhaustive["exhaustive_min"]
+    bound = exhaustive["bound"] == exhaustive["exhaustive_min"]
+    rows = [
+        row("P4", "an ordering minimizing Q_max is found efficiently (N = n, equal replication)", kind="paper",
+            paper=f"{CITE}: for N = n and equal replication an optimal ordering can be found efficiently",
+            setting=f"{len(exhaustive)} small cases (n, l) of {sorted(set(zip(exhaustive.n, exhaustive.l)))}, "
+                    f"cyclic and random regular assignments; perfect-matching ordering against every ordering",
+            measured=f"matching ordering at the exhaustive minimum in {int(opt.sum())} of {len(exhaustive)} cases",
+            criterion="holds when it is in every case", verdict=exact(bool(opt.all()))),
+        row("R1", "Q_max's minimum is 1 + (n - l) l + l (l - 1) / 2", kind="reading",
+            paper="our reading of Q_max (worst-case chunk computations until every chunk is done once) and its bound",
+            setting="the same small cases, exhaustive search over orderings",
+            measured=f"bound equals the exhaustive minimum in {int(bound.sum())} of {len(exhaustive)} cases",
+            criterion="holds when it does in every case", verdict=exact(bool(bound.all()))),
+    ]
+    rows += _time_rows(times, time_setting)
+    rows.append(_mse_row(mse, mse_setting))
+    ok = (exact_tab.rule_disagreements == 0).all() and (exact_tab.exact_decodes == exact_tab.covering).all() \
+        and (exact_tab.non_covering_decodable == 0).all()
+    rows.append(row("C1", "coverage decides exact recovery; the 0/1 decode is exact", kind="check", paper=_OUR,
+                    setting=f"every progress state of rmg(n, l) for (n, l) in "
+                            f"{list(zip(exact_tab.n, exact_tab.l))}, rational arithmetic",
+                    measured=f"{int(exact_tab.states.sum())} states, {int(exact_tab.covering.sum())} covering, "
+                             f"{int(exact_tab.rule_disagreements.sum())} rule disagreements, "
+                             f"{int(exact_tab.exact_decodes.sum())} exact 0/1 decodes, "
+                             f"{int(exact_tab.non_covering_decodable.sum())} other states decodable",
+                    criterion="holds when the rule and the exact rank test agree everywhere and every covering "
+                              "state decodes exactly with 0/1 coefficients",
+                    verdict=exact(bool(ok))))
+    o = qmax[qmax.ordering == "optimal"]
+    r = qmax[qmax.ordering == "random"]
+    rows.append(row("C2", "the matching ordering meets the bound; random orderings exceed it", kind="check",
+                    paper=_OUR, setting=f"(n, l) in {sorted(set(zip(qmax.n, qmax.l)))}, "
+                                        f"{int(qmax.draws.iloc[0])} draws, cyclic and random assignments",
+                    measured=f"optimal: largest excess {o.excess_mean.max():g}; random: mean excess "
+                             f"{r.excess_mean.min():.3g} to {r.excess_mean.max():.3g}",
+                    criterion="holds when the optimal excess is 0 everywhere and the random mean excess positive "
+                              "everywhere",
+                    verdict=exact(bool((o.excess_mean == 0).all() and (r.excess_mean > 0).all()))))
+    return table(rows)

@@ -1,0 +1,184 @@
+"""The partial-straggler scheme of Ramamoorthy, Meng and Girimaji as we reconstruct it (gclib.codes.rmg): Q_max
+by hand, by brute force over progress states and minimized by exhaustive search over orderings; the coverage rule
+against the span oracle on every progress state; the 0/1 decode in exact arithmetic."""
+from __future__ import annotations
+
+from math import factorial
+
+import numpy as np
+import pytest
+import sympy as sp
+
+from gclib import schemes
+from gclib.codes import DecodingError
+from gclib.codes import rmg as R
+from gclib.symbolic import exact_matrix, exact_target, is_decodable_exact, verify
+
+SMALL = [(4, 2), (4, 3), (5, 2), (5, 3), (6, 2), (6, 3)]
+
+
+# ------------------------------------------------------------------------------------------------ Q_max
+def test_q_max_by_hand():
+    # cyclic n = 4, l = 2 in the natural order: chunk c is at position 1 of worker c - 1 and 0 of worker c; left
+    # uncovered, worker c - 1 has done 1 chunk, worker c none, the two others 2 each: 5, and the next computation
+    # may be the one that covers: 6
+    assert R.q_max(R.cyclic_assignment(4, 2)) == 6 == R.q_max_bound(4, 2)
+    # n = 5, l = 3: 1 + (5 - 3) 3 + (0 + 1 + 2) = 10
+    assert R.q_max(R.cyclic_assignment(5, 3)) == 10 == R.q_max_bound(5, 3)
+    # a bad order for n = 3, l = 2 (workers hold {0,1}, {1,2}, {2,0}): chunk 2 is last at both its holders;
+    # uncovered, workers 1 and 2 have done one chunk each and worker 0 both: 4, so Q_max = 5 > the bound 4
+    bad = [(0, 1), (1, 2), (0, 2)]
+    assert R.q_max(bad) == 5 and R.q_max_bound(3, 2) == 4
+    # every worker holds every chunk (n = l = 4): two workers in the order 0123 and two in 3210 put no chunk at
+    # every position once, yet every chunk's positions sum to 6 = l (l - 1) / 2: the bound 1 + 0 + 6 = 7 is met
+    balanced = [(0, 1, 2, 3), (3, 2, 1, 0), (0, 1, 2, 3), (3, 2, 1, 0)]
+    assert R.q_max(balanced) == 7 == R.q_max_bound(4, 4)
+
+
+@pytest.mark.parametrize("n, l", SMALL)
+def test_q_max_formula_equals_the_brute_force_over_progress_states(n, l):
+    a = R.cyclic_assignment(n, l)
+    for order in (R.optimal_order(a), R.make_order(a, "cyclic"), R.make_order(a, "random", seed=n * l)):
+        assert R.q_max(order) == R.q_max_by_states(order)
+    assert R.q_max([(0, 1), (1, 2), (0, 2)]) == R.q_max_by_states([(0, 1), (1, 2), (0, 2)])
+
+
+@pytest.mark.parametrize("n, l", SMALL)
+def test_the_matching_order_attains_the_exhaustive_minimum_of_q_max(n, l):
+    for a in (R.cyclic_assignment(n, l), R.random_assignment(n, l, seed=7)):
+        best, tried = R.min_q_max_exhaustive(a)
+        order = R.optimal_order(a)
+        assert tried == factorial(l) ** n
+        assert R.q_max(order) == best == R.q_max_bound(n, l)
+        # every chunk at every position exactly once among its holders
+        pos = R.positions(order)
+        for c in range(n):
+            assert sorted(pos[:, c][pos[:, c] >= 0].tolist()) == list(range(l))
+        # a worker computes exactly its assigned chunks
+        assert [sorted(o) for o in order] == [sorted(x) for x in a]
+
+
+def test_random_orderings_are_never_better_and_often_worse():
+    a = R.cyclic_assignment(8, 4)
+    qs = [R.q_max(R.make_order(a, "random", seed=s)) for s in range(50)]
+    assert min(qs) >= R.q_max_bound(8, 4) and max(qs) > R.q_max_bound(8, 4)
+
+
+# ------------------------------------------------------------------------------------------------ the rule
+@pytest.mark.parametrize("n, l", SMALL)
+@pytest.mark.parametrize("ordering", ["optimal", "random"])
+def test_coverage_rule_agrees_with_the_span_oracle_on_every_progress_state(n, l, ordering):
+    code = R.rmg(n, l, ordering, seed=3)
+    for k in R.progress_states(code.order):
+        rec = R.received_of(code, k)
+        mask = np.zeros(code.n_messages, dtype=bool)
+        mask[rec] = True
+        fast = R.covers(code.order, k)
+        assert fast == bool(code.rule.decodable(mask)) == (rec.size > 0 and code.is_decodable(rec)), k
+
+
+@pytest.mark.parametrize("n, l", [(4, 2), (4, 3), (5, 2)])
+def test_exact_every_covering_state_decodes_with_0_1_and_no_other_state_decodes(n, l):
+    code = R.rmg(n, l)
+    B, T = exact_matrix(code), exact_target(code)
+    n_cover = 0
+    for k in R.progress_states(code.order):
+        rec = R.received_of(code, k).tolist()
+        if R.covers(code.order, k):
+            A = code.decode(rec)
+            assert set(np.unique(A).tolist()) <= {0.0, 1.0}
+            As = sp.Matrix(A.astype(int).tolist())
+            assert As * B.extract(rec, list(range(n))) == T  # A B_R = 1, exactly
+            n_cover += 1
+        else:
+            assert not (rec and is_decodable_exact(B, rec, T))
+            if rec:
+                with pytest.raises(DecodingError):
+                    code.decode(rec)
+    assert 0 < n_cover < (l + 1) ** n
+
+
+def test_the_0_1_decode_returns_the_gradient_exactly_and_uploads_one_vector_per_picked_worker():
+    rng = np.random.default_rng(0)
+    code = R.rmg(6, 3)
+    g = rng.standard_normal((6, 5))
+    msgs = code.encode(g)
+    k = (3, 1, 3, 0, 2, 1)
+    assert R.covers(code.order, k)
+    rec = R.received_of(code, k)
+    A = code.decode(rec)
+    np.testing.assert_allclose(code.combine(A, msgs[rec], 5), g.sum(axis=0), rtol=1e-14, atol=1e-14)
+    plan = R.decode_plan(code.order, k)
+    picked = sorted(c for v in plan.values() for c in v)
+    assert picked == list(range(6))
+    for w, chunks in plan.items():
+        assert set(chunks) <= set(code.order[w][: k[w]])
+    cost = R.protocol_cost(code.order, k)
+    assert cost.vectors == len(plan) <= 6 and cost.reports == sum(k) and cost.instructions == 6
+
+
+def test_approximate_recovery_errors():
+    order = R.cyclic_assignment(4, 2)  # worker i: (i, i + 1)
+    assert R.coverage_mse(order, (1, 0, 0, 0)) == 3 / 4
+    assert R.coverage_mse(order, (2, 0, 1, 0)) == 1 / 4
+    assert R.coverage_mse(order, (2, 0, 2, 0)) == 0.0
+    # least squares: one row [1 1 0 0] leaves 1 and 1 unmatched: 2 / 4; no row: 1
+    assert R.lstsq_mse(np.array([[1.0, 1, 0, 0]]), 4) == pytest.approx(0.5)
+    assert R.lstsq_mse(np.zeros((0, 4)), 4) == 1.0
+    # a row [1 2 0 0] is best scaled by 3/5: error (2/5)^2 + (1/5)^2 + 1 + 1
+    assert R.lstsq_mse(np.array([[1.0, 2, 0, 0]]), 4) == pytest.approx((0.16 + 0.04 + 2) / 4)
+
+
+# ------------------------------------------------------------------------------------------------ registry
+def test_the_scheme_builds_verifies_and_schedules_like_its_code():
+    code = schemes.build("rmg", workers=5, load=3)
+    assert code.name == "rmg" and code.stragglers == 2 and code.params["q_max"] == R.q_max_bound(5, 3)
+    assert verify(code).ok  # every set of l - 1 stragglers: the others cover every chunk
+    sch = schemes.simulable("rmg", workers=5, load=3, ordering="cyclic")
+    cyc = schemes.build("rmg", workers=5, load=3, ordering="cyclic")
+    assert np.array_equal(sch.sender, cyc.sender) and np.array_equal(sch.ready, cyc.ready)
+    arrival = np.random.default_rng(1).exponential(size=(200, cyc.n_messages))
+    np.testing.assert_array_equal(sch.rule.completion(arrival), cyc.rule.completion(arrival))
+
+
+@pytest.mark.parametrize("kw, says", [({"ordering": "best"}, "ordering"), ({"load": 7}, "load"),
+                                      ({"workers": 0}, "workers")])
+def test_bad_parameters_name_themselves(kw, says):
+    with pytest.raises(ValueError, match=says):
+        R.rmg(**{"workers": 5, "load": 3, **kw})
+
+
+def test_assignments_are_checked():
+    with pytest.raises(ValueError, match="same number of workers"):
+        R.check_assignment([(0, 1), (0, 2), (0, 1)])
+    with pytest.raises(ValueError, match="distinct"):
+        R.check_assignment([(0, 0), (1, 2), (2, 1)])
+    a = R.random_assignment(7, 3, seed=2)
+    assert R.check_assignment(a) and all(len(set(x)) == 3 for x in a)
+    code = R.rmg(7, 3, assignment=a)
+    assert R.q_max(code.order) == R.q_max_bound(7, 3)
+
+
+# ------------------------------------------------------------------------------------------------ MPI
+@pytest.mark.mpi
+@pytest.mark.timeout(90)
+def test_an_mpi_run_survives_a_killed_worker_and_decodes_exactly(tmp_path, monkeypatch):
+    """The runtime runs the code unchanged (every chunk sent as computed); worker 3 dies at iteration 1 and the
+    others' chunks still cover every chunk (load 2: one straggler tolerated)."""
+    import tempfile
+
+    from gclib.learning import TandonAGD, make_problem
+    from gclib.runtime import RunSpec, launch
+    from gclib.stragglers import ShiftedExponential
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    code = schemes.build("rmg", workers=4, load=2)
+    problem = make_problem("tandon-logistic", parts=4, seed=0, n_samples=400, dim=10)
+    spec = RunSpec(code, problem, TandonAGD(1.0 / problem.smoothness), ShiftedExponential(mu=10, alpha=0.01),
+                   iterations=4, seed=3, time_scale=0.01, timeout=5.0, stop_timeout=3.0, kill={3: 1})
+    res = launch(spec, job_timeout=60, check=False)
+    assert res.ok, res.error
+    assert len(res.records) == 4 and res.dead_workers == [3]
+    assert max(r["grad_error"] for r in res.records) < 1e-9
+    assert all(3 not in r["workers"] for r in res.records[1:])
