@@ -14,9 +14,10 @@ from gclib.plotting import DOUBLE, plain_log, time_label
 STYLE = {
     "baseline": ("#4d4d4d", "o"), "Tandon et al.": ("#ff7f0e", "s"), "Halbawi et al.": ("#2ca02c", "^"),
     "Ye and Abbe": ("#d62728", "v"), "Kadhe et al.": ("#9467bd", "<"), "Ozfatura et al.": ("#e377c2", "D"),
-    "Lagrange coded computing": ("#17becf", "P"),
+    "Lagrange coded computing": ("#17becf", "P"), "Krishnan et al.": ("#bcbd22", "h"),
+    "Ramamoorthy et al.": ("#1f77b4", "*"), "approximate": ("#8c564b", "X"),
 }
-_OTHER = ("#8c564b", "X")
+_OTHER = ("#7f7f7f", "d")
 
 
 def envelope(best: pd.DataFrame, x: str) -> pd.DataFrame:

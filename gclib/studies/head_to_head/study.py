@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from gclib import advise, checks, timings
-from gclib.design import evaluate_trials
+from gclib.design import fast_chunk
 from gclib.effects import IterationReplay, WorkerEffects
 from gclib.progress import progress as _progress
 from gclib.stats import mean_ci
@@ -31,19 +31,24 @@ LINES = {
     "ye-abbe": (2018, "Ye and Abbe"), "kadhe": (2020, "Kadhe et al."), "uc-mmc": (2019, "Ozfatura et al."),
     "gc-mmc-correlated": (2019, "Ozfatura et al."), "gc-mmc-uncorrelated": (2019, "Ozfatura et al."),
     "hybrid": (2019, "Ozfatura et al."), "lcc": (2019, "Lagrange coded computing"),
+    "rmg": (2024, "Ramamoorthy et al."), "expander": (2018, "approximate"), "stochastic": (2020, "approximate"),
+    "gc (deadline)": (2023, "Krishnan et al."), "sr-sgc": (2023, "Krishnan et al."),
+    "m-sgc": (2023, "Krishnan et al."),
 }
 
 #: Columns of :attr:`Study.table`.
 COLUMNS = ["model", "family", "year", "line", "kind", "label", "load", "mean_time", "ci95_time", "mean_volume",
-           "ci95_volume", "failed"]
+           "ci95_volume", "failed", "error"]
 
 
 @dataclass(frozen=True)
 class Entry:
     """One design of the study: its ``family`` (a scheme name), ``label``, computation ``load`` (parts per worker),
     ``kind`` (``"exact"``, ``"approximate"`` or ``"sequential"``), and either its ``schedule`` (simulated with the
-    others on the same draws) or ``run(model, K, trials, rng) -> {"time": array, "volume": array}`` (its own
-    simulator, on draws of the same model)."""
+    others on the same draws) or ``run(finish)`` (its own simulator, on the same draws: ``finish`` ``(trials,
+    workers, tasks)`` the finish time of every worker's tasks), which returns rows ``{"label", "load", "time": array, "volume": array}``: the designs it chose, each with its
+    per-iteration times and vectors received. ``error``: an approximate code's mean decoding error
+    ``||a B_R - 1||_2`` (``nan`` for an exact one)."""
 
     family: str
     label: str
@@ -52,6 +57,7 @@ class Entry:
     schedule: Callable | None = None
     run: Callable | None = None
     params: dict = field(default_factory=dict)
+    error: float = math.nan
 
 
 def models(K: int, traces=("SE", "AR"), **params) -> dict:
@@ -101,25 +107,29 @@ class Study:
         return b.loc[idx].sort_values(["model", "mean_time"], kind="stable").reset_index(drop=True)
 
 
-def _row(model, e: Entry, time, volume) -> dict:
+def _row(model, e: Entry, time, volume, label=None, load=None) -> dict:
     done = np.isfinite(time)
     year, line = LINES.get(e.family, (math.nan, e.family))
     m, c = mean_ci(time[done]) if done.any() else (math.nan, math.nan)
     v, cv = mean_ci(volume[done]) if done.any() else (math.nan, math.nan)
-    return {"model": model, "family": e.family, "year": year, "line": line, "kind": e.kind, "label": e.label,
-            "load": e.load, "mean_time": m, "ci95_time": c, "mean_volume": v, "ci95_volume": cv,
-            "failed": int((~done).sum())}
+    return {"model": model, "family": e.family, "year": year, "line": line, "kind": e.kind,
+            "label": e.label if label is None else label, "load": e.load if load is None else float(load),
+            "mean_time": m, "ci95_time": c, "mean_volume": v, "ci95_volume": cv, "failed": int((~done).sum()),
+            "error": e.error}
 
 
 def study(K: int, max_load: int, model_map: dict, *, trials: int = 4000, seed=0, extra: list | None = None,
           progress: bool = False) -> Study:
     """Simulate every design (:func:`design_entries`, and ``extra`` entries) under every model of ``model_map``.
 
+    Per model, one draw of every worker's task finish times for ``trials`` iterations (``max_load`` tasks), which
+    every design reads (paired): the designs with a schedule through the simulator's rules, the others through
+    their ``run``.
+
     Args:
         K: workers. max_load: the largest load of the design space's designs. model_map: ``{name: model}``
-            (:func:`models`). trials: iterations simulated per design and model. seed: one stream per model
-            (the designs with a schedule share its draws). extra: more :class:`Entry`, e.g. the sequential and
-            approximate schemes.
+            (:func:`models`). trials: iterations simulated per design and model. seed: one stream per model.
+        extra: more :class:`Entry`, e.g. :func:`extra_entries`.
     """
     K = checks.integer("K", K, low=2)
     max_load = checks.integer("max_load", max_load, low=1, high=K)
@@ -130,20 +140,147 @@ def study(K: int, max_load: int, model_map: dict, *, trials: int = 4000, seed=0,
     if any(e.run is None for e in own):
         raise ValueError("every entry needs a schedule or a run function")
     built = [e.schedule() for e in sched]
+    n_tasks = max([max_load] + [b.load for b in built])
+    checks.need_memory("head to head", 8 * int(trials) * K * n_tasks * 2, sizes=f"trials = {trials}, K = {K}",
+                       lower="trials")
     seeds = np.random.SeedSequence(seed if isinstance(seed, int) else 0).spawn(len(model_map))
     rows = []
     for (name, model), ss in _progress(list(zip(model_map.items(), seeds)), "models", progress):
-        rng = np.random.default_rng(ss)
-        res = evaluate_trials(built, model, K, trials, rng, keys=("time", "volume"))
-        rows += [_row(name, e, r["time"], r["volume"]) for e, r in zip(sched, res)]
-        for e in own:
-            r = e.run(model, K, trials, rng)
+        finish = model.sample(np.random.default_rng(ss), trials, K, n_tasks)
+        for e, b in zip(sched, built):
+            r = fast_chunk(b, finish)
             rows.append(_row(name, e, np.asarray(r["time"], float), np.asarray(r["volume"], float)))
+        for e in own:
+            for r in e.run(finish):
+                rows.append(_row(name, e, np.asarray(r["time"], float), np.asarray(r["volume"], float), r["label"],
+                                 r["load"]))
     table = pd.DataFrame(rows, columns=COLUMNS)
     return Study(table, {"K": K, "max_load": max_load, "trials": trials, "seed": seed, "models": list(model_map)})
 
 
-def extra_entries(K: int, max_load: int) -> list:
-    """The schemes beside the design space: the sequential schemes and the approximate codes, as :class:`Entry`
-    (see :func:`sequential_entries` and :func:`approximate_entries`)."""
-    return []
+# ------------------------------------------------------------------------------------------------ beside the space
+#: The fraction of the workers an approximate code does not wait for (its stragglers ``s``).
+APPROX_FRACTION = 0.25
+#: The sequential schemes of the study, with the family names of the tables: GC under the same deadline rule, and
+#: the two schemes of Krishnan et al.
+SEQUENTIAL = {"gc": "gc (deadline)", "sr-sgc": "sr-sgc", "m-sgc": "m-sgc"}
+#: Rounds of the probe on which the sequential schemes choose their parameters, and most rounds of the held-out
+#: replay they are judged on.
+PROBE_ROUNDS, HELD_ROUNDS = 200, 1000
+
+
+def approximate_entries(K: int, max_load: int, *, fraction: float = APPROX_FRACTION, patterns: int = 200,
+                        seed=0) -> list:
+    """The approximate codes at every load ``r`` from 2 to ``max_load`` (expander-graph and stochastic codes of
+    degree ``r``), each ignoring ``s = ceil(fraction * K)`` stragglers (the master waits for the ``K - s`` fastest),
+    with their mean decoding error over ``patterns`` uniformly random sets of ``s`` stragglers; and ignore-stragglers
+    (load 1) with the same ``s``."""
+    from gclib import schemes
+    from gclib.codes import approximate as ap
+    from gclib.simulate import Schedule
+
+    K = checks.integer("K", K, low=2)
+    s = min(K - 1, max(1, math.ceil(checks.real("fraction", fraction, above=0, below=1) * K)))
+    rng = np.random.default_rng(seed)
+    pats = ap.uniform_stragglers(K, s, patterns, rng)
+    out = []
+    designs = [("ignore", 1, {})] + [(f, r, {"load": r}) for r in range(2, max_load + 1)
+                                     for f in ("expander", "stochastic") if r * K % 2 == 0 or f == "stochastic"]
+    for family, r, kw in designs:
+        code = schemes.build(family, workers=K, stragglers=s, seed=seed, **kw)
+        err = float(np.mean(ap.straggler_errors(code, pats)))
+        out.append(Entry(family, f"{family} r={r} s={s}", float(r), "approximate",
+                         (lambda c=code: Schedule.of(c)), error=err))
+    return out
+
+
+def round_times(finish: np.ndarray) -> Callable:
+    """``parts -> (workers, rounds)``: a worker's time in a round (an iteration of ``finish``, ``(rounds, workers,
+    tasks)`` task finish times) for ``parts`` parts of the data, fractional parts interpolated between its task
+    finish times; at most the tasks of ``finish``."""
+    rounds, K, n_tasks = finish.shape
+    cum = np.concatenate([np.zeros((rounds, K, 1)), finish], axis=2)
+
+    def at(parts: float) -> np.ndarray:
+        if parts > n_tasks + 1e-9:
+            raise ValueError(f"parts must be at most the {n_tasks} tasks drawn, got {parts}")
+        lo = min(int(math.floor(parts)), n_tasks - 1)
+        f = parts - lo
+        return ((1 - f) * cum[:, :, lo] + f * cum[:, :, lo + 1]).T
+    return at
+
+
+def _vectors_per_round(scheme: str, K: int, params: dict) -> int:
+    """Gradient-length vectors the master receives in a round: one per worker, ``W - 1 + B`` per worker for M-SGC
+    (a minitask of each job in flight)."""
+    return K * (params["W"] - 1 + params["B"]) if scheme == "m-sgc" else K
+
+
+def sequential_entries(K: int, max_load: int, *, mu: float | None = None, max_delay: int = 4) -> list:
+    """The sequential schemes (:mod:`gclib.sequential`): GC under their deadline rule, SR-SGC and M-SGC, each
+    choosing its parameters on a probe of :data:`PROBE_ROUNDS` rounds of the model and judged on separate rounds.
+    For every load ``r`` up to ``max_load``, the candidate of load at most ``r`` parts per worker that was fastest
+    on the probe; its time per gradient is the held-out run time over its gradients."""
+    from gclib import sequential as sq
+
+    mu = sq.MU if mu is None else mu
+
+    def run_for(scheme):
+        def run(finish):
+            trials, K_, _ = finish.shape
+            probe_rounds = min(PROBE_ROUNDS, trials // 2)
+            held = min(HELD_ROUNDS, trials - probe_rounds)
+            if probe_rounds <= max_delay + 1 or held <= max_delay + 1:
+                raise ValueError(f"trials must leave more than {max_delay + 1} rounds to the probe and to the "
+                                 f"held-out replay, got {trials}")
+            at = round_times(finish[:probe_rounds + held])
+            probe = lambda ld: at(ld * K_)[:, :probe_rounds]  # noqa: E731
+            tab = sq.sweep(probe, scheme, jobs=probe_rounds - max_delay, mu=mu, prune=False, max_delay=max_delay)
+            tab = tab[np.isfinite(tab["total"].astype(float))]
+            tab = tab.assign(parts=tab["load"] * K_)
+            rows, seen = [], set()
+            for r in range(1, max_load + 1):
+                ok = tab[tab["parts"] <= r + 1e-9]
+                if ok.empty:
+                    continue
+                p = sq.best(ok)
+                lab = sq.label(scheme, p)
+                if lab in seen:
+                    continue
+                seen.add(lab)
+                ld = sq.load(scheme, K_, **p)
+                res = sq.run(scheme, at(ld * K_)[:, probe_rounds:], jobs=held - max_delay, mu=mu, **p)
+                scale = res.rounds / res.jobs
+                rows.append({"label": lab, "load": ld * K_, "time": res.durations * scale,
+                             "volume": np.full(res.rounds, _vectors_per_round(scheme, K_, p) * scale)})
+            return rows
+        return run
+
+    return [Entry(fam, fam, math.nan, "sequential", run=run_for(scheme)) for scheme, fam in SEQUENTIAL.items()]
+
+
+def rmg_entries(K: int, max_load: int) -> list:
+    """The partial-straggler protocol of Ramamoorthy, Meng and Girimaji (:func:`gclib.codes.rmg.rmg` on the cyclic
+    assignment in its natural order, which meets the lower bound of ``Q_max``, like UC-MMC's) at every load from 2
+    to ``max_load``: its exact recovery once the finished chunks cover every part,
+    and the vectors its two-phase exchange uploads (one per picked worker); communication costs nothing here, as
+    for every other design of the study."""
+    from gclib.codes import rmg as R
+    from gclib.simulate import Communication
+    from gclib.studies.partial_stragglers.study import rmg_times
+
+    def run_for(r):
+        code = R.rmg(K, r, "cyclic")
+
+        def run(finish):
+            out = rmg_times(code, finish[:, :, :r], Communication())
+            return [{"label": f"rmg r={r}", "load": float(r), "time": out["time"], "volume": out["volume"]}]
+        return run
+
+    return [Entry("rmg", f"rmg r={r}", float(r), "exact", run=run_for(r)) for r in range(2, max_load + 1)]
+
+
+def extra_entries(K: int, max_load: int, seed=0) -> list:
+    """The schemes beside the design space: the partial-straggler protocol (:func:`rmg_entries`), the approximate
+    codes (:func:`approximate_entries`) and the sequential schemes (:func:`sequential_entries`)."""
+    return rmg_entries(K, max_load) + approximate_entries(K, max_load, seed=seed) + sequential_entries(K, max_load)
