@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping
 
 from gclib import checks, codes
-from gclib.codes import lcc, mmc
+from gclib.codes import approximate, lcc, mmc
 from gclib.codes.base import GradientCode
 
 
@@ -70,6 +70,11 @@ PARAMS: dict[str, Param] = {
     "orders": Param(str, None, "order vector of the uncorrelated GC-MMC design / hybrid, comma list, e.g. 6,8,10",
                     checks.int_list, {"low": 1}),
     "clusters": Param(int, 1, "number of clusters P (GC, GC-MMC, UC-MMC)", checks.integer, {"low": 1}),
+    # approximate codes
+    "degree": Param(int, 3, "expander, sgc: degree d (parts per worker, workers per part)", checks.integer,
+                    {"low": 1}),
+    "decoder": Param(str, "optimal", "expander: decoder: optimal (least squares) or fixed (weight n / (n - s))",
+                     checks.choice, {"choices": approximate.DECODERS}),
 }
 
 
@@ -226,6 +231,13 @@ SCHEMES: dict[str, Scheme] = {s.name: s for s in [
            "clusters of r workers: uncorrelated GC-MMC below order r, the plain cluster sum at r"),
     Scheme("lcc", lcc.lcc_code, KR, "Yu et al., Lagrange Coded Computing (2019) / Li et al., PCR (baseline [4])",
            "Lagrange coded linear regression: any 2 ceil(K/r) - 1 results (threshold-rule stand-in)"),
+    # approximate codes
+    Scheme("expander", approximate.expander, {**NS, "degree": "d", "decoder": "decoder", "seed": "seed"},
+           "Raviv, Tamo, Tandon and Dimakis, GC from Cyclic MDS Codes and Expander Graphs (ICML 2018)",
+           "random d-regular graph / d; waits for n - s, least-squares or fixed decode (approximate)"),
+    Scheme("sgc", approximate.stochastic, {**NS, "degree": "d", "seed": "seed"},
+           "Bitar, Wootters and El Rouayheb, Stochastic Gradient Coding (JSAIT 2020), reconstructed",
+           "each part on d workers, plain sums scaled by 1 / (d (1 - s/n)) (approximate)"),
 ]}
 
 

@@ -6,7 +6,8 @@ from gclib.cli import options, registries
 
 #: The command, and its line in ``gclib --help``.
 NAME = "verify"
-HELP = "exact (SymPy) check that every admissible pattern decodes"
+HELP = ("exact (SymPy) check that every admissible pattern decodes; for an approximate code, its decoding "
+        "error over every pattern")
 
 
 def add_parser(sub):
@@ -32,8 +33,25 @@ def run(a) -> int:
     # the number of patterns first, from the float code (cheap): a request too large is refused before the exact
     # code is built
     a.exact = False
-    patterns_to_check(options.code_from_args(a), messages=a.messages, stragglers=a.drop)
+    code = options.code_from_args(a)
+    patterns_to_check(code, messages=a.messages, stragglers=a.drop)
+    if not code.exact:  # an approximate code: no exactness to prove, its decoding error instead
+        print(approximate_report(code, a.messages, a.drop).message())
+        return 0
     a.exact = True
     res = verify(options.code_from_args(a), messages=a.messages, stragglers=a.drop)
     print(res.message())
     return 0 if res.ok else options.EXIT_FAIL
+
+
+def approximate_report(code, messages, drop):
+    """The decoding error of an approximate code over every pattern :func:`gclib.symbolic.patterns_to_check`
+    counts (:func:`gclib.codes.approximate.error_report`)."""
+    from itertools import combinations
+
+    from gclib.codes.approximate import error_report
+
+    if messages is not None:
+        return error_report(code, ("messages", combinations(range(code.n_messages), messages)))
+    s = code.stragglers if drop is None else drop
+    return error_report(code, ("stragglers", combinations(range(code.n_workers), s)))

@@ -46,6 +46,8 @@ NOTEBOOKS = {
                   "fits recover known models; profile, fit, advise and real runs on this machine"),
     "10_real_traces": ("gclib advise on real traces: Lin et al.'s public traces (OSDI 2025)",
                        "convert, variance split, fit, advise and a back-test on held-out iterations"),
+    "13_approximate": ("Raviv et al. (ICML 2018); Glasgow and Wootters (JSAIT 2021); Bitar et al. (JSAIT 2020)",
+                       "approximate codes: decoding error against the straggler fraction, and training with it"),
 }
 
 FIGURES = [
@@ -146,6 +148,18 @@ FIGURES = [
     Figure("10_model_errors", "10_real_traces",
            "per model, the error of its prediction of uncoded (fitted and held-out half) and of its own "
            "recommendation (held out), beside the slowest worker's drift", ("B1*", "B5*")),
+    Figure("13_benchmark", "13_approximate",
+           "our run of the authors' expander-code benchmark (n = 50, d = 3): mean error of the fixed and the optimal "
+           "decoder and the spectral bound against s, with 95% bars over the graphs, beside the published means",
+           ("A3", "A4")),
+    Figure("13_errors", "13_approximate",
+           "decoding error ||a B_R - 1||_2 and its normalized square against the straggler fraction for the expander "
+           "code (optimal and fixed decoders), stochastic GC, ignore-stragglers and the exact CRC of the same load, "
+           "95% bands over random instances", ("A1", "A2", "A5", "A6", "A7")),
+    Figure("13_training", "13_approximate",
+           "loss gap against simulated time for gradient descent with each code's decoded gradient (one seed, "
+           "Pareto compute times): the approximate codes, and the expander code against exact CRC and uncoded",
+           ("T*",)),
 ]
 
 

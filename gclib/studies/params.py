@@ -293,6 +293,36 @@ def _real_traces(p: Parameters):
     p.integer("bootstrap", low=20)  # the intervals are bootstrap quantiles
 
 
+def _approximate(p: Parameters):
+    p.integer("seed", low=0)
+    n = p.integer("n", low=2)
+    d = p.integer("d", low=2, high=n - 1)  # load 1 is ignore-stragglers; the CRC of the same load needs d - 1 >= 1
+    if (n * d) % 2:
+        raise ValueError(f"parameters n and d must have an even product (a d-regular graph on n vertices), got "
+                         f"n = {n}, d = {d}")
+    fractions = p.reals("fractions", above=0, below=1)
+    bad = [f for f in fractions if not 0 < round(f * n) < n]
+    if bad:
+        raise ValueError(f"parameter fractions must give between 1 and n - 1 = {n - 1} stragglers of n = {n}, got "
+                         f"{bad}")
+    p.integer("graphs", low=1)
+    p.integer("draws", low=1)
+    p.integers("bench_stragglers", low=1, high=49)
+    p.integer("bench_graphs", low=1)
+    p.integer("bench_draws", low=1)
+    workers = p.integer("train_workers", low=3)
+    if (workers * d) % 2 or d >= workers:
+        raise ValueError(f"parameter train_workers must exceed d = {d} and have an even product with it, got "
+                         f"{workers}")
+    p.integer("train_stragglers", low=1, high=workers - 1)
+    p.text("train_kind", choices=["linreg", "logistic"])
+    p.real("train_cond", low=1)
+    p.real("shape", above=1)
+    p.integer("seeds", low=1)
+    p.integer("max_iter", low=1)
+    p.real("rel_target", above=0, below=1)
+
+
 def _index(p: Parameters):
     pass  # the index has only the driver's parameters
 
@@ -310,6 +340,7 @@ NOTEBOOKS = {
     "08_scale": _scale,
     "09_advise": _advise,
     "10_real_traces": _real_traces,
+    "13_approximate": _approximate,
 }
 
 
