@@ -71,10 +71,8 @@ PARAMS: dict[str, Param] = {
                     checks.int_list, {"low": 1}),
     "clusters": Param(int, 1, "number of clusters P (GC, GC-MMC, UC-MMC)", checks.integer, {"low": 1}),
     # approximate codes
-    "degree": Param(int, 3, "expander, sgc: degree d (parts per worker, workers per part)", checks.integer,
-                    {"low": 1}),
-    "decoder": Param(str, "optimal", "expander: decoder: optimal (least squares) or fixed (weight n / (n - s))",
-                     checks.choice, {"choices": approximate.DECODERS}),
+    "decoder": Param(str, "optimal", "expander: optimal or fixed", checks.choice,
+                     {"choices": approximate.DECODERS}),
 }
 
 
@@ -232,12 +230,12 @@ SCHEMES: dict[str, Scheme] = {s.name: s for s in [
     Scheme("lcc", lcc.lcc_code, KR, "Yu et al., Lagrange Coded Computing (2019) / Li et al., PCR (baseline [4])",
            "Lagrange coded linear regression: any 2 ceil(K/r) - 1 results (threshold-rule stand-in)"),
     # approximate codes
-    Scheme("expander", approximate.expander, {**NS, "degree": "d", "decoder": "decoder", "seed": "seed"},
+    Scheme("expander", approximate.expander, {**NS, "load": "d", "decoder": "decoder", "seed": "seed"},
            "Raviv, Tamo, Tandon and Dimakis, GC from Cyclic MDS Codes and Expander Graphs (ICML 2018)",
-           "random d-regular graph / d; waits for n - s, least-squares or fixed decode (approximate)"),
-    Scheme("sgc", approximate.stochastic, {**NS, "degree": "d", "seed": "seed"},
+           "random d-regular graph / d (d = load, default 3); least-squares or fixed decode (approximate)"),
+    Scheme("sgc", approximate.stochastic, {**NS, "load": "d", "seed": "seed"},
            "Bitar, Wootters and El Rouayheb, Stochastic Gradient Coding (JSAIT 2020), reconstructed",
-           "each part on d workers, plain sums scaled by 1 / (d (1 - s/n)) (approximate)"),
+           "each part on d = load workers, plain sums scaled by 1 / (d (1 - s/n)) (approximate)"),
 ]}
 
 

@@ -136,11 +136,11 @@ def test_the_expander_code_agrees_with_the_authors_published_benchmark(s):
 
 
 def test_registry_and_verify_report_the_decoding_error(capsys):
-    code = sch.build("expander", workers=10, stragglers=2, degree=4, decoder="fixed", seed=1)
+    code = sch.build("expander", workers=10, stragglers=2, load=4, decoder="fixed", seed=1)
     assert np.array_equal(code.B, ap.expander(10, 2, 4, "fixed", seed=1).B)
     assert sch.build("sgc", workers=10, stragglers=2).load == 3
     # the only 2-regular graph on 4 vertices is the 4-cycle: every single straggler costs 2/3 (see above)
-    assert main(["verify", "--scheme", "expander", "--workers", "4", "--degree", "2", "--stragglers", "1",
+    assert main(["verify", "--scheme", "expander", "--workers", "4", "--load", "2", "--stragglers", "1",
                  "--decoder", "fixed"]) == 0
     out = capsys.readouterr().out
     assert "approximate" in out and "4 straggler patterns" in out and "mean 0.6667, worst 0.6667" in out

@@ -920,3 +920,17 @@ def test_the_guides_tables_of_the_mechanisms_are_the_ones_the_saved_runs_render(
     for saved, block in (("runtime_ab.json", "runtime-ab"), ("runtime_ab_group.json", "runtime-ab-group")):
         data = json.loads((ROOT / "benchmarks" / saved).read_text())
         assert R.render(doc, data, block) == doc, f"the table {block} of docs/runtime.md is not the one {saved} renders"
+
+
+@pytest.mark.mpi
+@pytest.mark.timeout(90)
+def test_an_approximate_code_runs_like_ignore_and_survives_a_killed_worker():
+    # the expander code on the only 2-regular graph on 4 vertices, the 4-cycle: with one straggler the opposite
+    # worker holds the same two parts, so the least-squares decode of any 3 workers is exact
+    code = schemes.build("expander", workers=4, stragglers=1, load=2)
+    assert not code.exact
+    res = launch(_spec(code, iterations=3, kill={3: 1}), job_timeout=60, check=False)
+    assert res.ok, res.error
+    assert len(res.records) == 3 and res.dead_workers == [3]
+    assert all(r["messages"] >= 3 for r in res.records)
+    assert max(r["grad_error"] for r in res.records) < 1e-9

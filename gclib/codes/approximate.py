@@ -275,12 +275,12 @@ class ErrorReport:
     """What ``gclib verify`` says of an approximate code: its decoding error over every pattern checked.
 
     Attributes:
-        scheme: the code's name. checked: patterns checked. kind: ``"stragglers"`` (sets of straggling workers) or
+        name: the code's name. checked: patterns checked. kind: ``"stragglers"`` (sets of straggling workers) or
         ``"messages"`` (sets of received messages). mean, worst: ``||A B_R - target||_2`` over them. worst_pattern:
         a pattern with the worst error. norm: ``||target||``, the error of receiving nothing.
     """
 
-    scheme: str
+    name: str
     checked: int
     kind: str
     mean: float
@@ -291,7 +291,7 @@ class ErrorReport:
     def message(self) -> str:
         what = "straggler patterns" if self.kind == "stragglers" else "received message sets"
         label = "stragglers" if self.kind == "stragglers" else "messages"
-        return (f"{self.scheme}: approximate code, no exact decoding; {self.checked} {what} checked: decoding "
+        return (f"{self.name}: approximate code, no exact decoding; {self.checked} {what} checked: decoding "
                 f"error ||a B_R - 1||_2 mean {self.mean:.4g}, worst {self.worst:.4g} ({label} "
                 f"{list(self.worst_pattern)}), out of ||1||_2 = {self.norm:.4g}")
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 import pandas as pd
 
 from gclib import checks
@@ -74,16 +73,6 @@ def benchmark_table(bench: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-def _codes(name: str, n: int, d: int, s: int, rng):
-    if name == "expander, optimal":
-        return ap.expander(n, s, d, "optimal", seed=rng)
-    if name == "stochastic GC":
-        return ap.stochastic(n, s, d, seed=rng, p=s / n)
-    if name == "ignore stragglers":
-        return ignore_stragglers(n, s)
-    return crc(n, d - 1, seed=rng)  # CRC (exact): the exact code of load d
-
-
 def sweep(n: int = 50, d: int = 3, fractions=(0.05, 0.1, 0.2, 0.3, 0.4), *, graphs: int = 10, draws: int = 100,
           seed=0, progress: bool = False) -> pd.DataFrame:
     """The decoding error of every code of :data:`SCHEMES` against the straggler fraction ``f``.
@@ -112,13 +101,11 @@ def sweep(n: int = 50, d: int = 3, fractions=(0.05, 0.1, 0.2, 0.3, 0.4), *, grap
         for g in range(graphs):
             uniform = ap.uniform_stragglers(n, s, draws, rng)
             independent = rng.random((draws, n)) < f
-            for name in SCHEMES:
-                if name == "expander, fixed":
-                    code = ap.expander(n, s, d, "fixed", adjacency=opt.B * d)
-                else:
-                    code = _codes(name, n, d, s, rng)
-                    if name == "expander, optimal":
-                        opt = code
+            opt = ap.expander(n, s, d, "optimal", seed=rng)
+            codes = {"expander, optimal": opt, "expander, fixed": ap.expander(n, s, d, "fixed", adjacency=opt.B * d),
+                     "stochastic GC": ap.stochastic(n, s, d, seed=rng, p=s / n),
+                     "ignore stragglers": ignore_stragglers(n, s), "CRC (exact)": crc(n, d - 1, seed=rng)}
+            for name, code in codes.items():
                 S = independent if MODELS[name] == "independent" else uniform
                 err = ap.straggler_errors(code, S)
                 for k in range(draws):
