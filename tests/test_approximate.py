@@ -158,3 +158,50 @@ def test_registry_and_verify_report_the_decoding_error(capsys):
 def test_bad_input_names_the_parameter(call, needle):
     with pytest.raises(ValueError, match=needle):
         call()
+
+
+def test_the_training_summaries_read_a_hand_made_run():
+    import pandas as pd
+
+    from gclib.studies.approximate import training
+
+    curves = pd.DataFrame({"scheme": ["a"] * 5 + ["b"] * 3, "seed": 0, "iteration": [0, 1, 2, 3, 4, 0, 1, 2],
+                           "time": [0, 1, 2, 3, 4, 0, 2, 5], "rel_gap": [1, 0.1, 1e-3, 2e-3, 1e-3, 1, 0.5, 1e-4]})
+    f = training.floors(curves, tail=0.4).set_index("scheme")
+    assert f.loc["a", "floor"] == pytest.approx(1.5e-3) and f.loc["a", "iterations"] == 4  # median of the last 2
+    assert f.loc["b", "floor"] == pytest.approx(0.5 * (0.5 + 1e-4))
+    t = training.time_to(curves, 1e-3).set_index("scheme")["time"]
+    assert t["a"] == 2 and t["b"] == 5
+    assert training.time_to(curves, 1e-6)["time"].tolist() == [math.inf, math.inf]
+
+
+def test_the_error_sweep_shares_straggler_sets_and_ignore_errs_by_its_formula():
+    df = errors.sweep(12, 2, [0.25], graphs=2, draws=5, seed=0)
+    assert set(df["scheme"]) == set(errors.SCHEMES) and (df["s"] == 3).all()
+    uniform = df[df["scheme"] != "stochastic GC"]
+    assert (uniform["stragglers"] == 3).all()
+    ign = df[df["scheme"] == "ignore stragglers"]["error"]
+    assert np.allclose(ign, math.sqrt(12 * 3 / 9))
+    crc = df[df["scheme"] == "CRC (exact)"]  # load 2 tolerates 1 straggler, not 3
+    assert (crc["error"] > 1e-6).any()
+    s = errors.summary(df)
+    assert len(s) == len(errors.SCHEMES)
+    row = s.set_index("scheme").loc["ignore stragglers"]
+    assert row["sq_error"] == pytest.approx(3 / 9) and row["worst_error"] == pytest.approx(2.0)  # 12 * 3 / 9 / 12
+
+
+def test_the_claims_table_of_a_small_study():
+    from gclib import claims
+    from gclib.studies.approximate import claims as approx_claims
+    from gclib.studies.approximate import training
+
+    sweep = errors.sweep(12, 2, [0.25, 0.5], graphs=2, draws=4, seed=1)
+    bench = errors.benchmark(50, 3, [3], graphs=2, draws=3, seed=1)
+    totals, curves = training.runs(8, 3, 2, seeds=(0, 1), max_iter=40, rel_target=1e-3)
+    table = approx_claims.judge(sweep, errors.summary(sweep), bench, errors.benchmark_table(bench), totals, curves,
+                                d=2, rel_target=1e-3, workers=8, stragglers=2, shape=1.5, problem="linreg")
+    claims.check(table)
+    v = table.set_index("id")["verdict"]
+    assert list(v.index) == [f"A{i}" for i in range(1, 8)] + [f"T{i}" for i in range(1, 6)]
+    assert v["A5"] == claims.INCONCLUSIVE  # no fraction within CRC's one straggler: nothing to judge
+    assert v["A3"] == v["A7"] == claims.HOLDS  # a theorem and an identity, on every decode

@@ -69,23 +69,6 @@ def runs(n: int = 20, d: int = 3, s: int = 4, *, kind: str = "linreg", cond: flo
     return totals, curves
 
 
-def at_common_time(curves: pd.DataFrame) -> pd.DataFrame:
-    """Per seed, every scheme's relative gap at the same time: the earliest of the schemes' last times (every run
-    has reached it), read at its last iterate no later than that.
-
-    Returns:
-        one row per (seed, scheme): ``seed, scheme, horizon, rel_gap, log10_gap``.
-    """
-    rows = []
-    for seed, g in curves.groupby("seed"):
-        horizon = float(g.groupby("scheme")["time"].max().min())
-        for scheme, h in g.groupby("scheme", sort=False):
-            gap = float(h.loc[h["time"] <= horizon, "rel_gap"].iloc[-1])
-            rows.append({"seed": seed, "scheme": scheme, "horizon": horizon, "rel_gap": gap,
-                         "log10_gap": float(np.log10(max(gap, 1e-300)))})
-    return pd.DataFrame(rows)
-
-
 def floors(curves: pd.DataFrame, tail: float = 0.25) -> pd.DataFrame:
     """Per (scheme, seed): the median relative gap over the last ``tail`` of the iterations, the level a run has
     settled at (an exact code's last iterates are at its target, an approximate code's at its noise floor)."""
