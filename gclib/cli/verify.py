@@ -36,22 +36,12 @@ def run(a) -> int:
     code = options.code_from_args(a)
     patterns_to_check(code, messages=a.messages, stragglers=a.drop)
     if not code.exact:  # an approximate code: no exactness to prove, its decoding error instead
-        print(approximate_report(code, a.messages, a.drop).message())
+        from gclib.codes.approximate import error_report
+
+        print(error_report(code, stragglers=a.drop, messages=a.messages).message())
         return 0
     a.exact = True
     res = verify(options.code_from_args(a), messages=a.messages, stragglers=a.drop)
     print(res.message())
     return 0 if res.ok else options.EXIT_FAIL
 
-
-def approximate_report(code, messages, drop):
-    """The decoding error of an approximate code over every pattern :func:`gclib.symbolic.patterns_to_check`
-    counts (:func:`gclib.codes.approximate.error_report`)."""
-    from itertools import combinations
-
-    from gclib.codes.approximate import error_report
-
-    if messages is not None:
-        return error_report(code, ("messages", combinations(range(code.n_messages), messages)))
-    s = code.stragglers if drop is None else drop
-    return error_report(code, ("stragglers", combinations(range(code.n_workers), s)))

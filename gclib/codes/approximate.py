@@ -296,11 +296,19 @@ class ErrorReport:
                 f"{list(self.worst_pattern)}), out of ||1||_2 = {self.norm:.4g}")
 
 
-def error_report(code: GradientCode, patterns) -> ErrorReport:
-    """:func:`decoding_error` of ``code`` over ``patterns``: ``(kind, iterable of tuples)``, ``kind``
-    ``"stragglers"`` (straggling workers: the others' messages are received) or ``"messages"`` (received
-    messages)."""
-    kind, pats = patterns
+def error_report(code: GradientCode, *, stragglers: Optional[int] = None,
+                 messages: Optional[int] = None) -> ErrorReport:
+    """:func:`decoding_error` of ``code`` over every set of ``stragglers`` straggling workers (default the code's
+    ``s``; the others' messages are received), or with ``messages=t`` over every set of ``t`` received messages:
+    what ``gclib verify`` says of an approximate code. :func:`gclib.symbolic.patterns_to_check` counts the
+    patterns first (and refuses too many)."""
+    from itertools import combinations
+
+    if messages is not None:
+        kind, pats = "messages", combinations(range(code.n_messages), checks.integer("messages", messages, low=1))
+    else:
+        s = code.stragglers if stragglers is None else stragglers
+        kind, pats = "stragglers", combinations(range(code.n_workers), checks.integer("stragglers", s, low=0))
     errs, worst, worst_pat = [], -1.0, ()
     for pat in pats:
         rows = code.surviving(pat) if kind == "stragglers" else np.array(pat, dtype=np.int64)
