@@ -47,11 +47,15 @@ class ScaledSum(Decoder):
     """Decode by adding the received messages, each weighted by ``weight`` (``None``: ``n / |R|``, the rescaling
     of the fixed decoder of Raviv et al. and of ignore-stragglers).
 
+    Every message received counts (``counts_copies``): two workers that happen to hold the same parts add their
+    messages twice.
+
     Attributes:
         weight: the fixed coefficient of every received message, or ``None`` for ``n_workers / len(received)``.
     """
 
     weight: Optional[float] = None
+    counts_copies = True
 
     def __call__(self, code: GradientCode, idx: np.ndarray) -> np.ndarray:
         if idx.size == 0:

@@ -103,7 +103,7 @@ def sweep(n: int = 50, d: int = 3, fractions=(0.05, 0.1, 0.2, 0.3, 0.4), *, grap
             independent = rng.random((draws, n)) < f
             opt = ap.expander(n, s, d, "optimal", seed=rng)
             codes = {"expander, optimal": opt, "expander, fixed": ap.expander(n, s, d, "fixed", adjacency=opt.B * d),
-                     "stochastic GC": ap.stochastic(n, s, d, seed=rng, p=s / n),
+                     "stochastic GC": ap.stochastic(n, s, d, seed=rng, p=f),
                      "ignore stragglers": ignore_stragglers(n, s), "CRC (exact)": crc(n, d - 1, seed=rng)}
             for name, code in codes.items():
                 S = independent if MODELS[name] == "independent" else uniform
