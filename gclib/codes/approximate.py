@@ -38,7 +38,9 @@ from gclib.codes.rules import threshold
 #: The decoders of :func:`expander`.
 DECODERS = ("optimal", "fixed")
 #: Double-edge swaps per edge of the randomizing walk of :func:`random_regular_graph` and
-#: :func:`random_assignment` (the walk mixes in a few swaps per edge; ten is a wide margin).
+#: :func:`random_assignment` (a common rule of thumb for the swap chain, whose mixing time is not known in general;
+#: the tests check that the graphs are regular, simple, seeded and differ between seeds, and notebook 13 that their
+#: spectra match the authors' random graphs).
 SWAPS_PER_EDGE = 10
 
 
