@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping
 
 from gclib import checks, codes
-from gclib.codes import lcc, mmc, rmg
+from gclib.codes import approximate, lcc, mmc, rmg
 from gclib.codes.base import GradientCode
 
 
@@ -72,6 +72,9 @@ PARAMS: dict[str, Param] = {
     "clusters": Param(int, 1, "number of clusters P (GC, GC-MMC, UC-MMC)", checks.integer, {"low": 1}),
     "ordering": Param(str, "optimal", "rmg: optimal, cyclic or random order",
                       checks.choice, {"choices": rmg.ORDERINGS}),
+    # approximate codes
+    "decoder": Param(str, "optimal", "expander: optimal or fixed", checks.choice,
+                     {"choices": approximate.DECODERS}),
 }
 
 
@@ -234,6 +237,13 @@ SCHEMES: dict[str, Scheme] = {s.name: s for s in [
     Scheme("rmg", rmg.rmg, {"workers": "workers", "load": "load", "ordering": "ordering", "seed": "seed"},
            "Ramamoorthy, Meng and Girimaji, Leveraging partial stragglers within gradient coding (NeurIPS 2024), "
            "reconstructed", "partial stragglers used: chunks sent as computed, exact recovery once they cover all"),
+    # approximate codes
+    Scheme("expander", approximate.expander, {**NS, "load": "d", "decoder": "decoder", "seed": "seed"},
+           "Raviv, Tamo, Tandon and Dimakis, GC from Cyclic MDS Codes and Expander Graphs (ICML 2018)",
+           "random d-regular graph / d (d = load, default 3); least-squares or fixed decode (approximate)"),
+    Scheme("stochastic", approximate.stochastic, {**NS, "load": "d", "seed": "seed"},
+           "Bitar, Wootters and El Rouayheb, Stochastic Gradient Coding (JSAIT 2020), reconstructed",
+           "each part on d = load workers, plain sums scaled by 1 / (d (1 - s/n)) (approximate)"),
 ]}
 
 

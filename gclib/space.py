@@ -19,6 +19,10 @@ Two searches draw from the table through :func:`points`:
 
 To add a family, add a :class:`Family` to :data:`FAMILIES`; both searches take it (``searches`` says which), the
 advice after the families before it in the table (ties in its ranking keep the table's order).
+
+The approximate codes (``ignore``, ``expander``, ``stochastic``: :mod:`gclib.codes.approximate`) are left out: the advice
+ranks exact codes by their time alone, and an approximate code buys its time with a decoding error that time does
+not price (notebook 13 weighs the two).
 """
 from __future__ import annotations
 

@@ -643,14 +643,14 @@ def _collecting_master(code, arrivals, without=()):
     from types import SimpleNamespace
 
     from gclib.runtime import protocol as P
-    from gclib.runtime.master import DECODERS_KEPT, Gradient, Master, Poll
+    from gclib.runtime.master import DECODERS_KEPT, Gradient, Master, Poll, message_contents
 
     m = object.__new__(Master)
     m.code, m.dead, m._deaths, m.decoders, m.bell = code, {}, None, {}, None
     m._completes0, m._asked0 = None, False
     m.ahead, m.kept = "ahead" not in without, 0 if "cache" in without else DECODERS_KEPT
     m.silent, m.skip, m.orphaned = {}, set(), False
-    m.content = np.unique(code.B, axis=0, return_inverse=True)[1].reshape(-1)
+    m.content = message_contents(code)
     m.spec = SimpleNamespace(wait_all=False, poll=0.0)
     m.width, m.dtype = 1, P.message_dtype(code)
     script = iter(Poll.IDLE if a is None else Gradient(a[0], a[1], None) for a in arrivals)
@@ -920,3 +920,34 @@ def test_the_guides_tables_of_the_mechanisms_are_the_ones_the_saved_runs_render(
     for saved, block in (("runtime_ab.json", "runtime-ab"), ("runtime_ab_group.json", "runtime-ab-group")):
         data = json.loads((ROOT / "benchmarks" / saved).read_text())
         assert R.render(doc, data, block) == doc, f"the table {block} of docs/runtime.md is not the one {saved} renders"
+
+
+@pytest.mark.mpi
+@pytest.mark.timeout(90)
+def test_an_approximate_code_runs_like_ignore_and_survives_a_killed_worker():
+    # the expander code on the only 2-regular graph on 4 vertices, the 4-cycle: with one straggler the opposite
+    # worker holds the same two parts, so the least-squares decode of any 3 workers is exact
+    code = schemes.build("expander", workers=4, stragglers=1, load=2)
+    assert not code.exact
+    res = launch(_spec(code, iterations=3, kill={3: 1}), job_timeout=60, check=False)
+    assert res.ok, res.error
+    assert len(res.records) == 3 and res.dead_workers == [3]
+    assert all(r["messages"] >= 3 for r in res.records)
+    assert max(r["grad_error"] for r in res.records) < 1e-9
+
+
+def test_the_master_decodes_a_fixed_weight_sum_from_every_copy_received():
+    # the expander code on the 4-cycle: workers 0 and 2 hold the same parts {1, 3}; the fixed decoder weights each
+    # of three messages by 4/3, so the copy counts: (2/3) [1, 2, 1, 2], not the exact sum a single copy would give
+    from gclib.codes.approximate import expander
+
+    cycle = np.array([[0, 1, 0, 1], [1, 0, 1, 0], [0, 1, 0, 1], [1, 0, 1, 0]], dtype=float)
+    code = expander(4, 1, 2, "fixed", adjacency=cycle)
+    assert np.array_equal(code.B[0], code.B[2])
+    G = np.arange(1.0, 5.0)[:, None]
+    messages = code.encode(G)
+    master = _collecting_master(code, [(m, messages[m]) for m in (2, 1, 0)])
+    got = master._collect(0, np.inf, master._prepare())
+    ids, A = master._decode(np.flatnonzero(got.received)) if got.ahead is None else got.ahead
+    assert sorted(ids.tolist()) == [0, 1, 2]
+    assert code.combine(A, got.payload[ids], 1) == pytest.approx([(2 / 3) * (1 + 2 * 2 + 3 + 2 * 4)])

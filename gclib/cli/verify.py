@@ -6,7 +6,8 @@ from gclib.cli import options, registries
 
 #: The command, and its line in ``gclib --help``.
 NAME = "verify"
-HELP = "exact (SymPy) check that every admissible pattern decodes"
+HELP = ("exact (SymPy) check that every admissible pattern decodes; for an approximate code, its decoding "
+        "error over every pattern")
 
 
 def add_parser(sub):
@@ -32,8 +33,15 @@ def run(a) -> int:
     # the number of patterns first, from the float code (cheap): a request too large is refused before the exact
     # code is built
     a.exact = False
-    patterns_to_check(options.code_from_args(a), messages=a.messages, stragglers=a.drop)
+    code = options.code_from_args(a)
+    patterns_to_check(code, messages=a.messages, stragglers=a.drop)
+    if not code.exact:  # an approximate code: no exactness to prove, its decoding error instead
+        from gclib.codes.approximate import error_report
+
+        print(error_report(code, stragglers=a.drop, messages=a.messages).message())
+        return 0
     a.exact = True
     res = verify(options.code_from_args(a), messages=a.messages, stragglers=a.drop)
     print(res.message())
     return 0 if res.ok else options.EXIT_FAIL
+

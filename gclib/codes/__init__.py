@@ -21,3 +21,8 @@ from gclib.codes.polynomial import point_permutation, rational_points  # noqa: E
 
 __all__ += ["BasesRule", "gaussian_generator", "kadhe", "load_generator", "min_distance", "repetition_generator",
             "ye_abbe", "rational_points", "point_permutation", "decoding_amplification"]
+
+# --- Approximate codes (Raviv et al.'s expander codes, stochastic gradient coding) ---
+from gclib.codes.approximate import ScaledSum, decoding_error, error_report, expander, stochastic  # noqa: E402
+
+__all__ += ["ScaledSum", "decoding_error", "error_report", "expander", "stochastic"]

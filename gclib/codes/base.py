@@ -82,10 +82,14 @@ class Decoder:
         points: ``(n_messages,)`` evaluation point of every message (polynomial codes), else ``None``.
         decodable_rank: the rank every decodable received set has (the number of independent rows a decode
             uses), else ``None``.
+        counts_copies: ``True`` when every message received counts as such, so that two copies of one content
+            decode otherwise than one (a fixed-weight sum, :class:`gclib.codes.approximate.ScaledSum`); the MPI
+            master then decodes every message received instead of one copy of each content.
     """
 
     points = None  # class defaults, not fields: a subclass that knows them declares them as fields
     decodable_rank = None
+    counts_copies = False
 
     def __call__(self, code: "GradientCode", idx: np.ndarray) -> np.ndarray:
         """``(n_pieces, len(idx))`` coefficients ``A`` with ``A @ B[idx] ~ target``; :class:`DecodingError` when

@@ -189,6 +189,15 @@ ORPHANED = ("the launcher is gone (the master's standard input closed): nobody r
             "the master stopped it")
 
 
+def message_contents(code) -> np.ndarray:
+    """``(n_messages,)`` the content id of every message of ``code``: equal rows of ``B`` (a coded message and its
+    copies) share one id, which the master decodes from one copy; every message is its own when the family's
+    decoder counts every message received (``Decoder.counts_copies``, a fixed-weight sum)."""
+    if code.decoder.counts_copies:
+        return np.arange(code.n_messages)
+    return np.unique(code.B, axis=0, return_inverse=True)[1].reshape(-1)
+
+
 class Master(P.Rank):
     params = None  # the parameters of the iteration under way (a worker that answers again gets them)
     stopping = False  # the master said STOP (a worker that answers again gets it)
@@ -225,8 +234,7 @@ class Master(P.Rank):
         self.probes = 1 if "probe2" in self.without else 2  # probes per look (see _receive_one)
         self.ahead = "ahead" not in self.without  # decode ahead while waiting (see _collect)
         self.kept = 0 if "cache" in self.without else DECODERS_KEPT  # decoders remembered (see _decode)
-        # The content of every message: equal rows of B (a coded message and its copies) share one id.
-        self.content = np.unique(self.code.B, axis=0, return_inverse=True)[1].reshape(-1)
+        self.content = message_contents(self.code)
 
     # ------------------------------------------------------------------ dead workers
     def check_deaths(self, force=False) -> bool:

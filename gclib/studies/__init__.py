@@ -18,5 +18,6 @@ notebook                               package
 ``09_advise``                          :mod:`gclib.studies.advise` (and its calibration)
 ``10_real_traces``                     :mod:`gclib.studies.real_traces` (and the traces' study)
 ``11_partial_stragglers``              :mod:`gclib.studies.partial_stragglers`
+``13_approximate``                     :mod:`gclib.studies.approximate` (errors and training)
 =====================================  ==============================================================
 """

@@ -54,6 +54,8 @@ NOTEBOOKS = {
                         "sequential and approximate codes",
                         "mean iteration time against computation and communication on the same models and real "
                         "traces"),
+    "13_approximate": ("Raviv et al. (ICML 2018); Glasgow and Wootters (JSAIT 2021); Bitar et al. (JSAIT 2020)",
+                       "approximate codes: decoding error against the straggler fraction, and training with it"),
 }
 
 FIGURES = [
@@ -171,6 +173,18 @@ FIGURES = [
     Figure("14_time_vs_communication", "14_head_to_head",
            "per model, the mean iteration time against the gradient-length vectors received per iteration, the "
            "designs of each line of work that no other of its designs beats on both", ("Q*",)),
+    Figure("13_benchmark", "13_approximate",
+           "our run of the authors' expander-code benchmark (n = 50, d = 3): mean error of the fixed and the optimal "
+           "decoder and the spectral bound against s, with 95% bars over the graphs, beside the published means",
+           ("A3", "A4")),
+    Figure("13_errors", "13_approximate",
+           "decoding error ||a B_R - 1||_2 and its normalized square against the straggler fraction for the expander "
+           "code (optimal and fixed decoders), stochastic GC, ignore-stragglers and the exact CRC of the same load, "
+           "95% bands over random instances", ("A1", "A2", "A5", "A6", "A7")),
+    Figure("13_training", "13_approximate",
+           "loss gap against simulated time for gradient descent with each code's decoded gradient (one seed, "
+           "Pareto compute times): the approximate codes, and the expander code against exact CRC and uncoded",
+           ("T*",)),
 ]
 
 

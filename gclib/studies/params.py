@@ -327,6 +327,34 @@ def _head_to_head(p: Parameters):
     p.integer("trials", low=2)  # a confidence interval needs two trials
     p.choices("traces", sorted(shipped()), min_len=0, distinct=True)  # each trace is one model
     _model_parameters(p)
+def _approximate(p: Parameters):
+    p.integer("seed", low=0)
+    n = p.integer("n", low=2)
+    d = p.integer("d", low=2, high=n - 1)  # load 1 is ignore-stragglers; the CRC of the same load needs d - 1 >= 1
+    if (n * d) % 2:
+        raise ValueError(f"parameters n and d must have an even product (a d-regular graph on n vertices), got "
+                         f"n = {n}, d = {d}")
+    fractions = p.reals("fractions", above=0, below=1)
+    bad = [f for f in fractions if not 0 < round(f * n) < n]
+    if bad:
+        raise ValueError(f"parameter fractions must give between 1 and n - 1 = {n - 1} stragglers of n = {n}, got "
+                         f"{bad}")
+    p.integer("graphs", low=1)
+    p.integer("draws", low=1)
+    p.integers("bench_stragglers", low=1, high=49)
+    p.integer("bench_graphs", low=1)
+    p.integer("bench_draws", low=1)
+    workers = p.integer("train_workers", low=3)
+    if (workers * d) % 2 or d >= workers:
+        raise ValueError(f"parameter train_workers must exceed d = {d} and have an even product with it, got "
+                         f"{workers}")
+    p.integer("train_stragglers", low=1, high=workers - 1)
+    p.text("train_kind", choices=["linreg", "logistic"])
+    p.real("train_cond", low=1)
+    p.real("shape", above=1)
+    p.integer("seeds", low=1)
+    p.integer("max_iter", low=1)
+    p.real("rel_target", above=0, below=1)
 
 
 def _index(p: Parameters):
@@ -348,6 +376,7 @@ NOTEBOOKS = {
     "10_real_traces": _real_traces,
     "11_partial_stragglers": _partial_stragglers,
     "14_head_to_head": _head_to_head,
+    "13_approximate": _approximate,
 }
 
 
