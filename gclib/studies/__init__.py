@@ -17,5 +17,6 @@ notebook                               package
 ``08_scale``                           :mod:`gclib.studies.scale`
 ``09_advise``                          :mod:`gclib.studies.advise` (and its calibration)
 ``10_real_traces``                     :mod:`gclib.studies.real_traces` (and the traces' study)
+``12_sequential``                      :mod:`gclib.studies.sequential` (and its study)
 =====================================  ==============================================================
 """

@@ -46,6 +46,9 @@ NOTEBOOKS = {
                   "fits recover known models; profile, fit, advise and real runs on this machine"),
     "10_real_traces": ("gclib advise on real traces: Lin et al.'s public traces (OSDI 2025)",
                        "convert, variance split, fit, advise and a back-test on held-out iterations"),
+    "12_sequential": ("Krishnan, Ebrahimi, Khisti: Sequential Gradient Coding For Straggler Mitigation (ICLR 2023)",
+                      "GC, SR-SGC and M-SGC chosen on a probe and replayed on held-out rounds of model, trace and "
+                      "MPI delay matrices"),
 }
 
 FIGURES = [
@@ -146,6 +149,14 @@ FIGURES = [
     Figure("10_model_errors", "10_real_traces",
            "per model, the error of its prediction of uncoded (fitted and held-out half) and of its own "
            "recommendation (held out), beside the slowest worker's drift", ("B1*", "B5*")),
+    Figure("12_gains", "12_sequential",
+           "per delay source (compute-time models under gclib's proportional and the authors' shift load model, "
+           "with and without worker and round effects; shipped traces; a real MPI run), the held-out run time of "
+           "SR-SGC and M-SGC below GC's, paired over seeds with 95% CIs, beside the paper's 16%",
+           ("P1*", "R1", "R2", "R3")),
+    Figure("12_mu", "12_sequential",
+           "the gain of SR-SGC and M-SGC over GC against the deadline factor mu, per load model and compute-time "
+           "model, with 95% CIs", ("C3",)),
 ]
 
 

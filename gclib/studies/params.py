@@ -293,6 +293,25 @@ def _real_traces(p: Parameters):
     p.integer("bootstrap", low=20)  # the intervals are bootstrap quantiles
 
 
+def _sequential(p: Parameters):
+    p.integer("seed", low=0)
+    p.integer("n", low=2)
+    md = p.integer("max_delay", low=1)
+    p.integer("probe", low=md + 2)  # the jobs of a probe are its rounds less the largest delay
+    p.integer("held", low=md + 2)
+    p.integer("seeds", low=2)  # a paired interval needs two seeds
+    p.real("mu", low=0)
+    p.reals("mus", low=0)
+    p.integer("lambda_step", low=1)
+    p.choices("models", ["shifted-exp", "Pareto"], distinct=True)
+    p.choices("load_models", ["proportional", "shift"], distinct=True)
+    p.choices("traces", sorted(shipped()), min_len=0, distinct=True)
+    p.integer("mpi_iterations", low=0)
+    if 0 < p.value("mpi_iterations") < 4:
+        raise ValueError(f"parameter mpi_iterations must be 0 (no MPI run) or at least 4, got "
+                         f"{p.value('mpi_iterations')!r}")
+
+
 def _index(p: Parameters):
     pass  # the index has only the driver's parameters
 
@@ -310,6 +329,7 @@ NOTEBOOKS = {
     "08_scale": _scale,
     "09_advise": _advise,
     "10_real_traces": _real_traces,
+    "12_sequential": _sequential,
 }
 
 
