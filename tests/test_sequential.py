@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from gclib import sequential as sq
+from gclib.stragglers import model_set
 
 
 def _a():
@@ -197,3 +198,62 @@ def test_bad_input():
         sq.run("no-coding", np.ones((4, 6)), mu=-1)
     with pytest.raises(ValueError, match="delays"):
         sq.run("no-coding", np.full((4, 6), math.nan))
+
+
+# ------------------------------------------------------------------------------------------------ the study
+def test_study_hand_check_and_claims_on_a_small_study():
+    from gclib import claims
+    from gclib.studies.sequential import claims as sc
+    from gclib.studies.sequential import study as st
+
+    h = st.hand_check()
+    assert len(h) == len(CASES) and h["agree"].all()
+    assert sorted(zip(h["label"], h["simulator"])) == sorted((sq.label(s, p), sim) for _, s, p, sim, *_ in CASES)
+    s = st.study(n=8, probe=12, held=12, seeds=2, mus=(0.5,), max_delay=2, models=("shifted-exp",), traces=(),
+                 effects=False)
+    g = s.gains()
+    assert set(g["source"]) == {"shifted-exp, proportional", "shifted-exp, shift",
+                                "shifted-exp, shift, simulator's convention"}
+    # GC's own gain is 0 exactly; every held-out time is the replay of the chosen parameters on the held-out rounds
+    assert (g[g["scheme"] == "gc"]["gain"] == 0).all()
+    r = s.runs[(s.runs["source"] == "shifted-exp, shift") & (s.runs["mu"] == 1.0) & (s.runs["seed"] == 0)]
+    m = r[r["scheme"] == "m-sgc"].iloc[0]
+    shifted_exp = next(m for k, m in model_set("scale").items() if k.startswith("shifted-exp"))
+    unit = st.model_unit(shifted_exp, 8, 24, np.random.default_rng([0, 0, 0, 0]))  # seed 0, model 0, variant 0, seed 0
+    held = st.delays_at(unit[:, 12:], "shift")
+    p = {"B": int(m["B"]), "W": int(m["W"]), "lambd": int(m["lambd"])}
+    assert sq.run("m-sgc", held(sq.load("m-sgc", 8, **p)), jobs=10, **p).total == pytest.approx(m["total"])
+    v = sc.judge(s)
+    claims.check(v)
+    assert list(v["id"]) == ["P1a", "P1b", "R1", "R2", "R3", "C1", "C2", "C3"]
+    assert v.set_index("id").at["C1", "verdict"] == claims.HOLDS
+    assert v.set_index("id").at["C2", "verdict"] == claims.HOLDS
+
+
+def test_delays_of_a_shipped_trace():
+    pytest.importorskip("pyarrow")
+    from gclib import timings
+    from gclib.studies.sequential import study as st
+
+    d = st.trace_delays("AR")
+    t = timings.convert(timings.shipped()["AR"]).timings
+    assert d.shape == (4, 44) and np.allclose(d[:, 3], np.nansum(t.durations[3], axis=1))
+
+
+@pytest.mark.mpi
+@pytest.mark.timeout(90)
+def test_sgc_replayed_on_a_real_mpi_run():
+    """A real uncoded profile run over MPI (4 workers, worker 1 injected 4 times slower in every third iteration):
+    its measured per-worker times are a delay matrix whose slow worker straggles in those iterations, and every
+    scheme replays on it."""
+    pytest.importorskip("mpi4py")
+    from gclib.studies.sequential import study as st
+
+    d = st.mpi_delays(workers=4, iterations=9, slow_worker=1, slow_factor=4.0, every=3, time_scale=0.02)
+    assert d.shape == (4, 9) and np.isfinite(d).all()
+    late = sq.stragglers(d, mu=1.0)
+    assert late[1, ::3].all() and late[[0, 2, 3]].sum() <= 1  # injected: the others within 1.7x the fastest
+    nc = sq.run("no-coding", d, jobs=8)
+    gc = sq.run("gc", d, jobs=8, s=1)
+    sr = sq.run("sr-sgc", d, jobs=8, B=1, W=2, lambd=1)
+    assert gc.waits == 0 and gc.total < nc.total and sr.total <= nc.total * 2

@@ -123,7 +123,7 @@ def judge(study) -> pd.DataFrame:
         vs = [greater(e, 0) for e in es]
         verdict = FAILS if FAILS in vs else HOLDS if all(v == HOLDS for v in vs) else INCONCLUSIVE
         rows.append(row("C3", "M-SGC's gain over GC in the authors' regime at every mu", kind="check",
-                        paper=f"our check of the headline's sensitivity to the deadline factor mu (the authors' "
+                        paper="our check of the headline's sensitivity to the deadline factor mu (the authors' "
                               f"final results use mu = 1)",
                         setting=f"{REGIME}, {s['seeds']} seeds",
                         measured="; ".join(f"mu = {mu:g}: {_gain_text(e)}" for mu, e in zip(s["mus"], es)),
