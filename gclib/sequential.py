@@ -455,3 +455,27 @@ def best(table: pd.DataFrame) -> dict:
     row = table.loc[table["total"].astype(float).idxmin()]
     names = PARAMETERS[row["scheme"]]
     return {k: int(row[k]) for k in names}
+
+
+# ------------------------------------------------------------------------------------------------ files
+def read_delays(path, *, transpose: bool = False) -> np.ndarray:
+    """A delay matrix from a file: ``.npy`` (a 2-D array) or a CSV of numbers without a header (a row per worker, a
+    column per round; ``transpose``: a row per round). Returns ``(workers, rounds)`` seconds.
+
+    Raises:
+        ValueError: one line naming the file and what is wrong (not 2-D, not numbers, negative or not finite).
+    """
+    p = checks.input_path("delays", path, kind="file", must_exist=True)
+    try:
+        if p.suffix.lower() == ".npy":
+            d = np.load(p, allow_pickle=False)
+        else:
+            d = np.loadtxt(p, delimiter=",", ndmin=2, dtype=float)
+    except (ValueError, OSError) as e:
+        raise ValueError(f"{path}: not a delay matrix (.npy, or a CSV of numbers without a header): {e}") from None
+    d = np.asarray(d, dtype=float)
+    if d.ndim != 2 or d.size == 0:
+        raise ValueError(f"{path}: a delay matrix is 2-D (workers x rounds), got shape {d.shape}")
+    if not np.isfinite(d).all() or (d < 0).any():
+        raise ValueError(f"{path}: delays must be finite, non-negative seconds")
+    return d.T if transpose else d

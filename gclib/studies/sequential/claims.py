@@ -124,7 +124,7 @@ def judge(study) -> pd.DataFrame:
         verdict = FAILS if FAILS in vs else HOLDS if all(v == HOLDS for v in vs) else INCONCLUSIVE
         rows.append(row("C3", "M-SGC's gain over GC in the authors' regime at every mu", kind="check",
                         paper="our check of the headline's sensitivity to the deadline factor mu (the authors' "
-                              f"final results use mu = 1)",
+                              "final results use mu = 1)",
                         setting=f"{REGIME}, {s['seeds']} seeds",
                         measured="; ".join(f"mu = {mu:g}: {_gain_text(e)}" for mu, e in zip(s["mus"], es)),
                         criterion="every gain's 95% interval above 0 (any at or below 0: does not hold)",
