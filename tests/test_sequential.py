@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 from gclib import sequential as sq
-from gclib.stragglers import model_set
 
 
 def _a():
@@ -209,17 +208,19 @@ def test_study_hand_check_and_claims_on_a_small_study():
     h = st.hand_check()
     assert len(h) == len(CASES) and h["agree"].all()
     assert sorted(zip(h["label"], h["simulator"])) == sorted((sq.label(s, p), sim) for _, s, p, sim, *_ in CASES)
-    s = st.study(n=8, probe=12, held=12, seeds=2, mus=(0.5,), max_delay=2, models=("shifted-exp",), traces=(),
+    s = st.study(n=8, probe=12, held=12, seeds=2, mus=(0.5,), max_delay=2, models=("Lambda-like",), traces=(),
                  effects=False)
     g = s.gains()
-    assert set(g["source"]) == {"shifted-exp, proportional", "shifted-exp, shift",
-                                "shifted-exp, shift, simulator's convention"}
+    assert set(g["source"]) == {"Lambda-like, proportional", "Lambda-like, shift",
+                                "Lambda-like, shift, simulator's convention"}
+    assert set(g[g["source"] == "Lambda-like, shift"]["mu"]) == {0.5, 1.0}  # mu swept under the shift only
+    assert set(g[g["source"] == "Lambda-like, proportional"]["mu"]) == {1.0}
     # GC's own gain is 0 exactly; every held-out time is the replay of the chosen parameters on the held-out rounds
     assert (g[g["scheme"] == "gc"]["gain"] == 0).all()
-    r = s.runs[(s.runs["source"] == "shifted-exp, shift") & (s.runs["mu"] == 1.0) & (s.runs["seed"] == 0)]
+    r = s.runs[(s.runs["source"] == "Lambda-like, shift") & (s.runs["mu"] == 1.0) & (s.runs["seed"] == 0)]
     m = r[r["scheme"] == "m-sgc"].iloc[0]
-    shifted_exp = next(m for k, m in model_set("scale").items() if k.startswith("shifted-exp"))
-    unit = st.model_unit(shifted_exp, 8, 24, np.random.default_rng([0, 0, 0, 0]))  # seed 0, model 0, variant 0, seed 0
+    unit = st.model_unit(st.lambda_like(), 8, 24, np.random.default_rng([0, 0, 0, 0]))  # seed, model, variant, seed
+    assert unit.min() >= 0.54
     held = st.delays_at(unit[:, 12:], "shift")
     p = {"B": int(m["B"]), "W": int(m["W"]), "lambd": int(m["lambd"])}
     assert sq.run("m-sgc", held(sq.load("m-sgc", 8, **p)), jobs=10, **p).total == pytest.approx(m["total"])

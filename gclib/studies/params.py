@@ -303,7 +303,7 @@ def _sequential(p: Parameters):
     p.real("mu", low=0)
     p.reals("mus", low=0)
     p.integer("lambda_step", low=1)
-    p.choices("models", ["shifted-exp", "Pareto"], distinct=True)
+    p.choices("models", ["Lambda-like", "shifted-exp", "Pareto"], distinct=True)
     p.choices("load_models", ["proportional", "shift"], distinct=True)
     p.choices("traces", sorted(shipped()), min_len=0, distinct=True)
     p.integer("mpi_iterations", low=0)

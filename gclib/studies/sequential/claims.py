@@ -27,8 +27,8 @@ from gclib.stats import paired_difference
 PAPER_GAIN = 0.16
 PAPER = ("Krishnan, Ebrahimi, Khisti, Sequential Gradient Coding For Straggler Mitigation (ICLR 2023, "
          "arXiv:2211.13802), abstract")
-#: The delay source of the authors' regime: the shifted exponential under their constant load shift.
-REGIME = "shifted-exp, shift"
+#: The delay source of the authors' regime: the model shaped like their Lambda trace under their load shift.
+REGIME = "Lambda-like, shift"
 
 
 def _gain_text(e) -> str:
@@ -98,7 +98,7 @@ def judge(study) -> pd.DataFrame:
                             paper="the authors' load model shifts a probe's times by one constant per unit of load, "
                                   "so a straggler's delay does not grow with its load (our reading of their "
                                   "simulator's drivers)",
-                            setting=f"shifted exponential, the same draws under both load models, mu = {s['mu']:g}",
+                            setting=f"{REGIME.split(',')[0]}, the same draws under both load models, mu = {s['mu']:g}",
                             measured=f"M-SGC's gain over GC under the shift {a.mean():+.1%}, under the proportional "
                                      f"model {b.mean():+.1%}; difference {_gain_text(d)}",
                             criterion="the paired difference's 95% interval above 0", verdict=greater(d, 0)))
@@ -110,13 +110,14 @@ def judge(study) -> pd.DataFrame:
                     setting=f"{len(h)} (matrix, scheme) cases, mu = 1",
                     measured=f"{int(h['agree'].sum())} of {len(h)} agree under both conventions",
                     criterion="every run time equal (exact)", verdict=exact(bool(h["agree"].all()))))
-    r = study.runs
+    r = study.runs[study.runs["convention"] == "paper"]  # the simulator's no-wait charges the deadline: no bound
     nw = r[r["scheme"] == "no-wait"].set_index(["source", "seed", "mu"])["total"]
     worse = r[r["scheme"] != "no-wait"].join(nw.rename("nowait"), on=["source", "seed", "mu"])
     bad = int((worse["total"] < worse["nowait"] - 1e-9).sum())
     rows.append(row("C2", "no scheme is faster than no-wait", kind="check",
                     paper="our check: no-wait (every round cut at its deadline, nothing decoded) bounds every scheme",
-                    setting=f"{len(worse)} held-out runs", measured=f"{bad} runs faster than no-wait",
+                    setting=f"{len(worse)} held-out runs, the paper's convention",
+                    measured=f"{bad} runs faster than no-wait",
                     criterion="none (exact)", verdict=exact(bad == 0)))
     if REGIME in set(g["source"]) and len(s["mus"]) > 1:
         es = [study.gain(REGIME, "m-sgc", mu) for mu in s["mus"]]

@@ -40,12 +40,14 @@ def gains(table: pd.DataFrame, paper: float):
 
 
 def mu_sensitivity(table: pd.DataFrame, paper: float):
-    """One panel per load model: M-SGC's and SR-SGC's gain over GC against mu, per compute-time model (without
-    effects), with 95% intervals. ``table``: :meth:`gclib.studies.sequential.study.Study.gains`."""
+    """One panel per load model swept over mu: M-SGC's and SR-SGC's gain over GC against mu, per compute-time model
+    (without effects), with 95% intervals. ``table``: :meth:`gclib.studies.sequential.study.Study.gains`."""
     t = table[~table["effects"].astype(bool) & table["scheme"].isin(COLORS)]
-    lms = list(dict.fromkeys(t["load_model"]))
+    t = t[~t["source"].str.contains("convention")]
+    lms = [lm for lm in dict.fromkeys(t["load_model"]) if t[t["load_model"] == lm]["mu"].nunique() > 1]
     fig, axes = plt.subplots(len(lms), 1, figsize=(SINGLE, 2.1 * len(lms) + 0.9), squeeze=False, sharex=True)
     marks = ["o", "s", "^", "D"]
+    styles = ["-", ":", "--", "-."]
     for ax, lm in zip(axes[:, 0], lms):
         g = t[t["load_model"] == lm]
         for k, model in enumerate(dict.fromkeys(g["model"])):
@@ -55,7 +57,7 @@ def mu_sensitivity(table: pd.DataFrame, paper: float):
                     continue
                 ax.errorbar(r["mu"], 100 * r["gain"], yerr=[100 * (r["gain"] - r["lo"]), 100 * (r["hi"] - r["gain"])],
                             color=COLORS[scheme], marker=marks[k % 4], ms=4, lw=1, capsize=2,
-                            ls="-" if k == 0 else ":", label=f"{scheme.upper()}, {model}")
+                            ls=styles[k % 4], label=f"{scheme.upper()}, {model}")
         ax.axhline(0, color="0.4", lw=0.8)
         ax.axhline(100 * paper, color="k", lw=1, ls="--")
         ax.set_title(f"load model: {lm}", fontsize=9)

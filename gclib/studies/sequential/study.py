@@ -4,9 +4,11 @@ Like the authors: every scheme's parameters are chosen by a sweep (:func:`gclib.
 ``probe`` rounds of a delay matrix at each candidate's load, then the chosen scheme is replayed on the next
 ``held`` rounds (separate rounds, the same workers). A delay matrix comes from one *source*:
 
-* a compute-time model of :func:`gclib.stragglers.model_set` (``"scale"``: the shifted exponential and the Pareto),
-  one draw per worker and round, and a worker's time ``load * n * draw`` (:func:`gclib.sequential.proportional`:
-  a straggler's time grows with its load); optionally with *effects*: a persistent factor per worker (the same in
+* a compute-time model: :data:`LAMBDA_LIKE` (shaped like the authors' own Lambda trace) or one of
+  :func:`gclib.stragglers.model_set` (``"scale"``: the shifted exponential and the Pareto), one draw per worker and
+  round, under the authors' linear shift (:func:`delays_at`: a straggler's time does not grow with its load) or
+  gclib's proportional model (a worker's time ``load * n * draw``, :func:`gclib.sequential.proportional`: a
+  straggler's time grows with its load); optionally with *effects*: a persistent factor per worker (the same in
   every round) and a factor per round (shared by its workers), lognormal with the spreads :data:`EFFECTS` (those
   gclib fits to the shipped trace SE, :func:`effect_sizes`);
 * a shipped real trace (:func:`gclib.timings.shipped`): rounds are iterations, workers its data-parallel replicas
@@ -68,10 +70,19 @@ def trace_delays(name: str) -> np.ndarray:
     return np.nansum(t.durations, axis=2).T
 
 
-#: The authors' linear load model, fitted to their AWS Lambda probe (256 workers, Canada): the mean time of an
-#: invocation at load 0 (its median, 0.64 s, in the research of their shipped traces) and the seconds per unit of
-#: normalized load (2.2013).
+#: The authors' linear load model, fitted to their AWS Lambda probe (256 workers, Canada): the typical time of an
+#: invocation at load 0 (the median of a trace they shipped, 0.64 s) and the seconds per unit of normalized load
+#: (their fitted slope, 2.2013).
 LAMBDA = {"base": 0.64, "base_comp": 2.2013}
+#: A compute-time model shaped like the authors' shipped Lambda trace at load 0 (256 workers x 30 rounds: fastest
+#: 0.54 s, median 0.64 s): a shifted exponential with the shift at the fastest time and the median at the median
+#: (``alpha = 0.54``, ``1 / mu = 0.1 / ln 2``). Its shape is set by the trace's statistics, not by any run time.
+LAMBDA_LIKE = "Lambda-like"
+
+
+def lambda_like() -> stragglers.ShiftedExponential:
+    """:data:`LAMBDA_LIKE`: ``alpha = 0.54`` s, ``mu = ln 2 / 0.1`` per second."""
+    return stragglers.ShiftedExponential(mu=math.log(2) / 0.1, alpha=0.54)
 #: The load models: ``proportional`` (gclib's: a worker's time is ``load * n`` draws), ``shift`` (the authors':
 #: the draws, scaled to a mean of ``LAMBDA["base"]``, are the times at load 0, shifted by ``load * base_comp``).
 LOAD_MODELS = ("proportional", "shift")
@@ -145,13 +156,14 @@ class Study:
 
 
 def study(*, n: int = 64, probe: int = 60, held: int = 60, seeds: int = 3, mu: float = sq.MU,
-          mus=(0.5, 1.0, 2.0), max_delay: int = 4, lambda_step: int = 1, models=("shifted-exp", "Pareto"),
+          mus=(0.5, 1.0, 2.0), max_delay: int = 4, lambda_step: int = 1, models=(LAMBDA_LIKE, "shifted-exp", "Pareto"),
           load_models=LOAD_MODELS, effects: bool = True, traces=("AR", "SE", "ST"), mpi_iterations: int = 0,
           seed: int = 0, progress: bool = False) -> Study:
-    """The notebook's study. Model sources: each of ``models`` (names in the ``"scale"`` model set starting with
-    them) under each of ``load_models``, without effects and (``effects``) with the worker and round effects of
-    :func:`effect_sizes`: ``n`` workers, ``probe + held`` rounds, ``seeds`` seeds; the sources without effects at
-    every ``mu`` of ``mus``, the others at ``mu``. The traces ``traces`` and a real MPI run of ``mpi_iterations``
+    """The notebook's study. Model sources: each of ``models`` (:data:`LAMBDA_LIKE`, or names in the ``"scale"``
+    model set starting with them) under each of ``load_models``, without effects and (``effects``) with the worker
+    and round effects of :func:`effect_sizes`: ``n`` workers, ``probe + held`` rounds, ``seeds`` seeds; the sources
+    without effects under the shift at every ``mu`` of ``mus``, the others at ``mu``; the first model under the
+    shift also under the simulator's convention. The traces ``traces`` and a real MPI run of ``mpi_iterations``
     iterations (0: none), proportional load, at ``mu``, their rounds split in half. ``lambd`` is swept in steps of
     ``lambda_step``; ``T <= max_delay``."""
     n = checks.integer("n", n, low=2)
@@ -163,12 +175,13 @@ def study(*, n: int = 64, probe: int = 60, held: int = 60, seeds: int = 3, mu: f
     mu = checks.real("mu", mu, low=0)
     mus = sorted({checks.real("mus", m, low=0) for m in mus} | {mu})
     load_models = [checks.choice("load_models", x, LOAD_MODELS) for x in load_models]
-    pool = stragglers.model_set("scale")
+    pool = {LAMBDA_LIKE: lambda_like(), **stragglers.model_set("scale")}
     chosen = {}
     for m in models:
         hit = [k for k in pool if k.lower().startswith(str(m).lower())]
         if not hit:
-            raise ValueError(f"models must name models of the 'scale' set ({sorted(pool)}), got {m!r}")
+            raise ValueError(f"models must name {LAMBDA_LIKE} or models of the 'scale' set ({sorted(pool)}), got "
+                             f"{m!r}")
         chosen[m] = pool[hit[0]]
     fx = effect_sizes() if effects else {}
     lams = sorted(set(range(1, n + 1, lambda_step)) | {n})
@@ -180,10 +193,10 @@ def study(*, n: int = 64, probe: int = 60, held: int = 60, seeds: int = 3, mu: f
                 unit = model_unit(model, n, probe + held, np.random.default_rng([seed, i, v, k]), worker_sd=wsd,
                                   iteration_sd=isd)
                 for lm in load_models:
-                    for m in (mus if not tag else [mu]):
+                    for m in (mus if not tag and lm == "shift" else [mu]):
                         jobs.append((f"{name}{tag}, {lm}", name, lm, bool(tag), k, m, unit, probe, held, lams,
                                      "paper"))
-                    if not tag and lm == "shift" and i == 0:  # the authors' GC and no-wait, for the readings
+                    if not tag and lm == "shift" and i == 0:  # the first model: the authors' GC, for the readings
                         jobs.append((f"{name}, {lm}, simulator's convention", name, lm, False, k, mu, unit, probe,
                                      held, lams, "simulator"))
     for t in traces:
