@@ -226,7 +226,7 @@ def test_study_hand_check_and_claims_on_a_small_study():
     assert sq.run("m-sgc", held(sq.load("m-sgc", 8, **p)), jobs=10, **p).total == pytest.approx(m["total"])
     v = sc.judge(s)
     claims.check(v)
-    assert list(v["id"]) == ["P1a", "P1b", "R1", "R2", "R3", "C1", "C2", "C3"]
+    assert list(v["id"]) == ["P1a", "P1b", "R0", "R1", "R2", "R3", "C1", "C2", "C3"]
     assert v.set_index("id").at["C1", "verdict"] == claims.HOLDS
     assert v.set_index("id").at["C2", "verdict"] == claims.HOLDS
 
@@ -283,3 +283,14 @@ def test_cli_sequential_replays_a_file(tmp_path, capsys):
     (tmp_path / "bad.csv").write_text("1,2\nx,3\n")
     assert main(["sequential", "--delays", str(tmp_path / "bad.csv"), "--scheme", "no-coding"]) == 2
     assert "not a delay matrix" in capsys.readouterr().err
+
+
+def test_about_the_papers_gain():
+    from gclib.claims import FAILS, HOLDS, INCONCLUSIVE, Estimate
+    from gclib.studies.sequential.claims import about
+
+    assert about(Estimate(0.10, 0.05, 0.15)) == HOLDS  # above 0, reaches 8%
+    assert about(Estimate(0.053, 0.037, 0.069)) == FAILS  # faster, but wholly below half the paper's 16%
+    assert about(Estimate(-0.2, -0.3, -0.1)) == FAILS
+    assert about(Estimate(0.02, -0.05, 0.09)) == INCONCLUSIVE
+    assert about(Estimate.exact(0.08)) == HOLDS and about(Estimate.exact(0.05)) == FAILS

@@ -153,7 +153,7 @@ FIGURES = [
            "per delay source (compute-time models under gclib's proportional and the authors' shift load model, "
            "with and without worker and round effects; shipped traces; a real MPI run), the held-out run time of "
            "SR-SGC and M-SGC below GC's, paired over seeds with 95% CIs, beside the paper's 16%",
-           ("P1*", "R1", "R2", "R3")),
+           ("P1*", "R0", "R1", "R2", "R3")),
     Figure("12_mu", "12_sequential",
            "the gain of SR-SGC and M-SGC over GC against the deadline factor mu, per load model and compute-time "
            "model, with 95% CIs", ("C3",)),

@@ -3,10 +3,10 @@
 
 * ``P1`` rows, ``paper``: Krishnan, Ebrahimi and Khisti (ICLR 2023, arXiv:2211.13802), abstract: M-SGC's run time
   is about 16% below GC's (256 workers on AWS Lambda, naturally occurring stragglers). One row per delay source of
-  ours at the study's ``mu``: holds when M-SGC's held-out gain over GC (``1 - time / GC's``, paired over seeds) has
-  its 95% interval above 0, does not hold when it lies at or below 0, inconclusive when it straddles 0; the size of
-  the gain is set beside the paper's 16%. A trace or the MPI run is one matrix: its gain is exact.
-* ``R1``, ``reading``: SR-SGC is faster than GC in the authors' regime (their stored notebook output: 1019 s against
+  ours at the study's ``mu``, judged by :func:`about` on M-SGC's held-out gain over GC (``1 - time / GC's``, paired
+  over seeds): "about" is at least half the paper's gain. A trace or the MPI run is one matrix: its gain is exact.
+* ``R0``, ``reading``: the same claim read as a direction only (M-SGC faster than GC) in the authors' regime;
+  ``R1``, ``reading``: SR-SGC is faster than GC in the authors' regime (their stored notebook output: 1019 s against
   1095 s, 6.9%); ``R2``: the authors' simulator's GC(s) tolerates only ``s - 1`` stragglers, which raises M-SGC's
   gain over GC (paired over seeds, the same matrices under both conventions); ``R3``: the gain rests on the load
   model: under gclib's proportional model (a straggler's time grows with its load) M-SGC's gain over GC is below
@@ -25,6 +25,20 @@ from gclib.stats import paired_difference
 
 #: The paper's headline: M-SGC's run time below GC's by this fraction.
 PAPER_GAIN = 0.16
+#: "About" the paper's gain: at least this share of it.
+ABOUT = 0.5
+
+
+def about(e, target: float = PAPER_GAIN, share: float = ABOUT) -> str:
+    """Verdict on "a gain of about ``target``" for a gain ``e`` (:class:`gclib.stats.Estimate`): holds when its 95%
+    interval lies above 0 and reaches ``share * target``; does not hold when it lies wholly below ``share *
+    target`` (a gain far smaller than the paper's, or a loss); inconclusive otherwise (or without an interval)."""
+    floor = share * target
+    if not e.known:
+        return INCONCLUSIVE
+    if e.hi < floor:
+        return FAILS
+    return HOLDS if e.lo > 0 else INCONCLUSIVE
 PAPER = ("Krishnan, Ebrahimi, Khisti, Sequential Gradient Coding For Straggler Mitigation (ICLR 2023, "
          "arXiv:2211.13802), abstract")
 #: The delay source of the authors' regime: the model shaped like their Lambda trace under their load shift.
@@ -68,9 +82,16 @@ def judge(study) -> pd.DataFrame:
                                 f"workers; chosen on a separate probe: {m['chosen']}; GC: {c['chosen']}",
                         measured=f"gain {_gain_text(e)} (Paper: {PAPER_GAIN:.0%}); M-SGC {m['time']:.4g} s, GC "
                                  f"{c['time']:.4g} s",
-                        criterion="the gain's 95% interval above 0 (below or at 0: does not hold; straddling: "
-                                  "inconclusive)", verdict=greater(e, 0)))
+                        criterion=f"about the paper's: the gain's 95% interval above 0 and reaching "
+                                  f"{ABOUT * PAPER_GAIN:.0%} (half the paper's); wholly below {ABOUT * PAPER_GAIN:.0%}: "
+                                  f"does not hold; else inconclusive", verdict=about(e)))
     if REGIME in set(g["source"]):
+        e = study.gain(REGIME, "m-sgc")
+        rows.append(row("R0", "M-SGC faster than GC at all in the authors' regime", kind="reading",
+                        paper=f"{PAPER}, read as its direction only: M-SGC's run time below GC's",
+                        setting=f"{REGIME}, mu = {s['mu']:g}, {s['seeds']} seeds",
+                        measured=f"M-SGC's gain over GC {_gain_text(e)}",
+                        criterion="the gain's 95% interval above 0", verdict=greater(e, 0)))
         e = study.gain(REGIME, "sr-sgc")
         rows.append(row("R1", "SR-SGC faster than GC in the authors' regime", kind="reading",
                         paper="the authors' public simulator's stored results (its notebook): SR-SGC 1019.46 s "
