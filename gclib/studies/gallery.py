@@ -155,8 +155,8 @@ FIGURES = [
            "SR-SGC and M-SGC below GC's, paired over seeds with 95% CIs, beside the paper's 16%",
            ("P1*", "R0", "R1", "R2", "R3")),
     Figure("12_mu", "12_sequential",
-           "the gain of SR-SGC and M-SGC over GC against the deadline factor mu, per load model and compute-time "
-           "model, with 95% CIs", ("C3",)),
+           "the gain of SR-SGC and M-SGC over GC against the deadline factor mu, one panel per compute-time model "
+           "under the authors' load model, with 95% CIs", ("C3",)),
 ]
 
 
