@@ -9,8 +9,8 @@ Like the authors: every scheme's parameters are chosen by a sweep (:func:`gclib.
   round, under the authors' linear shift (:func:`delays_at`: a straggler's time does not grow with its load) or
   gclib's proportional model (a worker's time ``load * n * draw``, :func:`gclib.sequential.proportional`: a
   straggler's time grows with its load); optionally with *effects*: a persistent factor per worker (the same in
-  every round) and a factor per round (shared by its workers), lognormal with the spreads :data:`EFFECTS` (those
-  gclib fits to the shipped trace SE, :func:`effect_sizes`);
+  every round) and a factor per round (shared by its workers), lognormal with the spreads gclib fits to the shipped
+  traces (:func:`effect_sizes`: the worker effect of trace AR, the iteration effect of trace ST);
 * a shipped real trace (:func:`gclib.timings.shipped`): rounds are iterations, workers its data-parallel replicas
   (4, 32 and 2 of them: far fewer than the authors' 256), a worker's time its iteration's task times summed, at the
   uncoded load ``1/n``;
@@ -35,19 +35,25 @@ from gclib.progress import progress as _progress
 #: The coded schemes compared, and the baselines.
 CODED = ("gc", "sr-sgc", "m-sgc")
 BASELINES = ("no-coding", "no-wait")
-#: Log-scale standard deviations of the persistent worker factor and of the round factor (the spreads of the
-#: worker and iteration effects gclib's two-way decomposition finds in the shipped trace SE, rounded; used when the
-#: trace cannot be read).
-EFFECTS = {"worker": 0.05, "iteration": 0.1}
+#: Log-scale standard deviations of the persistent worker factor and of the round factor, as gclib's two-way
+#: decomposition (:class:`gclib.effects.WorkerEffects`) finds them in the shipped traces, each in the trace that has
+#: it: the worker effect of trace AR (one worker slow in every iteration), the iteration effect of trace ST (its
+#: variance mostly iteration-wide); rounded, for when the traces cannot be read.
+EFFECTS = {"worker": 0.15, "iteration": 0.02}
+#: Which shipped trace gives each effect's size.
+EFFECT_TRACES = {"worker": "AR", "iteration": "ST"}
 
 
 def effect_sizes() -> dict:
-    """The spreads of the worker and iteration effects of the shipped trace SE (:class:`gclib.effects.WorkerEffects`,
-    log scale), or :data:`EFFECTS` when the trace cannot be read."""
+    """The spreads (log scale) of the worker effect of the shipped trace AR and of the iteration effect of trace ST
+    (:class:`gclib.effects.WorkerEffects`), or :data:`EFFECTS` when the traces cannot be read."""
     from gclib import effects, timings
     try:
-        d = effects.WorkerEffects(timings.convert(timings.shipped()["SE"]).timings.durations).describe()
-        return {"worker": float(d["sd_worker"]), "iteration": float(d["sd_iteration"])}
+        out = {}
+        for part, name in EFFECT_TRACES.items():
+            d = effects.WorkerEffects(timings.convert(timings.shipped()[name]).timings.durations).describe()
+            out[part] = float(d[f"sd_{part}"])
+        return out
     except (KeyError, ValueError, ImportError):
         return dict(EFFECTS)
 
