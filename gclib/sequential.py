@@ -50,6 +50,8 @@ Loads and delay matrices: :func:`linear_shift` is the authors' load model (a pro
 shifted by ``(load - base_load) * base_comp`` seconds for every worker); :func:`proportional` is gclib's compute-time
 models' (``gclib.stragglers``, one draw per worker and round: a worker's time is ``overhead + load * n * X``).
 :func:`sweep` replays every candidate of :func:`candidates` on a probe and :func:`best` picks the fastest.
+:func:`read_delays` reads a delay matrix from a ``.npy`` or CSV file (``gclib sequential`` replays one from the
+command line); notebook ``12_sequential`` (:mod:`gclib.studies.sequential`) judges the schemes on held-out rounds.
 """
 from __future__ import annotations
 
