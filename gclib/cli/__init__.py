@@ -24,7 +24,8 @@ import sys
 #: Exit codes (as :mod:`gclib.cli.options` has them): failed, a bad argument, interrupted (128 + SIGINT).
 EXIT_FAIL, EXIT_USAGE, EXIT_INTERRUPTED = 1, 2, 130
 #: The command modules, in the order of ``gclib --help``.
-COMMANDS = ("registries", "simulate", "verify", "reproduce", "train", "gallery", "run", "profile", "advise", "trace")
+COMMANDS = ("registries", "simulate", "verify", "reproduce", "train", "gallery", "run", "profile", "advise", "trace",
+            "sequential")
 
 
 def build_parser(only: str | None = None):

@@ -1,4 +1,5 @@
-"""``gclib list``: the schemes with their papers and parameters, and the compute-time models; the help of a
+"""``gclib list``: the schemes with their papers and parameters, the compute-time models, the training schemes and
+the sequential schemes (:mod:`gclib.sequential`); the help of a
 command that takes ``--scheme`` or ``--model`` names them and points here (``gclib --help`` lists them in full).
 
 The listings are read from the registries (:data:`gclib.schemes.SCHEMES` and :data:`~gclib.schemes.PARAMS`,
@@ -33,6 +34,7 @@ def run(a) -> int:
         print(registry_text("schemes (gclib simulate|verify|run --scheme NAME ...)",
                             "compute-time models (gclib simulate --model NAME ...)"))
         print(f"\n{TRAINING_HEADING}:\n{training_text()}")
+        print(f"\n{SEQUENTIAL_HEADING}:\n{sequential_text()}")
     return 0
 
 
@@ -171,7 +173,32 @@ def registry_json() -> dict:
         "models": [{"name": n, "help": _doc_line(c), "parameters": {f: d for f, d in model_fields(c)}}
                    for n, c in sorted(MODELS.items())],
         "training": [{"name": n, "help": TRAINING[n]} for n in _training_names()],
+        "sequential": _sequential_json(),
     }
+
+
+def _sequential_json():
+    from gclib.sequential import DESCRIPTIONS, PARAMETERS
+
+    return [{"name": n, "help": h, "parameters": list(PARAMETERS[n])} for n, h in DESCRIPTIONS.items()]
+
+
+SEQUENTIAL_HEADING = ("sequential schemes (gclib.sequential: coded across rounds, replayed on a delay matrix of "
+                      "workers x rounds)")
+
+
+def sequential_text(indent: int = 2) -> str:
+    """Every scheme of :mod:`gclib.sequential` with its parameters and a few words each."""
+    from gclib.sequential import DESCRIPTIONS, PARAMETERS
+
+    pad = " " * indent
+    w = max(map(len, DESCRIPTIONS)) + 1
+    lines = []
+    for n, text in DESCRIPTIONS.items():
+        lines.append(f"{pad}{n:<{w}} {text}")
+        if PARAMETERS[n]:
+            lines.append(f"{pad}{'':<{w}} parameters: {', '.join(PARAMETERS[n])}")
+    return "\n".join(lines)
 
 
 def _training_names():

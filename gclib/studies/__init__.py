@@ -18,6 +18,8 @@ notebook                               package
 ``09_advise``                          :mod:`gclib.studies.advise` (and its calibration)
 ``10_real_traces``                     :mod:`gclib.studies.real_traces` (and the traces' study)
 ``11_partial_stragglers``              :mod:`gclib.studies.partial_stragglers`
+``12_sequential``                      :mod:`gclib.studies.sequential` (and its study)
 ``13_approximate``                     :mod:`gclib.studies.approximate` (errors and training)
+``14_head_to_head``                    :mod:`gclib.studies.head_to_head` (and its study)
 =====================================  ==============================================================
 """

@@ -50,12 +50,15 @@ NOTEBOOKS = {
                               "(NeurIPS 2024), reconstructed",
                               "Q_max of the chunk orderings; exact-recovery time and uploads against GC, UC-MMC, "
                               "GC-MMC; approximate-recovery error at deadlines"),
+    "12_sequential": ("Krishnan, Ebrahimi, Khisti: Sequential Gradient Coding For Straggler Mitigation (ICLR 2023)",
+                      "GC, SR-SGC and M-SGC chosen on a probe and replayed on held-out rounds of model, trace and "
+                      "MPI delay matrices"),
+    "13_approximate": ("Raviv et al. (ICML 2018); Glasgow and Wootters (JSAIT 2021); Bitar et al. (JSAIT 2020)",
+                       "approximate codes: decoding error against the straggler fraction, and training with it"),
     "14_head_to_head": ("Every family of 2017-2024 side by side: one-shot, multi-message, partial-straggler, "
                         "sequential and approximate codes",
                         "mean iteration time against computation and communication on the same models and real "
                         "traces"),
-    "13_approximate": ("Raviv et al. (ICML 2018); Glasgow and Wootters (JSAIT 2021); Bitar et al. (JSAIT 2020)",
-                       "approximate codes: decoding error against the straggler fraction, and training with it"),
 }
 
 FIGURES = [
@@ -167,12 +170,14 @@ FIGURES = [
     Figure("11_approx_mse", "11_partial_stragglers",
            "mean error of approximate recovery at deadlines (fractions of GC's mean exact time), log scale: RMG's "
            "covered chunks against the least-squares decodes of GC and GC-MMC", ("P2",)),
-    Figure("14_time_vs_load", "14_head_to_head",
-           "per model (compute-time models and real traces), the mean iteration time of every line of work's "
-           "fastest design at each computation load, with 95% intervals", ("P*", "S*")),
-    Figure("14_time_vs_communication", "14_head_to_head",
-           "per model, the mean iteration time against the gradient-length vectors received per iteration, the "
-           "designs of each line of work that no other of its designs beats on both", ("Q*",)),
+    Figure("12_gains", "12_sequential",
+           "per delay source (compute-time models under gclib's proportional and the authors' shift load model, "
+           "with and without worker and round effects; shipped traces; a real MPI run), the held-out run time of "
+           "SR-SGC and M-SGC below GC's, paired over seeds with 95% CIs, beside the paper's 16%",
+           ("P1*", "R0", "R1", "R2", "R3")),
+    Figure("12_mu", "12_sequential",
+           "the gain of SR-SGC and M-SGC over GC against the deadline factor mu, one panel per compute-time model "
+           "under the authors' load model, with 95% CIs", ("C3",)),
     Figure("13_benchmark", "13_approximate",
            "our run of the authors' expander-code benchmark (n = 50, d = 3): mean error of the fixed and the optimal "
            "decoder and the spectral bound against s, with 95% bars over the graphs, beside the published means",
@@ -185,6 +190,12 @@ FIGURES = [
            "loss gap against simulated time for gradient descent with each code's decoded gradient (one seed, "
            "Pareto compute times): the approximate codes, and the expander code against exact CRC and uncoded",
            ("T*",)),
+    Figure("14_time_vs_load", "14_head_to_head",
+           "per model (compute-time models and real traces), the mean iteration time of every line of work's "
+           "fastest design at each computation load, with 95% intervals", ("P*", "S*")),
+    Figure("14_time_vs_communication", "14_head_to_head",
+           "per model, the mean iteration time against the gradient-length vectors received per iteration, the "
+           "designs of each line of work that no other of its designs beats on both", ("Q*",)),
 ]
 
 

@@ -355,6 +355,23 @@ def _approximate(p: Parameters):
     p.integer("seeds", low=1)
     p.integer("max_iter", low=1)
     p.real("rel_target", above=0, below=1)
+def _sequential(p: Parameters):
+    p.integer("seed", low=0)
+    p.integer("n", low=2)
+    md = p.integer("max_delay", low=1)
+    p.integer("probe", low=md + 2)  # the jobs of a probe are its rounds less the largest delay
+    p.integer("held", low=md + 2)
+    p.integer("seeds", low=2)  # a paired interval needs two seeds
+    p.real("mu", low=0)
+    p.reals("mus", low=0)
+    p.integer("lambda_step", low=1)
+    p.choices("models", ["Lambda-like", "shifted-exp", "Pareto"], distinct=True)
+    p.choices("load_models", ["proportional", "shift"], distinct=True)
+    p.choices("traces", sorted(shipped()), min_len=0, distinct=True)
+    p.integer("mpi_iterations", low=0)
+    if 0 < p.value("mpi_iterations") < 4:
+        raise ValueError(f"parameter mpi_iterations must be 0 (no MPI run) or at least 4, got "
+                         f"{p.value('mpi_iterations')!r}")
 
 
 def _index(p: Parameters):
@@ -375,8 +392,9 @@ NOTEBOOKS = {
     "09_advise": _advise,
     "10_real_traces": _real_traces,
     "11_partial_stragglers": _partial_stragglers,
-    "14_head_to_head": _head_to_head,
+    "12_sequential": _sequential,
     "13_approximate": _approximate,
+    "14_head_to_head": _head_to_head,
 }
 
 

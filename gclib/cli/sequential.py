@@ -1,0 +1,75 @@
+"""``gclib sequential``: a sequential gradient-coding scheme (:mod:`gclib.sequential`) replayed on a delay matrix
+from a file, with given parameters or the best of a sweep."""
+from __future__ import annotations
+
+import json
+
+#: The command, and its line in ``gclib --help``.
+NAME = "sequential"
+HELP = "replay GC, SR-SGC or M-SGC (sequential gradient coding) on a delay matrix of workers x rounds"
+
+
+def add_parser(sub):
+    from gclib import checks
+    from gclib.sequential import CONVENTIONS, MU, SCHEMES
+
+    p = sub.add_parser(NAME, help=HELP,
+                       description="Replay a scheme of gclib.sequential on a delay matrix (seconds, a row per worker "
+                                   "and a column per round): a round's stragglers are slower than (1 + mu) times its "
+                                   "fastest worker; a round that fits the scheme's model lasts min(deadline, "
+                                   "slowest), else the master waits for all.",
+                       epilog="examples:\n"
+                              "  gclib sequential --delays d.npy --scheme m-sgc --B 1 --W 2 --lambd 27\n"
+                              "  gclib sequential --delays d.csv --scheme gc --s 3 --convention simulator\n"
+                              "  gclib sequential --delays d.csv --scheme sr-sgc --sweep --max-delay 4 --jobs 80\n\n"
+                              "`gclib list` shows the sequential schemes and their parameters.")
+    p.add_argument("--delays", required=True, metavar="FILE",
+                   help="the delay matrix: .npy, or a CSV of numbers without a header")
+    p.add_argument("--transpose", action="store_true", help="the file has a row per round (a column per worker)")
+    p.add_argument("--scheme", required=True, choices=SCHEMES, help="the scheme")
+    for name, what in (("s", "GC's straggler parameter"), ("B", "burst length of SR-SGC and M-SGC"),
+                       ("W", "window of SR-SGC and M-SGC"), ("lambd", "stragglers per window of SR-SGC and M-SGC")):
+        p.add_argument(f"--{name}", type=checks.option(checks.integer, low=0), default=None, help=what)
+    p.add_argument("--jobs", type=checks.option(checks.integer, low=1), default=None,
+                   help="gradients to compute (default: as many as the rounds allow)")
+    p.add_argument("--mu", type=checks.option(checks.real, low=0), default=MU,
+                   help=f"deadline factor (default {MU:g})")
+    p.add_argument("--convention", choices=CONVENTIONS, default="paper",
+                   help="the paper's definitions or the authors' simulator's (GC accepts fewer than s stragglers; "
+                        "no-wait charges the deadline) (default paper)")
+    p.add_argument("--sweep", action="store_true",
+                   help="choose the parameters by a sweep on the matrix as given (the same delays at every load)")
+    p.add_argument("--max-delay", type=checks.option(checks.integer, low=1), default=4,
+                   help="the largest delay T of the sweep (default 4)")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.set_defaults(fn=run)
+
+
+def run(a) -> int:
+    from gclib import sequential as sq
+
+    d = sq.read_delays(a.delays, transpose=a.transpose)
+    names = sq.PARAMETERS[a.scheme]
+    given = {k: getattr(a, k) for k in ("s", "B", "W", "lambd") if getattr(a, k) is not None}
+    if a.sweep:
+        if given:
+            raise ValueError(f"argument --sweep: cannot be given with {', '.join('--' + k for k in given)} (the sweep "
+                             f"chooses them)")
+        T = a.max_delay if a.scheme in ("sr-sgc", "m-sgc") else 0
+        jobs = a.jobs if a.jobs is not None else d.shape[1] - T
+        tab = sq.sweep(lambda load: d, a.scheme, jobs=jobs, mu=a.mu, convention=a.convention,
+                       **({"max_delay": a.max_delay} if a.scheme in ("sr-sgc", "m-sgc") else {}))
+        params = sq.best(tab)
+    else:
+        extra = sorted(set(given) - set(names))
+        if extra:
+            raise ValueError(f"argument --{extra[0]}: scheme {a.scheme} takes {', '.join('--' + k for k in names) or 'no parameters'}")
+        params = given
+    r = sq.run(a.scheme, d, jobs=jobs if a.sweep else a.jobs, mu=a.mu, convention=a.convention, **params)
+    if a.json:
+        print(json.dumps({**r.to_dict(), "durations": [float(x) for x in r.durations]}, indent=1))
+    else:
+        print(f"{r.label()} on {d.shape[0]} workers x {d.shape[1]} rounds ({a.convention} convention, mu {r.mu:g}): "
+              f"run time {r.total:.6g} s for {r.jobs} jobs in {r.rounds} rounds, {r.waits} waited for all; load "
+              f"{r.load:.4g}, delay T = {r.T}")
+    return 0

@@ -1,0 +1,483 @@
+"""Sequential gradient coding: coding across iterations with a decoding delay, replayed on a delay matrix.
+
+Krishnan, Ebrahimi and Khisti, "Sequential Gradient Coding For Straggler Mitigation" (ICLR 2023, arXiv:2211.13802)
+let gradient ``t`` start in round ``t`` and be due by round ``t + T``, so a round's lost work can be made up in a
+later round. Their two schemes, and the baselines, are simulated here the way the authors judged them: by replaying
+a *delay matrix* ``delays[i, r]``, worker ``i``'s seconds in round ``r`` (``(workers, rounds)``).
+
+The round rule shared by every coded scheme. Round ``r``'s deadline is ``(1 + mu)`` times its fastest worker's time;
+the workers slower than that are its stragglers. When the stragglers fit the scheme's straggler model, their work
+of the round is lost and the round lasts ``min(deadline, slowest)``; otherwise the master waits for every worker
+(nothing is lost, the round lasts its slowest time and counts as *waited*). The run time is the sum of the rounds.
+
+Schemes (:data:`SCHEMES`), each with its normalized load (the fraction of one gradient's data a worker processes in a
+round, :func:`load`) and delay ``T`` (:func:`delay`); ``jobs`` gradients take ``jobs + T`` rounds:
+
+* ``no-coding``: every worker its ``1/n`` share, the master waits for all; ``T = 0``;
+* ``no-wait``: the master never waits (and decodes nothing): the lower baseline; ``T = 0``;
+* ``gc``: gradient coding with parameter ``s`` in every round on its own (load ``(s + 1)/n``, ``T = 0``);
+* ``sr-sgc`` ``(B, W, lambd)``: GC with ``s = ceil(B lambd / (W - 1 + B))`` plus selective repetition: when ``v > s``
+  workers missed job ``r - B`` in round ``r - B``, ``v - s`` of them (the lowest-indexed) redo it in round ``r``
+  instead of job ``r``; job ``t`` decodes from ``n - s`` results of rounds ``t`` and ``t + B``; ``T = B``; in the
+  last ``B`` rounds a round whose job ``r - B`` already decodes is skipped at no cost. ``B`` divides ``W - 1``;
+* ``m-sgc`` ``(B, W, lambd)``: every job is cut into ``W - 1 + B`` minitasks per worker, handled on a diagonal
+  (minitask ``m`` of job ``j`` in round ``j + m``): the first ``W - 1`` are uncoded pieces, the last ``B`` are
+  GC-coded groups. A worker does a coded group only when it has delivered all its ``W - 1`` uncoded pieces of the
+  job; otherwise it redoes an uncoded piece it lost. Job ``j`` decodes when every worker has delivered its ``W - 1``
+  pieces and each coded group has ``n - lambd`` results; ``T = W - 2 + B``; ``1 <= B <= W - 1``.
+
+The straggler model of both SGC schemes, checked in each round (:func:`sr_sgc`, :func:`m_sgc`): the ``(B, W,
+lambd)``-bursty model, read on the stragglers *recorded* in past rounds (a waited round records none): *spatial*,
+the workers that straggled in the last ``W - 1`` rounds and now number at most ``lambd``; *temporal*, a worker
+straggling now did not straggle in rounds ``r - W + 1 .. r - B`` (a burst lasts at most ``B`` rounds in a window).
+SR-SGC leaves out of both tests a past round that plain GC absorbed (every worker on that round's own job and at
+most ``s`` stragglers); M-SGC has no GC layer in every round and leaves none out.
+
+Conventions (:data:`CONVENTIONS`): ``"paper"`` follows the paper's definitions; ``"simulator"`` the authors' public
+simulator (GitHub mamaj/Sequential-Gradient-Coding-2), where they differ:
+
+* GC(s) tolerates ``s`` stragglers in the paper (``<= s``); the simulator accepts a round only with fewer than
+  ``s`` (``< s``), so its GC(s) pays the load of ``s`` and tolerates ``s - 1``;
+* no-wait: the paper's lower bound lasts ``min(deadline, slowest)`` per round; the simulator charges the deadline
+  even when every worker was faster.
+
+The rest is the same in both, read from the simulator (the paper is silent or agrees): the deadline rule, SR-SGC's
+lowest-indexed repeaters, the exemption of GC-absorbed rounds in SR-SGC only (the asymmetry follows each scheme's
+design), the tail (SR-SGC may skip its last ``B`` rounds; M-SGC cannot, since a job decodes only after its last
+coded minitask in round ``j + T``, and its ``T`` tail rounds are charged in full).
+
+Loads and delay matrices: :func:`linear_shift` is the authors' load model (a probe matrix measured at ``base_load``,
+shifted by ``(load - base_load) * base_comp`` seconds for every worker); :func:`proportional` is gclib's compute-time
+models' (``gclib.stragglers``, one draw per worker and round: a worker's time is ``overhead + load * n * X``).
+:func:`sweep` replays every candidate of :func:`candidates` on a probe and :func:`best` picks the fastest.
+:func:`read_delays` reads a delay matrix from a ``.npy`` or CSV file (``gclib sequential`` replays one from the
+command line); notebook ``12_sequential`` (:mod:`gclib.studies.sequential`) judges the schemes on held-out rounds.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Optional
+
+import numpy as np
+import pandas as pd
+
+from gclib import checks
+
+#: The schemes, by name.
+SCHEMES = ("no-coding", "no-wait", "gc", "sr-sgc", "m-sgc")
+#: Each scheme's parameters.
+PARAMETERS = {"no-coding": (), "no-wait": (), "gc": ("s",), "sr-sgc": ("B", "W", "lambd"), "m-sgc": ("B", "W", "lambd")}
+#: One line per scheme, for ``gclib list``.
+DESCRIPTIONS = {
+    "no-coding": "uncoded: every worker its 1/n share, the master waits for all workers in every round",
+    "no-wait": "lower baseline: every round lasts its deadline (or its slowest worker when sooner), nothing decoded",
+    "gc": "gradient coding GC(s) in every round on its own: load (s+1)/n, delay T = 0",
+    "sr-sgc": "sequential GC with selective repetition (B, W, lambd): GC(ceil(B lambd/(W-1+B))) and redo of lost "
+              "tasks B rounds later; T = B (Krishnan et al., ICLR 2023)",
+    "m-sgc": "multiplexed sequential GC (B, W, lambd): W-1 uncoded and B coded minitasks per job on a diagonal, "
+             "T = W-2+B (Krishnan et al., ICLR 2023)",
+}
+#: The conventions: the paper's definitions, or the authors' public simulator.
+CONVENTIONS = ("paper", "simulator")
+#: The deadline factor of the authors' final results: a straggler is slower than twice the round's fastest worker.
+MU = 1.0
+
+
+@dataclass
+class Result:
+    """One scheme replayed on a delay matrix: ``durations`` ``(rounds,)`` seconds per round (0 for a skipped round),
+    ``waited`` ``(rounds,)`` the rounds that waited for every worker, ``load`` the normalized load, ``T`` the delay,
+    ``jobs`` the gradients computed."""
+
+    scheme: str
+    params: dict
+    load: float
+    T: int
+    jobs: int
+    mu: float
+    convention: str
+    durations: np.ndarray
+    waited: np.ndarray
+    skipped: np.ndarray = field(default=None)
+
+    @property
+    def total(self) -> float:
+        """The run time: the sum of the rounds (seconds)."""
+        return float(np.sum(self.durations))
+
+    @property
+    def waits(self) -> int:
+        """The rounds that waited for every worker."""
+        return int(np.sum(self.waited))
+
+    @property
+    def rounds(self) -> int:
+        return int(len(self.durations))
+
+    def label(self) -> str:
+        return label(self.scheme, self.params)
+
+    def to_dict(self) -> dict:
+        return {"scheme": self.scheme, "label": self.label(), **{k: self.params.get(k) for k in ("s", "B", "W", "lambd")},
+                "load": self.load, "T": self.T, "jobs": self.jobs, "rounds": self.rounds, "mu": self.mu,
+                "convention": self.convention, "total": self.total, "waits": self.waits}
+
+
+def label(scheme: str, params: dict) -> str:
+    """``"gc s=3"``, ``"m-sgc (1,2,27)"``, ``"no-coding"``."""
+    if scheme == "gc":
+        return f"gc s={params['s']}"
+    if scheme in ("sr-sgc", "m-sgc"):
+        return f"{scheme} ({params['B']},{params['W']},{params['lambd']})"
+    return scheme
+
+
+# ------------------------------------------------------------------------------------------------ parameters
+def _scheme(scheme) -> str:
+    return checks.choice("scheme", scheme, SCHEMES)
+
+
+def check_params(scheme: str, n: int, **params) -> dict:
+    """The parameters of ``scheme`` for ``n`` workers, checked: GC ``0 <= s <= n - 1``; SR-SGC ``B >= 1``,
+    ``W >= B + 1`` with ``B`` dividing ``W - 1``, ``1 <= lambd <= n``; M-SGC ``W >= 2``, ``1 <= B <= W - 1``,
+    ``1 <= lambd <= n``. Raises ValueError naming the parameter and its allowed range."""
+    scheme = _scheme(scheme)
+    n = checks.integer("n", n, low=1)
+    names = PARAMETERS[scheme]
+    extra = sorted(set(params) - set(names))
+    if extra:
+        raise ValueError(f"scheme {scheme!r} takes parameters {list(names) or 'none'}, got {extra}")
+    missing = [k for k in names if params.get(k) is None]
+    if missing:
+        raise ValueError(f"scheme {scheme!r} needs parameters {list(names)}, missing {missing}")
+    if scheme == "gc":
+        return {"s": checks.integer("s", params["s"], low=0, high=n - 1, why=" (at most n - 1)")}
+    if scheme in ("sr-sgc", "m-sgc"):
+        if scheme == "sr-sgc":
+            B = checks.integer("B", params["B"], low=1)
+            W = checks.integer("W", params["W"], low=B + 1, why=" (at least B + 1)")
+            if (W - 1) % B:
+                raise ValueError(f"B must divide W - 1 for sr-sgc, got B = {B}, W = {W} (W - 1 = {W - 1})")
+        else:
+            W = checks.integer("W", params["W"], low=2)
+            B = checks.integer("B", params["B"], low=1, high=W - 1, why=" (at most W - 1)")
+        lambd = checks.integer("lambd", params["lambd"], low=1, high=n, why=" (at most n, the workers)")
+        return {"B": B, "W": W, "lambd": lambd}
+    return {}
+
+
+def sr_sgc_s(B: int, W: int, lambd: int) -> int:
+    """SR-SGC's per-round GC parameter ``ceil(B lambd / (W - 1 + B))``."""
+    return -(-B * lambd // (W - 1 + B))
+
+
+def load(scheme: str, n: int, **params) -> float:
+    """The normalized load (fraction of one gradient's data per worker and round): no coding and no wait ``1/n``;
+    GC ``(s + 1)/n``; SR-SGC ``(s + 1)/n`` with ``s = ceil(B lambd / (W - 1 + B))``; M-SGC
+    ``(lambd + 1)(W - 1 + B) / (n (B + (W - 1)(lambd + 1)))``, or ``(W - 1 + B) / (n (W - 1))`` when ``lambd = n``."""
+    p = check_params(scheme, n, **params)
+    if scheme == "gc":
+        return (p["s"] + 1) / n
+    if scheme == "sr-sgc":
+        return (sr_sgc_s(p["B"], p["W"], p["lambd"]) + 1) / n
+    if scheme == "m-sgc":
+        B, W, lam = p["B"], p["W"], p["lambd"]
+        if lam == n:
+            return (W - 1 + B) / (n * (W - 1))
+        return (lam + 1) * (W - 1 + B) / (n * (B + (W - 1) * (lam + 1)))
+    return 1.0 / n
+
+
+def delay(scheme: str, **params) -> int:
+    """The decoding delay ``T`` in rounds: 0 for no coding, no wait and GC; ``B`` for SR-SGC; ``W - 2 + B`` for
+    M-SGC."""
+    scheme = _scheme(scheme)
+    if scheme == "sr-sgc":
+        return int(params["B"])
+    if scheme == "m-sgc":
+        return int(params["W"]) - 2 + int(params["B"])
+    return 0
+
+
+# ------------------------------------------------------------------------------------------------ the replay
+def _matrix(delays, jobs, T) -> tuple[np.ndarray, int]:
+    d = checks.finite_array("delays", delays, ndim=2, complex_ok=False).astype(float)
+    if d.shape[0] < 1 or d.shape[1] < 1:
+        raise ValueError(f"delays must be a (workers, rounds) matrix with at least one of each, got {d.shape}")
+    if (d < 0).any():
+        raise ValueError("delays must be non-negative seconds")
+    rounds = d.shape[1]
+    if jobs is None:
+        jobs = rounds - T
+    jobs = checks.integer("jobs", jobs, low=1, high=max(1, rounds - T),
+                          why=f" (the delay matrix has {rounds} rounds and the scheme needs jobs + T = jobs + {T})")
+    if jobs + T > rounds:
+        raise ValueError(f"jobs must be at most {rounds - T} (delays has {rounds} rounds, T = {T}), got {jobs}")
+    return d, jobs
+
+
+def _late(col: np.ndarray, mu: float) -> tuple[np.ndarray, float, float]:
+    deadline = (1.0 + mu) * col.min()
+    return col > deadline, deadline, col.max()
+
+
+def stragglers(delays, mu: float = MU) -> np.ndarray:
+    """``(workers, rounds)`` boolean: worker ``i`` straggles in round ``r`` when its time exceeds ``(1 + mu)`` times
+    the round's fastest time."""
+    d = checks.finite_array("delays", delays, ndim=2, complex_ok=False).astype(float)
+    mu = checks.real("mu", mu, low=0)
+    return d > (1.0 + mu) * d.min(axis=0, keepdims=True)
+
+
+def run(scheme: str, delays, *, jobs: Optional[int] = None, mu: float = MU, convention: str = "paper",
+        limit: Optional[float] = None, **params) -> Optional[Result]:
+    """Replay ``scheme`` with its parameters on ``delays`` ``(workers, rounds)`` for ``jobs`` gradients (default: as
+    many as the rounds allow, ``rounds - T``); ``mu`` the deadline factor; ``convention`` one of
+    :data:`CONVENTIONS`. ``limit``: stop and return ``None`` once the run time exceeds it (a sweep's pruning).
+
+    Raises:
+        ValueError: a bad parameter, too few rounds for ``jobs + T``. RuntimeError: a job the scheme should decode
+        does not (a bug: the straggler model check is meant to prevent it).
+    """
+    scheme = _scheme(scheme)
+    convention = checks.choice("convention", convention, CONVENTIONS)
+    mu = checks.real("mu", mu, low=0)
+    d0 = checks.finite_array("delays", delays, ndim=2, complex_ok=False)
+    n = d0.shape[0]
+    p = check_params(scheme, n, **params)
+    T = delay(scheme, **p)
+    d, jobs = _matrix(d0, jobs, T)
+    lim = math.inf if limit is None else float(limit)
+    fn = {"no-coding": _no_coding, "no-wait": _no_wait, "gc": _gc, "sr-sgc": _sr_sgc, "m-sgc": _m_sgc}[scheme]
+    out = fn(d, jobs, mu, convention, lim, **p)
+    if out is None:
+        return None
+    durations, waited, skipped = out
+    return Result(scheme, p, load(scheme, n, **p), T, jobs, mu, convention, durations, waited, skipped)
+
+
+def _no_coding(d, jobs, mu, convention, lim):
+    dur = d[:, :jobs].max(axis=0)
+    return dur, np.ones(jobs, bool), np.zeros(jobs, bool)
+
+
+def _no_wait(d, jobs, mu, convention, lim):
+    x = d[:, :jobs]
+    deadline = (1.0 + mu) * x.min(axis=0)
+    dur = deadline if convention == "simulator" else np.minimum(deadline, x.max(axis=0))
+    return dur, np.zeros(jobs, bool), np.zeros(jobs, bool)
+
+
+def _gc(d, jobs, mu, convention, lim, s):
+    x = d[:, :jobs]
+    deadline = (1.0 + mu) * x.min(axis=0)
+    count = (x > deadline).sum(axis=0)
+    ok = count < s if convention == "simulator" else count <= s
+    dur = np.where(ok, np.minimum(deadline, x.max(axis=0)), x.max(axis=0))
+    return dur, ~ok, np.zeros(jobs, bool)
+
+
+def _sr_sgc(d, jobs, mu, convention, lim, B, W, lambd):
+    n = d.shape[0]
+    s = sr_sgc_s(B, W, lambd)
+    rounds = jobs + B
+    work = np.full((n, rounds), -1)  # the job each worker works on (-1: the round was skipped)
+    got = np.zeros((n, rounds), bool)  # its result of the round reached the master
+    late = np.zeros((n, rounds), bool)  # recorded stragglers (an accepted round's)
+    exempt = np.zeros(rounds, bool)  # rounds plain GC absorbed: left out of the model checks
+    dur = np.zeros(rounds)
+    waited = np.zeros(rounds, bool)
+    skipped = np.zeros(rounds, bool)
+    total = 0.0
+    for r in range(rounds):
+        t = r - B
+        if r >= jobs and (got[:, t] & (work[:, t] == t)).sum() >= n - s:
+            skipped[r] = True
+            continue
+        w = np.full(n, r)
+        if t >= 0:
+            missing = np.flatnonzero(~(got[:, t] & (work[:, t] == t)))
+            if missing.size > s:
+                w[missing[: missing.size - s]] = t
+        now, deadline, slowest = _late(d[:, r], mu)
+        lo = max(0, r - W + 1)
+        past = late[:, lo:r][:, ~exempt[lo:r]].any(axis=1)
+        ok = (past | now).sum() <= lambd
+        if ok:
+            hi = max(0, r - B + 1)
+            ok = not (late[:, lo:hi][:, ~exempt[lo:hi]].any(axis=1) & now).any()
+        work[:, r] = w
+        if ok:
+            got[:, r] = ~now
+            late[:, r] = now
+            dur[r] = min(deadline, slowest)
+        else:
+            got[:, r] = True
+            waited[r] = True
+            dur[r] = slowest
+        exempt[r] = bool(np.all((w == r) | late[:, r]) and late[:, r].sum() <= s)
+        total += dur[r]
+        if total > lim:
+            return None
+        if t >= 0:
+            have = (got[:, t] & (work[:, t] == t)).sum() + (got[:, r] & (work[:, r] == t)).sum()
+            if have < n - s:
+                raise RuntimeError(f"sr-sgc ({B},{W},{lambd}): job {t} not decodable in round {r} ({have} of "
+                                   f"n - s = {n - s} results)")
+    return dur, waited, skipped
+
+
+def _m_sgc(d, jobs, mu, convention, lim, B, W, lambd):
+    n = d.shape[0]
+    D1, M = W - 1, W - 1 + B
+    T = W - 2 + B
+    rounds = jobs + T
+    pieces = np.zeros((n, rounds), int)  # uncoded pieces delivered, per worker and job
+    coded = np.zeros((B, rounds), int)  # coded results delivered, per group and job
+    late = np.zeros((n, rounds), bool)
+    dur = np.zeros(rounds)
+    waited = np.zeros(rounds, bool)
+    total = 0.0
+    for r in range(rounds):
+        slots = range(min(M, r + 1))
+        does_coded = {m: pieces[:, r - m] >= D1 for m in slots if m >= D1}
+        now, deadline, slowest = _late(d[:, r], mu)
+        lo = max(0, r - W + 1)
+        ok = (late[:, lo:r].any(axis=1) | now).sum() <= lambd
+        if ok:
+            ok = not (late[:, lo:max(0, r - B + 1)].any(axis=1) & now).any()
+        if ok:
+            arrived = ~now
+            late[:, r] = now
+            dur[r] = min(deadline, slowest)
+        else:
+            arrived = np.ones(n, bool)
+            waited[r] = True
+            dur[r] = slowest
+        for m in slots:
+            j = r - m
+            if m < D1:
+                pieces[arrived, j] += 1
+            else:
+                c = does_coded[m]
+                coded[m - D1, j] += int((arrived & c).sum())
+                pieces[arrived & ~c, j] += 1
+        total += dur[r]
+        if total > lim:
+            return None
+        j = r - T
+        if j >= 0 and ((pieces[:, j] < D1).any() or (coded[:, j] < n - lambd).any()):
+            raise RuntimeError(f"m-sgc ({B},{W},{lambd}): job {j} not decodable in round {r}")
+    return dur, waited, np.zeros(rounds, bool)
+
+
+# ------------------------------------------------------------------------------------------------ load models
+def linear_shift(base, base_comp: float, base_load: float = 0.0) -> Callable[[float], np.ndarray]:
+    """The authors' load model: ``delays(load) = base + (load - base_load) * base_comp``, the probe matrix ``base``
+    ``(workers, rounds)`` measured at ``base_load`` and shifted by one constant for every worker and round
+    (``base_comp``: seconds per unit of normalized load). The straggler *pattern* of ``base`` is kept at every load."""
+    b = checks.finite_array("base", base, ndim=2, complex_ok=False).astype(float)
+    c = checks.real("base_comp", base_comp, low=0)
+    b0 = checks.real("base_load", base_load, low=0, high=1)
+
+    def at(load: float) -> np.ndarray:
+        return b + (checks.real("load", load, above=0) - b0) * c
+    return at
+
+
+def proportional(unit, overhead: float = 0.0) -> Callable[[float], np.ndarray]:
+    """gclib's compute-time models' load model: worker ``i`` processes ``load * n`` data parts in round ``r`` at
+    ``unit[i, r]`` seconds a part (one draw per worker and round, ``gclib.stragglers`` with ``per_task=False``), plus
+    a fixed ``overhead`` per round: ``delays(load) = overhead + load * n * unit``. A straggler's time grows with its
+    load."""
+    u = checks.finite_array("unit", unit, ndim=2, complex_ok=False).astype(float)
+    if (u < 0).any():
+        raise ValueError("unit must be non-negative seconds per data part")
+    o = checks.real("overhead", overhead, low=0)
+    n = u.shape[0]
+
+    def at(load: float) -> np.ndarray:
+        return o + checks.real("load", load, above=0) * n * u
+    return at
+
+
+# ------------------------------------------------------------------------------------------------ sweep
+def candidates(scheme: str, n: int, *, max_delay: int = 4, max_W: Optional[int] = None,
+               lambdas: Optional[Iterable[int]] = None, s_values: Optional[Iterable[int]] = None) -> list[dict]:
+    """The parameter sets the authors' sweep tries, within bounds: GC ``s`` in ``s_values`` (default ``0 .. n - 1``);
+    SR-SGC ``B = 1 .. max_delay``, ``W = B + 1, 2B + 1, ... <= max_W`` (default ``max_delay + 1``); M-SGC ``W = 2 ..``,
+    ``B = 1 .. W - 1`` with ``W - 1 + B <= max_delay``; ``lambd`` in ``lambdas`` (default ``1 .. n``)."""
+    scheme = _scheme(scheme)
+    n = checks.integer("n", n, low=1)
+    max_delay = checks.integer("max_delay", max_delay, low=1)
+    max_W = max_delay + 1 if max_W is None else checks.integer("max_W", max_W, low=2)
+    lams = list(range(1, n + 1)) if lambdas is None else sorted({int(x) for x in lambdas if 1 <= int(x) <= n})
+    if scheme == "gc":
+        ss = range(n) if s_values is None else sorted({int(x) for x in s_values if 0 <= int(x) < n})
+        return [{"s": s} for s in ss]
+    if scheme == "sr-sgc":
+        return [{"B": B, "W": W, "lambd": lam} for B in range(1, max_delay + 1)
+                for W in range(B + 1, max_W + 1, B) for lam in lams]
+    if scheme == "m-sgc":
+        return [{"B": B, "W": W, "lambd": lam} for W in range(2, max_delay + 2) for B in range(1, W)
+                if W - 1 + B <= max_delay for lam in lams]
+    return [{}]
+
+
+def sweep(delays_at: Callable[[float], np.ndarray], scheme: str, *, jobs: int, mu: float = MU,
+          convention: str = "paper", prune: bool = True, **bounds) -> pd.DataFrame:
+    """Replay every candidate of :func:`candidates` (``bounds``: its keyword arguments) on ``delays_at(load)``, the
+    probe matrix at the candidate's load (:func:`linear_shift`, :func:`proportional`), for ``jobs`` gradients.
+    Returns one row per candidate (:meth:`Result.to_dict`), ``total`` ``inf`` when pruned (``prune``: a candidate
+    is stopped once it is slower than the best so far, which cannot change the best)."""
+    n = delays_at(1.0).shape[0]
+    rows, best_total = [], math.inf
+    cache = {}
+    for p in candidates(scheme, n, **bounds):
+        ld = load(scheme, n, **p)
+        if ld not in cache:
+            cache[ld] = delays_at(ld)
+        r = run(scheme, cache[ld], jobs=jobs, mu=mu, convention=convention,
+                limit=best_total if prune else None, **p)
+        if r is None:
+            rows.append({"scheme": scheme, "label": label(scheme, p), **{k: p.get(k) for k in ("s", "B", "W", "lambd")},
+                         "load": ld, "T": delay(scheme, **p), "jobs": jobs, "mu": mu, "convention": convention,
+                         "total": math.inf, "waits": -1})
+            continue
+        rows.append(r.to_dict())
+        best_total = min(best_total, r.total)
+    return pd.DataFrame(rows)
+
+
+def best(table: pd.DataFrame) -> dict:
+    """The fastest row of a :func:`sweep` (the first among equals): its parameters as a dict for :func:`run`."""
+    if not len(table):
+        raise ValueError("the sweep table is empty")
+    row = table.loc[table["total"].astype(float).idxmin()]
+    names = PARAMETERS[row["scheme"]]
+    return {k: int(row[k]) for k in names}
+
+
+# ------------------------------------------------------------------------------------------------ files
+def read_delays(path, *, transpose: bool = False) -> np.ndarray:
+    """A delay matrix from a file: ``.npy`` (a 2-D array) or a CSV of numbers without a header (a row per worker, a
+    column per round; ``transpose``: a row per round). Returns ``(workers, rounds)`` seconds.
+
+    Raises:
+        ValueError: one line naming the file and what is wrong (not 2-D, not numbers, negative or not finite).
+    """
+    p = checks.input_path("delays", path, kind="file", must_exist=True)
+    try:
+        if p.suffix.lower() == ".npy":
+            d = np.load(p, allow_pickle=False)
+        else:
+            d = np.loadtxt(p, delimiter=",", ndmin=2, dtype=float)
+    except (ValueError, OSError) as e:
+        raise ValueError(f"{path}: not a delay matrix (.npy, or a CSV of numbers without a header): {e}") from None
+    d = np.asarray(d, dtype=float)
+    if d.ndim != 2 or d.size == 0:
+        raise ValueError(f"{path}: a delay matrix is 2-D (workers x rounds), got shape {d.shape}")
+    if not np.isfinite(d).all() or (d < 0).any():
+        raise ValueError(f"{path}: delays must be finite, non-negative seconds")
+    return d.T if transpose else d

@@ -1,0 +1,290 @@
+"""Notebook 12: the schemes of :mod:`gclib.sequential` chosen on a probe and judged on held-out rounds.
+
+Like the authors: every scheme's parameters are chosen by a sweep (:func:`gclib.sequential.sweep`) on the first
+``probe`` rounds of a delay matrix at each candidate's load, then the chosen scheme is replayed on the next
+``held`` rounds (separate rounds, the same workers). A delay matrix comes from one *source*:
+
+* a compute-time model: :data:`LAMBDA_LIKE` (shaped like the authors' own Lambda trace) or one of
+  :func:`gclib.stragglers.model_set` (``"scale"``: the shifted exponential and the Pareto), one draw per worker and
+  round, under the authors' linear shift (:func:`delays_at`: a straggler's time does not grow with its load) or
+  gclib's proportional model (a worker's time ``load * n * draw``, :func:`gclib.sequential.proportional`: a
+  straggler's time grows with its load); optionally with *effects*: a persistent factor per worker (the same in
+  every round) and a factor per round (shared by its workers), lognormal with the spreads gclib fits to the shipped
+  traces (:func:`effect_sizes`: the worker effect of trace AR, the iteration effect of trace ST);
+* a shipped real trace (:func:`gclib.timings.shipped`): rounds are iterations, workers its data-parallel replicas
+  (4, 32 and 2 of them: far fewer than the authors' 256), a worker's time its iteration's task times summed, at the
+  uncoded load ``1/n``;
+* a real MPI run of gclib (:func:`mpi_delays`): an uncoded profile run with an injected straggler, its measured
+  per-worker per-iteration times.
+
+Model sources are drawn anew for every seed: the per-seed run times are paired (the same matrix for every
+scheme), and the gains ``1 - time / GC's time`` get a Student-t 95% interval over seeds.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from gclib import checks, sequential as sq, stragglers
+from gclib.stats import Estimate, paired_difference
+from gclib.progress import progress as _progress
+
+#: The coded schemes compared, and the baselines.
+CODED = ("gc", "sr-sgc", "m-sgc")
+BASELINES = ("no-coding", "no-wait")
+#: Log-scale standard deviations of the persistent worker factor and of the round factor, as gclib's two-way
+#: decomposition (:class:`gclib.effects.WorkerEffects`) finds them in the shipped traces, each in the trace that has
+#: it: the worker effect of trace AR (one worker slow in every iteration), the iteration effect of trace ST (its
+#: variance mostly iteration-wide); rounded, for when the traces cannot be read.
+EFFECTS = {"worker": 0.15, "iteration": 0.02}
+#: Which shipped trace gives each effect's size.
+EFFECT_TRACES = {"worker": "AR", "iteration": "ST"}
+
+
+def effect_sizes() -> dict:
+    """The spreads (log scale) of the worker effect of the shipped trace AR and of the iteration effect of trace ST
+    (:class:`gclib.effects.WorkerEffects`), or :data:`EFFECTS` when the traces cannot be read."""
+    from gclib import effects, timings
+    try:
+        out = {}
+        for part, name in EFFECT_TRACES.items():
+            d = effects.WorkerEffects(timings.convert(timings.shipped()[name]).timings.durations).describe()
+            out[part] = float(d[f"sd_{part}"])
+        return out
+    except (KeyError, ValueError, ImportError):
+        return dict(EFFECTS)
+
+
+def model_unit(model, n: int, rounds: int, rng, *, worker_sd: float = 0.0, iteration_sd: float = 0.0) -> np.ndarray:
+    """``(n, rounds)`` seconds per data part: one draw of ``model`` per worker and round, times ``exp(b_w)``
+    (a worker's own factor, the same in every round, ``b ~ N(0, worker_sd)``) and ``exp(a_r)`` (the round's,
+    ``a ~ N(0, iteration_sd)``)."""
+    x = model.per_worker(rng, rounds, n, 1).T
+    b = rng.normal(0.0, worker_sd, size=(n, 1)) if worker_sd > 0 else 0.0
+    a = rng.normal(0.0, iteration_sd, size=(1, rounds)) if iteration_sd > 0 else 0.0
+    return x * np.exp(b + a)
+
+
+def trace_delays(name: str) -> np.ndarray:
+    """The delay matrix ``(workers, rounds)`` of shipped trace ``name``: each worker's task times of an iteration
+    summed."""
+    from gclib import timings
+    t = timings.convert(timings.shipped()[name]).timings
+    return np.nansum(t.durations, axis=2).T
+
+
+#: The authors' linear load model, fitted to their AWS Lambda probe (256 workers, Canada): the typical time of an
+#: invocation at load 0 (the median of a trace they shipped, 0.64 s) and the seconds per unit of normalized load
+#: (their fitted slope, 2.2013).
+LAMBDA = {"base": 0.64, "base_comp": 2.2013}
+#: A compute-time model shaped like the authors' shipped Lambda trace at load 0 (256 workers x 30 rounds: fastest
+#: 0.54 s, median 0.64 s): a shifted exponential with the shift at the fastest time and the median at the median
+#: (``alpha = 0.54``, ``1 / mu = 0.1 / ln 2``). Its shape is set by the trace's statistics, not by any run time.
+LAMBDA_LIKE = "Lambda-like"
+
+
+def lambda_like() -> stragglers.ShiftedExponential:
+    """:data:`LAMBDA_LIKE`: ``alpha = 0.54`` s, ``mu = ln 2 / 0.1`` per second."""
+    return stragglers.ShiftedExponential(mu=math.log(2) / 0.1, alpha=0.54)
+#: The load models: ``proportional`` (gclib's: a worker's time is ``load * n`` draws), ``shift`` (the authors':
+#: the draws, scaled to a mean of ``LAMBDA["base"]``, are the times at load 0, shifted by ``load * base_comp``).
+LOAD_MODELS = ("proportional", "shift")
+
+
+def delays_at(unit: np.ndarray, load_model: str):
+    """``load -> (n, rounds)`` delays from ``unit`` (seconds per data part, or a measured matrix at load ``1/n``)
+    under ``load_model`` (:data:`LOAD_MODELS`)."""
+    checks.choice("load_model", load_model, LOAD_MODELS)
+    if load_model == "shift":
+        return sq.linear_shift(unit * (LAMBDA["base"] / float(np.mean(unit))), LAMBDA["base_comp"])
+    return sq.proportional(unit)
+
+
+def replay(unit: np.ndarray, probe: int, held: int, *, mu: float, max_delay: int, lambdas=None,
+           convention: str = "paper", load_model: str = "proportional") -> list[dict]:
+    """Choose every scheme on the first ``probe`` rounds of ``unit`` (:func:`delays_at`) and replay it on the next
+    ``held`` rounds. One row per scheme: the chosen parameters, the load, ``T``, the probe's and the held-out run
+    time and waits."""
+    n = unit.shape[0]
+    a = delays_at(unit[:, :probe], load_model)
+    b = delays_at(unit[:, probe:probe + held], load_model)
+    rows = []
+    for scheme in BASELINES + CODED:
+        if scheme in CODED:
+            tab = sq.sweep(a, scheme, jobs=probe - max_delay, mu=mu, convention=convention, max_delay=max_delay,
+                           lambdas=lambdas)
+            p = sq.best(tab)
+            probe_total = float(tab["total"].min())
+        else:
+            p = {}
+            probe_total = sq.run(scheme, a(1 / n), jobs=probe - max_delay, mu=mu, convention=convention).total
+        r = sq.run(scheme, b(sq.load(scheme, n, **p)), jobs=held - max_delay, mu=mu, convention=convention, **p)
+        rows.append({**r.to_dict(), "probe_total": probe_total})
+    return rows
+
+
+@dataclass
+class Study:
+    """``runs``: one row per source, seed, mu and scheme (:func:`replay`); ``settings``."""
+
+    runs: pd.DataFrame
+    settings: dict = field(default_factory=dict)
+
+    def gains(self) -> pd.DataFrame:
+        """One row per source, mu and scheme: the held-out run time (mean over seeds), and the gain ``1 - time /
+        GC's time`` paired over seeds with its 95% interval (``lo``, ``hi``; none with one seed)."""
+        out = []
+        for (src, mu), g in self.runs.groupby(["source", "mu"], sort=False):
+            first = g.iloc[0]
+            w = g.pivot(index="seed", columns="scheme", values="total")
+            for scheme in BASELINES + CODED:
+                gain = 1.0 - w[scheme] / w["gc"]
+                e = paired_difference(gain.to_numpy(), np.zeros(len(gain)))
+                rr = g[g["scheme"] == scheme]
+                out.append({"source": src, "model": first["model"], "load_model": first["load_model"],
+                            "effects": bool(first["effects"]), "mu": mu, "scheme": scheme, "seeds": len(w),
+                            "time": float(w[scheme].mean()), "gain": e.value,
+                            "lo": e.lo if len(w) > 1 else math.nan, "hi": e.hi if len(w) > 1 else math.nan,
+                            "load": float(rr["load"].mean()), "waits": float(rr["waits"].mean()),
+                            "rounds": int(rr["rounds"].iloc[0]), "chosen": ", ".join(dict.fromkeys(rr["label"]))})
+        return pd.DataFrame(out)
+
+    def gain(self, source: str, scheme: str, mu: float | None = None) -> Estimate:
+        g = self.gains()
+        mu = self.settings["mu"] if mu is None else mu
+        r = g[(g["source"] == source) & (g["scheme"] == scheme) & (g["mu"] == mu)].iloc[0]
+        if int(r["seeds"]) == 1:  # one matrix (a trace, the MPI run): its gain is exact
+            return Estimate.exact(r["gain"])
+        return Estimate(r["gain"], r["lo"], r["hi"], int(r["seeds"]))
+
+
+def study(*, n: int = 64, probe: int = 60, held: int = 60, seeds: int = 3, mu: float = sq.MU,
+          mus=(0.5, 1.0, 2.0), max_delay: int = 4, lambda_step: int = 1, models=(LAMBDA_LIKE, "shifted-exp", "Pareto"),
+          load_models=LOAD_MODELS, effects: bool = True, traces=("AR", "SE", "ST"), mpi_iterations: int = 0,
+          seed: int = 0, progress: bool = False) -> Study:
+    """The notebook's study. Model sources: each of ``models`` (:data:`LAMBDA_LIKE`, or names in the ``"scale"``
+    model set starting with them) under each of ``load_models``, without effects and (``effects``) with the worker
+    and round effects of :func:`effect_sizes`: ``n`` workers, ``probe + held`` rounds, ``seeds`` seeds; the sources
+    without effects under the shift at every ``mu`` of ``mus``, the others at ``mu``; the first model under the
+    shift also under the simulator's convention. The traces ``traces`` and a real MPI run of ``mpi_iterations``
+    iterations (0: none), proportional load, at ``mu``, their rounds split in half. ``lambd`` is swept in steps of
+    ``lambda_step``; ``T <= max_delay``."""
+    n = checks.integer("n", n, low=2)
+    max_delay = checks.integer("max_delay", max_delay, low=1)
+    probe = checks.integer("probe", probe, low=max_delay + 2)
+    held = checks.integer("held", held, low=max_delay + 2)
+    seeds = checks.integer("seeds", seeds, low=1)
+    lambda_step = checks.integer("lambda_step", lambda_step, low=1)
+    mu = checks.real("mu", mu, low=0)
+    mus = sorted({checks.real("mus", m, low=0) for m in mus} | {mu})
+    load_models = [checks.choice("load_models", x, LOAD_MODELS) for x in load_models]
+    pool = {LAMBDA_LIKE: lambda_like(), **stragglers.model_set("scale")}
+    chosen = {}
+    for m in models:
+        hit = [k for k in pool if k.lower().startswith(str(m).lower())]
+        if not hit:
+            raise ValueError(f"models must name {LAMBDA_LIKE} or models of the 'scale' set ({sorted(pool)}), got "
+                             f"{m!r}")
+        chosen[m] = pool[hit[0]]
+    fx = effect_sizes() if effects else {}
+    lams = sorted(set(range(1, n + 1, lambda_step)) | {n})
+    jobs = []
+    for i, (name, model) in enumerate(chosen.items()):
+        variants = [("", 0.0, 0.0)] + ([(" + effects", fx["worker"], fx["iteration"])] if effects else [])
+        for v, (tag, wsd, isd) in enumerate(variants):
+            for k in range(seeds):
+                unit = model_unit(model, n, probe + held, np.random.default_rng([seed, i, v, k]), worker_sd=wsd,
+                                  iteration_sd=isd)
+                for lm in load_models:
+                    for m in (mus if not tag and lm == "shift" else [mu]):
+                        jobs.append((f"{name}{tag}, {lm}", name, lm, bool(tag), k, m, unit, probe, held, lams,
+                                     "paper"))
+                    if not tag and lm == "shift" and i == 0:  # the first model: the authors' GC, for the readings
+                        jobs.append((f"{name}, {lm}, simulator's convention", name, lm, False, k, mu, unit, probe,
+                                     held, lams, "simulator"))
+    for t in traces:
+        d = trace_delays(t)
+        half = d.shape[1] // 2
+        jobs.append((f"trace {t}", "trace", "proportional", True, 0, mu, d, half, d.shape[1] - half, None, "paper"))
+    if mpi_iterations:
+        d = mpi_delays(iterations=mpi_iterations, seed=seed)
+        half = d.shape[1] // 2
+        jobs.append(("MPI run", "MPI run", "proportional", True, 0, mu, d, half, d.shape[1] - half, None, "paper"))
+    rows = []
+    for src, model, lm, fxd, k, m, unit, p, h, lam, conv in _progress(jobs, desc="sequential", disable=not progress):
+        for r in replay(unit, p, h, mu=m, max_delay=min(max_delay, p - 2, h - 2), lambdas=lam, load_model=lm,
+                        convention=conv):
+            rows.append({"source": src, "model": model, "load_model": lm, "effects": fxd, "seed": k,
+                         "workers": unit.shape[0], **r})
+    settings = {"n": n, "probe": probe, "held": held, "seeds": seeds, "mu": mu, "mus": mus, "max_delay": max_delay,
+                "lambda_step": lambda_step, "models": {k: v.describe() for k, v in chosen.items()},
+                "load_models": list(load_models), "effects": fx, "lambda_model": dict(LAMBDA),
+                "traces": list(traces), "mpi_iterations": mpi_iterations, "seed": seed}
+    return Study(pd.DataFrame(rows), settings)
+
+
+def mpi_delays(*, workers: int = 4, iterations: int = 16, slow_worker: int = 1, slow_factor: float = 4.0,
+               every: int = 3, time_scale: float = 0.02, seed: int = 0, job_timeout: float = 120.0) -> np.ndarray:
+    """A delay matrix ``(workers, iterations)`` measured by a real MPI run of gclib: an uncoded profile
+    (:func:`gclib.runtime.measure.profile_spec`, one task per worker) whose injected delays are shifted-exponential
+    draws (``1 + Exp(mean 0.2)``, times ``time_scale`` seconds), worker ``slow_worker`` ``slow_factor`` times slower
+    in every ``every``-th iteration; each entry is what the runtime measured for that worker's task (its compute,
+    the injected delay and the runtime's own overheads)."""
+    from gclib.runtime.launcher import launch
+    from gclib.runtime.measure import profile_spec
+    workers = checks.integer("workers", workers, low=2)
+    iterations = checks.integer("iterations", iterations, low=4)
+    slow_worker = checks.integer("slow_worker", slow_worker, low=0, high=workers - 1)
+    every = checks.integer("every", every, low=1)
+    rng = np.random.default_rng(seed)
+    x = 1.0 + rng.exponential(0.2, (iterations, workers, 1))
+    x[::every, slow_worker, 0] *= checks.real("slow_factor", slow_factor, low=1)
+    spec = profile_spec(workers, 1, iterations, samples=100 * workers, dim=10, model=stragglers.Trace(x),
+                        time_scale=time_scale, seed=seed, timeout=30.0)
+    res = launch(spec, job_timeout=job_timeout)
+    d = np.nansum(res.task_durations(), axis=2).T
+    if not np.isfinite(d).all():
+        raise RuntimeError("the MPI run left a task unmeasured or never finished")
+    return d
+
+
+#: The hand-computed delay matrices (4 workers, mu = 1, 3 jobs; every round's fastest worker 1 s, so the deadline
+#: is 2 s): A (worker 3 takes 3 s in round 0, worker 2 5 s in round 2), B (workers 2 and 3 take 3 s in round 0), C
+#: (worker 2 takes 3 s in rounds 0 and 1; 5 rounds). Everything else takes 1 s.
+HAND_MATRICES = {"A": {(3, 0): 3.0, (2, 2): 5.0}, "B": {(2, 0): 3.0, (3, 0): 3.0}, "C": {(2, 0): 3.0, (2, 1): 3.0}}
+#: The run times of the authors' public simulator on the hand matrices (its own scheme classes, run on the same
+#: matrices), and the ones the paper's conventions give (differing only in GC's tolerance and no-wait's rounds):
+#: ``(matrix, scheme, parameters, simulator, paper)``.
+HAND_TIMES = [
+    ("A", "no-coding", {}, 9, 9), ("A", "no-wait", {}, 6, 5), ("A", "gc", {"s": 1}, 9, 5), ("A", "gc", {"s": 2}, 5, 5),
+    ("A", "sr-sgc", {"B": 1, "W": 2, "lambd": 2}, 5, 5), ("A", "m-sgc", {"B": 1, "W": 2, "lambd": 1}, 6, 6),
+    ("B", "no-coding", {}, 5, 5), ("B", "gc", {"s": 1}, 5, 5), ("B", "gc", {"s": 2}, 5, 4), ("B", "gc", {"s": 3}, 4, 4),
+    ("B", "sr-sgc", {"B": 1, "W": 2, "lambd": 2}, 4, 4), ("B", "sr-sgc", {"B": 1, "W": 2, "lambd": 1}, 5, 5),
+    ("B", "m-sgc", {"B": 1, "W": 2, "lambd": 1}, 6, 6), ("B", "m-sgc", {"B": 1, "W": 2, "lambd": 2}, 5, 5),
+    ("C", "gc", {"s": 1}, 7, 5), ("C", "gc", {"s": 2}, 5, 5), ("C", "sr-sgc", {"B": 1, "W": 2, "lambd": 1}, 5, 5),
+    ("C", "m-sgc", {"B": 1, "W": 2, "lambd": 1}, 7, 7), ("C", "m-sgc", {"B": 1, "W": 3, "lambd": 1}, 8, 8),
+]
+
+
+def hand_matrix(name: str) -> np.ndarray:
+    """Hand matrix ``name`` of :data:`HAND_MATRICES` as ``(4, rounds)`` seconds."""
+    d = np.ones((4, 5 if name == "C" else 4))
+    for (i, r), v in HAND_MATRICES[checks.choice("name", name, sorted(HAND_MATRICES))].items():
+        d[i, r] = v
+    return d
+
+
+def hand_check() -> pd.DataFrame:
+    """Every case of :data:`HAND_TIMES` replayed under both conventions: ``matrix, label, simulator, ours
+    (simulator convention), paper, ours (paper convention), agree``."""
+    out = []
+    for m, scheme, p, sim, paper in HAND_TIMES:
+        d = hand_matrix(m)
+        a = sq.run(scheme, d, jobs=3, mu=1.0, convention="simulator", **p).total
+        b = sq.run(scheme, d, jobs=3, mu=1.0, convention="paper", **p).total
+        out.append({"matrix": m, "label": sq.label(scheme, p), "simulator": sim, "ours_simulator": a,
+                    "paper": paper, "ours_paper": b, "agree": a == sim and b == paper})
+    return pd.DataFrame(out)
