@@ -197,14 +197,14 @@ def approximate_entries(K: int, max_load: int, *, fraction: float = APPROX_FRACT
 def round_times(finish: np.ndarray) -> Callable:
     """``parts -> (workers, rounds)``: a worker's time in a round (an iteration of ``finish``, ``(rounds, workers,
     tasks)`` task finish times) for ``parts`` parts of the data, fractional parts interpolated between its task
-    finish times; at most the tasks of ``finish``."""
+    finish times; beyond the tasks of ``finish``, at the worker's mean pace of the round."""
     rounds, K, n_tasks = finish.shape
     cum = np.concatenate([np.zeros((rounds, K, 1)), finish], axis=2)
 
     def at(parts: float) -> np.ndarray:
-        if parts > n_tasks + 1e-9:
-            raise ValueError(f"parts must be at most the {n_tasks} tasks drawn, got {parts}")
-        lo = min(int(math.floor(parts)), n_tasks - 1)
+        if parts >= n_tasks:
+            return (cum[:, :, n_tasks] * (parts / n_tasks)).T
+        lo = int(math.floor(parts))
         f = parts - lo
         return ((1 - f) * cum[:, :, lo] + f * cum[:, :, lo + 1]).T
     return at
@@ -235,7 +235,9 @@ def sequential_entries(K: int, max_load: int, *, mu: float | None = None, max_de
                                  f"held-out replay, got {trials}")
             at = round_times(finish[:probe_rounds + held])
             probe = lambda ld: at(ld * K_)[:, :probe_rounds]  # noqa: E731
-            tab = sq.sweep(probe, scheme, jobs=probe_rounds - max_delay, mu=mu, prune=False, max_delay=max_delay)
+            bounds = {"s_values": range(max_load)} if scheme == "gc" else {}
+            tab = sq.sweep(probe, scheme, jobs=probe_rounds - max_delay, mu=mu, prune=False, max_delay=max_delay,
+                           **bounds)
             tab = tab[np.isfinite(tab["total"].astype(float))]
             tab = tab.assign(parts=tab["load"] * K_)
             rows, seen = [], set()
