@@ -9,6 +9,8 @@ The round rule shared by every coded scheme. Round ``r``'s deadline is ``(1 + mu
 the workers slower than that are its stragglers. When the stragglers fit the scheme's straggler model, their work
 of the round is lost and the round lasts ``min(deadline, slowest)``; otherwise the master waits for every worker
 (nothing is lost, the round lasts its slowest time and counts as *waited*). The run time is the sum of the rounds.
+A worker that never answers in a round (a dead one) has delay ``inf``: a scheme whose model absorbs it goes on; one
+that must wait for it never finishes (run time ``inf``).
 
 Schemes (:data:`SCHEMES`), each with its normalized load (the fraction of one gradient's data a worker processes in a
 round, :func:`load`) and delay ``T`` (:func:`delay`); ``jobs`` gradients take ``jobs + T`` rounds:
@@ -201,12 +203,23 @@ def delay(scheme: str, **params) -> int:
 
 
 # ------------------------------------------------------------------------------------------------ the replay
+def _delays(delays) -> np.ndarray:
+    """``delays`` as a float ``(workers, rounds)`` array of non-negative seconds; ``inf`` is a worker that never
+    answers in that round (a dead one), ``nan`` is refused."""
+    try:
+        d = np.asarray(delays, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"delays must be a (workers, rounds) array of seconds, got {type(delays).__name__}") from None
+    if d.ndim != 2 or d.shape[0] < 1 or d.shape[1] < 1:
+        raise ValueError(f"delays must be a (workers, rounds) matrix with at least one of each, got shape {d.shape}")
+    if np.isnan(d).any() or (d < 0).any():
+        raise ValueError("delays must be non-negative seconds (inf for a worker that never answers), got nan or a "
+                         "negative entry")
+    return d
+
+
 def _matrix(delays, jobs, T) -> tuple[np.ndarray, int]:
-    d = checks.finite_array("delays", delays, ndim=2, complex_ok=False).astype(float)
-    if d.shape[0] < 1 or d.shape[1] < 1:
-        raise ValueError(f"delays must be a (workers, rounds) matrix with at least one of each, got {d.shape}")
-    if (d < 0).any():
-        raise ValueError("delays must be non-negative seconds")
+    d = _delays(delays)
     rounds = d.shape[1]
     if jobs is None:
         jobs = rounds - T
@@ -225,7 +238,7 @@ def _late(col: np.ndarray, mu: float) -> tuple[np.ndarray, float, float]:
 def stragglers(delays, mu: float = MU) -> np.ndarray:
     """``(workers, rounds)`` boolean: worker ``i`` straggles in round ``r`` when its time exceeds ``(1 + mu)`` times
     the round's fastest time."""
-    d = checks.finite_array("delays", delays, ndim=2, complex_ok=False).astype(float)
+    d = _delays(delays)
     mu = checks.real("mu", mu, low=0)
     return d > (1.0 + mu) * d.min(axis=0, keepdims=True)
 
@@ -243,7 +256,7 @@ def run(scheme: str, delays, *, jobs: Optional[int] = None, mu: float = MU, conv
     scheme = _scheme(scheme)
     convention = checks.choice("convention", convention, CONVENTIONS)
     mu = checks.real("mu", mu, low=0)
-    d0 = checks.finite_array("delays", delays, ndim=2, complex_ok=False)
+    d0 = _delays(delays)
     n = d0.shape[0]
     p = check_params(scheme, n, **params)
     T = delay(scheme, **p)
@@ -478,6 +491,6 @@ def read_delays(path, *, transpose: bool = False) -> np.ndarray:
     d = np.asarray(d, dtype=float)
     if d.ndim != 2 or d.size == 0:
         raise ValueError(f"{path}: a delay matrix is 2-D (workers x rounds), got shape {d.shape}")
-    if not np.isfinite(d).all() or (d < 0).any():
-        raise ValueError(f"{path}: delays must be finite, non-negative seconds")
+    if np.isnan(d).any() or (d < 0).any():
+        raise ValueError(f"{path}: delays must be non-negative seconds (inf for a worker that never answers)")
     return d.T if transpose else d

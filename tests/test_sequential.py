@@ -260,6 +260,35 @@ def test_sgc_replayed_on_a_real_mpi_run():
     assert gc.waits == 0 and gc.total < nc.total and sr.total <= nc.total * 2
 
 
+def test_a_worker_killed_in_a_real_mpi_run_is_survived_by_gc_and_sr_sgc_not_by_m_sgc():
+    """A real MPI run whose worker 2 is killed at iteration 3: its delays are inf from then on. GC and SR-SGC (one
+    straggler per round tolerated) absorb it in every round; M-SGC's bursty model (a burst of at most B rounds)
+    cannot, so it waits for the dead worker and never finishes, like no coding."""
+    pytest.importorskip("mpi4py")
+    from gclib.studies.sequential import study as st
+
+    d = st.mpi_delays(workers=4, iterations=9, slow_factor=1.0, time_scale=0.02, kill={2: 3})
+    assert np.isinf(d[2, 4:]).all() and np.isfinite(np.delete(d, 2, axis=0)).all()
+    mu = 3.0  # a deadline of 4 times the fastest: only the dead worker straggles
+    gc = sq.run("gc", d, jobs=8, s=1, mu=mu)
+    sr = sq.run("sr-sgc", d, jobs=8, B=1, W=2, lambd=1, mu=mu)
+    assert np.isfinite(gc.total) and gc.waits == 0 and np.isfinite(sr.total) and sr.waits == 0
+    assert math.isinf(sq.run("m-sgc", d, jobs=8, B=1, W=2, lambd=1, mu=mu).total)
+    assert math.isinf(sq.run("no-coding", d, jobs=8).total)
+
+
+def test_a_dead_worker_in_a_hand_matrix():
+    d = np.ones((4, 10))
+    d[2, 3:] = np.inf  # worker 2 dies in round 3
+    gc = sq.run("gc", d, jobs=9, s=1)
+    assert gc.total == 3 * 1 + 6 * 2 and gc.waits == 0  # every round after the death lasts the deadline, 2
+    assert sq.run("sr-sgc", d, jobs=9, B=1, W=2, lambd=1).total == 15
+    m = sq.run("m-sgc", d, jobs=9, B=1, W=2, lambd=1)
+    assert math.isinf(m.total) and m.waits > 0
+    with pytest.raises(ValueError, match="nan"):
+        sq.run("gc", np.full((4, 3), np.nan), s=1)
+
+
 # ------------------------------------------------------------------------------------------------ command line
 def test_cli_sequential_replays_a_file(tmp_path, capsys):
     import json

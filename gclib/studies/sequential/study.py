@@ -227,12 +227,14 @@ def study(*, n: int = 64, probe: int = 60, held: int = 60, seeds: int = 3, mu: f
 
 
 def mpi_delays(*, workers: int = 4, iterations: int = 16, slow_worker: int = 1, slow_factor: float = 4.0,
-               every: int = 3, time_scale: float = 0.02, seed: int = 0, job_timeout: float = 120.0) -> np.ndarray:
+               every: int = 3, time_scale: float = 0.02, seed: int = 0, job_timeout: float = 120.0,
+               kill: dict | None = None) -> np.ndarray:
     """A delay matrix ``(workers, iterations)`` measured by a real MPI run of gclib: an uncoded profile
     (:func:`gclib.runtime.measure.profile_spec`, one task per worker) whose injected delays are shifted-exponential
     draws (``1 + Exp(mean 0.2)``, times ``time_scale`` seconds), worker ``slow_worker`` ``slow_factor`` times slower
     in every ``every``-th iteration; each entry is what the runtime measured for that worker's task (its compute,
-    the injected delay and the runtime's own overheads)."""
+    the injected delay and the runtime's own overheads). ``kill``: ``{worker: iteration}``, a worker whose process
+    is killed then; the run goes on without it and its entries from then on are ``inf`` (it never answers)."""
     from gclib.runtime.launcher import launch
     from gclib.runtime.measure import profile_spec
     workers = checks.integer("workers", workers, low=2)
@@ -243,12 +245,12 @@ def mpi_delays(*, workers: int = 4, iterations: int = 16, slow_worker: int = 1, 
     x = 1.0 + rng.exponential(0.2, (iterations, workers, 1))
     x[::every, slow_worker, 0] *= checks.real("slow_factor", slow_factor, low=1)
     spec = profile_spec(workers, 1, iterations, samples=100 * workers, dim=10, model=stragglers.Trace(x),
-                        time_scale=time_scale, seed=seed, timeout=30.0)
+                        time_scale=time_scale, seed=seed, timeout=30.0, kill=kill)
     res = launch(spec, job_timeout=job_timeout)
-    d = np.nansum(res.task_durations(), axis=2).T
-    if not np.isfinite(d).all():
-        raise RuntimeError("the MPI run left a task unmeasured or never finished")
-    return d
+    t = res.task_durations()
+    if np.isnan(t).all(axis=2).any():
+        raise RuntimeError("the MPI run left a worker's task of an iteration unmeasured")
+    return np.where(np.isinf(t).any(axis=2), np.inf, np.nansum(t, axis=2)).T
 
 
 #: The hand-computed delay matrices (4 workers, mu = 1, 3 jobs; every round's fastest worker 1 s, so the deadline
