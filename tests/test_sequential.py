@@ -260,6 +260,8 @@ def test_sgc_replayed_on_a_real_mpi_run():
     assert gc.waits == 0 and gc.total < nc.total and sr.total <= nc.total * 2
 
 
+@pytest.mark.mpi
+@pytest.mark.timeout(90)
 def test_a_worker_killed_in_a_real_mpi_run_is_survived_by_gc_and_sr_sgc_not_by_m_sgc():
     """A real MPI run whose worker 2 is killed at iteration 3: its delays are inf from then on. GC and SR-SGC (one
     straggler per round tolerated) absorb it in every round; M-SGC's bursty model (a burst of at most B rounds)
