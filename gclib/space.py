@@ -23,8 +23,9 @@ advice after the families before it in the table (ties in its ranking keep the t
 Three kinds of scheme are left out. The approximate codes (``ignore``, ``expander``, ``stochastic``:
 :mod:`gclib.codes.approximate`): the advice ranks exact codes by their time alone, and an approximate code buys its
 time with a decoding error that time does not price (notebook 13 weighs the two). The partial-straggler protocol
-(``rmg``, :mod:`gclib.codes.rmg`): on the cyclic assignment in its natural order it finishes exactly when UC-MMC in
-one cluster does (the same coverage of the same draws, notebook 14), which the table already holds; what differs is
+(``rmg``, :mod:`gclib.codes.rmg`): on the cyclic assignment in its natural order (``ordering="cyclic"``; the
+scheme's default, ``"optimal"``, is the perfect-matching order, which meets the same bound of ``Q_max`` in another
+order) it finishes exactly when UC-MMC in one cluster does (the same coverage of the same draws, notebook 14), which the table already holds; what differs is
 its communication (one vector per picked worker after a round trip), which :mod:`gclib.bulk`'s per-message charge
 does not model. The sequential schemes (:mod:`gclib.sequential`): they code across iterations and are judged on a
 delay matrix of rounds, not on one iteration's completion time (notebooks 12 and 14).

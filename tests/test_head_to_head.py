@@ -34,14 +34,30 @@ def test_the_partial_straggler_protocol_takes_uc_mmcs_coverage_time_on_the_same_
     assert (row["volume"] <= K).all() and (row["volume"] < uc["volume"]).all()  # one vector per picked worker
 
 
-def test_ignore_stragglers_error_is_the_closed_form():
+def test_ignore_stragglers_error_is_the_closed_form_and_the_stragglers_are_each_iterations_slowest():
     # identity code, survivors weighted n/(n-s): ||a B_R - 1||^2 = (n-s)(s/(n-s))^2 + s = s n / (n - s)
-    K, s = 12, 3
+    K, s, trials = 12, 3, 50
     entries = h2h.approximate_entries(K, 3, fraction=0.25, patterns=20)
+    finish = ShiftedExponential(10.0, 0.01).sample(np.random.default_rng(2), trials, K, 3)
     (ig,) = [e for e in entries if e.family == "ignore"]
+    (row,) = ig.run(finish)
     assert ig.load == 1 and ig.kind == "approximate"
-    assert ig.error == pytest.approx(math.sqrt(s * K / (K - s)))
-    assert all(0 < e.error < ig.error for e in entries if e.family == "expander")
+    assert row["error"] == pytest.approx(math.sqrt(s * K / (K - s)))
+    # its time is the (K - s)-th fastest worker's single task, on the same draws as every other design
+    assert np.allclose(row["time"], np.sort(finish[:, :, 0], axis=1)[:, K - s - 1])
+    for e in entries:
+        if e.family == "expander":
+            assert 0 < e.run(finish)[0]["error"] < row["error"]
+    # the stragglers of every iteration are its own slowest: workers that are always slowest are always missing
+    slow = finish.copy()
+    slow[:, :3] *= 100.0
+    (exp2,) = [e for e in entries if e.family == "expander" and e.load == 2]
+    code = schemes.build("expander", workers=K, stragglers=s, load=2)
+    from gclib.codes import approximate as ap
+
+    mask = np.zeros((1, K), bool)
+    mask[0, :3] = True
+    assert exp2.run(slow)[0]["error"] == pytest.approx(float(ap.straggler_errors(code, mask)[0]))
 
 
 def test_sequential_gc_on_equal_workers_takes_one_part_per_gradient():

@@ -5,9 +5,11 @@ their notebooks (11, 12, 13 and the earlier ones); these rows put them side by s
 * ``P`` rows: using partial work pays. The fastest exact design among the schemes that use the stragglers'
   finished parts (:data:`PARTIAL`) is faster than the fastest among those that wait for whole workers.
 * ``Q`` rows: the partial-straggler protocol of 2024 (``rmg``) against UC-MMC in one cluster, the 2019 scheme that
-  uses the same partial work on the same cyclic assignment and order: at every load both have, the same mean time
-  (``Q..a``: the same draws give the same coverage times, communication being free here) and fewer
-  gradient-length vectors received (``Q..b``).
+  uses the same partial work on the same cyclic assignment and order. ``Q..a`` is a consistency check of two
+  implementations: with communication free, both finish when the finished chunks first cover every part, so on the
+  same draws the protocol's simulator and UC-MMC's rule must give the same mean time at every load (a difference
+  is a bug). ``Q..b``: the protocol receives fewer gradient-length vectors (one per picked worker, against one per
+  chunk received); it does not hold where every worker must be picked anyway.
 * ``S`` rows: coding across iterations pays. The fastest sequential scheme (SR-SGC or M-SGC, per gradient: its run
   time over the gradients) is faster than the fastest one-shot exact design of any family.
 
@@ -82,7 +84,8 @@ def judge(study) -> pd.DataFrame:
     rows = []
     for prefix, rule, criterion in (
             ("P", _partial, "95% intervals of the two mean times separated (paired draws)"),
-            ("Q", _rmg, "at every common load: the same mean time (relative 1e-9), vectors fewer (intervals separated)"),
+            ("Q", _rmg, "at every common load: a) the same mean time (relative 1e-9; two implementations of one "
+                        "coverage time), b) vectors fewer (intervals separated)"),
             ("S", _sequential, "95% intervals of the two mean times per gradient separated")):
         for i, model in enumerate(dict.fromkeys(t["model"])):
             for j, (what, claim, measured, verdict) in enumerate(rule(model, t[t["model"] == model])):

@@ -2,7 +2,9 @@
 and the approximate codes, on the same models, as mean iteration time against computation and communication.
 
 * The families of :mod:`gclib.space` (2017-2024), at every load of :func:`gclib.advise.candidates` up to a largest
-  one, are simulated on the same sampled compute times (paired: every design of one model sees the same draws).
+  one, the partial-straggler protocol and the approximate codes are simulated on the same sampled compute times
+  (paired: every design of one model reads the same iterations); the sequential schemes choose their parameters on
+  the first iterations of the same draws and are judged on the next ones, as rounds (:func:`sequential_entries`).
 * Each model is a compute-time model of :mod:`gclib.stragglers` or a shipped real trace (:func:`models`).
 * Computation is the load ``r`` (parts of the data per worker, out of ``K``); communication the gradient-length
   vectors the master receives per iteration (``volume``; a message of a communication-efficient code is a
@@ -107,7 +109,7 @@ class Study:
         return b.loc[idx].sort_values(["model", "mean_time"], kind="stable").reset_index(drop=True)
 
 
-def _row(model, e: Entry, time, volume, label=None, load=None) -> dict:
+def _row(model, e: Entry, time, volume, label=None, load=None, error=None) -> dict:
     done = np.isfinite(time)
     year, line = LINES.get(e.family, (math.nan, e.family))
     m, c = mean_ci(time[done]) if done.any() else (math.nan, math.nan)
@@ -115,7 +117,7 @@ def _row(model, e: Entry, time, volume, label=None, load=None) -> dict:
     return {"model": model, "family": e.family, "year": year, "line": line, "kind": e.kind,
             "label": e.label if label is None else label, "load": e.load if load is None else float(load),
             "mean_time": m, "ci95_time": c, "mean_volume": v, "ci95_volume": cv, "failed": int((~done).sum()),
-            "error": e.error}
+            "error": e.error if error is None else float(error)}
 
 
 def study(K: int, max_load: int, model_map: dict, *, trials: int = 4000, seed=0, extra: list | None = None,
@@ -143,7 +145,7 @@ def study(K: int, max_load: int, model_map: dict, *, trials: int = 4000, seed=0,
     n_tasks = max([max_load] + [b.load for b in built])
     checks.need_memory("head to head", 8 * int(trials) * K * n_tasks * 2, sizes=f"trials = {trials}, K = {K}",
                        lower="trials")
-    seeds = np.random.SeedSequence(seed if isinstance(seed, int) else 0).spawn(len(model_map))
+    seeds = np.random.SeedSequence(checks.integer("seed", seed, low=0)).spawn(len(model_map))
     rows = []
     for (name, model), ss in _progress(list(zip(model_map.items(), seeds)), "models", progress):
         finish = model.sample(np.random.default_rng(ss), trials, K, n_tasks)
@@ -153,7 +155,7 @@ def study(K: int, max_load: int, model_map: dict, *, trials: int = 4000, seed=0,
         for e in own:
             for r in e.run(finish):
                 rows.append(_row(name, e, np.asarray(r["time"], float), np.asarray(r["volume"], float), r["label"],
-                                 r["load"]))
+                                 r["load"], r.get("error")))
     table = pd.DataFrame(rows, columns=COLUMNS)
     return Study(table, {"K": K, "max_load": max_load, "trials": trials, "seed": seed, "models": list(model_map)})
 
@@ -173,24 +175,39 @@ def approximate_entries(K: int, max_load: int, *, fraction: float = APPROX_FRACT
                         seed=0) -> list:
     """The approximate codes at every load ``r`` from 2 to ``max_load`` (expander-graph and stochastic codes of
     degree ``r``), each ignoring ``s = ceil(fraction * K)`` stragglers (the master waits for the ``K - s`` fastest),
-    with their mean decoding error over ``patterns`` uniformly random sets of ``s`` stragglers; and ignore-stragglers
-    (load 1) with the same ``s``."""
+    and ignore-stragglers (load 1) with the same ``s``. On a model's draws, each reads the same iterations as the
+    other designs; its decoding error ``||a B_R - 1||_2`` is averaged over the first ``patterns`` iterations, each
+    with its own stragglers (the ``s`` workers that finish their load last)."""
     from gclib import schemes
     from gclib.codes import approximate as ap
     from gclib.simulate import Schedule
 
     K = checks.integer("K", K, low=2)
     s = min(K - 1, max(1, math.ceil(checks.real("fraction", fraction, above=0, below=1) * K)))
-    rng = np.random.default_rng(seed)
-    pats = ap.uniform_stragglers(K, s, patterns, rng)
-    out = []
+    patterns = checks.integer("patterns", patterns, low=1)
+
+    def run_for(code, r):
+        schedule = Schedule.of(code)
+
+        def run(finish):
+            out = fast_chunk(schedule, finish)
+            last = finish[:patterns, :, r - 1]
+            mask = np.zeros(last.shape, bool)
+            np.put_along_axis(mask, np.argsort(last, axis=1, kind="stable")[:, K - s:], True, axis=1)
+            err = float(np.mean(ap.straggler_errors(code, mask)))
+            return [{"label": code_label(code, r), "load": float(r), "time": out["time"], "volume": out["volume"],
+                     "error": err}]
+        return run
+
+    def code_label(code, r):
+        return f"{code.name} r={r} s={s}"
+
     designs = [("ignore", 1, {})] + [(f, r, {"load": r}) for r in range(2, max_load + 1)
                                      for f in ("expander", "stochastic") if r * K % 2 == 0 or f == "stochastic"]
+    out = []
     for family, r, kw in designs:
         code = schemes.build(family, workers=K, stragglers=s, seed=seed, **kw)
-        err = float(np.mean(ap.straggler_errors(code, pats)))
-        out.append(Entry(family, f"{family} r={r} s={s}", float(r), "approximate",
-                         (lambda c=code: Schedule.of(c)), error=err))
+        out.append(Entry(family, code_label(code, r), float(r), "approximate", run=run_for(code, r)))
     return out
 
 
@@ -210,17 +227,29 @@ def round_times(finish: np.ndarray) -> Callable:
     return at
 
 
-def _vectors_per_round(scheme: str, K: int, params: dict) -> int:
-    """Gradient-length vectors the master receives in a round: one per worker, ``W - 1 + B`` per worker for M-SGC
-    (a minitask of each job in flight)."""
-    return K * (params["W"] - 1 + params["B"]) if scheme == "m-sgc" else K
+def _vectors_per_round(scheme: str, params: dict, delays: np.ndarray, result, mu: float) -> np.ndarray:
+    """Gradient-length vectors the master receives in each round of ``result`` (replayed on ``delays``): one per
+    worker that answers by the round's end (every worker in a round that waited for all, the workers within the
+    deadline otherwise, none in a skipped round), ``W - 1 + B`` per such worker for M-SGC (a minitask of each job
+    in flight)."""
+    from gclib import sequential as sq
+
+    n, rounds = delays.shape[0], result.rounds
+    late = sq.stragglers(delays[:, :rounds], mu).sum(axis=0)
+    got = np.where(result.waited, n, n - late).astype(float)
+    if result.skipped is not None:
+        got[np.asarray(result.skipped, bool)] = 0.0
+    return got * ((params["W"] - 1 + params["B"]) if scheme == "m-sgc" else 1)
 
 
 def sequential_entries(K: int, max_load: int, *, mu: float | None = None, max_delay: int = 4) -> list:
     """The sequential schemes (:mod:`gclib.sequential`): GC under their deadline rule, SR-SGC and M-SGC, each
-    choosing its parameters on a probe of :data:`PROBE_ROUNDS` rounds of the model and judged on separate rounds.
-    For every load ``r`` up to ``max_load``, the candidate of load at most ``r`` parts per worker that was fastest
-    on the probe; its time per gradient is the held-out run time over its gradients."""
+    choosing its parameters on the first :data:`PROBE_ROUNDS` iterations of the model's draws (at most half of
+    them) and judged on the next ones (at most :data:`HELD_ROUNDS`), a round being an iteration of the same draws
+    the one-shot designs read. For every load ``r`` up to ``max_load``, the candidate of load at most ``r`` parts
+    per worker that was fastest on the probe; its time per gradient is the held-out run time over its gradients
+    (the interval treats the rounds as independent, which a scheme that carries work across rounds makes
+    optimistic), its communication the vectors that reach the master (:func:`_vectors_per_round`)."""
     from gclib import sequential as sq
 
     mu = sq.MU if mu is None else mu
@@ -251,10 +280,11 @@ def sequential_entries(K: int, max_load: int, *, mu: float | None = None, max_de
                     continue
                 seen.add(lab)
                 ld = sq.load(scheme, K_, **p)
-                res = sq.run(scheme, at(ld * K_)[:, probe_rounds:], jobs=held - max_delay, mu=mu, **p)
-                scale = res.rounds / res.jobs
+                dh = at(ld * K_)[:, probe_rounds:]
+                res = sq.run(scheme, dh, jobs=held - max_delay, mu=mu, **p)
+                scale = res.rounds / res.jobs  # per gradient: the run's rounds over its gradients
                 rows.append({"label": lab, "load": ld * K_, "time": res.durations * scale,
-                             "volume": np.full(res.rounds, _vectors_per_round(scheme, K_, p) * scale)})
+                             "volume": _vectors_per_round(scheme, p, dh, res, mu) * scale})
             return rows
         return run
 
