@@ -229,6 +229,7 @@ def test_study_hand_check_and_claims_on_a_small_study():
     assert list(v["id"]) == ["P1a", "P1b", "R0", "R1", "R2", "R3", "C1", "C2", "C3"]
     assert v.set_index("id").at["C1", "verdict"] == claims.HOLDS
     assert v.set_index("id").at["C2", "verdict"] == claims.HOLDS
+    assert "invariant of the replay" in v.set_index("id").at["C2", "criterion"]
 
 
 def test_delays_of_a_shipped_trace():
@@ -320,8 +321,48 @@ def test_about_the_papers_gain():
     from gclib.claims import FAILS, HOLDS, INCONCLUSIVE, Estimate
     from gclib.studies.sequential.claims import about
 
-    assert about(Estimate(0.10, 0.05, 0.15)) == HOLDS  # above 0, reaches 8%
+    # holds only when the whole interval lies within [8%, 24%] (half to one and a half times the paper's 16%)
+    assert about(Estimate(0.16, 0.10, 0.22)) == HOLDS
+    assert about(Estimate(0.10, 0.08, 0.24)) == HOLDS  # the band's edges are inside
+    assert about(Estimate(0.045, 0.005, 0.085)) == INCONCLUSIVE  # above 0 and reaching 8%: not "about 16%"
+    assert about(Estimate(0.10, 0.05, 0.15)) == INCONCLUSIVE  # straddles the lower edge
+    assert about(Estimate(0.22, 0.20, 0.30)) == INCONCLUSIVE  # straddles the upper edge
     assert about(Estimate(0.053, 0.037, 0.069)) == FAILS  # faster, but wholly below half the paper's 16%
+    assert about(Estimate(0.30, 0.25, 0.35)) == FAILS  # wholly above one and a half times it
     assert about(Estimate(-0.2, -0.3, -0.1)) == FAILS
     assert about(Estimate(0.02, -0.05, 0.09)) == INCONCLUSIVE
+    assert about(Estimate(0.16, math.nan, math.nan)) == INCONCLUSIVE  # no interval
     assert about(Estimate.exact(0.08)) == HOLDS and about(Estimate.exact(0.05)) == FAILS
+    assert about(Estimate.exact(0.24)) == HOLDS and about(Estimate.exact(0.25)) == FAILS
+
+
+def test_one_seed_of_a_model_has_no_interval_but_a_fixed_matrix_is_exact():
+    from gclib import claims
+    from gclib.studies.sequential import claims as sc
+    from gclib.studies.sequential import study as st
+
+    s = st.study(n=8, probe=12, held=12, seeds=1, mus=(), max_delay=2, models=("Lambda-like",), traces=(),
+                 effects=False, load_models=("shift",))
+    e = s.gain("Lambda-like, shift", "m-sgc")
+    assert not e.known and e.value == e.value  # one random draw: a value, no interval
+    v = sc.judge(s).set_index("id")
+    assert v.at["P1", "verdict"] == claims.INCONCLUSIVE
+    assert v.at["R0", "verdict"] == claims.INCONCLUSIVE and v.at["R1", "verdict"] == claims.INCONCLUSIVE
+    assert "no interval" in v.at["P1", "measured"]
+    # a fixed matrix (a trace, the MPI run) is one matrix, not a draw: its gain is exact
+    runs = s.runs[s.runs["source"] == "Lambda-like, shift"].assign(source="fixed", model="MPI run")
+    f = st.Study(runs, s.settings).gain("fixed", "m-sgc")
+    assert f.is_exact and f.value == pytest.approx(e.value)
+
+
+def test_conclusions_render_the_papers_claim_as_tested():
+    import pandas as pd
+
+    from gclib import claims
+    from gclib.studies.sequential import claims as sc
+
+    v = pd.DataFrame([{"id": "P1a", "claim": "M-SGC's run time about 16% below GC's: src", "kind": "paper",
+                       "verdict": claims.INCONCLUSIVE, "measured": "m"}])
+    text = sc.conclusions(v)
+    assert text.startswith("- M-SGC's run time about 16% below GC's (the paper's claim, 1 delay sources)")
+    assert "faster than GC" not in text

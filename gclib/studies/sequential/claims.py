@@ -2,9 +2,15 @@
 :class:`gclib.studies.sequential.study.Study`.
 
 * ``P1`` rows, ``paper``: Krishnan, Ebrahimi and Khisti (ICLR 2023, arXiv:2211.13802), abstract: M-SGC's run time
-  is about 16% below GC's (256 workers on AWS Lambda, naturally occurring stragglers). One row per delay source of
-  ours at the study's ``mu``, judged by :func:`about` on M-SGC's held-out gain over GC (``1 - time / GC's``, paired
-  over seeds): "about" is at least half the paper's gain. A trace or the MPI run is one matrix: its gain is exact.
+  is about 16% below GC's (256 workers on AWS Lambda, naturally occurring stragglers; both the setting and the 16%
+  are the abstract's own). The big Lambda traces behind that headline are absent from the snapshot of the authors'
+  public repository (GitHub mamaj/Sequential-Gradient-Coding-2), which holds only small probe traces, so the
+  headline cannot be replayed on their data. One row per delay source of ours at the study's ``mu``, judged by
+  :func:`about` on M-SGC's held-out gain over GC (``1 - time / GC's``, paired over seeds): "about 16%" holds when
+  the gain's whole 95% interval lies within [8%, 24%] (half to one and a half times the paper's 16%), does not hold
+  when the interval lies wholly outside that band, and is inconclusive otherwise. A trace or the MPI run is one
+  fixed matrix: its gain is exact. A model source with one seed is one random draw: its gain has no interval, so
+  its verdicts are inconclusive.
 * ``R0``, ``reading``: the same claim read as a direction only (M-SGC faster than GC) in the authors' regime;
   ``R1``, ``reading``: SR-SGC is faster than GC in the authors' regime (their stored notebook output: 1019 s against
   1095 s, 6.9%); ``R2``: the authors' simulator's GC(s) tolerates only ``s - 1`` stragglers, which raises M-SGC's
@@ -12,33 +18,35 @@
   model: under gclib's proportional model (a straggler's time grows with its load) M-SGC's gain over GC is below
   the one under the authors' constant shift, on the same draws.
 * ``C1``, ``check``: our replay gives the authors' simulator's run time on every hand matrix (and the paper
-  convention's hand-derived ones); ``C2``: no held-out run of a scheme is faster than no-wait's; ``C3``: M-SGC's
-  gain in the authors' regime keeps its sign at every ``mu`` swept.
+  convention's hand-derived ones); ``C2``: a software check of an invariant of the replay, not a test of the paper:
+  under the paper's convention no round of any scheme is shorter than no-wait's (every round cut at its deadline),
+  so no held-out run is faster than no-wait's by construction, and a failure would be a bug of ours; ``C3``:
+  M-SGC's gain in the authors' regime keeps its sign at every ``mu`` swept.
 """
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
-from gclib.claims import FAILS, HOLDS, INCONCLUSIVE, exact, greater, ids, row, table
+from gclib.claims import FAILS, HOLDS, INCONCLUSIVE, exact, greater, ids, row, table, within
 from gclib.stats import paired_difference
 
 #: The paper's headline: M-SGC's run time below GC's by this fraction.
 PAPER_GAIN = 0.16
-#: "About" the paper's gain: at least this share of it.
+#: "About" the paper's gain: within this share of it either side (half to one and a half times it).
 ABOUT = 0.5
 
 
 def about(e, target: float = PAPER_GAIN, share: float = ABOUT) -> str:
-    """Verdict on "a gain of about ``target``" for a gain ``e`` (:class:`gclib.stats.Estimate`): holds when its 95%
-    interval lies above 0 and reaches ``share * target``; does not hold when it lies wholly below ``share *
-    target`` (a gain far smaller than the paper's, or a loss); inconclusive otherwise (or without an interval)."""
-    floor = share * target
-    if not e.known:
-        return INCONCLUSIVE
-    if e.hi < floor:
-        return FAILS
-    return HOLDS if e.lo > 0 else INCONCLUSIVE
+    """Verdict on "a gain of about ``target``" for a gain ``e`` (:class:`gclib.stats.Estimate`): holds when its
+    whole 95% interval lies within ``[(1 - share) * target, (1 + share) * target]`` (by default [8%, 24%]); does
+    not hold when the interval lies wholly outside that band (a gain far from the paper's, or a loss);
+    inconclusive otherwise (the interval straddles an edge of the band, or there is no interval)."""
+    return within(e, target, share)
+
+
+def _band(target: float = PAPER_GAIN, share: float = ABOUT) -> str:
+    return f"[{(1 - share) * target:.0%}, {(1 + share) * target:.0%}]"
 PAPER = ("Krishnan, Ebrahimi, Khisti, Sequential Gradient Coding For Straggler Mitigation (ICLR 2023, "
          "arXiv:2211.13802), abstract")
 #: The delay source of the authors' regime: the model shaped like their Lambda trace under their load shift.
@@ -50,7 +58,7 @@ def _gain_text(e) -> str:
         return f"{100 * e.value:+.1f}% (one matrix: exact)"
     if e.lo == e.lo:
         return f"{100 * e.value:+.1f}% [{100 * e.lo:+.1f}%, {100 * e.hi:+.1f}%]"
-    return f"{100 * e.value:+.1f}% (one matrix)"
+    return f"{100 * e.value:+.1f}% (one random draw: no interval)"
 
 
 def _sources(study) -> list:
@@ -82,9 +90,10 @@ def judge(study) -> pd.DataFrame:
                                 f"workers; chosen on a separate probe: {m['chosen']}; GC: {c['chosen']}",
                         measured=f"gain {_gain_text(e)} (Paper: {PAPER_GAIN:.0%}); M-SGC {m['time']:.4g} s, GC "
                                  f"{c['time']:.4g} s",
-                        criterion=f"about the paper's: the gain's 95% interval above 0 and reaching "
-                                  f"{ABOUT * PAPER_GAIN:.0%} (half the paper's); wholly below {ABOUT * PAPER_GAIN:.0%}: "
-                                  f"does not hold; else inconclusive", verdict=about(e)))
+                        criterion=f"about the paper's: the gain's whole 95% interval within {_band()} (half to "
+                                  f"one and a half times the paper's {PAPER_GAIN:.0%}); wholly outside it: does not "
+                                  f"hold; else (or no interval: one seed of a random model) inconclusive",
+                        verdict=about(e)))
     if REGIME in set(g["source"]):
         e = study.gain(REGIME, "m-sgc")
         rows.append(row("R0", "M-SGC faster than GC at all in the authors' regime", kind="reading",
@@ -135,11 +144,13 @@ def judge(study) -> pd.DataFrame:
     nw = r[r["scheme"] == "no-wait"].set_index(["source", "seed", "mu"])["total"]
     worse = r[r["scheme"] != "no-wait"].join(nw.rename("nowait"), on=["source", "seed", "mu"])
     bad = int((worse["total"] < worse["nowait"] - 1e-9).sum())
-    rows.append(row("C2", "no scheme is faster than no-wait", kind="check",
-                    paper="our check: no-wait (every round cut at its deadline, nothing decoded) bounds every scheme",
+    rows.append(row("C2", "the replay's invariant: no scheme is faster than no-wait", kind="check",
+                    paper="a software check of our replay, not a test of the paper: no-wait (every round cut at its "
+                          "deadline, nothing decoded) bounds every scheme by construction",
                     setting=f"{len(worse)} held-out runs, the paper's convention",
                     measured=f"{bad} runs faster than no-wait",
-                    criterion="none (exact)", verdict=exact(bad == 0)))
+                    criterion="an invariant of the replay (it cannot fail unless our code is wrong): no run faster "
+                              "(exact)", verdict=exact(bad == 0)))
     if REGIME in set(g["source"]) and len(s["mus"]) > 1:
         es = [study.gain(REGIME, "m-sgc", mu) for mu in s["mus"]]
         vs = [greater(e, 0) for e in es]
@@ -159,8 +170,8 @@ def conclusions(verdicts: pd.DataFrame) -> str:
     v = verdicts.set_index("id")
     p = v[v["kind"] == "paper"]
     n = {k: int((p["verdict"] == k).sum()) for k in (HOLDS, FAILS, INCONCLUSIVE)}
-    out = [f"- M-SGC faster than GC (the paper's claim, {len(p)} delay sources): holds in {n[HOLDS]}, does not hold "
-           f"in {n[FAILS]}, inconclusive in {n[INCONCLUSIVE]}."]
+    out = [f"- M-SGC's run time about {PAPER_GAIN:.0%} below GC's (the paper's claim, {len(p)} delay sources): holds "
+           f"in {n[HOLDS]}, does not hold in {n[FAILS]}, inconclusive in {n[INCONCLUSIVE]}."]
     for key in p.index:
         out.append(f"  - {p.loc[key, 'claim'].split(': ', 1)[1]}: **{p.loc[key, 'verdict']}**, "
                    f"{p.loc[key, 'measured']}.")
