@@ -205,3 +205,7 @@ def test_the_claims_table_of_a_small_study():
     assert list(v.index) == [f"A{i}" for i in range(1, 8)] + [f"T{i}" for i in range(1, 6)]
     assert v["A5"] == claims.INCONCLUSIVE  # no fraction within CRC's one straggler: nothing to judge
     assert v["A3"] == v["A7"] == claims.HOLDS  # a theorem and an identity, on every decode
+    # A1 reverses the abstract's wording, T1 applies Glasgow and Wootters to another code, T1 and T2 judge the
+    # settled level, not speed: readings, not the papers' own statements
+    kind = table.set_index("id")["kind"]
+    assert kind[["A1", "T1", "T2"]].eq(claims.READING).all() and not kind.eq(claims.PAPER).any()

@@ -1,7 +1,10 @@
 """The study of notebook 11 (gclib.studies.partial_stragglers) on cases small enough to check by hand."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
+import pandas as pd
 import pytest
 
 from gclib import claims
@@ -75,3 +78,74 @@ def test_the_study_tables_and_the_claims_table():
     claims.check(table)
     assert {"P1a", "P1b", "P2", "P3", "P4", "R1", "R2", "R3", "C1", "C2"} == set(table["id"])
     assert table.set_index("id").loc[["P4", "R1", "C1", "C2"], "verdict"].eq(claims.HOLDS).all()
+
+
+def _times(random=(1.2, 1.1, 1.3), uc=None):
+    """A synthetic time table: two models, both ways of taking uploads in; ``random`` the random / natural
+    speedup (value, lo, hi) everywhere; ``uc`` UC-MMC / RMG per upload name (default: beats it only one at a time)."""
+    uc = uc or {"in parallel": (1.0, 0.9, 1.1), "one at a time": (1.5, 1.4, 1.6)}
+    rows = []
+    for u in ("one at a time", "in parallel"):  # not the study's order: the rows are found by name
+        for m in ("exp", "pareto"):
+            for s, sp in (("RMG", (1.0, 1.0, 1.0)), ("RMG (random order)", random), ("GC", (2.0, 1.9, 2.1)),
+                          ("UC-MMC", uc[u])):
+                rows.append({"uploads": u, "model": m, "scheme": s, "speedup": sp[0], "speedup_lo": sp[1],
+                             "speedup_hi": sp[2], "mean_time": 1.0, "ci95_time": 0.01,
+                             "mean_volume": {"RMG": 3.0, "GC": 5.0, "UC-MMC": 9.0}.get(s, 4.0), "ci95_volume": 0.1})
+    return pd.DataFrame(rows)
+
+
+def _verdicts(times):
+    return {r["id"]: r["verdict"] for r in ps_claims._time_rows(times, "synthetic")}
+
+
+def test_r3_finds_the_rows_by_upload_name():
+    assert _verdicts(_times())["R3"] == claims.HOLDS
+    swapped = {"in parallel": (1.5, 1.4, 1.6), "one at a time": (1.0, 0.9, 1.1)}
+    assert _verdicts(_times(uc=swapped))["R3"] == claims.FAILS
+
+
+@pytest.mark.parametrize("random, verdict", [((1.2, 1.1, 1.3), claims.HOLDS),  # a random order slower
+                                             ((0.8, 0.7, 0.9), claims.FAILS),  # faster: not the claim
+                                             ((1.0, 0.9, 1.1), claims.FAILS),  # no effect anywhere
+                                             (None, claims.INCONCLUSIVE)])  # slower in some settings only
+def test_p3_needs_a_random_order_slower(random, verdict):
+    t = _times(random=random or (1.2, 1.1, 1.3))
+    if random is None:
+        t.loc[(t.scheme == "RMG (random order)") & (t.uploads == "in parallel"),
+              ["speedup", "speedup_lo", "speedup_hi"]] = [1.05, 0.95, 1.15]
+    assert _verdicts(t)["P3"] == verdict
+
+
+def _mse(rmg_mean, exact_share, ratio, fractions=(0.25, 0.5), trials=100):
+    rows = []
+    for m in ("exp", "pareto"):
+        for f in fractions:
+            rows.append({"model": m, "fraction": f, "scheme": "RMG", "mean_mse": rmg_mean, "lo": 0.0,
+                         "hi": 2 * rmg_mean, "exact_share": exact_share, "ratio_to_rmg": 1.0, "ratio_lo": 1.0,
+                         "ratio_hi": 1.0, "trials": trials})
+            rows.append({"model": m, "fraction": f, "scheme": "GC", "mean_mse": 0.1, "lo": 0.09, "hi": 0.11,
+                         "exact_share": 0.0, "ratio_to_rmg": ratio[0], "ratio_lo": ratio[1], "ratio_hi": ratio[2],
+                         "trials": trials})
+    return pd.DataFrame(rows)
+
+
+@pytest.mark.parametrize("rmg_mean, exact_share, ratio, verdict", [
+    (1e-4, 0.5, (1000.0, 500.0, 1500.0), claims.HOLDS),
+    (1e-2, 0.5, (10.0, 8.0, 12.0), claims.FAILS),
+    (1e-3, 0.5, (100.0, 60.0, 140.0), claims.INCONCLUSIVE),
+    # RMG exact in every trial (or all but a few): no ratio is measured, whatever GC's error
+    (0.0, 1.0, (math.inf, math.nan, math.nan), claims.INCONCLUSIVE),
+    (1e-5, 0.95, (1e4, 5e3, 2e4), claims.INCONCLUSIVE),
+])
+def test_p2_is_judged_on_the_ratio_interval_at_the_fixed_deadline(rmg_mean, exact_share, ratio, verdict):
+    assert ps_claims._mse_row(_mse(rmg_mean, exact_share, ratio), "synthetic", 0.5)["verdict"] == verdict
+
+
+def test_p2_ignores_the_other_deadlines_and_needs_its_own():
+    # a large ratio at another deadline does not make the claim hold
+    t = _mse(1e-2, 0.5, (10.0, 8.0, 12.0))
+    t.loc[(t.fraction == 0.25) & (t.scheme == "GC"), ["ratio_to_rmg", "ratio_lo", "ratio_hi"]] = [1e4, 9e3, 2e4]
+    assert ps_claims._mse_row(t, "synthetic", 0.5)["verdict"] == claims.FAILS
+    with pytest.raises(ValueError, match="mse_deadline"):
+        ps_claims._mse_row(t, "synthetic", 0.75)

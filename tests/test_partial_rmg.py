@@ -58,6 +58,22 @@ def test_the_matching_order_attains_the_exhaustive_minimum_of_q_max(n, l):
         assert [sorted(o) for o in order] == [sorted(x) for x in a]
 
 
+def test_the_matching_by_hand_and_on_a_large_assignment():
+    # worker 0 holds {0, 1}, worker 1 only {0}: worker 0 first takes chunk 0, worker 1 then reclaims it along the
+    # augmenting path 1 -> 0 -> 0 -> 1, and worker 0 moves to chunk 1
+    assert R._perfect_matching([{0, 1}, {0}], 2) == [1, 0]
+    # the cyclic n = 3, l = 2 assignment: workers 0 and 1 take chunks 0 and 1; worker 2 ({0, 2}) tries chunk 0
+    # first and reclaims it: worker 0 moves to 1, worker 1 to the free 2 (a path through every worker)
+    assert R._perfect_matching([{0, 1}, {1, 2}, {0, 2}], 3) == [1, 2, 0]
+    # thousands of workers: augmenting paths far longer than Python's recursion limit
+    a = R.random_assignment(3000, 4, seed=1)
+    order = R.optimal_order(a)
+    assert [sorted(o) for o in order] == [sorted(x) for x in a]
+    pos = R.positions(order)
+    assert all(np.bincount(pos[:, c][pos[:, c] >= 0], minlength=4).tolist() == [1] * 4 for c in range(3000))
+    assert R.q_max(order) == R.q_max_bound(3000, 4)
+
+
 def test_random_orderings_are_never_better_and_often_worse():
     a = R.cyclic_assignment(8, 4)
     qs = [R.q_max(R.make_order(a, "random", seed=s)) for s in range(50)]

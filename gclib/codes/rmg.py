@@ -97,23 +97,39 @@ def random_assignment(n: int, l: int, seed=0, tries: int = 10_000) -> list:
 
 
 # ---------------------------------------------------------------------------------------------- orderings
+def _augment(adj: list, owner: list, root: int) -> bool:
+    """One augmenting-path search from worker ``root`` (depth first, chunks tried in increasing order), with an
+    explicit stack instead of recursion; on success ``owner`` (chunk -> worker) is updated along the path."""
+    seen = set()
+    stack = [[root, sorted(adj[root]), 0]]  # worker, its chunks, index of the chunk tried next
+    while stack:
+        frame = stack[-1]
+        w, chunks, i = frame
+        while i < len(chunks) and chunks[i] in seen:
+            i += 1
+        if i == len(chunks):  # no augmenting path through w: back to the worker that reached it
+            stack.pop()
+            if stack:
+                stack[-1][2] += 1
+            continue
+        frame[2] = i
+        c = chunks[i]
+        seen.add(c)
+        if owner[c] < 0:  # a free chunk: every worker on the stack takes the chunk it tried
+            for fw, fchunks, fi in stack:
+                owner[fchunks[fi]] = fw
+            return True
+        stack.append([owner[c], sorted(adj[owner[c]]), 0])
+    return False
+
+
 def _perfect_matching(adj: list, n: int) -> list:
-    """A perfect matching of the bipartite graph ``adj`` (worker -> set of chunks), by augmenting paths (Kuhn);
-    returns ``match[w]`` the chunk of worker ``w``. A regular bipartite graph always has one (Hall)."""
+    """A perfect matching of the bipartite graph ``adj`` (worker -> set of chunks), by augmenting paths (Kuhn,
+    iterative: no recursion limit for large ``n``); returns ``match[w]`` the chunk of worker ``w``. A regular
+    bipartite graph always has one (Hall)."""
     owner = [-1] * n  # chunk -> worker
-
-    def augment(w, seen):
-        for c in sorted(adj[w]):
-            if c in seen:
-                continue
-            seen.add(c)
-            if owner[c] < 0 or augment(owner[c], seen):
-                owner[c] = w
-                return True
-        return False
-
     for w in range(n):
-        if not augment(w, set()):  # pragma: no cover - impossible for a regular bipartite graph
+        if not _augment(adj, owner, w):  # pragma: no cover - impossible for a regular bipartite graph
             raise ValueError("the assignment has no perfect matching (it is not regular)")
     match = [-1] * n
     for c, w in enumerate(owner):
