@@ -82,7 +82,7 @@ claims; the API reference is generated from the docstrings.
 ```
 """
 
-GUIDE_ORDER = ("install", "papers", "codes", "gc_mmc", "lazy", "notebooks", "runtime", "cluster")
+GUIDE_ORDER = ("install", "papers", "codes", "gc_mmc", "lazy", "recent", "notebooks", "runtime", "cluster")
 
 
 class StageError(ValueError):
