@@ -88,8 +88,9 @@ def judge(study) -> pd.DataFrame:
                         "coverage time), b) vectors fewer (intervals separated)"),
             ("S", _sequential, "95% intervals of the two mean times per gradient separated")):
         for i, model in enumerate(dict.fromkeys(t["model"])):
-            for j, (what, claim, measured, verdict) in enumerate(rule(model, t[t["model"] == model])):
-                suffix = "" if len(rule(model, t[t["model"] == model])) == 1 else "ab"[j]
+            judged = rule(model, t[t["model"] == model])
+            for j, (what, claim, measured, verdict) in enumerate(judged):
+                suffix = "" if len(judged) == 1 else "ab"[j]
                 rows.append(row(f"{prefix}{i + 1}{suffix}", f"{model}: {claim}", kind="check",
                                 paper="our check: the lines of work side by side on one model",
                                 setting=f"K = {K}, loads up to {study.settings['max_load']}, {model}",

@@ -13,7 +13,7 @@ and the approximate codes, on the same models, as mean iteration time against co
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
@@ -48,9 +48,10 @@ class Entry:
     """One design of the study: its ``family`` (a scheme name), ``label``, computation ``load`` (parts per worker),
     ``kind`` (``"exact"``, ``"approximate"`` or ``"sequential"``), and either its ``schedule`` (simulated with the
     others on the same draws) or ``run(finish)`` (its own simulator, on the same draws: ``finish`` ``(trials,
-    workers, tasks)`` the finish time of every worker's tasks), which returns rows ``{"label", "load", "time": array, "volume": array}``: the designs it chose, each with its
-    per-iteration times and vectors received. ``error``: an approximate code's mean decoding error
-    ``||a B_R - 1||_2`` (``nan`` for an exact one)."""
+    workers, tasks)`` the finish time of every worker's tasks), which returns rows ``{"label", "load", "time":
+    array, "volume": array}``: the designs it chose, each with its per-iteration times and vectors received, and for
+    an approximate code ``"error"``, its mean decoding error ``||a B_R - 1||_2`` (the table's ``nan`` for an exact
+    one)."""
 
     family: str
     label: str
@@ -58,8 +59,6 @@ class Entry:
     kind: str = "exact"
     schedule: Callable | None = None
     run: Callable | None = None
-    params: dict = field(default_factory=dict)
-    error: float = math.nan
 
 
 def models(K: int, traces=("SE", "AR"), **params) -> dict:
@@ -109,7 +108,7 @@ class Study:
         return b.loc[idx].sort_values(["model", "mean_time"], kind="stable").reset_index(drop=True)
 
 
-def _row(model, e: Entry, time, volume, label=None, load=None, error=None) -> dict:
+def _row(model, e: Entry, time, volume, label=None, load=None, error=math.nan) -> dict:
     done = np.isfinite(time)
     year, line = LINES.get(e.family, (math.nan, e.family))
     m, c = mean_ci(time[done]) if done.any() else (math.nan, math.nan)
@@ -117,7 +116,7 @@ def _row(model, e: Entry, time, volume, label=None, load=None, error=None) -> di
     return {"model": model, "family": e.family, "year": year, "line": line, "kind": e.kind,
             "label": e.label if label is None else label, "load": e.load if load is None else float(load),
             "mean_time": m, "ci95_time": c, "mean_volume": v, "ci95_volume": cv, "failed": int((~done).sum()),
-            "error": e.error if error is None else float(error)}
+            "error": float(error)}
 
 
 def study(K: int, max_load: int, model_map: dict, *, trials: int = 4000, seed=0, extra: list | None = None,
@@ -155,7 +154,7 @@ def study(K: int, max_load: int, model_map: dict, *, trials: int = 4000, seed=0,
         for e in own:
             for r in e.run(finish):
                 rows.append(_row(name, e, np.asarray(r["time"], float), np.asarray(r["volume"], float), r["label"],
-                                 r["load"], r.get("error")))
+                                 r["load"], r.get("error", math.nan)))
     table = pd.DataFrame(rows, columns=COLUMNS)
     return Study(table, {"K": K, "max_load": max_load, "trials": trials, "seed": seed, "models": list(model_map)})
 
@@ -186,7 +185,7 @@ def approximate_entries(K: int, max_load: int, *, fraction: float = APPROX_FRACT
     s = min(K - 1, max(1, math.ceil(checks.real("fraction", fraction, above=0, below=1) * K)))
     patterns = checks.integer("patterns", patterns, low=1)
 
-    def run_for(code, r):
+    def run_for(code, r, label):
         schedule = Schedule.of(code)
 
         def run(finish):
@@ -195,19 +194,16 @@ def approximate_entries(K: int, max_load: int, *, fraction: float = APPROX_FRACT
             mask = np.zeros(last.shape, bool)
             np.put_along_axis(mask, np.argsort(last, axis=1, kind="stable")[:, K - s:], True, axis=1)
             err = float(np.mean(ap.straggler_errors(code, mask)))
-            return [{"label": code_label(code, r), "load": float(r), "time": out["time"], "volume": out["volume"],
-                     "error": err}]
+            return [{"label": label, "load": float(r), "time": out["time"], "volume": out["volume"], "error": err}]
         return run
-
-    def code_label(code, r):
-        return f"{code.name} r={r} s={s}"
 
     designs = [("ignore", 1, {})] + [(f, r, {"load": r}) for r in range(2, max_load + 1)
                                      for f in ("expander", "stochastic") if r * K % 2 == 0 or f == "stochastic"]
     out = []
     for family, r, kw in designs:
         code = schemes.build(family, workers=K, stragglers=s, seed=seed, **kw)
-        out.append(Entry(family, code_label(code, r), float(r), "approximate", run=run_for(code, r)))
+        label = f"{code.name} r={r} s={s}"
+        out.append(Entry(family, label, float(r), "approximate", run=run_for(code, r, label)))
     return out
 
 
@@ -262,8 +258,9 @@ def sequential_entries(K: int, max_load: int, *, mu: float | None = None, max_de
             if probe_rounds <= max_delay + 1 or held <= max_delay + 1:
                 raise ValueError(f"trials must leave more than {max_delay + 1} rounds to the probe and to the "
                                  f"held-out replay, got {trials}")
-            at = round_times(finish[:probe_rounds + held])
-            probe = lambda ld: at(ld * K_)[:, :probe_rounds]  # noqa: E731
+            probe_at = round_times(finish[:probe_rounds])
+            held_at = round_times(finish[probe_rounds:probe_rounds + held])
+            probe = lambda ld: probe_at(ld * K_)  # noqa: E731
             bounds = {"s_values": range(max_load)} if scheme == "gc" else {}
             tab = sq.sweep(probe, scheme, jobs=probe_rounds - max_delay, mu=mu, prune=False, max_delay=max_delay,
                            **bounds)
@@ -280,7 +277,7 @@ def sequential_entries(K: int, max_load: int, *, mu: float | None = None, max_de
                     continue
                 seen.add(lab)
                 ld = sq.load(scheme, K_, **p)
-                dh = at(ld * K_)[:, probe_rounds:]
+                dh = held_at(ld * K_)
                 res = sq.run(scheme, dh, jobs=held - max_delay, mu=mu, **p)
                 scale = res.rounds / res.jobs  # per gradient: the run's rounds over its gradients
                 rows.append({"label": lab, "load": ld * K_, "time": res.durations * scale,
