@@ -218,8 +218,8 @@ def _delays(delays) -> np.ndarray:
     return d
 
 
-def _matrix(delays, jobs, T) -> tuple[np.ndarray, int]:
-    d = _delays(delays)
+def _matrix(d: np.ndarray, jobs, T) -> tuple[np.ndarray, int]:
+    """``d`` (checked by :func:`_delays`) and the number of jobs checked against its rounds and the delay ``T``."""
     rounds = d.shape[1]
     if jobs is None:
         jobs = rounds - T
@@ -488,9 +488,8 @@ def read_delays(path, *, transpose: bool = False) -> np.ndarray:
             d = np.loadtxt(p, delimiter=",", ndmin=2, dtype=float)
     except (ValueError, OSError) as e:
         raise ValueError(f"{path}: not a delay matrix (.npy, or a CSV of numbers without a header): {e}") from None
-    d = np.asarray(d, dtype=float)
-    if d.ndim != 2 or d.size == 0:
-        raise ValueError(f"{path}: a delay matrix is 2-D (workers x rounds), got shape {d.shape}")
-    if np.isnan(d).any() or (d < 0).any():
-        raise ValueError(f"{path}: delays must be non-negative seconds (inf for a worker that never answers)")
+    try:
+        d = _delays(d)
+    except ValueError as e:
+        raise ValueError(f"{path}: {e}") from None
     return d.T if transpose else d
