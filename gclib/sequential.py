@@ -292,97 +292,243 @@ def _gc(d, jobs, mu, convention, lim, s):
 
 
 def _sr_sgc(d, jobs, mu, convention, lim, B, W, lambd):
-    n = d.shape[0]
-    s = sr_sgc_s(B, W, lambd)
-    rounds = jobs + B
-    work = np.full((n, rounds), -1)  # the job each worker works on (-1: the round was skipped)
-    got = np.zeros((n, rounds), bool)  # its result of the round reached the master
-    late = np.zeros((n, rounds), bool)  # recorded stragglers (an accepted round's)
-    exempt = np.zeros(rounds, bool)  # rounds plain GC absorbed: left out of the model checks
+    return replay(SRSGCRounds(d.shape[0], jobs, B=B, W=W, lambd=lambd), d, mu, lim)
+
+
+def _m_sgc(d, jobs, mu, convention, lim, B, W, lambd):
+    return replay(MSGCRounds(d.shape[0], jobs, B=B, W=W, lambd=lambd), d, mu, lim)
+
+
+# ------------------------------------------------------------------------------------------------ round by round
+#: What a worker computes for a job in a round (:meth:`Rounds.begin`): its coded task of a GC code
+#: (``index`` unused; no coding's is its own part), an uncoded piece ``index`` of its share (M-SGC), or its coded
+#: task of group ``index`` (M-SGC).
+GC_TASK, PIECE, GROUP = 0, 1, 2
+
+
+class Rounds:
+    """A scheme's state round by round, the one logic of the replay (:func:`replay`) and of a live run over MPI
+    (:mod:`gclib.runtime.rounds`): :meth:`begin` says what each worker computes in round ``r`` (``None``: the round
+    is skipped), :meth:`accept` whether the round goes on without the workers late at its deadline (``late``,
+    ``(n,)`` bool) or waits for every worker, :meth:`end` records which results arrived, and :meth:`due` is the job
+    that must decode by the end of the round (``None``: none), :meth:`decodable` whether it can.
+
+    Subclasses: :class:`NoCodingRounds`, :class:`GCRounds`, :class:`SRSGCRounds`, :class:`MSGCRounds`."""
+
+    scheme = ""
+    T = 0
+
+    def __init__(self, n: int, jobs: int):
+        self.n = checks.integer("n", n, low=1)
+        self.jobs = checks.integer("jobs", jobs, low=1)
+        self.r = -1  # the round under way
+
+    @property
+    def rounds(self) -> int:
+        return self.jobs + self.T
+
+    def begin(self, r: int):
+        """Start round ``r``: ``[[(job, kind, index), ...] per worker]``, or ``None`` when the round is skipped."""
+        self.r = r
+        return [[(r, GC_TASK, 0)] if r < self.jobs else [] for _ in range(self.n)]
+
+    def accept(self, late) -> bool:
+        raise NotImplementedError
+
+    def end(self, arrived, late, ok: bool) -> None:
+        """Record the round: ``arrived`` the workers whose results of the round reached the master, ``late`` the
+        stragglers of the round (recorded only when ``ok``)."""
+
+    def due(self):
+        j = self.r - self.T
+        return j if 0 <= j < self.jobs else None
+
+    def decodable(self, job: int) -> bool:
+        return True
+
+
+class NoCodingRounds(Rounds):
+    """No coding: every worker its own part, every round waits for every worker."""
+
+    scheme = "no-coding"
+
+    def accept(self, late) -> bool:
+        return False
+
+
+class GCRounds(Rounds):
+    """GC(s) in every round on its own: the round goes on without at most ``s`` stragglers."""
+
+    scheme = "gc"
+
+    def __init__(self, n: int, jobs: int, s: int):
+        super().__init__(n, jobs)
+        self.s = s
+
+    def accept(self, late) -> bool:
+        return int(np.sum(late)) <= self.s
+
+
+class SRSGCRounds(Rounds):
+    """SR-SGC ``(B, W, lambd)`` (see the module's docstring): GC(s) on the round's job and, when more than ``s``
+    workers missed job ``r - B``, the lowest-indexed of them redo it."""
+
+    scheme = "sr-sgc"
+
+    def __init__(self, n: int, jobs: int, B: int, W: int, lambd: int):
+        super().__init__(n, jobs)
+        self.B, self.W, self.lambd = B, W, lambd
+        self.T = B
+        self.s = sr_sgc_s(B, W, lambd)
+        rounds = self.rounds
+        self.work = np.full((n, rounds), -1)  # the job each worker works on (-1: the round was skipped)
+        self.got = np.zeros((n, rounds), bool)  # its result of the round reached the master
+        self.late = np.zeros((n, rounds), bool)  # recorded stragglers (an accepted round's)
+        self.exempt = np.zeros(rounds, bool)  # rounds plain GC absorbed: left out of the model checks
+
+    def _have(self, t: int) -> int:
+        """Results of job ``t`` delivered in round ``t``."""
+        return int((self.got[:, t] & (self.work[:, t] == t)).sum())
+
+    def begin(self, r: int):
+        self.r = r
+        n, t = self.n, r - self.B
+        if r >= self.jobs and self._have(t) >= n - self.s:
+            return None
+        w = np.full(n, r)
+        if t >= 0:
+            missing = np.flatnonzero(~(self.got[:, t] & (self.work[:, t] == t)))
+            if missing.size > self.s:
+                w[missing[: missing.size - self.s]] = t
+        self.work[:, r] = w
+        return [[(int(j), GC_TASK, 0)] if j < self.jobs else [] for j in w]
+
+    def accept(self, late) -> bool:
+        r, W, late_, ex = self.r, self.W, self.late, self.exempt
+        lo = max(0, r - W + 1)
+        past = late_[:, lo:r][:, ~ex[lo:r]].any(axis=1)
+        if (past | late).sum() > self.lambd:
+            return False
+        hi = max(0, r - self.B + 1)
+        return not (late_[:, lo:hi][:, ~ex[lo:hi]].any(axis=1) & late).any()
+
+    def end(self, arrived, late, ok: bool) -> None:
+        r = self.r
+        self.got[:, r] = arrived
+        if ok:
+            self.late[:, r] = late
+        w = self.work[:, r]
+        self.exempt[r] = bool(np.all((w == r) | self.late[:, r]) and self.late[:, r].sum() <= self.s)
+
+    def results(self, job: int) -> np.ndarray:
+        """The workers whose result of ``job`` reached the master (in round ``job`` or ``job + B``)."""
+        have = self.got[:, job] & (self.work[:, job] == job)
+        if job + self.B < self.rounds:
+            have = have | (self.got[:, job + self.B] & (self.work[:, job + self.B] == job))
+        return have
+
+    def decodable(self, job: int) -> bool:
+        return int(self.results(job).sum()) >= self.n - self.s
+
+
+class MSGCRounds(Rounds):
+    """M-SGC ``(B, W, lambd)`` (see the module's docstring): minitask ``m`` of job ``j`` in round ``j + m``, the first
+    ``W - 1`` uncoded pieces, the last ``B`` coded groups, done only by a worker that delivered all its pieces."""
+
+    scheme = "m-sgc"
+
+    def __init__(self, n: int, jobs: int, B: int, W: int, lambd: int):
+        super().__init__(n, jobs)
+        self.B, self.W, self.lambd = B, W, lambd
+        self.D1, self.M = W - 1, W - 1 + B
+        self.T = W - 2 + B
+        rounds = self.rounds
+        self.pieces = np.zeros((n, rounds), int)  # uncoded pieces delivered, per worker and job
+        self.coded = np.zeros((B, rounds), int)  # coded results delivered, per group and job
+        self.late = np.zeros((n, rounds), bool)
+        self.does_coded = {}
+
+    def begin(self, r: int):
+        self.r = r
+        D1 = self.D1
+        slots = range(min(self.M, r + 1))
+        self.does_coded = {m: self.pieces[:, r - m] >= D1 for m in slots if m >= D1}
+        out = [[] for _ in range(self.n)]
+        for m in slots:
+            j = r - m
+            if j >= self.jobs:
+                continue
+            for i in range(self.n):
+                if m >= D1 and self.does_coded[m][i]:
+                    out[i].append((j, GROUP, m - D1))
+                else:
+                    out[i].append((j, PIECE, int(self.pieces[i, j])))
+        return out
+
+    def accept(self, late) -> bool:
+        r, W, late_ = self.r, self.W, self.late
+        lo = max(0, r - W + 1)
+        if (late_[:, lo:r].any(axis=1) | late).sum() > self.lambd:
+            return False
+        return not (late_[:, lo:max(0, r - self.B + 1)].any(axis=1) & late).any()
+
+    def end(self, arrived, late, ok: bool) -> None:
+        r, D1 = self.r, self.D1
+        if ok:
+            self.late[:, r] = late
+        for m in range(min(self.M, r + 1)):
+            j = r - m
+            if m < D1:
+                self.pieces[arrived, j] += 1
+            else:
+                c = self.does_coded[m]
+                self.coded[m - D1, j] += int((arrived & c).sum())
+                self.pieces[arrived & ~c, j] += 1
+
+    def decodable(self, job: int) -> bool:
+        return not ((self.pieces[:, job] < self.D1).any() or (self.coded[:, job] < self.n - self.lambd).any())
+
+
+def rounds_of(scheme: str, n: int, jobs: int, **params) -> Rounds:
+    """The round-by-round state of ``scheme`` (:class:`Rounds`) for ``n`` workers and ``jobs`` gradients; its
+    parameters checked (:func:`check_params`). No wait has none: it decodes nothing."""
+    scheme = _scheme(scheme)
+    p = check_params(scheme, n, **params)
+    if scheme == "no-wait":
+        raise ValueError("no-wait decodes nothing: it is a lower bound of the replay, not a scheme to run")
+    cls = {"no-coding": NoCodingRounds, "gc": GCRounds, "sr-sgc": SRSGCRounds, "m-sgc": MSGCRounds}[scheme]
+    return cls(n, jobs, **p)
+
+
+def replay(state: Rounds, d: np.ndarray, mu: float, lim: float = math.inf):
+    """Replay ``state`` (a fresh :class:`Rounds`) on the delay matrix ``d`` ``(workers, rounds)`` (checked by the
+    caller) with deadline factor ``mu``: ``(durations, waited, skipped)`` per round, or ``None`` once the run time
+    exceeds ``lim``. Raises RuntimeError when a job due is not decodable (a bug: the model check prevents it)."""
+    rounds = state.rounds
     dur = np.zeros(rounds)
     waited = np.zeros(rounds, bool)
     skipped = np.zeros(rounds, bool)
     total = 0.0
     for r in range(rounds):
-        t = r - B
-        if r >= jobs and (got[:, t] & (work[:, t] == t)).sum() >= n - s:
+        if state.begin(r) is None:
             skipped[r] = True
             continue
-        w = np.full(n, r)
-        if t >= 0:
-            missing = np.flatnonzero(~(got[:, t] & (work[:, t] == t)))
-            if missing.size > s:
-                w[missing[: missing.size - s]] = t
         now, deadline, slowest = _late(d[:, r], mu)
-        lo = max(0, r - W + 1)
-        past = late[:, lo:r][:, ~exempt[lo:r]].any(axis=1)
-        ok = (past | now).sum() <= lambd
+        ok = state.accept(now)
         if ok:
-            hi = max(0, r - B + 1)
-            ok = not (late[:, lo:hi][:, ~exempt[lo:hi]].any(axis=1) & now).any()
-        work[:, r] = w
-        if ok:
-            got[:, r] = ~now
-            late[:, r] = now
+            state.end(~now, now, True)
             dur[r] = min(deadline, slowest)
         else:
-            got[:, r] = True
+            state.end(np.ones(state.n, bool), np.zeros(state.n, bool), False)
             waited[r] = True
             dur[r] = slowest
-        exempt[r] = bool(np.all((w == r) | late[:, r]) and late[:, r].sum() <= s)
         total += dur[r]
         if total > lim:
             return None
-        if t >= 0:
-            have = (got[:, t] & (work[:, t] == t)).sum() + (got[:, r] & (work[:, r] == t)).sum()
-            if have < n - s:
-                raise RuntimeError(f"sr-sgc ({B},{W},{lambd}): job {t} not decodable in round {r} ({have} of "
-                                   f"n - s = {n - s} results)")
+        j = state.due()
+        if j is not None and not state.decodable(j):
+            raise RuntimeError(f"{state.scheme}: job {j} not decodable in round {r}")
     return dur, waited, skipped
-
-
-def _m_sgc(d, jobs, mu, convention, lim, B, W, lambd):
-    n = d.shape[0]
-    D1, M = W - 1, W - 1 + B
-    T = W - 2 + B
-    rounds = jobs + T
-    pieces = np.zeros((n, rounds), int)  # uncoded pieces delivered, per worker and job
-    coded = np.zeros((B, rounds), int)  # coded results delivered, per group and job
-    late = np.zeros((n, rounds), bool)
-    dur = np.zeros(rounds)
-    waited = np.zeros(rounds, bool)
-    total = 0.0
-    for r in range(rounds):
-        slots = range(min(M, r + 1))
-        does_coded = {m: pieces[:, r - m] >= D1 for m in slots if m >= D1}
-        now, deadline, slowest = _late(d[:, r], mu)
-        lo = max(0, r - W + 1)
-        ok = (late[:, lo:r].any(axis=1) | now).sum() <= lambd
-        if ok:
-            ok = not (late[:, lo:max(0, r - B + 1)].any(axis=1) & now).any()
-        if ok:
-            arrived = ~now
-            late[:, r] = now
-            dur[r] = min(deadline, slowest)
-        else:
-            arrived = np.ones(n, bool)
-            waited[r] = True
-            dur[r] = slowest
-        for m in slots:
-            j = r - m
-            if m < D1:
-                pieces[arrived, j] += 1
-            else:
-                c = does_coded[m]
-                coded[m - D1, j] += int((arrived & c).sum())
-                pieces[arrived & ~c, j] += 1
-        total += dur[r]
-        if total > lim:
-            return None
-        j = r - T
-        if j >= 0 and ((pieces[:, j] < D1).any() or (coded[:, j] < n - lambd).any()):
-            raise RuntimeError(f"m-sgc ({B},{W},{lambd}): job {j} not decodable in round {r}")
-    return dur, waited, np.zeros(rounds, bool)
 
 
 # ------------------------------------------------------------------------------------------------ load models

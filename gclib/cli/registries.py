@@ -183,8 +183,8 @@ def _sequential_json():
     return [{"name": n, "help": h, "parameters": list(PARAMETERS[n])} for n, h in DESCRIPTIONS.items()]
 
 
-SEQUENTIAL_HEADING = ("sequential schemes (gclib.sequential: coded across rounds, replayed on a delay matrix of "
-                      "workers x rounds)")
+SEQUENTIAL_HEADING = ("sequential schemes (gclib sequential --scheme NAME ...: coded across rounds, replayed on a delay "
+                      "matrix of workers x rounds, or run over MPI with --mpi)")
 
 
 def sequential_text(indent: int = 2) -> str:

@@ -11,6 +11,7 @@ HELP = "replay GC, SR-SGC or M-SGC (sequential gradient coding) on a delay matri
 
 def add_parser(sub):
     from gclib import checks
+    from gclib.cli.run import kill_map
     from gclib.sequential import CONVENTIONS, MU, SCHEMES
 
     p = sub.add_parser(NAME, help=HELP,
@@ -21,7 +22,8 @@ def add_parser(sub):
                        epilog="examples:\n"
                               "  gclib sequential --delays d.npy --scheme m-sgc --B 1 --W 2 --lambd 27\n"
                               "  gclib sequential --delays d.csv --scheme gc --s 3 --convention simulator\n"
-                              "  gclib sequential --delays d.csv --scheme sr-sgc --sweep --max-delay 4 --jobs 80\n\n"
+                              "  gclib sequential --delays d.csv --scheme sr-sgc --sweep --max-delay 4 --jobs 80\n"
+                              "  gclib sequential --delays d.npy --scheme sr-sgc --B 1 --W 2 --lambd 1 --mpi --kill 2:3\n\n"
                               "`gclib list` shows the sequential schemes and their parameters.")
     p.add_argument("--delays", required=True, metavar="FILE",
                    help="the delay matrix: .npy, or a CSV of numbers without a header")
@@ -41,6 +43,12 @@ def add_parser(sub):
                    help="choose the parameters by a sweep on the matrix as given (the same delays at every load)")
     p.add_argument("--max-delay", type=checks.option(checks.integer, low=1), default=4,
                    help="the largest delay T of the sweep (default 4)")
+    p.add_argument("--mpi", action="store_true",
+                   help="also run the scheme over MPI (master and workers as processes, the matrix as the injected "
+                        "delays, real gradients of a small logistic regression; paper convention) and replay the "
+                        "delays the run measured")
+    p.add_argument("--kill", type=checks.option(kill_map), default=None, metavar="WORKER:ROUND[,...]",
+                   help="with --mpi: these workers' processes exit when that round's plan arrives")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(fn=run)
 
@@ -65,11 +73,57 @@ def run(a) -> int:
         if extra:
             raise ValueError(f"argument --{extra[0]}: scheme {a.scheme} takes {', '.join('--' + k for k in names) or 'no parameters'}")
         params = given
-    r = sq.run(a.scheme, d, jobs=jobs if a.sweep else a.jobs, mu=a.mu, convention=a.convention, **params)
+    jobs = jobs if a.sweep else a.jobs
+    if a.kill and not a.mpi:
+        raise ValueError("argument --kill: only with --mpi (a killed worker of the replay is an inf in the matrix)")
+    if a.mpi and a.convention != "paper":
+        raise ValueError("argument --mpi: a run over MPI follows the paper's convention (--convention paper)")
+    live = _live(a, d, jobs, params) if a.mpi else None  # checked before the replay's output
+    r = sq.run(a.scheme, d, jobs=jobs, mu=a.mu, convention=a.convention, **params)
     if a.json:
-        print(json.dumps({**r.to_dict(), "durations": [float(x) for x in r.durations]}, indent=1))
-    else:
-        print(f"{r.label()} on {d.shape[0]} workers x {d.shape[1]} rounds ({a.convention} convention, mu {r.mu:g}): "
-              f"run time {r.total:.6g} s for {r.jobs} jobs in {r.rounds} rounds, {r.waits} waited for all; load "
-              f"{r.load:.4g}, delay T = {r.T}")
+        print(json.dumps({**r.to_dict(), "durations": [float(x) for x in r.durations],
+                          **({"mpi": live()} if live else {})}, indent=1))
+        return 0
+    print(f"{r.label()} on {d.shape[0]} workers x {d.shape[1]} rounds ({a.convention} convention, mu {r.mu:g}): "
+          f"run time {r.total:.6g} s for {r.jobs} jobs in {r.rounds} rounds, {r.waits} waited for all; load "
+          f"{r.load:.4g}, delay T = {r.T}")
+    if live:
+        out = live()
+        if out["status"] != "ok":
+            print(f"over MPI: the run stopped after {out['rounds']} rounds: {out['error']}")
+            return 1
+        print(f"over MPI: the rounds took {out['rounds_total']:.6g} s by the deadline rule ({out['total']:.6g} s "
+              f"with the decodes and steps; the replay of the injected delays: {out['predicted']:.6g} s); every job "
+              f"decoded (largest gradient error {out['max_grad_error']:.2g}); the replay of the delays the run "
+              f"measured {'gives its rounds back exactly' if out['replay_agrees'] else 'DISAGREES with its rounds'}"
+              + (f"; dead workers {out['dead_workers']}" if out["dead_workers"] else ""))
     return 0
+
+
+def _live(a, d, jobs, params):
+    """The MPI run of ``--mpi``, its spec checked now; returns a function that runs it and sums it up."""
+    from gclib.runtime import launch
+    from gclib.runtime import rounds as R
+
+    spec = R.sequential_spec(a.scheme, d, mu=a.mu, jobs=jobs, kill=a.kill, **params)
+
+    def go() -> dict:
+        res = launch(spec, check=False, progress=_progress(spec.iterations))
+        recs = res.records
+        errors = [x["grad_error"] for x in recs if x.get("job") is not None and x["grad_error"] is not None]
+        return {"status": res.status, "error": res.error, "rounds": len(recs), "dead_workers": res.dead_workers,
+                "total": float(sum(x["time"] for x in recs)), "rounds_total": float(sum(x["round"] for x in recs)),
+                "predicted": float(sum(x["predicted"] for x in recs)),
+                "max_grad_error": float(max(errors)) if errors else None,
+                "replay_agrees": R.check_replay(res)["agree"] if res.ok else None,
+                "durations": [float(x["round"]) for x in recs]}
+    return go
+
+
+def _progress(total: int):
+    import sys
+
+    def show(rec):
+        print(f"  round {rec['iteration'] + 1}/{total}" + (" (skipped)" if rec.get("skipped") else ""),
+              file=sys.stderr, flush=True)
+    return show

@@ -166,6 +166,8 @@ def main() -> None:
     spec, finish, _ = payload
     if comm.Get_rank() == 0:
         from gclib.runtime.master import DeathNotices, run_master
+        if spec.sequential is not None:  # sequential gradient coding: a plan per worker and round
+            from gclib.runtime.rounds import run_master
 
         try:
             how = run_master(comm, spec, finish, sends=sends, deaths=DeathNotices(0), bell=bell)
@@ -174,6 +176,8 @@ def main() -> None:
                 bell.unlink()
     else:
         from gclib.runtime.worker import run_worker
+        if spec.sequential is not None:
+            from gclib.runtime.rounds import run_worker
 
         how = run_worker(comm, spec, finish, bell=bell)
     if how is Exit.HARD:

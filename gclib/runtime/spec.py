@@ -46,6 +46,11 @@ class RunSpec:
             reads the environment variable ``GCLIB_RUNTIME_WITHOUT`` when the spec is made, and an unknown name is
             refused). Stored as a sorted tuple; the ranks get it with the spec. For A/B measurements only: every
             mechanism is on in a normal run.
+        sequential: a :class:`gclib.runtime.rounds.Sequential` (sequential gradient coding: a plan per worker and
+            round, the deadline rule, a job decoded ``T`` rounds after it starts; :mod:`gclib.runtime.rounds`), or
+            ``None`` (the default: one gradient per iteration, decoded as soon as the received messages decode).
+            With it, ``iterations`` is the scheme's rounds, the injected delays are its matrix (``model`` is
+            ``None``), ``kill`` names rounds, and the problem has the scheme's parts.
         start, state0, wall0: where a resumed run continues (set by ``launch(..., resume=STATE)``): the first
             iteration to run, the update's state after the one before (as :func:`gclib.runtime.state.
             pack_step_state` stores it) and the wall time so far. A fresh run starts at 0.
@@ -70,6 +75,7 @@ class RunSpec:
     wait_all: bool = False
     network: tuple = ()
     without: Any = None
+    sequential: Any = None
 
     def __post_init__(self):
         if not isinstance(self.code, GradientCode):
@@ -78,7 +84,9 @@ class RunSpec:
         for name in ("time_scale", "timeout", "poll", "stop_timeout"):
             setattr(self, name, checks.seconds(name, getattr(self, name)))
         self.seed = checks.integer("seed", self.seed, low=0)
-        if self.problem.n_parts != self.code.n_parts:
+        if self.sequential is not None:  # its own parts, rounds and delays
+            self.sequential.check_spec(self)
+        elif self.problem.n_parts != self.code.n_parts:
             raise ValueError(f"problem has {self.problem.n_parts} parts but code '{self.code.name}' needs "
                              f"{self.code.n_parts}")
         if not isinstance(self.kill, dict):
@@ -147,7 +155,8 @@ class RunSpec:
                           "step": {"name": type(self.step).__name__, **asdict(self.step)},
                           "model": model, "iterations": self.iterations, "time_scale": self.time_scale,
                           "seed": self.seed, "timeout": self.timeout, "poll": self.poll, "kill": self.kill,
-                          "without": list(self.without)})
+                          "without": list(self.without),
+                          **({"sequential": self.sequential.describe()} if self.sequential is not None else {})})
 
 
 class RuntimeFailure(RuntimeError):
@@ -301,8 +310,9 @@ class RunResult:
             out["mean_rest"] = out["mean_overhead"] - sum(out[f"mean_{k}"] for k in
                                                           ("bcast", "decode", "step", "drain"))
             last = r[-1]
-            out.update({"final_loss": last["loss"], "final_auc": last["auc"],
-                        "max_grad_error": float(max(x["grad_error"] for x in r))})
+            errors = [x["grad_error"] for x in r if x["grad_error"] is not None and not math.isnan(x["grad_error"])]
+            out.update({"final_loss": last["loss"], "final_auc": last["auc"],  # (nan: a round decoded nothing)
+                        "max_grad_error": float(max(errors)) if errors else math.nan})
             amp = np.array([math.inf if x.get("amplification") is None else x["amplification"] for x in r])
             limit = trust_limit()
             out.update({"max_amplification": float(amp.max()), "amplification_limit": limit,

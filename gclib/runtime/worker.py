@@ -103,7 +103,7 @@ class Worker(P.Rank):
         self.final = LastWord.AWAITED
         self.handed = False
         self.pending = None  # parameters taken in during the start-up
-        self.params_buf = np.empty(self.dim + 1)  # every control message lands here (see _receive_control)
+        self.params_buf = np.empty(self.control_size())  # every control message lands here (_receive_control)
         self.control_status = self.MPI.Status()
         self.control = comm.Recv_init([self.params_buf, self.MPI.DOUBLE], source=0, tag=self.MPI.ANY_TAG)
         self.control.Start()
@@ -114,6 +114,10 @@ class Worker(P.Rank):
         self.lead = np.inf if "lead" in self.without else LEAD_START
         self.decoded = -1  # the newest iteration the master said it decoded (TAG_DONE)
         self.current = IDLE  # the iteration being worked on
+
+    def control_size(self) -> int:
+        """Floats of the longest control message: the parameters' ``[iteration, theta...]``."""
+        return self.dim + 1
 
     # ------------------------------------------------------------------ control channel
     def _receive_control(self):

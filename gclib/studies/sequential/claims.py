@@ -25,6 +25,8 @@
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 
@@ -75,8 +77,9 @@ def _per_seed(study, source, mu=None) -> pd.Series:
     return 1.0 - w["m-sgc"] / w["gc"]
 
 
-def judge(study) -> pd.DataFrame:
-    """The claims table of notebook 12."""
+def judge(study, live: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The claims table of notebook 12 (``live``: the runs over MPI of :func:`~gclib.studies.sequential.study.
+    live_runs`, judged by check C4 when given)."""
     s = study.settings
     g = study.gains()
     at = g[g["mu"] == s["mu"]].set_index(["source", "scheme"])
@@ -164,6 +167,24 @@ def judge(study) -> pd.DataFrame:
                         measured="; ".join(f"mu = {mu:g}: {_gain_text(e)}" for mu, e in zip(s["mus"], es)),
                         criterion="every gain's 95% interval above 0 (any at or below 0: does not hold)",
                         verdict=verdict))
+    if live is not None and len(live):
+        done = live[live["status"] == "ok"]
+        agree = int(done["replay_agrees"].astype(bool).sum())
+        worst = float(done["max_grad_error"].max()) if len(done) else math.nan
+        intact = live[live["killed"].map(len) == 0]
+        rows.append(row("C4", "a live run over MPI is the replay's rounds, with every job decoded exactly",
+                        kind="check",
+                        paper="our check of gclib's runtime against its replay: the schemes run over MPI on "
+                              "injected delays, and the delays each run measured are replayed",
+                        setting=f"{len(live)} runs ({', '.join(dict.fromkeys(live['chosen']))}; with and without a "
+                                f"killed worker), {int(live['rounds'].max())} rounds at most",
+                        measured=f"{len(done)} runs finished, {len(live) - len(done)} stopped; the replay gives back "
+                                 f"the rounds of {agree} of {len(done)}; largest gradient error {worst:.1e}; "
+                                 f"{int((intact['status'] == 'ok').sum())} of {len(intact)} runs without a kill "
+                                 f"finished",
+                        criterion="every finished run replays to its rounds, every decoded gradient within 1e-9 of "
+                                  "the full gradient, and every run without a kill finished (exact)",
+                        verdict=exact(agree == len(done) and worst < 1e-9 and bool((intact["status"] == "ok").all()))))
     return table(rows)
 
 

@@ -269,6 +269,60 @@ def mpi_delays(*, workers: int = 4, iterations: int = 16, slow_worker: int = 1, 
     return np.where(np.isinf(t).any(axis=2), np.inf, np.nansum(t, axis=2)).T
 
 
+#: The schemes run live over MPI by :func:`live_runs`.
+LIVE = ("no-coding", "gc", "sr-sgc", "m-sgc")
+
+
+def live_runs(*, workers: int = 8, probe: int = 30, held: int = 16, round_seconds: float = 0.02, max_delay: int = 2,
+              kill_round: int | None = 3, seed: int = 0, job_timeout: float = 120.0, progress: bool = False
+              ) -> pd.DataFrame:
+    """Every scheme of :data:`LIVE` run over MPI (:mod:`gclib.runtime.rounds`): a :data:`LAMBDA_LIKE` draw of
+    ``workers`` x ``probe + held`` rounds under the proportional load model, scaled so that a round at the uncoded
+    load ``1/n`` takes about ``round_seconds``; the parameters chosen on the probe (as :func:`replay` does, ``T <=
+    max_delay``), each scheme run live on the held-out rounds at its load, and again with worker 0 killed at round
+    ``kill_round`` (``None``: no such run).
+
+    One row per run: the scheme and its parameters, whether a worker was killed, the run's status (and error), its
+    rounds, the rule's run time over MPI (``live``: the sum of the rounds as the master's deadline rule timed them),
+    the replay's on the injected delays (``predicted``), whether the replay of the delays the run measured gives its
+    rounds back (``replay_agrees``), the largest relative gradient error of a decoded job, and the first and final
+    loss."""
+    from gclib.runtime import launch
+    from gclib.runtime import rounds as R
+
+    workers = checks.integer("workers", workers, low=3)
+    max_delay = checks.integer("max_delay", max_delay, low=1)
+    probe = checks.integer("probe", probe, low=max_delay + 2)
+    held = checks.integer("held", held, low=max_delay + 2)
+    unit = model_unit(lambda_like(), workers, probe + held, np.random.default_rng([seed, 12]))
+    unit *= checks.real("round_seconds", round_seconds, above=0) / float(np.mean(unit[:, :probe]))
+    a = delays_at(unit[:, :probe], "proportional")  # a worker's time: load * n * unit (unit at load 1/n)
+    b = delays_at(unit[:, probe:], "proportional")
+    runs = []
+    for scheme in LIVE:
+        p = sq.best(sq.sweep(a, scheme, jobs=probe - max_delay, max_delay=max_delay)) if scheme != "no-coding" else {}
+        d = b(sq.load(scheme, workers, **p))
+        runs.append((scheme, p, d, None))
+        if kill_round is not None:
+            runs.append((scheme, p, d, {0: checks.integer("kill_round", kill_round, low=0, high=held - 1)}))
+    rows = []
+    for scheme, p, d, kill in _progress(runs, desc="live runs", disable=not progress):
+        res = launch(R.sequential_spec(scheme, d, kill=kill, seed=seed, **p), job_timeout=job_timeout, check=False)
+        recs = res.records
+        errors = [x["grad_error"] for x in recs if x.get("job") is not None and x["grad_error"] is not None]
+        rows.append({"scheme": scheme, "chosen": sq.label(scheme, p), "load": sq.load(scheme, workers, **p),
+                     "T": sq.delay(scheme, **p), "killed": sorted(kill or {}), "status": res.status,
+                     "error": res.error if not res.ok else "", "rounds": len(recs),
+                     "planned": len(R.Sequential(scheme, d, params=p).predicted()),
+                     "live": float(sum(x["round"] for x in recs)),
+                     "predicted": float(sum(x["predicted"] for x in recs)),
+                     "replay_agrees": bool(R.check_replay(res)["agree"]) if res.ok else None,
+                     "max_grad_error": float(max(errors)) if errors else math.nan,
+                     "first_loss": recs[0]["loss"] if recs else math.nan,
+                     "final_loss": recs[-1]["loss"] if recs else math.nan})
+    return pd.DataFrame(rows)
+
+
 #: The hand-computed delay matrices (4 workers, mu = 1, 3 jobs; every round's fastest worker 1 s, so the deadline
 #: is 2 s): A (worker 3 takes 3 s in round 0, worker 2 5 s in round 2), B (workers 2 and 3 take 3 s in round 0), C
 #: (worker 2 takes 3 s in rounds 0 and 1; 5 rounds). Everything else takes 1 s.

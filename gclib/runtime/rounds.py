@@ -1,0 +1,506 @@
+"""Sequential gradient coding over MPI: the schemes of :mod:`gclib.sequential` run live, round by round.
+
+The replay of :mod:`gclib.sequential` judges a scheme on a delay matrix; here the same scheme runs: the master
+(rank 0) plans every worker's tasks of each round with the scheme's own round logic (:class:`gclib.sequential.
+Rounds`, the one the replay steps through), sends each worker its plan and the parameters of every job in it,
+applies the deadline rule to the results as they arrive, and decodes job ``r - T`` at the end of round ``r`` from
+the real partial gradients the workers computed, then steps the model with it (gradient descent with a delay of
+``T`` rounds: job ``j`` is computed at the parameters after the gradients of jobs ``0 .. j - 1 - T``).
+
+A round, on the master's clock from its sends:
+
+* every worker computes its tasks' partial gradients at once, then waits until its injected delay of the round
+  (``Sequential.delays[w, r]`` seconds after the plan arrived; ``inf``: it never answers that round) and sends one
+  message per task (an empty one when the round gave it none);
+* the first worker whose messages are all in sets the deadline, ``(1 + mu)`` times its time; at the deadline the
+  workers not in yet are the round's stragglers, and the scheme's model says whether the round goes on without
+  them (it ends at the deadline, or earlier when every worker is in) or waits for every worker;
+* a worker that never answers (killed, dead, or ``inf``) is a straggler in every round: a scheme whose model absorbs
+  it goes on (GC and SR-SGC with ``s >= 1``), one that must wait for it stops the run with an error naming the
+  round, the stragglers and the dead workers (no coding; M-SGC, whose bursts last at most ``B`` rounds).
+
+Each round's record carries the rule's duration (``round``), the replay's duration on the injected matrix
+(``predicted``), the arrival time of every worker (``arrivals``, ``None`` for one not in when the round ended)
+and the stragglers; :func:`measured_delays` makes the delay matrix the run measured, whose replay
+(:func:`gclib.sequential.replay`) gives back the run's rounds exactly: the live run and the replay are one logic.
+
+Messages: the plan is the parameters' message (tag ``TAG_PARAMS``) ``[round, k, (job, kind, index) x k,
+theta of each task's job x k]``; a result is a gradient message of the round (``grad_tag(round)``) whose message id
+is ``worker * tasks + task`` (``-1 - worker`` for a worker with no task in the round); the rest (hello, ready, done,
+stop, goodbye, death notices, frozen workers) is the runtime's (:mod:`gclib.runtime.protocol`).
+
+Data: no coding, GC and SR-SGC split the data in ``n`` parts and use a GC(``s``) code of gclib (cyclic repetition,
+:func:`gclib.codes.tandon.crc`; ``s`` is SR-SGC's ``ceil(B lambd / (W - 1 + B))``); M-SGC splits a job's data in
+``n (W - 1)`` uncoded pieces of ``lambd + 1`` parts each (worker ``i``'s piece ``k``) and ``B`` groups of ``n``
+parts coded by a GC(``lambd``) code, so that a piece and a coded task of a group are the same work.
+"""
+from __future__ import annotations
+
+import math
+import sys
+import time
+import traceback
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from gclib import checks
+from gclib import sequential as sq
+from gclib.codes.base import GradientCode
+from gclib.runtime import bell as bell_mod
+from gclib.runtime import protocol as P
+from gclib.runtime.master import SILENT_AFTER, IterationTimeout, Master, Poll, emit
+from gclib.runtime.state import pack_step_state
+from gclib.runtime.worker import IDLE, Worker
+
+
+@dataclass
+class Sequential:
+    """A sequential scheme to run over MPI: ``scheme`` (one of :data:`gclib.sequential.SCHEMES` but ``no-wait``) with
+    its ``params``, the injected ``delays`` ``(workers, rounds)`` seconds (``inf``: the worker never answers that
+    round), the deadline factor ``mu`` and the number of ``jobs`` (default: as many as the rounds allow)."""
+
+    scheme: str
+    delays: np.ndarray
+    params: dict = field(default_factory=dict)
+    mu: float = sq.MU
+    jobs: int | None = None
+
+    def __post_init__(self):
+        d = sq._delays(self.delays)
+        self.delays = d
+        n = d.shape[0]
+        self.params = sq.check_params(self.scheme, n, **dict(self.params))
+        if self.scheme == "no-wait":
+            raise ValueError("scheme 'no-wait' decodes nothing: it is the replay's lower bound, not a scheme to run")
+        if self.scheme == "m-sgc" and self.params["lambd"] >= n:
+            raise ValueError(f"lambd must be at most n - 1 = {n - 1} for m-sgc over MPI (its coded groups use a "
+                             f"GC(lambd) code of the {n} workers), got {self.params['lambd']}")
+        self.mu = checks.real("mu", self.mu, low=0)
+        self.T = sq.delay(self.scheme, **self.params)
+        _, self.jobs = sq._matrix(d, self.jobs, self.T)
+
+    @property
+    def workers(self) -> int:
+        return int(self.delays.shape[0])
+
+    @property
+    def rounds(self) -> int:
+        return self.jobs + self.T
+
+    @property
+    def s(self) -> int:
+        """The GC parameter of its code: ``s`` of GC, SR-SGC's, ``lambd`` of M-SGC's groups, 0 for no coding."""
+        p = self.params
+        return {"gc": lambda: p["s"], "sr-sgc": lambda: sq.sr_sgc_s(p["B"], p["W"], p["lambd"]),
+                "m-sgc": lambda: p["lambd"]}.get(self.scheme, lambda: 0)()
+
+    @property
+    def tasks(self) -> int:
+        """The most tasks of a worker in a round: one, or M-SGC's ``W - 1 + B`` minitasks."""
+        return self.params["W"] - 1 + self.params["B"] if self.scheme == "m-sgc" else 1
+
+    def parts(self) -> int:
+        """The data parts the problem needs: ``n``, or M-SGC's ``n ((W - 1)(lambd + 1) + B)``."""
+        n = self.workers
+        if self.scheme == "m-sgc":
+            p = self.params
+            return n * ((p["W"] - 1) * (p["lambd"] + 1) + p["B"])
+        return n
+
+    def code(self, seed: int = 0) -> GradientCode:
+        """The GC code of its coded tasks (:func:`gclib.codes.tandon.crc` with :attr:`s`; uncoded for ``s = 0``)."""
+        from gclib.codes.tandon import crc, uncoded
+
+        return uncoded(self.workers) if self.s == 0 else crc(self.workers, self.s, seed)
+
+    def state(self) -> sq.Rounds:
+        return sq.rounds_of(self.scheme, self.workers, self.jobs, **self.params)
+
+    def predicted(self, kill=None) -> np.ndarray:
+        """``(rounds,)`` the replay's round durations on the injected delays (a worker of ``kill``, ``{worker:
+        round}``, never answers from that round on); ``inf`` from the round where the replay would wait for a
+        worker that never answers."""
+        d = self.delays[:, :self.rounds].copy()
+        for w, r in (kill or {}).items():
+            d[w, r:] = math.inf
+        return _replay_upto(self.state(), d, self.mu)
+
+    def label(self) -> str:
+        return sq.label(self.scheme, self.params)
+
+    def describe(self) -> dict:
+        return {"scheme": self.scheme, "label": self.label(), "params": dict(self.params), "mu": self.mu,
+                "jobs": self.jobs, "T": self.T, "rounds": self.rounds, "workers": self.workers}
+
+    def check_spec(self, spec) -> None:
+        """A :class:`~gclib.runtime.spec.RunSpec` that runs it: ``spec.iterations`` is its rounds, the code its
+        :meth:`code`'s workers, the problem has :meth:`parts` parts, no injected model, no resume."""
+        if spec.code.n_workers != self.workers:
+            raise ValueError(f"the code has {spec.code.n_workers} workers, the delay matrix {self.workers}")
+        if spec.problem.n_parts != self.parts():
+            raise ValueError(f"problem has {spec.problem.n_parts} parts but {self.label()} on {self.workers} workers "
+                             f"needs {self.parts()}")
+        if spec.iterations != self.rounds:
+            raise ValueError(f"iterations must be the scheme's rounds, jobs + T = {self.jobs} + {self.T} = "
+                             f"{self.rounds}, got {spec.iterations}")
+        if spec.model is not None:
+            raise ValueError("a sequential run takes its injected delays from its delay matrix: model must be None")
+        if spec.start or spec.wait_all or spec.network:
+            raise ValueError("a sequential run cannot be resumed, profiled (wait_all) or measure the network")
+
+
+def _replay_upto(state: sq.Rounds, d: np.ndarray, mu: float) -> np.ndarray:
+    """The replay's round durations, ``inf`` from the first round that waits for a worker that never answers."""
+    out = np.full(state.rounds, math.inf)
+    for r in range(state.rounds):
+        if state.begin(r) is None:
+            out[r] = 0.0
+            continue
+        late, deadline, slowest = sq._late(d[:, r], mu)
+        ok = state.accept(late)
+        if not ok and not np.isfinite(slowest):
+            return out
+        state.end(~late if ok else np.ones(state.n, bool), late if ok else np.zeros(state.n, bool), ok)
+        out[r] = min(deadline, slowest) if ok else slowest
+    return out
+
+
+def measured_delays(result) -> np.ndarray:
+    """``(workers, rounds)`` the delays a sequential run measured: each worker's arrival in each round (seconds from
+    the round's sends), ``inf`` where it was not in when the round ended (a straggler of an accepted round, a dead
+    worker), ``nan`` for a skipped round. Its replay gives back the run's rounds (:func:`check_replay`)."""
+    recs = result.records
+    K = int(result.spec["sequential"]["workers"])
+    out = np.full((K, len(recs)), np.nan)
+    for r, rec in enumerate(recs):
+        if rec.get("skipped"):
+            continue
+        out[:, r] = [math.inf if a is None else a for a in rec["arrivals"]]
+    return out
+
+
+def check_replay(result) -> dict:
+    """Replay the delays a sequential run measured (:func:`measured_delays`) with the run's scheme: the rounds'
+    durations, waits and skips as the replay gives them beside the run's, and whether they agree (the durations to
+    1e-9 s)."""
+    desc = result.spec["sequential"]
+    d = measured_delays(result)
+    n = d.shape[1]
+    state = sq.rounds_of(desc["scheme"], int(desc["workers"]), int(desc["jobs"]), **desc["params"])
+    d = np.where(np.isnan(d), 0.0, d)  # a skipped round's column is never read
+    dur, waited, skipped = sq.replay(state, d[:, :state.rounds], float(desc["mu"]))
+    run_dur = np.array([rec["round"] for rec in result.records])
+    run_waited = np.array([bool(rec["waited"]) for rec in result.records])
+    run_skipped = np.array([bool(rec["skipped"]) for rec in result.records])
+    agree = (n == state.rounds and np.allclose(dur, run_dur, rtol=0, atol=1e-9)
+             and np.array_equal(waited, run_waited) and np.array_equal(skipped, run_skipped))
+    return {"agree": bool(agree), "replay": dur, "run": run_dur, "replay_waited": waited, "run_waited": run_waited,
+            "replay_skipped": skipped, "run_skipped": run_skipped}
+
+
+# ------------------------------------------------------------------------------------------------ the data layout
+def task_vector(problem, code, seq: Sequential, w: int, task, theta) -> np.ndarray:
+    """Worker ``w``'s result of one task ``(job, kind, index)`` at ``theta``: its coded combination of partial
+    gradients (:data:`gclib.sequential.GC_TASK`, :data:`~gclib.sequential.GROUP`) or the sum of its uncoded piece's
+    (:data:`~gclib.sequential.PIECE`)."""
+    _, kind, index = (int(x) for x in task)
+    n = seq.workers
+    if kind == sq.PIECE:
+        lam1 = seq.params["lambd"] + 1
+        first = (w * (seq.params["W"] - 1) + index) * lam1
+        return sum(problem.partial_gradient(theta, p) for p in range(first, first + lam1))
+    offset = 0 if kind == sq.GC_TASK else n * (seq.params["W"] - 1) * (seq.params["lambd"] + 1) + index * n
+    out = np.zeros(problem.dim)
+    for p in code.order[w]:
+        out += code.B[w, p] * problem.partial_gradient(theta, offset + p)
+    return out
+
+
+# ------------------------------------------------------------------------------------------------ the worker
+class RoundWorker(Worker):
+    """A worker of a sequential run: per round, its plan's tasks, then its injected delay, then its results."""
+
+    def __init__(self, comm, spec, finish, bell=None):
+        self.seq = spec.sequential
+        super().__init__(comm, spec, finish, bell=bell)
+        self.delays = self.seq.delays[self.w]
+
+    def control_size(self) -> int:
+        k = self.seq.tasks
+        return 2 + 3 * k + k * self.dim
+
+    def iterate(self, it, plan):
+        if self.spec.kill.get(self.w) == it:
+            sys.stdout.flush()
+            import os
+            os._exit(17)  # fault injection: the process dies without a word
+        self.current = it
+        try:
+            return self._round(it, plan)
+        finally:
+            self.current = IDLE
+
+    def _round(self, r, plan):
+        t0 = self.received_at
+        k = int(plan[0])
+        labels = plan[1:1 + 3 * k].reshape(k, 3)
+        thetas = plan[1 + 3 * k:1 + 3 * k + k * self.dim].reshape(k, self.dim)
+        c0 = time.perf_counter()
+        out = [task_vector(self.spec.problem, self.code, self.seq, self.w, labels[i], thetas[i]) for i in range(k)]
+        compute = time.perf_counter() - c0
+        delay = float(self.delays[r]) if r < len(self.delays) else math.inf
+        new = self._wait_until(t0 + delay, spin=self.end_spin)
+        if new is not None or self.decoded >= r or not math.isfinite(delay):
+            self.abandoned += 1
+            return new
+        ids = [self.w * self.seq.tasks + i for i in range(k)] or [-1 - self.w]
+        vecs = out or [np.zeros(self.dim)]
+        for m, v in zip(ids, vecs):
+            buf = np.empty(P.HEADER + self.width, dtype=self.dtype)
+            buf[:P.HEADER] = (r, m, time.perf_counter() - t0, compute)
+            buf[P.HEADER:] = 0.0
+            buf[P.HEADER:P.HEADER + self.dim] = v
+            self._isend(buf, 0, P.grad_tag(r))
+            self.sent += 1
+        self._reap()
+        return None
+
+
+def run_worker(comm, spec, finish, bell=None) -> P.Exit:
+    try:
+        return RoundWorker(comm, spec, finish, bell=bell).run()
+    except Exception:
+        traceback.print_exc()
+        sys.stderr.flush()
+        import os
+        os._exit(1)
+
+
+# ------------------------------------------------------------------------------------------------ the master
+class WaitsForDead(RuntimeError):
+    pass
+
+
+class RoundMaster(Master):
+    """The master of a sequential run (see the module's docstring)."""
+
+    def __init__(self, comm, spec, finish, sends=(), deaths=None, bell=None):
+        super().__init__(comm, spec, finish, sends=sends, deaths=deaths, bell=bell)
+        self.seq = spec.sequential
+        self.predicted = self.seq.predicted(spec.kill)
+        self.group_code = self.code  # M-SGC's groups, or the GC code of every other scheme
+
+    def _predict_without_dead(self):  # the prediction is the replay of the injected matrix, kills included
+        pass
+
+    def _send_plan(self, w, arr):
+        if self.owed[w] >= SILENT_AFTER:
+            self._silence(w, f"no message for the last {self.owed[w]} sent to it")
+            return
+        self._send_to(w, arr, P.TAG_PARAMS)
+
+    def _plan_message(self, r, tasks, thetas) -> np.ndarray:
+        k = len(tasks)
+        head = [float(r), float(k)] + [float(x) for t in tasks for x in t]
+        return np.concatenate([head] + [thetas[t[0]] for t in tasks]) if k else np.array(head)
+
+    def _collect_round(self, r, plan, t_start):
+        """Receive round ``r``'s results under the deadline rule. Returns ``(ok, late, arrivals, results, t_end)``:
+        the rule's decision, the stragglers ``(n,)`` (none when it waited), ``arrivals[w]`` seconds from ``t_start``
+        of the workers counted in (``None`` for the others), their results ``{(w, i): vector}``, and the rule's end
+        of the round (``perf_counter``)."""
+        n, mu, K = self.seq.workers, self.seq.mu, self.seq.tasks
+        need = [max(len(p), 1) for p in plan]
+        count = [0] * n
+        arrivals = [None] * n
+        results = {}
+        deadline = math.inf  # seconds from t_start
+        ok = None  # the rule's decision, once made
+        timeout = t_start + self.spec.timeout
+        while True:
+            rung = self.bell.value(bell_mod.TO_MASTER) if self.bell is not None else 0  # before looking
+            g = self._receive_one(r)
+            now = time.perf_counter()
+            if isinstance(g, tuple):
+                m = int(g.message)
+                w, i = (-1 - m, None) if m < 0 else divmod(m, K)
+                if 0 <= w < n:
+                    if i is not None:
+                        results[(w, i)] = g.payload[:self.dim].real.copy()
+                    count[w] += 1
+                    if count[w] == need[w] and arrivals[w] is None:
+                        arrivals[w] = now - t_start
+                        if not math.isfinite(deadline):
+                            deadline = (1.0 + mu) * arrivals[w]
+            if ok is None and now - t_start >= deadline:  # the deadline: who is late, and does the round go on?
+                late = np.array([a is None or a > deadline for a in arrivals])
+                ok = self.state.accept(late)
+                if ok:
+                    arrivals = [None if lt else a for a, lt in zip(arrivals, late)]
+                    results = {key: v for key, v in results.items() if not late[key[0]]}
+                    return True, late, arrivals, results, t_start + deadline
+            if all(a is not None for a in arrivals):  # every worker is in (before the deadline, or waited for)
+                if ok is None:
+                    ok = self.state.accept(np.zeros(n, bool))
+                return ok, np.zeros(n, bool), arrivals, results, t_start + max(arrivals)
+            if g is not Poll.IDLE:
+                continue
+            self.check_deaths()
+            if ok is False:  # waiting for every worker: one that is dead never comes
+                dead = sorted(w for w in self.dead if arrivals[w] is None)
+                if dead:
+                    waited = [w for w in range(n) if arrivals[w] is None]
+                    raise WaitsForDead(
+                        f"round {r}: {self.seq.label()} cannot go on without workers {waited} (late at the "
+                        f"deadline: beyond its straggler model), so it waits for every worker, and workers {dead} "
+                        f"died: the run cannot go on")
+            if now > timeout:
+                missing = [w for w in range(n) if arrivals[w] is None]
+                raise IterationTimeout(f"round {r}: workers {missing} not in after {self.spec.timeout:g} s and "
+                                       f"{self.seq.label()} waits for them")
+            if self.bell is not None:  # a worker of this host rings it when it sends
+                self.bell.wait(bell_mod.TO_MASTER, rung, self.slice)
+            else:
+                time.sleep(self.slice)
+
+    def _decode(self, job, got):
+        """Job ``job``'s gradient from the results ``got`` ``{(job, kind, index, worker): vector}``, and the
+        decodes' largest error amplification."""
+        from gclib.codes.conditioning import decoding_amplification
+
+        n, code = self.seq.workers, self.code
+        if self.seq.scheme == "m-sgc":
+            total = np.zeros(self.dim)
+            for w in range(n):
+                for k in range(self.seq.params["W"] - 1):
+                    total += got[(job, sq.PIECE, k, w)]
+            groups = range(self.seq.params["B"])
+        else:
+            total, groups = np.zeros(self.dim), [None]
+        amp = 1.0
+        for b in groups:
+            kind, index = (sq.GC_TASK, 0) if b is None else (sq.GROUP, b)
+            have = sorted(w for w in range(n) if (job, kind, index, w) in got)[:n - code.stragglers]
+            ids = np.array(have)
+            A = code.decode(ids, warn=False)
+            payload = np.array([got[(job, kind, index, w)] for w in have])
+            total += code.combine(A, payload, self.dim)
+            a = decoding_amplification(code.B[ids], A, code.target)
+            amp = math.inf if a is None else max(amp, a)
+        return total, amp
+
+    def run(self):
+        spec, seq = self.spec, self.seq
+        problem = spec.problem
+        theta = np.zeros(self.dim) if spec.theta0 is None else np.asarray(spec.theta0, dtype=float)
+        step_state = spec.step.init(theta)
+        self.state = seq.state()
+        self.warm_up()
+        emit("start", predicted=self.predicted, spec=spec.describe(), pids=self.pids, hosts=self.hosts,
+             bells=sorted(self.belled), start=0)
+        status, error = "ok", ""
+        thetas = {}  # job -> the parameters it is computed at
+        got = {}  # (job, kind, index, worker) -> result
+        wall = 0.0
+        try:
+            for r in range(seq.rounds):
+                self.take_in_late()
+                stale0 = self.stale
+                plan = self.state.begin(r)
+                if r < seq.jobs:
+                    thetas[r] = np.asarray(spec.step.query(step_state), dtype=float).copy()
+                rec = {"iteration": r, "predicted": float(self.predicted[r]), "skipped": plan is None,
+                       "waited": False, "late": [], "arrivals": [None] * seq.workers, "bcast": 0.0, "wait": 0.0,
+                       "round": 0.0, "drain": 0.0, "checks": 0.0, "messages": 0, "workers": []}
+                t_start = time.perf_counter()
+                if plan is not None:
+                    for w in range(seq.workers):
+                        if w not in self.skip:
+                            self._send_plan(w, self._plan_message(r, plan[w], thetas))
+                    if self.bell is not None:  # the workers of this host wake at once
+                        self.bell.ring(bell_mod.TO_WORKERS)
+                    rec["bcast"] = time.perf_counter() - t_start
+                    ok, late, arrivals, results, t_rule = self._collect_round(r, plan, t_start)
+                    counted = np.array([a is not None for a in arrivals])
+                    self.state.end(counted, late, ok)
+                    for (w, i), v in results.items():
+                        got[tuple(plan[w][i]) + (w,)] = v
+                    rec.update({"waited": not ok, "late": np.flatnonzero(late).tolist(), "arrivals": arrivals,
+                                "round": t_rule - t_start, "wait": t_rule - t_start - rec["bcast"],
+                                "messages": len(results), "workers": np.flatnonzero(counted).tolist()})
+                    self._send_all(np.array([float(r)]), P.TAG_DONE)  # its stragglers stop now
+                t_dec = time.perf_counter()
+                job = self.state.due()
+                rec["job"] = job
+                rec["grad_error"], rec["amplification"] = math.nan, 1.0
+                if job is not None:
+                    if not self.state.decodable(job):
+                        raise RuntimeError(f"{seq.label()}: job {job} not decodable at the end of round {r}")
+                    grad, rec["amplification"] = self._decode(job, got)
+                    rec["decode"] = time.perf_counter() - t_dec
+                    t_step = time.perf_counter()
+                    theta, step_state = spec.step.step(step_state, grad)
+                    rec["step"] = time.perf_counter() - t_step
+                    full = problem.gradient(thetas[job])
+                    rec["grad_error"] = float(np.linalg.norm(grad - full) / max(np.linalg.norm(full), 1e-300))
+                    for key in [key for key in got if key[0] == job]:
+                        del got[key]
+                    del thetas[job]
+                else:
+                    rec["decode"] = rec["step"] = 0.0
+                rec["time"] = (rec["round"] + rec["decode"] + rec["step"]) if plan is not None else 0.0
+                rec["stale"] = self.stale - stale0
+                wall += rec["time"]
+                rec["wall"] = wall
+                rec["loss"] = problem.loss(theta)
+                rec.update(problem.test_metrics(theta))
+                rec["dead"] = sorted(self.dead)
+                rec["silent"] = sorted(self.silent)
+                emit("iter", record=rec, state=pack_step_state(step_state), tasks=[])
+        except (IterationTimeout, WaitsForDead) as e:
+            status, error = "error", str(e)
+        except Exception as e:
+            traceback.print_exc()
+            status, error = "error", f"master failed: {type(e).__name__}: {e}"
+        stopped = self.stop()
+        emit("end", status=status, error=error, dead_workers=stopped.dead, theta=theta, stale=self.stale,
+             silent={w: why for w, why in sorted(self.silent.items()) if w in stopped.dead}, tasks=[],
+             messages_sent=sum(b[0] for b in self.byes.values()), messages_received=self.received_total,
+             abandoned={w: b[1] for w, b in sorted(self.byes.items())})
+        return stopped.exit
+
+
+def run_master(comm, spec, finish, sends=(), deaths=None, bell=None) -> P.Exit:
+    try:
+        return RoundMaster(comm, spec, finish, sends=sends, deaths=deaths, bell=bell).run()
+    except Exception:
+        traceback.print_exc()
+        sys.stderr.flush()
+        emit("end", status="error", error="master crashed (see stderr)", dead_workers=[], theta=None, stale=0)
+        return P.Exit.HARD
+
+
+# ------------------------------------------------------------------------------------------------ making a run
+def sequential_spec(scheme: str, delays, *, problem=None, samples: int | None = None, dim: int = 10, lr=None,
+                    mu: float = sq.MU, jobs: int | None = None, kill=None, seed: int = 0, data_seed: int = 0,
+                    timeout: float = 30.0, poll: float = 1e-4, **params):
+    """The :class:`~gclib.runtime.spec.RunSpec` of a sequential run: ``scheme`` with ``params`` on the injected
+    ``delays`` ``(workers, rounds)`` seconds, for ``jobs`` gradients (default: as many as the rounds allow), gradient
+    descent with step ``lr`` (default ``1 / L``) on ``problem`` (default Tandon's synthetic logistic regression of
+    ``samples`` x ``dim`` split in the scheme's parts). ``kill``: ``{worker: round}``, a worker whose process exits
+    when that round's plan arrives."""
+    from gclib.learning.problems import make_problem
+    from gclib.learning.steps import GD
+    from gclib.runtime.spec import RunSpec
+
+    seq = Sequential(scheme, delays, params=params, mu=mu, jobs=jobs)
+    if problem is None:
+        parts = seq.parts()
+        samples = 4 * parts if samples is None else checks.integer(
+            "samples", samples, low=parts, why=f" (at least one per data part: {parts})")
+        problem = make_problem("tandon-logistic", parts=parts, seed=data_seed, n_samples=samples,
+                               dim=checks.integer("dim", dim, low=1))
+    lr = 1.0 / problem.smoothness if lr is None else checks.real("lr", lr, above=0)
+    return RunSpec(seq.code(seed), problem, GD(lr), None, iterations=seq.rounds, seed=seed, timeout=timeout,
+                   poll=poll, kill=dict(kill or {}), label=seq.label(), sequential=seq)
