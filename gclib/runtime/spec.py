@@ -46,6 +46,10 @@ class RunSpec:
             reads the environment variable ``GCLIB_RUNTIME_WITHOUT`` when the spec is made, and an unknown name is
             refused). Stored as a sorted tuple; the ranks get it with the spec. For A/B measurements only: every
             mechanism is on in a normal run.
+        exchange: ``"messages"`` (the default: every message a worker readies is sent whole as it is ready) or
+            ``"two-phase"`` (the partial-straggler protocol: small progress reports, then one summed vector per
+            worker the master picks; :mod:`gclib.runtime.two_phase`), only for a code whose decoder names the chunk
+            of every message (``rmg``'s :class:`~gclib.codes.rmg.CoverDecoder`).
         start, state0, wall0: where a resumed run continues (set by ``launch(..., resume=STATE)``): the first
             iteration to run, the update's state after the one before (as :func:`gclib.runtime.state.
             pack_step_state` stores it) and the wall time so far. A fresh run starts at 0.
@@ -70,6 +74,7 @@ class RunSpec:
     wait_all: bool = False
     network: tuple = ()
     without: Any = None
+    exchange: str = "messages"
 
     def __post_init__(self):
         if not isinstance(self.code, GradientCode):
@@ -97,6 +102,9 @@ class RunSpec:
         self.network = tuple(checks.int_list("network", list(self.network), low=1, min_len=0))
         self.without = tuple(sorted(mechanisms_without(self.without)))
         self.start = checks.integer("start", self.start, low=0, high=self.iterations)
+        from gclib.runtime.two_phase import check_exchange
+
+        self.exchange = check_exchange(self.exchange, self.code, self.problem.dim, self.wait_all)
         if (self.start > 0) != (self.state0 is not None):
             raise ValueError("start and state0 go together: a resumed run needs the update's state")
         # the injected delays of every iteration, drawn up front: rank 0 holds them, the predictions and a copy
@@ -147,7 +155,7 @@ class RunSpec:
                           "step": {"name": type(self.step).__name__, **asdict(self.step)},
                           "model": model, "iterations": self.iterations, "time_scale": self.time_scale,
                           "seed": self.seed, "timeout": self.timeout, "poll": self.poll, "kill": self.kill,
-                          "without": list(self.without)})
+                          "without": list(self.without), "exchange": self.exchange})
 
 
 class RuntimeFailure(RuntimeError):
@@ -294,6 +302,8 @@ class RunResult:
                         "overhead_fraction": float((t - p).mean() / t.mean()),
                         "mean_messages": float(np.mean([x["messages"] for x in r])),
                         "stale_messages": int(sum(x["stale"] for x in r))})
+            if any("vectors" in x for x in r):  # the two-phase exchange: full-size vectors uploaded
+                out["mean_vectors"] = float(np.mean([x.get("vectors", x["messages"]) for x in r]))
             for part in ("bcast", "decode", "step", "drain"):
                 out[f"mean_{part}"] = float(np.mean([x[part] for x in r]))
             # what the four timed parts do not account for (the messages' way, the wake-ups); it can be below 0
