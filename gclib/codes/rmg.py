@@ -248,7 +248,8 @@ def decode_plan(order, progress, n_parts: int | None = None) -> dict:
     worker that finished it. Greedy set cover: the worker with the most finished chunks not yet picked goes first
     (ties: lowest id), so few workers upload. DecodingError when the finished chunks miss a chunk."""
     N = len(order) if n_parts is None else n_parts
-    done = [set(f) for f in finished(order, progress)]
+    fin = finished(order, progress)
+    done = [set(f) for f in fin]
     left = set(range(N))
     plan = {}
     while left:
@@ -256,7 +257,7 @@ def decode_plan(order, progress, n_parts: int | None = None) -> dict:
         w = int(np.argmax(gain))
         if gain[w] == 0:
             raise DecodingError(f"chunks {sorted(left)} are finished by no worker: no exact recovery yet")
-        plan[w] = tuple(c for c in order[w] if c in left)
+        plan[w] = tuple(c for c in fin[w] if c in left)  # (only chunks it finished)
         left -= done[w]
     return dict(sorted(plan.items()))
 
