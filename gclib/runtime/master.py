@@ -215,6 +215,8 @@ class Master(P.Rank):
     params = None  # the parameters of the iteration under way (a worker that answers again gets them)
     stopping = False  # the master said STOP (a worker that answers again gets it)
     orphaned = False  # the launcher closed the master's standard input: nobody follows the run any more
+    two_phase = False  # the run's exchange is the two-phase one (gclib.runtime.two_phase) ...
+    picks = None  # ... and this its book of an iteration
 
     def __init__(self, comm, spec, finish, sends=(), deaths=None, bell=None):
         super().__init__(comm, spec)
@@ -249,7 +251,7 @@ class Master(P.Rank):
         self.kept = 0 if "cache" in self.without else DECODERS_KEPT  # decoders remembered (see _decode)
         self.content = message_contents(self.code)
         self.two_phase = getattr(spec, "exchange", "messages") == "two-phase"
-        self.picks = T.Picks(self.code) if self.two_phase else None  # its book of an iteration (two_phase)
+        self.picks = T.Picks(self.code) if self.two_phase else None
 
     # ------------------------------------------------------------------ dead workers
     def check_deaths(self, force=False) -> bool:

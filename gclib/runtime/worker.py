@@ -92,6 +92,9 @@ class LastWord(enum.Enum):
 class Worker(P.Rank):
     """State of worker ``w`` (rank ``w + 1``) for one run."""
 
+    two_phase = False  # the run's exchange is the two-phase one (gclib.runtime.two_phase)
+    kept = None  # two-phase: [iteration, its partial gradients, its clock's start, compute seconds]
+
     def __init__(self, comm, spec, finish, bell=None):
         super().__init__(comm, spec)
         self.bell = bell  # gclib.runtime.bell.Bell of the master's host, or None
@@ -120,8 +123,7 @@ class Worker(P.Rank):
         self.lead = np.inf if "lead" in self.without else LEAD_START
         self.decoded = -1  # the newest iteration the master said it decoded (TAG_DONE)
         self.current = IDLE  # the iteration being worked on
-        self.two_phase = getattr(spec, "exchange", "messages") == "two-phase"  # (see gclib.runtime.two_phase)
-        self.kept = None  # two-phase: (iteration, its partial gradients, its clock's start, compute seconds)
+        self.two_phase = getattr(spec, "exchange", "messages") == "two-phase"
 
     # ------------------------------------------------------------------ control channel
     def _receive_control(self):
