@@ -332,3 +332,71 @@ def test_the_two_phase_exchange_survives_a_killed_worker(tmp_path, monkeypatch):
     assert len(res.records) == 5 and res.dead_workers == [2, 4]
     assert max(r["grad_error"] for r in res.records) < 1e-9
     assert all(2 not in r["workers"] for r in res.records[1:]) and all(4 not in r["workers"] for r in res.records[2:])
+
+
+class _Status:
+    tag = count = 0
+
+    def Get_tag(self):
+        return self.tag
+
+    def Get_count(self, datatype=None):
+        return self.count
+
+
+class _Control:
+    """A worker's posted control receive without MPI: each ``Test`` completes with the next queued message."""
+
+    def __init__(self, buf, queue):
+        self.buf, self.queue, self.active = buf, list(queue), True
+
+    def Test(self, status):
+        if not self.active or not self.queue:
+            return False
+        status.tag, data = self.queue.pop(0)
+        status.count = len(data)
+        self.buf[:len(data)] = data
+        self.active = False
+        return True
+
+    def Start(self):
+        self.active = True
+
+
+def test_a_two_phase_worker_reports_progress_and_answers_an_instruction_with_one_sum():
+    """Without MPI: worker 1 of rmg (4 workers, load 2) sends a small report per finished chunk, no gradient; the
+    master's instruction, after the iteration, is answered with the sum of the chunks named, tagged as a gradient
+    of that iteration; an instruction of another iteration is not answered."""
+    import collections
+    from types import SimpleNamespace
+
+    from gclib.learning import make_problem
+    from gclib.runtime import protocol as P
+    from gclib.runtime import worker as W
+
+    code = schemes.build("rmg", workers=4, load=2)
+    problem = make_problem("tandon-logistic", parts=4, seed=0, n_samples=400, dim=3)
+    w = object.__new__(W.Worker)
+    sent = []
+    w.comm = SimpleNamespace(Isend=lambda arr, dest, tag: sent.append((tag, np.array(arr)))
+                             or SimpleNamespace(Test=lambda: True))
+    w.MPI = SimpleNamespace(DOUBLE=None)
+    w.params_buf = np.zeros(problem.dim + 1)
+    w.control, w.control_status, w.control_posted = _Control(w.params_buf, []), _Status(), True
+    w.spec, w.code, w.w, w.dim = SimpleNamespace(kill={}, problem=problem), code, 1, problem.dim
+    w.order, w.msgs, w.sends, w.slice, w.tests, w.bell = code.order[1], code.messages_of(1), [], 1e-4, 2, None
+    w.width, w.dtype = P.message_width(code, problem.dim), P.message_dtype(code)
+    w.finish, w.lead, w.recent = np.zeros((1, 2)), 0.0, collections.deque(maxlen=4)
+    w.end_spin, w.take_in_yield, w.received_at = 0.0, 0.0, 0.0
+    w.decoded, w.current, w.sent, w.abandoned, w.two_phase = -1, W.IDLE, 0, 0, True
+    theta = np.array([0.1, -0.2, 0.3])
+    assert w._iterate(0, theta, 0.0) is None  # both tasks done
+    assert [(tag, d.tolist()) for tag, d in sent[:2]] == [(P.TAG_PROGRESS, [0.0, float(m)]) for m in w.msgs]
+    assert [tag for tag, _ in sent[2:]] == [P.TAG_TASKS] and w.sent == 0
+    chunks = list(code.order[1])
+    w.control.queue = [(P.TAG_SUM, [1.0, chunks[1]]), (P.TAG_SUM, [0.0, *chunks])]
+    w._receive_control()
+    tag, vec = sent[-1]
+    assert tag == P.grad_tag(0) and len(sent) == 4 and w.sent == 1  # (the instruction of iteration 1: none)
+    assert vec[:2].tolist() == [0.0, 1.0] and vec.size == P.HEADER + problem.dim
+    np.testing.assert_allclose(vec[P.HEADER:], sum(problem.partial_gradient(theta, c) for c in chunks), rtol=1e-12)
