@@ -400,3 +400,12 @@ def test_a_two_phase_worker_reports_progress_and_answers_an_instruction_with_one
     assert tag == P.grad_tag(0) and len(sent) == 4 and w.sent == 1  # (the instruction of iteration 1: none)
     assert vec[:2].tolist() == [0.0, 1.0] and vec.size == P.HEADER + problem.dim
     np.testing.assert_allclose(vec[P.HEADER:], sum(problem.partial_gradient(theta, c) for c in chunks), rtol=1e-12)
+
+
+def test_gclib_run_refuses_the_two_phase_exchange_for_another_scheme(capsys):
+    from gclib.cli import main
+
+    assert main(["run", "--scheme", "crc", "--workers", "4", "--stragglers", "1", "--exchange", "two-phase"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("gclib: error: argument --exchange: exchange 'two-phase' needs a "
+                                               "code whose decoder names the chunk"), err
