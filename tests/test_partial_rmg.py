@@ -198,3 +198,214 @@ def test_an_mpi_run_survives_a_killed_worker_and_decodes_exactly(tmp_path, monke
     assert len(res.records) == 4 and res.dead_workers == [3]
     assert max(r["grad_error"] for r in res.records) < 1e-9
     assert all(3 not in r["workers"] for r in res.records[1:])
+
+
+# ---------------------------------------------------------------------------------------------- two-phase exchange
+def _two_phase_spec(exchange="two-phase", **kw):
+    from gclib.learning import TandonAGD, make_problem
+    from gclib.runtime import RunSpec
+    from gclib.stragglers import ShiftedExponential
+
+    scheme = kw.pop("scheme", "rmg")
+    code = schemes.build(scheme, workers=6, **({"load": 3} if scheme == "rmg" else {}))
+    problem = make_problem("tandon-logistic", parts=6, seed=0, n_samples=600, dim=10)
+    return RunSpec(code, problem, TandonAGD(1.0 / problem.smoothness), ShiftedExponential(mu=10, alpha=0.01),
+                   iterations=kw.pop("iterations", 5), seed=3, time_scale=0.01, timeout=5.0, stop_timeout=3.0,
+                   exchange=exchange, **kw)
+
+
+def _picks(n=4, l=2):
+    from gclib.runtime.two_phase import Picks
+
+    code = schemes.build("rmg", workers=n, load=l)
+    return code, Picks(code)
+
+
+def test_the_picks_of_the_two_phase_exchange_are_the_decode_plan_and_add_every_chunk_once():
+    code, picks = _picks(5, 2)
+    covering = [k for k in R.progress_states(code.order) if R.covers(code.order, k)]
+    for progress in covering:  # the master's first picks are the decode plan of the progress reported
+        picks.reset()
+        for m in R.received_of(code, progress):
+            picks.report(int(m))
+        plan = R.decode_plan(code.order, progress)
+        assert sorted(c for v in plan.values() for c in v) == list(range(5))  # every chunk once ...
+        assert all(set(v) <= set(code.order[w][:progress[w]]) for w, v in plan.items())  # ... from a finisher
+        assert picks.pick() == plan
+    for progress in R.progress_states(code.order)[:20]:
+        if not R.covers(code.order, progress):
+            picks.reset()
+            for m in R.received_of(code, progress):
+                picks.report(int(m))
+            assert picks.pick() == {}  # not covered: nobody picked
+    code, picks = _picks(6, 3)
+    progress = [3, 1, 1, 2, 0, 1]
+    for m in R.received_of(code, progress):
+        picks.report(int(m))
+    plan = picks.pick()
+    assert plan == R.decode_plan(code.order, progress)
+    for w, chunks in plan.items():
+        picks.instruct(w, chunks, 0.0)
+    assert picks.needed() == set() and picks.pick() == {}  # nothing picked twice
+    for w in plan:
+        assert picks.answer(w) == plan[w]
+    assert picks.complete() and picks.used == picks.vectors == picks.instructions == len(plan)
+    assert sorted(code.decoder.chunk[m] for m in picks.messages_used()) == list(range(6))
+    assert picks.reports == sum(progress)
+
+
+def test_a_lost_picked_worker_has_its_chunks_picked_again_or_waits_for_progress():
+    code, picks = _picks(4, 2)  # cyclic: worker w holds w, w + 1 (mod 4)
+    order = code.order
+    for w in range(4):  # every worker finished its first chunk: they cover every chunk
+        picks.report(w * 2)
+    plan = picks.pick()
+    assert sum(len(c) for c in plan.values()) == 4 and all(len(c) == 1 for c in plan.values())
+    for w, chunks in plan.items():
+        picks.instruct(w, chunks, float(w))
+    assert picks.overdue(1.5) == [0, 1]  # instructed at 0 and 1
+    assert picks.answer(1) == plan[1]
+    lost_chunk = plan[0][0]
+    assert picks.lose(0) and not picks.lose(0)
+    assert picks.needed() == {lost_chunk}
+    assert picks.pick() == {}  # nobody else finished it yet: wait for more progress
+    holder = next(w for w in range(1, 4) if lost_chunk in order[w])
+    picks.report(holder * 2 + order[holder].index(lost_chunk))
+    assert picks.pick(exclude=[holder]) == {}  # (dead or silent: not picked)
+    again = picks.pick()
+    assert again == {holder: (lost_chunk,)}
+    picks.instruct(holder, again[holder], 2.0)
+    assert picks.answer(0) is None  # a dropped worker's late vector is not added
+    for w in (2, 3, holder):
+        assert picks.answer(w) is not None
+    assert picks.complete() and picks.vectors == 5 and picks.used == 4 and picks.instructions == 5
+    possible = picks.possible([0, 1])
+    assert possible.all()  # every chunk added: the dead do not matter any more
+
+
+def test_two_phase_is_refused_for_a_code_without_chunks_and_in_a_profile():
+    with pytest.raises(ValueError, match="exchange 'two-phase' needs a code whose decoder names the chunk"):
+        _two_phase_spec(scheme="uncoded")
+    with pytest.raises(ValueError, match="exchange must be one of 'messages', 'two-phase', got 'two'"):
+        _two_phase_spec(exchange="two")
+    with pytest.raises(ValueError, match="wait_all"):
+        _two_phase_spec(wait_all=True)
+    assert _two_phase_spec("messages", scheme="uncoded").exchange == "messages"
+
+
+@pytest.mark.mpi
+@pytest.mark.timeout(90)
+def test_the_two_phase_exchange_decodes_exactly_and_uploads_fewer_vectors_than_the_messages(tmp_path, monkeypatch):
+    """Injected stragglers: each iteration ends with one vector per picked worker (at most n), added to the exact
+    gradient, and fewer full-size uploads than the per-chunk messages of the same delays."""
+    import tempfile
+
+    from gclib.runtime import launch
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    two = launch(_two_phase_spec(iterations=4), job_timeout=60, check=False)
+    assert two.ok, two.error
+    assert len(two.records) == 4 and max(r["grad_error"] for r in two.records) < 1e-9
+    for r in two.records:
+        assert 1 <= r["vectors"] == r["messages"] <= 6 and r["instructions"] == r["vectors"]
+        assert r["reports"] >= 6 and r["workers"]
+    assert two.messages_sent == two.messages_received  # every vector sent was received
+    one = launch(_two_phase_spec("messages", iterations=4), job_timeout=60, check=False)
+    assert one.ok, one.error
+    assert all(r["messages"] >= 6 for r in one.records)  # one message of every chunk, at least
+    assert sum(r["vectors"] for r in two.records) < sum(r["messages"] for r in one.records)
+    assert two.summary()["mean_vectors"] < one.summary()["mean_messages"]
+
+
+@pytest.mark.mpi
+@pytest.mark.timeout(90)
+def test_the_two_phase_exchange_survives_a_killed_worker(tmp_path, monkeypatch):
+    import tempfile
+
+    from gclib.runtime import launch
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    res = launch(_two_phase_spec(kill={2: 1, 4: 2}), job_timeout=60, check=False)
+    assert res.ok, res.error
+    assert len(res.records) == 5 and res.dead_workers == [2, 4]
+    assert max(r["grad_error"] for r in res.records) < 1e-9
+    assert all(2 not in r["workers"] for r in res.records[1:]) and all(4 not in r["workers"] for r in res.records[2:])
+
+
+class _Status:
+    tag = count = 0
+
+    def Get_tag(self):
+        return self.tag
+
+    def Get_count(self, datatype=None):
+        return self.count
+
+
+class _Control:
+    """A worker's posted control receive without MPI: each ``Test`` completes with the next queued message."""
+
+    def __init__(self, buf, queue):
+        self.buf, self.queue, self.active = buf, list(queue), True
+
+    def Test(self, status):
+        if not self.active or not self.queue:
+            return False
+        status.tag, data = self.queue.pop(0)
+        status.count = len(data)
+        self.buf[:len(data)] = data
+        self.active = False
+        return True
+
+    def Start(self):
+        self.active = True
+
+
+def test_a_two_phase_worker_reports_progress_and_answers_an_instruction_with_one_sum():
+    """Without MPI: worker 1 of rmg (4 workers, load 2) sends a small report per finished chunk, no gradient; the
+    master's instruction, after the iteration, is answered with the sum of the chunks named, tagged as a gradient
+    of that iteration; an instruction of another iteration is not answered."""
+    import collections
+    from types import SimpleNamespace
+
+    from gclib.learning import make_problem
+    from gclib.runtime import protocol as P
+    from gclib.runtime import worker as W
+
+    code = schemes.build("rmg", workers=4, load=2)
+    problem = make_problem("tandon-logistic", parts=4, seed=0, n_samples=400, dim=3)
+    w = object.__new__(W.Worker)
+    sent = []
+    w.comm = SimpleNamespace(Isend=lambda arr, dest, tag: sent.append((tag, np.array(arr)))
+                             or SimpleNamespace(Test=lambda: True))
+    w.MPI = SimpleNamespace(DOUBLE=None)
+    w.params_buf = np.zeros(problem.dim + 1)
+    w.control, w.control_status, w.control_posted = _Control(w.params_buf, []), _Status(), True
+    w.spec, w.code, w.w, w.dim = SimpleNamespace(kill={}, problem=problem), code, 1, problem.dim
+    w.order, w.msgs, w.sends, w.slice, w.tests, w.bell = code.order[1], code.messages_of(1), [], 1e-4, 2, None
+    w.width, w.dtype = P.message_width(code, problem.dim), P.message_dtype(code)
+    w.finish, w.lead, w.recent = np.zeros((1, 2)), 0.0, collections.deque(maxlen=4)
+    w.end_spin, w.take_in_yield, w.received_at = 0.0, 0.0, 0.0
+    w.decoded, w.current, w.sent, w.abandoned, w.two_phase = -1, W.IDLE, 0, 0, True
+    theta = np.array([0.1, -0.2, 0.3])
+    assert w._iterate(0, theta, 0.0) is None  # both tasks done
+    assert [(tag, d.tolist()) for tag, d in sent[:2]] == [(P.TAG_PROGRESS, [0.0, float(m)]) for m in w.msgs]
+    assert [tag for tag, _ in sent[2:]] == [P.TAG_TASKS] and w.sent == 0
+    chunks = list(code.order[1])
+    w.control.queue = [(P.TAG_SUM, [1.0, chunks[1]]), (P.TAG_SUM, [0.0, *chunks])]
+    w._receive_control()
+    tag, vec = sent[-1]
+    assert tag == P.grad_tag(0) and len(sent) == 4 and w.sent == 1  # (the instruction of iteration 1: none)
+    assert vec[:2].tolist() == [0.0, 1.0] and vec.size == P.HEADER + problem.dim
+    np.testing.assert_allclose(vec[P.HEADER:], sum(problem.partial_gradient(theta, c) for c in chunks), rtol=1e-12)
+
+
+def test_gclib_run_refuses_the_two_phase_exchange_for_another_scheme(capsys):
+    from gclib.cli import main
+
+    assert main(["run", "--scheme", "crc", "--workers", "4", "--stragglers", "1", "--exchange", "two-phase"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("gclib: error: argument --exchange: exchange 'two-phase' needs a "
+                                               "code whose decoder names the chunk"), err

@@ -63,6 +63,8 @@ def add_arguments(p):
                    help="fault injection: WORKER:ITERATION[,...], that worker's process exits at that iteration")
     p.add_argument("--timeout", type=seconds, default=10.0,
                    help="seconds an iteration may wait for a decodable set before the run stops with an error")
+    p.add_argument("--exchange", default="messages", choices=["messages", "two-phase"],
+                   help="two-phase (rmg only): progress reports, then one summed vector per picked worker")
     options.add_launch_args(
         p, hosts_help="MPICH hostfile passed to mpiexec -f (runs across machines; no shared file system needed)",
         run_dir_help="directory for the logs and the state on this host (default: a temporary one, removed after "
@@ -172,10 +174,14 @@ def spec_from_args(a):
     if name == "tandon-logistic":
         kw = {k: v for k, v in (("n_samples", a.samples), ("dim", a.dim)) if v is not None}
     problem = make_problem(name, parts=code.n_parts, seed=a.data_seed, **kw)
+    from gclib.runtime.two_phase import check_exchange
+
+    exchange = getattr(a, "exchange", None) or "messages"  # (an older state file has none)
+    checks.option_check("--exchange", lambda _, v: check_exchange(v, code, problem.dim), exchange)
     lr = a.lr or 1.0 / problem.smoothness
     step = TandonAGD(lr) if a.step == "agd" else GD(lr)
     return RunSpec(code, problem, step, model, iterations=a.iterations, time_scale=a.time_scale, seed=a.seed,
-                   timeout=a.timeout, kill=kill)
+                   timeout=a.timeout, kill=kill, exchange=exchange)
 
 
 # ---------------------------------------------------------------------------------------------- resume
@@ -242,6 +248,7 @@ def _line(r):
     dead, silent = r.get("dead") or [], r.get("silent") or []
     return (f"iter {r['iteration']:4d}  time {1e3 * r['time']:8.2f} ms  predicted {1e3 * r['predicted']:8.2f} ms  "
             f"messages {r['messages']:3d}  stale {r['stale']:2d}  loss {r['loss']:.6f}"
+            + (f"  reports {r['reports']:3d}" if "reports" in r else "")  # the two-phase exchange
             + (f"  auc {auc:.4f}" if auc is not None and auc == auc else "")
             + (f"  dead workers {dead}" if dead else "") + (f"  silent workers {silent}" if silent else ""))
 

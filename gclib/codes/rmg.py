@@ -29,9 +29,10 @@ Only the paper's abstract and a public summary were available; what follows is o
 In the one data model (:mod:`gclib.codes.base`) the scheme is a code whose messages are the chunk gradients
 themselves (unit rows): worker ``w``'s ``j``-th message is its ``j``-th chunk, ready after ``j + 1`` chunks, so
 that :meth:`GradientCode.is_decodable` is the oracle, the fast rule is coverage (one message of every chunk), and
-the simulator and the MPI runtime run it unchanged. The MPI run sends every chunk's gradient as it is computed
-(as UC-MMC does); the two-phase exchange (progress reports, then one vector per picked worker) is accounted for
-by :func:`protocol_cost`, not run.
+the simulator and the MPI runtime run it unchanged. By default the MPI run sends every chunk's gradient as it is
+computed (as UC-MMC does); with ``RunSpec.exchange = "two-phase"`` (``gclib run --exchange two-phase``) it runs the
+two-phase exchange itself (progress reports, the master's picks, then one vector per picked worker;
+:mod:`gclib.runtime.two_phase`), whose communication at a progress state :func:`protocol_cost` counts.
 """
 from __future__ import annotations
 
@@ -248,7 +249,8 @@ def decode_plan(order, progress, n_parts: int | None = None) -> dict:
     worker that finished it. Greedy set cover: the worker with the most finished chunks not yet picked goes first
     (ties: lowest id), so few workers upload. DecodingError when the finished chunks miss a chunk."""
     N = len(order) if n_parts is None else n_parts
-    done = [set(f) for f in finished(order, progress)]
+    fin = finished(order, progress)
+    done = [set(f) for f in fin]
     left = set(range(N))
     plan = {}
     while left:
@@ -256,7 +258,7 @@ def decode_plan(order, progress, n_parts: int | None = None) -> dict:
         w = int(np.argmax(gain))
         if gain[w] == 0:
             raise DecodingError(f"chunks {sorted(left)} are finished by no worker: no exact recovery yet")
-        plan[w] = tuple(c for c in order[w] if c in left)
+        plan[w] = tuple(c for c in fin[w] if c in left)  # (only chunks it finished)
         left -= done[w]
     return dict(sorted(plan.items()))
 

@@ -40,6 +40,12 @@ was stopped by a signal: the worker is *silent* (a straggler, as far as decoding
 arrives, and then gets what it missed of the present (the iteration's parameters, or the stop). Nothing of the
 master grows with the iterations a frozen worker does not answer. When the launcher is gone (it closed the
 master's standard input), the master stops the run: nobody records it.
+
+The two-phase exchange (``RunSpec.exchange = "two-phase"``, :mod:`gclib.runtime.two_phase`) is a path of its own
+(:meth:`Master._iteration_two_phase`): the workers' progress reports are the received set the code's rule reads;
+once it decodes, the master picks one finisher per chunk, instructs the picked workers, and adds the one vector
+each of them uploads. A picked worker that dies, goes silent or does not answer in time has its chunks picked
+again among the others. Nothing is decoded ahead (there is nothing to decode: the vectors are added).
 """
 from __future__ import annotations
 
@@ -59,6 +65,7 @@ from gclib.codes.conditioning import decoding_amplification
 from gclib.runtime import bell as bell_mod
 from gclib.runtime import network
 from gclib.runtime import protocol as P
+from gclib.runtime import two_phase as T
 from gclib.jsonable import jsonable
 from gclib.runtime.state import pack_step_state, unpack_step_state
 
@@ -138,6 +145,12 @@ class Gradient(NamedTuple):
     header: np.ndarray
 
 
+class Report(NamedTuple):
+    """A progress report of the iteration under way (the two-phase exchange): message ``message`` is ready."""
+
+    message: int
+
+
 class Decoded(NamedTuple):
     """Decoding coefficients ``A`` over the messages ``ids`` (the gradient is ``code.combine(A, payload[ids])``)."""
 
@@ -202,6 +215,8 @@ class Master(P.Rank):
     params = None  # the parameters of the iteration under way (a worker that answers again gets them)
     stopping = False  # the master said STOP (a worker that answers again gets it)
     orphaned = False  # the launcher closed the master's standard input: nobody follows the run any more
+    two_phase = False  # the run's exchange is the two-phase one (gclib.runtime.two_phase) ...
+    picks = None  # ... and this its book of an iteration
 
     def __init__(self, comm, spec, finish, sends=(), deaths=None, bell=None):
         super().__init__(comm, spec)
@@ -235,6 +250,8 @@ class Master(P.Rank):
         self.ahead = "ahead" not in self.without  # decode ahead while waiting (see _collect)
         self.kept = 0 if "cache" in self.without else DECODERS_KEPT  # decoders remembered (see _decode)
         self.content = message_contents(self.code)
+        self.two_phase = getattr(spec, "exchange", "messages") == "two-phase"
+        self.picks = T.Picks(self.code) if self.two_phase else None
 
     # ------------------------------------------------------------------ dead workers
     def check_deaths(self, force=False) -> bool:
@@ -322,6 +339,8 @@ class Master(P.Rank):
             return np.empty(2)
         if tag in (P.TAG_HELLO, P.TAG_READY):
             return np.empty(1)
+        if tag == P.TAG_PROGRESS:
+            return np.empty(2)
         return np.empty(self.width_buf, dtype=self.dtype)
 
     def _receive_one(self, current):
@@ -382,6 +401,8 @@ class Master(P.Rank):
         if tag == P.TAG_TASKS:  # a worker's finish times of one iteration: stored, looked at after the run
             self.tasks.append((src - 1, buf))
             return Poll.BUSY
+        if tag == P.TAG_PROGRESS:  # two-phase: a worker finished a chunk (of an earlier iteration: dropped)
+            return Report(int(buf[1])) if int(buf[0]) == current >= 0 else Poll.BUSY
         if tag < P.GRAD_BASE:
             return Poll.BUSY
         self.received_total += 1
@@ -430,6 +451,8 @@ class Master(P.Rank):
 
     # ------------------------------------------------------------------ one iteration
     def iteration(self, it, state):
+        if self.two_phase:
+            return self._iteration_two_phase(it, state)
         spec, code = self.spec, self.code
         self.take_in_late()
         stale0 = self.stale
@@ -476,6 +499,149 @@ class Master(P.Rank):
             # done when nothing waits, but for receives whose sender died in the middle (they never complete)
             if self._receive_one(-1) is Poll.IDLE and all(item[2] - 1 in self.skip for item in self.inflight):
                 return
+
+    # ------------------------------------------------------------------ the two-phase exchange
+    def _iteration_two_phase(self, it, state):
+        """One iteration of the two-phase exchange (:mod:`gclib.runtime.two_phase`): the timed window and the record
+        of :meth:`iteration`, from the parameters' broadcast to the step, with the arrival of the last picked vector
+        where a decode would end; the record adds ``vectors`` (full-size vectors received: ``messages`` too),
+        ``reports`` (progress reports received) and ``instructions`` (sent)."""
+        spec, code, picks = self.spec, self.code, self.picks
+        self.take_in_late()
+        stale0 = self.stale
+        picks.reset()  # before the clock, like _prepare
+        tracker = code.rule.tracker() if hasattr(code.rule, "tracker") else None
+        reports = np.zeros(code.n_messages, dtype=bool)
+        total = np.zeros(self.width, dtype=self.dtype)
+        t_start = time.perf_counter()
+        predicted = float(self.predicted[it])
+        y = spec.step.query(state)
+        params = np.concatenate([[float(it)], y])
+        self.params = params
+        self._send_all(params, P.TAG_PARAMS)
+        t_bcast = time.perf_counter() - t_start
+        try:
+            got = self._exchange(it, t_start + spec.timeout, reports, tracker, total)
+        finally:
+            self.params = None
+        self.drain_time += got.drain
+        grad = total[:self.dim].real.copy()  # every chunk added once: the gradient
+        t_decoded = time.perf_counter()
+        theta, state = spec.step.step(state, grad)
+        t_end = time.perf_counter()
+        self._send_all(np.array([float(it)]), P.TAG_DONE)  # stragglers stop now (untimed, like what follows)
+        self._reap()
+        ids = picks.messages_used()
+        rec = {"iteration": it, "time": t_end - t_start, "predicted": predicted,
+               "messages": picks.vectors, "stale": self.stale - stale0, "bcast": t_bcast,
+               "wait": got.arrived - t_start - t_bcast, "decode": t_decoded - got.arrived, "step": t_end - t_decoded,
+               "drain": got.drain, "checks": got.checks,
+               "workers": sorted({w for w, _ in picks.summed}),
+               "amplification": decoding_amplification(code.B[ids], np.ones((1, ids.size)), code.target),
+               "vectors": picks.vectors, "reports": picks.reports, "instructions": picks.instructions}
+        return rec, grad, y, theta, state
+
+    def _exchange(self, it, deadline, reports, tracker, total) -> Collected:
+        """Take in the progress reports of iteration ``it`` (into the mask ``reports``) until the code's rule says
+        they cover every chunk (``tracker``: the rule's incremental check, or ``None``), then pick finishers,
+        instruct them and add their vectors into ``total`` until every chunk is added. A picked worker that dies,
+        goes silent or does not answer within :data:`~gclib.runtime.two_phase.ANSWER_FRACTION` of the timeout is
+        dropped and its chunks picked again. Raises :class:`IterationTimeout` when the workers alive cannot cover
+        every chunk any more, or at ``deadline``."""
+        code, picks, bell = self.code, self.picks, self.bell
+        covered = False
+        check_time = drain = 0.0
+        answer_wait = T.ANSWER_FRACTION * self.spec.timeout
+        if self.dead:
+            why = self._cannot_finish(it)
+            if why:
+                raise IterationTimeout(why)
+        if self.orphaned:
+            raise IterationTimeout(ORPHANED)
+        while True:
+            rung = bell.value(bell_mod.TO_MASTER) if bell is not None else 0  # before looking
+            r0 = time.perf_counter()
+            got = self._receive_one(it)
+            if got is Poll.IDLE:
+                if self.check_deaths():
+                    if self.orphaned:
+                        raise IterationTimeout(ORPHANED)
+                    why = self._cannot_finish(it)
+                    if why:
+                        raise IterationTimeout(why)
+                now = time.perf_counter()
+                if covered:
+                    lost = {w for w in picks.waiting() if w in self.skip} | set(picks.overdue(now - answer_wait))
+                    if lost:
+                        for w in sorted(lost):
+                            picks.lose(w)
+                        self._instruct(it)
+                if now > deadline:
+                    raise IterationTimeout(self._two_phase_timeout_text(it, reports))
+                if bell is not None:
+                    bell.wait(bell_mod.TO_MASTER, rung, self.slice)
+                else:
+                    time.sleep(self.spec.poll)
+                continue
+            if got is Poll.BUSY:
+                drain += time.perf_counter() - r0
+                continue
+            d0 = time.perf_counter()
+            if isinstance(got, Report):
+                m = got.message
+                if not 0 <= m < code.n_messages or reports[m]:
+                    continue
+                reports[m] = True
+                picks.report(m)
+                if not covered:
+                    covered = bool(tracker.add(m) if tracker is not None else code.rule.decodable(reports))
+                if covered and picks.needed():
+                    self._instruct(it)
+                check_time += time.perf_counter() - d0
+                continue
+            if picks.answer(int(got.header[1])) is not None:  # a picked vector: added
+                total += got.payload
+                if picks.complete():
+                    return Collected(reports, total, d0, check_time, drain)
+
+    def _instruct(self, it):
+        """Pick a finisher for every chunk needed (:meth:`~gclib.runtime.two_phase.Picks.pick`; none until each
+        has a live one) and send each picked worker the chunks it adds."""
+        picks = self.picks
+        while True:
+            plan = picks.pick(exclude=self.skip)
+            if not plan:
+                return
+            now = time.perf_counter()
+            for w, chunks in plan.items():
+                picks.instruct(w, chunks, now)
+                self._send_to(w, np.array([float(it), *chunks]), P.TAG_SUM)
+            if self.bell is not None:
+                self.bell.ring(bell_mod.TO_WORKERS)
+            failed = [w for w in plan if w in self.skip]  # an MPI error while sending: dead
+            if not failed:
+                return
+            for w in failed:
+                picks.lose(w)
+
+    def _cannot_finish(self, it):
+        """Two-phase: an error text if the workers still alive cannot cover every chunk this iteration (the chunks
+        added count), else None."""
+        code = self.code
+        if code.rule.decodable(self.picks.possible(self.dead)):
+            return None
+        return (f"iteration {it}: {len(self.dead)} workers died and code '{code.name}' tolerates "
+                f"{code.stragglers} stragglers: the chunks of the others cannot cover every chunk")
+
+    def _two_phase_timeout_text(self, it, reports):
+        picks, code, spec = self.picks, self.code, self.spec
+        silent = "".join(f"; worker {w} silent: {why}" for w, why in sorted(self.silent.items()))
+        return (f"iteration {it}: no exact sum after {spec.timeout:g} s (two-phase exchange: {int(reports.sum())} "
+                f"of {code.n_messages} chunks reported, {len(picks.added)} of {code.n_parts} chunks added, vectors "
+                f"awaited from workers {picks.waiting()}, workers dropped {sorted(picks.lost)}{silent}; code "
+                f"'{code.name}' tolerates {code.stragglers} stragglers; the simulator predicts "
+                f"{'never' if not np.isfinite(self.predicted[it]) else f'{self.predicted[it]:.3g} s'} "
+                f"for this iteration's delays)")
 
     def _decode(self, idx) -> Decoded:
         """Decoding coefficients over the messages ``ids``, a subset of the received ``idx`` (sorted): one

@@ -34,6 +34,18 @@ Messages (all point to point on ``COMM_WORLD``; rank 0 is the master, rank ``w +
   arrived, or the master said it is decoded); ``inf`` for a task whose injected delay is "never". The master
   takes it in like a late gradient and only stores it.
 
+A run with ``RunSpec.exchange == "two-phase"`` (:mod:`gclib.runtime.two_phase`; the codes whose decoder names every
+message's chunk) replaces the gradient messages by three others:
+
+* worker -> master, tag :data:`TAG_PROGRESS`: ``float64 [iteration, message id]``, sent when a task readies that
+  message (the chunk it finished: the code's decoder names it), instead of the message itself;
+* master -> worker, tag :data:`TAG_SUM`: ``float64 [iteration, chunk ids...]`` (at most ``load + 1`` numbers: it
+  fits the worker's control buffer), the chunks, all of them finished and reported, whose partial gradients the
+  worker adds;
+* worker -> master, tag :func:`grad_tag` ``(iteration)``: the answer, ``[iteration, worker, worker clock, compute
+  seconds, sum...]``, one full-size vector per instruction, in the order of the instructions (so that a late one
+  drains like a late gradient).
+
 The iteration is in the tag, so the master recognizes a late gradient without reading it and drains it.
 """
 from __future__ import annotations
@@ -59,6 +71,8 @@ TAG_READY = 8
 TAG_DONE = 9
 TAG_NETWORK = 10
 TAG_ECHO = 11
+TAG_PROGRESS = 12
+TAG_SUM = 13
 
 #: A wait that the bell ends (:mod:`gclib.runtime.bell`) sleeps at most this many polls (``RunSpec.poll``): the
 #: master's when every worker alive shares its bell, a worker's when it does.

@@ -51,6 +51,10 @@ class RunSpec:
             ``None`` (the default: one gradient per iteration, decoded as soon as the received messages decode).
             With it, ``iterations`` is the scheme's rounds, the injected delays are its matrix (``model`` is
             ``None``), ``kill`` names rounds, and the problem has the scheme's parts.
+        exchange: ``"messages"`` (the default: every message a worker readies is sent whole as it is ready) or
+            ``"two-phase"`` (the partial-straggler protocol: small progress reports, then one summed vector per
+            worker the master picks; :mod:`gclib.runtime.two_phase`), only for a code whose decoder names the chunk
+            of every message (``rmg``'s :class:`~gclib.codes.rmg.CoverDecoder`).
         start, state0, wall0: where a resumed run continues (set by ``launch(..., resume=STATE)``): the first
             iteration to run, the update's state after the one before (as :func:`gclib.runtime.state.
             pack_step_state` stores it) and the wall time so far. A fresh run starts at 0.
@@ -76,6 +80,7 @@ class RunSpec:
     network: tuple = ()
     without: Any = None
     sequential: Any = None
+    exchange: str = "messages"
 
     def __post_init__(self):
         if not isinstance(self.code, GradientCode):
@@ -105,6 +110,9 @@ class RunSpec:
         self.network = tuple(checks.int_list("network", list(self.network), low=1, min_len=0))
         self.without = tuple(sorted(mechanisms_without(self.without)))
         self.start = checks.integer("start", self.start, low=0, high=self.iterations)
+        from gclib.runtime.two_phase import check_exchange
+
+        self.exchange = check_exchange(self.exchange, self.code, self.problem.dim, self.wait_all)
         if (self.start > 0) != (self.state0 is not None):
             raise ValueError("start and state0 go together: a resumed run needs the update's state")
         # the injected delays of every iteration, drawn up front: rank 0 holds them, the predictions and a copy
@@ -155,7 +163,7 @@ class RunSpec:
                           "step": {"name": type(self.step).__name__, **asdict(self.step)},
                           "model": model, "iterations": self.iterations, "time_scale": self.time_scale,
                           "seed": self.seed, "timeout": self.timeout, "poll": self.poll, "kill": self.kill,
-                          "without": list(self.without),
+                          "without": list(self.without), "exchange": self.exchange,
                           **({"sequential": self.sequential.describe()} if self.sequential is not None else {})})
 
 
@@ -303,6 +311,8 @@ class RunResult:
                         "overhead_fraction": float((t - p).mean() / t.mean()),
                         "mean_messages": float(np.mean([x["messages"] for x in r])),
                         "stale_messages": int(sum(x["stale"] for x in r))})
+            if any("vectors" in x for x in r):  # the two-phase exchange: full-size vectors uploaded
+                out["mean_vectors"] = float(np.mean([x.get("vectors", x["messages"]) for x in r]))
             for part in ("bcast", "decode", "step", "drain"):
                 out[f"mean_{part}"] = float(np.mean([x[part] for x in r]))
             # what the four timed parts do not account for (the messages' way, the wake-ups); it can be below 0

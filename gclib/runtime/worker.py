@@ -22,6 +22,12 @@ oversubscribed host need): every wait is a sleep between tests of its posted con
 ``5 * spec.poll`` seconds (``20 * spec.poll`` on the master's host, where the master's bell ends a slice when it
 sends), except the last :data:`END_SPIN` seconds before a task's end, which it spends polling without sleeping
 (a sleep may end late).
+
+In a run of the two-phase exchange (``RunSpec.exchange``, :mod:`gclib.runtime.two_phase`) a worker sends, for
+each message a task readies, a small progress report instead (:data:`~gclib.runtime.protocol.TAG_PROGRESS`), and
+keeps the partial gradients of its newest iteration: when the master's instruction
+(:data:`~gclib.runtime.protocol.TAG_SUM`) comes, in the middle of the iteration or after it, it answers at once with
+one vector, the sum of the chunks named, tagged like a gradient message of that iteration.
 """
 from __future__ import annotations
 
@@ -86,6 +92,9 @@ class LastWord(enum.Enum):
 class Worker(P.Rank):
     """State of worker ``w`` (rank ``w + 1``) for one run."""
 
+    two_phase = False  # the run's exchange is the two-phase one (gclib.runtime.two_phase)
+    kept = None  # two-phase: [iteration, its partial gradients, its clock's start, compute seconds]
+
     def __init__(self, comm, spec, finish, bell=None):
         super().__init__(comm, spec)
         self.bell = bell  # gclib.runtime.bell.Bell of the master's host, or None
@@ -114,6 +123,7 @@ class Worker(P.Rank):
         self.lead = np.inf if "lead" in self.without else LEAD_START
         self.decoded = -1  # the newest iteration the master said it decoded (TAG_DONE)
         self.current = IDLE  # the iteration being worked on
+        self.two_phase = getattr(spec, "exchange", "messages") == "two-phase"
 
     def control_size(self) -> int:
         """Floats of the longest control message: the parameters' ``[iteration, theta...]``."""
@@ -141,6 +151,8 @@ class Worker(P.Rank):
                 raise _Stop
             elif tag == P.TAG_DONE:
                 self.decoded = max(self.decoded, int(buf[0]))
+            elif tag == P.TAG_SUM:  # two-phase: the master picked some of our finished chunks
+                self._answer(buf[:st.Get_count(self.MPI.DOUBLE)])
             elif tag == P.TAG_HELLO and not self.handed:
                 self._hand_over()
             elif tag == P.TAG_NETWORK:  # a profile measures what a message costs (gclib.runtime.network)
@@ -206,6 +218,8 @@ class Worker(P.Rank):
         problem, code = self.spec.problem, self.code
         G = np.zeros((code.n_parts, self.dim))
         compute = 0.0
+        if self.two_phase:
+            self.kept = [it, G, t0, 0.0]
         reported = False  # the report went out already (at an injected "never")
         for j, part in enumerate(self.order):
             new = self._receive_control()
@@ -219,9 +233,11 @@ class Worker(P.Rank):
                     if new is None and self.decoded < it:
                         c0 = time.perf_counter()
                         G[part] = problem.partial_gradient(theta, part)
-                        out = self._messages(G, j)
+                        out = self._reports(j) if self.two_phase else self._messages(G, j)
                         took = time.perf_counter() - c0
                         compute += took
+                        if self.two_phase:
+                            self.kept[3] = compute
                         self.recent.append(took)
                         if self.lead < np.inf:
                             self.lead = LEAD_MARGIN * max(self.recent)
@@ -229,6 +245,12 @@ class Worker(P.Rank):
             if new is not None or self.decoded >= it:  # newer parameters, or decoded: abandon this iteration
                 return self._abandon(done, j, finish, reported, new)
             done[j + 1] = time.perf_counter() - t0
+            if self.two_phase:
+                for m, buf in out:
+                    buf[:] = (it, m)
+                    self._isend(buf, 0, P.TAG_PROGRESS)
+                self._reap()
+                continue
             for m, buf in out:
                 buf[:P.HEADER] = (it, m, time.perf_counter() - t0, compute)
                 self._isend(buf, 0, P.grad_tag(it))
@@ -273,6 +295,27 @@ class Worker(P.Rank):
             buf[P.HEADER:] = code.B[m] @ pieces
             out.append((m, buf))
         return out
+
+    def _reports(self, j):
+        """Two-phase: ``[(message id, buffer)]``, the progress reports of the messages that task ``j`` readies
+        (each buffer is filled with ``[iteration, message id]`` when it is sent)."""
+        return [(m, np.empty(2)) for m in self.msgs if self.code.ready[m] == j + 1]
+
+    def _answer(self, instruction):
+        """Two-phase: the master's instruction ``[iteration, chunk ids...]``: send the sum of those chunks' partial
+        gradients, kept from that iteration, as one vector tagged like its gradient messages (header: iteration,
+        this worker, clock, compute seconds). An instruction for an iteration not kept (a newer one began) is not
+        answered: the master moved on."""
+        it = int(instruction[0])
+        if self.kept is None or self.kept[0] != it:
+            return
+        _, G, t0, compute = self.kept
+        chunks = instruction[1:].astype(np.int64)
+        buf = np.empty(P.HEADER + self.width, dtype=self.dtype)
+        buf[P.HEADER:] = G[chunks].sum(axis=0)
+        buf[:P.HEADER] = (it, self.w, time.perf_counter() - t0, compute)
+        self._isend(buf, 0, P.grad_tag(it))
+        self.sent += 1
 
     def warm_up(self):
         """Compute one partial gradient and one message untimed, so that first-call costs (imports, BLAS
