@@ -17,8 +17,12 @@ Candidates (:data:`FAMILIES`, drawn from the table of families of :mod:`gclib.sp
 :mod:`gclib.design` draws from too): uncoded; Tandon's cyclic (``crc``) and fractional (``frc``) repetition and
 Reed-Solomon (``rs``) for every load ``r``; the communication-efficient codes of Ye-Abbe and Kadhe et al. (load
 ``s + m``, messages of ``1/m`` gradient); GC in clusters; UC-MMC; correlated and uncorrelated GC-MMC (orders and
-cluster counts) and the hybrid design at every load; LCC where its threshold fits (a simulator stand-in that
-cannot run over MPI: it is ranked but never recommended, and its ``command`` is empty).
+cluster counts) and the hybrid design at every load; the partial-straggler protocol of Ramamoorthy, Meng and
+Girimaji (``rmg``, one cluster, the cyclic assignment in its natural order) at every load where communication is
+charged (``network``: its coverage is UC-MMC's in one cluster, its round trip after it charged by
+:func:`gclib.bulk.protocol`; where messages cost nothing it is UC-MMC in one cluster and is not listed twice); LCC
+where its threshold fits (a simulator stand-in that cannot run over MPI: it is ranked but never recommended, and its
+``command`` is empty).
 
 Every design is simulated from its family's structure (:mod:`gclib.bulk`: the simulator's numbers without its
 schedule or an array of every message), in chunks of draws that never exceed :data:`DRAW_BUDGET`. Loads and orders
@@ -36,6 +40,7 @@ simulated in full: ``trials`` per model, or by default until every mean time is 
 """
 from __future__ import annotations
 
+import copy
 import json
 import math
 import shlex
@@ -55,7 +60,8 @@ from gclib.effects import IterationReplay, PREFERENCE, WorkerEffects, paces, slo
 from gclib.jsonable import jsonable
 from gclib.plotting import DOUBLE, plt
 from gclib.progress import bar as _bar
-from gclib.simulate import CANDIDATE_TRIAL_BYTES, Communication, Schedule, arrival_times, chunks_of
+from gclib.simulate import CANDIDATE_TRIAL_BYTES, Communication, Schedule, _per_worker, arrival_times, chunks_of
+from gclib.simulate import chunk_trials as sim_chunk_trials
 from gclib.stats import mean_ci, paired_change, t_quantile
 from gclib.stragglers import ComputeModel, filled, whole_rows
 from gclib.timings import MIN_SAMPLES, Timings, check_complete
@@ -146,7 +152,7 @@ class Design:
         return shlex.join(parts)
 
 
-def candidates(K: int, max_load: int | None = None, *, max_orders: int = 2) -> list:
+def candidates(K: int, max_load: int | None = None, *, max_orders: int = 2, network=None) -> list:
     """Every design :func:`advise` compares (see the module docstring), as :class:`Design`, drawn from the table of
     families (:func:`gclib.space.points` on an ``"advise"`` space: uncoded at load 1, then every load of
     :func:`grid` up to ``max_load``).
@@ -154,11 +160,16 @@ def candidates(K: int, max_load: int | None = None, *, max_orders: int = 2) -> l
     Args:
         K: workers. max_load: the largest computation load (default :func:`default_max_load`).
         max_orders: longest order vector of the uncorrelated GC-MMC and hybrid designs.
+        network: the :class:`gclib.simulate.Communication` the advice charges (``None`` or free: messages cost
+            nothing, and the partial-straggler protocol, then UC-MMC in one cluster, is not listed).
     """
     K = checks.integer("K", K, low=2)
     R = default_max_load(K) if max_load is None else checks.integer("max_load", max_load, low=1, high=K)
     max_orders = checks.integer("max_orders", max_orders, low=1)
-    sp = space.Space("advise", K, (1, *grid(2, R)), max_orders)
+    if network is not None and not isinstance(network, Communication):
+        raise checks.ParameterTypeError(f"network must be a gclib.simulate.Communication or None, got "
+                                        f"{type(network).__name__}")
+    sp = space.Space("advise", K, (1, *grid(2, R)), max_orders, comm=network is not None and not network.free)
     out = []
     for p in space.points(sp):
         f = p.family
@@ -418,6 +429,38 @@ def _precise(res: list) -> bool:
     return True
 
 
+def _schedule_trials(designs: list, model: ComputeModel, K: int, trials: int, seed, keys, comm, *, again=None,
+                     schedules: list | None = None) -> list:
+    """:func:`gclib.design.evaluate_trials` of the designs' schedules, with a protocol's design
+    (:attr:`gclib.bulk.Spec.protocol`: its schedule sends the progress reports, not its round trip) replaced by
+    :func:`gclib.bulk.protocol_outputs` on the same draws: drawn again, in the same chunks, from a copy of the
+    stream taken before, from ``again`` (a second copy of ``model`` where drawing changes the model) or ``model``.
+    """
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    schedules = [d.schedule() for d in designs] if schedules is None else schedules
+    idx = [i for i, d in enumerate(designs) if d.spec is not None and d.spec.protocol is not None]
+    twin = copy.deepcopy(rng) if idx else None
+    res = evaluate_trials(schedules, model, K, trials, rng, keys=keys, comm=comm)
+    if not idx:
+        return res
+    sch = [Schedule.of(x) for x in schedules]
+    R = max(x.load for x in sch)
+    per_worker = _per_worker(model)
+    size = min(sim_chunk_trials(K, R, x.n_messages, per_worker=per_worker) for x in sch)
+    parts = {i: [] for i in idx}
+    source = model if again is None else again
+    for c in chunks_of(int(trials), size):
+        D = bulk.Draws(source, twin, c, K, R)
+        for i in idx:
+            parts[i].append(bulk.protocol_outputs(designs[i].spec, D, comm))
+        del D
+    for i in idx:
+        got = {k: np.concatenate([p[k] for p in parts[i]]) for k in bulk.OUTPUTS}
+        got["cluster_messages"] = got["messages"]  # one cluster
+        res[i] = {k: got[k] for k in keys}
+    return res
+
+
 def _simulate(designs: list, models: Mapping, K: int, trials: int | None, seed: int, comm, bar) -> tuple:
     """Per-design stats (:func:`_stats`) of ``designs`` under every model on common random numbers (the same seed
     for every model), from their families' structure (:mod:`gclib.bulk`), or from their schedules in the master's
@@ -442,7 +485,7 @@ def _simulate(designs: list, models: Mapping, K: int, trials: int | None, seed: 
         size = bulk.chunk_trials(K, R, DRAW_BUDGET)
         for c in chunks_of(most, size if trials is not None else min(size, MIN_TRIALS)):
             if queue:
-                res = evaluate_trials(schedules, model, K, c, rng, keys=TRIAL_KEYS, comm=comm)
+                res = _schedule_trials(designs, model, K, c, rng, TRIAL_KEYS, comm, schedules=schedules)
             else:
                 D = bulk.Draws(model, rng, c, K, R)
                 res = bulk.evaluate(specs, D, comm=comm)
@@ -667,7 +710,7 @@ def advise(models: Mapping[str, ComputeModel], K: int, *, max_load: int | None =
         primary = "replay" if "replay" in models else next(iter(models))
     elif primary not in models:
         raise ValueError(f"primary must be one of the models {list(models)}, got {primary!r}")
-    designs = candidates(K, R, max_orders=max_orders)
+    designs = candidates(K, R, max_orders=max_orders, network=network)
     n_all = len(designs)
     race = n_all > SCREEN_ABOVE if screen is None else bool(screen)
     # before the work: a request of hours, or beyond the memory, is refused
@@ -863,13 +906,13 @@ def trial_times(labels, model: ComputeModel, K: int, max_load: int | None = None
     the same draws (common random numbers): for paired comparisons of a few designs, e.g. the screened
     recommendation against the exhaustive search's (:func:`gclib.stats.paired_change`)."""
     R = default_max_load(K) if max_load is None else max_load
-    by = {d.label: d for d in candidates(K, R)}
+    by = {d.label: d for d in candidates(K, R, network=network)}
     missing = [lab for lab in labels if lab not in by]
     if missing:
         raise ValueError(f"labels {missing} are not designs of the candidates for K = {K}, load <= {R}")
     designs = [by[lab] for lab in labels]
     if network is not None and network.queue:
-        res = evaluate_trials([d.schedule() for d in designs], model, K, trials, seed, keys=("time",), comm=network)
+        res = _schedule_trials(designs, model, K, trials, seed, ("time",), network)
         return {lab: r["time"] for lab, r in zip(labels, res)}
     rng = np.random.default_rng(seed)
     acc = [[] for _ in designs]
@@ -884,9 +927,8 @@ def trial_times(labels, model: ComputeModel, K: int, max_load: int | None = None
 def _design_times(labels, model, K, R, trials, seed, network=None) -> dict:
     """``{label: mean time}`` of the designs of ``candidates(K, R)`` named by ``labels`` under ``model`` (common
     random numbers)."""
-    by = {d.label: d for d in candidates(K, R)}
-    res = evaluate_trials([by[lab].schedule() for lab in labels], model, K, trials, seed, keys=("time",),
-                          comm=network)
+    by = {d.label: d for d in candidates(K, R, network=network)}
+    res = _schedule_trials([by[lab] for lab in labels], model, K, trials, seed, ("time",), network)
     return {lab: float(np.mean(r["time"])) for lab, r in zip(labels, res)}
 
 
@@ -967,10 +1009,11 @@ def observed(durations, K: int | None = None, max_load: int | None = None, *, ma
     if K != W:
         raise ValueError(f"K must be the trace's {W} workers (every worker keeps its own times), got {K}")
     R = default_max_load(K) if max_load is None else checks.integer("max_load", max_load, low=1, high=K)
-    designs = candidates(K, R, max_orders=max_orders)
+    designs = candidates(K, R, max_orders=max_orders, network=network)
     schedules = [x.schedule() for x in designs]
     rows = filled(d, max(s.load for s in schedules))
-    res = evaluate_trials(schedules, _InOrder(rows), K, I, 0, keys=("time", "messages"), comm=network)
+    res = _schedule_trials(designs, _InOrder(rows), K, I, 0, ("time", "messages"), network, again=_InOrder(rows),
+                           schedules=schedules)
     out = []
     for x, r in zip(designs, res):
         t = r["time"]

@@ -32,7 +32,7 @@ import numpy as np
 
 from gclib import checks
 from gclib.codes.mmc import cluster_sizes
-from gclib.simulate import _per_worker
+from gclib.simulate import _per_worker, queued
 
 #: What :func:`evaluate` can return per design and trial.
 OUTPUTS = ("time", "messages", "volume", "computations")
@@ -58,6 +58,9 @@ class Spec:
         need: per cluster, the messages (distinct classes) that decode it (``"single"``, ``"uncorrelated"``,
             ``"correlated"``), or the coded messages that do (``"hybrid"``).
         size: every message's length in gradients.
+        protocol: ``None`` (the messages above are the gradients the master decodes), or ``"rmg"``: the
+            partial-straggler protocol (:func:`rmg`), whose messages above are progress reports and which is
+            charged its round trip (:func:`protocol`).
     """
 
     kind: str
@@ -66,6 +69,7 @@ class Spec:
     blocks: tuple
     need: tuple
     size: float = 1.0
+    protocol: str | None = None
 
     @property
     def workers(self) -> int:
@@ -105,6 +109,16 @@ def correlated(K: int, r: int, m: int, P: int = 1) -> Spec:
     """Correlated GC-MMC of order ``m`` (``m = 1``: UC-MMC) with load ``r`` in ``P`` clusters."""
     b = _blocks(K, P, r)
     return Spec("correlated", r, tuple(range(m, r + 1)), b, tuple(k - m + 1 for k in b))
+
+
+def rmg(K: int, l: int) -> Spec:
+    """The partial-straggler protocol of Ramamoorthy, Meng and Girimaji (:func:`gclib.codes.rmg.rmg`) on the
+    cyclic assignment in its natural order, ``K`` workers of ``l`` chunks: every worker reports after each chunk
+    (the reports are sent when UC-MMC's messages are, in one cluster), the coverage of the chunks is UC-MMC's
+    (:func:`correlated` with ``m = 1``, ``P = 1``), and the round trip after it is charged by :func:`protocol`."""
+    K = checks.integer("workers", K, low=1)
+    l = checks.integer("load", l, low=1, high=K, why=f" for {K} workers")
+    return Spec("correlated", l, tuple(range(1, l + 1)), (K,), (K,), protocol="rmg")
 
 
 def uncorrelated(K: int, r: int, orders, P: int = 1) -> Spec:
@@ -374,6 +388,99 @@ def queue_bounds(specs: list, D: Draws, t0: list, comm) -> list:
     return out
 
 
+# ------------------------------------------------------------------------------------------------ protocols
+#: The protocols :func:`protocol` charges (:attr:`Spec.protocol`).
+PROTOCOLS = ("rmg",)
+#: Length in gradients of a progress report or of the server's instruction: a few integers, nothing beside a
+#: gradient. Such a message is charged ``comm.delay(SMALL)`` (latency and the per-message overhead) and, in the
+#: master's queue, ``comm.service(SMALL)`` (the overhead).
+SMALL = 0.0
+
+
+def charged_vectors(D: Draws, decided: np.ndarray, shift=0.0) -> np.ndarray:
+    """``(n,)`` int64: the vectors the partial-straggler protocol is charged per trial: the workers whose first
+    report has reached the master by the time it decides (``decided``; a report reaches it ``shift`` after its chunk
+    is done). :func:`gclib.codes.rmg.decode_plan` picks only workers that finished a chunk the master knows of,
+    each once, so this bounds its count from above; and it is at most the messages UC-MMC in one cluster has
+    received by then (one per finished chunk, the first among them)."""
+    return D.counts([1], np.asarray(decided, dtype=np.float64), shift)[:, 0]
+
+
+def _reports_taken(spec: Spec, D: Draws, comm) -> np.ndarray:
+    """``(n,)`` float64: when the master, taking the reports in one at a time (each for ``comm.service(SMALL)``) in
+    the order they reach it (``latency`` after they are sent; a tie by message: worker, then chunk), has taken in
+    a report of every chunk. Chunk ``c`` is the ``j``-th of worker ``c - j`` (the cyclic assignment in its natural
+    order)."""
+    K, l = spec.workers, spec.load
+    arr = np.empty((D.n, K, l))
+    for j in range(l):
+        arr[:, :, j] = D.col(j + 1).astype(np.float64) + comm.latency
+    taken = queued(arr.reshape(D.n, K * l), float(comm.service(SMALL))).reshape(D.n, K, l)
+    cover = taken[:, :, 0].copy()
+    for j in range(1, l):
+        np.minimum(cover, np.roll(taken[:, :, j], j, axis=1), out=cover)
+    return cover.max(axis=1)
+
+
+def protocol(spec: Spec, D: Draws, t0: np.ndarray, comm=None) -> tuple:
+    """The completion time of the partial-straggler protocol (:attr:`Spec.protocol` ``"rmg"``) per trial, and the
+    vectors it is charged (:func:`charged_vectors`), from its coverage time ``t0`` (``(n,)``, without communication:
+    UC-MMC's in one cluster on the same draws).
+
+    The round trip after the coverage is charged with the model that charges every other design's messages
+    (:class:`gclib.simulate.Communication`), like with like:
+
+    * ``comm`` ``None`` (or free): nothing; the time is ``t0``, UC-MMC's in one cluster.
+    * independent delays: the report that completes the coverage reaches the master ``delay(SMALL)`` after it is
+      sent, the instruction the picked workers ``delay(SMALL)`` after that, and their vectors, sent at once, the
+      master ``delay(size)`` after that: ``t0 + 2 delay(SMALL) + delay(size)``, where UC-MMC takes
+      ``t0 + delay(size)``.
+    * the master's queue: the reports reach it ``latency`` after they are sent and are taken in one at a time
+      (each for ``service(SMALL)``) until those taken in cover every chunk (:func:`_reports_taken`; the reports
+      that come after are not taken in); the instruction reaches the workers ``delay(SMALL)`` later (the model's
+      queue is the master's intake: what it sends waits for nothing), and the ``V`` vectors, sent at once, reach the
+      master ``latency`` later and are taken in one at a time: ``+ V service(size)``. The time is exact given the
+      charged ``V``.
+
+    Returns:
+        ``(time, vectors)``: ``(n,)`` float64 and int64.
+    """
+    if spec.protocol not in PROTOCOLS:
+        raise ValueError(f"protocol must be one of {PROTOCOLS}, got {spec.protocol!r}")
+    t0 = np.asarray(t0, dtype=np.float64)
+    if comm is None:
+        return t0, charged_vectors(D, t0)
+    small, full = float(comm.delay(SMALL)), float(comm.delay(spec.size))
+    if not comm.queue:
+        # every report is shifted by one constant: the master decides on the chunks done by t0
+        return t0 + small + small + full, charged_vectors(D, t0)
+    decided = _reports_taken(spec, D, comm)
+    v = charged_vectors(D, decided, comm.latency)
+    with np.errstate(invalid="ignore"):
+        t = decided + small + comm.latency + v * float(comm.service(spec.size))
+    return np.where(np.isfinite(decided), t, np.inf), v
+
+
+def protocol_outputs(spec: Spec, D: Draws, comm=None, outputs=OUTPUTS, t0: np.ndarray | None = None) -> dict:
+    """``{output: (n,) array}`` of a protocol's design (:func:`protocol`), exact in every mode of ``comm`` (the
+    master's queue included; ``time_high`` equals ``time`` there): ``messages`` the vectors it is charged, ``volume``
+    their length, ``computations`` the partial gradients computed by all workers by its completion. ``t0``: its
+    coverage time, when computed already (:func:`times`)."""
+    if t0 is None:
+        t0 = times([spec], D)[0]
+    t, v = protocol(spec, D, t0, comm)
+    out = {"time": t}
+    if comm is not None and comm.queue:
+        out["time_high"] = t
+    if "messages" in outputs:
+        out["messages"] = v
+    if "volume" in outputs:
+        out["volume"] = v * float(spec.size)
+    if "computations" in outputs:
+        out["computations"] = _summed(D, [np.arange(1, spec.load + 1)], [t], [0.0])[0]
+    return out
+
+
 def evaluate(specs: list, D: Draws, outputs=OUTPUTS, comm=None) -> list:
     """Per design of ``specs``, ``{output: (n,) array}`` for ``outputs`` (of :data:`OUTPUTS`) on the draws ``D``.
 
@@ -382,7 +489,8 @@ def evaluate(specs: list, D: Draws, outputs=OUTPUTS, comm=None) -> list:
     by all workers by then. ``comm``: a :class:`gclib.simulate.Communication`; without the master's queue its
     delay shifts every arrival; with the queue, ``time`` is the lower bound of :func:`queue_bounds`, ``time_high``
     its upper bound, and ``messages`` those that reached the master by the completion time without the queue
-    (``computations`` is then not given).
+    (``computations`` is then not given). A protocol's design (:attr:`Spec.protocol`) is charged its round trip
+    (:func:`protocol`), exactly in every mode, its ``messages`` the vectors it uploads.
     """
     bad = set(outputs) - set(OUTPUTS)
     if bad:
@@ -391,6 +499,19 @@ def evaluate(specs: list, D: Draws, outputs=OUTPUTS, comm=None) -> list:
     if queue and "computations" in outputs:
         raise ValueError("computations are not bounded in the master's queue: simulate the schedule")
     base = [t.astype(np.float64) for t in times(specs, D)]
+    plain = [i for i, s in enumerate(specs) if s.protocol is None]
+    out = [None] * len(specs)
+    for i, r in zip(plain, _evaluate([specs[i] for i in plain], D, [base[i] for i in plain], outputs, comm)):
+        out[i] = r
+    for i, s in enumerate(specs):
+        if s.protocol is not None:
+            out[i] = protocol_outputs(s, D, comm, outputs, base[i])
+    return out
+
+
+def _evaluate(specs: list, D: Draws, base: list, outputs, comm) -> list:
+    """:func:`evaluate` of designs without a protocol, from their times without communication (``base``)."""
+    queue = comm is not None and comm.queue
     res = [{} for _ in specs]
     if queue:
         bounds = queue_bounds(specs, D, [t + comm.latency for t in base], comm)

@@ -15,20 +15,29 @@ Two searches draw from the table through :func:`points`:
   the baselines at every lighter load too (the exhaustive search of notebook 05);
 * ``"advise"`` (:func:`gclib.advise.candidates`): every load of a grid up to a largest one, each design once
   (a design that is another under a second name is left out: GC in one cluster is CRC, correlated GC-MMC of
-  order 1 is UC-MMC).
+  order 1 is UC-MMC, and the partial-straggler protocol is UC-MMC in one cluster unless communication is
+  charged).
 
 To add a family, add a :class:`Family` to :data:`FAMILIES`; both searches take it (``searches`` says which), the
 advice after the families before it in the table (ties in its ranking keep the table's order).
 
-Three kinds of scheme are left out. The approximate codes (``ignore``, ``expander``, ``stochastic``:
+The partial-straggler protocol (``rmg``, :mod:`gclib.codes.rmg`) is a family of the advice alone, on the cyclic
+assignment in its natural order (``ordering="cyclic"``; the scheme's default, ``"optimal"``, is the
+perfect-matching order, which meets the same bound of ``Q_max`` in another order). Its chunks are covered exactly
+when UC-MMC in one cluster decodes (the same coverage of the same draws, notebook 14); what differs is its
+communication, a round trip after the coverage (a progress report, the server's instruction, one vector per
+picked worker), which :func:`gclib.bulk.protocol` charges with the model that charges every other design's
+messages. So it is a design of its own only where the advice charges communication (:attr:`Space.comm`): when
+messages cost nothing its time is UC-MMC's in one cluster, and the advice, which ranks by time, then fewer
+messages, would otherwise list the same design twice and let the second name win the tie on the vectors it
+uploads. When it is listed (label ``rmg r=<load>``) it follows UC-MMC in one cluster, and a tie of every key of
+the ranking keeps the table's order.
+
+Two kinds of scheme are left out. The approximate codes (``ignore``, ``expander``, ``stochastic``:
 :mod:`gclib.codes.approximate`): the advice ranks exact codes by their time alone, and an approximate code buys its
-time with a decoding error that time does not price (notebook 13 weighs the two). The partial-straggler protocol
-(``rmg``, :mod:`gclib.codes.rmg`): on the cyclic assignment in its natural order (``ordering="cyclic"``; the
-scheme's default, ``"optimal"``, is the perfect-matching order, which meets the same bound of ``Q_max`` in another
-order) it finishes exactly when UC-MMC in one cluster does (the same coverage of the same draws, notebook 14), which the table already holds; what differs is
-its communication (one vector per picked worker after a round trip), which :mod:`gclib.bulk`'s per-message charge
-does not model. The sequential schemes (:mod:`gclib.sequential`): they code across iterations and are judged on a
-delay matrix of rounds, not on one iteration's completion time (notebooks 12 and 14).
+time with a decoding error that time does not price (notebook 13 weighs the two). The sequential schemes
+(:mod:`gclib.sequential`): they code across iterations and are judged on a delay matrix of rounds, not on one
+iteration's completion time (notebooks 12 and 14).
 """
 from __future__ import annotations
 
@@ -100,6 +109,8 @@ class Space:
         clusters: the design search's cluster counts (default every valid one); the advice's are
             :func:`cluster_counts` per load.
         baselines: the design search's baselines (GC, UC-MMC, RS, FRC, LCC) included.
+        comm: the advice charges communication (the partial-straggler protocol is a design of its own only then:
+            see the module docstring).
     """
 
     search: str
@@ -109,6 +120,7 @@ class Space:
     order_grid: tuple | None = None
     clusters: tuple | None = None
     baselines: bool = True
+    comm: bool = False
 
     @property
     def exhaustive(self) -> bool:
@@ -264,6 +276,12 @@ def _uc_mmc(sp, r):
             yield P, r, {"clusters": P}
 
 
+def _rmg(sp, r):
+    # one cluster, the natural order of the cyclic assignment; a design of its own only where messages cost time
+    if sp.comm and sp.coded(r) and not sp.exhaustive:
+        yield 1, r, {"ordering": "cyclic"}
+
+
 def _correlated(sp, r):
     # the advice leaves out m = 1 (UC-MMC) and m = r (plain GC)
     orders = sp.orders(r) if sp.exhaustive else grid(2, r - 1)
@@ -331,6 +349,8 @@ FAMILIES: dict[str, Family] = {f.name: f for f in [
            loop="clusters", baseline=True),
     Family("uc-mmc", "uc-mmc", _uc_mmc, "uc-mmc{r} P={clusters}",
            lambda K, r, load, p: bulk.correlated(K, r, 1, p["clusters"]), loop="clusters", baseline=True),
+    Family("rmg", "rmg", _rmg, "rmg{r}", lambda K, r, load, p: bulk.rmg(K, load), loop="clusters",
+           searches=("advise",)),
     Family("gc-mmc-correlated", "gc-mmc-correlated", _correlated, "corr{r} m={order} P={clusters}",
            lambda K, r, load, p: bulk.correlated(K, r, p["order"], p["clusters"]), loop="clusters"),
     Family("gc-mmc-uncorrelated", "gc-mmc-uncorrelated", _uncorrelated, "unc{r} {orders} P={clusters}",

@@ -11,7 +11,7 @@ from gclib import advise as adv
 from gclib.cli import main, options
 from gclib.cli import run as cli_run
 from gclib.codes.conditioning import unit_roundoff
-from gclib.simulate import Schedule
+from gclib.simulate import Communication, Schedule
 from gclib.stragglers import Pareto, Persistent, ShiftedExponential
 
 STEADY = ShiftedExponential(mu=1e9, alpha=1.0)  # every task takes one time unit: no variation at all
@@ -124,7 +124,7 @@ def _same_schedule(a: Schedule, b: Schedule, rng):
 def test_every_command_builds_the_same_design(K, R):
     p = _run_parser()
     rng = np.random.default_rng(0)
-    designs = adv.candidates(K, R)
+    designs = adv.candidates(K, R, network=Communication(0.01, 7.0))  # charged: the partial-straggler protocol too
     assert {d.family for d in designs} >= set(adv.FAMILIES) - ({"kadhe"} if K % 3 else set())
     for d in designs:
         sch = d.schedule()
@@ -137,6 +137,30 @@ def test_every_command_builds_the_same_design(K, R):
         assert code.n_workers == K and int(Schedule.of(code).load) == d.load, d.label
         _same_schedule(Schedule.of(code), sch, rng)
         _same_schedule(Schedule.of(d.build()), sch, rng)
+
+
+def test_the_advice_can_name_the_partial_straggler_protocol():
+    model = {"per task": ShiftedExponential(1, 0.01, per_task=True)}
+    free = adv.advise(model, 8, max_load=3, trials=300)
+    assert "rmg" not in set(free.ranked["family"])  # UC-MMC in one cluster, listed once
+    # bandwidth alone, independent delays: every design pays one vector's transfer, and the protocol's round
+    # trip costs nothing more: its time is UC-MMC's in one cluster, and it wins the tie on the vectors it uploads
+    a = adv.advise(model, 8, max_load=3, trials=300, network=Communication(0.0, 1e4))
+    r = a.ranked.set_index("label")
+    assert r.at["rmg r=3", "mean_time"] == r.at["uc-mmc r=3 P=1", "mean_time"]
+    assert r.at["rmg r=3", "messages"] < r.at["uc-mmc r=3 P=1", "messages"]
+    assert r.at["rmg r=3", "rank"] < r.at["uc-mmc r=3 P=1", "rank"]
+    assert a.best["label"] == "rmg r=3" and a.best["command"] == "--scheme rmg --workers 8 --load 3 --ordering cyclic"
+    assert "gclib run --scheme rmg" in a.sentence()
+    p = _run_parser()
+    args = p.parse_args(shlex.split(a.best["command"]))
+    options.reject_unused(args)
+    code = options.code_from_args(args)
+    assert code.name == "rmg" and code.params["ordering"] == "cyclic" and code.n_workers == 8
+    # a latency: the round trip costs two small messages more than UC-MMC's one message
+    b = adv.advise(model, 8, max_load=3, trials=300, network=Communication(0.01, 1e4)).ranked.set_index("label")
+    assert b.at["rmg r=3", "mean_time"] == pytest.approx(b.at["uc-mmc r=3 P=1", "mean_time"] + 0.02, abs=1e-9)
+    assert b.at["rmg r=3", "rank"] > b.at["uc-mmc r=3 P=1", "rank"]
 
 
 def test_plot_writes_the_figure(heavy, tmp_path):

@@ -73,3 +73,86 @@ def test_grid_and_specs():
     assert u.need == (3 * 2 - 4 + 1,) * 3
     with pytest.raises(ValueError, match="hybrid"):
         bulk.hybrid(10, 3, (1, 3))
+
+
+# ------------------------------------------------------------------------------------- the partial-straggler protocol
+class _Paces(ShiftedExponential):
+    """Worker w finishes its k-th chunk at k x_w, x = (1, 2, 4) in every trial."""
+
+    def task_draws(self, rng, shape):
+        return np.broadcast_to(np.array([[[1.0], [2.0], [4.0]]]), shape).copy()
+
+
+def test_the_protocol_by_hand():
+    # cyclic, natural order, K = 3, l = 2: worker w computes chunk w at x_w, then chunk w + 1 at 2 x_w
+    # chunk 0: worker 0 at 1; chunk 1: worker 1 at 2 or worker 0 at 2; chunk 2: worker 2 at 4 or worker 1 at 4
+    D = bulk.Draws(_Paces(), np.random.default_rng(0), 1, 3, 2)
+    uc, pr = bulk.correlated(3, 2, 1), bulk.rmg(3, 2)
+    a, b = bulk.evaluate([uc, pr], D, outputs=("time", "messages", "volume"))
+    assert a["time"].tolist() == b["time"].tolist() == [4.0]  # the coverage: UC-MMC's time in one cluster
+    assert b["messages"].tolist() == [3] and b["volume"].tolist() == [3.0]  # every worker has a chunk done by 4
+    assert a["messages"].tolist() == [5]  # UC-MMC: every chunk done by 4 (worker 2's second at 8 is not)
+    # independent delays: a report and an instruction cost 0.25 + 0.125, a vector 0.25 + 0.125 + 1 / 4
+    net = Communication(0.25, 4.0, overhead=0.125)
+    a, b = bulk.evaluate([uc, pr], D, outputs=("time",), comm=net)
+    assert a["time"].tolist() == [4.625] and b["time"].tolist() == [4.0 + 0.375 + 0.375 + 0.625]
+    # the master's queue: reports reach it 0.5 after, taken in for 0.25 each in the order (1.5: w0 c0), (2.5: w0 c1),
+    # (2.5: w1 c1), (4.5: w1 c2), (4.5: w2 c2), (8.5): taken at 1.75, 2.75, 3.0, 4.75, ...: chunk 2 first at 4.75;
+    # the instruction arrives 0.5 + 0.25 later, the three vectors 0.5 after that, each taken in for 0.25 + 1 / 2
+    q = Communication(0.5, 2.0, overhead=0.25, queue=True)
+    (b,) = bulk.evaluate([pr], D, outputs=("time", "messages"), comm=q)
+    assert b["time"].tolist() == b["time_high"].tolist() == [4.75 + 0.75 + 0.5 + 3 * 0.75]
+    assert b["messages"].tolist() == [3]
+    with pytest.raises(ValueError, match="protocol must be one of"):
+        bulk.protocol(bulk.correlated(3, 2, 1), D, b["time"], q)
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_the_protocol_takes_uc_mmcs_time_when_messages_cost_nothing_and_its_round_trip_when_they_do(name):
+    from gclib.codes import rmg
+
+    K, l, n = 9, 3, 150
+    model = MODELS[name]
+    uc, pr = bulk.correlated(K, l, 1), bulk.rmg(K, l)
+    D = bulk.Draws(model, np.random.default_rng(4), n, K, l)
+    for comm in (None, Communication()):
+        a, b = bulk.evaluate([uc, pr], D, comm=comm)
+        assert np.array_equal(a["time"], b["time"])
+        assert np.all(b["messages"] <= a["messages"]) and (b["messages"] < a["messages"]).any()
+        assert np.array_equal(b["volume"], b["messages"].astype(float))
+        assert np.array_equal(a["computations"], b["computations"])
+    net = Communication(0.02, 3.0, overhead=0.005)
+    a, b = bulk.evaluate([uc, pr], D, comm=net)
+    done = np.isfinite(a["time"])
+    assert np.array_equal(done, np.isfinite(b["time"])) and done.any()
+    assert np.allclose(b["time"][done] - a["time"][done], 2 * (0.02 + 0.005), rtol=0, atol=1e-12)
+    # the charged vectors bound the count of the server's picks (decode_plan) at the coverage, every trial
+    order = rmg.make_order(rmg.cyclic_assignment(K, l), "cyclic")
+    t0 = bulk.times([uc], D)[0]
+    v = bulk.charged_vectors(D, t0.astype(float))
+    for i in np.flatnonzero(np.isfinite(t0)):
+        progress = [int(sum(D.col(k)[i, w] <= t0[i] for k in range(1, l + 1))) for w in range(K)]
+        assert 1 <= len(rmg.decode_plan(order, progress)) <= v[i] <= K
+
+
+@pytest.mark.parametrize("name", ["eq. 5", "per task", "dead"])
+def test_the_protocol_in_the_masters_queue_as_the_schedules_simulate_its_reports(name):
+    # the reports are UC-MMC's messages in one cluster at the reports' cost: the simulator's queue on the schedule
+    # with service(SMALL) per message gives the time the master decides
+    K, l, n = 9, 3, 120
+    model = MODELS[name]
+    q = Communication(0.01, 5.0, overhead=0.004, queue=True)
+    reports = Communication(q.latency, overhead=float(q.service(bulk.SMALL)), queue=True)
+    d = [x for x in advise.candidates(K, l, network=q) if x.label == f"rmg r={l}"][0]
+    (ref,) = evaluate_trials([d.schedule()], model, K, n, 8, keys=("time",), comm=reports)
+    D = bulk.Draws(model, np.random.default_rng(8), n, K, l)
+    (got,) = bulk.evaluate([d.spec], D, outputs=("time", "messages"), comm=q)
+    v = bulk.charged_vectors(D, ref["time"], q.latency)
+    want = ref["time"] + q.delay(0.0) + q.latency + v * q.service(1.0)
+    assert np.allclose(got["time"], want, rtol=1e-12) and np.array_equal(got["messages"], v)
+    # the advice's exact path (the schedules, the protocol on the same draws) gives the same numbers
+    t = advise.trial_times([f"uc-mmc r={l} P=1", f"rmg r={l}"], model, K, l, trials=n, seed=8, network=q)
+    assert np.array_equal(t[f"rmg r={l}"], got["time"])
+    (uc,) = evaluate_trials([x.schedule() for x in advise.candidates(K, l) if x.label == f"uc-mmc r={l} P=1"],
+                            model, K, n, 8, keys=("time",), comm=q)
+    assert np.array_equal(t[f"uc-mmc r={l} P=1"], uc["time"])

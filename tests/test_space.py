@@ -8,12 +8,14 @@ import pytest
 
 from gclib import advise, design, schemes, space
 from gclib.codes import mmc
-from gclib.simulate import Schedule
+from gclib.simulate import Communication, Schedule
+
+CHARGED = Communication(0.01, 7.0)
 
 
 def test_every_family_of_the_table_is_a_candidate_of_the_searches_it_names():
     made = {"design": {c.family for c in design.candidates(12, 4, max_orders=2)},
-            "advise": {d.family for d in advise.candidates(12, 4)}}
+            "advise": {d.family for d in advise.candidates(12, 4, network=CHARGED)}}
     for name, fam in space.FAMILIES.items():
         assert fam.searches and set(fam.searches) <= set(space.SEARCHES), name
         assert fam.scheme in schemes.SCHEMES, name
@@ -26,7 +28,7 @@ def test_the_orders_of_the_searches():
     assert design.FAMILIES == space.names("design") == (
         "gc", "uc-mmc", "rs", "frc", "lcc", "gc-mmc-correlated", "gc-mmc-uncorrelated", "hybrid")
     assert advise.FAMILIES == space.names("advise") == tuple(space.FAMILIES) == (
-        "uncoded", "crc", "frc", "rs", "ye-abbe", "kadhe", "gc", "uc-mmc", "gc-mmc-correlated",
+        "uncoded", "crc", "frc", "rs", "ye-abbe", "kadhe", "gc", "uc-mmc", "rmg", "gc-mmc-correlated",
         "gc-mmc-uncorrelated", "hybrid", "lcc")
     with pytest.raises(ValueError, match="search"):
         space.names("nope")
@@ -81,3 +83,26 @@ def test_a_family_leaves_a_search_by_its_searches_alone(monkeypatch):
     monkeypatch.setattr(space, "FAMILIES", table)
     assert "lcc" not in space.names("design") and "lcc" in space.names("advise")
     assert not [c for c in design.candidates(8, 2, max_orders=1) if c.family == "lcc"]
+
+
+def test_the_partial_straggler_protocol_is_a_design_of_its_own_only_where_messages_cost_time():
+    free = advise.candidates(12, 4)
+    assert [d.label for d in free] == [d.label for d in advise.candidates(12, 4, network=Communication())]
+    assert "rmg" not in {d.family for d in free}  # UC-MMC in one cluster under a second name: listed once
+    charged = advise.candidates(12, 4, network=CHARGED)
+    assert [d.label for d in charged if d.family != "rmg"] == [d.label for d in free]  # nothing else moves
+    labels = [d.label for d in charged]
+    rmg = [d for d in charged if d.family == "rmg"]
+    assert [d.label for d in rmg] == ["rmg r=2", "rmg r=3", "rmg r=4"]
+    for d in rmg:  # right after UC-MMC in one cluster, at its load
+        assert labels[labels.index(d.label) - 1] == f"uc-mmc r={d.load} P=1"
+        assert d.options == {"workers": 12, "load": d.load, "ordering": "cyclic"}
+        assert d.command == f"--scheme rmg --workers 12 --load {d.load} --ordering cyclic"
+        assert d.spec.protocol == "rmg" and d.spec.blocks == (12,) and d.spec.columns == tuple(range(1, d.load + 1))
+        code = d.build()
+        assert code.name == "rmg" and code.params["ordering"] == "cyclic"
+        a, b = Schedule.of(d.schedule()), Schedule.of(code)
+        assert np.array_equal(a.sender, b.sender) and np.array_equal(a.ready, b.ready)
+    assert not [c for c in design.candidates(12, 4, max_orders=1) if c.family == "rmg"]  # the advice's alone
+    with pytest.raises(TypeError, match="network must be a gclib.simulate.Communication"):
+        advise.candidates(12, 4, network="fast")
