@@ -20,7 +20,8 @@ Reed-Solomon (``rs``) for every load ``r``; the communication-efficient codes of
 cluster counts) and the hybrid design at every load; the partial-straggler protocol of Ramamoorthy, Meng and
 Girimaji (``rmg``, one cluster, the cyclic assignment in its natural order) at every load where communication is
 charged (``network``: its coverage is UC-MMC's in one cluster, its round trip after it charged by
-:func:`gclib.bulk.protocol`; where messages cost nothing it is UC-MMC in one cluster and is not listed twice); LCC
+:func:`gclib.bulk.protocol`, and its command runs that exchange, ``--exchange two-phase``; where messages cost nothing
+it is UC-MMC in one cluster and is not listed twice); LCC
 where its threshold fits (a simulator stand-in that cannot run over MPI: it is ranked but never recommended, and its
 ``command`` is empty).
 
@@ -140,14 +141,17 @@ class Design:
     schedule: Callable[[], Schedule]
     build: Callable
     spec: bulk.Spec | None = None
+    run: dict = field(default_factory=dict)
 
     @property
     def command(self) -> str:
-        """The options of ``gclib run`` that run this design (empty when it cannot run)."""
+        """The options of ``gclib run`` that run this design (empty when it cannot run): the scheme's, then the
+        runtime's (``run``: how the design is run, e.g. the two-phase exchange the advice charges the
+        partial-straggler protocol for)."""
         if self.scheme is None:
             return ""
         parts = ["--scheme", self.scheme]
-        for k, v in self.options.items():
+        for k, v in {**self.options, **self.run}.items():
             parts += ["--" + k.replace("_", "-"), ",".join(map(str, v)) if isinstance(v, (list, tuple)) else str(v)]
         return shlex.join(parts)
 
@@ -174,7 +178,8 @@ def candidates(K: int, max_load: int | None = None, *, max_orders: int = 2, netw
     for p in space.points(sp):
         f = p.family
         out.append(Design(f.name, p.label, p.load, f.scheme if f.runnable else None,
-                          p.parameters if f.runnable else {}, p.schedule, p.build, p.spec()))
+                          p.parameters if f.runnable else {}, p.schedule, p.build, p.spec(),
+                          dict(f.run) if f.runnable else {}))
     return out
 
 

@@ -31,7 +31,8 @@ messages. So it is a design of its own only where the advice charges communicati
 messages cost nothing its time is UC-MMC's in one cluster, and the advice, which ranks by time, then fewer
 messages, would otherwise list the same design twice and let the second name win the tie on the vectors it
 uploads. When it is listed (label ``rmg r=<load>``) it follows UC-MMC in one cluster, and a tie of every key of
-the ranking keeps the table's order.
+the ranking keeps the table's order; its command runs the exchange it is charged for (``gclib run --exchange
+two-phase``: :mod:`gclib.runtime.two_phase`).
 
 Two kinds of scheme are left out. The approximate codes (``ignore``, ``expander``, ``stochastic``:
 :mod:`gclib.codes.approximate`): the advice ranks exact codes by their time alone, and an approximate code buys its
@@ -200,6 +201,8 @@ class Family:
         baseline: a baseline of the design search (left out with ``baselines=False``).
         fixed: parameters of its constructor the builds always pass (not options of ``gclib run``).
         searches: the searches that include it (:data:`SEARCHES`).
+        run: options of ``gclib run`` beyond the scheme's parameters that run it as the searches charge it (the
+            partial-straggler protocol's ``{"exchange": "two-phase"}``).
     """
 
     name: str
@@ -212,6 +215,7 @@ class Family:
     baseline: bool = False
     fixed: dict = field(default_factory=dict)
     searches: tuple = SEARCHES
+    run: dict = field(default_factory=dict)
 
     def label_of(self, params: dict, r: int | None = None) -> str:
         """The label of a design of the family (``r``: the search's load, shown where the search runs over loads;
@@ -350,7 +354,7 @@ FAMILIES: dict[str, Family] = {f.name: f for f in [
     Family("uc-mmc", "uc-mmc", _uc_mmc, "uc-mmc{r} P={clusters}",
            lambda K, r, load, p: bulk.correlated(K, r, 1, p["clusters"]), loop="clusters", baseline=True),
     Family("rmg", "rmg", _rmg, "rmg{r}", lambda K, r, load, p: bulk.rmg(K, load), loop="clusters",
-           searches=("advise",)),
+           searches=("advise",), run={"exchange": "two-phase"}),
     Family("gc-mmc-correlated", "gc-mmc-correlated", _correlated, "corr{r} m={order} P={clusters}",
            lambda K, r, load, p: bulk.correlated(K, r, p["order"], p["clusters"]), loop="clusters"),
     Family("gc-mmc-uncorrelated", "gc-mmc-uncorrelated", _uncorrelated, "unc{r} {orders} P={clusters}",

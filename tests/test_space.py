@@ -97,7 +97,7 @@ def test_the_partial_straggler_protocol_is_a_design_of_its_own_only_where_messag
     for d in rmg:  # right after UC-MMC in one cluster, at its load
         assert labels[labels.index(d.label) - 1] == f"uc-mmc r={d.load} P=1"
         assert d.options == {"workers": 12, "load": d.load, "ordering": "cyclic"}
-        assert d.command == f"--scheme rmg --workers 12 --load {d.load} --ordering cyclic"
+        assert d.command == f"--scheme rmg --workers 12 --load {d.load} --ordering cyclic --exchange two-phase"
         assert d.spec.protocol == "rmg" and d.spec.blocks == (12,) and d.spec.columns == tuple(range(1, d.load + 1))
         code = d.build()
         assert code.name == "rmg" and code.params["ordering"] == "cyclic"
