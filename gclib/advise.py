@@ -797,7 +797,8 @@ class TraceAdvice:
         advice: the :class:`Advice`, ranked under ``primary``. report: the fits (:func:`gclib.fit.fit`).
         split: :func:`gclib.effects.split` of the trace (``None`` when the trace cannot have it). support: the
             goodness of fit of every model on the trace's whole iterations (:func:`gclib.effects.support`; empty
-            when the trace cannot be judged). primary: the model the advice ranks under; reason: why (a sentence).
+            when the trace cannot be judged). primary: the model the advice ranks under; reason: why (a sentence);
+            primary_model: that model.
         left_out: the fits the bootstrap KS test rejects (left out of the advice unless ``all_models``).
         skipped: models the trace cannot have, ``{name: why}``. reliance: how much of the recommendation's
             speed-up rests on the slowest worker (:func:`reliance`; ``None`` when not computed).
@@ -812,6 +813,7 @@ class TraceAdvice:
     left_out: list
     skipped: dict
     reliance: dict | None = None
+    primary_model: object = None
 
     def text(self) -> str:
         """The variance split, the models judged on whole iterations, then the advice with the model it ranks
@@ -902,7 +904,7 @@ def from_trace(t, K: int | None = None, *, seed=0, bootstrap: int = 200, trials:
     if primary in extra and adv.best is not None and K == t.workers:
         rel = reliance(t, adv.best["label"], primary, max_load=adv.settings["max_load"],
                        trials=adv.settings["trials"], seed=seed, network=network)
-    return TraceAdvice(adv, report, split, sup, primary, reason, left_out, skipped, rel)
+    return TraceAdvice(adv, report, split, sup, primary, reason, left_out, skipped, rel, models[primary])
 
 
 def trial_times(labels, model: ComputeModel, K: int, max_load: int | None = None, trials: int = TRIALS, seed=0,

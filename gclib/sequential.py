@@ -563,10 +563,16 @@ def proportional(unit, overhead: float = 0.0) -> Callable[[float], np.ndarray]:
 
 # ------------------------------------------------------------------------------------------------ sweep
 def candidates(scheme: str, n: int, *, max_delay: int = 4, max_W: Optional[int] = None,
-               lambdas: Optional[Iterable[int]] = None, s_values: Optional[Iterable[int]] = None) -> list[dict]:
+               lambdas: Optional[Iterable[int]] = None, s_values: Optional[Iterable[int]] = None,
+               max_parts: Optional[float] = None) -> list[dict]:
     """The parameter sets the authors' sweep tries, within bounds: GC ``s`` in ``s_values`` (default ``0 .. n - 1``);
     SR-SGC ``B = 1 .. max_delay``, ``W = B + 1, 2B + 1, ... <= max_W`` (default ``max_delay + 1``); M-SGC ``W = 2 ..``,
-    ``B = 1 .. W - 1`` with ``W - 1 + B <= max_delay``; ``lambd`` in ``lambdas`` (default ``1 .. n``)."""
+    ``B = 1 .. W - 1`` with ``W - 1 + B <= max_delay``; ``lambd`` in ``lambdas`` (default ``1 .. n``); only those
+    whose worker processes at most ``max_parts`` of the ``n`` data parts in a round (``load * n``; default: any)."""
+    if max_parts is not None:
+        cap = checks.real("max_parts", max_parts, above=0)
+        return [p for p in candidates(scheme, n, max_delay=max_delay, max_W=max_W, lambdas=lambdas,
+                                      s_values=s_values) if load(scheme, n, **p) * n <= cap + 1e-9]
     scheme = _scheme(scheme)
     n = checks.integer("n", n, low=1)
     max_delay = checks.integer("max_delay", max_delay, low=1)
@@ -590,7 +596,7 @@ def sweep(delays_at: Callable[[float], np.ndarray], scheme: str, *, jobs: int, m
     probe matrix at the candidate's load (:func:`linear_shift`, :func:`proportional`), for ``jobs`` gradients.
     Returns one row per candidate (:meth:`Result.to_dict`), ``total`` ``inf`` when pruned (``prune``: a candidate
     is stopped once it is slower than the best so far, which cannot change the best)."""
-    n = delays_at(1.0).shape[0]
+    n = getattr(delays_at, "workers", None) or delays_at(1.0).shape[0]
     rows, best_total = [], math.inf
     cache = {}
     for p in candidates(scheme, n, **bounds):
@@ -616,6 +622,85 @@ def best(table: pd.DataFrame) -> dict:
     row = table.loc[table["total"].astype(float).idxmin()]
     names = PARAMETERS[row["scheme"]]
     return {k: int(row[k]) for k in names}
+
+
+# ------------------------------------------------------------------------------------------------ advice
+def task_delays(finish) -> Callable[[float], np.ndarray]:
+    """``load -> (workers, rounds)`` delays from ``finish`` ``(rounds, workers, R)``: the finish times of ``R`` tasks of
+    one data part each (as :meth:`gclib.stragglers.ComputeModel.sample` draws them for the one-shot simulator). A
+    worker that processes ``load * n`` parts (``n`` the workers) finishes when its ``load * n``-th task does,
+    interpolated linearly between two tasks for a fractional count (M-SGC's loads); more than ``R`` parts raise."""
+    f = np.asarray(finish, dtype=float)
+    if f.ndim != 3 or 0 in f.shape:
+        raise ValueError(f"finish must be (rounds, workers, tasks), got shape {f.shape}")
+    if np.isnan(f).any() or (f < 0).any():
+        raise ValueError("finish must be non-negative times (inf for a task that never finishes)")
+    n, R = f.shape[1], f.shape[2]
+    padded = np.concatenate([np.zeros(f.shape[:2] + (1,)), f], axis=2)  # finish of 0 tasks: 0
+
+    def at(ld: float) -> np.ndarray:
+        parts = checks.real("load", ld, above=0) * n
+        if parts > R + 1e-9:
+            raise ValueError(f"a load of {parts:.4g} parts needs finish times of that many tasks, got {R}")
+        lo = min(int(math.floor(parts + 1e-9)), R)
+        frac = parts - lo if lo < R else 0.0
+        a = padded[:, :, lo]
+        out = a if frac <= 1e-12 else a + frac * (padded[:, :, lo + 1] - a)
+        return out.T
+    at.workers = n  # (sweep reads it: a load of 1 may need more tasks than drawn)
+    return at
+
+
+#: The schemes the advice across iterations compares (no-wait decodes nothing).
+ADVISED = ("no-coding", "gc", "sr-sgc", "m-sgc")
+
+
+def advice(model, K: int, max_parts: int, *, probe: int = 100, held: int = 100, seeds: int = 3, seed=0,
+           mu: float = MU, max_delay: int = 4, lambdas: Optional[Iterable[int]] = None) -> pd.DataFrame:
+    """Coding across iterations under a compute-time ``model`` (what ``gclib advise --sequential`` prints): for each
+    scheme of :data:`ADVISED`, on each of ``seeds`` draws of ``probe + held`` rounds of ``K`` workers (the model's
+    task draws, :func:`task_delays`: the same a one-shot design's simulation reads), the parameters chosen on the
+    probe among those whose worker processes at most ``max_parts`` data parts a round (the advice's largest load),
+    then replayed on the held-out rounds.
+
+    Returns one row per scheme: ``scheme``, ``chosen`` (the parameters chosen most often), ``load``, ``parts`` (data
+    parts per worker and round), ``T``, ``time`` (the held-out run time per gradient, mean over draws) with its
+    Student-t 95% interval over draws (``lo``, ``hi``; none with one draw), ``waits`` (rounds that waited for every
+    worker, mean) and ``jobs`` (gradients per draw). Times are in the model's unit; communication is not charged."""
+    from gclib.stats import paired_difference
+
+    K = checks.integer("K", K, low=2)
+    R = checks.integer("max_parts", max_parts, low=1, high=K, why=f" (at most the {K} workers)")
+    max_delay = checks.integer("max_delay", max_delay, low=1)
+    probe = checks.integer("probe", probe, low=max_delay + 2)
+    held = checks.integer("held", held, low=max_delay + 2)
+    seeds = checks.integer("seeds", seeds, low=1)
+    mu = checks.real("mu", mu, low=0)
+    rows = {s: [] for s in ADVISED}
+    for k in range(seeds):
+        rng = np.random.default_rng([checks.integer("seed", seed, low=0), k])
+        finish = np.asarray(model.sample(rng, probe + held, K, R), dtype=float)
+        a, b = task_delays(finish[:probe]), task_delays(finish[probe:])
+        for scheme in ADVISED:
+            if scheme == "no-coding":
+                p = {}
+            else:
+                tab = sweep(a, scheme, jobs=probe - max_delay, mu=mu, max_delay=max_delay, lambdas=lambdas,
+                            max_parts=R)
+                p = best(tab)
+            r = run(scheme, b(load(scheme, K, **p)), jobs=held - max_delay, mu=mu, **p)
+            rows[scheme].append((label(scheme, p), r.load, r.T, r.total / r.jobs, r.waits, r.jobs))
+    out = []
+    for scheme, rs in rows.items():
+        t = np.array([x[3] for x in rs])
+        e = paired_difference(t, np.zeros(len(t)))
+        chosen = max(set(x[0] for x in rs), key=[x[0] for x in rs].count)
+        pick = next(x for x in rs if x[0] == chosen)
+        out.append({"scheme": scheme, "chosen": chosen, "load": pick[1], "parts": pick[1] * K, "T": pick[2],
+                    "time": float(t.mean()), "lo": e.lo if seeds > 1 else math.nan,
+                    "hi": e.hi if seeds > 1 else math.nan, "waits": float(np.mean([x[4] for x in rs])),
+                    "jobs": int(rs[0][5]), "draws": seeds})
+    return pd.DataFrame(out)
 
 
 # ------------------------------------------------------------------------------------------------ files

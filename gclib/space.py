@@ -38,7 +38,8 @@ Two kinds of scheme are left out. The approximate codes (``ignore``, ``expander`
 :mod:`gclib.codes.approximate`): the advice ranks exact codes by their time alone, and an approximate code buys its
 time with a decoding error that time does not price (notebook 13 weighs the two). The sequential schemes
 (:mod:`gclib.sequential`): they code across iterations and are judged on a delay matrix of rounds, not on one
-iteration's completion time (notebooks 12 and 14).
+iteration's completion time (notebooks 12 and 14); ``gclib advise --sequential`` weighs them beside the ranking
+(:func:`gclib.sequential.advice`: time per gradient on the same model's task draws, with the delay they add).
 """
 from __future__ import annotations
 

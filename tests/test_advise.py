@@ -337,3 +337,49 @@ def test_the_workload_counts_the_shared_draws_and_the_queue():
         adv.check_workload(8, trials=10 ** 12)
     with pytest.raises(ValueError, match=r"loads up to 2000\).*--max-load"):
         adv.check_workload(10_000, 2000)
+
+
+# ------------------------------------------------------------------------------------------------ across iterations
+def test_task_delays_read_the_finish_time_of_the_load_s_last_part():
+    from gclib import sequential as sq
+
+    finish = np.cumsum(np.arange(1, 25, dtype=float).reshape(2, 3, 4), axis=2)  # (rounds, workers, tasks)
+    at = sq.task_delays(finish)
+    assert np.array_equal(at(1 / 3), finish[:, :, 0].T)  # one part of three: the first task's finish
+    assert np.array_equal(at(2 / 3), finish[:, :, 1].T)
+    half = at(1.5 / 3)  # one and a half parts: halfway between the first and the second task
+    assert np.allclose(half, (finish[:, :, 0].T + finish[:, :, 1].T) / 2)
+    assert np.allclose(at(0.5 / 3), finish[:, :, 0].T / 2)
+    with pytest.raises(ValueError, match="5 parts"):
+        at(5 / 3)
+    with pytest.raises(ValueError, match="non-negative"):
+        sq.task_delays(-finish)
+
+
+def test_the_advice_across_iterations_keeps_the_load_and_agrees_with_the_one_shot_uncoded_time():
+    """No coding across iterations waits for every worker each round: its time per gradient estimates what the
+    one-shot simulation of uncoded does (the slowest of K workers), on other draws of the same model."""
+    from gclib import sequential as sq
+
+    model = ShiftedExponential(1.0, 1.0)
+    t = sq.advice(model, 8, 3, probe=40, held=60, seeds=4, seed=1).set_index("scheme")
+    assert list(t.index) == list(sq.ADVISED)
+    assert (t["parts"] <= 3 + 1e-9).all() and (t["lo"] <= t["time"]).all() and (t["time"] <= t["hi"]).all()
+    one_shot = adv.advise({"m": model}, 8, max_load=3, trials=4000).ranked.set_index("label").loc["uncoded"]
+    lo, hi = t.at["no-coding", "lo"], t.at["no-coding", "hi"]
+    assert lo - one_shot["ci95_time"] <= one_shot["mean_time"] <= hi + one_shot["ci95_time"]
+    assert t.at["sr-sgc", "T"] >= 1 and t.at["m-sgc", "T"] >= 1
+    with pytest.raises(ValueError, match="max_parts"):
+        sq.advice(model, 8, 9)
+
+
+def test_cli_weighs_coding_across_iterations(tmp_path, capsys):
+    f = _write(tmp_path / "t.csv", _trace_rows())
+    assert main(["advise", "--trace", str(f), "--workers", "6", "--trials", "200", "--sequential"]) == 0
+    out = capsys.readouterr().out
+    assert "Coding across iterations" in out and "sr-sgc" in out and "m-sgc" in out
+    assert "Best across iterations: " in out and "rounds late" in out
+    assert main(["advise", "--trace", str(f), "--workers", "6", "--trials", "200", "--sequential", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert [r["scheme"] for r in d["sequential"]] == ["no-coding", "gc", "sr-sgc", "m-sgc"]
+    assert all(r["parts"] <= d["settings"]["max_load"] + 1e-9 for r in d["sequential"])

@@ -366,3 +366,33 @@ def test_conclusions_render_the_papers_claim_as_tested():
     text = sc.conclusions(v)
     assert text.startswith("- M-SGC's run time about 16% below GC's (the paper's claim, 1 delay sources)")
     assert "faster than GC" not in text
+
+
+def test_the_live_runs_are_judged_on_their_replay_and_on_who_survives_a_dead_worker():
+    """Checks C4 and C5 of notebook 12 on tables shaped like :func:`live_runs`' (its MPI runs are the full profile's):
+    each verdict follows the rows, and fails when a run does not replay or the wrong scheme survives."""
+    import pandas as pd
+
+    from gclib import claims
+    from gclib.studies.sequential import claims as sc
+    from gclib.studies.sequential import study as st
+
+    s = st.study(n=8, probe=12, held=12, seeds=2, mus=(), max_delay=2, models=("Lambda-like",), traces=(),
+                 effects=False, load_models=("shift",))
+
+    def run(scheme, killed, status="ok", agrees=True, error=""):
+        return {"scheme": scheme, "chosen": scheme, "killed": killed, "status": status, "error": error, "rounds": 16,
+                "planned": 16, "replay_agrees": agrees if status == "ok" else None, "max_grad_error": 1e-15}
+
+    stop = "round 3: m-sgc cannot go on without workers [0], so it waits for every worker, and workers [0] died"
+    good = pd.DataFrame([run("sr-sgc", []), run("m-sgc", []), run("sr-sgc", [0]),
+                         run("m-sgc", [0], "error", error=stop)])
+    v = sc.judge(s, good).set_index("id")
+    assert v.at["C4", "verdict"] == claims.HOLDS and v.at["C5", "verdict"] == claims.HOLDS
+    assert "3 runs finished, 1 stopped" in v.at["C4", "measured"]
+    bad = good.copy()
+    bad.loc[0, "replay_agrees"] = False
+    bad.loc[2, ["status", "error"]] = ["error", stop]
+    v = sc.judge(s, bad).set_index("id")
+    assert v.at["C4", "verdict"] == claims.FAILS and v.at["C5", "verdict"] == claims.FAILS
+    assert "C4" not in set(sc.judge(s).set_index("id").index)  # no live runs (the quick profile): no row

@@ -50,6 +50,10 @@ def add_parser(sub):
                    help="seed of the fits' bootstrap, the goodness-of-fit tests and the simulation")
     p.add_argument("--all-models", action="store_true",
                    help="advise under every fitted model, also those the goodness-of-fit test rejects at 5%%")
+    p.add_argument("--sequential", action="store_true",
+                   help="also weigh coding across iterations (GC, SR-SGC, M-SGC of gclib sequential) under the "
+                        "ranking model: time per gradient, its parameters chosen on draws of it, communication not "
+                        "charged")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--figure", type=checks.option(checks.output_file), default=None, metavar="PNG",
                    help="write the figure of the front of time against communication here")
@@ -92,6 +96,8 @@ def run(a) -> int:
         ta = advise.from_trace(trace, K, seed=a.seed, trials=trials, max_load=a.max_load, budget=a.budget,
                                all_models=a.all_models, progress=not a.json, network=net)
         res = ta.advice
+    fa = bt.fit if bt is not None else ta
+    across = _across(fa, K, a.seed) if a.sequential else None
     if a.figure is not None:
         import matplotlib.pyplot as plt
 
@@ -111,6 +117,10 @@ def run(a) -> int:
             out["fits"] = _fits_rows(ta.report, ta.left_out)
         out["trace"] = {"file": str(a.trace), "iterations": trace.iterations, "workers": trace.workers,
                         "tasks": int(trace.durations.shape[2])}
+        if across is not None:
+            from gclib.jsonable import jsonable
+
+            out["sequential"] = jsonable(across.to_dict(orient="records"))
         print(json.dumps(out))
     elif bt is not None:
         print(_fits_text(bt.fit.report, bt.fit.left_out, trace))
@@ -120,12 +130,49 @@ def run(a) -> int:
     else:
         print(_fits_text(ta.report, ta.left_out, trace))
         print(ta.text())
+    if across is not None and not a.json:
+        print()
+        print(_across_text(across, fa))
     if bt is not None and bt.warnings:
         import sys
 
         for w in bt.warnings:
             print(f"gclib: warning: {w}", file=sys.stderr)
     return 0
+
+
+def _across(fa, K, seed):
+    """The sequential schemes under the advice's ranking model (:func:`gclib.sequential.advice`)."""
+    from gclib import sequential as sq
+
+    return sq.advice(fa.primary_model, K, fa.advice.settings["max_load"], seed=seed)
+
+
+def _across_text(t, fa) -> str:
+    """The table of :func:`_across` and a sentence against the recommendation."""
+    import math
+
+    s = fa.advice.settings
+    head = (f"Coding across iterations (gclib sequential: a gradient may finish T rounds after it starts; deadline "
+            f"(1 + mu) x a round's fastest, mu = 1): each scheme's parameters chosen on draws of '{s['primary']}' "
+            f"(at most {s['max_load']} data parts per worker and round), judged on the next {int(t['jobs'].iloc[0])} "
+            f"gradients, {int(t['draws'].iloc[0])} draws; time per gradient in the models' unit; communication not "
+            f"charged")
+    fmt = lambda v: "-" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.4g}"  # noqa: E731
+    lines = [head, "", f"{'scheme':11}{'chosen':20}{'parts':>6}{'T':>3}  {'time per gradient (95% CI)':30}{'waits':>6}"]
+    for r in t.itertuples():
+        lines.append(f"{r.scheme:11}{r.chosen:20}{r.parts:6.3g}{r.T:3d}  "
+                     f"{fmt(r.time) + ' (' + fmt(r.lo) + '-' + fmt(r.hi) + ')':30}{r.waits:6.3g}")
+    coded = t[t["scheme"].isin(["sr-sgc", "m-sgc"])]
+    b = coded.loc[coded["time"].idxmin()]
+    best = fa.advice.best
+    if best is not None:
+        ratio = b["time"] / best["mean_time"]
+        lines += ["", f"Best across iterations: {b['chosen']}, {fmt(b['time'])} per gradient (95% CI {fmt(b['lo'])}-"
+                      f"{fmt(b['hi'])}), {ratio:.3g}x the recommendation's {fmt(best['mean_time'])} per iteration "
+                      f"({best['label']}); its gradients arrive up to T = {int(b['T'])} rounds late. Replay a "
+                      f"measured delay matrix with gclib sequential --delays FILE (--mpi: run it)."]
+    return "\n".join(lines)
 
 
 def _fit_report(trace, seed):

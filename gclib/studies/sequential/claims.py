@@ -185,6 +185,25 @@ def judge(study, live: pd.DataFrame | None = None) -> pd.DataFrame:
                         criterion="every finished run replays to its rounds, every decoded gradient within 1e-9 of "
                                   "the full gradient, and every run without a kill finished (exact)",
                         verdict=exact(agree == len(done) and worst < 1e-9 and bool((intact["status"] == "ok").all()))))
+        killed = live[live["killed"].map(len) > 0].set_index("scheme")
+        if {"sr-sgc", "m-sgc"} <= set(killed.index):
+            sr, ms = killed.loc["sr-sgc"], killed.loc["m-sgc"]
+            waits = "waits for every worker" in str(ms["error"])
+            rows.append(row("C5", "a worker that dies is absorbed by SR-SGC's GC layer, not by M-SGC's bursty model",
+                            kind="reading",
+                            paper="our reading of the schemes' straggler models (Krishnan et al.): a worker that never "
+                                  "answers again is a burst longer than B rounds, which M-SGC's model excludes, while "
+                                  "SR-SGC's per-round GC(s) takes one straggler a round with s >= 1",
+                            setting=f"live over MPI, worker {killed.iloc[0]['killed'][0]} killed; each scheme's "
+                                    f"parameters chosen on a probe with that worker dead: {sr['chosen']}, "
+                                    f"{ms['chosen']}",
+                            measured=f"{sr['chosen']}: {sr['status']} after {int(sr['rounds'])} of "
+                                     f"{int(sr['planned'])} rounds; {ms['chosen']}: {ms['status']} after "
+                                     f"{int(ms['rounds'])} of {int(ms['planned'])} rounds"
+                                     + (" (it waited for the dead worker)" if waits else ""),
+                            criterion="SR-SGC finishes every round and M-SGC stops waiting for the dead worker "
+                                      "(exact; either otherwise: does not hold)",
+                            verdict=exact(sr["status"] == "ok" and ms["status"] != "ok" and waits)))
     return table(rows)
 
 

@@ -280,7 +280,8 @@ def live_runs(*, workers: int = 8, probe: int = 30, held: int = 16, round_second
     ``workers`` x ``probe + held`` rounds under the proportional load model, scaled so that a round at the uncoded
     load ``1/n`` takes about ``round_seconds``; the parameters chosen on the probe (as :func:`replay` does, ``T <=
     max_delay``), each scheme run live on the held-out rounds at its load, and again with worker 0 killed at round
-    ``kill_round`` (``None``: no such run).
+    ``kill_round`` (``None``: no such run), its parameters then chosen on the probe with worker 0 never answering
+    from that round on (a scheme that can absorb a dead worker is then given the parameters that do).
 
     One row per run: the scheme and its parameters, whether a worker was killed, the run's status (and error), its
     rounds, the rule's run time over MPI (``live``: the sum of the rounds as the master's deadline rule timed them),
@@ -298,13 +299,27 @@ def live_runs(*, workers: int = 8, probe: int = 30, held: int = 16, round_second
     unit *= checks.real("round_seconds", round_seconds, above=0) / float(np.mean(unit[:, :probe]))
     a = delays_at(unit[:, :probe], "proportional")  # a worker's time: load * n * unit (unit at load 1/n)
     b = delays_at(unit[:, probe:], "proportional")
+    if kill_round is not None:
+        kill_round = checks.integer("kill_round", kill_round, low=0, high=min(probe, held) - 1)
+
+    def dead(at):  # the probe with worker 0 never answering from kill_round on
+        def f(ld):
+            d = at(ld).copy()
+            d[0, kill_round:] = math.inf
+            return d
+        return f
+
+    def choose(scheme, at):
+        return sq.best(sq.sweep(at, scheme, jobs=probe - max_delay, max_delay=max_delay)) if scheme != "no-coding" \
+            else {}
+
     runs = []
     for scheme in LIVE:
-        p = sq.best(sq.sweep(a, scheme, jobs=probe - max_delay, max_delay=max_delay)) if scheme != "no-coding" else {}
-        d = b(sq.load(scheme, workers, **p))
-        runs.append((scheme, p, d, None))
+        p = choose(scheme, a)
+        runs.append((scheme, p, b(sq.load(scheme, workers, **p)), None))
         if kill_round is not None:
-            runs.append((scheme, p, d, {0: checks.integer("kill_round", kill_round, low=0, high=held - 1)}))
+            p = choose(scheme, dead(a))
+            runs.append((scheme, p, b(sq.load(scheme, workers, **p)), {0: kill_round}))
     rows = []
     for scheme, p, d, kill in _progress(runs, desc="live runs", disable=not progress):
         res = launch(R.sequential_spec(scheme, d, kill=kill, seed=seed, **p), job_timeout=job_timeout, check=False)
