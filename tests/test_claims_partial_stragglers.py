@@ -149,3 +149,26 @@ def test_p2_ignores_the_other_deadlines_and_needs_its_own():
     assert ps_claims._mse_row(t, "synthetic", 0.5)["verdict"] == claims.FAILS
     with pytest.raises(ValueError, match="mse_deadline"):
         ps_claims._mse_row(t, "synthetic", 0.75)
+
+
+def test_check_c3_pairs_the_two_exchanges_over_mpi_and_can_fail():
+    """C3 (the full profile's MPI runs) on tables shaped like ``mpi_exchanges``': fewer vectors in every iteration
+    holds; as many vectors, or an inexact gradient, does not."""
+    from gclib.studies.partial_stragglers import claims as pc
+
+    rng = np.random.default_rng(0)
+
+    def runs(two_phase_vectors, error=1e-15):
+        rows = []
+        for it in range(12):
+            base = 0.01 + rng.exponential(0.002)
+            rows.append({"exchange": "messages", "iteration": it, "time": base, "predicted": base - 5e-4,
+                         "vectors": 12 + int(rng.integers(0, 3)), "reports": 0, "grad_error": 1e-15})
+            rows.append({"exchange": "two-phase", "iteration": it, "time": base + 7e-4, "predicted": base - 5e-4,
+                         "vectors": two_phase_vectors(rows[-1]["vectors"]), "reports": 15, "grad_error": error})
+        return pd.DataFrame(rows)
+
+    ok = pc._mpi_row(runs(lambda v: 4))
+    assert ok["verdict"] == claims.HOLDS and "two-phase minus every chunk +0.7 ms" in ok["measured"]
+    assert pc._mpi_row(runs(lambda v: v))["verdict"] == claims.FAILS
+    assert pc._mpi_row(runs(lambda v: 4, error=1e-6))["verdict"] == claims.FAILS

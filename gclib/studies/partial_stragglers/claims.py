@@ -143,11 +143,39 @@ def _mse_row(mse: pd.DataFrame, setting: str, deadline: float) -> dict:
                verdict=all_hold(verdicts))
 
 
+def _mpi_row(ex: pd.DataFrame) -> dict:
+    """Check C3: over MPI, on the same injected delays, the two-phase exchange uploads fewer full vectors than
+    sending every chunk (paired by iteration), both decode exactly; the round trip's cost in time is measured."""
+    from gclib.stats import paired_difference
+
+    w = ex.pivot(index="iteration", columns="exchange", values="vectors")
+    t = ex.pivot(index="iteration", columns="exchange", values="time")
+    over = (ex["time"] - ex["predicted"]).groupby(ex["exchange"]).mean()
+    fewer = paired_difference(w["messages"].to_numpy(float), w["two-phase"].to_numpy(float))
+    extra = paired_difference(t["two-phase"].to_numpy(float), t["messages"].to_numpy(float))
+    worst = float(ex["grad_error"].max())
+    n = len(w)
+    return row("C3", "over MPI, the two-phase exchange uploads fewer full vectors than sending every chunk",
+               kind="check", paper=_OUR + " of the runtime's two exchanges on the same injected delays",
+               setting=f"{n} iterations of each exchange, the same seed (paired by iteration)",
+               measured=f"full vectors per iteration: every chunk {w['messages'].mean():.3g}, two-phase "
+                        f"{w['two-phase'].mean():.3g} (difference {fewer.value:.3g}, 95% CI {fewer.lo:.3g} to "
+                        f"{fewer.hi:.3g}); time: two-phase minus every chunk {1e3 * extra.value:+.3g} ms (95% CI "
+                        f"{1e3 * extra.lo:+.3g} to {1e3 * extra.hi:+.3g}); mean time over the coverage time predicted: "
+                        f"every chunk {1e3 * over['messages']:.3g} ms, two-phase {1e3 * over['two-phase']:.3g} ms; "
+                        f"largest gradient error {worst:.1e}",
+               criterion="the paired difference of vectors has its 95% interval above 0 and every decoded gradient "
+                         "is within 1e-9 of the full gradient (either fails: does not hold)",
+               verdict=HOLDS if fewer.lo > 0 and worst < 1e-9 else FAILS)
+
+
 def judge(qmax: pd.DataFrame, exhaustive: pd.DataFrame, exact_tab: pd.DataFrame, times: pd.DataFrame,
-          mse: pd.DataFrame, *, time_setting: str, mse_setting: str, mse_deadline: float = P2_DEADLINE
-          ) -> pd.DataFrame:
+          mse: pd.DataFrame, *, time_setting: str, mse_setting: str, mse_deadline: float = P2_DEADLINE,
+          exchanges: pd.DataFrame | None = None) -> pd.DataFrame:
     """The claims table of notebook 11 from the study's tables (:mod:`gclib.studies.partial_stragglers.study`);
-    row P2 is judged at ``mse_deadline`` (a fraction of GC's mean exact time, one of the study's ``fractions``)."""
+    row P2 is judged at ``mse_deadline`` (a fraction of GC's mean exact time, one of the study's ``fractions``);
+    ``exchanges``: the runs over MPI of :func:`~gclib.studies.partial_stragglers.study.mpi_exchanges` (check C3),
+    or ``None`` (no row)."""
     opt = exhaustive["optimal"] == exhaustive["exhaustive_min"]
     bound = exhaustive["bound"] == exhaustive["exhaustive_min"]
     rows = [
@@ -187,4 +215,6 @@ def judge(qmax: pd.DataFrame, exhaustive: pd.DataFrame, exact_tab: pd.DataFrame,
                     criterion="holds when the optimal excess is 0 everywhere and the random mean excess positive "
                               "everywhere",
                     verdict=exact(bool((o.excess_mean == 0).all() and (r.excess_mean > 0).all()))))
+    if exchanges is not None and len(exchanges):
+        rows.append(_mpi_row(exchanges))
     return table(rows)

@@ -262,3 +262,38 @@ def _errors(code, got: np.ndarray) -> np.ndarray:
                 cache[key] = 0.0 if e < ROUNDOFF else e  # an exact decode up to round-off
         out[i] = cache[key]
     return out
+
+
+# ---------------------------------------------------------------------------------------------- over MPI
+#: The runtime's two exchanges of the partial-straggler code (:attr:`gclib.runtime.spec.RunSpec.exchange`).
+EXCHANGES = ("messages", "two-phase")
+
+
+def mpi_exchanges(n: int = 8, l: int = 3, *, iterations: int = 30, mu: float = 10.0, alpha: float = 0.01,
+                  time_scale: float = 0.05, seed: int = 0, job_timeout: float = 180.0) -> pd.DataFrame:
+    """``rmg(n, l)`` (the cyclic order) run over MPI with each exchange of :data:`EXCHANGES` on the same injected
+    delays (a shifted exponential of rate ``mu`` and shift ``alpha`` per chunk, ``time_scale`` seconds a unit, the
+    same seed): every chunk's gradient sent as it is computed, or the protocol's progress reports, the master's
+    picks and one summed vector per picked worker. One row per exchange and iteration: the measured ``time``, the
+    simulator's coverage time ``predicted`` (where the one data model decodes), the full-size ``vectors`` received
+    (the messages that decoded, or the picked workers' sums), the progress ``reports`` and the ``grad_error``."""
+    from gclib import schemes
+    from gclib.learning import TandonAGD, make_problem
+    from gclib.runtime import RunSpec, launch
+    from gclib.stragglers import ShiftedExponential
+
+    n = checks.integer("n", n, low=2)
+    l = checks.integer("l", l, low=1, high=n)
+    code = schemes.build("rmg", workers=n, load=l, ordering="cyclic")
+    problem = make_problem("tandon-logistic", parts=n, seed=seed, n_samples=100 * n, dim=10)
+    rows = []
+    for exchange in EXCHANGES:
+        spec = RunSpec(code, problem, TandonAGD(1.0 / problem.smoothness), ShiftedExponential(mu=mu, alpha=alpha),
+                       iterations=checks.integer("iterations", iterations, low=2), seed=seed, time_scale=time_scale,
+                       timeout=10.0, exchange=exchange)
+        res = launch(spec, job_timeout=job_timeout)
+        for r in res.records:
+            rows.append({"exchange": exchange, "iteration": r["iteration"], "time": r["time"],
+                         "predicted": r["predicted"], "vectors": r.get("vectors", r["messages"]),
+                         "reports": r.get("reports", 0), "grad_error": r["grad_error"]})
+    return pd.DataFrame(rows)
