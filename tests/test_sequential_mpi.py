@@ -140,12 +140,12 @@ def test_a_killed_worker_is_survived_by_sr_sgc_and_stops_m_sgc_with_a_clear_erro
     """Worker 2 dies at round 2 and nobody else straggles: SR-SGC's GC(1) layer absorbs it in every round; M-SGC's
     bursts last at most B = 1 round, so it waits for the dead worker and the run stops, saying why."""
     d = _delays(rounds=7, slow=())
-    res = launch(R.sequential_spec("sr-sgc", d, B=1, W=2, lambd=1, kill={2: 2}), job_timeout=90, check=False)
+    res = launch(R.sequential_spec("sr-sgc", d, B=1, W=2, lambd=1, kill={2: 2}, stop_timeout=2.0), job_timeout=90, check=False)
     assert res.ok, res.error
     assert res.dead_workers == [2] and len(res.records) == 7
     assert all(2 in r["late"] for r in res.records[2:] if not r["skipped"])
     assert max(r["grad_error"] for r in res.records if r["job"] is not None) < 1e-9
     assert R.check_replay(res)["agree"]
-    res = launch(R.sequential_spec("m-sgc", d, B=1, W=2, lambd=1, kill={2: 2}), job_timeout=90, check=False)
+    res = launch(R.sequential_spec("m-sgc", d, B=1, W=2, lambd=1, kill={2: 2}, stop_timeout=2.0), job_timeout=90, check=False)
     assert not res.ok and "waits for every worker" in res.error and "workers [2] died" in res.error
     assert len(res.records) == 3  # rounds 0, 1 and the first one without the worker went through

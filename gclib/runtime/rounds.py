@@ -484,12 +484,13 @@ def run_master(comm, spec, finish, sends=(), deaths=None, bell=None) -> P.Exit:
 # ------------------------------------------------------------------------------------------------ making a run
 def sequential_spec(scheme: str, delays, *, problem=None, samples: int | None = None, dim: int = 10, lr=None,
                     mu: float = sq.MU, jobs: int | None = None, kill=None, seed: int = 0, data_seed: int = 0,
-                    timeout: float = 30.0, poll: float = 1e-4, **params):
+                    timeout: float = 30.0, poll: float = 1e-4, stop_timeout: float = 5.0, **params):
     """The :class:`~gclib.runtime.spec.RunSpec` of a sequential run: ``scheme`` with ``params`` on the injected
     ``delays`` ``(workers, rounds)`` seconds, for ``jobs`` gradients (default: as many as the rounds allow), gradient
     descent with step ``lr`` (default ``1 / L``) on ``problem`` (default Tandon's synthetic logistic regression of
     ``samples`` x ``dim`` split in the scheme's parts). ``kill``: ``{worker: round}``, a worker whose process exits
-    when that round's plan arrives."""
+    when that round's plan arrives. ``timeout``: seconds a round may wait for its workers; ``poll``: the master's
+    poll; ``stop_timeout``: seconds the stop waits for every worker's goodbye (a dead worker's never comes)."""
     from gclib.learning.problems import make_problem
     from gclib.learning.steps import GD
     from gclib.runtime.spec import RunSpec
@@ -503,4 +504,4 @@ def sequential_spec(scheme: str, delays, *, problem=None, samples: int | None = 
                                dim=checks.integer("dim", dim, low=1))
     lr = 1.0 / problem.smoothness if lr is None else checks.real("lr", lr, above=0)
     return RunSpec(seq.code(seed), problem, GD(lr), None, iterations=seq.rounds, seed=seed, timeout=timeout,
-                   poll=poll, kill=dict(kill or {}), label=seq.label(), sequential=seq)
+                   poll=poll, stop_timeout=stop_timeout, kill=dict(kill or {}), label=seq.label(), sequential=seq)
