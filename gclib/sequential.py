@@ -346,6 +346,16 @@ class Rounds:
     def decodable(self, job: int) -> bool:
         return True
 
+    def params(self) -> dict:
+        return {}
+
+    def label(self) -> str:
+        return label(self.scheme, self.params())
+
+    def shortfall(self, job: int) -> str:
+        """What job ``job`` lacks to decode, in words."""
+        return "nothing lacks"
+
 
 class NoCodingRounds(Rounds):
     """No coding: every worker its own part, every round waits for every worker."""
@@ -367,6 +377,9 @@ class GCRounds(Rounds):
 
     def accept(self, late) -> bool:
         return int(np.sum(late)) <= self.s
+
+    def params(self) -> dict:
+        return {"s": self.s}
 
 
 class SRSGCRounds(Rounds):
@@ -430,6 +443,12 @@ class SRSGCRounds(Rounds):
     def decodable(self, job: int) -> bool:
         return int(self.results(job).sum()) >= self.n - self.s
 
+    def params(self) -> dict:
+        return {"B": self.B, "W": self.W, "lambd": self.lambd}
+
+    def shortfall(self, job: int) -> str:
+        return f"{int(self.results(job).sum())} of n - s = {self.n - self.s} results"
+
 
 class MSGCRounds(Rounds):
     """M-SGC ``(B, W, lambd)`` (see the module's docstring): minitask ``m`` of job ``j`` in round ``j + m``, the first
@@ -488,6 +507,14 @@ class MSGCRounds(Rounds):
     def decodable(self, job: int) -> bool:
         return not ((self.pieces[:, job] < self.D1).any() or (self.coded[:, job] < self.n - self.lambd).any())
 
+    def params(self) -> dict:
+        return {"B": self.B, "W": self.W, "lambd": self.lambd}
+
+    def shortfall(self, job: int) -> str:
+        short = np.flatnonzero(self.pieces[:, job] < self.D1).tolist()
+        return (f"workers with fewer than W - 1 = {self.D1} pieces: {short}; coded results per group "
+                f"{self.coded[:, job].tolist()} of n - lambd = {self.n - self.lambd} needed")
+
 
 def rounds_of(scheme: str, n: int, jobs: int, **params) -> Rounds:
     """The round-by-round state of ``scheme`` (:class:`Rounds`) for ``n`` workers and ``jobs`` gradients; its
@@ -504,10 +531,21 @@ def replay(state: Rounds, d: np.ndarray, mu: float, lim: float = math.inf):
     """Replay ``state`` (a fresh :class:`Rounds`) on the delay matrix ``d`` ``(workers, rounds)`` (checked by the
     caller) with deadline factor ``mu``: ``(durations, waited, skipped)`` per round, or ``None`` once the run time
     exceeds ``lim``. Raises RuntimeError when a job due is not decodable (a bug: the model check prevents it)."""
-    rounds = state.rounds
+    out = step(state, d, mu, lim=lim)
+    return None if out is None else out[:3]
+
+
+def step(state: Rounds, d: np.ndarray, mu: float, *, rounds: Optional[int] = None, lim: float = math.inf,
+         stop: bool = False):
+    """The one loop of the replay: the first ``rounds`` rounds of ``state`` (default all) on ``d``. Returns
+    ``(durations, waited, skipped, late)``, ``late`` ``(rounds, workers)`` the stragglers of each accepted round, or
+    ``None`` once the run time exceeds ``lim``. ``stop``: end at the first round that waits for a worker that never
+    answers (``inf``), its duration and every later one's ``inf``."""
+    rounds = state.rounds if rounds is None else rounds
     dur = np.zeros(rounds)
     waited = np.zeros(rounds, bool)
     skipped = np.zeros(rounds, bool)
+    late = np.zeros((rounds, state.n), bool)
     total = 0.0
     for r in range(rounds):
         if state.begin(r) is None:
@@ -515,9 +553,13 @@ def replay(state: Rounds, d: np.ndarray, mu: float, lim: float = math.inf):
             continue
         now, deadline, slowest = _late(d[:, r], mu)
         ok = state.accept(now)
+        if stop and not ok and not np.isfinite(slowest):
+            dur[r:] = math.inf
+            break
         if ok:
             state.end(~now, now, True)
             dur[r] = min(deadline, slowest)
+            late[r] = now
         else:
             state.end(np.ones(state.n, bool), np.zeros(state.n, bool), False)
             waited[r] = True
@@ -527,8 +569,8 @@ def replay(state: Rounds, d: np.ndarray, mu: float, lim: float = math.inf):
             return None
         j = state.due()
         if j is not None and not state.decodable(j):
-            raise RuntimeError(f"{state.scheme}: job {j} not decodable in round {r}")
-    return dur, waited, skipped
+            raise RuntimeError(f"{state.label()}: job {j} not decodable in round {r} ({state.shortfall(j)})")
+    return dur, waited, skipped, late
 
 
 # ------------------------------------------------------------------------------------------------ load models
@@ -663,10 +705,12 @@ def advice(model, K: int, max_parts: int, *, probe: int = 100, held: int = 100, 
     probe among those whose worker processes at most ``max_parts`` data parts a round (the advice's largest load),
     then replayed on the held-out rounds.
 
-    Returns one row per scheme: ``scheme``, ``chosen`` (the parameters chosen most often), ``load``, ``parts`` (data
-    parts per worker and round), ``T``, ``time`` (the held-out run time per gradient, mean over draws) with its
-    Student-t 95% interval over draws (``lo``, ``hi``; none with one draw), ``waits`` (rounds that waited for every
-    worker, mean) and ``jobs`` (gradients per draw). Times are in the model's unit; communication is not charged."""
+    Returns one row per scheme: ``scheme``, ``chosen`` (the parameters chosen most often, the first seen among
+    equals), ``load``, ``parts`` (data parts per worker and round), ``T``, ``time`` (the held-out run time per
+    gradient, mean over draws) with its Student-t 95% interval over draws (``lo``, ``hi``; none with one draw),
+    ``waits`` (rounds that waited for every worker, mean) and ``jobs`` (gradients per draw). A scheme with no
+    parameters within ``max_parts`` (SR-SGC needs two parts a round) has ``chosen`` ``"none within R parts"``, no
+    time and ``T = -1``. Times are in the model's unit; communication is not charged."""
     from gclib.stats import paired_difference
 
     K = checks.integer("K", K, low=2)
@@ -677,11 +721,13 @@ def advice(model, K: int, max_parts: int, *, probe: int = 100, held: int = 100, 
     seeds = checks.integer("seeds", seeds, low=1)
     mu = checks.real("mu", mu, low=0)
     rows = {s: [] for s in ADVISED}
+    fits = [s for s in ADVISED if s == "no-coding" or candidates(s, K, max_delay=max_delay, lambdas=lambdas,
+                                                                  max_parts=R)]
     for k in range(seeds):
         rng = np.random.default_rng([checks.integer("seed", seed, low=0), k])
         finish = np.asarray(model.sample(rng, probe + held, K, R), dtype=float)
         a, b = task_delays(finish[:probe]), task_delays(finish[probe:])
-        for scheme in ADVISED:
+        for scheme in fits:
             if scheme == "no-coding":
                 p = {}
             else:
@@ -691,10 +737,17 @@ def advice(model, K: int, max_parts: int, *, probe: int = 100, held: int = 100, 
             r = run(scheme, b(load(scheme, K, **p)), jobs=held - max_delay, mu=mu, **p)
             rows[scheme].append((label(scheme, p), r.load, r.T, r.total / r.jobs, r.waits, r.jobs))
     out = []
-    for scheme, rs in rows.items():
+    for scheme in ADVISED:
+        rs = rows[scheme]
+        if not rs:  # no parameters of it within the load
+            out.append({"scheme": scheme, "chosen": f"none within {R} parts", "load": math.nan, "parts": math.nan,
+                        "T": -1, "time": math.nan, "lo": math.nan, "hi": math.nan, "waits": math.nan,
+                        "jobs": held - max_delay, "draws": seeds})
+            continue
         t = np.array([x[3] for x in rs])
         e = paired_difference(t, np.zeros(len(t)))
-        chosen = max(set(x[0] for x in rs), key=[x[0] for x in rs].count)
+        labels = [x[0] for x in rs]
+        chosen = max(dict.fromkeys(labels), key=labels.count)  # the most often, the first seen among equals
         pick = next(x for x in rs if x[0] == chosen)
         out.append({"scheme": scheme, "chosen": chosen, "load": pick[1], "parts": pick[1] * K, "T": pick[2],
                     "time": float(t.mean()), "lo": e.lo if seeds > 1 else math.nan,

@@ -383,3 +383,12 @@ def test_cli_weighs_coding_across_iterations(tmp_path, capsys):
     d = json.loads(capsys.readouterr().out)
     assert [r["scheme"] for r in d["sequential"]] == ["no-coding", "gc", "sr-sgc", "m-sgc"]
     assert all(r["parts"] <= d["settings"]["max_load"] + 1e-9 for r in d["sequential"])
+
+
+def test_the_advice_across_iterations_says_which_schemes_do_not_fit_the_load():
+    from gclib import sequential as sq
+
+    t = sq.advice(ShiftedExponential(1.0, 1.0), 8, 1, probe=10, held=10, seeds=2).set_index("scheme")
+    assert t.at["gc", "chosen"] == "gc s=0" and np.isfinite(t.at["gc", "time"])
+    for scheme in ("sr-sgc", "m-sgc"):  # SR-SGC needs 2 parts a round, M-SGC more than 1
+        assert t.at[scheme, "chosen"] == "none within 1 parts" and np.isnan(t.at[scheme, "time"])

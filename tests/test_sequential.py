@@ -382,7 +382,8 @@ def test_the_live_runs_are_judged_on_their_replay_and_on_who_survives_a_dead_wor
 
     def run(scheme, killed, status="ok", agrees=True, error=""):
         return {"scheme": scheme, "chosen": scheme, "killed": killed, "status": status, "error": error, "rounds": 16,
-                "planned": 16, "replay_agrees": agrees if status == "ok" else None, "max_grad_error": 1e-15}
+                "planned": 16, "replay_agrees": agrees, "max_grad_error": 1e-15, "as_injected": 16, "compared": 16,
+                "dead": list(killed)}
 
     stop = "round 3: m-sgc cannot go on without workers [0], so it waits for every worker, and workers [0] died"
     good = pd.DataFrame([run("sr-sgc", []), run("m-sgc", []), run("sr-sgc", [0]),
@@ -395,4 +396,8 @@ def test_the_live_runs_are_judged_on_their_replay_and_on_who_survives_a_dead_wor
     bad.loc[2, ["status", "error"]] = ["error", stop]
     v = sc.judge(s, bad).set_index("id")
     assert v.at["C4", "verdict"] == claims.FAILS and v.at["C5", "verdict"] == claims.FAILS
+    for col, value in (("as_injected", 5), ("dead", [3])):  # rounds unlike the injected delays; a worker lost
+        other = good.copy()
+        other.at[1, col] = value
+        assert sc.judge(s, other).set_index("id").at["C4", "verdict"] == claims.FAILS
     assert "C4" not in set(sc.judge(s).set_index("id").index)  # no live runs (the quick profile): no row

@@ -149,3 +149,19 @@ def test_a_killed_worker_is_survived_by_sr_sgc_and_stops_m_sgc_with_a_clear_erro
     res = launch(R.sequential_spec("m-sgc", d, B=1, W=2, lambd=1, kill={2: 2}, stop_timeout=2.0), job_timeout=90, check=False)
     assert not res.ok and "waits for every worker" in res.error and "workers [2] died" in res.error
     assert len(res.records) == 3  # rounds 0, 1 and the first one without the worker went through
+
+
+@pytest.mark.mpi
+@pytest.mark.timeout(120)
+def test_a_worker_late_round_after_round_stays_in_the_run(tmp_runs):
+    """GC(1) goes on without worker 3 in five rounds in a row: the worker abandons each of them and is sent every
+    later plan all the same (the master counts the messages a worker leaves unanswered), so it is on time again, and
+    alive, once it is fast again; every round's stragglers are those of the replay of the injected delays."""
+    d = _delays(slow=[(3, r, 3.0) for r in range(5)])
+    spec = R.sequential_spec("gc", d, s=1)
+    res = launch(spec, job_timeout=90, check=False)
+    assert res.ok, res.error
+    assert res.dead_workers == [] and [r["late"] for r in res.records] == [[3]] * 5 + [[]] * 3
+    _, waited, _, late = spec.sequential.replayed()
+    assert [np.flatnonzero(x).tolist() for x in late] == [r["late"] for r in res.records]
+    assert R.check_replay(res)["agree"]

@@ -153,20 +153,25 @@ def _across_text(t, fa) -> str:
     import math
 
     s = fa.advice.settings
+    from gclib.sequential import MU
+
     head = (f"Coding across iterations (gclib sequential: a gradient may finish T rounds after it starts; deadline "
-            f"(1 + mu) x a round's fastest, mu = 1): each scheme's parameters chosen on draws of '{s['primary']}' "
+            f"(1 + mu) x a round's fastest, mu = {MU:g}): each scheme's parameters chosen on draws of '{s['primary']}' "
             f"(at most {s['max_load']} data parts per worker and round), judged on the next {int(t['jobs'].iloc[0])} "
             f"gradients, {int(t['draws'].iloc[0])} draws; time per gradient in the models' unit; communication not "
             f"charged")
     fmt = lambda v: "-" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.4g}"  # noqa: E731
     lines = [head, "", f"{'scheme':11}{'chosen':20}{'parts':>6}{'T':>3}  {'time per gradient (95% CI)':30}{'waits':>6}"]
     for r in t.itertuples():
-        lines.append(f"{r.scheme:11}{r.chosen:20}{r.parts:6.3g}{r.T:3d}  "
-                     f"{fmt(r.time) + ' (' + fmt(r.lo) + '-' + fmt(r.hi) + ')':30}{r.waits:6.3g}")
-    coded = t[t["scheme"].isin(["sr-sgc", "m-sgc"])]
-    b = coded.loc[coded["time"].idxmin()]
+        lines.append(f"{r.scheme:11}{r.chosen:20}{fmt(r.parts):>6}{'-' if r.T < 0 else r.T:>3}  "
+                     f"{fmt(r.time) + ' (' + fmt(r.lo) + '-' + fmt(r.hi) + ')':30}{fmt(r.waits):>6}")
+    coded = t[t["scheme"].isin(["sr-sgc", "m-sgc"]) & t["time"].notna()]
     best = fa.advice.best
-    if best is not None:
+    if coded.empty:
+        lines += ["", f"No scheme coded across iterations fits within {s['max_load']} data parts a round "
+                      f"(--max-load)."]
+    elif best is not None:
+        b = coded.loc[coded["time"].idxmin()]
         ratio = b["time"] / best["mean_time"]
         lines += ["", f"Best across iterations: {b['chosen']}, {fmt(b['time'])} per gradient (95% CI {fmt(b['lo'])}-"
                       f"{fmt(b['hi'])}), {ratio:.3g}x the recommendation's {fmt(best['mean_time'])} per iteration "

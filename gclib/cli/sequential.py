@@ -65,8 +65,10 @@ def run(a) -> int:
                              f"chooses them)")
         T = a.max_delay if a.scheme in ("sr-sgc", "m-sgc") else 0
         jobs = a.jobs if a.jobs is not None else d.shape[1] - T
-        tab = sq.sweep(lambda load: d, a.scheme, jobs=jobs, mu=a.mu, convention=a.convention,
-                       **({"max_delay": a.max_delay} if a.scheme in ("sr-sgc", "m-sgc") else {}))
+        bounds = {"max_delay": a.max_delay} if a.scheme in ("sr-sgc", "m-sgc") else {}
+        if a.mpi and a.scheme == "m-sgc":  # over MPI its coded groups are a GC(lambd) code of the workers
+            bounds["lambdas"] = range(1, d.shape[0])
+        tab = sq.sweep(lambda load: d, a.scheme, jobs=jobs, mu=a.mu, convention=a.convention, **bounds)
         params = sq.best(tab)
     else:
         extra = sorted(set(given) - set(names))

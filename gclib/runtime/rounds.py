@@ -121,10 +121,16 @@ class Sequential:
         """``(rounds,)`` the replay's round durations on the injected delays (a worker of ``kill``, ``{worker:
         round}``, never answers from that round on); ``inf`` from the round where the replay would wait for a
         worker that never answers."""
+        return self.replayed(kill)[0]
+
+    def replayed(self, kill=None):
+        """The replay of the injected delays (a worker of ``kill`` never answering from that round on), stopped at
+        the first round that waits for a worker that never answers: :func:`gclib.sequential.step`'s ``(durations,
+        waited, skipped, late)``."""
         d = self.delays[:, :self.rounds].copy()
         for w, r in (kill or {}).items():
-            d[w, r:] = math.inf
-        return _replay_upto(self.state(), d, self.mu)
+            d[int(w), int(r):] = math.inf
+        return sq.step(self.state(), d, self.mu, stop=True)
 
     def label(self) -> str:
         return sq.label(self.scheme, self.params)
@@ -150,22 +156,6 @@ class Sequential:
             raise ValueError("a sequential run cannot be resumed, profiled (wait_all) or measure the network")
 
 
-def _replay_upto(state: sq.Rounds, d: np.ndarray, mu: float) -> np.ndarray:
-    """The replay's round durations, ``inf`` from the first round that waits for a worker that never answers."""
-    out = np.full(state.rounds, math.inf)
-    for r in range(state.rounds):
-        if state.begin(r) is None:
-            out[r] = 0.0
-            continue
-        late, deadline, slowest = sq._late(d[:, r], mu)
-        ok = state.accept(late)
-        if not ok and not np.isfinite(slowest):
-            return out
-        state.end(~late if ok else np.ones(state.n, bool), late if ok else np.zeros(state.n, bool), ok)
-        out[r] = min(deadline, slowest) if ok else slowest
-    return out
-
-
 def measured_delays(result) -> np.ndarray:
     """``(workers, rounds)`` the delays a sequential run measured: each worker's arrival in each round (seconds from
     the round's sends), ``inf`` where it was not in when the round ended (a straggler of an accepted round, a dead
@@ -181,19 +171,19 @@ def measured_delays(result) -> np.ndarray:
 
 
 def check_replay(result) -> dict:
-    """Replay the delays a sequential run measured (:func:`measured_delays`) with the run's scheme: the rounds'
-    durations, waits and skips as the replay gives them beside the run's, and whether they agree (the durations to
-    1e-9 s)."""
+    """Replay the delays a sequential run measured (:func:`measured_delays`) with the run's scheme, over the rounds
+    it ran (all, or those before it stopped): the rounds' durations, waits and skips as the replay gives them beside
+    the run's, and whether they agree (the durations to 1e-9 s)."""
     desc = result.spec["sequential"]
     d = measured_delays(result)
-    n = d.shape[1]
+    n = d.shape[1]  # the rounds that ran (all of them, unless the run stopped)
     state = sq.rounds_of(desc["scheme"], int(desc["workers"]), int(desc["jobs"]), **desc["params"])
     d = np.where(np.isnan(d), 0.0, d)  # a skipped round's column is never read
-    dur, waited, skipped = sq.replay(state, d[:, :state.rounds], float(desc["mu"]))
+    dur, waited, skipped, _ = sq.step(state, d, float(desc["mu"]), rounds=min(n, state.rounds))
     run_dur = np.array([rec["round"] for rec in result.records])
     run_waited = np.array([bool(rec["waited"]) for rec in result.records])
     run_skipped = np.array([bool(rec["skipped"]) for rec in result.records])
-    agree = (n == state.rounds and np.allclose(dur, run_dur, rtol=0, atol=1e-9)
+    agree = (n <= state.rounds and np.allclose(dur, run_dur, rtol=0, atol=1e-9)
              and np.array_equal(waited, run_waited) and np.array_equal(skipped, run_skipped))
     return {"agree": bool(agree), "replay": dur, "run": run_dur, "replay_waited": waited, "run_waited": run_waited,
             "replay_skipped": skipped, "run_skipped": run_skipped}
@@ -231,7 +221,8 @@ class RoundWorker(Worker):
         return 2 + 3 * k + k * self.dim
 
     def iterate(self, it, plan):
-        if self.spec.kill.get(self.w) == it:
+        kill = self.spec.kill.get(self.w)
+        if kill is not None and it >= kill:  # (the first plan from that round on: a skipped round sends none)
             sys.stdout.flush()
             import os
             os._exit(17)  # fault injection: the process dies without a word
@@ -252,19 +243,23 @@ class RoundWorker(Worker):
         delay = float(self.delays[r]) if r < len(self.delays) else math.inf
         new = self._wait_until(t0 + delay, spin=self.end_spin)
         if new is not None or self.decoded >= r or not math.isfinite(delay):
+            # The round went on without us: one empty message of it, which the master drains, says we are alive
+            # (the master counts the messages a worker leaves unanswered, and stops sending to one that owes many).
             self.abandoned += 1
+            self._send(r, [-1 - self.w], [np.zeros(self.dim)], t0, compute)
             return new
         ids = [self.w * self.seq.tasks + i for i in range(k)] or [-1 - self.w]
-        vecs = out or [np.zeros(self.dim)]
+        self._send(r, ids, out or [np.zeros(self.dim)], t0, compute)
+        return None
+
+    def _send(self, r, ids, vecs, t0, compute):
         for m, v in zip(ids, vecs):
-            buf = np.empty(P.HEADER + self.width, dtype=self.dtype)
+            buf = np.zeros(P.HEADER + self.width, dtype=self.dtype)
             buf[:P.HEADER] = (r, m, time.perf_counter() - t0, compute)
-            buf[P.HEADER:] = 0.0
             buf[P.HEADER:P.HEADER + self.dim] = v
             self._isend(buf, 0, P.grad_tag(r))
             self.sent += 1
         self._reap()
-        return None
 
 
 def run_worker(comm, spec, finish, bell=None) -> P.Exit:
@@ -449,7 +444,7 @@ class RoundMaster(Master):
                     del thetas[job]
                 else:
                     rec["decode"] = rec["step"] = 0.0
-                rec["time"] = (rec["round"] + rec["decode"] + rec["step"]) if plan is not None else 0.0
+                rec["time"] = rec["round"] + rec["decode"] + rec["step"]
                 rec["stale"] = self.stale - stale0
                 wall += rec["time"]
                 rec["wall"] = wall

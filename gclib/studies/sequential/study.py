@@ -285,9 +285,10 @@ def live_runs(*, workers: int = 8, probe: int = 30, held: int = 16, round_second
 
     One row per run: the scheme and its parameters, whether a worker was killed, the run's status (and error), its
     rounds, the rule's run time over MPI (``live``: the sum of the rounds as the master's deadline rule timed them),
-    the replay's on the injected delays (``predicted``), whether the replay of the delays the run measured gives its
-    rounds back (``replay_agrees``), the largest relative gradient error of a decoded job, and the first and final
-    loss."""
+    the replay's on the injected delays (``predicted``), whether the replay of the delays the run measured gives the
+    rounds it ran back (``replay_agrees``), how many of the rounds it ran (``compared``, skipped ones left out) had
+    the stragglers and the wait the replay of the injected delays gives (``as_injected``), the workers found dead,
+    the largest relative gradient error of a decoded job, and the first and final loss."""
     from gclib.runtime import launch
     from gclib.runtime import rounds as R
 
@@ -309,9 +310,11 @@ def live_runs(*, workers: int = 8, probe: int = 30, held: int = 16, round_second
             return d
         return f
 
-    def choose(scheme, at):
-        return sq.best(sq.sweep(at, scheme, jobs=probe - max_delay, max_delay=max_delay)) if scheme != "no-coding" \
-            else {}
+    def choose(scheme, at):  # (M-SGC over MPI: lambd <= n - 1, its groups a GC(lambd) code of the workers)
+        if scheme == "no-coding":
+            return {}
+        lams = range(1, workers) if scheme == "m-sgc" else None
+        return sq.best(sq.sweep(at, scheme, jobs=probe - max_delay, max_delay=max_delay, lambdas=lams))
 
     runs = []
     for scheme in LIVE:
@@ -322,8 +325,13 @@ def live_runs(*, workers: int = 8, probe: int = 30, held: int = 16, round_second
             runs.append((scheme, p, b(sq.load(scheme, workers, **p)), {0: kill_round}))
     rows = []
     for scheme, p, d, kill in _progress(runs, desc="live runs", disable=not progress):
-        res = launch(R.sequential_spec(scheme, d, kill=kill, seed=seed, **p), job_timeout=job_timeout, check=False)
+        spec = R.sequential_spec(scheme, d, kill=kill, seed=seed, **p)
+        res = launch(spec, job_timeout=job_timeout, check=False)
         recs = res.records
+        # the rounds that ran whose stragglers and wait are those the replay of the injected delays gives
+        _, waited, skipped, late = spec.sequential.replayed(kill)
+        ran = [(r, x) for r, x in enumerate(recs) if not skipped[r]]
+        same = sum(1 for r, x in ran if x["late"] == np.flatnonzero(late[r]).tolist() and x["waited"] == waited[r])
         errors = [x["grad_error"] for x in recs if x.get("job") is not None and x["grad_error"] is not None]
         rows.append({"scheme": scheme, "chosen": sq.label(scheme, p), "load": sq.load(scheme, workers, **p),
                      "T": sq.delay(scheme, **p), "killed": sorted(kill or {}), "status": res.status,
@@ -331,7 +339,8 @@ def live_runs(*, workers: int = 8, probe: int = 30, held: int = 16, round_second
                      "planned": len(R.Sequential(scheme, d, params=p).predicted()),
                      "live": float(sum(x["round"] for x in recs)),
                      "predicted": float(sum(x["predicted"] for x in recs)),
-                     "replay_agrees": bool(R.check_replay(res)["agree"]) if res.ok else None,
+                     "replay_agrees": bool(R.check_replay(res)["agree"]),
+                     "as_injected": same, "compared": len(ran), "dead": list(res.dead_workers),
                      "max_grad_error": float(max(errors)) if errors else math.nan,
                      "first_loss": recs[0]["loss"] if recs else math.nan,
                      "final_loss": recs[-1]["loss"] if recs else math.nan})
