@@ -25,7 +25,6 @@
 """
 from __future__ import annotations
 
-
 import numpy as np
 import pandas as pd
 
