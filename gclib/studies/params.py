@@ -318,6 +318,9 @@ def _partial_stragglers(p: Parameters):
     p.real("latency", low=0)
     p.real("bandwidth", above=0)
     _model_parameters(p)
+    p.integer("mpi_iterations", low=0)
+    if p.value("mpi_iterations") == 1:  # a paired interval over iterations needs two
+        raise ValueError("parameter mpi_iterations must be 0 (no MPI run) or at least 2, got 1")
 
 
 def _head_to_head(p: Parameters):
@@ -372,6 +375,13 @@ def _sequential(p: Parameters):
     if 0 < p.value("mpi_iterations") < 4:
         raise ValueError(f"parameter mpi_iterations must be 0 (no MPI run) or at least 4, got "
                          f"{p.value('mpi_iterations')!r}")
+    live = p.integer("live_workers", low=0)
+    if live == 1 or live == 2:  # (live_runs: at least 3 workers)
+        raise ValueError(f"parameter live_workers must be 0 (no live run) or at least 3, got {live}")
+    p.real("live_seconds", above=0)
+    probe = p.integer("live_probe", low=4)  # the probe's jobs: its rounds less the largest delay swept (2)
+    held = p.integer("live_held", low=4)
+    p.integer("live_kill_round", low=0, high=min(probe, held) - 1)
 
 
 def _index(p: Parameters):
