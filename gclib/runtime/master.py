@@ -548,7 +548,7 @@ class Master(P.Rank):
         goes silent or does not answer within :data:`~gclib.runtime.two_phase.ANSWER_FRACTION` of the timeout is
         dropped and its chunks picked again. Raises :class:`IterationTimeout` when the workers alive cannot cover
         every chunk any more, or at ``deadline``."""
-        code, picks, bell = self.code, self.picks, self.bell
+        code, picks = self.code, self.picks
         covered = False
         check_time = drain = 0.0
         answer_wait = T.ANSWER_FRACTION * self.spec.timeout
@@ -559,16 +559,12 @@ class Master(P.Rank):
         if self.orphaned:
             raise IterationTimeout(ORPHANED)
         while True:
-            rung = bell.value(bell_mod.TO_MASTER) if bell is not None else 0  # before looking
+            rung = self._rung()  # before looking
             r0 = time.perf_counter()
             got = self._receive_one(it)
             if got is Poll.IDLE:
                 if self.check_deaths():
-                    if self.orphaned:
-                        raise IterationTimeout(ORPHANED)
-                    why = self._cannot_finish(it)
-                    if why:
-                        raise IterationTimeout(why)
+                    self._stop_if_hopeless(lambda: self._cannot_finish(it))
                 now = time.perf_counter()
                 if covered:
                     lost = {w for w in picks.waiting() if w in self.skip} | set(picks.overdue(now - answer_wait))
@@ -578,10 +574,7 @@ class Master(P.Rank):
                         self._instruct(it)
                 if now > deadline:
                     raise IterationTimeout(self._two_phase_timeout_text(it, reports))
-                if bell is not None:
-                    bell.wait(bell_mod.TO_MASTER, rung, self.slice)
-                else:
-                    time.sleep(self.spec.poll)
+                self._idle(rung)
                 continue
             if got is Poll.BUSY:
                 drain += time.perf_counter() - r0
@@ -726,18 +719,13 @@ class Master(P.Rank):
                 raise IterationTimeout(why)
         if self.orphaned:
             raise IterationTimeout(ORPHANED)
-        bell = self.bell
         while True:
-            rung = bell.value(bell_mod.TO_MASTER) if bell is not None else 0  # before looking
+            rung = self._rung()  # before looking
             r0 = time.perf_counter()
             got = self._receive_one(it)
             if got is Poll.IDLE:
                 if self.check_deaths():
-                    if self.orphaned:
-                        raise IterationTimeout(ORPHANED)
-                    why = self._cannot_decode(it, received)
-                    if why:
-                        raise IterationTimeout(why)
+                    self._stop_if_hopeless(lambda: self._cannot_decode(it, received))
                     if self.spec.wait_all and received.any() and self._all_in(received):
                         return Collected(received, payload, time.perf_counter(), check_time, drain)
                 if time.perf_counter() > deadline:
@@ -751,10 +739,7 @@ class Master(P.Rank):
                     except Exception:  # the decoder refuses the set: it is decoded after the arrival instead
                         pass
                     continue
-                if bell is not None:
-                    bell.wait(bell_mod.TO_MASTER, rung, self.slice)
-                else:
-                    time.sleep(self.spec.poll)
+                self._idle(rung)
                 continue
             if got is Poll.BUSY:
                 drain += time.perf_counter() - r0
@@ -786,6 +771,27 @@ class Master(P.Rank):
                     if self.ahead:
                         todo.extend(new)
             check_time += time.perf_counter() - d0
+
+    def _rung(self) -> int:
+        """The count of the master's bell, read before a look for messages (0 without a bell): :meth:`_idle` then
+        wakes at a ring after it."""
+        return self.bell.value(bell_mod.TO_MASTER) if self.bell is not None else 0
+
+    def _idle(self, rung: int) -> None:
+        """Nothing arrived: sleep one slice, or until a worker of this host rings the bell after ``rung``."""
+        if self.bell is not None:
+            self.bell.wait(bell_mod.TO_MASTER, rung, self.slice)
+        else:
+            time.sleep(self.spec.poll)
+
+    def _stop_if_hopeless(self, why) -> None:
+        """After news of a death or stop (:meth:`check_deaths`): raise :class:`IterationTimeout` when the launcher is
+        gone, or when ``why()`` says why the workers alive cannot finish the iteration (``None``: they can)."""
+        if self.orphaned:
+            raise IterationTimeout(ORPHANED)
+        text = why()
+        if text:
+            raise IterationTimeout(text)
 
     def _wait_slice(self) -> float:
         """How long a wait for messages sleeps: when every worker alive rings the bell after each message, a
@@ -915,9 +921,11 @@ class Master(P.Rank):
         return Stopped(sorted(set(dead)), P.Exit.HARD if hard else P.Exit.CLEAN)
 
 
-def run_master(comm, spec, finish, sends=(), deaths=None, bell=None) -> P.Exit:
+def run_master(comm, spec, finish, sends=(), deaths=None, bell=None, cls=Master) -> P.Exit:
+    """Run the master ``cls`` (:class:`Master`, or a subclass such as
+    :class:`gclib.runtime.rounds.RoundMaster`); returns how to leave."""
     try:
-        return Master(comm, spec, finish, sends=sends, deaths=deaths, bell=bell).run()
+        return cls(comm, spec, finish, sends=sends, deaths=deaths, bell=bell).run()
     except Exception:
         traceback.print_exc()
         sys.stderr.flush()

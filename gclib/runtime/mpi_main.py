@@ -165,21 +165,23 @@ def main() -> None:
         os._exit(1 if payload is False else 0)
     spec, finish, _ = payload
     if comm.Get_rank() == 0:
-        from gclib.runtime.master import DeathNotices, run_master
+        from gclib.runtime.master import DeathNotices, Master, run_master
+        cls = Master
         if spec.sequential is not None:  # sequential gradient coding: a plan per worker and round
-            from gclib.runtime.rounds import run_master
+            from gclib.runtime.rounds import RoundMaster as cls
 
         try:
-            how = run_master(comm, spec, finish, sends=sends, deaths=DeathNotices(0), bell=bell)
+            how = run_master(comm, spec, finish, sends=sends, deaths=DeathNotices(0), bell=bell, cls=cls)
         finally:
             if bell is not None:
                 bell.unlink()
     else:
-        from gclib.runtime.worker import run_worker
+        from gclib.runtime.worker import Worker, run_worker
+        cls = Worker
         if spec.sequential is not None:
-            from gclib.runtime.rounds import run_worker
+            from gclib.runtime.rounds import RoundWorker as cls
 
-        how = run_worker(comm, spec, finish, bell=bell)
+        how = run_worker(comm, spec, finish, bell=bell, cls=cls)
     if how is Exit.HARD:
         sys.stdout.flush()
         sys.stderr.flush()

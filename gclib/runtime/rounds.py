@@ -37,6 +37,7 @@ parts coded by a GC(``lambd``) code, so that a piece and a coded task of a group
 from __future__ import annotations
 
 import math
+import os
 import sys
 import time
 import traceback
@@ -92,8 +93,11 @@ class Sequential:
     def s(self) -> int:
         """The GC parameter of its code: ``s`` of GC, SR-SGC's, ``lambd`` of M-SGC's groups, 0 for no coding."""
         p = self.params
-        return {"gc": lambda: p["s"], "sr-sgc": lambda: sq.sr_sgc_s(p["B"], p["W"], p["lambd"]),
-                "m-sgc": lambda: p["lambd"]}.get(self.scheme, lambda: 0)()
+        if self.scheme == "gc":
+            return p["s"]
+        if self.scheme == "sr-sgc":
+            return sq.sr_sgc_s(p["B"], p["W"], p["lambd"])
+        return p["lambd"] if self.scheme == "m-sgc" else 0
 
     @property
     def tasks(self) -> int:
@@ -224,7 +228,6 @@ class RoundWorker(Worker):
         kill = self.spec.kill.get(self.w)
         if kill is not None and it >= kill:  # (the first plan from that round on: a skipped round sends none)
             sys.stdout.flush()
-            import os
             os._exit(17)  # fault injection: the process dies without a word
         self.current = it
         try:
@@ -262,16 +265,6 @@ class RoundWorker(Worker):
         self._reap()
 
 
-def run_worker(comm, spec, finish, bell=None) -> P.Exit:
-    try:
-        return RoundWorker(comm, spec, finish, bell=bell).run()
-    except Exception:
-        traceback.print_exc()
-        sys.stderr.flush()
-        import os
-        os._exit(1)
-
-
 # ------------------------------------------------------------------------------------------------ the master
 class WaitsForDead(RuntimeError):
     pass
@@ -284,7 +277,6 @@ class RoundMaster(Master):
         super().__init__(comm, spec, finish, sends=sends, deaths=deaths, bell=bell)
         self.seq = spec.sequential
         self.predicted = self.seq.predicted(spec.kill)
-        self.group_code = self.code  # M-SGC's groups, or the GC code of every other scheme
 
     def _predict_without_dead(self):  # the prediction is the replay of the injected matrix, kills included
         pass
@@ -314,7 +306,7 @@ class RoundMaster(Master):
         ok = None  # the rule's decision, once made
         timeout = t_start + self.spec.timeout
         while True:
-            rung = self.bell.value(bell_mod.TO_MASTER) if self.bell is not None else 0  # before looking
+            rung = self._rung()  # before looking
             g = self._receive_one(r)
             now = time.perf_counter()
             if isinstance(g, tuple):
@@ -354,10 +346,7 @@ class RoundMaster(Master):
                 missing = [w for w in range(n) if arrivals[w] is None]
                 raise IterationTimeout(f"round {r}: workers {missing} not in after {self.spec.timeout:g} s and "
                                        f"{self.seq.label()} waits for them")
-            if self.bell is not None:  # a worker of this host rings it when it sends
-                self.bell.wait(bell_mod.TO_MASTER, rung, self.slice)
-            else:
-                time.sleep(self.slice)
+            self._idle(rung)
 
     def _decode(self, job, got):
         """Job ``job``'s gradient from the results ``got`` ``{(job, kind, index, worker): vector}``, and the
@@ -464,16 +453,6 @@ class RoundMaster(Master):
              messages_sent=sum(b[0] for b in self.byes.values()), messages_received=self.received_total,
              abandoned={w: b[1] for w, b in sorted(self.byes.items())})
         return stopped.exit
-
-
-def run_master(comm, spec, finish, sends=(), deaths=None, bell=None) -> P.Exit:
-    try:
-        return RoundMaster(comm, spec, finish, sends=sends, deaths=deaths, bell=bell).run()
-    except Exception:
-        traceback.print_exc()
-        sys.stderr.flush()
-        emit("end", status="error", error="master crashed (see stderr)", dead_workers=[], theta=None, stale=0)
-        return P.Exit.HARD
 
 
 # ------------------------------------------------------------------------------------------------ making a run

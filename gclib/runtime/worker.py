@@ -384,10 +384,11 @@ class Worker(P.Rank):
         return P.Exit.CLEAN if self.final is LastWord.CLEAN else P.Exit.HARD
 
 
-def run_worker(comm, spec, finish, bell=None) -> P.Exit:
-    """Run the worker loop; returns how to leave: through ``MPI_Finalize`` or without it."""
+def run_worker(comm, spec, finish, bell=None, cls=Worker) -> P.Exit:
+    """Run the worker loop of ``cls`` (:class:`Worker`, or a subclass such as
+    :class:`gclib.runtime.rounds.RoundWorker`); returns how to leave: through ``MPI_Finalize`` or without it."""
     try:
-        return Worker(comm, spec, finish, bell=bell).run()
+        return cls(comm, spec, finish, bell=bell).run()
     except Exception:  # a bug or a broken problem: say so, and die like a crashed worker
         traceback.print_exc()
         sys.stderr.flush()
