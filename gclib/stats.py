@@ -23,6 +23,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+#: Relative width below which an interval is exact (:attr:`Estimate.is_exact`): rounding, not sampling.
+EXACT_RTOL = 1e-12
+
+#: Relative size below which a variance computed as a difference of covariances is rounding, not spread
+#: (:meth:`PairedMatrix.difference`): a correlation within 5e-11 of one.
+CANCELLATION_RTOL = 1e-10
+
 #: Two-sided normal quantile of a 95% interval.
 Z95 = 1.959963984540054
 
@@ -114,7 +121,13 @@ class Estimate:
 
     @property
     def is_exact(self) -> bool:
-        return self.known and self.lo == self.hi
+        """True when the interval has no width beyond rounding: ``hi - lo`` within a few units in the last place of
+        the bounds (a paired difference of ``x + c`` and ``x`` varies by about 1e-16 from one trial to the next,
+        and whether it does depends on the machine's arithmetic, not on the data)."""
+        if not self.known:
+            return False
+        scale = max(abs(self.lo), abs(self.hi), abs(self.value))
+        return self.hi - self.lo <= EXACT_RTOL * scale
 
     def scaled(self, factor: float) -> "Estimate":
         """The estimate times a non-negative constant."""
@@ -270,15 +283,23 @@ class PairedMatrix:
         m = float(self.mean[i] - self.mean[j])
         if self.n < 2:
             return Estimate(m, math.nan, math.nan, self.n)
-        var = max(float(self.cov[i, i] + self.cov[j, j] - 2 * self.cov[i, j]), 0.0)
-        half = Z95 * math.sqrt(var / self.n)
+        half = Z95 * math.sqrt(float(self._difference_variance()[i, j]) / self.n)
         return Estimate(m, m - half, m + half, self.n)
+
+    def _difference_variance(self) -> np.ndarray:
+        """``(designs, designs)`` variance of each paired difference, ``cov_ii + cov_jj - 2 cov_ij``. The sum
+        cancels: where two designs differ by a constant it is rounding noise of the size of the variances times
+        the machine's epsilon, so anything below :data:`CANCELLATION_RTOL` of ``cov_ii + cov_jj`` is zero."""
+        d = np.diag(self.cov)
+        total = d[:, None] + d[None, :]
+        var = total - 2 * self.cov
+        return np.where(var <= CANCELLATION_RTOL * total, 0.0, var)
 
     def half_widths(self) -> np.ndarray:
         """``(designs, designs)`` half-widths of every paired difference's 95% interval."""
-        d = np.diag(self.cov)
-        var = np.maximum(d[:, None] + d[None, :] - 2 * self.cov, 0.0)
-        return Z95 * np.sqrt(var / max(self.n, 1)) if self.n >= 2 else np.full(self.cov.shape, np.nan)
+        if self.n < 2:
+            return np.full(self.cov.shape, np.nan)
+        return Z95 * np.sqrt(self._difference_variance() / self.n)
 
 
 def paired_matrix(x) -> PairedMatrix:

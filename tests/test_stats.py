@@ -96,3 +96,24 @@ def test_t_quantile_is_the_race_level():
 
     assert stats.t_quantile(0.975, 9) == pytest.approx(float(t.ppf(0.975, 9)))
     assert advise._elimination_level(17, 100) == stats.t_quantile(1 - advise.RACE_ALPHA / 100, 16)
+
+
+def test_an_interval_of_rounding_width_is_exact_and_a_sampled_one_is_not():
+    # (x + 0.01) - x differs from 0.01 in the last bits, by an amount that depends on x and the machine
+    x = np.random.default_rng(0).exponential(1.0, 2000)
+    e = stats.paired_difference(x + 0.01, x, t=False)
+    assert e.value == pytest.approx(0.01, rel=1e-12)
+    assert e.is_exact and e.text(".3g") == "0.01"
+    assert not Estimate(0.01, 0.0099, 0.0101).is_exact
+    assert not Estimate(1.0, math.nan, math.nan).is_exact
+    assert Estimate.exact(0.0).is_exact and Estimate(0.0, 0.0, 0.0).is_exact
+
+
+def test_a_paired_matrix_of_designs_a_constant_apart_gives_an_exact_difference():
+    # cov_ii + cov_jj - 2 cov_ij cancels to rounding noise (about 4e-16 here), which is no spread
+    x = np.random.default_rng(0).exponential(1.0, 2000)
+    m = stats.paired_matrix(np.stack([x, x + 0.01, 2 * x]))
+    d = m.difference(1, 0)
+    assert d.value == pytest.approx(0.01, rel=1e-12) and d.is_exact
+    assert m.half_widths()[0, 1] == 0.0
+    assert not m.difference(2, 0).is_exact and m.half_widths()[0, 2] > 0.01

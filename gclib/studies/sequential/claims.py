@@ -54,11 +54,11 @@ REGIME = "Lambda-like, shift"
 
 
 def _gain_text(e) -> str:
-    if e.lo == e.hi == e.value:
+    if e.is_exact:
         if e.n and e.n > 1:  # several draws, every one the same: no spread
             return f"{100 * e.value:+.1f}% (the same in all {e.n} draws)"
         return f"{100 * e.value:+.1f}% (one matrix: exact)"
-    if e.lo == e.lo:
+    if e.known:
         return f"{100 * e.value:+.1f}% [{100 * e.lo:+.1f}%, {100 * e.hi:+.1f}%]"
     return f"{100 * e.value:+.1f}% (one random draw: no interval)"
 
