@@ -63,7 +63,7 @@ from gclib.plotting import DOUBLE, plt
 from gclib.progress import bar as _bar
 from gclib.simulate import CANDIDATE_TRIAL_BYTES, Communication, Schedule, _per_worker, arrival_times, chunks_of
 from gclib.simulate import chunk_trials as sim_chunk_trials
-from gclib.stats import mean_ci, paired_change, t_quantile
+from gclib.stats import Estimate, mean_ci, paired_change, t_quantile
 from gclib.stragglers import ComputeModel, filled, whole_rows
 from gclib.timings import MIN_SAMPLES, Timings, check_complete
 
@@ -999,7 +999,7 @@ class _InOrder(ComputeModel):
 
 
 def observed(durations, K: int | None = None, max_load: int | None = None, *, max_orders: int = 2,
-             network=None) -> pd.DataFrame:
+             network=None, per_iteration: bool = False) -> pd.DataFrame:
     """The mean iteration time of every candidate design on recorded iterations, each iteration once, every worker
     keeping its recorded task times (worker ``w`` of the trace is worker ``w`` of the code; tasks beyond the record
     at the row's pace: :func:`gclib.stragglers.filled`).
@@ -1007,8 +1007,11 @@ def observed(durations, K: int | None = None, max_load: int | None = None, *, ma
     Args:
         durations: ``(iterations, workers, tasks)`` with every worker observed in every iteration.
         network: a :class:`gclib.simulate.Communication` charged on every message (as :func:`advise` charges it).
+        per_iteration: also return each design's ``(iterations,)`` times (column ``times``), for paired comparisons.
     Returns:
-        one row per design of :func:`candidates`: ``label, family, load, runnable, mean_time, messages``.
+        one row per design of :func:`candidates`: ``label, family, load, runnable, mean_time, ci95_time`` (the
+        Student-t half-width of the mean over the iterations: a mean of a few tens of iterations is not exact),
+        ``messages``.
     """
     d = whole_rows(durations, "the observed times")
     I, W, _ = d.shape
@@ -1024,9 +1027,13 @@ def observed(durations, K: int | None = None, max_load: int | None = None, *, ma
     out = []
     for x, r in zip(designs, res):
         t = r["time"]
+        finite = bool(np.isfinite(t).all())
+        e = Estimate.of(t) if finite else None
         out.append({"label": x.label, "family": x.family, "load": x.load, "runnable": x.scheme is not None,
-                    "mean_time": float(t.mean()) if np.isfinite(t).all() else math.inf,
-                    "messages": float(r["messages"].mean())})
+                    "mean_time": float(t.mean()) if finite else math.inf,
+                    "ci95_time": e.hi - e.value if e is not None and e.known else math.nan,
+                    "messages": float(r["messages"].mean()), **({"times": np.asarray(t, float)} if per_iteration
+                                                                 else {})})
     return pd.DataFrame(out)
 
 
@@ -1042,7 +1049,9 @@ class Backtest:
         fit: the :class:`TraceAdvice` of the fitted part. observed_fit, observed_held: :func:`observed` of each
             part. drift: the slowest worker of the fitted part, its mean pace in each part and their ratio - 1
             (``drift``), the median of every worker's (``median_drift``). regret: the advised design's held-out
-            time over the held-out best runnable design's, - 1 (``best_held``: that design). targets: name ->
+            time over the held-out best runnable design's, - 1 (``best_held``: that design); ``regret_ci`` its 95%
+            interval, paired by held-out iteration (the observed means are means of a few tens of iterations, not
+            exact). targets: name ->
             ``{value, limit, met}``. warnings: a sentence per target missed. settings: the split and the options.
     """
 
@@ -1057,6 +1066,7 @@ class Backtest:
     targets: dict
     warnings: list
     settings: dict
+    regret_ci: tuple = (math.nan, math.nan)
 
     def text(self) -> str:
         s = self.settings
@@ -1069,8 +1079,10 @@ class Backtest:
             lines.append(f"{r.role:9s} {r.label:24s} {r.predicted:10.4g} {r.observed_fit:9.4g} "
                          f"{100 * r.error_fit:+6.1f}% {r.observed_held:9.4g} {100 * r.error_held:+6.1f}%")
         d = self.drift
+        lo, hi = self.regret_ci
+        ci = f" (95% CI {100 * lo:.1f}% to {100 * hi:.1f}%, paired by iteration)" if math.isfinite(lo) else ""
         lines += ["", f"regret: the advised design is {100 * self.regret:.1f}% slower than the held-out best "
-                      f"({self.best_held}) on the held-out part",
+                      f"({self.best_held}) on the held-out part{ci}",
                   f"drift: worker {d['worker']}, the slowest of the fitted part, ran at {d['pace_fit']:.4g} s per "
                   f"task there and {d['pace_held']:.4g} held out ({100 * d['drift']:+.1f}%; the median worker "
                   f"{100 * d['median_drift']:+.1f}%): no model fitted on the first part can know it",
@@ -1091,7 +1103,8 @@ class Backtest:
     def to_dict(self) -> dict:
         return jsonable({"settings": self.settings, "rows": self.rows.to_dict(orient="records"),
                          "by_model": self.by_model.to_dict(orient="records"), "drift": self.drift,
-                         "regret": self.regret, "best_held": self.best_held, "targets": self.targets,
+                         "regret": self.regret, "regret_ci": list(self.regret_ci), "best_held": self.best_held,
+                         "targets": self.targets,
                          "warnings": self.warnings, "reliance": self.fit.reliance, "advice": self.fit.to_dict()})
 
 
@@ -1145,7 +1158,7 @@ def backtest(t, holdout: float = 0.5, *, seed=0, bootstrap: int = 200, trials: i
     adv = fa.advice
     R = adv.settings["max_load"]
     of = observed(first.durations, K, R, network=network).set_index("label")
-    oh = observed(second.durations, K, R, network=network).set_index("label")
+    oh = observed(second.durations, K, R, network=network, per_iteration=True).set_index("label")
     ok = oh["runnable"] & np.isfinite(oh["mean_time"])
     if budget is not None:
         ok &= oh["messages"] <= budget
@@ -1160,12 +1173,15 @@ def backtest(t, holdout: float = 0.5, *, seed=0, bootstrap: int = 200, trials: i
         p = float(by_label.at[lab, "mean_time"])
         rows.append({"role": role, "label": lab, "predicted": p, "ci95": float(by_label.at[lab, "ci95_time"]),
                      "observed_fit": float(of.at[lab, "mean_time"]), "observed_held": float(oh.at[lab, "mean_time"]),
+                     "observed_held_ci95": float(oh.at[lab, "ci95_time"]),
                      "error_fit": p / float(of.at[lab, "mean_time"]) - 1,
                      "error_held": p / float(oh.at[lab, "mean_time"]) - 1})
     rows = pd.DataFrame(rows)
     best_time = float(oh.at[best_held, "mean_time"])
     advised = adv.best["label"] if adv.best is not None else None
     regret = float(oh.at[advised, "mean_time"]) / best_time - 1 if advised is not None else math.nan
+    regret_ci = (paired_change(oh.at[advised, "times"], oh.at[best_held, "times"])[1:3] if advised is not None
+                 else (math.nan, math.nan))
     per = []
     for name, g in adv.table.groupby("model", sort=False):
         g = g.set_index("label")
@@ -1217,5 +1233,5 @@ def backtest(t, holdout: float = 0.5, *, seed=0, bootstrap: int = 200, trials: i
                 "primary_reason": fa.reason,
                 "fit_ids": [int(first.iteration_ids[0]), int(first.iteration_ids[-1])],
                 "held_ids": [int(second.iteration_ids[0]), int(second.iteration_ids[-1])]}
-    return Backtest(rows, by_model, fa, of.reset_index(), oh.reset_index(), drift, regret, best_held, targets,
-                    warnings, settings)
+    return Backtest(rows, by_model, fa, of.reset_index(), oh.drop(columns="times").reset_index(), drift, regret,
+                    best_held, targets, warnings, settings, regret_ci)

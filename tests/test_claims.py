@@ -128,11 +128,35 @@ def test_table_write_read_round_trip(tmp_path):
     assert p.name == "04_claims.csv"
     back = claims.read(p)
     pd.testing.assert_frame_equal(back, t.astype(str))
-    assert claims.counts(back) == {HOLDS: 1, FAILS: 0, INCONCLUSIVE: 1}
+    none = dict.fromkeys(claims.VERDICTS, 0)
+    assert claims.counts(back) == {**none, HOLDS: 1, INCONCLUSIVE: 1}
     assert claims.count_text(claims.counts(back)) == "2 claims: 1 holds, 0 do not hold, 1 inconclusive"
-    assert claims.counts_by_kind(back) == {"paper": {HOLDS: 1, FAILS: 0, INCONCLUSIVE: 0}, "reading":
-                                           {HOLDS: 0, FAILS: 0, INCONCLUSIVE: 0},
-                                           "check": {HOLDS: 0, FAILS: 0, INCONCLUSIVE: 1}}
+    assert claims.counts_by_kind(back) == {"paper": {**none, HOLDS: 1}, "extension": none, "reading": none,
+                                           "check": {**none, INCONCLUSIVE: 1}}
+
+
+def test_an_extension_says_so_and_only_a_paper_row_is_not_testable():
+    ext = claims.row("X", "x", kind="extension", paper=claims.beyond("Paper: x is fast", "another model"),
+                     setting="s", measured="m", criterion="c", verdict=HOLDS)
+    assert ext["paper"] == "Paper: x is fast; carried beyond the paper: another model"
+    with pytest.raises(ValueError, match="an extension's paper field must say 'carried beyond the paper'"):
+        claims.row("X", "x", kind="extension", paper="Paper: x is fast", setting="s", measured="m", criterion="c",
+                   verdict=HOLDS)
+    with pytest.raises(ValueError, match="only a paper row can be 'not testable here'"):
+        claims.row("X", "x", kind="check", paper="p", setting="s", measured="m", criterion="c",
+                   verdict=claims.NOT_TESTABLE)
+    u = claims.untestable("U", "x is fast on EC2", paper="Paper, Fig. 2: -20%", missing="the EC2 cluster",
+                          setting="EC2, 10 workers")
+    assert u["kind"] == "paper" and u["verdict"] == claims.NOT_TESTABLE and "the EC2 cluster" in u["measured"]
+    t = claims.table([u, ext, *_rows()])
+    rep = claims.reproduction(t)
+    assert list(rep["id"]) == ["U", _rows()[0]["id"]] and list(rep.columns) == list(claims.REPRODUCTION)
+    text = claims.reproduction_markdown(t)
+    assert text.startswith("**Reproduction table**: the paper's results in the paper's setting, 2 claims: 1 holds, "
+                           "0 do not hold, 0 inconclusive, 1 not testable here (the claims table at the end also "
+                           "holds 1 extension, 1 check).")
+    assert "| U | x is fast on EC2 | Paper, Fig. 2: -20% |" in text and "**not testable here** |" in text
+    assert claims.all_hold([HOLDS, claims.NOT_TESTABLE]) == INCONCLUSIVE
 
 
 def test_bad_tables_are_refused(tmp_path):

@@ -91,7 +91,10 @@ def test_a_run_with_every_verdict():
     assert v["S1b"] == HOLDS  # it reaches 1e-3 at n = 24, Kadhe stays at 1e-15
     assert v["S2"] == HOLDS and v["S3"] == HOLDS
     row = t.set_index("id").loc["T4"]
-    assert row["paper"].startswith("(Paper: -32%") and "not comparable" in row["criterion"]
+    assert row["kind"] == "extension" and "-32% running time against uncoded" in row["paper"]
+    assert "carried beyond the paper" in row["paper"] and "only the direction" in row["paper"]
+    ec2 = t.set_index("id").loc[["EC2a", "EC2b", "EC2c"]]
+    assert (ec2["kind"] == "paper").all() and (ec2["verdict"] == "not testable here").all()
     assert "+5.0%" in row["measured"]
 
 

@@ -69,8 +69,9 @@ def test_every_verdict_of_a_hand_made_grid():
     expected = {
         "L-wk": HOLDS, "L-ps": FAILS,            # 30 <= 50; 60 > 50 (half of GD's 100)
         "W-wk": HOLDS, "W-ps": FAILS,            # our warm-up: 40 > 30; 50 < 60
-        # worker side: G-LAG-WK 3 < 6; 15 < 20 (LAG-PS's 12 is another trigger); 120 > GD's 100
-        "T-wk:p1.5": HOLDS, "U-wk:p1.5": HOLDS, "C-wk:p1.5": FAILS, "LU-wk:p1.5": HOLDS, "SU-wk:p1.5": HOLDS,
+        # worker side: G-LAG-WK 3 < 6; 15 < 20 (LAG-PS's 12 is another trigger); 120 <= GC's 300 and LAGC's 320
+        # (above GD's 100, which has no redundancy); LAG-WK 20 < GD 100
+        "T-wk:p1.5": HOLDS, "U-wk:p1.5": HOLDS, "C-wk:p1.5": HOLDS, "LU-wk:p1.5": HOLDS, "SU-wk:p1.5": HOLDS,
         "SC-wk:p1.5": FAILS, "LT-wk:p1.5": FAILS, "G-wk:p1.5": HOLDS,
         # server side: 4 < 5; 14 > LAG-PS's 12; 90 <= 100; LAGC-PS 60 < 90 but LAG-PS ... both < GD, GC
         "T-ps:p1.5": HOLDS, "U-ps:p1.5": FAILS, "C-ps:p1.5": HOLDS, "LU-ps:p1.5": HOLDS, "SU-ps:p1.5": HOLDS,
@@ -88,7 +89,24 @@ def test_every_verdict_of_a_hand_made_grid():
     assert "fewest other (lag-ps)" in m["U-ps:p1.5"] and "fewest other (lag-wk)" in m["U-wk:p1.5"]
     assert "40 uploads with every worker uploading, 30 with Chen et al.'s warm-up (+33%)" == m["W-wk"]
     assert "30 uploads against GD's 100 (0.30 of GD's)" == m["L-wk"]
-    assert t.set_index("id").loc["T-ps:p1.5", "setting"] == "pareto 1.5; server-side trigger for every lazy scheme; toy"
+    assert t.set_index("id").loc["T-ps:p1.5", "setting"].startswith("pareto 1.5; server-side trigger for every lazy "
+                                                                    "scheme; toy; the paper's parameters")
+    # the same numbers in every seed are one measurement, judged exactly; seeds that differ are judged by majority
+    assert m["U-wk:p1.5"].endswith("deterministic: identical in every seed (5 seeds), one measurement on one problem")
+    assert "15 in every seed" in m["U-wk:p1.5"] and "holds in" not in m["U-wk:p1.5"]
+    # LAGC's server-side rows judge our construction of it, not the paper
+    assert kinds["SU-ps:p1.5"] == kinds["SC-ps:exp"] == "reading" and kinds["SU-wk:p1.5"] == "paper"
+    assert "our own construction" in t.set_index("id").loc["SC-ps:p1.5", "paper"]
+
+
+def test_a_model_beyond_the_papers_gives_extensions():
+    tot = _totals()
+    tot = pd.concat([tot, tot[tot.model == "exp"].assign(model="shifted-exp")])
+    t = lc.judge(tot, family=_family(), family_setting="five problems").set_index("id")
+    assert t.loc["T-wk:sexp", "kind"] == "extension" and t.loc["T-wk:exp", "kind"] == "paper"
+    assert "carried beyond the paper: the paper uses Pareto and exponential" in t.loc["T-wk:sexp", "paper"]
+    assert t.loc["FT-ps:p1.5", "kind"] == "extension" and t.loc["FLT-ps:p1.5", "kind"] == "reading"
+    assert "a family of linear and logistic regressions" in t.loc["FT-ps:p1.5", "paper"]
 
 
 def test_claim_models_and_lights_choose_the_rows():
@@ -101,7 +119,7 @@ def test_claim_models_and_lights_choose_the_rows():
 
 def test_a_run_that_missed_the_target_fails_its_seed():
     tot = _totals()
-    miss = (tot.model == "pareto 1.5") & (tot.scheme == "lagc-wk")
+    miss = (tot.model == "pareto 1.5") & (tot.scheme == "lag-wk")
     tot.loc[miss, ["uploads", "time", "status"]] = [np.nan, np.nan, "max_iter"]
     t = lc.judge(tot).set_index("id")
     assert t.loc["LU-wk:p1.5", "verdict"] == FAILS and t.loc["LU-wk:exp", "verdict"] == HOLDS

@@ -76,8 +76,11 @@ def test_the_study_tables_and_the_claims_table():
     assert set(mse.scheme) == {"RMG", "GC", "UC-MMC", "GC-MMC (m = 2)"} and (mse.mean_mse >= 0).all()
     table = ps_claims.judge(q, ex, exact, times, mse, time_setting="small", mse_setting="small")
     claims.check(table)
-    assert {"P1a", "P1b", "P2", "P3", "P4", "R1", "R2", "R3", "C1", "C2"} == set(table["id"])
-    assert table.set_index("id").loc[["P4", "R1", "C1", "C2"], "verdict"].eq(claims.HOLDS).all()
+    assert {"P1a", "P1b", "P2", "P3", "R0", "R1", "R2", "R3", "R4", "C1", "C2"} == set(table["id"])
+    assert table.set_index("id").loc[["R0", "R1", "C1", "C2"], "verdict"].eq(claims.HOLDS).all()
+    # the abstract names neither Q_max nor the class of assignments: the ordering claim is our reading
+    kinds = table.set_index("id")["kind"]
+    assert kinds["R0"] == kinds["R4"] == "reading" and kinds["P3"] == "paper"
 
 
 def _times(random=(1.2, 1.1, 1.3), uc=None):
@@ -109,12 +112,19 @@ def test_r3_finds_the_rows_by_upload_name():
                                              ((0.8, 0.7, 0.9), claims.FAILS),  # faster: not the claim
                                              ((1.0, 0.9, 1.1), claims.FAILS),  # no effect anywhere
                                              (None, claims.INCONCLUSIVE)])  # slower in some settings only
-def test_p3_needs_a_random_order_slower(random, verdict):
+def test_r4_needs_a_random_order_slower(random, verdict):
     t = _times(random=random or (1.2, 1.1, 1.3))
     if random is None:
         t.loc[(t.scheme == "RMG (random order)") & (t.uploads == "in parallel"),
               ["speedup", "speedup_lo", "speedup_hi"]] = [1.05, 0.95, 1.15]
-    assert _verdicts(t)["P3"] == verdict
+    assert _verdicts(t)["R4"] == verdict
+
+
+@pytest.mark.parametrize("random, verdict", [((1.2, 1.1, 1.3), claims.HOLDS),  # slower: the ordering matters
+                                             ((0.8, 0.7, 0.9), claims.HOLDS),  # faster: it matters too
+                                             ((1.0, 0.9, 1.1), claims.FAILS)])  # no effect anywhere
+def test_p3_holds_when_the_ordering_changes_the_time_either_way(random, verdict):
+    assert _verdicts(_times(random=random))["P3"] == verdict
 
 
 def _mse(rmg_mean, exact_share, ratio, fractions=(0.25, 0.5), trials=100):

@@ -112,6 +112,16 @@ def test_readme_gallery_is_in_step_with_gallery_and_figures():
         assert f.notebook in gallery.NOTEBOOKS and (ROOT / "notebooks" / f"{f.notebook}.ipynb").exists()
 
 
+def test_papers_page_reproduction_tables_are_in_step_with_the_claims():
+    from gclib.studies import gallery as gallery
+
+    text = (ROOT / "docs" / "papers.md").read_text()
+    a = text.index("<!-- reproduction:start -->") + len("<!-- reproduction:start -->")
+    b = text.index("<!-- reproduction:end -->")
+    assert text[a:b].strip() == gallery.reproduction_page(ROOT / "figures").strip(), \
+        "run `gclib gallery --reproduction` and paste it into docs/papers.md"
+
+
 def test_gallery_status_names_what_is_missing(tmp_path):
     from gclib.studies import gallery as gallery
 

@@ -4,9 +4,14 @@ Every notebook ends with a *claims table*: one row per claim, with the columns o
 
 * ``id``: a short identifier (``"T1"``), stable across runs, so tests and text can refer to a claim;
 * ``kind``: one of :data:`KINDS`, what the row tests: ``paper`` (a statement, figure or equation of the named
-  paper, quoted or cited), ``reading`` (our interpretation where the paper leaves something open; the ``paper``
-  field says what it reads and how) or ``check`` (our own test of a model or of the software). A row credits a
-  paper only when its kind is ``paper``; tallies count the kinds apart (:func:`counts_by_kind`);
+  paper, quoted or cited, tested in the paper's own setting: its model, parameters and scale, or the nearest we
+  can build, which the ``setting`` says), ``extension`` (the paper's statement carried to a setting the paper did
+  not test: other compute-time models, traces, loads or real runs; its verdict is ours, and its ``paper`` field
+  says "carried beyond the paper", :data:`BEYOND`), ``reading`` (our interpretation where the paper leaves
+  something open; the ``paper`` field says what it reads and how) or ``check`` (our own test of a model or of the
+  software). A row credits a paper only when its kind is ``paper``; tallies count the kinds apart
+  (:func:`counts_by_kind`). A statement that merely restates the computation that produced it is not a claim but
+  a unit test;
 * ``claim``: the claim in a few words;
 * ``paper``: what the paper says, quoted briefly or cited by figure, section or equation (for a ``reading``, what
   we read into it; for a ``check``, ``"our check: ..."``);
@@ -14,7 +19,13 @@ Every notebook ends with a *claims table*: one row per claim, with the columns o
 * ``measured``: our numbers, with their 95% confidence intervals;
 * ``criterion``: the rule that turns the numbers into a verdict, written in code before looking at them;
 * ``verdict``: one of :data:`VERDICTS`: ``holds``, ``does not hold``, or ``inconclusive`` (the intervals overlap,
-  or too few trials: a verdict the data cannot carry is never given).
+  or too few trials: a verdict the data cannot carry is never given); a ``paper`` row whose setting cannot be
+  rebuilt here (a cluster, traces or data we do not have) is ``not testable here`` (:func:`untestable`), never
+  "does not hold".
+
+The ``paper`` rows of a notebook are its *reproduction table* (:func:`reproduction`): each headline result of the
+paper, the paper's setting and number, ours in that setting, and the verdict. A notebook shows it first
+(:class:`ReproductionView`, filled in when the claims are judged at its end).
 
 The per-paper modules (:mod:`.tandon`, ...) turn a notebook's result tables into such a table; this module holds
 what they share: :class:`gclib.stats.Estimate` (a number with its interval; the intervals themselves are made in
@@ -39,12 +50,14 @@ import pandas as pd
 
 from gclib.stats import Z95, Estimate, proportion, wilson  # noqa: F401  (part of this module's interface)
 
-HOLDS, FAILS, INCONCLUSIVE = "holds", "does not hold", "inconclusive"
-#: The three verdicts, in display order.
-VERDICTS = (HOLDS, FAILS, INCONCLUSIVE)
-PAPER, READING, CHECK = "paper", "reading", "check"
-#: The three kinds of claim, in display order.
-KINDS = (PAPER, READING, CHECK)
+HOLDS, FAILS, INCONCLUSIVE, NOT_TESTABLE = "holds", "does not hold", "inconclusive", "not testable here"
+#: The verdicts, in display order; the rules give the first three, :func:`untestable` the last.
+VERDICTS = (HOLDS, FAILS, INCONCLUSIVE, NOT_TESTABLE)
+PAPER, EXTENSION, READING, CHECK = "paper", "extension", "reading", "check"
+#: The four kinds of claim, in display order.
+KINDS = (PAPER, EXTENSION, READING, CHECK)
+#: The words an ``extension`` row's ``paper`` field carries.
+BEYOND = "carried beyond the paper"
 #: The columns of a claims table, in order.
 COLUMNS = ("id", "kind", "claim", "paper", "setting", "measured", "criterion", "verdict")
 
@@ -159,8 +172,33 @@ def row(id: str, claim: str, *, kind: str, paper: str, setting: str, measured: s
                         ("measured", measured), ("criterion", criterion)):
         if not isinstance(value, str) or not value.strip():
             raise ValueError(f"claim field {name} must be a non-empty string, got {value!r}")
-    return {"id": id, "kind": kind, "claim": claim, "paper": paper, "setting": setting, "measured": measured,
-            "criterion": criterion, "verdict": verdict}
+    out = {"id": id, "kind": kind, "claim": claim, "paper": paper, "setting": setting, "measured": measured,
+           "criterion": criterion, "verdict": verdict}
+    _check_kind(out)
+    return out
+
+
+def _check_kind(r) -> None:
+    """Raise ``ValueError`` where a row's kind and its text or verdict disagree: an ``extension`` must say it is
+    :data:`BEYOND` the paper; only a ``paper`` row can be :data:`NOT_TESTABLE`."""
+    if r["kind"] == EXTENSION and BEYOND not in r["paper"]:
+        raise ValueError(f"claim {r['id']}: an extension's paper field must say '{BEYOND}', got {r['paper']!r}")
+    if r["verdict"] == NOT_TESTABLE and r["kind"] != PAPER:
+        raise ValueError(f"claim {r['id']}: only a paper row can be '{NOT_TESTABLE}', this one is {r['kind']!r}")
+
+
+def beyond(paper: str, why: str) -> str:
+    """The ``paper`` field of an ``extension`` row: what the paper says, then why this setting is not the paper's
+    (``"...; carried beyond the paper: the paper ran on EC2, this is a compute-time model"``)."""
+    return f"{paper}; {BEYOND}: {why}"
+
+
+def untestable(id: str, claim: str, *, paper: str, missing: str, setting: str) -> dict:
+    """A ``paper`` row whose setting cannot be rebuilt here: the paper's result (``paper``: where it stands and its
+    number), the paper's setting (``setting``) and what we lack to test it (``missing``). Its verdict is
+    :data:`NOT_TESTABLE`, never "does not hold"."""
+    return row(id, claim, kind=PAPER, paper=paper, setting=setting, measured=f"not measured: {missing}",
+               criterion="needs the paper's own setting, which cannot be rebuilt here", verdict=NOT_TESTABLE)
 
 
 def table(rows: Sequence[dict]) -> pd.DataFrame:
@@ -186,6 +224,8 @@ def check(df: pd.DataFrame) -> pd.DataFrame:
     empty = [c for c in COLUMNS if df[c].isna().any() or (df[c].astype(str).str.strip() == "").any()]
     if empty:
         raise ValueError(f"claims table has empty fields in columns {empty}")
+    for _, r in df.iterrows():
+        _check_kind(r)
     return df
 
 
@@ -201,10 +241,13 @@ def counts_by_kind(df: pd.DataFrame) -> dict:
 
 
 def count_text(c: dict) -> str:
-    """``"5 claims: 3 hold, 1 does not hold, 1 inconclusive"`` from :func:`counts`."""
+    """``"5 claims: 3 hold, 1 does not hold, 1 inconclusive"`` from :func:`counts` (``", 1 not testable here"``
+    added where a row is)."""
     total = sum(c.values())
     parts = [f"{c[HOLDS]} hold{'s' if c[HOLDS] == 1 else ''}", f"{c[FAILS]} {'does' if c[FAILS] == 1 else 'do'} "
              f"not hold", f"{c[INCONCLUSIVE]} inconclusive"]
+    if c.get(NOT_TESTABLE):
+        parts.append(f"{c[NOT_TESTABLE]} not testable here")
     return f"{total} claim{'s' if total != 1 else ''}: " + ", ".join(parts)
 
 
@@ -234,6 +277,54 @@ def show(df: pd.DataFrame):
     from IPython.display import Markdown
 
     return Markdown(markdown(df))
+
+
+#: The columns of a reproduction table and their headings.
+REPRODUCTION = {"id": "id", "claim": "result", "paper": "the paper says", "setting": "setting (ours, or what the "
+                "paper's needs)", "measured": "ours", "verdict": "verdict"}
+
+
+def reproduction(df: pd.DataFrame) -> pd.DataFrame:
+    """The reproduction table of a claims table: its ``paper`` rows (each headline result judged in the paper's
+    setting, or not testable here), with the columns of :data:`REPRODUCTION`."""
+    check(df)
+    return df[df["kind"] == PAPER][list(REPRODUCTION)].reset_index(drop=True)
+
+
+def reproduction_markdown(df: pd.DataFrame) -> str:
+    """:func:`reproduction` as Markdown, verdicts in bold, headed by its counts and by how many rows of the other
+    kinds the claims table holds (extensions, readings and checks are not the paper's results)."""
+    rep = reproduction(df)
+    others = {k: int((df["kind"] == k).sum()) for k in KINDS if k != PAPER}
+    rest = ", ".join(f"{n} {k}{'s' if n != 1 else ''}" for k, n in others.items() if n)
+    head = (f"**Reproduction table**: the paper's results in the paper's setting, {count_text(counts(rep))}"
+            + (f" (the claims table at the end also holds {rest})" if rest else "") + ".\n\n")
+    if rep.empty:
+        return head + "No result of the paper is judged in its own setting here.\n"
+    cols = list(REPRODUCTION)
+    lines = ["| " + " | ".join(REPRODUCTION[c] for c in cols) + " |", "|" + "---|" * len(cols)]
+    lines += ["| " + " | ".join(f"**{_cell(r[c])}**" if c == "verdict" else _cell(r[c]) for c in cols) + " |"
+              for _, r in rep.iterrows()]
+    return head + "\n".join(lines) + "\n"
+
+
+class ReproductionView:
+    """The reproduction table shown at the top of a notebook and filled in at its end: the first cell displays a
+    placeholder with a display id; :meth:`update` replaces it by :func:`reproduction_markdown` of the claims table
+    (in JupyterLab and in the notebook papermill writes alike)."""
+
+    def __init__(self):
+        from IPython.display import Markdown, display
+
+        self._handle = display(Markdown("*The reproduction table appears here once the claims are judged, at the "
+                                        "end of the notebook.*"), display_id=True)
+
+    def update(self, df: pd.DataFrame) -> None:
+        """Show the reproduction table of the claims table ``df`` in place of the placeholder."""
+        from IPython.display import Markdown
+
+        if self._handle is not None:
+            self._handle.update(Markdown(reproduction_markdown(df)))
 
 
 def path(notebook: str, figures_dir) -> Path:

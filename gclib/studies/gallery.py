@@ -155,26 +155,26 @@ FIGURES = [
     Figure("10_predicted_vs_held", "10_real_traces",
            "every design's mean iteration time predicted from the first half of a trace (the ranking model and "
            "the independent replay) against its time on the held-out half, every worker kept",
-           ("B2*", "B3*", "B4*")),
+           ("B3*", "B4*")),
     Figure("10_model_errors", "10_real_traces",
            "per model, the error of its prediction of uncoded (fitted and held-out half) and of its own "
-           "recommendation (held out), beside the slowest worker's drift", ("B1*", "B5*")),
+           "recommendation (held out), beside the slowest worker's drift", ("B5*",)),
     Figure("11_q_max", "11_partial_stragglers",
            "Q_max (worst-case chunk computations until every chunk is done once) above its lower bound against n, "
            "for the perfect-matching, natural and random orderings, on cyclic and random regular assignments",
-           ("P4", "R1", "C2")),
+           ("R0", "R1", "C2")),
     Figure("11_exact_time", "11_partial_stragglers",
            "mean exact-recovery time and vectors received of RMG (optimal and random orderings), GC, UC-MMC and "
            "GC-MMC on the same worker times, shifted exponential and Pareto, with 95% intervals",
-           ("P1*", "P3", "R2", "R3")),
+           ("P1*", "P3", "R2", "R3", "R4")),
     Figure("11_approx_mse", "11_partial_stragglers",
            "mean error of approximate recovery at deadlines (fractions of GC's mean exact time), log scale: RMG's "
            "covered chunks against the least-squares decodes of GC and GC-MMC", ("P2",)),
     Figure("12_gains", "12_sequential",
            "per delay source (compute-time models under gclib's proportional and the authors' shift load model, "
            "with and without worker and round effects; shipped traces; a real MPI run), the held-out run time of "
-           "SR-SGC and M-SGC below GC's, paired over seeds with 95% CIs, beside the paper's 16%",
-           ("P1*", "R0", "R1", "R2", "R3")),
+           "SR-SGC and M-SGC below GC's, paired over seeds with 95% CIs, beside the paper's 16% and the authors' "
+           "simulated 5.1%", ("P1", "P2", "E1*", "R1", "R2", "R3")),
     Figure("12_mu", "12_sequential",
            "the gain of SR-SGC and M-SGC over GC against the deadline factor mu, one panel per compute-time model "
            "under the authors' load model, with 95% CIs", ("C3",)),
@@ -185,7 +185,7 @@ FIGURES = [
     Figure("13_errors", "13_approximate",
            "decoding error ||a B_R - 1||_2 and its normalized square against the straggler fraction for the expander "
            "code (optimal and fixed decoders), stochastic GC, ignore-stragglers and the exact CRC of the same load, "
-           "95% bands over random instances", ("A1", "A2", "A5", "A6", "A7")),
+           "95% bands over random instances", ("A1", "A2", "A5", "A6")),
     Figure("13_training", "13_approximate",
            "loss gap against simulated time for gradient descent with each code's decoded gradient (one seed, "
            "Pareto compute times): the approximate codes, and the expander code against exact CRC and uncoded",
@@ -207,7 +207,8 @@ def matching(figure: Figure, table) -> "list":
 def _counts_text(rows) -> str:
     """``"3 hold, 1 does not hold"``: the verdicts of ``rows`` counted (zeros left out)."""
     words = {claims.HOLDS: ("holds", "hold"), claims.FAILS: ("does not hold", "do not hold"),
-             claims.INCONCLUSIVE: ("inconclusive", "inconclusive")}
+             claims.INCONCLUSIVE: ("inconclusive", "inconclusive"),
+             claims.NOT_TESTABLE: ("not testable here", "not testable here")}
     c = {v: sum(r["verdict"] == v for r in rows) for v in claims.VERDICTS}
     return ", ".join(f"{n} {words[v][n != 1]}" for v, n in c.items() if n)
 
@@ -247,10 +248,15 @@ def claims_summary(figures_dir="figures") -> list[dict]:
     return out
 
 
+def _verdicts(kind: str) -> tuple:
+    """The verdicts a kind's rows can have: :data:`gclib.claims.NOT_TESTABLE` only for ``paper`` rows."""
+    return claims.VERDICTS if kind == claims.PAPER else claims.VERDICTS[:3]
+
+
 def claims_markdown(figures_dir: str = "figures", data_dir=None, notebooks_dir: str = "notebooks") -> str:
     """A Markdown table of :func:`claims_summary`: one row per notebook, one column per kind of claim (the
-    paper's statements apart from our readings and our checks), each ``holds / does not hold / inconclusive``,
-    and a link to its claims table.
+    paper's results in the paper's setting apart from our extensions, readings and checks), each ``holds / does
+    not hold / inconclusive`` (``/ not testable here`` for the paper's), and a link to its claims table.
 
     Args:
         figures_dir: the folder the links point into (relative to where the Markdown is shown).
@@ -264,7 +270,7 @@ def claims_markdown(figures_dir: str = "figures", data_dir=None, notebooks_dir: 
     for row in claims_summary(figures_dir if data_dir is None else data_dir):
         c = row["counts"]
         if c:
-            cells = [" / ".join(str(c[k][v]) for v in claims.VERDICTS) for k in claims.KINDS]
+            cells = [" / ".join(str(c[k][v]) for v in _verdicts(k)) for k in claims.KINDS]
             for k in claims.KINDS:
                 for v in claims.VERDICTS:
                     total[k][v] += c[k][v]
@@ -273,9 +279,28 @@ def claims_markdown(figures_dir: str = "figures", data_dir=None, notebooks_dir: 
         link = f"[{row['file']}]({figures_dir}/{row['file']})" if c else "run `make reproduce`"
         lines.append(f"| [`{row['notebook']}`]({notebooks_dir}/{row['notebook']}.ipynb) | " + " | ".join(cells)
                      + f" | {link} |")
-    lines.append("| **all** | " + " | ".join(" / ".join(str(total[k][v]) for v in claims.VERDICTS)
+    lines.append("| **all** | " + " | ".join(" / ".join(str(total[k][v]) for v in _verdicts(k))
                                             for k in claims.KINDS) + " | |")
     return "\n".join(lines) + "\n"
+
+
+#: The columns of the reproduction tables in the gallery (a short form of :data:`gclib.claims.REPRODUCTION`).
+GALLERY_REPRODUCTION = ("id", "claim", "paper", "measured", "verdict")
+
+
+def reproduction_markdown(table) -> str:
+    """A notebook's reproduction table in short (:data:`GALLERY_REPRODUCTION`: the result, what the paper says,
+    ours, the verdict), or ``""`` when it has no ``paper`` row."""
+    rep = claims.reproduction(table)
+    if rep.empty:
+        return ""
+    head = [claims.REPRODUCTION[c] for c in GALLERY_REPRODUCTION]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for _, r in rep.iterrows():
+        cells = [str(r[c]).replace("|", "\\|").replace("\n", " ") for c in GALLERY_REPRODUCTION]
+        cells[-1] = f"**{cells[-1]}**"
+        lines.append("| " + " | ".join(cells) + " |")
+    return (f"Reproduction table ({claims.count_text(claims.counts(rep))}):\n\n" + "\n".join(lines) + "\n")
 
 
 def markdown(figures_dir: str = "figures", data_dir=None, notebooks_dir: str = "notebooks") -> str:
@@ -288,9 +313,12 @@ def markdown(figures_dir: str = "figures", data_dir=None, notebooks_dir: str = "
             notebook, which sits beside the others).
     """
     data = Path(figures_dir if data_dir is None else data_dir)
-    lines = ["Claims checked per notebook, counted from each notebook's claims table by kind (`paper`: a statement "
-             "of the paper; `reading`: our reading where the paper leaves something open; `check`: our own test) "
-             "and verdict (holds / does not hold / inconclusive; the rules are in `gclib.claims`):", "",
+    lines = ["Claims checked per notebook, counted from each notebook's claims table by kind (`paper`: a result of "
+             "the paper judged in the paper's own setting, the notebook's reproduction table; `extension`: the "
+             "paper's statement carried to a setting it did not test; `reading`: our reading where the paper leaves "
+             "something open; `check`: our own test) and verdict (holds / does not hold / inconclusive, and for the "
+             "paper's results / not testable here, where the paper's setting cannot be rebuilt; the rules are in "
+             "`gclib.claims`):", "",
              claims_markdown(figures_dir, data_dir, notebooks_dir).rstrip(), ""]
     by_nb: dict = {}
     for f in FIGURES:
@@ -301,6 +329,9 @@ def markdown(figures_dir: str = "figures", data_dir=None, notebooks_dir: str = "
         table = claims.read(p) if p.exists() else None
         lines.append(f"**[`{nb}`]({notebooks_dir}/{nb}.ipynb)**: {paper}")
         lines.append("")
+        rep = reproduction_markdown(table) if table is not None else ""
+        if rep:
+            lines += [rep.rstrip(), ""]
         lines.append("| figure | what it shows | claims it tests (from the claims table) |")
         lines.append("|---|---|---|")
         for f in figs:
@@ -309,6 +340,19 @@ def markdown(figures_dir: str = "figures", data_dir=None, notebooks_dir: str = "
                          f"| {f.shows} | {claims_text(f, table)} |")
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"
+
+
+def reproduction_page(data_dir="figures") -> str:
+    """Markdown of every notebook's reproduction table (:func:`reproduction_markdown`), under its notebook's name
+    and papers, for ``docs/papers.md``: the papers' results in their own settings, read from the claims CSVs in
+    ``data_dir`` (a notebook without a ``paper`` row, or not run yet, is left out)."""
+    out = []
+    for nb, (papers, _) in NOTEBOOKS.items():
+        p = claims.path(nb, data_dir)
+        rep = reproduction_markdown(claims.read(p)) if Path(p).exists() else ""
+        if rep:
+            out += [f"#### `{nb}`: {papers}", "", rep.rstrip(), ""]
+    return "\n".join(out).rstrip() + "\n"
 
 
 def missing(figures_dir) -> tuple[list, list]:

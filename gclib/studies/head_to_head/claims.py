@@ -5,16 +5,18 @@ their notebooks (11, 12, 13 and the earlier ones); these rows put them side by s
 * ``P`` rows: using partial work pays. The fastest exact design among the schemes that use the stragglers'
   finished parts (:data:`PARTIAL`) is faster than the fastest among those that wait for whole workers.
 * ``Q`` rows: the partial-straggler protocol of 2024 (``rmg``) against UC-MMC in one cluster, the 2019 scheme that
-  uses the same partial work on the same cyclic assignment and order. ``Q..a`` is a consistency check of two
-  implementations: with communication free, both finish when the finished chunks first cover every part, so on the
-  same draws the protocol's simulator and UC-MMC's rule must give the same mean time at every load (a difference
-  is a bug). ``Q..b``: the protocol receives fewer gradient-length vectors (one per picked worker, against one per
-  chunk received); it does not hold where every worker must be picked anyway.
-* ``S`` rows: coding across iterations pays. The fastest sequential scheme (SR-SGC or M-SGC, per gradient: its run
-  time over the gradients) is faster than the fastest one-shot exact design of any family.
+  uses the same partial work on the same cyclic assignment and order: the protocol receives fewer gradient-length
+  vectors (one per picked worker, against one per chunk received); it does not hold where every worker must be
+  picked anyway. (With communication free both finish when the finished chunks first cover every part, so their
+  mean times agree at every load by construction: a unit test keeps that, it is not a claim.)
+* ``S`` rows: coding across iterations pays at the same computation. The fastest sequential scheme (SR-SGC or
+  M-SGC, per gradient: its run time over the gradients) is faster than the fastest one-shot exact design whose
+  load is no greater than its own. The sequential schemes are replayed under their deadline rule and the one-shot
+  designs are not, so each row also states the rule's cost: GC under the rule against one-shot uncoded, both at
+  load 1.
 
 Criteria, fixed before looking at the numbers: "faster", "fewer" = the 95% intervals separated in that direction;
-"the same time" = equal means (to a relative ``1e-9``) at every load; a row whose schemes are absent from the study is inconclusive.
+a row whose schemes are absent from the study is inconclusive.
 """
 from __future__ import annotations
 
@@ -22,7 +24,7 @@ import math
 
 import pandas as pd
 
-from gclib.claims import Estimate, INCONCLUSIVE, all_hold, exact, less, row, table
+from gclib.claims import Estimate, INCONCLUSIVE, all_hold, less, row, table
 
 #: The schemes that code across iterations (Krishnan et al.), beside GC under their deadline rule.
 SEQUENTIAL = ("sr-sgc", "m-sgc")
@@ -58,23 +60,33 @@ def _rmg(model, t) -> list:
     r = t[t["family"] == "rmg"].set_index("load")
     u = t[(t["family"] == "uc-mmc") & t["label"].str.endswith(" P=1")].set_index("load")
     loads = sorted(set(r.index) & set(u.index))
-    claim_t = "the 2024 protocol takes UC-MMC's time at every load (same assignment, order and draws)"
-    claim_v = "the 2024 protocol receives fewer vectors than UC-MMC at every load"
+    claim = "the 2024 protocol receives fewer vectors than UC-MMC at every load"
     if not loads:
-        return [("time", claim_t, "absent", INCONCLUSIVE), ("vectors", claim_v, "absent", INCONCLUSIVE)]
-    same = [exact(abs(r.loc[x]["mean_time"] - u.loc[x]["mean_time"]) <= 1e-9 * abs(u.loc[x]["mean_time"]))
-            for x in loads]
+        return [("vectors", claim, "absent", INCONCLUSIVE)]
     fewer = [less(_est(r.loc[x], "volume"), _est(u.loc[x], "volume")) for x in loads]
-    mt = "; ".join(f"r={x:g}: {r.loc[x]['mean_time']:.4g} vs {u.loc[x]['mean_time']:.4g}" for x in loads)
     mv = "; ".join(f"r={x:g}: {r.loc[x]['mean_volume']:.3g} vs {u.loc[x]['mean_volume']:.3g}" for x in loads)
-    return [("time", claim_t, mt, all_hold(same)), ("vectors", claim_v, mv, all_hold(fewer))]
+    return [("vectors", claim, mv, all_hold(fewer))]
+
+
+def _load1(t, family: str):
+    g = t[(t["family"] == family) & ((t["load"] - 1.0).abs() < 1e-9)]
+    return None if g.empty else g.iloc[0]
 
 
 def _sequential(model, t) -> list:
     a = _fastest(t[t["family"].isin(SEQUENTIAL)])
-    b = _fastest(t[t["kind"] == "exact"])
-    return [("faster", "the fastest sequential scheme (per gradient) is faster than the fastest one-shot exact "
-             "design", f"{_fmt(a)} against {_fmt(b)}", less(_est(a), _est(b)))]
+    claim = ("the fastest sequential scheme (per gradient) is faster than the fastest one-shot exact design of no "
+             "greater load")
+    if a is None:
+        return [("faster", claim, "no sequential scheme in this study", INCONCLUSIVE)]
+    exact_ = t[t["kind"] == "exact"]
+    b = _fastest(exact_[exact_["load"] <= float(a["load"]) + 1e-9])
+    gc, unc = _load1(t, "gc (deadline)"), _load1(exact_, "uncoded")
+    cost = (f"; the deadline rule's cost: GC under it {_fmt(gc)} against one-shot {_fmt(unc)}, both at load 1"
+            if gc is not None and unc is not None else "")
+    measured = (f"{_fmt(a)} (load {float(a['load']):.3g}) against {_fmt(b)}"
+                + (f" (load {float(b['load']):.3g})" if b is not None else "") + cost)
+    return [("faster", claim, measured, less(_est(a), _est(b)))]
 
 
 def judge(study) -> pd.DataFrame:
@@ -84,9 +96,9 @@ def judge(study) -> pd.DataFrame:
     rows = []
     for prefix, rule, criterion in (
             ("P", _partial, "95% intervals of the two mean times separated (paired draws)"),
-            ("Q", _rmg, "at every common load: a) the same mean time (relative 1e-9; two implementations of one "
-                        "coverage time), b) vectors fewer (intervals separated)"),
-            ("S", _sequential, "95% intervals of the two mean times per gradient separated")):
+            ("Q", _rmg, "at every common load: vectors fewer (intervals separated)"),
+            ("S", _sequential, "95% intervals of the two mean times per gradient separated; the one-shot designs "
+                               "limited to the sequential scheme's load")):
         for i, model in enumerate(dict.fromkeys(t["model"])):
             judged = rule(model, t[t["model"] == model])
             for j, (what, claim, measured, verdict) in enumerate(judged):

@@ -8,14 +8,15 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from gclib.plotting import DOUBLE, plain_log, time_label
+from gclib.plotting import DOUBLE, TIME_UNIT, plain_log
+from gclib.studies.head_to_head import study
 
 #: Colour and marker of each line of work, in legend order.
 STYLE = {
-    "baseline": ("#4d4d4d", "o"), "Tandon et al.": ("#ff7f0e", "s"), "Halbawi et al.": ("#2ca02c", "^"),
-    "Ye and Abbe": ("#d62728", "v"), "Kadhe et al.": ("#9467bd", "<"), "Ozfatura et al.": ("#e377c2", "D"),
-    "Lagrange coded computing": ("#17becf", "P"), "Krishnan et al.": ("#bcbd22", "h"),
-    "Ramamoorthy et al.": ("#1f77b4", "*"), "approximate": ("#8c564b", "X"),
+    "uncoded": ("#4d4d4d", "o"), study.REPETITION: ("#ff7f0e", "s"), "Reed-Solomon": ("#2ca02c", "^"),
+    study.COMM_POLY: ("#d62728", "v"), study.COMM_LINEAR: ("#9467bd", "<"), study.MULTI: ("#e377c2", "D"),
+    "Lagrange coded computing": ("#17becf", "P"), study.SEQ: ("#bcbd22", "h"),
+    "partial-straggler protocol": ("#1f77b4", "*"), study.APPROX: ("#8c564b", "X"),
 }
 _OTHER = ("#7f7f7f", "d")
 
@@ -60,7 +61,10 @@ def _lines(data: pd.DataFrame, x: str, xlabel: str, *, logx: bool) -> plt.Figure
             dashed = (g["kind"] != "exact").all()
             ax.errorbar(g[x], g["mean_time"], yerr=g["ci95_time"], color=c, marker=mk, ms=5, lw=1.6, capsize=2,
                         ls="--" if dashed else "-", label=line)
-        ax.set_title(model, fontsize=9)
+        ax.set_title(model, fontsize=8)
+        ax.tick_params(labelsize=8)
+        unit = "s" if model.startswith("trace") else TIME_UNIT
+        ax.set_ylabel(f"mean iteration time ({unit})", fontsize=8)
         plain_log(ax, "y")
         if logx:
             plain_log(ax, "x")
@@ -73,10 +77,9 @@ def _lines(data: pd.DataFrame, x: str, xlabel: str, *, logx: bool) -> plt.Figure
                 labels.append(ll)
     cols = 2 if len(models) > 1 else 1
     for ax in axes[max(0, len(models) - cols):len(models)]:
-        ax.set_xlabel(xlabel)
-    fig.supylabel(time_label("mean iteration time") + "; traces: seconds", fontsize=11)
-    fig.legend(handles, labels, loc="lower center", ncol=3, fontsize=9, bbox_to_anchor=(0.5, 0.0))
-    fig.tight_layout(rect=(0, 0.04 + 0.025 * math.ceil(len(labels) / 3), 1, 1))
+        ax.set_xlabel(xlabel, fontsize=8)
+    fig.legend(handles, labels, loc="lower center", ncol=2, fontsize=8, bbox_to_anchor=(0.5, 0.0))
+    fig.tight_layout(rect=(0, 0.03 + 0.028 * math.ceil(len(labels) / 2), 1, 1))
     return fig
 
 

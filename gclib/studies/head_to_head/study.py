@@ -26,16 +26,21 @@ from gclib.progress import progress as _progress
 from gclib.stats import mean_ci
 from gclib.stragglers import model_set
 
+#: Line of work of each scheme family: a name of the schemes (the papers are in the notebook's text).
+REPETITION = "repetition codes (FRC, CRC)"
+COMM_POLY = "communication-efficient, polynomial"
+COMM_LINEAR = "communication-efficient, any linear code"
+MULTI = "multi-message (UC-MMC, GC-MMC)"
+APPROX = "approximate (ignore, expander, stochastic)"
+SEQ = "sequential (GC, SR-SGC, M-SGC; deadline rule)"
 #: Year and line of work of each family, for the figure's legend and the tables.
 LINES = {
-    "uncoded": (2017, "baseline"), "ignore": (2017, "approximate"), "frc": (2017, "Tandon et al."),
-    "crc": (2017, "Tandon et al."), "gc": (2017, "Tandon et al."), "rs": (2018, "Halbawi et al."),
-    "ye-abbe": (2018, "Ye and Abbe"), "kadhe": (2020, "Kadhe et al."), "uc-mmc": (2019, "Ozfatura et al."),
-    "gc-mmc-correlated": (2019, "Ozfatura et al."), "gc-mmc-uncorrelated": (2019, "Ozfatura et al."),
-    "hybrid": (2019, "Ozfatura et al."), "lcc": (2019, "Lagrange coded computing"),
-    "rmg": (2024, "Ramamoorthy et al."), "expander": (2018, "approximate"), "stochastic": (2020, "approximate"),
-    "gc (deadline)": (2023, "Krishnan et al."), "sr-sgc": (2023, "Krishnan et al."),
-    "m-sgc": (2023, "Krishnan et al."),
+    "uncoded": (2017, "uncoded"), "ignore": (2017, APPROX), "frc": (2017, REPETITION), "crc": (2017, REPETITION),
+    "gc": (2017, REPETITION), "rs": (2018, "Reed-Solomon"), "ye-abbe": (2018, COMM_POLY),
+    "kadhe": (2020, COMM_LINEAR), "uc-mmc": (2019, MULTI), "gc-mmc-correlated": (2019, MULTI),
+    "gc-mmc-uncorrelated": (2019, MULTI), "hybrid": (2019, MULTI), "lcc": (2019, "Lagrange coded computing"),
+    "rmg": (2024, "partial-straggler protocol"), "expander": (2018, APPROX), "stochastic": (2020, APPROX),
+    "gc (deadline)": (2023, SEQ), "sr-sgc": (2023, SEQ), "m-sgc": (2023, SEQ),
 }
 
 #: Columns of :attr:`Study.table`.
