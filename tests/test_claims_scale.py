@@ -58,6 +58,10 @@ def test_rows_per_model_are_lettered_and_name_the_order():
     assert list(t["id"]) == ["C", "G1a", "G1b", "G2a", "G2b", "M1a", "M1b", "M2a", "M2b", "M3a", "M3b"]
     assert "order m = 6" in t.set_index("id").loc["M1a", "setting"]
     assert "0 of 2 K faster (not at K = 40, 1000)" in t.set_index("id").loc["M1b", "measured"]
+    kind = t.set_index("id")["kind"]
+    # Fig. 1's statements grown past its K = 40 are extensions; the paper says nothing of scale otherwise
+    assert set(kind[kind.index.str.startswith("M")]) == {"extension"}
+    assert set(kind[kind.index.str.startswith("G")]) == {"reading"} and kind["C"] == "check"
 
 
 def test_trends_and_conclusions():
