@@ -273,10 +273,11 @@ def conclusions(verdicts: pd.DataFrame) -> str:
     extensions counted by verdict, then the readings and checks."""
     v = verdicts.set_index("id")
     out = []
-    for key in v.index[v["kind"] == PAPER_KIND]:
-        out.append(f"- {v.loc[key, 'claim']} (the paper's result): **{v.loc[key, 'verdict']}**, "
-                   f"{v.loc[key, 'measured']}.")
-    ext = v[v["kind"] == EXTENSION]
+    headline = v.index.str.startswith("P")
+    for key in v.index[headline]:
+        what = "the paper's result" if v.loc[key, "kind"] == PAPER_KIND else "the paper's result, off its scale"
+        out.append(f"- {v.loc[key, 'claim']} ({what}): **{v.loc[key, 'verdict']}**, {v.loc[key, 'measured']}.")
+    ext = v[v.index.str.startswith("E1")]
     if len(ext):
         n = {k: int((ext["verdict"] == k).sum()) for k in (HOLDS, FAILS, INCONCLUSIVE)}
         out.append(f"- M-SGC faster than GC, carried beyond the paper to {len(ext)} delay sources of ours: holds in "
@@ -284,7 +285,7 @@ def conclusions(verdicts: pd.DataFrame) -> str:
         for key in ext.index:
             out.append(f"  - {ext.loc[key, 'claim'].split(': ', 1)[1]}: **{ext.loc[key, 'verdict']}**, "
                        f"{ext.loc[key, 'measured']}.")
-    for key in v.index[~v["kind"].isin([PAPER_KIND, EXTENSION])]:
+    for key in v.index[~(headline | v.index.str.startswith("E1"))]:
         out.append(f"- {v.loc[key, 'claim'][0].upper()}{v.loc[key, 'claim'][1:]}: **{v.loc[key, 'verdict']}** "
                    f"({v.loc[key, 'measured']}).")
     return "\n".join(out)
