@@ -43,6 +43,7 @@ Example::
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
 
@@ -199,6 +200,30 @@ def untestable(id: str, claim: str, *, paper: str, missing: str, setting: str) -
     :data:`NOT_TESTABLE`, never "does not hold"."""
     return row(id, claim, kind=PAPER, paper=paper, setting=setting, measured=f"not measured: {missing}",
                criterion="needs the paper's own setting, which cannot be rebuilt here", verdict=NOT_TESTABLE)
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A claim as data: what is claimed, by whom, and the rule it is judged by, fixed before anything is measured
+    (a notebook's claims module lists them in a table beside the short functions that measure them).
+
+    ``claim``, ``paper`` and ``criterion`` may hold ``{name}`` fields that :meth:`row` fills in (a trace's name,
+    a threshold), so one entry serves every row of a claim.
+    """
+
+    id: str
+    kind: str
+    claim: str
+    paper: str
+    criterion: str
+
+    def row(self, *, setting: str, measured: str, verdict: str, id: str | None = None, **fields) -> dict:
+        """This claim measured: a row of the claims table (:func:`row`), with ``id`` in place of the entry's (the
+        rows of one claim over models or traces) and ``fields`` filled into its texts."""
+        text = {k: getattr(self, k).format(**fields) if fields else getattr(self, k)
+                for k in ("claim", "paper", "criterion")}
+        return row(id or self.id, text["claim"], kind=self.kind, paper=text["paper"], setting=setting,
+                   measured=measured, criterion=text["criterion"], verdict=verdict)
 
 
 def table(rows: Sequence[dict]) -> pd.DataFrame:
