@@ -43,6 +43,7 @@ def add_arguments(p):
     # --resume takes the scheme (and every other parameter) from the state file
     options.add_scheme_args(p, required=False)
     options.add_model_args(p)
+    add_trained_model_args(p)
     count = checks.option(checks.integer, low=1)
     seconds = checks.option(checks.seconds)
     p.add_argument("--problem", default="logistic", choices=sorted({*PROBLEM_ALIASES, *DATASETS}),
@@ -78,6 +79,51 @@ def add_arguments(p):
     p.add_argument("--measure", type=checks.option(checks.output_file), default=None, metavar="CSV",
                    help="write the per-task times here (docs/runtime.md, 'Timing traces')")
     p.add_argument("--json", action="store_true", help="print one JSON object (per-iteration records + summary)")
+
+
+def add_trained_model_args(p):
+    """``--model`` names your model too (``MODULE:FUNCTION``), ``--model-args`` its function's arguments, and
+    ``--delays`` the compute-time model of the injected delays beside it."""
+    from gclib import checks
+    from gclib.learning.model import parse_kwargs
+    from gclib.stragglers import MODELS
+
+    act = p._option_string_actions["--model"]  # (the compute-time model's option, made by options.add_model_args)
+    act.choices, act.metavar, act.type = None, "NAME|PATH", checks.option(model_option)
+    act.help = "compute-time model (names below), or your model's import path MODULE:FUNCTION"
+    p.add_argument("--model-args", type=checks.option(lambda _, v: parse_kwargs(v)), default=None,
+                   metavar="K=V,...", help="your model's keyword arguments (literals)")
+    p.add_argument("--delays", default=None, choices=sorted(MODELS), metavar="NAME",
+                   help="with your model: the compute-time model")
+
+
+def model_option(name, value) -> str:
+    """``--model``: a compute-time model's name, or an import path ``MODULE:FUNCTION`` (checked for its form
+    here; whether it imports and builds, when the run is made)."""
+    from gclib import checks
+    from gclib.learning.model import ModelRef
+    from gclib.stragglers import MODELS
+
+    if isinstance(value, str) and ":" in value:
+        return ModelRef(value).target
+    if value in MODELS:
+        return value
+    raise ValueError(f"{checks.must_be(name)} a compute-time model ({', '.join(sorted(MODELS))}) or your model as "
+                     f"MODULE:FUNCTION, got {value!r}")
+
+
+def delays_args(a):
+    """``a`` as the compute-time model's options read it: ``--model`` the compute-time model (``--delays`` when
+    ``--model`` names your model). Raises ``ValueError`` for ``--delays`` or ``--model-args`` without a model of
+    yours."""
+    trained = ":" in (a.model or "")
+    if not trained:
+        for flag, v in (("--delays", getattr(a, "delays", None)), ("--model-args", getattr(a, "model_args", None))):
+            if v:
+                raise ValueError(f"argument {flag}: goes with your model (--model MODULE:FUNCTION); without one, "
+                                 f"--model names the compute-time model")
+        return a
+    return argparse.Namespace(**{**vars(a), "model": getattr(a, "delays", None) or "shifted-exp"})
 
 
 # ---------------------------------------------------------------------------------------------- checks
@@ -144,12 +190,21 @@ def spec_from_args(a):
     checked one by one by the parser; what depends on several of them is checked here, naming the option)."""
     from gclib import checks
     from gclib.learning import GD, TandonAGD, make_problem
+    from gclib.learning.model import step_size
     from gclib.runtime.spec import RunSpec
     from gclib.stragglers import Persistent
 
     if a.scheme is None:
         raise ValueError("the following arguments are required: --scheme (or --resume STATE to continue a saved "
                          "run)")
+    d = delays_args(a)
+    trained = d is not a  # --model names a model of the user's
+    if trained:
+        given = [f for f, v, default in (("--problem", a.problem, "logistic"), ("--samples", a.samples, None),
+                                         ("--dim", a.dim, None), ("--data-seed", a.data_seed, 0)) if v != default]
+        if given:
+            raise ValueError(f"argument {given[0]}: describes a built-in problem; your model (--model {a.model}) is "
+                             f"the problem, its data and sizes its own (--model-args)")
     name = PROBLEM_ALIASES.get(a.problem, a.problem)
     for flag, v in (("--samples", a.samples), ("--dim", a.dim)):
         if v is not None and name != "tandon-logistic":
@@ -161,7 +216,7 @@ def spec_from_args(a):
         check_ranks_memory(a.workers)  # before the code is built (thousands of workers take long to build)
     code = options.code_from_args(a)
     K = code.n_workers
-    model = options.model_from_args(a, workers=K)
+    model = options.model_from_args(d, workers=K)
     dead = checks.option_check("--persistent-workers", checks.int_list, a.persistent_workers or (), min_len=0,
                                distinct=True)
     for w in dead:
@@ -173,15 +228,37 @@ def spec_from_args(a):
     kw = {}
     if name == "tandon-logistic":
         kw = {k: v for k, v in (("n_samples", a.samples), ("dim", a.dim)) if v is not None}
-    problem = make_problem(name, parts=code.n_parts, seed=a.data_seed, **kw)
+    problem = (trained_model(a.model, a.model_args, code) if trained else
+               make_problem(name, parts=code.n_parts, seed=a.data_seed, **kw))
     from gclib.runtime.two_phase import check_exchange
 
     exchange = getattr(a, "exchange", None) or "messages"  # (an older state file has none)
     checks.option_check("--exchange", lambda _, v: check_exchange(v, code, problem.dim), exchange)
-    lr = a.lr or 1.0 / problem.smoothness
+    lr = checks.option_check("--lr", lambda _, v: step_size(problem, v), a.lr)
     step = TandonAGD(lr) if a.step == "agd" else GD(lr)
     return RunSpec(code, problem, step, model, iterations=a.iterations, time_scale=a.time_scale, seed=a.seed,
                    timeout=a.timeout, kill=kill, exchange=exchange)
+
+
+def trained_model(target: str, kwargs, code):
+    """The model of ``--model MODULE:FUNCTION`` and ``--model-args``, built and checked here (before any rank
+    starts); a function with a parameter ``parts`` not given gets the code's data parts. Raises ``ValueError``
+    naming ``--model`` (it cannot be imported or built, its gradient has the wrong shape or is not finite, ...)."""
+    from gclib import checks
+    from gclib.learning.model import accepts, load, parse_kwargs
+
+    kw = checks.option_check("--model-args", lambda _, v: parse_kwargs(v), kwargs)
+
+    def build(_, target):
+        if "parts" not in kw and accepts(target, "parts"):
+            kw["parts"] = code.n_parts
+        model = load(target, **kw)
+        if model.n_parts != code.n_parts:
+            raise ValueError(f"model {target} has {model.n_parts} data parts, the code '{code.name}' "
+                             f"{code.n_parts}")
+        return model
+
+    return checks.option_check("--model", build, target)
 
 
 # ---------------------------------------------------------------------------------------------- resume
@@ -243,14 +320,23 @@ def resumed_args(a):
 
 
 # ---------------------------------------------------------------------------------------------- the command
-def _line(r):
+def _line(r, metrics=()):
     auc = r.get("auc")
     dead, silent = r.get("dead") or [], r.get("silent") or []
     return (f"iter {r['iteration']:4d}  time {1e3 * r['time']:8.2f} ms  predicted {1e3 * r['predicted']:8.2f} ms  "
             f"messages {r['messages']:3d}  stale {r['stale']:2d}  loss {r['loss']:.6f}"
             + (f"  reports {r['reports']:3d}" if "reports" in r else "")  # the two-phase exchange
             + (f"  auc {auc:.4f}" if auc is not None and auc == auc else "")
+            + "".join(f"  {k} {r[k]:.4f}" for k in metrics if isinstance(r.get(k), float))  # a model's own
             + (f"  dead workers {dead}" if dead else "") + (f"  silent workers {silent}" if silent else ""))
+
+
+def _own_metrics(spec) -> list:
+    """The test metrics of a model of the user's (``--model MODULE:FUNCTION``) that the lines show, besides the
+    loss: those it names, but ``test_loss`` and ``auc``."""
+    if not spec.named:
+        return []
+    return [k for k in sorted(spec.problem.test_metrics(spec.theta0.copy())) if k not in ("test_loss", "auc")]
 
 
 def write_measured(path, res, quiet=False) -> str | None:
@@ -284,9 +370,10 @@ def run(a) -> int:
             raise ValueError(f"resume: {str(a.resume)!r} is not a usable state file: its parameters do not make a "
                              f"run ({type(e).__name__})") from None
     else:
-        options.reject_unused(a)
+        options.reject_unused(delays_args(a))
         spec = spec_from_args(a)
-    progress = None if a.json else (lambda r: print(_line(r), flush=True))
+    shown = _own_metrics(spec)
+    progress = None if a.json else (lambda r: print(_line(r, shown), flush=True))
     if doc is not None and not a.json:
         from gclib.runtime.resume import kills_left
 
@@ -323,7 +410,9 @@ def run(a) -> int:
               f"{1e3 * s['mean_decode']:.2f}, drain {1e3 * s['mean_drain']:.3f}, rest "
               f"{1e3 * s['mean_rest']:.2f}, below 0 where a part overlaps the workers' computing); final loss "
               f"{s['final_loss']:.6f}"
-              + (f", test AUC {s['final_auc']:.4f}" if s.get("final_auc") is not None else ""))
+              + (f", test AUC {s['final_auc']:.4f}" if s.get("final_auc") is not None else "")
+              + "".join(f", {k} {v:.4f}" for k, v in (s.get("final_metrics") or {}).items()
+                        if k in shown and isinstance(v, float)))
         if s["dead_workers"] or res.restarts:
             print(f"note: {res.error}")
     for w in res.warnings():

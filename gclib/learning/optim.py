@@ -72,6 +72,7 @@ from gclib.progress import progress as _progress
 from gclib.simulate import arrival_times
 from gclib.stragglers import ComputeModel
 from gclib.learning import lazy
+from gclib.learning.model import Model, as_model, model_name, step_size
 from gclib.learning.problems import Problem
 
 SCHEME_NAMES = ("gd", "gc", "lag-wk", "lag-ps", "lagc", "g-lag")
@@ -243,7 +244,8 @@ class TrainResult:
     """One training run. Per-iteration arrays have ``iterations + 1`` entries (index 0: the start).
 
     Attributes:
-        gap: optimality gap ``F(theta^k) - F*``. time, uploads, computations: cumulative wall clock, uploads
+        gap: optimality gap ``F(theta^k) - F*`` (the loss ``F(theta^k)`` for a model without a known optimum:
+            ``info["objective"]``). time, uploads, computations: cumulative wall clock, uploads
             (messages) and partial-gradient computations after ``k`` iterations. active: units whose fresh
             content was used in iteration ``k`` (0 at index 0).
         status: ``"converged"``, ``"max_iter"``, ``"diverged"`` or ``"stalled"`` (an iteration could never
@@ -325,17 +327,17 @@ def decoding_weight(code: GradientCode, how: str = "max", patterns: int = 500, s
     raise ValueError(f"how must be 'max' or 'mean', got {how!r}")
 
 
-def unit_smoothness(problem: Problem, code: GradientCode) -> np.ndarray:
+def unit_smoothness(problem: Model, code: GradientCode) -> np.ndarray:
     """``(n_units,)`` smoothness constant of every unit's content ``theta -> B[u] @ (partial gradients)``.
 
     Exact for linear regression with unsplit messages (``||sum_j b_uj H_j||_2``, ``H_j`` the constant Hessian of
-    ``f_j``); otherwise the bound ``sum_j max_piece |b_uj| L_j``.
+    ``f_j``); otherwise the bound ``sum_j max_piece |b_uj| L_j`` (``L_j`` of the model's ``part_smoothness()``).
     """
     rule = code.rule
     rep = _class_representatives(code)
     m = code.n_pieces
     Bp = np.abs(code.B).reshape(code.n_messages, code.n_parts, m).max(axis=2)
-    if problem.kind == "linreg" and m == 1 and not np.iscomplexobj(code.B):
+    if getattr(problem, "kind", None) == "linreg" and m == 1 and not np.iscomplexobj(code.B):
         H = [problem.X[idx].T @ problem.X[idx] / problem.n_samples + problem.reg / problem.n_parts
              * np.eye(problem.dim) for idx in problem.parts]
         out = []
@@ -357,9 +359,12 @@ def _class_representatives(code: GradientCode) -> np.ndarray:
     return rep
 
 
-def partial_gradient_fn(problem: Problem):
-    """A fast ``theta -> (k, d)`` partial gradients of ``problem`` (the same formulas as
-    :meth:`Problem.partial_gradients`, with the part blocks sliced once and batched when the parts are equal)."""
+def partial_gradient_fn(problem: Model):
+    """A ``theta -> (k, d)`` partial gradients of ``problem``: for a :class:`Problem`, a fast one (the same formulas
+    as :meth:`Problem.partial_gradients`, with the part blocks sliced once and batched when the parts are equal);
+    for any other model, its ``partial_gradients``."""
+    if not isinstance(problem, Problem):
+        return problem.partial_gradients
     N, k, reg = problem.n_samples, problem.n_parts, problem.reg
     sizes = {len(idx) for idx in problem.parts}
     logistic = problem.kind == "logistic"
@@ -384,7 +389,7 @@ def partial_gradient_fn(problem: Problem):
     return grads
 
 
-def _check_train(problem: Problem, scheme: LazyScheme, *, target, lr, max_iter, computation, duplicates,
+def _check_train(problem: Model, scheme: LazyScheme, *, target, lr, max_iter, computation, duplicates,
                  warmup) -> tuple[str, float]:
     """The arguments of :func:`train` checked; returns ``(warmup, lr)`` with their defaults filled in."""
     code = scheme.code
@@ -399,8 +404,11 @@ def _check_train(problem: Problem, scheme: LazyScheme, *, target, lr, max_iter, 
         raise ValueError(f"warmup must be one of {list(WARMUPS)}, got {warmup!r}")
     checks.integer("max_iter", max_iter, low=1)
     checks.real("target", target, above=0)
-    lr = 1.0 / problem.smoothness if lr is None else checks.real("lr", lr, above=0)
-    return warmup, lr
+    if scheme.trigger == "ps" and not hasattr(problem, "part_smoothness"):
+        raise ValueError(f"scheme {scheme.name!r}: its server-side trigger needs the smoothness of every part "
+                         f"(part_smoothness), which model {getattr(problem, 'name', type(problem).__name__)!r} does "
+                         f"not give")
+    return warmup, step_size(problem, lr)
 
 
 class _Server:
@@ -413,7 +421,7 @@ class _Server:
     and ``decoded``: the decoding coefficients of every received set met so far (they depend on the set only).
     """
 
-    def __init__(self, problem: Problem, scheme: LazyScheme, warmup: str, max_iter: int, theta: np.ndarray):
+    def __init__(self, problem: Model, scheme: LazyScheme, warmup: str, max_iter: int, theta: np.ndarray):
         code = self.code = scheme.code
         self.problem, self.m, self.d = problem, code.n_pieces, problem.dim
         self.cls = code.rule.msg_class
@@ -431,7 +439,7 @@ class _Server:
         self.theta_hat = np.zeros((U, self.d))
         self.silent = trig is not None and warmup == "silent"
         if self.silent:  # Chen et al.: the server starts with a copy of every unit, taken at theta^0
-            ones = np.full((code.n_parts, self.d), scheme.initial / problem.n_samples)
+            ones = np.full((code.n_parts, self.d), scheme.initial / (problem.n_samples or 1))
             self.held[:] = self.B_rep @ split_pieces(ones, self.m)
             self.has[:] = True
             self.theta_hat[:] = theta
@@ -505,7 +513,7 @@ class _Server:
         return uploads, int(np.minimum(done, self.loads)[computing].sum())
 
 
-def train(problem: Problem, scheme: LazyScheme, model: ComputeModel, *, target: float = 1e-6, seed=0,
+def train(problem: Model, scheme: LazyScheme, model: ComputeModel, *, target: float = 1e-6, seed=0,
           lr: float | None = None, max_iter: int = 20_000, diverge: float = 1e8, theta0=None,
           computation: str = "assigned", duplicates: str = "cancel", keep_thetas: bool = False,
           warmup: str | None = None, progress: bool = False) -> TrainResult:
@@ -513,29 +521,37 @@ def train(problem: Problem, scheme: LazyScheme, model: ComputeModel, *, target: 
     that can never decode (status ``"stalled"``).
 
     Args:
-        problem: ``k = scheme.code.n_parts`` parts. model: compute-time model (sampled afresh every iteration).
-        target: optimality gap ``epsilon`` to reach. seed: seed or Generator of the compute times (the draws
+        problem: any :class:`gclib.learning.model.Model` of ``k = scheme.code.n_parts`` parts; its optimality gap
+            (``gap``, as a :class:`Problem` knows its optimum) is what the run tracks, or, for a model without one,
+            its loss (``info["objective"]`` says which, and ``TrainResult.gap`` holds it).
+            model: compute-time model (sampled afresh every iteration).
+        target: optimality gap ``epsilon`` (or loss) to reach. seed: seed or Generator of the compute times (the draws
             are the same for every scheme with the same seed and workers: common random numbers).
-        lr: step size (default ``1 / L``, Chen et al.'s choice). max_iter: iteration cap.
+        lr: step size (default ``1 / L``, Chen et al.'s choice; a model without ``smoothness`` needs it).
+            max_iter: iteration cap.
         diverge: stop as diverged when the gap exceeds ``diverge * max(gap_0, 1)`` or is not finite.
-        theta0: ``(d,)`` start (default zeros). computation, duplicates: accounting conventions (module doc).
+        theta0: ``(d,)`` start (default the model's ``initial()``: zeros for a :class:`Problem`). computation,
+            duplicates: accounting conventions (module doc).
         keep_thetas: keep every iterate in ``thetas`` ``(iterations + 1, d)``.
         warmup: override the scheme's warm-up (``"silent"`` or ``"upload"``, see :class:`LazyScheme`); ``None``
             keeps ``scheme.warmup``. progress: a progress bar over the iterations (on stderr).
     Returns:
         :class:`TrainResult` (check ``status``; ``raise_for_status()`` raises on a run that did not converge).
     """
+    problem = as_model(problem, "problem")
     warmup, lr = _check_train(problem, scheme, target=target, lr=lr, max_iter=max_iter, computation=computation,
                               duplicates=duplicates, warmup=warmup)
+    objective = "gap" if hasattr(problem, "gap") else "loss"
+    measure = getattr(problem, objective)
     # what the run may keep, before it starts: a cap of iterations too large is refused, not run for days
     checks.need_memory("train", (max_iter + 1) * (HISTORY_BYTES + (8 * problem.dim if keep_thetas else 0)),
                        sizes=f"max_iter = {max_iter}" + (f", dim = {problem.dim} (keep_thetas)" if keep_thetas else ""),
                        lower="max_iter (--max-iter)")
     rng = checks.generator(seed, "seed")
     code = scheme.code
-    theta = np.zeros(problem.dim) if theta0 is None else np.asarray(theta0, dtype=float).copy()
+    theta = np.array(problem.initial() if theta0 is None else theta0, dtype=float)
     server = _Server(problem, scheme, warmup, max_iter, theta)
-    gap0 = problem.gap(theta)
+    gap0 = measure(theta)
     hist = {"gap": [gap0], "time": [0.0], "uploads": [0], "computations": [0], "active": [0]}
     thetas = [theta.copy()] if keep_thetas else None
     status, message = ("converged" if gap0 <= target else "max_iter"), ""
@@ -556,7 +572,7 @@ def train(problem: Problem, scheme: LazyScheme, model: ComputeModel, *, target: 
         used_fresh = server.receive(theta, fresh, upload, received)
         theta = server.step(theta, received, lr)
         ups, comps = server.work(used_fresh, received, computing, finish, t_done, computation, duplicates)
-        g = problem.gap(theta)
+        g = measure(theta)
         for key, v in (("gap", g), ("time", hist["time"][-1] + t_done), ("uploads", hist["uploads"][-1] + ups),
                        ("computations", hist["computations"][-1] + comps), ("active", int(used_fresh.sum()))):
             hist[key].append(v)
@@ -564,14 +580,15 @@ def train(problem: Problem, scheme: LazyScheme, model: ComputeModel, *, target: 
             thetas.append(theta.copy())
         if not (np.isfinite(g) and g <= limit):
             status = "diverged"
-            message = (f"{scheme.name}: diverged at iteration {k + 1} (gap {g:.3g} > {limit:.3g}); try a smaller "
-                       f"lr (now {lr:.3g})")
+            message = (f"{scheme.name}: diverged at iteration {k + 1} ({objective} {g:.3g} > {limit:.3g}); try a "
+                       f"smaller lr (now {lr:.3g})")
             break
         if g <= target:
             status = "converged"
             break
-    message = _stop_message(scheme, status, message, hist["gap"], target, max_iter)
-    info = {**scheme.describe(), "warmup": warmup if server.trig else None, "problem": problem.name, "lr": lr,
+    message = _stop_message(scheme, status, message, hist["gap"], target, max_iter, objective)
+    info = {**scheme.describe(), "warmup": warmup if server.trig else None, "problem": model_name(problem), "lr": lr,
+            "objective": objective,
             "model": model.describe() if hasattr(model, "describe") else str(model),
             "computation": computation, "duplicates": duplicates}
     return TrainResult(scheme.name, status, message, float(target), *(np.array(hist[key]) for key in hist), theta,
@@ -584,16 +601,17 @@ def _stalled(scheme: LazyScheme, code: GradientCode, k: int, finish: np.ndarray)
             f"tolerates {code.stragglers} stragglers); stopped with the {k} iterations done")
 
 
-def _stop_message(scheme: LazyScheme, status: str, message: str, gaps: list, target: float, max_iter: int) -> str:
+def _stop_message(scheme: LazyScheme, status: str, message: str, gaps: list, target: float, max_iter: int,
+                  objective: str = "gap") -> str:
     if status == "converged":
-        return f"{scheme.name}: reached gap {gaps[-1]:.3g} <= {target:g} in {len(gaps) - 1} iterations"
+        return f"{scheme.name}: reached {objective} {gaps[-1]:.3g} <= {target:g} in {len(gaps) - 1} iterations"
     if status == "max_iter":
-        return (f"{scheme.name}: did not reach gap {target:g} in max_iter = {max_iter} iterations "
-                f"(gap {gaps[-1]:.3g}); raise max_iter or the target")
+        return (f"{scheme.name}: did not reach {objective} {target:g} in max_iter = {max_iter} iterations "
+                f"({objective} {gaps[-1]:.3g}); raise max_iter or the target")
     return message
 
 
-def compare(problem: Problem, schemes, model: ComputeModel, *, seeds=(0,), target: float = 1e-6,
+def compare(problem: Model, schemes, model: ComputeModel, *, seeds=(0,), target: float = 1e-6,
             progress: bool = False, curves: bool = False, **kw):
     """Run every scheme for every seed (common random numbers across schemes).
 

@@ -19,6 +19,7 @@ import numpy as np
 from scipy.special import expit, log_expit
 
 from gclib import checks
+from gclib.learning.model import Model
 
 
 def split_parts(n_samples: int, k: int) -> list[np.ndarray]:
@@ -52,8 +53,9 @@ def _top_gram_eig(X: np.ndarray, scale: float = 1.0) -> float:
 
 
 @dataclass(eq=False)
-class Problem:
-    """A regression or classification problem over ``k`` parts.
+class Problem(Model):
+    """A regression or classification problem over ``k`` parts: a :class:`gclib.learning.model.Model` whose
+    parameters are the ``d`` regression coefficients (starting at zero), with a known optimum.
 
     Attributes:
         kind: ``"linreg"`` or ``"logistic"``.
@@ -93,6 +95,11 @@ class Problem:
     @property
     def n_samples(self) -> int:
         return self.X.shape[0]
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of its data (training and test), which every MPI rank holds."""
+        return sum(a.nbytes for a in (self.X, self.y, self.X_test, self.y_test) if a is not None)
 
     def with_parts(self, k: int) -> "Problem":
         """The same data re-split into ``k`` parts."""

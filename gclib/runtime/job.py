@@ -5,7 +5,8 @@ start-up was held.
 Three threads run beside the main thread, one per pipe of ``mpiexec``:
 
 * :meth:`Job.read_master` reads the job's standard output, where the master's lines are (after
-  :data:`~gclib.runtime.protocol.MARK`: rank 0 ready for the spec, each iteration with the update's state, the end);
+  :data:`~gclib.runtime.protocol.MARK`: rank 0 ready for the spec, each iteration with the update's state, the end),
+  and any rank's report that its model failed (:func:`gclib.runtime.protocol.report_failure`);
 * :meth:`Job.read_guards` reads the job's standard error, copies it to ``stderr.txt`` in the run directory, and
   takes the guards' reports of a rank that died or was stopped (:mod:`gclib.runtime.guard`), each queued as a notice
   for the master;
@@ -96,7 +97,7 @@ class Job:
         # the job's name in the ranks' command lines (they never read it): how job_processes finds them
         self.cmd = mpiexec_command(self.run_dir, spec.ranks, hosts, exe, extra=extra, without=spec.without)
         self.events = {"records": [], "state": None, "init": None, "start": None, "end": None,
-                       "tasks": []}
+                       "tasks": [], "failed": None}
         self.deaths = {}  # worker -> what its guard reported
         self.stopped = {}  # rank -> (what its guard reported, when we heard it): ranks stopped now (SIGSTOP, ...)
         self.master_death = None  # what the master's guard reported
@@ -153,8 +154,8 @@ class Job:
         """Wait for the job to end; kill it when it cannot go on. Returns why it was killed (``"master"``: the
         master died; ``"startup"``: a worker died before every rank was through ``MPI_Init``;
         ``"startup-stopped"``, ``"startup-timeout"``: a rank stopped there, or not every rank through it in time;
-        ``"end"``: the job did not exit after the master's end; ``"timeout"``: the job timeout), or ``None`` when
-        it ended by itself."""
+        ``"end"``: the job did not exit after the master's end; ``"timeout"``: the job timeout; ``"failed"``: a
+        rank's model failed, and it said so), or ``None`` when it ended by itself."""
         started = time.monotonic()
         deadline = started + self.job_timeout
         ended = grace = None
@@ -166,7 +167,9 @@ class Job:
                 pass
             now = time.monotonic()
             why = None
-            if self.master_death is not None and self.events["end"] is None:
+            if self.events["failed"] is not None and self.events["end"] is None:
+                why = "failed"  # a rank's model failed (it said so): the run cannot go on
+            elif self.master_death is not None and self.events["end"] is None:
                 why = "master"
             elif self.events["init"] is None:  # the other ranks wait in MPI_Init for any that is not there
                 if self.deaths:
@@ -253,6 +256,9 @@ class Job:
                         self.progress(ev["record"])
                     except Exception:  # a broken callback must not stop the reader
                         pass
+            elif kind == "failed":  # a rank's model failed (gclib.runtime.protocol.report_failure): the first says
+                if self.events["failed"] is None:
+                    self.events["failed"] = ev
             else:
                 if kind == "end":
                     with self.lock:

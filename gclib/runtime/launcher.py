@@ -24,11 +24,12 @@ import tempfile
 from pathlib import Path
 
 from gclib import checks
+from gclib.learning.model import ModelError
 from gclib.runtime.command import mpiexec_options
 from gclib.runtime.hosts import check_hostfile, choose_launcher
 from gclib.runtime.job import END_GRACE, STARTUP_TIMEOUT, run_job
 from gclib.runtime.preflight import check_host_memory, os_reason
-from gclib.runtime.result import job_result, note_restarts, save_state
+from gclib.runtime.result import failure_text, job_result, note_restarts, save_state
 from gclib.runtime.resume import resume_spec
 from gclib.runtime.spec import RunResult, RunSpec, RuntimeFailure
 
@@ -71,6 +72,9 @@ def launch(spec: RunSpec, *, hosts=None, job_timeout: float | None = None, state
             :data:`~gclib.runtime.job.STOPPED_AT_START`.
     Returns:
         :class:`~gclib.runtime.spec.RunResult`.
+    Raises:
+        gclib.learning.model.ModelError: (a ``ValueError``) a rank could not build the model named by its import
+            path (nothing ran; the run directory is kept with the ranks' output).
     """
     # ---- every check first: nothing is created or started for a refused run
     spec, prior, hosts, run_dir, state_file, job_timeout, pickled = _check_launch(
@@ -88,6 +92,10 @@ def launch(spec: RunSpec, *, hosts=None, job_timeout: float | None = None, state
     # ---- what it measured, and the state file when asked or when the run failed
     res = job_result(job, *prior)
     res.run_dir = str(run_dir)
+    failed = job.events["failed"]
+    if job.killed == "failed" and failed.get("stage") == "build":  # nothing ran: a bad model, not a failed run
+        raise ModelError(f"{failure_text(failed, 0, spec.iterations)} (the ranks' output is in "
+                         f"{run_dir / 'stderr.txt'})")
     if restarts:
         note_restarts(res, restarts)
     if not res.ok or state_file is not None:
@@ -125,8 +133,9 @@ def _check_launch(spec, *, hosts, job_timeout, state_file, run_dir, resume):
     try:  # the ranks get the spec pickled: a code or problem that does not pickle fails here, not in the job
         pickled = pickle.dumps(spec, protocol=pickle.HIGHEST_PROTOCOL)
     except Exception as e:
-        raise ValueError(f"spec must pickle (decoders and rules must be module-level functions or classes): "
-                         f"{type(e).__name__}: {e}") from None
+        raise ValueError(f"spec must pickle (decoders and rules must be module-level functions or classes; a model "
+                         f"that does not pickle goes to the ranks by name: gclib.learning.load('package.module:"
+                         f"function', ...)): {type(e).__name__}: {e}") from None
     return spec, (prior, prior_tasks), hosts, run_dir, state_file, job_timeout, pickled
 
 

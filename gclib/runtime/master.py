@@ -82,6 +82,10 @@ LATE_LIMIT = 2e-3
 #: to it waits in the master's MPI: MPICH's shared-memory transport has 64 send cells per process (shared by every
 #: destination), so that after 64 unanswered messages to one rank the master could send to nobody.
 SILENT_AFTER = 6
+#: Seconds more the master waits at the start, before the first iteration, for workers still building a model
+#: named by its import path (each rank imports the model's framework: PyTorch takes seconds per rank on a host
+#: whose cores the ranks share). A worker that dies, or cannot build the model, is not waited for.
+BUILD_WAIT = 120.0
 
 
 class DeathNotices:
@@ -827,12 +831,15 @@ class Master(P.Rank):
             code.combine(A, np.zeros((code.n_messages, self.width), dtype=self.dtype), self.dim)
         except Exception:  # a decoder that insists on its own minimal sets: nothing to warm
             pass
-        self.spec.problem.loss(np.zeros(self.dim))
+        theta0 = self.spec.theta0
+        self.spec.problem.loss(theta0.copy())
+        self.metrics = sorted(self.spec.problem.test_metrics(theta0.copy()))  # the names the records will carry
         # One message each way with every worker (MPICH connects lazily), as long as the timed messages that way
         # (the first message of a size costs more to post); a worker takes ours as the sign to hand its
-        # connections to its guard, and says it is ready when its start-up is over.
+        # connections to its guard, and says it is ready when its start-up is over (a model named by its import
+        # path is built first: a dead worker, or one that cannot build it, is not waited for).
         self._send_all(np.zeros(self.dim + 1), P.TAG_HELLO)
-        deadline = time.perf_counter() + self.spec.stop_timeout
+        deadline = time.perf_counter() + self.spec.stop_timeout + (BUILD_WAIT if self.spec.named else 0.0)
         while len(self.ready | self.skip) < self.K and time.perf_counter() < deadline and not self.orphaned:
             if self._receive_one(-1) is Poll.IDLE:
                 self.check_deaths()
@@ -855,8 +862,8 @@ class Master(P.Rank):
             state = spec.step.init(theta)
         wall = float(spec.wall0)
         self.warm_up()
-        emit("start", predicted=self.predicted, spec=spec.describe(), pids=self.pids, hosts=self.hosts,
-             bells=sorted(self.belled), start=spec.start)
+        emit("start", predicted=self.predicted, spec={**spec.describe(), "metrics": self.metrics}, pids=self.pids,
+             hosts=self.hosts, bells=sorted(self.belled), start=spec.start)
         status, error = "ok", ""
         try:
             for it in range(spec.start, spec.iterations):

@@ -5,9 +5,11 @@ passes its run directory, which no rank reads: the run directory may not even ex
 Rank 0 receives the pickled :class:`~gclib.runtime.spec.RunSpec` from the launcher on its standard input (Hydra
 forwards ``mpiexec``'s standard input to rank 0, on whichever host it runs; see :func:`read_spec`), samples the
 injected delays from the seed, and sends both to every worker, point to point; then rank 0 runs the master and
-the others the workers. After the spec, the launcher writes one line per dead worker on the same channel (see
-:class:`gclib.runtime.master.DeathNotices`). Ranks that know a peer died leave without ``MPI_Finalize`` (it would wait for the dead
-rank forever).
+the others the workers. A model named by its import path reaches every rank as that name, and each rank builds it
+(:meth:`~gclib.runtime.spec.RunSpec.build_model`; a rank that cannot says so,
+:func:`~gclib.runtime.protocol.report_failure`, and the launcher ends the run). After the spec, the launcher writes
+one line per dead worker on the same channel (see :class:`gclib.runtime.master.DeathNotices`). Ranks that know a
+peer died leave without ``MPI_Finalize`` (it would wait for the dead rank forever).
 
 Every rank runs under a guard that turns its death by a signal into an exit Hydra tolerates and reports it
 (see :mod:`gclib.runtime.guard` and ``docs/runtime.md``). Python would turn SIGINT into ``KeyboardInterrupt``,
@@ -25,7 +27,7 @@ import time
 import traceback
 
 from gclib.runtime.bell import join
-from gclib.runtime.protocol import Exit, MARK, TAG_SPEC
+from gclib.runtime.protocol import Exit, MARK, TAG_SPEC, report_failure
 
 #: Seconds a worker waits for the spec from the master before it gives up.
 SPEC_WAIT = 120.0
@@ -86,8 +88,9 @@ def _start(comm, MPI, window):
 
     Returns ``(payload, sends, bell)``: ``payload`` is ``(spec, finish, the bell's path or None)``, ``None`` when
     the run cannot start (rank 0 said why on stdout) or ``False`` when no spec came within :data:`SPEC_WAIT` (a
-    worker whose master is gone); ``sends`` is rank 0's list of ``(request, buffer)`` still to complete; ``bell``
-    the rank's :class:`~gclib.runtime.bell.Bell`, or ``None``."""
+    worker whose master is gone) or the worker cannot build the model (it said why on stdout); ``sends`` is rank
+    0's list of ``(request, buffer)`` still to complete; ``bell`` the rank's :class:`~gclib.runtime.bell.Bell`, or
+    ``None``."""
     if comm.Get_rank() == 0:
         from gclib.runtime.master import emit
         from gclib.runtime.bell import make as make_bell
@@ -96,6 +99,11 @@ def _start(comm, MPI, window):
         payload = bell = None
         try:
             spec = pickle.loads(read_spec(0, window))
+            try:
+                spec.build_model()  # a model named by its import path is built here, on every rank
+            except Exception as e:
+                report_failure(None, "build", e)
+                raise
             if comm.Get_size() != spec.ranks:
                 raise ValueError(f"the job has {comm.Get_size()} ranks, the run needs {spec.ranks} "
                                  f"(1 master + {spec.workers} workers)")
@@ -125,6 +133,12 @@ def _start(comm, MPI, window):
     payload = pickle.loads(data)
     if not payload:
         return payload, [], None
+    try:
+        payload[0].build_model()
+    except Exception as e:  # the model cannot be built here: say so (the launcher ends the run), and leave
+        traceback.print_exc()
+        report_failure(comm.Get_rank() - 1, "build", e)
+        return False, [], None
     return payload, [], join(payload[2])
 
 

@@ -75,10 +75,9 @@ RANK_BYTES = 100e6
 
 
 def check_host_memory(spec: RunSpec) -> None:
-    """Refuse a run whose ranks cannot all fit in this host's memory (every rank holds the whole data set), as
-    :func:`gclib.checks.need_memory` judges it (``GCLIB_MEMORY_LIMIT`` sets the budget)."""
-    p = spec.problem
-    check_ranks_memory(spec.workers, sum(a.nbytes for a in (p.X, p.y, p.X_test, p.y_test) if a is not None))
+    """Refuse a run whose ranks cannot all fit in this host's memory (every rank holds the whole model: its
+    ``nbytes``), as :func:`gclib.checks.need_memory` judges it (``GCLIB_MEMORY_LIMIT`` sets the budget)."""
+    check_ranks_memory(spec.workers, float(getattr(spec.problem, "nbytes", 0) or 0))
 
 
 def check_ranks_memory(workers: int, data_bytes: float = 0.0) -> None:

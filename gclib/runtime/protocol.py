@@ -47,15 +47,21 @@ message's chunk) replaces the gradient messages by three others:
   drains like a late gradient).
 
 The iteration is in the tag, so the master recognizes a late gradient without reading it and drains it.
+
+A rank whose model fails (it cannot be built from its name, or raises while computing) says so on its standard
+output, where the launcher reads it (:func:`report_failure`); the launcher then ends the run with that line's
+words.
 """
 from __future__ import annotations
 
 import enum
 import gc
+import json
 import os
 
 import numpy as np
 
+from gclib.learning.model import ModelError
 from gclib.simulate import arrival_times
 
 #: Prefix of the master's event lines on stdout (``MARK {"kind": ..., ...}``, read by the launcher).
@@ -118,6 +124,19 @@ def without(names) -> frozenset:
         raise ValueError(f"unknown runtime mechanisms {unknown} (in without or {WITHOUT_ENV}); the known ones are "
                          f"{', '.join(MECHANISMS)}")
     return out
+
+
+#: Characters of an error's text a failure report keeps (a line of the ranks' output must stay short).
+FAILURE_TEXT = 400
+
+
+def report_failure(worker, stage: str, error: BaseException, iteration=None) -> None:
+    """Print the failure of a rank's model as one line for the launcher: ``MARK {"kind": "failed", "worker": w,
+    "stage": "build" | "iteration", "iteration": i, "error": "Type: text"}`` (``worker`` ``None``: the master)."""
+    said = str(error) if isinstance(error, ModelError) else f"{type(error).__name__}: {error}"  # (it names the model)
+    text = " ".join(said.split())[:FAILURE_TEXT]
+    print(MARK + json.dumps({"kind": "failed", "worker": worker, "stage": stage, "iteration": iteration,
+                             "error": text}), flush=True)
 
 
 class Exit(enum.Enum):

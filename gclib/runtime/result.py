@@ -43,6 +43,8 @@ def job_result(job, prior, prior_tasks=()) -> RunResult:
         how = d["name"] or f"exit code {d['code']}"
         status, error = "error", (f"the master (MPI rank 0, pid {d['pid']} on {d['host']}) died ({how}) after "
                                   f"{done} of {spec.iterations} iterations")
+    elif job.killed == "failed":
+        status, error = "error", failure_text(job.events["failed"], done, spec.iterations)
     elif job.killed == "startup":
         status, error = "error", ("the run could not start: a worker died before every rank was through "
                                   "MPI_Init, where the others wait for it")
@@ -92,6 +94,18 @@ def job_result(job, prior, prior_tasks=()) -> RunResult:
         res.error = (res.error + "; " if res.error else "") + deaths_text(deaths) + (
             "; the run treated them as stragglers that never answer" if status == "ok" else "")
     return res
+
+
+def failure_text(ev: dict, done: int, iterations: int) -> str:
+    """Why a run stopped when a rank's model failed (its report, :func:`gclib.runtime.protocol.report_failure`),
+    naming the rank and the iteration."""
+    who = "the master" if ev.get("worker") is None else f"worker {ev['worker']}"
+    if ev.get("stage") == "build":
+        return f"{who} could not build the model: {ev.get('error')}"
+    it = ev.get("iteration")
+    when = (f"in iteration {it}" if it is not None else "before its first iteration (its warm-up gradient)")
+    return (f"{who} failed {when}: {ev.get('error')} ({done} of {iterations} iterations finished; the run stopped "
+            f"there)")
 
 
 def no_result_text(job, done) -> str:

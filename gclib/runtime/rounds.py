@@ -48,11 +48,12 @@ import numpy as np
 from gclib import checks
 from gclib import sequential as sq
 from gclib.codes.base import GradientCode
+from gclib.learning.model import part_gradient, step_size
 from gclib.runtime import bell as bell_mod
 from gclib.runtime import protocol as P
 from gclib.runtime.master import SILENT_AFTER, IterationTimeout, Master, Poll, emit
 from gclib.runtime.state import pack_step_state
-from gclib.runtime.worker import IDLE, Worker
+from gclib.runtime.worker import IDLE, Worker, _Stop
 
 
 @dataclass
@@ -203,11 +204,11 @@ def task_vector(problem, code, seq: Sequential, w: int, task, theta) -> np.ndarr
     if kind == sq.PIECE:
         lam1 = seq.params["lambd"] + 1
         first = (w * (seq.params["W"] - 1) + index) * lam1
-        return sum(problem.partial_gradient(theta, p) for p in range(first, first + lam1))
+        return sum(part_gradient(problem, theta, p) for p in range(first, first + lam1))
     offset = 0 if kind == sq.GC_TASK else n * (seq.params["W"] - 1) * (seq.params["lambd"] + 1) + index * n
     out = np.zeros(problem.dim)
     for p in code.order[w]:
-        out += code.B[w, p] * problem.partial_gradient(theta, offset + p)
+        out += code.B[w, p] * part_gradient(problem, theta, offset + p)
     return out
 
 
@@ -232,6 +233,11 @@ class RoundWorker(Worker):
         self.current = it
         try:
             return self._round(it, plan)
+        except _Stop:
+            raise
+        except Exception:
+            self.failed_at = it  # (run_worker names the round)
+            raise
         finally:
             self.current = IDLE
 
@@ -381,8 +387,8 @@ class RoundMaster(Master):
         step_state = spec.step.init(theta)
         self.state = seq.state()
         self.warm_up()
-        emit("start", predicted=self.predicted, spec=spec.describe(), pids=self.pids, hosts=self.hosts,
-             bells=sorted(self.belled), start=0)
+        emit("start", predicted=self.predicted, spec={**spec.describe(), "metrics": self.metrics}, pids=self.pids,
+             hosts=self.hosts, bells=sorted(self.belled), start=0)
         status, error = "ok", ""
         thetas = {}  # job -> the parameters it is computed at
         got = {}  # (job, kind, index, worker) -> result
@@ -461,7 +467,8 @@ def sequential_spec(scheme: str, delays, *, problem=None, samples: int | None = 
                     timeout: float = 30.0, poll: float = 1e-4, stop_timeout: float = 5.0, **params):
     """The :class:`~gclib.runtime.spec.RunSpec` of a sequential run: ``scheme`` with ``params`` on the injected
     ``delays`` ``(workers, rounds)`` seconds, for ``jobs`` gradients (default: as many as the rounds allow), gradient
-    descent with step ``lr`` (default ``1 / L``) on ``problem`` (default Tandon's synthetic logistic regression of
+    descent with step ``lr`` (default ``1 / L``; needed for a model without ``smoothness``) on ``problem`` (any
+    :class:`gclib.learning.model.Model` with the scheme's parts; default Tandon's synthetic logistic regression of
     ``samples`` x ``dim`` split in the scheme's parts). ``kill``: ``{worker: round}``, a worker whose process exits
     when that round's plan arrives. ``timeout``: seconds a round may wait for its workers; ``poll``: the master's
     poll; ``stop_timeout``: seconds the stop waits for every worker's goodbye (a dead worker's never comes)."""
@@ -476,6 +483,6 @@ def sequential_spec(scheme: str, delays, *, problem=None, samples: int | None = 
             "samples", samples, low=parts, why=f" (at least one per data part: {parts})")
         problem = make_problem("tandon-logistic", parts=parts, seed=data_seed, n_samples=samples,
                                dim=checks.integer("dim", dim, low=1))
-    lr = 1.0 / problem.smoothness if lr is None else checks.real("lr", lr, above=0)
+    lr = step_size(problem, lr)
     return RunSpec(seq.code(seed), problem, GD(lr), None, iterations=seq.rounds, seed=seed, timeout=timeout,
                    poll=poll, stop_timeout=stop_timeout, kill=dict(kill or {}), label=seq.label(), sequential=seq)

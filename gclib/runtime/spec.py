@@ -11,17 +11,23 @@ from gclib import checks
 from gclib.codes import conditioning
 from gclib.codes.base import DecodingError, GradientCode
 from gclib.jsonable import jsonable
+from gclib.learning.model import ModelRef, check_model, model_name
 from gclib.runtime.protocol import without as mechanisms_without
 from gclib.runtime.state import state_document, write_json
 
 
 @dataclass
 class RunSpec:
-    """One run: a code, a learning problem, an update rule, injected delays and fault handling.
+    """One run: a code, a model to train, an update rule, injected delays and fault handling.
 
     Attributes:
         code: any :class:`~gclib.codes.base.GradientCode`; worker ``w`` is MPI rank ``w + 1``.
-        problem: a :class:`~gclib.learning.problems.Problem` with ``code.n_parts`` parts.
+        problem: the model to train, with ``code.n_parts`` parts: any :class:`gclib.learning.model.Model` (a
+            :class:`~gclib.learning.problems.Problem`, a PyTorch, NumPy or JAX model of
+            :mod:`gclib.learning.adapters`, or an object with the model's attributes), checked once here
+            (:func:`gclib.learning.model.check_model`). A model built by name (:func:`gclib.learning.model.load`,
+            ``gclib run --model package.module:function``) reaches the ranks as its name, and every rank builds it
+            (:meth:`build_model`); any other model is pickled with the spec.
         step: an update (``TandonAGD`` / ``GD``): ``init``, ``query``, ``step``.
         model: a compute-time model of :mod:`gclib.stragglers` (``Persistent`` for workers that never answer), or
             ``None``: no injected delay (every task takes the time the machine takes to compute it).
@@ -34,7 +40,7 @@ class RunSpec:
         stop_timeout: seconds the master waits for every worker's goodbye at the end (longer: a dead worker).
         kill: ``{worker: iteration}``: fault injection, the worker's process exits abruptly when it receives
             that iteration's parameters.
-        theta0: initial parameters ``(dim,)`` (zeros by default).
+        theta0: initial parameters ``(dim,)`` (by default the model's ``initial()``: zeros for a ``Problem``).
         label: free-form name of the run (scheme name by default).
         wait_all: the master waits in every iteration for every message of every worker still alive (a
             profile, :mod:`gclib.runtime.measure`), not for the first decodable set; a dead worker does not stop
@@ -89,6 +95,7 @@ class RunSpec:
         for name in ("time_scale", "timeout", "poll", "stop_timeout"):
             setattr(self, name, checks.seconds(name, getattr(self, name)))
         self.seed = checks.integer("seed", self.seed, low=0)
+        self._check_model()
         if self.sequential is not None:  # its own parts, rounds and delays
             self.sequential.check_spec(self)
         elif self.problem.n_parts != self.code.n_parts:
@@ -102,11 +109,6 @@ class RunSpec:
                      checks.integer(f"kill[{w!r}]", it, low=0, high=self.iterations - 1,
                                     why=f" (an iteration of the run's {self.iterations})")
                      for w, it in self.kill.items()}
-        if self.theta0 is not None:
-            self.theta0 = checks.finite_array("theta0", self.theta0, ndim=1, complex_ok=False)
-            if self.theta0.shape != (self.problem.dim,):
-                raise ValueError(f"theta0 must be {self.problem.dim} finite numbers (the problem's dimension), got "
-                                 f"shape {self.theta0.shape}")
         self.network = tuple(checks.int_list("network", list(self.network), low=1, min_len=0))
         self.without = tuple(sorted(mechanisms_without(self.without)))
         self.start = checks.integer("start", self.start, low=0, high=self.iterations)
@@ -128,6 +130,53 @@ class RunSpec:
             self.model.sample(np.random.default_rng(0), 1, self.code.n_workers, self.code.load)
         if not self.label:
             self.label = self.code.name
+
+    def _check_model(self):
+        """The model checked at the run's start (:func:`gclib.learning.model.check_model`: sizes, shapes, finite
+        gradients that add up), and ``theta0`` (the model's initial parameters when not given)."""
+        if isinstance(self.problem, ModelRef):
+            raise checks.ParameterTypeError("problem must be a model; a ModelRef is built with "
+                                            "gclib.learning.model.load(target, **kwargs)")
+        if self.theta0 is not None:
+            self.theta0 = checks.finite_array("theta0", self.theta0, ndim=1, complex_ok=False)
+            dim = getattr(self.problem, "dim", None)
+            if dim is not None and self.theta0.shape != (dim,):
+                raise ValueError(f"theta0 must be {dim} finite numbers (the problem's dimension), got shape "
+                                 f"{self.theta0.shape}")
+        self.problem = check_model(self.problem, self.theta0)
+        if self.theta0 is None:
+            self.theta0 = np.array(self.problem.initial(), dtype=float)
+
+    def __getstate__(self):
+        """What pickles: everything, but a model built by name (it has a :class:`~gclib.learning.model.ModelRef`
+        as its ``ref``) as that name; each rank builds it again (:meth:`build_model`)."""
+        state = dict(self.__dict__)
+        ref = getattr(self.problem, "ref", None)
+        if isinstance(ref, ModelRef):
+            state["problem"] = ref
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+
+    @property
+    def named(self) -> bool:
+        """The model reaches the ranks by name (see :meth:`__getstate__`)."""
+        return isinstance(self.problem, ModelRef) or isinstance(getattr(self.problem, "ref", None), ModelRef)
+
+    def build_model(self) -> "RunSpec":
+        """On a rank: build the model of an unpickled spec that arrived as its name (its sizes checked against the
+        code's); nothing to do for a model that was pickled. Raises :class:`gclib.learning.model.ModelError` (a
+        ``ValueError``) naming the model."""
+        if isinstance(self.problem, ModelRef):
+            from gclib.learning.model import ModelError, as_model
+
+            model = as_model(self.problem.build())
+            if model.dim != len(self.theta0):
+                raise ModelError(f"model {model_name(model)} has {model.dim} parameters on this rank, "
+                                 f"{len(self.theta0)} where the run was launched")
+            self.problem = model
+        return self
 
     def _check_decodes(self):
         """Decode once as the master would when every worker is equally fast (messages in order of readiness)
@@ -158,7 +207,9 @@ class RunSpec:
         """JSON-ready description (for the state file and the result)."""
         model = (self.model.describe() if hasattr(self.model, "describe") else
                  "none" if self.model is None else str(self.model))
-        return jsonable({"label": self.label, "code": self.code.summary(), "problem": self.problem.name,
+        ref = getattr(self.problem, "ref", None)
+        return jsonable({"label": self.label, "code": self.code.summary(), "problem": model_name(self.problem),
+                          **({"model_import": ref.describe()} if isinstance(ref, ModelRef) else {}),
                           "dim": self.problem.dim, "samples": self.problem.n_samples,
                           "step": {"name": type(self.step).__name__, **asdict(self.step)},
                           "model": model, "iterations": self.iterations, "time_scale": self.time_scale,
@@ -185,8 +236,9 @@ class RunResult:
             decoded), ``stale`` (late messages of earlier iterations drained during it), ``bcast``, ``wait``,
             ``decode``, ``step``, ``drain`` (seconds spent in each part on the critical path: ``decode`` runs from
             the arrival of the message that made the set decodable to the combined gradient; ``checks`` is the
-            total time of the decodability checks, most of it overlapped with waiting), ``loss``, ``test_loss``,
-            ``auc``, ``grad_error`` (relative error of the decoded gradient against the full gradient), ``wall``
+            total time of the decodability checks, most of it overlapped with waiting), ``loss``, the model's test
+            metrics under their names (``spec["metrics"]``: a ``Problem``'s are ``test_loss`` and ``auc``),
+            ``grad_error`` (relative error of the decoded gradient against the full gradient), ``wall``
             (seconds since the first iteration started, metrics excluded), ``workers`` (whose messages decoded),
             ``amplification`` (the decode's error amplification, :func:`gclib.codes.conditioning.decoding_amplification`;
             ``None`` for an infinite one), ``dead`` (workers known dead when the iteration ended) and ``silent``
@@ -202,7 +254,7 @@ class RunResult:
         abandoned: ``{worker: iterations it abandoned because the master decoded them or newer parameters
             arrived}``.
         drained: late messages drained in total (during the iterations, between them and at the stop).
-        spec: :meth:`RunSpec.describe`.
+        spec: :meth:`RunSpec.describe`, and ``metrics``: the names of the model's test metrics in the records.
         deaths: ``{worker: {"signal": 9, "name": "SIGKILL", "code": None, "pid": ..., "host": ...,
             "iteration": ...}}``: how each dead worker's process ended, as its guard reported it (``signal`` for
             a death by signal, ``code`` for an exit; ``iteration``: iterations finished when the launcher heard); a
@@ -295,7 +347,8 @@ class RunResult:
         return pd.DataFrame(self.records)
 
     def summary(self) -> dict:
-        """Totals and means over the finished iterations (JSON-ready)."""
+        """Totals and means over the finished iterations (JSON-ready): ``final_loss``, ``final_auc`` (``None`` for
+        a model without one) and ``final_metrics`` (every test metric of the last iteration) among them."""
         r = self.records
         out = {"label": self.spec.get("label"), "status": self.status, "error": self.error,
                "iterations": len(r), "dead_workers": self.dead_workers, "messages_sent": self.messages_sent,
@@ -321,7 +374,8 @@ class RunResult:
                                                           ("bcast", "decode", "step", "drain"))
             last = r[-1]
             errors = [x["grad_error"] for x in r if x["grad_error"] is not None and not math.isnan(x["grad_error"])]
-            out.update({"final_loss": last["loss"], "final_auc": last["auc"],  # (nan: a round decoded nothing)
+            out.update({"final_loss": last["loss"], "final_auc": last.get("auc"),  # (nan: a round decoded nothing)
+                        "final_metrics": {k: last.get(k) for k in self.spec.get("metrics") or []},
                         "max_grad_error": float(max(errors)) if errors else math.nan})
             amp = np.array([math.inf if x.get("amplification") is None else x["amplification"] for x in r])
             limit = trust_limit()

@@ -173,5 +173,5 @@ def load_state(path) -> dict:
 
 def comparable(described: dict) -> dict:
     """What must agree between a state file's ``spec`` and the spec of the run that resumes it."""
-    skip = {"state_file", "start", "kill", "timeout", "poll", "label", "without"}
+    skip = {"state_file", "start", "kill", "timeout", "poll", "label", "without", "metrics"}
     return json.loads(json.dumps({k: v for k, v in described.items() if k not in skip}))

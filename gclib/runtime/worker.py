@@ -43,6 +43,7 @@ from typing import NamedTuple
 import numpy as np
 
 from gclib.codes.base import split_pieces
+from gclib.learning.model import part_gradient
 from gclib.runtime import bell as bell_mod
 from gclib.runtime import network
 from gclib.runtime import protocol as P
@@ -94,6 +95,7 @@ class Worker(P.Rank):
 
     two_phase = False  # the run's exchange is the two-phase one (gclib.runtime.two_phase)
     kept = None  # two-phase: [iteration, its partial gradients, its clock's start, compute seconds]
+    failed_at = None  # the iteration in which the model raised (run_worker reports it)
 
     def __init__(self, comm, spec, finish, bell=None):
         super().__init__(comm, spec)
@@ -203,6 +205,11 @@ class Worker(P.Rank):
         self.current = it
         try:
             return self._iterate(it, theta, t0)
+        except _Stop:
+            raise
+        except Exception:
+            self.failed_at = it  # (run_worker names the iteration)
+            raise
         finally:
             self.current = IDLE
 
@@ -232,7 +239,7 @@ class Worker(P.Rank):
                     new = self._wait_until(t0 + finish[j] - self.lead)  # the work goes at the window's end
                     if new is None and self.decoded < it:
                         c0 = time.perf_counter()
-                        G[part] = problem.partial_gradient(theta, part)
+                        G[part] = part_gradient(problem, theta, part)
                         out = self._reports(j) if self.two_phase else self._messages(G, j)
                         took = time.perf_counter() - c0
                         compute += took
@@ -322,7 +329,7 @@ class Worker(P.Rank):
         set-up) do not land in the first iteration; say hello; once the master's hello is in, hand the
         connections to the guard, settle, and say ready."""
         G = np.zeros((self.code.n_parts, self.dim))
-        G[self.order[0]] = self.spec.problem.partial_gradient(np.zeros(self.dim), self.order[0])
+        G[self.order[0]] = part_gradient(self.spec.problem, self.spec.theta0.copy(), self.order[0])
         if self.msgs.size:
             self.code.B[self.msgs[0]] @ split_pieces(G, self.code.n_pieces)
         # the master learns our pid, whether we share its bell, and our host name (its characters' code points),
@@ -387,9 +394,12 @@ class Worker(P.Rank):
 def run_worker(comm, spec, finish, bell=None, cls=Worker) -> P.Exit:
     """Run the worker loop of ``cls`` (:class:`Worker`, or a subclass such as
     :class:`gclib.runtime.rounds.RoundWorker`); returns how to leave: through ``MPI_Finalize`` or without it."""
+    worker = None
     try:
-        return cls(comm, spec, finish, bell=bell).run()
-    except Exception:  # a bug or a broken problem: say so, and die like a crashed worker
-        traceback.print_exc()
+        worker = cls(comm, spec, finish, bell=bell)
+        return worker.run()
+    except Exception as e:  # a broken model, or a bug: say so (the launcher ends the run, naming the worker and the
+        traceback.print_exc()  # iteration), and die like a crashed worker
         sys.stderr.flush()
+        P.report_failure(comm.Get_rank() - 1, "iteration", e, getattr(worker, "failed_at", None))
         os._exit(1)
