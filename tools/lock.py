@@ -25,13 +25,16 @@ HEADER = """\
 
 def clean(text: str) -> str:
     """Drop pip-compile's header, gclib's own entry and annotations that name files outside the repository; name
-    pyproject.toml by its path in the repository."""
+    pyproject.toml by its path in the repository; drop a local build's label from a pin (``torch==2.13.0+cpu``, the
+    CPU build installed here, becomes ``torch==2.13.0``, which that build and PyPI's release of the version both
+    match)."""
     out, skip = [], False
     for line in text.splitlines():
         if line.startswith("#") and not line.startswith("#   ") and not out:
             continue  # pip-compile's header (its command line names temporary files)
         if re.match(r"^[A-Za-z0-9]", line):
             skip = line.split()[0].lower().startswith("gclib")
+            line = re.sub(r"^([A-Za-z0-9._-]+==[^+\s]+)\+\S+", r"\1", line)
         if skip or re.match(r"^\s+#\s+(-c|-r)\s", line):
             continue
         out.append(line.replace(f"({ROOT / 'pyproject.toml'})", "(pyproject.toml)"))
