@@ -98,6 +98,7 @@ def test_a_pytorch_module_is_a_model_in_float64():
     kept = theta.copy()
     m.partial_gradient(theta, 1)
     np.testing.assert_array_equal(theta, kept)  # the caller's parameters are copied in, never aliased
+    np.testing.assert_array_equal(m.initial(), theta0)  # where training starts, whatever was computed since
     out = net(torch.as_tensor(X[90:])).detach().numpy()
     assert m.test_metrics(theta)["accuracy"] == pytest.approx(accuracy(out, y[90:]))  # (the module holds theta)
     with pytest.raises(TypeError, match="module must be a torch.nn.Module, got function"):

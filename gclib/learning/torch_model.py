@@ -55,6 +55,8 @@ class TorchModel(DataModel):
         self.metrics = check_metrics(metrics)
         self.loss_fn = loss
         self._dim = int(sum(p.numel() for p in self.params))
+        with torch.no_grad():  # the parameters as the module was made (a gradient's computation sets others)
+            self.theta0 = parameters_to_vector(self.params).cpu().numpy().astype(np.float64)
 
     @property
     def dim(self) -> int:
@@ -67,8 +69,7 @@ class TorchModel(DataModel):
 
     def initial(self):
         """``(dim,)`` the module's parameters as it was made (its own initialization)."""
-        with torch.no_grad():
-            return parameters_to_vector(self.params).cpu().numpy().astype(np.float64)
+        return self.theta0.copy()
 
     def _set(self, theta):
         vec = torch.tensor(np.asarray(theta, dtype=np.float64), dtype=self.dtype)  # a copy: theta stays the caller's
