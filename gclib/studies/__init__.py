@@ -21,5 +21,6 @@ notebook                               package
 ``12_sequential``                      :mod:`gclib.studies.sequential` (and its study)
 ``13_approximate``                     :mod:`gclib.studies.approximate` (errors and training)
 ``14_head_to_head``                    :mod:`gclib.studies.head_to_head` (and its study)
+``15_your_model``                      :mod:`gclib.studies.your_model` (its network and study)
 =====================================  ==============================================================
 """

@@ -39,6 +39,7 @@ from gclib.runtime.localhosts import rate_bits
 from gclib.schemes import SCHEMES
 from gclib.studies.mpi_runs.experiments import MODELS, build
 from gclib.studies.reed_solomon.stability import divisor_stragglers
+from gclib.studies.your_model.network import FRAMEWORKS
 from gclib.timings import shipped
 
 __all__ = ["Parameters", "apply_profile", "notebook", "NOTEBOOKS"]
@@ -384,6 +385,21 @@ def _sequential(p: Parameters):
     p.integer("live_kill_round", low=0, high=min(probe, held) - 1)
 
 
+def _your_model(p: Parameters):
+    p.integer("seed", low=0)
+    p.choice("trace", sorted(shipped()))
+    p.integer("workers", low=2)  # at most the trace's recorded workers: the study says so, naming workers
+    p.integer("hidden", low=1)
+    p.choice("framework", FRAMEWORKS)
+    p.real("lr", above=0)
+    iterations = p.integer("iterations", low=2)
+    p.real("target", above=0, high=1)  # a test accuracy
+    p.integer("seeds", low=1)
+    p.real("time_scale", above=0)
+    p.integer("kill_iteration", low=0, high=iterations - 1)
+    p.integer("bootstrap", low=20)  # the fits' intervals are bootstrap quantiles
+
+
 def _index(p: Parameters):
     pass  # the index has only the driver's parameters
 
@@ -405,6 +421,7 @@ NOTEBOOKS = {
     "12_sequential": _sequential,
     "13_approximate": _approximate,
     "14_head_to_head": _head_to_head,
+    "15_your_model": _your_model,
 }
 
 
