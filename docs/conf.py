@@ -43,7 +43,7 @@ nb_render_markdown_format = "myst"
 autodoc_default_options = {"member-order": "bysource", "ignore-module-all": True}
 napoleon_google_docstring = True  # the docstrings' "Args:", "Returns:" and "Attributes:" sections
 napoleon_numpy_docstring = False
-autodoc_mock_imports = ["mpi4py"]  # the runtime imports MPI inside functions only; never load it for the docs
+autodoc_mock_imports = ["mpi4py", "jax"]  # MPI: imported inside functions only, never for the docs; JAX: no extra
 
 html_theme = "furo"
 html_title = f"gclib {release}"
