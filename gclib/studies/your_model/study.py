@@ -1,5 +1,5 @@
-"""Notebook 15's study: the network of :mod:`.network` trained over MPI with the codes ``gclib advise`` recommends
-for a shipped real trace, against uncoded, under that trace's recorded delays.
+"""Notebook 15's study: the network of :mod:`gclib.studies.your_model.network` trained over MPI with the codes
+``gclib advise`` recommends for a shipped real trace, against uncoded, under that trace's recorded delays.
 
 1. The advice: :func:`gclib.advise.from_trace` on the trace for ``workers`` workers, once without charging
    communication and once with the messages' cost on this machine charged, as the first uncoded run measured it
