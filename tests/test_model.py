@@ -173,3 +173,18 @@ def test_the_simulated_clock_trains_any_model_by_its_loss():
     np.testing.assert_allclose(res.theta, optimum, atol=1e-3)
     with pytest.raises(ValueError, match="its server-side trigger needs the smoothness of every part"):
         train(m, make_scheme("lag-ps", 4), gclib.ShiftedExponential(mu=10, alpha=0.01), lr=0.2)
+
+
+def test_the_auc_ranks_are_scipys_without_importing_scipy_stats():
+    from scipy.stats import rankdata
+
+    from gclib.learning.problems import auc, average_ranks
+
+    rng = np.random.default_rng(5)
+    for n in (1, 2, 7, 200):
+        x = rng.integers(0, 5, n).astype(float)  # many ties
+        np.testing.assert_array_equal(average_ranks(x), rankdata(x))
+        y = rng.standard_normal(n)
+        np.testing.assert_array_equal(average_ranks(y), rankdata(y))
+    assert auc([0.1, 0.4, 0.35, 0.8], [-1, -1, 1, 1]) == 0.75
+    assert auc([1.0, 1.0], [-1, 1]) == 0.5 and np.isnan(auc([np.nan, 1.0], [-1, 1]))
