@@ -157,14 +157,32 @@ def test_a_model_whose_build_raises_on_a_worker_is_one_line_and_exit_2(usermodel
 @pytest.mark.mpi
 @pytest.mark.timeout(240)
 def test_a_model_that_fails_on_a_worker_mid_run_names_the_worker_and_the_iteration(usermodels, tmp_path):
-    # worker 1 (MPI rank 2) computes its warm-up gradient and one part of iteration 0, then raises
-    p = _gclib(RUN + ["--model", f"{usermodels}:fails_later", "--model-args", "after=2", "--lr", "0.1"], Path.cwd(),
+    # worker 1 (MPI rank 2) computes its warm-up gradient, then raises at the first part it computes in a run
+    p = _gclib(RUN + ["--model", f"{usermodels}:fails_later", "--model-args", "after=1", "--lr", "0.1"], Path.cwd(),
                tmp_path)
     assert p.returncode == 1, p.stderr
     assert p.stderr.count("\n") == 1 and "gclib: error: worker 1 failed in iteration " in p.stderr
     assert "FloatingPointError: overflow in part" in p.stderr and "gclib run --resume" in p.stderr
     # the library says the same, with what ran kept
     with pytest.raises(RuntimeFailure, match=r"worker 1 failed in iteration \d+: FloatingPointError") as e:
-        launch(RunSpec(codes.crc(4, 1, seed=0), load(f"{usermodels}:fails_later", parts=4, after=2), GD(0.1), MODEL,
-                       iterations=6, time_scale=0.02, stop_timeout=3.0))
+        launch(RunSpec(codes.crc(4, 1, seed=0), load(f"{usermodels}:fails_later", parts=4, after=1), GD(0.1), None,
+                       iterations=6, stop_timeout=3.0))
     assert e.value.result.status == "error" and e.value.result.run_dir is not None
+
+
+@pytest.mark.mpi
+@pytest.mark.timeout(300)
+def test_a_stopped_run_of_a_named_model_resumes_from_its_state_file(usermodels, tmp_path):
+    """Uncoded with a worker killed at iteration 3 stops there (the state is saved); the resumed run builds the
+    model again from its name and arguments, on every rank, and finishes without the kill."""
+    state = tmp_path / "state.json"
+    args = ["run", "--scheme", "uncoded", "--workers", "4", "--iterations", "8", "--time-scale", "0.01", "--step",
+            "gd", "--lr", "0.3", "--timeout", "2", "--kill", "1:3", "--model", f"{usermodels}:linear", "--model-args",
+            "rows=100, seed=3", "--state", str(state)]
+    stopped = _gclib(args, Path.cwd(), tmp_path)
+    assert stopped.returncode == 1 and "continue with: gclib run --resume" in stopped.stderr, stopped.stderr
+    resumed = _gclib(["run", "--resume", str(state), "--json"], Path.cwd(), tmp_path)
+    assert resumed.returncode == 0, resumed.stderr
+    doc = json.loads(resumed.stdout)
+    assert doc["summary"]["iterations"] == 8 and doc["summary"]["max_grad_error"] < 1e-9
+    assert doc["spec"]["model_import"]["kwargs"] == {"parts": 4, "rows": 100, "seed": 3}

@@ -85,16 +85,24 @@ def add_trained_model_args(p):
     """``--model`` names your model too (``MODULE:FUNCTION``), ``--model-args`` its function's arguments, and
     ``--delays`` the compute-time model of the injected delays beside it."""
     from gclib import checks
-    from gclib.learning.model import parse_kwargs
     from gclib.stragglers import MODELS
 
     act = p._option_string_actions["--model"]  # (the compute-time model's option, made by options.add_model_args)
     act.choices, act.metavar, act.type = None, "NAME|PATH", checks.option(model_option)
     act.help = "compute-time model (names below), or your model's import path MODULE:FUNCTION"
-    p.add_argument("--model-args", type=checks.option(lambda _, v: parse_kwargs(v)), default=None,
+    p.add_argument("--model-args", type=checks.option(_model_args), default=None,
                    metavar="K=V,...", help="your model's keyword arguments (literals)")
     p.add_argument("--delays", default=None, choices=sorted(MODELS), metavar="NAME",
                    help="with your model: the compute-time model")
+
+
+def _model_args(name, value) -> str:
+    """``--model-args``: the text as given (a resumed run parses it again), once it parses
+    (:func:`gclib.learning.model.parse_kwargs`)."""
+    from gclib.learning.model import parse_kwargs
+
+    parse_kwargs(value)
+    return value
 
 
 def model_option(name, value) -> str:

@@ -93,7 +93,7 @@ def launch(spec: RunSpec, *, hosts=None, job_timeout: float | None = None, state
     res = job_result(job, *prior)
     res.run_dir = str(run_dir)
     failed = job.events["failed"]
-    if job.killed == "failed" and failed.get("stage") == "build":  # nothing ran: a bad model, not a failed run
+    if failed is not None and failed.get("stage") == "build":  # nothing ran: a bad model, not a failed run
         raise ModelError(f"{failure_text(failed, 0, spec.iterations)} (the ranks' output is in "
                          f"{run_dir / 'stderr.txt'})")
     if restarts:

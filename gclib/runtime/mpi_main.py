@@ -135,9 +135,11 @@ def _start(comm, MPI, window):
         return payload, [], None
     try:
         payload[0].build_model()
-    except Exception as e:  # the model cannot be built here: say so (the launcher ends the run), and leave
+    except Exception as e:  # the model cannot be built here: say so, and wait for the launcher to end the job
         traceback.print_exc()
         report_failure(comm.Get_rank() - 1, "build", e)
+        sys.stdout.flush()
+        time.sleep(SPEC_WAIT)  # alive, not dead: the master waits for us, and no iteration starts meanwhile
         return False, [], None
     return payload, [], join(payload[2])
 

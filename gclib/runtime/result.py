@@ -38,13 +38,13 @@ def job_result(job, prior, prior_tasks=()) -> RunResult:
     if job.interrupted is not None:
         status, error = "interrupted", (f"interrupted by {signal_name(job.interrupted)} after {done} of "
                                         f"{spec.iterations} iterations")
+    elif job.events.get("failed") is not None:  # a rank's model failed: the run failed, even if the others went on
+        status, error = "error", failure_text(job.events["failed"], done, spec.iterations)
     elif job.killed == "master":
         d = job.master_death
         how = d["name"] or f"exit code {d['code']}"
         status, error = "error", (f"the master (MPI rank 0, pid {d['pid']} on {d['host']}) died ({how}) after "
                                   f"{done} of {spec.iterations} iterations")
-    elif job.killed == "failed":
-        status, error = "error", failure_text(job.events["failed"], done, spec.iterations)
     elif job.killed == "startup":
         status, error = "error", ("the run could not start: a worker died before every rank was through "
                                   "MPI_Init, where the others wait for it")
@@ -104,8 +104,9 @@ def failure_text(ev: dict, done: int, iterations: int) -> str:
         return f"{who} could not build the model: {ev.get('error')}"
     it = ev.get("iteration")
     when = (f"in iteration {it}" if it is not None else "before its first iteration (its warm-up gradient)")
-    return (f"{who} failed {when}: {ev.get('error')} ({done} of {iterations} iterations finished; the run stopped "
-            f"there)")
+    after = (f"{done} of {iterations} iterations finished; the run stopped there" if done < iterations else
+             f"the others finished the run's {iterations} iterations without it")
+    return f"{who} failed {when}: {ev.get('error')} ({after})"
 
 
 def no_result_text(job, done) -> str:
