@@ -148,11 +148,8 @@ def run(a) -> int:
     if across is not None and not a.json:
         print()
         print(_across_text(across, fa))
-    if bt is not None and bt.warnings:
-        import sys
-
-        for w in bt.warnings:
-            print(f"gclib: warning: {w}", file=sys.stderr)
+    for w in res.warnings() + (bt.warnings if bt is not None else []):
+        options.warn(w)
     return 0
 
 
