@@ -15,7 +15,7 @@ import pandas as pd
 from matplotlib.ticker import NullFormatter, ScalarFormatter
 
 from gclib.design import pareto_front
-from gclib.plotting import DOUBLE, plt
+from gclib.plotting import DOUBLE, DPI, plt
 
 #: The baseline every design is compared with (its label in the advice's tables).
 UNCODED = "uncoded"
@@ -201,7 +201,7 @@ def plot(advice, path=None):
     fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncol=min(3, len(models) + 2))
     fig.suptitle(f"K = {s['K']} workers, load <= {s['max_load']}: time against communication, the front per model")
     if path is not None:
-        fig.savefig(path, bbox_inches="tight", metadata={"Software": None})
+        fig.savefig(path, dpi=DPI, bbox_inches="tight", metadata={"Software": None})
     return fig
 
 

@@ -116,6 +116,9 @@ def run(a) -> int:
     if a.figure is not None:
         import matplotlib.pyplot as plt
 
+        from gclib.plotting import theme
+
+        theme()
         try:
             fig = res.plot(a.figure)
         except OSError as e:  # a full disk: the error names the file
