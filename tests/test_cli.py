@@ -108,7 +108,8 @@ def test_list_names_papers(capsys):
 
 
 @pytest.mark.parametrize("module, package, extra", [("sklearn", "scikit-learn", "data"),
-                                                    ("pyarrow.parquet", "pyarrow", "traces"), ("mpi4py", "mpi4py", "mpi")])
+                                                    ("pyarrow.parquet", "pyarrow", "traces"),
+                                                    ("mpi4py", "mpi4py", "mpi")])
 def test_a_missing_optional_package_names_its_extra(monkeypatch, capsys, module, package, extra):
     """``gclib train --problem breast-cancer`` without scikit-learn, and the like: one line naming the extra."""
     import gclib.cli as cli

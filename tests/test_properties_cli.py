@@ -237,7 +237,8 @@ def test_verify(data):
 @SETTINGS
 @given(st.data())
 def test_train(data):
-    pool = {"--algorithm": (st.sampled_from(TRAIN_SCHEMES), "name"), "--problem": (st.sampled_from(problem_names()), "name"),
+    pool = {"--algorithm": (st.sampled_from(TRAIN_SCHEMES), "name"),
+            "--problem": (st.sampled_from(problem_names()), "name"),
             "--workers": (ints(1, 12), "int"), "--groups": (ints(1, 4), "int"), "--stragglers": (ints(0, 3), "int"),
             "--scheme": (st.sampled_from(["crc", "frc", "rs", "gc"]), "name"),
             "--trigger": (st.sampled_from(["default", "none", "wk", "ps"]), "name"),

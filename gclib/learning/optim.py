@@ -182,8 +182,8 @@ CODE_PARAMS = ("workers", "stragglers", "seed")
 
 
 def code_names() -> list[str]:
-    """The registered schemes ``gc`` can take as its code (``code=NAME``, ``gclib train --algorithm gc --scheme NAME``): those
-    built from :data:`CODE_PARAMS` alone (every other parameter they read has a default)."""
+    """The registered schemes ``gc`` can take as its code (``code=NAME``; ``gclib train --algorithm gc --scheme
+    NAME``): those built from :data:`CODE_PARAMS` alone (every other parameter they read has a default)."""
     return sorted(n for n, s in sch.SCHEMES.items() if set(s.required) <= set(CODE_PARAMS))
 
 
