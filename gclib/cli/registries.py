@@ -101,11 +101,12 @@ def schemes_text(indent: int = 2, width: int | None = None) -> str:
 
 def params_text(indent: int = 2) -> str:
     """Every scheme parameter: its option, type, help and default."""
-    from gclib.schemes import PARAMS
+    from gclib.cli.options import METAVARS
+    from gclib.schemes import PARAMS, param_help
 
     pad = " " * indent
-    rows = [(flag(n) + ("" if p.type is bool else f" {p.type.__name__.upper()}"), p.help, p.default)
-            for n, p in PARAMS.items()]
+    rows = [(flag(n) + ("" if p.type is bool else f" {METAVARS.get(n, p.type.__name__.upper())}"), param_help(n),
+             p.default) for n, p in PARAMS.items()]
     w = max(len(r[0]) for r in rows)
     return "\n".join(f"{pad}{a:<{w}}  {h}" + (f" (default {d})" if d is not None and not isinstance(d, bool) else "")
                      for a, h, d in rows)
