@@ -107,37 +107,49 @@ def hand_correlated(K=10_000, r=10, m=6, size=10, trials=2000, chunk=200) -> dic
     return _means(ts, ms)
 
 
+def _fig1_counts(arrs, tc, finish, loads):
+    """``(time, messages, cluster messages, computations)`` per trial from the arrivals ``arrs`` (a list of
+    ``(n, clusters, m)`` arrays), the clusters' decoding times ``tc`` ``(n, clusters)``, the tasks' finish times
+    ``finish`` ``(n, 40, 10)`` and the workers' load."""
+    t = tc.max(axis=1)
+    msgs = sum((a <= t[:, None, None]).sum(axis=(1, 2)) for a in arrs)
+    cmsgs = sum((a <= tc[:, :, None]).sum(axis=(1, 2)) for a in arrs)
+    done = (finish[:, :, :loads] <= t[:, None, None]).sum(axis=(1, 2))
+    return t, msgs, cmsgs, done
+
+
 def _fig1_chunk(x) -> list:
-    """``(time, messages)`` per trial of the six rules of Fig. 1 (K = 40, r = 10) on draws ``x`` ``(n, 40)``,
-    arrivals rounded to float32 as ``design.evaluate`` rounds them."""
+    """The four numbers of Fig. 1's table per trial (:func:`_fig1_counts`) of its six rules (K = 40, r = 10) on
+    draws ``x`` ``(n, 40)``, times rounded to float32 as ``design.evaluate`` rounds them."""
     n, f32 = x.shape[0], np.float32
+    finish = (x[:, :, None] * np.arange(1, 11)).astype(f32)  # every task's finish time
     out = []
-    one = (x * 10).astype(f32)  # GC and LCC: one message after the whole load
+    one = finish[:, None, :, 9]  # GC and LCC: one message after the whole load, (n, 1, 40)
     for k in (31, 7):  # GC: any 31 of 40; LCC: 2 ceil(40 / 10) - 1 = 7 results
-        t = np.partition(one, k - 1, axis=1)[:, k - 1]
-        out.append((t, (one <= t[:, None]).sum(axis=1)))
+        out.append(_fig1_counts([one], np.partition(one, k - 1, axis=2)[:, :, k - 1], finish, 10))
     for K_c, m in ((40, 1), (10, 6)):  # UC-MMC: correlated of order 1 unclustered; GC-MMC-1: order 6, 4 clusters
-        xc = x.reshape(n, 40 // K_c, K_c)
-        arrs = [(xc * (m + j)).astype(f32) for j in range(10 - m + 1)]
+        fc = finish.reshape(n, 40 // K_c, K_c, 10)
+        arrs = [fc[:, :, :, m + j - 1] for j in range(10 - m + 1)]  # local worker i's j-th message
         first = arrs[0].copy()
-        for j, a in enumerate(arrs[1:], 1):
+        for j, a in enumerate(arrs[1:], 1):  # class c hears from worker c - j at its j-th message
             np.minimum(first, np.roll(a, j, axis=2), out=first)
-        t = np.partition(first, K_c - m, axis=2)[:, :, K_c - m].max(axis=1)
-        out.append((t, sum((a <= t[:, None, None]).sum(axis=(1, 2)) for a in arrs)))
-    arr = (x.reshape(n, 4, 10, 1) * np.array([6, 8, 10])).astype(f32).reshape(n, 4, 30)  # GC-MMC-2
-    t = np.partition(arr, 6, axis=2)[:, :, 6].max(axis=1)  # 30 - (6 + 8 + 10) + 1 = 7 of each cluster's 30
-    out.append((t, (arr <= t[:, None, None]).sum(axis=(1, 2))))
-    t = x.astype(f32).max(axis=1)  # uncoded: every worker's one part
-    out.append((t, np.full(n, 40)))
+        out.append(_fig1_counts(arrs, np.partition(first, K_c - m, axis=2)[:, :, K_c - m], finish, 10))
+    arr = finish[:, :, [5, 7, 9]].reshape(n, 4, 30)  # GC-MMC-2: messages after 6, 8 and 10 parts
+    out.append(_fig1_counts([arr], np.partition(arr, 6, axis=2)[:, :, 6], finish, 10))  # 30 - 24 + 1 = 7
+    first = finish[:, None, :, 0]  # uncoded: every worker's one part
+    out.append(_fig1_counts([first], first.max(axis=2), finish, 1))
     return out
 
 
+KEYS = ("mean_time", "mean_messages", "mean_cluster_messages", "mean_computations")
+
+
 def hand_fig1(trials=200_000, chunk=10_000) -> dict:
-    """Fig. 1's six rules on shared draws (seed 0)."""
+    """Fig. 1's six rules on shared draws (seed 0): the means of its table."""
     rng = np.random.default_rng(0)
     parts = [_fig1_chunk(_draws(rng, chunk, 40)) for _ in range(trials // chunk)]
-    means = [_means([p[i][0] for p in parts], [p[i][1] for p in parts]) for i in range(6)]
-    return {k: [m[k] for m in means] for k in ("mean_time", "mean_messages")}
+    return {k: [float(np.concatenate([p[i][q] for p in parts]).astype(float).mean()) for i in range(6)]
+            for q, k in enumerate(KEYS)}
 
 
 # ------------------------------------------------------------------------------------------------ gclib's side
@@ -164,7 +176,7 @@ def gclib_fig1() -> dict:
     cands = study.fig1_candidates() + [design.Candidate("uncoded", "uncoded", {}, lambda: build("uncoded",
                                                                                                  workers=40))]
     df = design.evaluate(cands, ShiftedExponential(MU, ALPHA), 40, 200_000, seed=0)
-    return {"mean_time": [float(v) for v in df.mean_time], "mean_messages": [float(v) for v in df.mean_messages]}
+    return {k: [float(v) for v in df[k]] for k in KEYS}
 
 
 #: ``name: (gclib's side, the baseline, the largest ratio allowed, the largest peak of gclib's side in MB, what is
@@ -227,7 +239,7 @@ def paired(name: str) -> dict:
     runs = [_run_child(name, first) for first in (False, True)]
     g = sum(r["gclib"]["seconds"] for r in runs)
     h = sum(r["hand"]["seconds"] for r in runs)
-    same = all(r["gclib"][k] == r["hand"][k] for r in runs for k in ("mean_time", "mean_messages"))
+    same = all(r["gclib"][k] == r["hand"][k] for r in runs for k in r["hand"] if k.startswith("mean_"))
     peak = max(r["gclib"]["peak_mb"] for r in runs)
     return {"what": what, "seconds": _r(g / 2), "baseline_seconds": _r(h / 2), "ratio": _r(g / h, 2),
             "ratio_each_order": {"baseline_first": _r(runs[0]["gclib"]["seconds"] / runs[0]["hand"]["seconds"], 2),
