@@ -88,6 +88,10 @@ class ThresholdRule:
         # Classes of one size: the class minimum is an elementwise minimum of strided views (no reduceat).
         counts = np.diff(np.append(starts, msg_class.size))
         object.__setattr__(self, "_class_size", int(counts[0]) if np.all(counts == counts[0]) else 0)
+        # ... and the same messages taken j-th message of every class first: (trials, size, classes) after the take,
+        # whose minimum over the middle axis runs along whole rows
+        by_rank = perm.reshape(n_classes, -1).T.ravel() if self._class_size else perm
+        object.__setattr__(self, "_perm_by_rank", by_rank)
         block = int(sizes[0])
         equal_blocks = (np.all(thresholds == thresholds[0])
                         and np.array_equal(class_cluster, np.repeat(np.arange(n_clusters), block)))
@@ -126,9 +130,12 @@ class ThresholdRule:
         check_messages_axis(np.asarray(arrival), self.msg_class.size, "arrival")
         if self._identity:
             return arrival
+        if self._class_size and self._sorted:  # classes side by side: halve each short run of messages
+            return pairwise(arrival.reshape(arrival.shape[0], -1, self._class_size), np.minimum)
+        if self._class_size:  # one take, then a minimum along whole rows
+            ranked = np.take(arrival, self._perm_by_rank, axis=1)
+            return ranked.reshape(arrival.shape[0], self._class_size, -1).min(axis=1)
         by_class = arrival if self._sorted else np.take(arrival, self._perm, axis=1)
-        if self._class_size:
-            return pairwise(by_class.reshape(arrival.shape[0], -1, self._class_size), np.minimum)
         return np.minimum.reduceat(by_class, self._starts, axis=1)
 
     def cluster_times(self, arrival: np.ndarray) -> np.ndarray:
