@@ -161,26 +161,27 @@ def _computations(x: np.ndarray, got: np.ndarray, messages: np.ndarray, t: np.nd
     ``L`` for each worker whose message arrived (``got``) and, for the others, their count gathered when they are
     few (:func:`task_counts`), else every worker counted (:func:`tasks_done`)."""
     n, K = x.shape
-    late = np.flatnonzero(~got.ravel())
-    if late.size > x.size // 8:
+    if x.size - int(messages.sum()) > x.size // 8:  # many still computing: count every worker
         return tasks_done(x, t, np.full(K, L))
+    late = np.flatnonzero(~got.ravel())
     rows = late // K
     q = task_counts(x.ravel()[late], t[rows], float(L))
-    return L * messages + np.bincount(rows, weights=q, minlength=n).astype(np.int64)
+    return L * messages + np.bincount(rows, weights=q.astype(np.float64), minlength=n).astype(np.int64)
 
 
 def task_counts(x: np.ndarray, t, L, dtype=np.float64) -> np.ndarray:
     """``#{1 <= j <= L : dtype(j * x) <= t, finite}`` elementwise (``x``, ``t`` and ``L`` broadcast together;
     float64 counts). The estimate ``min(floor(t / x), L)`` is exact unless ``t / x`` lies within rounding of an
     integer; those few entries are recounted with the rounded products themselves, which are non-decreasing in
-    ``j``."""
+    ``j``. Returns float32 counts (float64 for loads of ``2**24`` tasks and more)."""
     dtype = np.dtype(dtype)
     L = np.asarray(L, dtype=float)
     tol = 16 * float(np.finfo(dtype).eps) * (float(L.max()) + 2)
     with np.errstate(divide="ignore", invalid="ignore"):
         r = np.divide(t, x, dtype=float)
     np.minimum(r, L + 0.5, out=r)  # far beyond the last task: all done (NaN stays NaN)
-    q = np.floor(r)
+    # the counts in float32 where they are exact (below 2**24): half the memory a fresh array costs to touch
+    q = np.floor(r, out=np.empty(r.shape, np.float32 if float(L.max()) < 2 ** 24 else np.float64))
     np.subtract(r, q, out=r)
     near = np.greater_equal(r, tol)
     np.logical_not(near, out=near)  # NaN (0 / 0, inf / inf) is near too
@@ -239,4 +240,4 @@ def tasks_done(x: np.ndarray, t: np.ndarray, lengths: np.ndarray, dtype=np.float
         return done.sum(axis=1, dtype=np.int64)
     L = float(lengths[0]) if lengths.size and np.all(lengths == lengths[0]) else lengths.astype(float)[None, :]
     q = task_counts(x, np.asarray(t, dtype=float)[:, None], L, dtype)
-    return q.sum(axis=1).astype(np.int64)
+    return q.sum(axis=1, dtype=np.float64).astype(np.int64)
