@@ -310,7 +310,7 @@ def performance_text(data: dict) -> str:
     return (f"How fast: from the command line, `gclib simulate` took {'; '.join(cases)}, each against a hand-written "
             f"NumPy loop of the same draws in the same process and run (`python -m benchmarks.bench_scale`, "
             f"`benchmarks/scale.json`: the {data['cores']}-core development machine at a load of "
-            f"{load['start']:.1f} to {load['end']:.1f}, commit {data['commit']}); Fig. 1 of the GC-MMC paper "
+            f"{load['start']:.1f} to {load['end']:.1f}, {data['measured']}); Fig. 1 of the GC-MMC paper "
             f"(its five bars and uncoded, 200,000 trials, the four numbers of its table) took {fig1['seconds']:.1f} "
             f"s, {fig1['ratio']:.2f} times an independent NumPy Monte Carlo of the six rules (in CPU time "
             f"{fig1['cpu_ratio']:.2f} times). "

@@ -12,12 +12,15 @@ from pathlib import Path
 import pytest
 
 _HYPOTHESIS_HOME = None
+_CLOCK = {}  # the session's start and the machine's load then
 
 
 def pytest_configure(config):
     """Hypothesis keeps caches (constants, unicode data) in a folder of its own: a temporary one for the session,
-    removed at the end, so that the tests leave nothing in the checkout (a folder the caller chose is kept)."""
+    removed at the end, so that the tests leave nothing in the checkout (a folder the caller chose is kept). The
+    session's clock starts here (:func:`pytest_terminal_summary`)."""
     global _HYPOTHESIS_HOME
+    _CLOCK.update(start=time.perf_counter(), load=_load())
     if not os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
         _HYPOTHESIS_HOME = tempfile.mkdtemp(prefix="gclib-hypothesis-")
         os.environ["HYPOTHESIS_STORAGE_DIRECTORY"] = _HYPOTHESIS_HOME
@@ -86,18 +89,15 @@ def pytest_collection_modifyitems(config, items):
 #: Groups of test files in the one-line summary of a session (the rest: every other file).
 GROUPS = {"notebooks": ("test_notebooks.py", "test_reproducible.py"), "MPI runs": MPI_FILES,
           "docs site": ("test_docs.py",)}
-_CLOCK = {}
 _SECONDS = defaultdict(float)
 _NOTEBOOKS = {}
-
-
-def pytest_sessionstart(session):
-    _CLOCK.update(start=time.perf_counter(), load=_load())
+_TESTS = set()
 
 
 def pytest_runtest_logreport(report):
     """Every phase of every test (from every worker under xdist) counts for its file."""
     _SECONDS[report.nodeid.split("::")[0].rsplit("/", 1)[-1]] += report.duration
+    _TESTS.add(report.nodeid)
     for key, value in getattr(report, "user_properties", ()):
         if key == "notebook_seconds" and report.when == "call":
             _NOTEBOOKS[report.nodeid.rsplit("[", 1)[-1].rstrip("]")] = round(float(value), 1)
@@ -131,9 +131,9 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         + ", ".join(f"{k} {v:.0f}" for k, v in _groups().items() if v)
         + "; slowest files: " + ", ".join(f"{f} {v:.0f}" for f, v in slow))
     whole = (config.args_source == pytest.Config.ArgsSource.TESTPATHS and not config.option.keyword
-             and not config.option.markexpr and not config.option.lf)
+             and not config.option.markexpr and not getattr(config.option, "lf", False))
     if whole and exitstatus == 0:
-        out = {"wall_seconds": round(wall, 1), "workers": workers, "tests": terminalreporter._numcollected,
+        out = {"wall_seconds": round(wall, 1), "workers": workers, "tests": len(_TESTS),
                "groups": _groups(), "files": {f: round(v, 1) for f, v in sorted(_SECONDS.items())},
                "notebooks_quick": dict(sorted(_NOTEBOOKS.items())),
                "load_average_1min": {"start": _CLOCK["load"], "end": _load()}, "date": time.strftime("%Y-%m-%d")}

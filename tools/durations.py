@@ -35,14 +35,17 @@ def text(d: dict | None) -> str:
                 "`tests/durations.json`).")
     g = d["groups"]
     nb = d["notebooks_quick"]
-    longest = max(nb, key=nb.get)
     load = d["load_average_1min"]
     parts = ", ".join(f"{name} {g[name]:.0f} s" for name in g if g[name])
+    quick = "no notebook ran"
+    if nb:
+        longest = max(nb, key=nb.get)
+        quick = (f"its quick profile of the {len(nb)} notebooks took {sum(nb.values()):.0f} s in all, the longest "
+                 f"`{longest}` {nb[longest]:.0f} s")
     return (f"The last full `make test` took {_minutes(d['wall_seconds'])} for its {d['tests']:,} tests on "
             f"{d['workers']} worker{'s' if d['workers'] != 1 else ''} (the machine's 1-minute load "
             f"{load['start']:.1f} at the start, {load['end']:.1f} at the end; seconds of the tests by group: {parts}); "
-            f"its quick profile of the {len(nb)} notebooks took {sum(nb.values()):.0f} s in all, the longest "
-            f"`{longest}` {nb[longest]:.0f} s (recorded in `tests/durations.json`).")
+            f"{quick} (recorded in `tests/durations.json`).")
 
 
 def render(check: bool = False) -> int:
