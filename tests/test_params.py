@@ -211,14 +211,17 @@ def test_notebook_checks_refuse_an_unknown_notebook_and_a_missing_parameter():
 def test_a_figures_folder_that_cannot_be_made_names_itself(tmp_path):
     """``papermill -p figures_dir /proc/nope``: refused in the validation cell, naming the parameter, like every
     other bad parameter (not a FileNotFoundError where the first figure is saved)."""
+    import tempfile
+
     from gclib.studies.params import notebook
 
-    a_file = tmp_path / "a_file"
-    a_file.write_text("x")
-    bad = [str(a_file / "plots")] + (["/proc/nope"] if Path("/proc/self").exists() else [])
-    for folder in bad:
-        with pytest.raises(ValueError, match=f"parameter figures_dir {re.escape(repr(folder))} cannot be"):
-            notebook("01_gradient_coding", {"profile": "quick", "figures_dir": folder, "seed": 0})
+    with tempfile.TemporaryDirectory(prefix="g") as short:  # a path short enough to be quoted whole
+        a_file = Path(short) / "a_file"
+        a_file.write_text("x")
+        bad = [str(a_file / "plots")] + (["/proc/nope"] if Path("/proc/self").exists() else [])
+        for folder in bad:
+            with pytest.raises(ValueError, match=f"parameter figures_dir {re.escape(repr(folder))} cannot be"):
+                notebook("01_gradient_coding", {"profile": "quick", "figures_dir": folder, "seed": 0})
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
