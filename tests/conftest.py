@@ -62,27 +62,36 @@ def quick_runs(tmp_path_factory):
 #: Files whose tests start MPI jobs (or ranks across network namespaces): one worker runs them all, one job at a
 #: time, as a session without xdist does.
 MPI_FILES = ("test_runtime.py", "test_runtime_faults.py", "test_multihost.py", "test_sequential_mpi.py",
-             "test_measure.py", "test_bell.py", "test_experiments.py", "test_partial_rmg.py", "test_network.py")
+             "test_measure.py", "test_bell.py", "test_experiments.py", "test_partial_rmg.py", "test_sequential.py")
 #: Notebooks whose quick profile runs MPI jobs: with the MPI tests.
 MPI_NOTEBOOKS = ("07_mpi_runs", "09_advise")
 #: Files whose tests share a session fixture (one run of a notebook, one build of the site): each on one worker.
 SHARED = {"test_notebooks.py": "notebooks", "test_reproducible.py": "notebooks", "test_docs.py": "docs site"}
 
 
-def group_of(item) -> str | None:
-    """The xdist group of a test: ``"mpi"``, a shared fixture's group, or ``None`` (any worker)."""
-    name = item.path.name
-    if (item.get_closest_marker("mpi") or item.get_closest_marker("multihost") or name in MPI_FILES
-            or any(f"[{nb}]" in item.nodeid for nb in MPI_NOTEBOOKS)):
+def scope_of(nodeid: str) -> str:
+    """The unit of work a test belongs to under ``--dist loadgroup``: ``"mpi"``, a shared fixture's group, or the
+    test alone (any worker, as soon as one is free)."""
+    name = nodeid.split("::", 1)[0].rsplit("/", 1)[-1]
+    if name in MPI_FILES or any(f"[{nb}]" in nodeid for nb in MPI_NOTEBOOKS):
         return "mpi"
-    return SHARED.get(name)
+    return SHARED.get(name, nodeid)
 
 
-def pytest_collection_modifyitems(config, items):
-    for item in items:
-        group = group_of(item)
-        if group:
-            item.add_marker(pytest.mark.xdist_group(group))
+@pytest.hookimpl(optionalhook=True, tryfirst=True)
+def pytest_xdist_make_scheduler(config, log):
+    """Under ``--dist loadgroup`` (``make test``), the units of :func:`scope_of`, largest first (the MPI tests on
+    one worker, the notebooks on the other, the rest wherever a worker is free). pytest-xdist's own groups
+    (``xdist_group`` marks) are not used: they rename the tests' ids, which pytest 9 keeps elsewhere."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class Groups(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return scope_of(nodeid)
+
+    return Groups(config, log)
 
 
 # ------------------------------------------------------------------------------ where the session's time went
