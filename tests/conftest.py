@@ -78,6 +78,17 @@ def scope_of(nodeid: str) -> str:
     return SHARED.get(name, nodeid)
 
 
+def pytest_collection_modifyitems(config, items):
+    """A test marked ``mpi`` or ``multihost`` outside :data:`MPI_FILES` would start its jobs beside the MPI group's
+    under xdist: refused at collection, naming the file to list."""
+    stray = sorted({item.path.name for item in items if (item.get_closest_marker("mpi") or
+                                                         item.get_closest_marker("multihost"))
+                    and item.path.name not in MPI_FILES})
+    if stray:
+        raise pytest.UsageError(f"tests marked mpi or multihost in {', '.join(stray)}: add the file to MPI_FILES in "
+                                f"tests/conftest.py (under xdist they must share the MPI tests' worker)")
+
+
 @pytest.hookimpl(optionalhook=True, tryfirst=True)
 def pytest_xdist_make_scheduler(config, log):
     """Under ``--dist loadgroup`` (``make test``), the units of :func:`scope_of`, largest first (the MPI tests on
