@@ -148,12 +148,19 @@ def _failed_cell(nb_path: Path) -> str:
 
 
 def _kernel_manager_class():
-    """A kernel manager on IPC transport (local, no TCP ports, and no ipykernel warning about plain TCP)."""
+    """A kernel manager on IPC transport (local, no TCP ports, and no ipykernel warning about plain TCP), its
+    sockets under a name of its own in the temporary folder: left to jupyter_client, every kernel started from one
+    folder would take the same ``kernel-ipc-1`` to ``-5`` there, and two notebooks run at once (two test workers, a
+    lab beside a run) would answer each other's messages ("Invalid Signature")."""
+    import tempfile
+    import uuid
+
     from jupyter_client.manager import KernelManager
 
     class IPCKernelManager(KernelManager):
         def __init__(self, **kw):
             kw.setdefault("transport", "ipc")
+            kw.setdefault("ip", os.path.join(tempfile.gettempdir(), f"gclib-kernel-{uuid.uuid4().hex[:16]}-ipc"))
             super().__init__(**kw)
 
     return IPCKernelManager
