@@ -29,8 +29,11 @@ setup: $(VENV)/.installed
 reproduce: setup
 	$(PY) -m gclib reproduce --profile $(PROFILE) --figures-dir $(FIGURES)
 
+# Two pytest-xdist workers; the MPI tests stay together on one of them, one job at a time (tests/conftest.py), and
+# the session ends with one line saying where its time went (python tools/durations.py keeps a full run's).
+TEST_WORKERS ?= 2
 test: setup
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadgroup
 
 bench: setup
 	$(PY) -m benchmarks

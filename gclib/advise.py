@@ -50,16 +50,15 @@ from typing import Callable, Mapping
 
 import numpy as np
 import pandas as pd
-from matplotlib.ticker import NullFormatter, ScalarFormatter
 
-from gclib import bulk, checks, effects, fit, space
+from gclib import advice_report, bulk, checks, effects, fit, space
+from gclib.advice_report import reliance_text  # noqa: F401 - the sentence of reliance(), where it was
 from gclib.space import GRID_DENSE, GRID_RATIO, MAX_CLUSTER_COUNTS, grid  # noqa: F401 - the advice's grids
 from gclib.codes.base import matrix_bytes
 from gclib.codes.conditioning import decoding_amplification, unit_roundoff
 from gclib.design import TRIAL_KEYS, evaluate_trials
 from gclib.effects import IterationReplay, PREFERENCE, WorkerEffects, paces, slowest_worker, without_slowest
 from gclib.jsonable import jsonable
-from gclib.plotting import DOUBLE, plt
 from gclib.progress import bar as _bar
 from gclib.simulate import CANDIDATE_TRIAL_BYTES, Communication, Schedule, _per_worker, arrival_times, chunks_of
 from gclib.simulate import chunk_trials as sim_chunk_trials
@@ -587,7 +586,8 @@ class Advice:
                 f"best or tied under {b['best_under']} of {len(s['models'])} models.")
 
     def text(self, rows: int = TEXT_ROWS) -> str:
-        """A short table of the first ``rows`` designs and the recommendation, for a person."""
+        """A short table of the first ``rows`` designs (and uncoded's row, when it ranks lower) and the
+        recommendation, for a person."""
         s = self.settings
         raced = " (the others dropped by a screening race)" if s.get("screen") else ""
         head = (f"gclib advise: K = {s['K']} workers, load <= {s['max_load']}, {s['screened']} of {s['candidates']} "
@@ -596,19 +596,7 @@ class Advice:
         if s.get("budget") is not None:
             head += f"; budget {s['budget']:g} messages per iteration"
         head += "; " + network_text(s.get("network"))
-        d = self.ranked.head(rows)
-        fmt = lambda v, f: "-" if v is None or (isinstance(v, float) and math.isnan(v)) else format(v, f)  # noqa: E731
-        lines = [head, ""]
-        cols = [("#", 2), ("design", 26), ("time (95% CI)", 20), ("speed-up (95% CI)", 20), ("msgs", 7),
-                ("grads", 6), ("load", 4), ("digits", 6), ("worst", 6), ("best", 5), ("fits", 4)]
-        lines.append("  ".join(n.ljust(w) for n, w in cols))
-        for r in d.itertuples():
-            time = f"{fmt(r.mean_time, '.4g')} +/- {fmt(r.ci95_time, '.2g')}"
-            sp = f"{fmt(r.speedup, '.3g')} ({fmt(r.speedup_lo, '.3g')}-{fmt(r.speedup_hi, '.3g')})"
-            vals = [str(r.rank), r.label, time, sp, fmt(r.messages, '.4g'), fmt(r.gradient_units, '.3g'),
-                    str(r.load), fmt(r.digits, '.1f'), fmt(r.worst_ratio, '.3g'), f"{r.best_under}/{len(s['models'])}",
-                    "yes" if r.feasible else "no"]
-            lines.append("  ".join(v.ljust(w) for v, (_, w) in zip(vals, cols)))
+        lines = [head, "", *advice_report.table_text(self.ranked, len(s["models"]), rows)]
         lines += ["", f"digits: float64 digits left after the worst decode over {s['stability_patterns']} sampled "
                       f"iterations (first {s['stability_rows']} runnable rows); worst: largest ratio of its time to "
                       f"the best design's over the models; best: models under which it is best or tied.",
@@ -616,9 +604,10 @@ class Advice:
         return "\n".join(lines)
 
     def to_dict(self) -> dict:
-        """JSON-ready: ``settings``, ``ranked`` (rows), ``best``, ``recommendation`` (:meth:`sentence`) and
-        ``models`` (every design under every model)."""
+        """JSON-ready: ``settings``, ``ranked`` (rows), ``best``, ``recommendation`` (:meth:`sentence`),
+        ``warnings`` (:meth:`warnings`) and ``models`` (every design under every model)."""
         return jsonable({"settings": self.settings, "best": self.best, "recommendation": self.sentence(),
+                         "warnings": self.warnings(),
                          "ranked": self.ranked.to_dict(orient="records"),
                          "models": self.table.to_dict(orient="records")})
 
@@ -627,46 +616,15 @@ class Advice:
         return json.dumps(self.to_dict())
 
     def plot(self, path=None):
-        """The front of expected time against communication per model, beside every design: messages per
-        iteration (left) and gradient-length units per iteration (right); the recommendation circled. Writes
-        ``path`` (PNG) when given, and returns the figure."""
+        """The front of expected time against communication per model, uncoded marked and the recommendation
+        circled (:func:`gclib.advice_report.plot`); writes ``path`` (PNG) when given, and returns the figure."""
+        return advice_report.plot(self, path)
 
-        t = self.table
-        models = list(dict.fromkeys(t["model"]))
-        fig, axes = plt.subplots(1, 2, figsize=(DOUBLE, 4.2), sharey=True)
-        markers = "osD^vP*X<>"
-        for ax, x, xl in zip(axes, ("messages", "gradient_units"),
-                             ("messages received per iteration", "gradients received per iteration")):
-            for i, name in enumerate(models):
-                g = t[(t["model"] == name) & np.isfinite(t["mean_time"])]
-                pts = ax.scatter(g[x], g["mean_time"], s=8, alpha=0.25, marker=markers[i % len(markers)])
-                f = g.iloc[_front(g[x].to_numpy(), g["mean_time"].to_numpy())]
-                ax.plot(f[x], f["mean_time"], marker=markers[i % len(markers)], ms=4, lw=1.2,
-                        color=pts.get_facecolor()[0][:3], label=name)
-            if self.best is not None:
-                b = t[(t["model"] == self.settings["primary"]) & (t["label"] == self.best["label"])]
-                ax.scatter(b[x], b["mean_time"], s=120, facecolors="none", edgecolors="k", lw=1.5,
-                           label=f"recommended: {self.best['label']}" if ax is axes[0] else None, zorder=5)
-            ax.set_xlabel(xl)
-            xs = t[x][np.isfinite(t["mean_time"]) & (t[x] > 0)]
-            if len(xs) and xs.max() > 20 * xs.min():
-                ax.set_xscale("log")
-            ys = t["mean_time"][np.isfinite(t["mean_time"]) & (t["mean_time"] > 0)]
-            if len(ys) and ys.max() > 20 * ys.min():
-                ax.set_yscale("log")
-            for axis in (ax.xaxis, ax.yaxis):
-                axis.set_major_formatter(ScalarFormatter())
-                axis.set_minor_formatter(NullFormatter())
-            ax.grid(True, which="both", alpha=0.3)
-        axes[0].set_ylabel(f"expected iteration time\n({self.settings.get('unit', 'model time units')})")
-        fig.legend(*axes[0].get_legend_handles_labels(), fontsize=7, loc="lower center",
-                   ncol=min(4, len(models) + 1), frameon=False)
-        fig.suptitle(f"Designs for K = {self.settings['K']} workers: time against communication (front per model)",
-                     fontsize=9)
-        fig.tight_layout(rect=(0, 0.06 + 0.04 * ((len(models) + 1) // 4), 1, 1))
-        if path is not None:
-            fig.savefig(path, bbox_inches="tight", metadata={"Software": None})
-        return fig
+    def warnings(self) -> list:
+        """What the ranking calls for a warning about: messages that cost nothing deciding it
+        (:func:`gclib.advice_report.free_messages_text`)."""
+        free = advice_report.free_messages_text(self)
+        return [] if free is None else [free]
 
 
 def advise(models: Mapping[str, ComputeModel], K: int, *, max_load: int | None = None, budget: float | None = None,
@@ -801,7 +759,8 @@ class TraceAdvice:
             primary_model: that model.
         left_out: the fits the bootstrap KS test rejects (left out of the advice unless ``all_models``).
         skipped: models the trace cannot have, ``{name: why}``. reliance: how much of the recommendation's
-            speed-up rests on the slowest worker (:func:`reliance`; ``None`` when not computed).
+            speed-up rests on the slowest worker (:func:`reliance`; ``None`` when not computed). iteration: what one
+            iteration of the advice is in the trace's terms (:func:`gclib.advice_report.iteration_numbers`).
     """
 
     advice: Advice
@@ -814,6 +773,7 @@ class TraceAdvice:
     skipped: dict
     reliance: dict | None = None
     primary_model: object = None
+    iteration: dict | None = None
 
     def text(self) -> str:
         """The variance split, the models judged on whole iterations, then the advice with the model it ranks
@@ -837,6 +797,8 @@ class TraceAdvice:
         for n, why in self.skipped.items():
             lines.append(f"  {n:24s} not fitted: {why}")
         lines += ["", self.advice.text(), f"Ranked under {self.reason}."]
+        if self.iteration is not None:
+            lines.append(advice_report.iteration_text(self.iteration, self.advice))
         if self.reliance is not None:
             lines.append(reliance_text(self.reliance))
         return "\n".join(lines)
@@ -847,7 +809,8 @@ class TraceAdvice:
                              "variance_split": None if self.split is None else {
                                  "parts": self.split.table().to_dict(orient="records"),
                                  "slowest": self.split.slowest},
-                             "not_fitted": self.skipped, "reliance": self.reliance}))
+                             "not_fitted": self.skipped, "reliance": self.reliance,
+                             "iteration": self.iteration}))
         return out
 
 
@@ -904,7 +867,8 @@ def from_trace(t, K: int | None = None, *, seed=0, bootstrap: int = 200, trials:
     if primary in extra and adv.best is not None and K == t.workers:
         rel = reliance(t, adv.best["label"], primary, max_load=adv.settings["max_load"],
                        trials=adv.settings["trials"], seed=seed, network=network)
-    return TraceAdvice(adv, report, split, sup, primary, reason, left_out, skipped, rel, models[primary])
+    return TraceAdvice(adv, report, split, sup, primary, reason, left_out, skipped, rel, models[primary],
+                       advice_report.iteration_numbers(t.durations, adv))
 
 
 def trial_times(labels, model: ComputeModel, K: int, max_load: int | None = None, trials: int = TRIALS, seed=0,
@@ -965,17 +929,6 @@ def reliance(t, label: str, model_name: str, *, max_load: int | None = None, tri
     sp, sw = out["speedup"], out["speedup_without"]
     out["share"] = (sp - sw) / (sp - 1) if sp > 1 and math.isfinite(sp) else math.nan
     return out
-
-
-def reliance_text(r: dict) -> str:
-    """One sentence from :func:`reliance`."""
-    if math.isnan(r["share"]):
-        return (f"No predicted saving over uncoded; with worker {r['worker']} (the slowest in "
-                f"{100 * r['share_slowest']:.0f}% of iterations, {r['ratio']:.3g}x the median pace) at the median "
-                f"pace, the speed-up would be {r['speedup_without']:.3g}.")
-    return (f"{100 * r['share']:.0f}% of the predicted saving rests on worker {r['worker']} (the slowest in "
-            f"{100 * r['share_slowest']:.0f}% of iterations, {r['ratio']:.3g}x the median worker's pace): the "
-            f"speed-up {r['speedup']:.3g} would be {r['speedup_without']:.3g} with that worker at the median pace.")
 
 
 class _InOrder(ComputeModel):

@@ -172,12 +172,18 @@ def read(path) -> NetworkProfile:
                           list(data.get("ping") or []), list(data.get("flood") or []))
 
 
+#: The keys of a network stated by hand (``--network``), and their form.
+SPEC_KEYS = ("latency", "bandwidth", "overhead", "queue")
+SPEC = "latency=SECONDS,bandwidth=GRADIENTS_PER_SECOND[,overhead=SECONDS][,queue=no]"
+
+
 def parse(text: str, trace=None):
     """The network ``gclib advise --network`` names, as a :class:`gclib.simulate.Communication` (seconds and
     gradients) or ``None`` (messages cost nothing):
 
-    * ``latency=S,bandwidth=G[,overhead=S]``: stated by hand (seconds; gradients per second, ``inf`` for no
-      limit); the master's queue;
+    * ``latency=S,bandwidth=G[,overhead=S][,queue=no]``: stated by hand (seconds; gradients per second, ``inf``
+      for no limit); the master's queue (``queue=no``: independent delays, every message ``latency + overhead +
+      size / bandwidth`` after it is sent, the model of the communication-efficient codes' papers);
     * ``none``: no charge;
     * a path: a network profile (:func:`read`).
 
@@ -191,26 +197,29 @@ def parse(text: str, trace=None):
     if text == "none":
         return None
     if "=" in text:
-        keys = {"latency", "bandwidth", "overhead"}
-        kw = {}
+        kw, seen = {"queue": True}, set()
         for item in text.split(","):
             k, sep, v = item.partition("=")
-            k = k.strip()
-            if not sep or k not in keys:
-                raise ValueError(f"--network: expected latency=SECONDS,bandwidth=GRADIENTS_PER_SECOND"
-                                 f"[,overhead=SECONDS], got {item.strip()!r}")
-            if k in kw:
+            k, v = k.strip(), v.strip()
+            if not sep or k not in SPEC_KEYS:
+                raise ValueError(f"--network: expected {SPEC}, got {item.strip()!r}")
+            if k in seen:
                 raise ValueError(f"--network: {k} given twice")
+            seen.add(k)
+            if k == "queue":
+                if v not in ("yes", "no"):
+                    raise ValueError(f"--network: queue must be yes or no, got {v!r}")
+                kw[k] = v == "yes"
+                continue
             try:
                 kw[k] = float(v)
             except ValueError:
-                raise ValueError(f"--network: {k} must be a number, got {v.strip()!r}") from None
+                raise ValueError(f"--network: {k} must be a number, got {v!r}") from None
         missing = {"latency", "bandwidth"} - set(kw)
         if missing:
-            raise ValueError(f"--network: {', '.join(sorted(missing))} missing (latency=SECONDS,"
-                             f"bandwidth=GRADIENTS_PER_SECOND[,overhead=SECONDS])")
+            raise ValueError(f"--network: {', '.join(sorted(missing))} missing ({SPEC})")
         try:
-            return Communication(queue=True, **kw)
+            return Communication(**kw)
         except ValueError as e:
             raise ValueError(f"--network: {e}") from None
     p = Path(text)

@@ -43,6 +43,16 @@ MANIFEST = "manifest.json"
 FULL = "full"
 
 
+def in_clone() -> bool:
+    """Whether this gclib is a checkout of the repository (its notebooks beside it), not an installed package."""
+    return NOTEBOOKS.is_dir()
+
+
+def plural(n: int, word: str) -> str:
+    """``1 notebook``, ``2 notebooks``."""
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
 def default_figures_dir(profile: str) -> Path:
     """Where a profile's figures go when no folder is given: ``figures/`` for the full profile, else
     ``build/figures/<profile>/``."""
@@ -138,12 +148,19 @@ def _failed_cell(nb_path: Path) -> str:
 
 
 def _kernel_manager_class():
-    """A kernel manager on IPC transport (local, no TCP ports, and no ipykernel warning about plain TCP)."""
+    """A kernel manager on IPC transport (local, no TCP ports, and no ipykernel warning about plain TCP), its
+    sockets under a name of its own in the temporary folder: left to jupyter_client, every kernel started from one
+    folder would take the same ``kernel-ipc-1`` to ``-5`` there, and two notebooks run at once (two test workers, a
+    lab beside a run) would answer each other's messages ("Invalid Signature")."""
+    import tempfile
+    import uuid
+
     from jupyter_client.manager import KernelManager
 
     class IPCKernelManager(KernelManager):
         def __init__(self, **kw):
             kw.setdefault("transport", "ipc")
+            kw.setdefault("ip", os.path.join(tempfile.gettempdir(), f"gclib-kernel-{uuid.uuid4().hex[:16]}-ipc"))
             super().__init__(**kw)
 
     return IPCKernelManager
@@ -485,7 +502,7 @@ def main(profile: str = "full", only=None, figures_dir=None, out_dir=None, noteb
     ``notebooks_dir`` (default ``notebooks/``) holds the notebooks and their ``profiles.toml``. The manifest
     (``manifest.json`` beside the executed notebooks) is updated after every notebook.
     """
-    if notebooks_dir is None and not NOTEBOOKS.is_dir():
+    if notebooks_dir is None and not in_clone():
         print(f"gclib: error: gclib reproduce runs the notebooks of a checkout of the repository, and this gclib "
               f"({ROOT / 'gclib'}) is an installed package without them: clone the repository and run `make "
               f"reproduce` in the clone", file=sys.stderr)
@@ -508,7 +525,9 @@ def main(profile: str = "full", only=None, figures_dir=None, out_dir=None, noteb
     except ValueError as e:
         print(f"gclib: error: {e}", file=sys.stderr)
         return 2
-    print(f"reproduce: {len(paths)} notebooks, profile '{profile}'", flush=True)
+    import papermill  # noqa: F401  (a missing one is the command's one line of error, before any other line)
+
+    print(f"reproduce: {plural(len(paths), 'notebook')}, profile '{profile}'", flush=True)
     results = []
     t0 = time.perf_counter()
     env = environment()

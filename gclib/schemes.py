@@ -46,34 +46,42 @@ class Param:
         return value if self.check is None else self.check(name, value, **self.limits)
 
 
+def _points(name, value):
+    """``--points``: one of the named sets of evaluation points (:data:`gclib.codes.polynomial.POINTS`); a library
+    caller's array of points goes to the constructor, which checks it."""
+    from gclib.codes.polynomial import POINTS
+
+    return checks.choice(name, value, POINTS) if isinstance(value, str) else value
+
+
 #: Every scheme parameter, in the order of the command line's help.
 PARAMS: dict[str, Param] = {
     "workers": Param(int, None, "number of workers n (K)", checks.integer, {"low": 1}),
     "stragglers": Param(int, None, "stragglers tolerated s", checks.integer, {"low": 0}),
-    "seed": Param(int, 0, "seed of random constructions and of the simulation", checks.integer, {"low": 0}),
-    "pieces": Param(int, None, "partial: data pieces per worker P", checks.integer, {"low": 1}),
+    "seed": Param(int, 0, "seed of the random constructions", checks.integer, {"low": 0}),
+    "pieces": Param(int, None, "data pieces per worker P", checks.integer, {"low": 1}),
     # The stability study (gclib.studies.reed_solomon.stability, docs/codes.md) makes equispaced points (spread over the
     # workers) the
     # default: the most accurate real-valued choice; roots-of-unity are better still but cost twice the
     # communication.
-    "points": Param(str, "equispaced", "rs, ye-abbe: evaluation points: equispaced, chebyshev, roots-of-unity "
-                                       "(complex: messages cost twice)"),
+    "points": Param(str, "equispaced", "evaluation points: equispaced, chebyshev, roots-of-unity (complex: messages "
+                                       "cost twice)", _points),
     "exact": Param(bool, False, "build the exact (rational) form of a random construction"),
-    "comm": Param(int, None, "ye-abbe, kadhe: communication reduction m (each message is 1/m of a gradient; "
-                             "default 1, for kadhe --generator FILE the generator's dimension)",
+    "comm": Param(int, None, "communication reduction m (each message is 1/m of a gradient; default 1, for kadhe "
+                             "--generator FILE the generator's dimension)",
                   checks.integer, {"low": 1}),
-    "generator": Param(str, "gaussian", "kadhe: generator of the linear code: gaussian, repetition, or a matrix "
-                                        "file (.npy or text, K rows x N columns)"),
+    "generator": Param(str, "gaussian", "generator of the linear code: gaussian, repetition, or a matrix file (.npy "
+                                        "or text, K rows x N columns)"),
     "load": Param(int, None, "computation load r: parts per worker", checks.integer, {"low": 1}),
     "order": Param(int, None, "order m of the correlated GC-MMC design (parts per coded message)", checks.integer,
                    {"low": 1}),
-    "orders": Param(str, None, "order vector of the uncorrelated GC-MMC design / hybrid, comma list, e.g. 6,8,10",
+    "orders": Param(str, None, "order vector of the uncorrelated GC-MMC design, comma list, e.g. 6,8,10",
                     checks.int_list, {"low": 1}),
-    "clusters": Param(int, 1, "number of clusters P (GC, GC-MMC, UC-MMC)", checks.integer, {"low": 1}),
-    "ordering": Param(str, "optimal", "rmg: optimal, cyclic or random order",
+    "clusters": Param(int, 1, "number of clusters P", checks.integer, {"low": 1}),
+    "ordering": Param(str, "optimal", "optimal, cyclic or random order of the parts",
                       checks.choice, {"choices": rmg.ORDERINGS}),
     # approximate codes
-    "decoder": Param(str, "optimal", "expander: optimal or fixed", checks.choice,
+    "decoder": Param(str, "optimal", "decoding coefficients: optimal or fixed", checks.choice,
                      {"choices": approximate.DECODERS}),
 }
 
@@ -143,7 +151,7 @@ class Scheme:
                 v = PARAMS[p].default
             if v is None:
                 if p in self.required:
-                    raise ValueError(f"scheme '{self.name}' needs --{p} ({PARAMS[p].help})")
+                    raise ValueError(f"scheme '{self.name}' needs --{p} ({param_help(p)})")
                 continue  # the constructor's own default
             call[arg] = PARAMS[p].checked(p, v)
         return call
@@ -249,6 +257,24 @@ SCHEMES: dict[str, Scheme] = {s.name: s for s in [
 
 for _name, _schedule in _schedules().items():
     SCHEMES[_name] = replace(SCHEMES[_name], schedule=_schedule)
+
+
+#: A parameter's help names the schemes that read it when they are at most this many (a parameter of most
+#: schemes, ``--workers`` or ``--stragglers``, is listed per scheme by ``gclib list``).
+NAMED_READERS = 5
+
+
+def readers(param: str) -> tuple:
+    """The schemes that read ``param`` (names of :data:`SCHEMES`, in its order)."""
+    return tuple(n for n, s in SCHEMES.items() if param in s.params)
+
+
+def param_help(param: str) -> str:
+    """The help of parameter ``param``, after the names of every scheme that reads it when they are few (at most
+    :data:`NAMED_READERS`), e.g. ``rs, ye-abbe, gc-mmc-uncorrelated, hybrid: evaluation points: ...``."""
+    who = readers(param)
+    text = PARAMS[param].help
+    return f"{', '.join(who)}: {text}" if who and len(who) <= NAMED_READERS else text
 
 
 def simulable(name: str, **kw):

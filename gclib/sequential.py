@@ -328,8 +328,19 @@ class Rounds:
         return self.jobs + self.T
 
     def begin(self, r: int):
-        """Start round ``r``: ``[[(job, kind, index), ...] per worker]``, or ``None`` when the round is skipped."""
+        """Start round ``r``: ``[[(job, kind, index), ...] per worker]``, or ``None`` when the round is skipped
+        (:meth:`start`, then :meth:`tasks`)."""
+        return self.tasks() if self.start(r) else None
+
+    def start(self, r: int) -> bool:
+        """Start round ``r`` (the state of :meth:`begin` without its list of tasks, which the replay does not
+        read): ``False`` when the round is skipped."""
         self.r = r
+        return True
+
+    def tasks(self) -> list:
+        """What each worker computes in the round started last: ``[[(job, kind, index), ...] per worker]``."""
+        r = self.r
         return [[(r, GC_TASK, 0)] if r < self.jobs else [] for _ in range(self.n)]
 
     def accept(self, late) -> bool:
@@ -403,18 +414,21 @@ class SRSGCRounds(Rounds):
         """Results of job ``t`` delivered in round ``t``."""
         return int((self.got[:, t] & (self.work[:, t] == t)).sum())
 
-    def begin(self, r: int):
+    def start(self, r: int) -> bool:
         self.r = r
         n, t = self.n, r - self.B
         if r >= self.jobs and self._have(t) >= n - self.s:
-            return None
+            return False
         w = np.full(n, r)
         if t >= 0:
             missing = np.flatnonzero(~(self.got[:, t] & (self.work[:, t] == t)))
             if missing.size > self.s:
                 w[missing[: missing.size - self.s]] = t
         self.work[:, r] = w
-        return [[(int(j), GC_TASK, 0)] if j < self.jobs else [] for j in w]
+        return True
+
+    def tasks(self) -> list:
+        return [[(j, GC_TASK, 0)] if j < self.jobs else [] for j in self.work[:, self.r].tolist()]
 
     def accept(self, late) -> bool:
         r, W, late_, ex = self.r, self.W, self.late, self.exempt
@@ -467,21 +481,23 @@ class MSGCRounds(Rounds):
         self.late = np.zeros((n, rounds), bool)
         self.does_coded = {}
 
-    def begin(self, r: int):
+    def start(self, r: int) -> bool:
         self.r = r
         D1 = self.D1
-        slots = range(min(self.M, r + 1))
-        self.does_coded = {m: self.pieces[:, r - m] >= D1 for m in slots if m >= D1}
+        self.does_coded = {m: self.pieces[:, r - m] >= D1 for m in range(min(self.M, r + 1)) if m >= D1}
+        return True
+
+    def tasks(self) -> list:
+        r, D1 = self.r, self.D1
         out = [[] for _ in range(self.n)]
-        for m in slots:
+        for m in range(min(self.M, r + 1)):
             j = r - m
             if j >= self.jobs:
                 continue
+            coded = self.does_coded[m].tolist() if m >= D1 else [False] * self.n
+            pieces = self.pieces[:, j].tolist()
             for i in range(self.n):
-                if m >= D1 and self.does_coded[m][i]:
-                    out[i].append((j, GROUP, m - D1))
-                else:
-                    out[i].append((j, PIECE, int(self.pieces[i, j])))
+                out[i].append((j, GROUP, m - D1) if coded[i] else (j, PIECE, pieces[i]))
         return out
 
     def accept(self, late) -> bool:
@@ -548,7 +564,7 @@ def step(state: Rounds, d: np.ndarray, mu: float, *, rounds: Optional[int] = Non
     late = np.zeros((rounds, state.n), bool)
     total = 0.0
     for r in range(rounds):
-        if state.begin(r) is None:
+        if not state.start(r):  # (what each worker computes is the live run's business, not the replay's)
             skipped[r] = True
             continue
         now, deadline, slowest = _late(d[:, r], mu)

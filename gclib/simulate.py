@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from gclib import checks
+from gclib import blocks, checks
+from gclib.blocks import tasks_done  # noqa: F401  (part of this module's interface)
 from gclib.codes import crc, kadhe, rs, uncoded, ye_abbe
 from gclib.codes.base import GradientCode
 from gclib.jsonable import jsonable
@@ -239,11 +240,6 @@ def _delayed(arr: np.ndarray, code, comm: Communication | None) -> np.ndarray:
     return arr
 
 
-def _pow2(x: float) -> bool:
-    """``x`` is 0 or a power of two: a sum of up to ``2**52`` copies of it is exact in any order."""
-    return x == 0 or (math.isfinite(x) and math.frexp(x)[0] == 0.5)
-
-
 def _counts(code, arr: np.ndarray, arrived) -> dict:
     """Completion time and the messages of one chunk of arrivals ``(trials, n_messages)``; ``arrived`` is the
     mask of finite arrivals, or ``None`` when every arrival is finite."""
@@ -265,12 +261,9 @@ def _counts(code, arr: np.ndarray, arrived) -> dict:
         if arrived is not None:
             got_c &= arrived
     messages = got.sum(axis=1)
-    size = np.asarray(code.size, dtype=float)
-    if size.size and np.all(size == size[0]) and _pow2(float(size[0])):
-        volume = messages * size[0]  # the sum below, exactly
-    else:
-        volume = got.astype(float) @ size
-    return {"time": t.astype(float), "messages": messages, "cluster_messages": got_c.sum(axis=1),
+    cluster_messages = messages if got_c is got else got_c.sum(axis=1)
+    volume = blocks.received_volume(got, messages, code.size)
+    return {"time": t.astype(float), "messages": messages, "cluster_messages": cluster_messages,
             "volume": volume, "_t": t}
 
 
@@ -287,73 +280,28 @@ def simulate_chunk(code, finish: np.ndarray, comm: Communication | None = None) 
     return out
 
 
-def tasks_done(x: np.ndarray, t: np.ndarray, lengths: np.ndarray, dtype=np.float64) -> np.ndarray:
-    """Partial gradients computed by time ``t`` under eq. 5, without the ``(trials, workers, tasks)`` array.
-
-    Worker ``w`` finishes its ``j``-th task at ``j * x[:, w]`` (rounded to ``dtype``); the count is
-    ``#{1 <= j <= lengths[w] : dtype(j * x) <= t, finite}``, exactly what comparing every task gives. The
-    estimate ``min(floor(t / x), lengths)`` is exact unless ``t / x`` lies within rounding of an integer (the
-    worker whose message completed the trial does); those few entries are recounted with the rounded products
-    themselves, which are non-decreasing in ``j``.
-
-    Args:
-        x: ``(trials, workers)`` per-worker task time (float64, non-negative; ``inf`` for never).
-        t: ``(trials,)`` completion times. lengths: ``(workers,)`` tasks per worker.
-    Returns:
-        ``(trials,)`` int64 total over workers.
-    """
-    lengths = np.asarray(lengths)
-    L = lengths.astype(float)
-    dtype = np.dtype(dtype)
-    if L.size and L.max() == 1:  # one task per worker (uncoded, ignore-stragglers): 1 * x == x
-        f = x if x.dtype == dtype else x.astype(dtype)
-        with np.errstate(invalid="ignore"):
-            done = f <= np.asarray(t)[:, None]
-        if not np.isfinite(f).all():
-            done &= np.isfinite(f)
-        return done.sum(axis=1, dtype=np.int64) if L.min() == 1 else (done & (L > 0)).sum(axis=1, dtype=np.int64)
-    tol = 16 * float(np.finfo(dtype).eps) * (float(L.max()) + 2)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        r = np.asarray(t, dtype=float)[:, None] / x
-    np.minimum(r, L + 0.5, out=r)  # far beyond the last task: all done (NaN stays NaN)
-    q = np.floor(r)
-    np.subtract(r, q, out=r)
-    near = ~(r >= tol)  # NaN (0 / 0, inf / inf) is near too
-    near |= r > 1 - tol
-    rows, cols = np.nonzero(near)
-    if rows.size:
-        xs, ts, Ls = x[rows, cols], np.asarray(t)[rows], L[cols]
-
-        def reached(j):
-            with np.errstate(invalid="ignore", over="ignore"):
-                f = (xs * j).astype(dtype)
-                return (f <= ts) & np.isfinite(f)
-
-        k = q[rows, cols]
-        k[~(k >= 0)] = 0
-        np.minimum(k, Ls, out=k)
-        while True:  # the estimate is off by at most one, a step per pass
-            up = (k < Ls) & reached(k + 1)
-            k += up
-            down = (k > 0) & ~reached(k)
-            k -= down
-            if not (up.any() or down.any()):
-                break
-        q[rows, cols] = k
-    return q.sum(axis=1).astype(np.int64)
-
-
 def simulate_workers(code, x: np.ndarray, comm: Communication | None = None, dtype=np.float64) -> dict:
     """Evaluate one chunk of eq. 5 draws ``x`` ``(trials, workers)`` (worker ``w`` finishes its ``j``-th task at
     ``j * x[:, w]``): the same numbers as :func:`simulate_chunk` on the finish times ``x[:, :, None] * j``
-    (rounded to ``dtype``), in memory that grows with the messages and workers only."""
+    (rounded to ``dtype``), in memory that grows with the messages and workers only. A code whose messages are
+    its workers' draws scaled (:func:`gclib.blocks.plan`) is reduced on the draws themselves, without the
+    arrivals (:func:`gclib.blocks.evaluate`)."""
     code = Schedule.of(code)
+    finite = bool(np.isfinite(x).all())
+    if finite and comm is None and np.dtype(dtype) == np.float64 and x.dtype == np.float64:
+        bl = blocks.plan(code)
+        out = blocks.evaluate(bl, x, code.size) if bl is not None else None
+        if out is not None:
+            return out
     ready = code.ready[0] if np.all(code.ready == code.ready[0]) else code.ready
-    arr = (x if np.array_equal(code.sender, np.arange(x.shape[1])) else np.take(x, code.sender, axis=1)) * ready
+    if np.array_equal(code.sender, np.arange(x.shape[1])):
+        arr = x * ready
+    else:
+        arr = np.take(x, code.sender, axis=1)
+        arr *= ready
     if arr.dtype != dtype:
         arr = arr.astype(dtype)
     arr = _delayed(arr, code, comm)
-    finite = bool(np.isfinite(x).all())
     out = _counts(code, arr, None if finite else np.isfinite(arr))
     t = out.pop("_t")
     out["computations"] = tasks_done(x, t, code.lengths, dtype)

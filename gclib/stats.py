@@ -42,6 +42,40 @@ def t_quantile(p: float, dof: float) -> float:
     return float(stats.t.ppf(p, dof))
 
 
+#: Up to this many samples the median's ranks come from exact integer sums (milliseconds); beyond, from
+#: ``scipy.special`` (whose import a command's start would otherwise wait for).
+EXACT_BINOMIAL = 20_000
+
+
+def binomial_half_quantile(p: float, k: int) -> int:
+    """The ``p`` quantile of the Binomial(``k``, 1/2) distribution: the smallest ``j`` with ``P(X <= j) >= p``.
+    Up to :data:`EXACT_BINOMIAL` it is exact (``sum_{i <= j} C(k, i) >= p 2^k`` in integers, ``p`` as the exact
+    value of its float); beyond, a bisection on ``scipy.special.bdtr``. Both give the ranks of
+    ``scipy.stats.binom.ppf`` at the tails the median's interval reads, without importing ``scipy.stats``; where
+    ``P(X <= j)`` equals ``p`` exactly, as at ``p = 1/2``, the exact sum takes the lower ``j`` and the bisection
+    lets rounding decide."""
+    k = int(k)
+    if k <= EXACT_BINOMIAL:
+        num, den = float(p).as_integer_ratio()
+        target, term, total = num << k, 1, 0
+        for j in range(k + 1):
+            total += term
+            if total * den >= target:
+                return j
+            term = term * (k - j) // (j + 1)
+        return k
+    from scipy.special import bdtr
+
+    lo, hi = 0, k  # P(X <= k) = 1 >= p
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if bdtr(mid, k, 0.5) >= p:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
 def _t95(dof: int) -> float:
     return t_quantile(0.975, dof)
 
@@ -101,15 +135,13 @@ class Estimate:
         such that a Binomial(``k``, 1/2) count falls below ``j`` with probability under 2.5%. It assumes
         independent draws from one distribution and needs no finite variance; below six samples it is undefined
         (NaN, so inconclusive)."""
-        from scipy import stats
-
         x = np.sort(np.asarray(samples, dtype=float).ravel())
         x = x[~np.isnan(x)]
         k = int(x.size)
         if k == 0:
             return cls(math.nan, math.nan, math.nan, 0)
         m = float(np.median(x))
-        j = int(stats.binom.ppf(0.025, k, 0.5))
+        j = binomial_half_quantile(0.025, k)
         if j < 1:
             return cls(m, math.nan, math.nan, k)
         return cls(m, float(x[j - 1]), float(x[k - j]), k)

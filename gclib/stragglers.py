@@ -114,7 +114,9 @@ class ShiftedExponential(ComputeModel):
         self.alpha = _nonneg("alpha", self.alpha)
 
     def task_draws(self, rng, shape):
-        return self.alpha + rng.exponential(1.0 / self.mu, size=shape)
+        e = rng.exponential(1.0 / self.mu, size=shape)
+        e += self.alpha  # alpha + E, in place: the same numbers without a second array
+        return e
 
 
 @dataclass
@@ -146,7 +148,10 @@ class Pareto(ComputeModel):
         self.shape = _positive("shape", self.shape)
 
     def task_draws(self, rng, shape):
-        return self.scale * (1.0 + rng.pareto(self.shape, size=shape))
+        e = rng.pareto(self.shape, size=shape)
+        e += 1.0
+        e *= self.scale  # scale * (1 + P), in place: the same numbers without more arrays
+        return e
 
 
 @dataclass

@@ -48,15 +48,21 @@ def _dm(M: sp.Matrix) -> DomainMatrix:
     return DomainMatrix.from_Matrix(M).convert_to(QQ)
 
 
-def is_decodable_exact(B: sp.Matrix, rows: Iterable[int], target: sp.Matrix) -> bool:
-    """Is every row of ``target`` in the row span of ``B[rows]``? (exact rank test over the rationals)"""
+def rational(M) -> DomainMatrix:
+    """``M`` (a SymPy matrix) over the rationals, as the rank tests take it; a ``DomainMatrix`` is returned as it
+    is. Converting a code's matrix once, before testing many received sets, saves converting each set."""
+    return M if isinstance(M, DomainMatrix) else _dm(M)
+
+
+def is_decodable_exact(B, rows: Iterable[int], target) -> bool:
+    """Is every row of ``target`` in the row span of ``B[rows]``? (exact rank test over the rationals; ``B`` and
+    ``target`` SymPy matrices or their :func:`rational` forms)"""
     rows = list(rows)
     if not rows:
         return False
-    BR = B.extract(rows, list(range(B.cols)))
-    r1 = _dm(BR).rank()
-    r2 = _dm(BR.col_join(target)).rank()
-    return r1 == r2
+    B, target = rational(B), rational(target)
+    BR = B.extract(rows, list(range(B.shape[1])))
+    return BR.rank() == BR.vstack(target).rank()
 
 
 def solve_exact(B: sp.Matrix, rows, target: sp.Matrix) -> Optional[sp.Matrix]:
@@ -135,8 +141,8 @@ def verify(code: GradientCode, *, stragglers: Optional[int] = None, messages: Op
     # the exact matrix, a copy of its received rows and their rank computation: about 300 bytes an entry
     checks.need_memory(f"exact verification of '{code.name}'", 300 * code.n_messages * code.B.shape[1],
                        sizes=f"{code.n_messages} messages x {code.B.shape[1]} columns", lower="workers")
-    B = exact_matrix(code)
-    T = exact_target(code)
+    B = rational(exact_matrix(code))
+    T = rational(exact_target(code))
     if kind == "messages":
         patterns = combinations(range(code.n_messages), messages)
     else:
@@ -159,8 +165,8 @@ def check_rule(code: GradientCode, sizes: Optional[Iterable[int]] = None) -> lis
     Returns:
         the list of received sets (tuples of message ids) on which they disagree (empty when they agree).
     """
-    B = exact_matrix(code)
-    T = exact_target(code)
+    B = rational(exact_matrix(code))
+    T = rational(exact_target(code))
     N = code.n_messages
     sizes = range(1, N + 1) if sizes is None else sizes
     bad = []

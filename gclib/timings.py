@@ -486,7 +486,7 @@ def shipped(root=None) -> dict:
     return {p.stem.split("-", 1)[1]: p for p in sorted(base.glob("trace-*.parquet"))}
 
 
-def convert(path, format: str = "auto", *, columns=None, stages: str = "sum", min_samples: int = MIN_SAMPLES,
+def convert(path, format: str = "auto", *, columns=None, stages: str | None = None, min_samples: int = MIN_SAMPLES,
             complete: bool = True) -> Conversion:
     """Read a trace in another shape (see ``docs/advise.md``, "Real traces in") as a :class:`Conversion`.
 
@@ -496,7 +496,8 @@ def convert(path, format: str = "auto", *, columns=None, stages: str = "sum", mi
             ``auto``: ``ops`` for a parquet file, ``csv`` for a CSV whose header has the ``worker`` and ``seconds``
             columns (after ``columns``), ``wide`` for one whose columns, but an ``iteration`` one, are integers.
         columns: which file column holds each trace column (:func:`parse_columns`; ``csv``; ``wide``: only
-            ``iteration``). stages: ``ops``: how a replica's pipeline stages add up (:data:`STAGE_RULES`).
+            ``iteration``). stages: ``ops`` only: how a replica's pipeline stages add up (:data:`STAGE_RULES`;
+            ``None``: ``"sum"``).
         min_samples: as :func:`read`. complete: refuse a worker missing from a whole iteration
             (:func:`check_complete`).
     Raises:
@@ -504,7 +505,8 @@ def convert(path, format: str = "auto", *, columns=None, stages: str = "sum", mi
         bad value and its line, a worker missing from a whole iteration, pyarrow missing for a parquet file).
     """
     fmt = checks.choice("format", format, FORMATS)
-    stages = checks.choice("stages", stages, STAGE_RULES)
+    given_stages = stages is not None
+    stages = checks.choice("stages", "sum" if stages is None else stages, STAGE_RULES)
     cols = {} if columns is None else parse_columns(columns)
     p = checks.input_path("trace", path, kind="file", must_exist=True)
     name = os.fspath(path)
@@ -513,6 +515,9 @@ def convert(path, format: str = "auto", *, columns=None, stages: str = "sum", mi
     is_parquet = head.startswith(b"PAR1")
     if fmt == "auto":
         fmt = "ops" if is_parquet else _sniff_csv(name, head, cols)
+    if given_stages and fmt != "ops":
+        raise ValueError(f"{name}: stages applies to a per-operation trace only, and this one is read as format "
+                         f"{fmt}")
     if fmt == "ops":
         if cols:
             raise ValueError(f"{name}: columns does not apply to a per-operation trace (its columns are "

@@ -76,7 +76,7 @@ def test_same_seed_same_numbers():
 
 def test_json_schema(heavy):
     d = json.loads(heavy.to_json())
-    assert set(d) == {"settings", "best", "recommendation", "ranked", "models"}
+    assert set(d) == {"settings", "best", "recommendation", "warnings", "ranked", "models"}
     assert set(d["settings"]) >= {"K", "max_load", "budget", "trials", "seed", "primary", "models", "candidates",
                                   "screened", "stability_rows", "stability_patterns"}
     assert all(set(r) == set(adv.COLUMNS) for r in d["ranked"])
@@ -89,7 +89,8 @@ def test_json_schema(heavy):
 def test_text_names_the_recommendation(heavy):
     text = heavy.text()
     lines = text.splitlines()
-    assert len(lines) <= adv.TEXT_ROWS + 7
+    assert len(lines) <= adv.TEXT_ROWS + 9  # uncoded's row too, after "...", when it ranks lower
+    assert any(ln.split()[1:2] == ["uncoded"] for ln in lines)
     assert heavy.best["label"] in lines[-1] and "gclib run --scheme" in lines[-1] and "95% CI" in lines[-1]
 
 
@@ -249,7 +250,9 @@ def test_cli_json_and_figure(tmp_path, capsys):
     assert d["best"]["command"] and png.stat().st_size > 10_000
     assert main(["advise", "--trace", str(f), "--workers", "8", "--trials", "200", "--budget", "8"]) == 0
     out = capsys.readouterr().out
-    assert out.splitlines()[-2].startswith("Recommended: ") and out.splitlines()[-1].startswith("Ranked under '")
+    lines = out.splitlines()
+    assert lines[-3].startswith("Recommended: ") and lines[-2].startswith("Ranked under '")
+    assert lines[-1].startswith("One iteration here: one gradient over 8 data parts")
 
 
 def test_cli_more_persistent_stragglers_than_workers(tmp_path, capsys):

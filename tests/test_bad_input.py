@@ -70,9 +70,10 @@ def test_api_zero_is_a_value_and_clusters_zero_is_refused():
 
 # ---------------------------------------------------------------------------------- values that mean nothing
 @pytest.mark.parametrize("argv,needle", [
-    (["--bandwidth", "0"], "argument --bandwidth: must be a positive number (inf allowed), got '0'"),
-    (["--bandwidth", "nan"], "argument --bandwidth: must be a positive number"),
-    (["--latency", "inf"], "argument --latency: must be a non-negative finite number, got 'inf'"),
+    (["--network", "latency=0,bandwidth=0"], "--network: bandwidth must be a positive number (inf allowed), got 0"),
+    (["--network", "latency=0,bandwidth=nan"], "--network: bandwidth must be a positive number"),
+    (["--network", "latency=inf,bandwidth=1"], "--network: latency must be a non-negative finite number, got inf"),
+    (["--network", "latency=1,bandwidth=1,queue=maybe"], "--network: queue must be yes or no, got 'maybe'"),
     (["--seed", "-1"], "argument --seed: must be a non-negative integer, got '-1'"),
     (["--mu", "1e-320"], "argument --mu: must be at least 5.56e-309"),
     (["--mu", "nan"], "argument --mu: must be a positive finite number, got 'nan'"),
@@ -100,14 +101,15 @@ def test_a_model_whose_times_overflow_is_refused_not_reported_as_never_decoding(
 def test_options_that_depend_on_the_code_are_refused_naming_the_option(capsys):
     # --persistent counts workers of the code: more than it has is refused before anything is drawn
     for command in (["simulate", "--scheme", "crc", "--workers", "4", "--stragglers", "1", "--trials", "10"],
-                    ["train", "--scheme", "gd", "--workers", "4", "--max-iter", "1"]):
+                    ["train", "--algorithm", "gd", "--workers", "4", "--iterations", "1"]):
         usage_error(capsys, [*command, "--persistent", "9"],
                     "argument --persistent: must be an integer in [0, 4] (at most the code's 4 workers), got 9")
-    # train's --code: the schemes gc can build from --workers, --stragglers and --seed, and only for --scheme gc
-    line = usage_error(capsys, ["train", "--scheme", "gc", "--code", "gc"], "argument --code: invalid choice: 'gc'")
-    assert "'crc'" in line and "'frc'" in line and "--load" not in line
-    usage_error(capsys, ["train", "--scheme", "lag-wk", "--code", "frc"],
-                "argument --code: only --scheme gc takes a code (scheme 'lag-wk' has its own), got 'frc'")
+    # train's --scheme: the codes gc can build from --workers, --stragglers and --seed, and only for --algorithm gc
+    line = usage_error(capsys, ["train", "--algorithm", "gc", "--scheme", "uc-mmc"],
+                       "argument --scheme: must be one of crc, ")
+    assert "frc" in line and "--load" not in line
+    usage_error(capsys, ["train", "--algorithm", "lag-wk", "--scheme", "frc"],
+                "argument --scheme: only --algorithm gc takes a code (algorithm 'lag-wk' has its own), got 'frc'")
 
 
 def test_make_scheme_names_the_codes_gc_can_take():
@@ -221,7 +223,7 @@ def test_verify_and_sweep_refuse_before_working(capsys, monkeypatch):
 
 def test_train_refuses_a_problem_too_large_for_memory(capsys, monkeypatch):
     monkeypatch.setenv(checks.MEMORY_ENV, "1G")
-    usage_error(capsys, ["train", "--scheme", "gd", "--workers", "3000", "--max-iter", "1"],
+    usage_error(capsys, ["train", "--algorithm", "gd", "--problem", "linreg", "--workers", "3000", "--iterations", "1"],
                 "the linreg problem with workers = 3000 (dim = 3000) needs about")
 
 

@@ -135,6 +135,19 @@ def test_table_write_read_round_trip(tmp_path):
                                            "check": {**none, INCONCLUSIVE: 1}}
 
 
+def test_a_claim_entry_fills_its_fields_and_is_carried_beyond_the_paper():
+    entry = claims.Claim("A", "paper", "{code} is fast", "Paper: {code} is fast", "time below {bound}")
+    r = entry.row(id="A1", setting="n = 4", measured="3", verdict=HOLDS, code="FRC", bound=5)
+    assert (r["id"], r["kind"], r["claim"], r["paper"], r["criterion"]) == (
+        "A1", "paper", "FRC is fast", "Paper: FRC is fast", "time below 5")
+    out = entry.row(setting="n = 4", measured="3", verdict=HOLDS, carried="here {a model}", code="CRC", bound=5)
+    assert out["id"] == "A" and out["kind"] == "extension"
+    assert out["paper"] == "Paper: CRC is fast; carried beyond the paper: here {a model}"
+    check = claims.Claim("B", "check", "b holds", "our check: b", "b")
+    assert check.row(setting="s", measured="m", verdict=FAILS, carried="another model") == check.row(
+        setting="s", measured="m", verdict=FAILS)
+
+
 def test_an_extension_says_so_and_only_a_paper_row_is_not_testable():
     ext = claims.row("X", "x", kind="extension", paper=claims.beyond("Paper: x is fast", "another model"),
                      setting="s", measured="m", criterion="c", verdict=HOLDS)

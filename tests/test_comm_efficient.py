@@ -203,7 +203,7 @@ def test_cli_verify_and_simulate(capsys):
                      "--points", "equispaced"]) == 0
     capsys.readouterr()
     assert cli_main(["simulate", "--scheme", "ye-abbe", "--workers", "8", "--stragglers", "2", "--comm", "2",
-                     "--trials", "200", "--json", "--latency", "0.01", "--bandwidth", "10"]) == 0
+                     "--trials", "200", "--json", "--network", "latency=0.01,bandwidth=10,queue=no"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["code"]["pieces"] == 2 and np.isclose(out["mean_volume"], out["mean_messages"] / 2)
 

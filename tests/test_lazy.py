@@ -235,7 +235,7 @@ def test_same_seed_same_numbers():
 def test_cli_train_json(capsys):
     from gclib.cli import main
 
-    rc = main(["train", "--scheme", "g-lag", "--problem", "linreg", "--workers", "12", "--groups", "4",
+    rc = main(["train", "--algorithm", "g-lag", "--problem", "linreg", "--workers", "12", "--groups", "4",
                "--model", "pareto", "--shape", "1.5", "--target", "1e-6", "--seed", "1", "--json"])
     out = json.loads(capsys.readouterr().out)
     assert rc == 0 and out["status"] == "converged" and out["final_gap"] <= 1e-6
@@ -245,7 +245,7 @@ def test_cli_train_json(capsys):
 def test_cli_train_bad_groups_exits_2(capsys):
     from gclib.cli import main
 
-    assert main(["train", "--scheme", "g-lag", "--groups", "5"]) == 2
+    assert main(["train", "--algorithm", "g-lag", "--groups", "5"]) == 2
     assert "groups" in capsys.readouterr().err
 
 

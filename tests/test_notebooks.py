@@ -1,4 +1,5 @@
-"""Every notebook runs through papermill in the quick profile and writes its figures with their data."""
+"""Every notebook runs through papermill in the quick profile and writes its figures with their data (once per
+session: the ``quick_runs`` fixture of conftest.py, which other modules read too)."""
 import tomllib
 from pathlib import Path
 
@@ -14,25 +15,11 @@ NOTEBOOKS = sorted(p for p in reproduce.NOTEBOOKS.glob("[0-9]*.ipynb"))
 pytestmark = pytest.mark.notebooks
 
 
-@pytest.fixture(scope="module")
-def quick_runs(tmp_path_factory):
-    """Run each notebook at most once per session, on demand."""
-    cache = {}
-
-    def run(path):
-        if path.stem not in cache:
-            d = tmp_path_factory.mktemp(path.stem)
-            r = reproduce.run_notebook(path, "quick", out_dir=d / "executed", figures_dir=d / "figures")
-            cache[path.stem] = (r, d / "figures")
-        return cache[path.stem]
-
-    return run
-
-
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
-def test_notebook_runs_and_writes_figures(path, quick_runs):
+def test_notebook_runs_and_writes_figures(path, quick_runs, record_property):
     r, figs = quick_runs(path)
     assert r.ok, f"{path.stem} failed: {r.error}"
+    record_property("notebook_seconds", r.seconds)  # the session's summary lists each quick profile's time
     pngs = sorted(figs.glob("*.png"))
     if path.stem == "00_index":  # the index shows the figures of the others and writes none
         assert not pngs

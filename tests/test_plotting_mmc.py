@@ -17,7 +17,8 @@ def test_fig1_has_a_row_of_three_panels_per_model():
                        for m in ("a", "b") for i, lab in enumerate(LABELS)])
     fig = gc_mmc.fig1(df, title="t")
     assert len(fig.axes) == 6 and all(len(ax.patches) == 5 for ax in fig.axes)
-    assert fig.axes[0].get_ylabel() == "a" and fig.axes[3].get_ylabel() == "b"
+    assert fig.axes[0].get_ylabel() == "E[T] (model time units)" and fig.axes[1].get_ylabel() == "messages"
+    assert [sub.get_suptitle() for sub in fig.subfigs] == ["timing model: a", "timing model: b"]
     plt.close(fig)
 
 
@@ -27,9 +28,9 @@ def test_order_sweep_has_one_panel_per_model_with_lcc():
     rows += [{"model": m, "family": "lcc", "label": "LCC", "order": None, "mean_time": 0.5, "ci95_time": 0.01,
               "mean_messages": 7} for m in ("a", "b")]
     fig = gc_mmc.order_sweep(pd.DataFrame(rows), clusters=2)
-    assert len(fig.axes) == 2 and [ax.get_title() for ax in fig.axes] == ["a", "b"]
-    assert len(fig.axes[0].texts) == 3  # one annotation per order
-    assert fig.axes[0].get_legend_handles_labels()[1] == ["LCC (7 messages)", "correlated, 2 clusters"]
+    assert len(fig.axes) == 2 and [ax.get_title() for ax in fig.axes] == ["timing model: a", "timing model: b"]
+    assert [t.get_text() for t in fig.axes[0].texts] == ["m=1", "m=3"]  # every other order named
+    assert fig.axes[0].get_legend_handles_labels()[1] == ["LCC (7 messages)", "correlated design, 2 clusters"]
     plt.close(fig)
 
 

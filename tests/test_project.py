@@ -1,4 +1,5 @@
 """Project set-up: environment.yml agrees with pyproject.toml; the README's commands exist; the profiles parse."""
+import json
 import re
 import tomllib
 from pathlib import Path
@@ -170,3 +171,40 @@ def test_readme_states_the_duration_of_the_last_full_run():
     b = text.index("<!-- /duration -->")
     expected = reproduce.duration_text(ROOT / "figures" / "manifest.json")
     assert text[a:b] == expected, f"paste into the README: {expected}"
+
+
+def _between(text: str, mark: str) -> str:
+    a = text.index(f"<!-- {mark} -->") + len(f"<!-- {mark} -->")
+    return text[a:text.index(f"<!-- /{mark} -->")]
+
+
+def test_readme_states_the_duration_of_the_last_full_test_run():
+    """The README's timing of `make test` is rendered from tests/durations.json (kept by tools/durations.py from
+    the session's record of a full run), never typed by hand."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("durations", ROOT / "tools" / "durations.py")
+    durations = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(durations)
+    saved = ROOT / "tests" / "durations.json"
+    expected = durations.text(json.loads(saved.read_text()) if saved.exists() else None)
+    assert _between((ROOT / "README.md").read_text(), "test-duration") == expected, (
+        "run: python tools/durations.py")
+    record = {"wall_seconds": 301.4, "workers": 2, "tests": 1500, "load_average_1min": {"start": 2.0, "end": 3.0},
+              "groups": {"notebooks": 100.0, "MPI runs": 150.0, "docs site": 0.0, "the rest": 200.4},
+              "notebooks_quick": {"01_a": 6.0, "09_b": 12.4}}
+    text = durations.text(record)
+    assert text.startswith("The last full `make test` took 5 min 01 s for its 1,500 tests on 2 workers")
+    assert "notebooks 100 s, MPI runs 150 s, the rest 200 s)" in text and "docs site" not in text
+    assert "the 2 notebooks took 18 s in all, the longest `09_b` 12 s" in text
+
+
+def test_readme_states_the_simulators_speed_from_the_saved_benchmark():
+    """The README's performance paragraph is rendered from benchmarks/scale.json (python -m benchmarks.bench_scale
+    --save), never typed by hand."""
+    from benchmarks import bench_scale
+
+    data = json.loads((ROOT / "benchmarks" / "scale.json").read_text())
+    assert _between((ROOT / "README.md").read_text(), "performance") == bench_scale.performance_text(data), (
+        "run: python -m benchmarks.bench_scale --render")
+    assert set(bench_scale.CASES) <= set(data["targets"])

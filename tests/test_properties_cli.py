@@ -27,7 +27,7 @@ import gclib.reproduce
 from gclib import schemes
 from gclib.cli import main
 from gclib.learning.optim import SCHEME_NAMES as TRAIN_SCHEMES
-from gclib.cli.train import problem_names
+from gclib.cli.options import problem_names
 from gclib.stragglers import MODELS
 
 #: seconds one example may take before it counts as a hang (not a speed assertion: valid examples take well
@@ -215,7 +215,8 @@ def scheme_options(draw, pool, schemes_=None):
 @given(st.data())
 def test_simulate(files, data):
     pool = {**SCHEME_OPTIONS, **MODEL_OPTIONS, "--trials": (ints(1, 300), "int"),
-            "--latency": (reals(0, 0.01, 1.7e308), "real"), "--bandwidth": (reals(1, 100, "inf"), "real"),
+            "--network": (st.sampled_from(["latency=0.01,bandwidth=100", "latency=0,bandwidth=inf,queue=no",
+                                           "latency=1e308,bandwidth=1,overhead=0.5", "none"]), "name"),
             "--json": (None, None),
             "--generator": (st.sampled_from(["gaussian", "repetition", *files["generators"]]), "path")}
     argv = ["simulate", *data.draw(scheme_options(pool))]
@@ -236,18 +237,19 @@ def test_verify(data):
 @SETTINGS
 @given(st.data())
 def test_train(data):
-    pool = {"--scheme": (st.sampled_from(TRAIN_SCHEMES), "name"), "--problem": (st.sampled_from(problem_names()), "name"),
+    pool = {"--algorithm": (st.sampled_from(TRAIN_SCHEMES), "name"),
+            "--problem": (st.sampled_from(problem_names()), "name"),
             "--workers": (ints(1, 12), "int"), "--groups": (ints(1, 4), "int"), "--stragglers": (ints(0, 3), "int"),
-            "--code": (st.sampled_from(["crc", "frc", "rs", "gc"]), "name"),
+            "--scheme": (st.sampled_from(["crc", "frc", "rs", "gc"]), "name"),
             "--trigger": (st.sampled_from(["default", "none", "wk", "ps"]), "name"),
             "--units": (st.sampled_from(["count", "decoding-max", "decoding-mean", "2"]), "real"),
-            "--D": (ints(1, 5), "int"), "--xi": (reals(0.1, 0), "real"),
+            "--lazy-window": (ints(1, 5), "int"), "--xi": (reals(0.1, 0), "real"),
             "--warmup": (st.sampled_from(["silent", "upload"]), "name"), "--lr": (reals(0.01, 1e300), "real"),
-            "--target": (reals(1e-3, 1e300), "real"), "--max-iter": (ints(1, 30), "int"),
+            "--target": (reals(1e-3, 1e300), "real"), "--iterations": (ints(1, 30), "int"),
             "--computation": (st.sampled_from(["assigned", "finished"]), "name"),
             "--duplicates": (st.sampled_from(["cancel", "count"]), "name"), "--seed": (ints(0, 3), "int"),
             "--json": (None, None), **MODEL_OPTIONS}
-    check(["train", *data.draw(options(pool, required=("--scheme", "--max-iter")))])
+    check(["train", *data.draw(options(pool, required=("--algorithm", "--iterations")))])
 
 
 @SETTINGS
@@ -340,10 +342,12 @@ HOSTILE = [
     (["advise", "--trace", "{trace}", "--workers", "8", "--trials", "1000000000000"], "would simulate about"),
     (["advise", "--trace", "{trace}", "--workers", "8", "--figure", "{fifo}"], "is not a regular file"),
     (["reproduce", "--only"], "argument --only: expected at least one argument"),
-    (["train", "--scheme", "gd", "--lr", "1e-12", "--max-iter", "1000000000000"], "lower max_iter (--max-iter)"),
-    (["train", "--scheme", "gd", "--D", "5"], "argument --D: read by a lazy rule only"),
-    (["train", "--scheme", "gd", "--xi", "0.5"], "argument --xi: read by a lazy rule only"),
-    (["train", "--scheme", "gc", "--groups", "3", "--stragglers", "1"], "argument --groups: --scheme gc reads it"),
+    (["train", "--algorithm", "gd", "--lr", "1e-12", "--iterations", "1000000000000"],
+     "lower max_iter (gclib train --iterations)"),
+    (["train", "--algorithm", "gd", "--lazy-window", "5"], "argument --lazy-window: read by a lazy rule only"),
+    (["train", "--algorithm", "gd", "--xi", "0.5"], "argument --xi: read by a lazy rule only"),
+    (["train", "--algorithm", "gc", "--groups", "3", "--stragglers", "1"],
+     "argument --groups: --algorithm gc reads it"),
     (["gallery", "--figures-dir", "/nonexistent-gclib"], "does not exist"),
     (["gallery", "--figures-dir", "{dir}"], "figures the gallery links to"),
     (["run", "--scheme", "crc", "--workers", "4", "--stragglers", "1", "--hosts", "{hosts}"],

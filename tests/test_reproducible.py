@@ -1,7 +1,7 @@
 """A second run with the same profile gives byte-identical CSVs.
 
-Each notebook checked here runs twice in the quick profile, into two temporary figure directories, and every CSV
-it writes is compared byte for byte. The check is generic (whatever CSVs a notebook writes), but to keep the suite
+Each notebook checked here runs twice in the quick profile, into two temporary figure directories (the first run is
+the session's, shared with tests/test_notebooks.py), and every CSV it writes is compared byte for byte. The check is generic (whatever CSVs a notebook writes), but to keep the suite
 fast only the notebooks in ``GCLIB_REPRO_NOTEBOOKS`` (comma-separated stems, default: notebook 01; ``all`` for
 every notebook) are run; a fixture notebook is always checked, so the test means something on any checkout.
 """
@@ -55,7 +55,13 @@ def test_fixture_notebook_csvs_are_byte_identical(tmp_path):
 @pytest.mark.notebooks
 @pytest.mark.parametrize("stem", selected() or [pytest.param(None, marks=pytest.mark.skip(
     reason=f"none of {os.environ.get('GCLIB_REPRO_NOTEBOOKS', ','.join(CHEAP))} is in notebooks/ yet"))])
-def test_notebook_csvs_are_byte_identical(stem, tmp_path):
+def test_notebook_csvs_are_byte_identical(stem, tmp_path, quick_runs):
+    """The session's run of the notebook (conftest.py's ``quick_runs``, which tests/test_notebooks.py checks too)
+    against a second one."""
     path = rp.NOTEBOOKS / f"{stem}.ipynb"
-    a, b = twice(path, tmp_path)
+    first, figs = quick_runs(path)
+    assert first.ok, f"{stem} failed on its first run: {first.error}"
+    r = rp.run_notebook(path, "quick", out_dir=tmp_path / "exec_b", figures_dir=tmp_path / "b")
+    assert r.ok, f"{stem} failed on its second run: {r.error}"
+    a, b = ({f.name: f.read_bytes() for f in sorted(d.glob("*.csv"))} for d in (figs, tmp_path / "b"))
     assert_identical(a, b, stem)

@@ -312,18 +312,18 @@ def test_cli_sequential_replays_a_file(tmp_path, capsys):
 
     np.save(tmp_path / "a.npy", _a())
     np.savetxt(tmp_path / "a.csv", _a().T, delimiter=",")  # a row per round
-    assert main(["sequential", "--delays", str(tmp_path / "a.npy"), "--scheme", "gc", "--s", "1", "--jobs", "3",
+    assert main(["sequential", "--delays", str(tmp_path / "a.npy"), "--scheme", "gc", "--stragglers", "1", "--jobs", "3",
                  "--convention", "simulator", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["total"] == 9 and out["waits"] == 2 and out["durations"] == [3, 1, 5]
-    assert main(["sequential", "--delays", str(tmp_path / "a.csv"), "--transpose", "--scheme", "m-sgc", "--B", "1",
-                 "--W", "2", "--lambd", "1", "--jobs", "3"]) == 0
+    assert main(["sequential", "--delays", str(tmp_path / "a.csv"), "--transpose", "--scheme", "m-sgc", "--burst", "1",
+                 "--window", "2", "--window-stragglers", "1", "--jobs", "3"]) == 0
     assert "run time 6 s" in capsys.readouterr().out
     assert main(["sequential", "--delays", str(tmp_path / "a.npy"), "--scheme", "gc", "--sweep", "--jobs", "3"]) == 0
     assert "gc s=1" in capsys.readouterr().out  # the smallest s that reaches the best time (5 s), paper convention
-    assert main(["sequential", "--delays", str(tmp_path / "a.npy"), "--scheme", "sr-sgc", "--B", "2", "--W", "4",
-                 "--lambd", "1"]) == 2
-    assert "B must divide W - 1" in capsys.readouterr().err
+    assert main(["sequential", "--delays", str(tmp_path / "a.npy"), "--scheme", "sr-sgc", "--burst", "2", "--window", "4",
+                 "--window-stragglers", "1"]) == 2
+    assert "argument --burst, --window, --window-stragglers: B must divide W - 1" in capsys.readouterr().err
     (tmp_path / "bad.csv").write_text("1,2\nx,3\n")
     assert main(["sequential", "--delays", str(tmp_path / "bad.csv"), "--scheme", "no-coding"]) == 2
     assert "not a delay matrix" in capsys.readouterr().err

@@ -117,3 +117,17 @@ def test_a_paired_matrix_of_designs_a_constant_apart_gives_an_exact_difference()
     assert d.value == pytest.approx(0.01, rel=1e-12) and d.is_exact
     assert m.half_widths()[0, 1] == 0.0
     assert not m.difference(2, 0).is_exact and m.half_widths()[0, 2] > 0.01
+
+
+def test_the_binomial_quantile_of_the_median_interval_is_scipys():
+    """The median's interval takes its ranks from exact integer sums up to 20,000 samples and a bisection on the
+    binomial distribution function beyond (the command line's start need not import scipy.stats): the ranks of
+    scipy.stats.binom.ppf, small and large."""
+    from scipy.stats import binom
+
+    ks = (list(range(1, 300)) + list(range(300, stats.EXACT_BINOMIAL + 1, 1_997)) + [stats.EXACT_BINOMIAL]
+          + list(range(stats.EXACT_BINOMIAL + 1, 2_000_000, 99_991)) + [100_000, 1_000_000])
+    for p in (0.025, 0.975):  # (at 1/2 an exact tie, P(X <= j) = 1/2, can fall either side of its rounding)
+        got = [stats.binomial_half_quantile(p, k) for k in ks]
+        assert got == [int(v) for v in binom.ppf(p, ks, 0.5)], p
+    assert stats.binomial_half_quantile(0.5, 7) == 3  # P(X <= 3) = 1/2 exactly

@@ -206,6 +206,8 @@ def test_trace_convert_command_writes_a_trace_and_says_what_it_kept(tmp_path, ca
     (["trace", "convert", "{src}", "--out", "{out}", "--format", "ops"], "not a readable parquet file"),
     (["trace", "convert", "{src}", "--out", "{out}", "--columns", "iteration=step,worker=rank,seconds=duration"],
      "missing column 'step'"),
+    (["trace", "convert", "{src}", "--out", "{out}", "--stages", "max"],  # a wide CSV has no pipeline stages
+     "stages applies to a per-operation trace only, and this one is read as format wide"),
 ])
 def test_trace_convert_bad_input_is_one_line(tmp_path, capsys, argv, needle):
     pytest.importorskip("pyarrow")

@@ -39,7 +39,7 @@ def build_parser(only: str | None = None):
     """
     from gclib import __version__
     from gclib.cli import registries
-    from gclib.cli.options import Parser
+    from gclib.cli.options import Parser, same_metavars
 
     p = Parser(prog="gclib", description="Gradient coding: build, verify, simulate and run codes.",
                epilog=f"{registries.registry_text()}\n\nscheme parameters:\n{registries.params_text()}\n\n"
@@ -51,6 +51,7 @@ def build_parser(only: str | None = None):
         module = importlib.import_module(f"{__name__}.{name}")
         if only is None or only == module.NAME:
             module.add_parser(sub)
+            same_metavars(sub.choices[module.NAME])
         else:
             sub.add_parser(module.NAME, help=module.HELP)
     return p
@@ -69,6 +70,10 @@ def named_command(argv) -> str:
 EXTRAS = {"sklearn": "data", "pyarrow": "traces", "mpi4py": "mpi", "papermill": "notebooks", "nbformat": "notebooks",
           "nbclient": "notebooks", "ipykernel": "notebooks", "jupyterlab": "notebooks", "playwright": "browser",
           "sphinx": "docs", "myst_nb": "docs", "latex2mathml": "docs", "hypothesis": "test", "pytest": "test"}
+
+
+#: The name to install of a module whose package is named otherwise.
+PACKAGES = {"sklearn": "scikit-learn"}
 
 
 def error(message) -> None:
@@ -102,7 +107,8 @@ def main(argv=None) -> int:
         extra = EXTRAS.get((e.name or "").split(".")[0])
         if extra is None:
             raise
-        error(f"this needs the optional package {e.name.split('.')[0]}, which is not installed: pip install "
+        package = PACKAGES.get(e.name.split(".")[0], e.name.split(".")[0])
+        error(f"this needs the optional package {package}, which is not installed: pip install "
               f"'gclib[{extra}]' (or `make setup` in a clone, which installs every extra)")
         return EXIT_USAGE
     except KeyboardInterrupt:

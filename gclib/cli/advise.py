@@ -4,6 +4,8 @@ of fit, and the advice under the best supported one); with ``--holdout``, the ba
 trace's last iterations (:func:`gclib.advise.backtest`)."""
 from __future__ import annotations
 
+from gclib.cli import options
+
 #: As :data:`gclib.advise.MAX_WORKERS` (not imported here: ``gclib advise --help`` stays light).
 MAX_WORKERS = 10_000
 
@@ -11,6 +13,17 @@ MAX_WORKERS = 10_000
 #: The command, and its line in ``gclib --help``.
 NAME = "advise"
 HELP = "fit straggler models to a timing trace and rank the codes to run on it"
+
+
+#: The examples of ``gclib advise --help`` (the tests run each).
+EXAMPLES = (
+    ("gclib advise --trace data/straggler-analysis/trace-AR.parquet --workers 4",
+     "the codes to run on 4 workers, ranked under the models fitted to a real training job's trace"),
+    ("gclib advise --trace data/straggler-analysis/trace-SE.parquet --holdout 0.5",
+     "fit on the first half of the iterations, check the advice on the second"),
+    ("gclib advise --trace data/straggler-analysis/trace-SE.parquet --workers 32 --network "
+     "latency=0.001,bandwidth=100 --figure front.png",
+     "every message charged; the front of time against communication drawn"))
 
 
 def add_parser(sub):
@@ -24,7 +37,8 @@ def add_parser(sub):
                                    "every candidate code under every model and print them ranked under the first "
                                    "supported model that keeps the most of the trace, with the gclib run options of "
                                    "each. With --holdout F: fit and advise on the first iterations, and report how "
-                                   "the advice holds on the last F of them (a warning when a target is missed).")
+                                   "the advice holds on the last F of them (a warning when a target is missed).",
+                       epilog=options.examples(EXAMPLES))
     p.add_argument("--trace", required=True, type=checks.option(checks.input_path, kind="file", must_exist=True),
                    metavar="CSV", help="the timing trace (gclib run --measure / gclib profile / gclib trace convert, or "
                                        "your own); a per-operation parquet trace is converted as gclib trace convert "
@@ -37,10 +51,11 @@ def add_parser(sub):
     p.add_argument("--budget", type=checks.option(checks.real, above=0), default=None, metavar="MESSAGES",
                    help="largest mean number of messages received per iteration (default: no limit)")
     p.add_argument("--network", default=None, metavar="SPEC",
-                   help="what a message costs, charged in the ranking: latency=SECONDS,bandwidth=GRADIENTS_PER_SECOND"
-                        "[,overhead=SECONDS] (the master takes messages in one at a time), a network profile "
-                        "(JSON, gclib profile writes TRACE.network.json), or none (default: the profile beside the "
-                        "trace when there is one, else none)")
+                   help="what a message costs, charged in the ranking: latency=T,bandwidth=G[,overhead=T][,queue=no] "
+                        "(T seconds, G gradients per second, inf: no limit; the master takes messages in one at a "
+                        "time, queue=no: each arrives latency + overhead + size / bandwidth after it is sent), a "
+                        "network profile (JSON, gclib profile writes TRACE.network.json), or none (default: the "
+                        "profile beside the trace when there is one, else none)")
     p.add_argument("--max-load", type=checks.option(checks.integer, low=1), default=None, metavar="R",
                    help="largest computation load, parts per worker (default ceil(sqrt(K)), at least 2)")
     p.add_argument("--trials", type=checks.option(checks.integer, low=2), default=None, metavar="N",
@@ -101,6 +116,9 @@ def run(a) -> int:
     if a.figure is not None:
         import matplotlib.pyplot as plt
 
+        from gclib.plotting import theme
+
+        theme()
         try:
             fig = res.plot(a.figure)
         except OSError as e:  # a full disk: the error names the file
@@ -133,11 +151,8 @@ def run(a) -> int:
     if across is not None and not a.json:
         print()
         print(_across_text(across, fa))
-    if bt is not None and bt.warnings:
-        import sys
-
-        for w in bt.warnings:
-            print(f"gclib: warning: {w}", file=sys.stderr)
+    for w in res.warnings() + (bt.warnings if bt is not None else []):
+        options.warn(w)
     return 0
 
 
@@ -156,7 +171,7 @@ def _across_text(t, fa) -> str:
     from gclib.sequential import MU
 
     head = (f"Coding across iterations (gclib sequential: a gradient may finish T rounds after it starts; deadline "
-            f"(1 + mu) x a round's fastest, mu = {MU:g}): each scheme's parameters chosen on draws of '{s['primary']}' "
+            f"(1 + {MU:g}) x a round's fastest, --deadline-factor {MU:g}): each scheme's parameters chosen on draws of '{s['primary']}' "
             f"(at most {s['max_load']} data parts per worker and round), judged on the next {int(t['jobs'].iloc[0])} "
             f"gradients, {int(t['draws'].iloc[0])} draws; time per gradient in the models' unit; communication not "
             f"charged")

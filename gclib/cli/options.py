@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import sys
+import textwrap
 
 #: Exit codes: a command failed (a verification, a training that did not converge, a run that stopped); a bad
 #: argument; interrupted (128 + SIGINT, as a shell reports it).
@@ -29,9 +30,19 @@ def error(message) -> None:
     print(f"gclib: error: {one_line(message)}", file=sys.stderr)
 
 
+def warn(message) -> None:
+    """Print ``gclib: warning: message`` on one line on stderr."""
+    print(f"gclib: warning: {one_line(message)}", file=sys.stderr)
+
+
 class HelpFormatter(argparse.RawDescriptionHelpFormatter):
     """Description and epilog as written; every option's help ends with its default (unless the help already
-    speaks of one, or the option has none: ``None``, a flag)."""
+    speaks of one, or the option has none: ``None``, a flag), wrapped between words only (never inside a word
+    such as ``latency=SECONDS`` or a name with hyphens)."""
+
+    def _split_lines(self, text, width):
+        text = self._whitespace_matcher.sub(" ", text).strip()
+        return textwrap.wrap(text, width, break_long_words=False, break_on_hyphens=False)
 
     def _get_help_string(self, action):
         text = action.help or ""
@@ -54,9 +65,63 @@ class Parser(argparse.ArgumentParser):
         raise SystemExit(EXIT_USAGE)
 
 
+def examples(pairs, note: str = "") -> str:
+    """The examples section of a command's help: each ``(command line, what it does)`` of ``pairs`` (every one run
+    by the tests, in a folder with the repository's ``data/`` and ``figures/`` and the files ``note`` describes),
+    then ``note``."""
+    lines = ["examples:"]
+    for command, what in pairs:
+        lines.append(f"  {command}")
+        lines += textwrap.wrap(what, 110, initial_indent="      ", subsequent_indent="      ",
+                               break_long_words=False, break_on_hyphens=False)
+    return "\n".join(lines) + (f"\n{note}" if note else "")
+
+
 def flag(name: str) -> str:
     """The option of a parameter: ``per_task`` -> ``--per-task``."""
     return "--" + name.replace("_", "-")
+
+
+#: The placeholder of an option that several commands take, the same in every command's help (an option not
+#: named here shows its type's or its own).
+METAVARS = {"seed": "SEED", "workers": "K", "trials": "N", "iterations": "N", "stragglers": "S", "load": "R",
+            "samples": "ROWS", "dim": "FEATURES", "lr": "STEP", "figures_dir": "DIR", "out": "CSV",
+            "network": "SPEC", "kill": "WORKER:ITERATION[,...]", "data_seed": "SEED", "jobs": "N",
+            "scheme": "NAME"}
+
+
+def same_metavars(parser) -> None:
+    """Give every option of ``parser`` whose destination :data:`METAVARS` names that placeholder (so that one option
+    reads the same in every command's help, whatever the command's module wrote)."""
+    for action in parser._actions:
+        if action.option_strings and action.dest in METAVARS and action.nargs != 0 and not isinstance(
+                action, Renamed):
+            action.metavar = METAVARS[action.dest]
+
+
+class Renamed(argparse.Action):
+    """An option's old name, kept for a release and hidden from the help: it sets the new option's value and warns
+    on stderr that the name changed (``gclib: warning: --max-iter is now --iterations; ...``)."""
+
+    def __init__(self, option_strings, dest, new: str = "", **kw):
+        self.new = new
+        super().__init__(option_strings, dest, **kw)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        warn(f"{option_string} is now {self.new} (the old name still works in this release and goes in the next)")
+        setattr(namespace, self.dest, True if self.nargs == 0 else values)
+
+
+def add_renamed(p, old: str, new: str, dest: str | None = None, **kw):
+    """The hidden old name ``old`` of the option ``new`` of parser (or group) ``p`` (:class:`Renamed`): the same
+    type and choices as ``new`` unless given; ``dest``: where the value goes (default ``new``'s)."""
+    action = next((a for a in p._actions if new in a.option_strings), None)  # a group's are its parser's
+    if action is None:
+        raise ValueError(f"add_renamed: {new} is not an option of this parser")
+    kw.setdefault("type", action.type)
+    kw.setdefault("choices", action.choices)
+    p.add_argument(old, dest=dest or action.dest, action=Renamed, new=new, default=argparse.SUPPRESS,
+                   help=argparse.SUPPRESS, **kw)
 
 
 # ------------------------------------------------------------------------------------------------ schemes
@@ -64,31 +129,35 @@ def flag(name: str) -> str:
 ANY_SCHEME = ("seed",)
 
 
-def add_scheme_args(p, required: bool = True):
-    """``--scheme`` and an option for every parameter of :data:`gclib.schemes.PARAMS`, typed by its check. An
-    option not given is ``None`` (``--seed``: its default, it seeds the simulation too), so that
-    :func:`reject_unused` knows what was given and the scheme's own default comes from the table."""
+def add_scheme_args(p, required: bool = True, seed_help: str = "", any_scheme: tuple = ANY_SCHEME):
+    """``--scheme`` and an option for every parameter of :data:`gclib.schemes.PARAMS`, typed by its check, its help
+    naming the schemes that read it (:func:`gclib.schemes.param_help`). An option not given is ``None``, so that
+    :func:`reject_unused` knows what was given and the scheme's own default comes from the table; but for those of
+    ``any_scheme``, which every scheme reads (``--seed`` seeds the simulation too; ``seed_help`` says what else it
+    seeds): their default."""
     from gclib import checks
-    from gclib.schemes import PARAMS, SCHEMES
+    from gclib.schemes import PARAMS, SCHEMES, param_help
 
     p = p.add_argument_group("scheme options (each scheme takes only its own: `gclib list`)")
     p.add_argument("--scheme", required=required, choices=sorted(SCHEMES), metavar="NAME",
                    help="the gradient code (names below)")
     for name, param in PARAMS.items():
+        text = param_help(name) + (seed_help if name == "seed" else "")
         if param.type is bool:
-            p.add_argument(flag(name), action="store_true", default=None, help=param.help)
+            p.add_argument(flag(name), action="store_true", default=None, help=text)
             continue
         typ = param.type if param.check is None else checks.option(param.check, **param.limits)
-        hlp = param.help if param.default is None else f"{param.help} (default {param.default})"
-        p.add_argument(flag(name), type=typ, default=param.default if name in ANY_SCHEME else None, help=hlp,
-                       metavar=param.type.__name__.upper())
+        hlp = text if param.default is None else f"{text} (default {param.default})"
+        p.add_argument(flag(name), type=typ, default=param.default if name in any_scheme else None, help=hlp,
+                       metavar=METAVARS.get(name, param.type.__name__.upper()))
 
 
-def given_scheme_options(a) -> list:
-    """The scheme parameters given on the command line of ``a`` (not ``None``; ``--seed`` never counts)."""
+def given_scheme_options(a, any_scheme: tuple = ANY_SCHEME) -> list:
+    """The scheme parameters given on the command line of ``a`` (not ``None``; those of ``any_scheme``, which every
+    scheme reads, never count)."""
     from gclib.schemes import PARAMS
 
-    return [k for k in PARAMS if k not in ANY_SCHEME and getattr(a, k, None) is not None]
+    return [k for k in PARAMS if k not in any_scheme and getattr(a, k, None) is not None]
 
 
 def given_model_options(a) -> list:
@@ -107,15 +176,16 @@ def _refuse(what: str, name: str, takes: list, given: list):
                      f"shows every {what}'s options)")
 
 
-def reject_unused(a, scheme: bool = True, model: bool = True):
+def reject_unused(a, scheme: bool = True, model: bool = True, any_scheme: tuple = ANY_SCHEME):
     """Refuse an option given on the command line that the chosen ``--scheme`` or ``--model`` does not read
-    (``--scheme crc --load 5``): one ``ValueError`` naming the options, the scheme or model, and what it takes."""
+    (``--scheme crc --load 5``): one ``ValueError`` naming the options, the scheme or model, and what it takes
+    (``any_scheme``: as :func:`add_scheme_args` was given it)."""
     if scheme and getattr(a, "scheme", None) is not None:
         from gclib.schemes import SCHEMES
 
         s = SCHEMES.get(a.scheme)
         if s is not None:
-            extra = [k for k in given_scheme_options(a) if k not in s.params]
+            extra = [k for k in given_scheme_options(a, any_scheme) if k not in s.params]
             if extra:
                 _refuse("scheme", a.scheme, [k for k in s.params], extra)
     if model and getattr(a, "model", None) is not None:
@@ -137,6 +207,34 @@ def code_from_args(a, schedule: bool = False):
 
     kw = {k: v for k in PARAMS if (v := getattr(a, k, None)) is not None and v is not False}
     return (simulable if schedule else build)(a.scheme, **kw)
+
+
+# ------------------------------------------------------------------------------------------------ problems
+def problem_names() -> tuple:
+    """The names ``--problem`` takes (``gclib train`` and ``gclib run``)."""
+    from gclib.learning.problems import DATASETS
+
+    return ("linreg", "logistic", *sorted(DATASETS))
+
+
+def problem_for(name: str, workers: int, seed=0):
+    """The problem behind ``--problem``, split into ``workers`` parts: ``linreg``, the LAG paper's heterogeneous
+    synthetic linear regression with one block per worker (:func:`gclib.learning.problems.lag_synthetic` with
+    ``workers``, ``dim = max(50, workers)``); ``logistic``, Tandon et al.'s synthetic logistic regression; or a data
+    set of :data:`gclib.learning.problems.DATASETS`."""
+    from gclib import checks
+    from gclib.learning.problems import DATASETS, lag_synthetic, lag_synthetic_bytes, make_problem, tandon_logistic
+
+    if name == "linreg":
+        dim = max(50, workers)
+        checks.need_memory("the linreg problem", lag_synthetic_bytes(workers, dim),
+                           sizes=f"workers = {workers} (dim = {dim})", lower="workers")
+        return lag_synthetic(workers=workers, dim=dim, seed=seed)
+    if name == "logistic":
+        return tandon_logistic(parts=workers, seed=seed)
+    if name in DATASETS:
+        return make_problem(name, parts=workers, seed=seed)
+    raise ValueError(f"problem must be one of {list(problem_names())}, got {name!r}")
 
 
 # ------------------------------------------------------------------------------------------------ models

@@ -16,6 +16,15 @@ NAME = "profile"
 HELP = "measure per-task times on your hosts and write a timing trace (CSV)"
 
 
+#: The examples of ``gclib profile --help`` (the tests run each).
+EXAMPLES = (
+    ("gclib profile --workers 4 --tasks 2 --iterations 5 --out times.csv",
+     "every task's time on this machine, no delay injected, and what a message costs (times.network.json)"),
+    ("gclib profile --workers 4 --iterations 5 --model pareto --shape 2 --time-scale 0.01 --out times.csv "
+     "--no-network",
+     "with injected Pareto delays (a fit of times.csv should recover them: gclib advise --trace times.csv)"))
+
+
 def add_parser(sub):
     from gclib.runtime.measure import PROFILE_DIM, PROFILE_SAMPLES
 
@@ -30,7 +39,7 @@ def add_parser(sub):
                     f"dim features (default {PROFILE_SAMPLES} x {PROFILE_DIM}). To profile tasks as heavy as your "
                     "real ones, set --samples to the rows of your data set (each task then gets one part of "
                     "them, as in a run with the same workers and load) and --dim to its features.",
-        epilog=registries.epilog(schemes=False))  # a profile runs uncoded: no --scheme
+        epilog=options.examples(EXAMPLES) + "\n\n" + registries.epilog(schemes=False))  # uncoded: no --scheme
     add_arguments(p)
     p.set_defaults(fn=run)
 

@@ -21,8 +21,16 @@ NAME = "list"
 HELP = "list the schemes and the paper each comes from, and the compute-time models"
 
 
+#: The examples of ``gclib list --help`` (the tests run each).
+EXAMPLES = (("gclib list", "every scheme with its paper and options, every compute-time model, the training "
+                           "algorithms and the sequential schemes"),
+            ("gclib list --json", "the same, as JSON"))
+
+
 def add_parser(sub):
-    p = sub.add_parser(NAME, help=HELP)
+    from gclib.cli.options import examples
+
+    p = sub.add_parser(NAME, help=HELP, epilog=examples(EXAMPLES))
     p.add_argument("--json", action="store_true", help="print the registries as JSON")
     p.set_defaults(fn=run)
 
@@ -38,10 +46,10 @@ def run(a) -> int:
     return 0
 
 
-TRAINING_HEADING = "training schemes (gclib train --scheme NAME ...: lazy aggregation on a simulated clock)"
+TRAINING_HEADING = "training algorithms (gclib train --algorithm NAME ...: lazy aggregation on a simulated clock)"
 #: What each training scheme of :data:`gclib.learning.optim.SCHEME_NAMES` is, in a few words.
 TRAINING = {"gd": "gradient descent: every worker computes and uploads, the server waits for all",
-            "gc": "gradient coding: --code (default crc), the server waits for a decodable set",
+            "gc": "gradient coding: --scheme (default crc), the server waits for a decodable set",
             "lag-wk": "LAG, worker-side trigger (Chen et al., NeurIPS 2018): a worker uploads when its gradient "
                       "changed enough",
             "lag-ps": "LAG, server-side trigger: the server asks the workers whose gradient may have changed enough",
@@ -93,11 +101,12 @@ def schemes_text(indent: int = 2, width: int | None = None) -> str:
 
 def params_text(indent: int = 2) -> str:
     """Every scheme parameter: its option, type, help and default."""
-    from gclib.schemes import PARAMS
+    from gclib.cli.options import METAVARS
+    from gclib.schemes import PARAMS, param_help
 
     pad = " " * indent
-    rows = [(flag(n) + ("" if p.type is bool else f" {p.type.__name__.upper()}"), p.help, p.default)
-            for n, p in PARAMS.items()]
+    rows = [(flag(n) + ("" if p.type is bool else f" {METAVARS.get(n, p.type.__name__.upper())}"), param_help(n),
+             p.default) for n, p in PARAMS.items()]
     w = max(len(r[0]) for r in rows)
     return "\n".join(f"{pad}{a:<{w}}  {h}" + (f" (default {d})" if d is not None and not isinstance(d, bool) else "")
                      for a, h, d in rows)
@@ -144,13 +153,15 @@ def models_epilog() -> str:
     return f"{_names(MODELS_HEADING, MODELS)}\n\n{LIST_POINTER}"
 
 
-def epilog(schemes: bool = True, models: bool = True) -> str:
-    """The end of the help of a command that takes ``--scheme`` (``schemes``) and/or ``--model`` (``models``)."""
+def epilog(schemes=True, models: bool = True) -> str:
+    """The end of the help of a command that takes ``--scheme`` (``schemes``: every scheme, or the names it takes)
+    and/or ``--model`` (``models``)."""
     from gclib.schemes import SCHEMES
     from gclib.stragglers import MODELS
 
-    parts = ([_names(SCHEMES_HEADING, SCHEMES)] if schemes else []) + ([_names(MODELS_HEADING, MODELS)] if models
-                                                                     else [])
+    names = SCHEMES if schemes is True else schemes or ()
+    parts = ([_names(SCHEMES_HEADING, names)] if names else []) + ([_names(MODELS_HEADING, MODELS)] if models
+                                                                   else [])
     return "\n".join(parts) + f"\n\n{LIST_POINTER}"
 
 

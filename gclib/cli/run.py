@@ -25,12 +25,22 @@ NAME = "run"
 HELP = "a real distributed run over MPI (resumable with --resume STATE)"
 
 
+#: The examples of ``gclib run --help`` (the tests run each).
+EXAMPLES = (
+    ("gclib run --scheme crc --workers 4 --stragglers 1 --iterations 5 --time-scale 0.01",
+     "a real run over MPI (5 processes): each iteration's measured time beside the simulator's for the same delays"),
+    ("gclib run --scheme frc --workers 4 --stragglers 1 --iterations 5 --time-scale 0.01 --kill 3:2 "
+     "--measure times.csv",
+     "worker 3 dies at iteration 2 and the code goes on; every task's time written as a timing trace"))
+
+
 def add_parser(sub):
     p = sub.add_parser(NAME, help=HELP,
                        description="Train over MPI: one master and --workers workers (mpiexec -n workers+1), "
                                    "injected stragglers, each iteration checked against the simulator's time for "
-                                   "the same delays. A stopped run continues with --resume STATE.",
-                       epilog=registries.epilog())
+                                   "the same delays. A stopped run continues with --resume STATE (the path it "
+                                   "prints).",
+                       epilog=options.examples(EXAMPLES) + "\n\n" + registries.epilog())
     add_arguments(p)
     p.set_defaults(fn=run)
 
@@ -38,16 +48,16 @@ def add_parser(sub):
 def add_arguments(p):
     """The options of ``gclib run``."""
     from gclib import checks
-    from gclib.learning.problems import DATASETS
 
     # --resume takes the scheme (and every other parameter) from the state file
-    options.add_scheme_args(p, required=False)
+    options.add_scheme_args(p, required=False, seed_help=", and of the injected compute times")
     options.add_model_args(p)
     add_trained_model_args(p)
     count = checks.option(checks.integer, low=1)
     seconds = checks.option(checks.seconds)
-    p.add_argument("--problem", default="logistic", choices=sorted({*PROBLEM_ALIASES, *DATASETS}),
-                   help="logistic = tandon-logistic (Tandon's synthetic data), or another data set")
+    p.add_argument("--problem", default="logistic", choices=options.problem_names(),
+                   help="logistic = tandon-logistic, Tandon's synthetic logistic regression; linreg = the LAG "
+                        "paper's synthetic linear regression (one block per part); or a data set")
     p.add_argument("--samples", type=count, default=None,
                    help="logistic (the default problem): training samples (default 5000)")
     p.add_argument("--dim", type=count, default=None, help="logistic (the default problem): features (default 100)")
@@ -237,6 +247,7 @@ def spec_from_args(a):
     if name == "tandon-logistic":
         kw = {k: v for k, v in (("n_samples", a.samples), ("dim", a.dim)) if v is not None}
     problem = (trained_model(a.model, a.model_args, code) if trained else
+               options.problem_for(name, code.n_parts, a.data_seed) if name == "linreg" else
                make_problem(name, parts=code.n_parts, seed=a.data_seed, **kw))
     from gclib.runtime.two_phase import check_exchange
 

@@ -4,6 +4,36 @@ from __future__ import annotations
 
 import json
 
+from gclib.cli import options
+
+#: The options of the schemes' parameters: ``{option name: (parameter of gclib.sequential, placeholder, help)}``.
+FLAGS = {"stragglers": ("s", "S", "gc: stragglers tolerated in every round, s"),
+         "burst": ("B", "B", "sr-sgc, m-sgc: the longest burst of rounds a worker straggles in, B"),
+         "window": ("W", "W", "sr-sgc, m-sgc: the window of rounds, W"),
+         "window_stragglers": ("lambd", "LAMBDA", "sr-sgc, m-sgc: the workers that may straggle within a window, "
+                                                  "lambda")}
+#: The options' old names (kept for a release, hidden): ``{old: new}``.
+OLD_FLAGS = {"--s": "--stragglers", "--B": "--burst", "--W": "--window", "--lambd": "--window-stragglers",
+             "--mu": "--deadline-factor"}
+#: The option of each parameter of :data:`gclib.sequential.PARAMETERS`.
+OPTION = {param: options.flag(name) for name, (param, _, _) in FLAGS.items()}
+
+#: The examples of ``gclib sequential --help`` (the tests run each, with the file of EXAMPLE_FILES).
+EXAMPLES = (
+    ("gclib sequential --delays delays.csv --scheme gc --stragglers 2",
+     "GC(2) in every round on its own: the run time of the rounds and those that waited for every worker"),
+    ("gclib sequential --delays delays.csv --scheme m-sgc --burst 1 --window 2 --window-stragglers 3",
+     "M-SGC (Krishnan et al.): a gradient may finish a round after it starts"),
+    ("gclib sequential --delays delays.csv --scheme sr-sgc --sweep --max-delay 3",
+     "SR-SGC with the parameters of the fastest replay on this matrix"),
+    ("gclib sequential --delays delays.csv --scheme gc --stragglers 2 --convention simulator",
+     "the authors' simulator's definitions"),
+    ("gclib sequential --delays delays.csv --scheme m-sgc --burst 1 --window 2 --window-stragglers 2 --mpi",
+     "also run over MPI, the matrix as the injected delays, and replay the delays the run measured"))
+EXAMPLE_FILES = "(delays.csv: seconds, a row per worker and a column per round, no header)"
+
+#: The largest delay of a sweep unless --max-delay says otherwise.
+MAX_DELAY = 4
 #: The command, and its line in ``gclib --help``.
 NAME = "sequential"
 HELP = "replay GC, SR-SGC or M-SGC (sequential gradient coding) on a delay matrix of workers x rounds"
@@ -16,39 +46,39 @@ def add_parser(sub):
 
     p = sub.add_parser(NAME, help=HELP,
                        description="Replay a scheme of gclib.sequential on a delay matrix (seconds, a row per worker "
-                                   "and a column per round): a round's stragglers are slower than (1 + mu) times its "
-                                   "fastest worker; a round that fits the scheme's model lasts min(deadline, "
-                                   "slowest), else the master waits for all.",
-                       epilog="examples:\n"
-                              "  gclib sequential --delays d.npy --scheme m-sgc --B 1 --W 2 --lambd 27\n"
-                              "  gclib sequential --delays d.csv --scheme gc --s 3 --convention simulator\n"
-                              "  gclib sequential --delays d.csv --scheme sr-sgc --sweep --max-delay 4 --jobs 80\n"
-                              "  gclib sequential --delays d.npy --scheme sr-sgc --B 1 --W 2 --lambd 1 --mpi --kill 2:3\n\n"
-                              "`gclib list` shows the sequential schemes and their parameters.")
+                                   "and a column per round): a round's stragglers are slower than its deadline, (1 + "
+                                   "MU) times its fastest worker's time (--deadline-factor MU); a round that fits the "
+                                   "scheme's model lasts min(deadline, slowest), else the master waits for all.",
+                       epilog=options.examples(EXAMPLES, note=EXAMPLE_FILES) + "\n\n`gclib list` shows the "
+                              "sequential schemes and their parameters.")
     p.add_argument("--delays", required=True, metavar="FILE",
                    help="the delay matrix: .npy, or a CSV of numbers without a header")
     p.add_argument("--transpose", action="store_true", help="the file has a row per round (a column per worker)")
-    p.add_argument("--scheme", required=True, choices=SCHEMES, help="the scheme")
-    for name, what in (("s", "GC's straggler parameter"), ("B", "burst length of SR-SGC and M-SGC"),
-                       ("W", "window of SR-SGC and M-SGC"), ("lambd", "stragglers per window of SR-SGC and M-SGC")):
-        p.add_argument(f"--{name}", type=checks.option(checks.integer, low=0), default=None, help=what)
-    p.add_argument("--jobs", type=checks.option(checks.integer, low=1), default=None,
+    p.add_argument("--scheme", required=True, choices=SCHEMES, metavar=options.METAVARS["scheme"],
+                   help=f"the scheme: {', '.join(SCHEMES)}")
+    count = checks.option(checks.integer, low=0)
+    for name, (param, metavar, what) in FLAGS.items():
+        p.add_argument(options.flag(name), dest=param, type=count, default=None, help=what, metavar=metavar)
+    p.add_argument("--jobs", type=checks.option(checks.integer, low=1), default=None, metavar=options.METAVARS["jobs"],
                    help="gradients to compute (default: as many as the rounds allow)")
-    p.add_argument("--mu", type=checks.option(checks.real, low=0), default=MU,
-                   help=f"deadline factor (default {MU:g})")
+    p.add_argument("--deadline-factor", dest="mu", type=checks.option(checks.real, low=0), default=MU, metavar="MU",
+                   help=f"a round's deadline is (1 + MU) times its fastest worker's time (default {MU:g})")
+    for old, new in OLD_FLAGS.items():
+        options.add_renamed(p, old, new)
     p.add_argument("--convention", choices=CONVENTIONS, default="paper",
                    help="the paper's definitions or the authors' simulator's (GC accepts fewer than s stragglers; "
                         "no-wait charges the deadline) (default paper)")
     p.add_argument("--sweep", action="store_true",
                    help="choose the parameters by a sweep on the matrix as given (the same delays at every load)")
-    p.add_argument("--max-delay", type=checks.option(checks.integer, low=1), default=4,
-                   help="the largest delay T of the sweep (default 4)")
+    p.add_argument("--max-delay", type=checks.option(checks.integer, low=1), default=None, metavar="T",
+                   help=f"sr-sgc, m-sgc with --sweep: the largest delay T of the sweep (default {MAX_DELAY})")
     p.add_argument("--mpi", action="store_true",
                    help="also run the scheme over MPI (master and workers as processes, the matrix as the injected "
                         "delays, real gradients of a small logistic regression; paper convention) and replay the "
                         "delays the run measured")
-    p.add_argument("--kill", type=checks.option(kill_map), default=None, metavar="WORKER:ROUND[,...]",
-                   help="with --mpi: these workers' processes exit when that round's plan arrives")
+    p.add_argument("--kill", type=checks.option(kill_map), default=None, metavar=options.METAVARS["kill"],
+                   help="with --mpi: these workers' processes exit when the plan of that round (an iteration here) "
+                        "arrives")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(fn=run)
 
@@ -58,11 +88,15 @@ def run(a) -> int:
 
     d = sq.read_delays(a.delays, transpose=a.transpose)
     names = sq.PARAMETERS[a.scheme]
-    given = {k: getattr(a, k) for k in ("s", "B", "W", "lambd") if getattr(a, k) is not None}
+    given = {k: getattr(a, k) for k in OPTION if getattr(a, k) is not None}
+    if a.max_delay is not None and not (a.sweep and a.scheme in ("sr-sgc", "m-sgc")):
+        raise ValueError(f"argument --max-delay: read by --sweep of sr-sgc and m-sgc only (scheme {a.scheme}"
+                         f"{'' if a.sweep else ' without --sweep'})")
     if a.sweep:
         if given:
-            raise ValueError(f"argument --sweep: cannot be given with {', '.join('--' + k for k in given)} (the sweep "
-                             f"chooses them)")
+            raise ValueError(f"argument --sweep: cannot be given with {', '.join(OPTION[k] for k in given)} (the "
+                             f"sweep chooses them)")
+        a.max_delay = MAX_DELAY if a.max_delay is None else a.max_delay
         T = a.max_delay if a.scheme in ("sr-sgc", "m-sgc") else 0
         jobs = a.jobs if a.jobs is not None else d.shape[1] - T
         bounds = {"max_delay": a.max_delay} if a.scheme in ("sr-sgc", "m-sgc") else {}
@@ -71,10 +105,15 @@ def run(a) -> int:
         tab = sq.sweep(lambda load: d, a.scheme, jobs=jobs, mu=a.mu, convention=a.convention, **bounds)
         params = sq.best(tab)
     else:
-        extra = sorted(set(given) - set(names))
+        extra = [k for k in OPTION if k in given and k not in names]
         if extra:
-            raise ValueError(f"argument --{extra[0]}: scheme {a.scheme} takes {', '.join('--' + k for k in names) or 'no parameters'}")
-        params = given
+            raise ValueError(f"argument {OPTION[extra[0]]}: scheme {a.scheme} takes "
+                             f"{', '.join(OPTION[k] for k in names) or 'no parameters'}")
+        try:
+            params = sq.check_params(a.scheme, d.shape[0], **given)
+        except ValueError as e:  # in the library's letters: say which option is which
+            raise ValueError(f"argument {', '.join(OPTION[k] for k in names)}: {e} ("
+                             f"{', '.join(f'{OPTION[k]} is {k}' for k in names)})") from None
     jobs = jobs if a.sweep else a.jobs
     if a.kill and not a.mpi:
         raise ValueError("argument --kill: only with --mpi (a killed worker of the replay is an inf in the matrix)")
@@ -86,7 +125,7 @@ def run(a) -> int:
         print(json.dumps({**r.to_dict(), "durations": [float(x) for x in r.durations],
                           **({"mpi": live()} if live else {})}, indent=1))
         return 0
-    print(f"{r.label()} on {d.shape[0]} workers x {d.shape[1]} rounds ({a.convention} convention, mu {r.mu:g}): "
+    print(f"{r.label()} on {d.shape[0]} workers x {d.shape[1]} rounds ({a.convention} convention, deadline factor {r.mu:g}): "
           f"run time {r.total:.6g} s for {r.jobs} jobs in {r.rounds} rounds, {r.waits} waited for all; load "
           f"{r.load:.4g}, delay T = {r.T}")
     if live:

@@ -1,6 +1,7 @@
 """``gclib simulate``: a Monte Carlo of one code under one compute-time model (:func:`gclib.simulate.simulate`)."""
 from __future__ import annotations
 
+import argparse
 import json
 import math
 
@@ -12,34 +13,68 @@ NAME = "simulate"
 HELP = "Monte Carlo of completion time, communication and computation"
 
 
+#: The examples of ``gclib simulate --help`` (the tests run each).
+EXAMPLES = (
+    ("gclib simulate --scheme crc --workers 8 --stragglers 2 --model shifted-exp --mu 10 --alpha 0.01",
+     "Tandon et al.'s cyclic repetition code (any 6 of 8 workers) under shifted-exponential compute times"),
+    ("gclib simulate --scheme gc-mmc-uncorrelated --workers 40 --load 10 --orders 6,8,10 --clusters 4 --json",
+     "a multi-message design in 4 clusters, as one JSON object"),
+    ("gclib simulate --scheme kadhe --workers 12 --stragglers 2 --comm 2 --network latency=0.01,bandwidth=100",
+     "a communication-efficient code with every message charged (the master takes them in one at a time)"),
+    ("gclib simulate --scheme frc --workers 12 --stragglers 2 --model pareto --shape 1.5 --persistent 1",
+     "heavy-tailed times, one worker per iteration never answering"))
+
+
 def add_parser(sub):
     from gclib import checks
 
     p = sub.add_parser(NAME, help=HELP,
-                       epilog=registries.epilog())
-    options.add_scheme_args(p)
+                       epilog=options.examples(EXAMPLES) + "\n\n" + registries.epilog())
+    options.add_scheme_args(p, seed_help=", and of the simulated compute times")
     options.add_model_args(p)
     p.add_argument("--trials", type=checks.option(checks.integer, low=1), default=10_000,
-                   help="iterations simulated, each one draw of every worker's compute times (refused when their results would not fit the memory budget, "
-                        f"half the available memory unless {checks.MEMORY_ENV} says otherwise)")
-    p.add_argument("--latency", type=checks.option(checks.real, low=0), default=0.0,
-                   help="communication: seconds per message")
-    p.add_argument("--bandwidth", type=checks.option(checks.real, above=0, finite=False), default=None,
-                   help="communication: gradients per second (inf: no limit)")
+                   metavar=options.METAVARS["trials"],
+                   help="iterations simulated, each one draw of every worker's compute times (refused when their "
+                        f"results would not fit the memory budget, half the available memory unless "
+                        f"{checks.MEMORY_ENV} says otherwise)")
+    p.add_argument("--network", default=None, metavar=options.METAVARS["network"],
+                   help="what a message costs, in the model's time unit: latency=T,bandwidth=G[,overhead=T]"
+                        "[,queue=no] (G gradients per time unit, inf: no limit; the master takes messages in one at "
+                        "a time, queue=no: each arrives latency + overhead + size / bandwidth after it is sent), a "
+                        "network profile (JSON, written by gclib profile), or none (default: messages cost nothing)")
+    for old in ("--latency", "--bandwidth"):  # before --network: --latency S --bandwidth G (independent delays)
+        p.add_argument(old, dest=f"old_{old[2:]}", action=options.Renamed, default=argparse.SUPPRESS,
+                       new="--network latency=...,bandwidth=...,queue=no", help=argparse.SUPPRESS,
+                       type=checks.option(checks.real, low=0) if old == "--latency" else
+                       checks.option(checks.real, above=0, finite=False))
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(fn=run)
 
 
+def communication(a):
+    """The :class:`gclib.simulate.Communication` of ``--network`` (or of the old ``--latency`` and
+    ``--bandwidth``), ``None`` when messages cost nothing."""
+    from gclib import network
+    from gclib.simulate import Communication
+
+    latency, bandwidth = getattr(a, "old_latency", None), getattr(a, "old_bandwidth", None)
+    if latency is None and bandwidth is None:
+        comm = network.parse(a.network)
+        return None if comm is None or comm.free else comm
+    if a.network is not None:
+        raise ValueError("argument --network: cannot be given with --latency or --bandwidth (their new form: "
+                         "--network latency=...,bandwidth=...,queue=no)")
+    return Communication(latency=latency or 0.0, bandwidth=math.inf if bandwidth is None else bandwidth)
+
+
 def run(a) -> int:
     from gclib.jsonable import jsonable
-    from gclib.simulate import Communication, completion_tail_index, median_ci, simulate, tail_index
+    from gclib.simulate import completion_tail_index, median_ci, simulate, tail_index
 
     options.reject_unused(a)
+    comm = communication(a)  # a bad --network is refused before the code is built
     code = options.code_from_args(a, schedule=True)  # the schedule where the family has one: no dense matrix
     model = options.model_from_args(a, workers=code.n_workers)
-    comm = None
-    if a.latency or a.bandwidth is not None:
-        comm = Communication(latency=a.latency, bandwidth=math.inf if a.bandwidth is None else a.bandwidth)
     res = simulate(code, model, trials=a.trials, seed=a.seed, comm=comm, progress=not a.json and a.trials >= 100_000)
     out = res.summary()
     med, lo, hi = median_ci(res.time)

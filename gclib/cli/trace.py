@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from gclib.cli.options import EXIT_FAIL
+from gclib.cli.options import EXIT_FAIL, examples
 
 USAGE = ("gclib trace FIGURE [--executed DIR] [--figures-dir DIR] [--json]\n"
          "       gclib trace convert TRACE --out CSV [--format {auto,csv,wide,ops}] [--columns NAME=COLUMN,...]\n"
@@ -22,6 +22,17 @@ FIGURE_OPTIONS = ("executed", "figures_dir")
 CONVERT_OPTIONS = ("out", "format", "columns", "stages")
 
 
+#: The examples of ``gclib trace --help`` (the tests run each, with the files of EXAMPLE_FILES).
+EXAMPLES = (
+    ("gclib trace figures/04_fig1.png", "the notebook, parameters, commit and versions of the run that made it"),
+    ("gclib trace convert data/straggler-analysis/trace-SE.parquet --out se.csv",
+     "a real job's per-operation trace as gclib's timing trace (what was kept and dropped is printed)"),
+    ("gclib trace convert log.csv --columns iteration=step,worker=rank,seconds=duration --out times.csv",
+     "a tidy CSV with other column names"),
+    ("gclib trace convert wide.csv --format wide --out times.csv", "one row per iteration, a column per worker"))
+EXAMPLE_FILES = ("(log.csv: columns step, rank, duration; wide.csv: a column iteration, then one per worker, "
+                 "seconds)")
+
 #: The command, and its line in ``gclib --help``.
 NAME = "trace"
 HELP = "which recorded run made a figure file; `trace convert`: a timing trace from another shape"
@@ -29,7 +40,6 @@ HELP = "which recorded run made a figure file; `trace convert`: a timing trace f
 
 def add_parser(sub):
     from gclib import checks
-    from gclib.reproduce import EXECUTED
     from gclib.timings import FORMATS, STAGE_RULES
 
     p = sub.add_parser("trace", usage=USAGE,
@@ -43,20 +53,18 @@ def add_parser(sub):
                                    "written as gclib's timing-trace\n"
                                    "                               CSV for gclib advise (docs/advise.md, \"Real "
                                    "traces in\")",
-                       epilog="examples:\n"
-                              "  gclib trace figures/04_fig1.png\n"
-                              "  gclib trace convert wide.csv --format wide --out times.csv\n"
-                              "  gclib trace convert log.csv --columns iteration=step,worker=rank,seconds=duration "
-                              "--out times.csv\n"
-                              "  gclib trace convert data/straggler-analysis/trace-SE.parquet --out se.csv")
+                       epilog=examples(EXAMPLES, note=EXAMPLE_FILES))
     p.add_argument("target", nargs="+", metavar="FIGURE | convert TRACE",
                    help="a figure file (figures/04_fig1.png, or a name in the figures folder: 04_fig1); or the "
                         "word convert and the trace file to convert")
     f = p.add_argument_group("gclib trace FIGURE")
     f.add_argument("--executed", type=checks.option(checks.input_path), default=None, metavar="DIR",
-                   help=f"where the per-profile manifests of local runs are (default {EXECUTED})")
+                   help="where the per-profile manifests of local runs are (default: build/executed of the clone of "
+                        "the repository this gclib runs from, where gclib reproduce writes them; of the current "
+                        "folder for an installed gclib)")
     f.add_argument("--figures-dir", type=checks.option(checks.input_path), default=None, metavar="DIR",
-                   help="the folder whose manifest.json holds the committed record (default figures/)")
+                   help="the folder whose manifest.json holds the committed record (default: figures/ of the clone, "
+                        "or of the current folder for an installed gclib)")
     c = p.add_argument_group("gclib trace convert TRACE")
     c.add_argument("--out", type=checks.option(checks.output_file), default=None, metavar="CSV",
                    help="the timing-trace CSV to write (required)")
@@ -91,16 +99,18 @@ def run(a) -> int:
 def _figure(a) -> int:
     """Exit 0 when a recorded run wrote these bytes, 1 when none did (in text and JSON alike)."""
     from gclib import checks
-    from gclib.reproduce import EXECUTED, figure_file, sha256, trace
+    from gclib.reproduce import EXECUTED, figure_file, in_clone, sha256, trace
 
     fig = checks.option_check("figure", checks.input_path, a.target[0], kind="file")
-    executed = EXECUTED if a.executed is None else a.executed
-    recs = trace(fig, executed=executed, figures_dir=a.figures_dir)
+    clone = in_clone()  # an installed gclib has no folders of its own: the current folder's
+    executed = a.executed if a.executed is not None else EXECUTED if clone else Path("build", "executed")
+    figures_dir = a.figures_dir if a.figures_dir is not None or clone else Path("figures")
+    recs = trace(fig, executed=executed, figures_dir=figures_dir)
     if a.json:
         print(json.dumps(recs, indent=1, default=str))
         return 0 if recs else EXIT_FAIL
     if not recs:
-        path = figure_file(fig, a.figures_dir)
+        path = figure_file(fig, figures_dir)
         print(f"{path}: matches no recorded run (its content, {sha256(path)[:19]}..., is in no manifest: made or "
               f"changed after the last recorded run, or not a figure of gclib reproduce)")
         return EXIT_FAIL
@@ -136,7 +146,10 @@ def _convert(a) -> int:
             columns = timings.parse_columns(a.columns)
         except ValueError as e:
             raise ValueError(f"argument --columns: {e}") from None
-    conv = timings.convert(src, a.format or "auto", columns=columns, stages=a.stages or "sum")
+    try:
+        conv = timings.convert(src, a.format or "auto", columns=columns, stages=a.stages)
+    except ValueError as e:
+        raise ValueError(f"argument --stages: {e}" if "stages applies" in str(e) else e) from None
     conv.write(a.out)
     if a.json:
         print(json.dumps({**conv.to_dict(), "out": str(a.out)}))

@@ -1,10 +1,7 @@
 """``gclib train``: one training run on the simulated clock (:func:`gclib.learning.train`), printing the totals to
 reach the target.
 
-``--problem linreg`` is the LAG paper's heterogeneous synthetic linear regression with one block per worker
-(:func:`gclib.learning.problems.lag_synthetic` with ``workers = --workers``, ``dim = max(50, workers)``);
-``--problem logistic`` is Tandon et al.'s synthetic logistic regression split into ``--workers`` parts; any name of
-:data:`gclib.learning.problems.DATASETS` is accepted too.
+The problems of ``--problem`` are :func:`gclib.cli.options.problem_for`'s (as ``gclib run``'s).
 """
 from __future__ import annotations
 
@@ -14,33 +11,27 @@ import sys
 from gclib.cli import options, registries
 
 
-def problem_names() -> tuple:
-    """The names ``--problem`` takes."""
-    from gclib.learning.problems import DATASETS
-
-    return ("linreg", "logistic", *sorted(DATASETS))
-
-
-def problem_for(name: str, workers: int, seed=0):
-    """The problem behind ``--problem`` (see the module docstring), split into ``workers`` parts."""
-    from gclib import checks
-    from gclib.learning.problems import DATASETS, lag_synthetic, lag_synthetic_bytes, make_problem, tandon_logistic
-
-    if name == "linreg":
-        dim = max(50, workers)
-        checks.need_memory("the linreg problem", lag_synthetic_bytes(workers, dim),
-                           sizes=f"workers = {workers} (dim = {dim})", lower="workers")
-        return lag_synthetic(workers=workers, dim=dim, seed=seed)
-    if name == "logistic":
-        return tandon_logistic(parts=workers, seed=seed)
-    if name in DATASETS:
-        return make_problem(name, parts=workers, seed=seed)
-    raise ValueError(f"problem must be one of {list(problem_names())}, got {name!r}")
-
-
 #: The command, and its line in ``gclib --help``.
 NAME = "train"
 HELP = "one training run (GD, LAG, LAGC, G-LAG, coded) on the simulated clock"
+
+
+#: The training algorithms whose trigger the name fixes (``--trigger`` may only repeat it), and the trigger.
+OWN_TRIGGER = {"gd": "none", "gc": "none", "lag-wk": "wk", "lag-ps": "ps"}
+#: The options' old names (kept for a release, hidden): ``{old: new}``; ``--scheme ALGORITHM`` (the old name of
+#: ``--algorithm``) is told apart from ``--scheme CODE`` by the name given (:func:`renamed`).
+OLD_FLAGS = {"--code": "--scheme", "--D": "--lazy-window", "--max-iter": "--iterations"}
+
+
+#: The examples of ``gclib train --help`` (the tests run each).
+EXAMPLES = (
+    ("gclib train --algorithm g-lag --problem linreg --workers 12 --groups 4 --model pareto --shape 1.5",
+     "G-LAG on the LAG paper's regression, heavy-tailed compute times: time, uploads and computations to the "
+     "target gap"),
+    ("gclib train --algorithm gc --scheme frc --workers 12 --stragglers 2 --problem linreg",
+     "coded gradient descent with fractional repetition"),
+    ("gclib train --algorithm lagc --trigger ps --problem linreg --lazy-window 5 --json",
+     "LAGC with the server-side trigger and a shorter lazy window, as one JSON object"))
 
 
 def add_parser(sub):
@@ -51,23 +42,27 @@ def add_parser(sub):
     p = sub.add_parser(NAME, help=HELP,
                        description="Train on the simulated clock until the loss gap reaches --target; print the "
                                    "totals.",
-                       epilog=registries.epilog(schemes=False))
-    p.add_argument("--scheme", required=True, choices=SCHEME_NAMES, help="the training scheme")
-    p.add_argument("--problem", default="linreg", choices=problem_names(),
-                   help="linreg = the LAG synthetic regression, logistic = Tandon's synthetic data")
+                       epilog=options.examples(EXAMPLES) + "\n\n" + registries.epilog(schemes=code_names()))
+    p.add_argument("--algorithm", default=None, choices=SCHEME_NAMES,
+                   help="the training algorithm (required; `gclib list` says what each does)")
+    p.add_argument("--scheme", default=None, type=_code_or_algorithm(code_names(), SCHEME_NAMES), metavar="NAME",
+                   help="--algorithm gc: the gradient code, built from --workers, --stragglers and --seed (names "
+                        "below; default crc)")
+    p.add_argument("--problem", default="logistic", choices=options.problem_names(),
+                   help="logistic = Tandon's synthetic logistic regression, linreg = the LAG paper's synthetic "
+                        "linear regression (one block per worker), or a data set")
     count = checks.option(checks.integer, low=1)
-    p.add_argument("--workers", type=count, default=12, help="number of workers")
+    p.add_argument("--workers", type=count, default=12, metavar=options.METAVARS["workers"], help="number of workers")
     p.add_argument("--groups", type=count, default=None, help="g-lag: groups (divides workers; default 4)")
     p.add_argument("--stragglers", type=checks.option(checks.integer, low=0), default=None,
-                   help="gc / lagc: s (default workers/groups - 1)")
-    p.add_argument("--code", default=None, choices=code_names(),
-                   help="gc: the code, a scheme built from --workers, --stragglers and --seed (default crc)")
+                   metavar=options.METAVARS["stragglers"], help="gc / lagc: s (default workers/groups - 1)")
     p.add_argument("--trigger", default=None, choices=("none", "wk", "ps"),
-                   help="lazy rule: worker side (wk), server side (ps) or none (default: the scheme's own: wk for "
-                        "lag-wk and lagc, ps for lag-ps and g-lag, none for gd and gc)")
+                   help="lagc, g-lag: the lazy rule, worker side (wk), server side (ps) or none (default: lagc wk, "
+                        "g-lag ps); the other algorithms' names say theirs")
     p.add_argument("--units", default=None, help="M of the lazy threshold: a number, count, decoding-max or "
                                                  "decoding-mean")
-    p.add_argument("--D", type=count, default=None, help="lazy window (default 10, Chen et al.'s)")
+    p.add_argument("--lazy-window", dest="D", type=count, default=None, metavar="D",
+                   help="the lazy rule's window: past steps the threshold sums (default 10, Chen et al.'s)")
     real_xi = checks.option(checks.real, low=0)
     p.add_argument("--xi", type=lambda v: "chen" if v == "chen" else real_xi(v), default=None,
                    help="weight per past difference: a number, or chen (Chen et al.'s code: 1/D wk, 10/D ps); "
@@ -76,9 +71,11 @@ def add_parser(sub):
                    help="first D iterations of a lazy scheme: silent (the default) = nobody uploads, the server "
                         "steps with its initial all-ones copies (Chen et al.'s code); upload = every unit uploads")
     positive = checks.option(checks.real, above=0)
-    p.add_argument("--lr", type=positive, default=None, help="step size (default 1/L)")
+    p.add_argument("--lr", type=positive, default=None, metavar=options.METAVARS["lr"],
+                   help="step size (default 1/L)")
     p.add_argument("--target", type=positive, default=1e-6, help="loss gap to reach")
-    p.add_argument("--max-iter", type=count, default=20_000, help="iterations at most")
+    p.add_argument("--iterations", type=count, default=20_000, metavar=options.METAVARS["iterations"],
+                   help="iterations at most (the run stops at --target)")
     p.add_argument("--computation", default="assigned", choices=("assigned", "finished"),
                    help="computations counted: every partial gradient assigned, or those done when the server moved on")
     p.add_argument("--duplicates", default="cancel", choices=("cancel", "count"),
@@ -86,40 +83,85 @@ def add_parser(sub):
                         "arrived")
     seed = PARAMS["seed"]
     p.add_argument("--seed", type=checks.option(seed.check, **seed.limits), default=seed.default,
-                   help="seed of the data, the CRC and the compute times")
+                   metavar=options.METAVARS["seed"], help="seed of the data, the code and the compute times")
     options.add_model_args(p)
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    for old, new in OLD_FLAGS.items():
+        options.add_renamed(p, old, new, dest="old_code" if old == "--code" else None)
     p.set_defaults(fn=run)
 
 
-#: The training schemes that are lazy unless ``--trigger none`` (gd and gc are lazy only with ``--trigger wk|ps``).
+def _code_or_algorithm(codes, algorithms):
+    """The type of ``--scheme``: a code of ``codes``, or (the option's old meaning, :func:`renamed`) an algorithm."""
+    import argparse
+
+    def convert(text):
+        if text in codes or text in algorithms:
+            return text
+        raise argparse.ArgumentTypeError(f"must be one of {', '.join(codes)} (the code of --algorithm gc), got "
+                                         f"{text!r}")
+    return convert
+
+
+def renamed(a) -> None:
+    """The options given by their old names, read as the new ones: ``--scheme ALGORITHM`` (then ``--code CODE``)
+    is ``--algorithm ALGORITHM --scheme CODE``; a warning says so. Refuses an algorithm missing or given twice."""
+    from gclib.learning.optim import SCHEME_NAMES
+
+    old_code = getattr(a, "old_code", None)
+    if a.scheme in SCHEME_NAMES:
+        if a.algorithm is not None:
+            raise ValueError(f"argument --scheme: with --algorithm, --scheme names the code of --algorithm gc, not "
+                             f"an algorithm ({a.scheme!r})")
+        options.warn(f"--scheme {a.scheme} is now --algorithm {a.scheme} (--scheme names the code of --algorithm gc, "
+                     f"as in every other command; the old form still works in this release and goes in the next)")
+        a.algorithm, a.scheme = a.scheme, None
+    if old_code is not None:
+        if a.scheme is not None:
+            raise ValueError("argument --code: cannot be given with --scheme (its new name)")
+        a.scheme = old_code
+    if a.algorithm is None:
+        raise ValueError("the following arguments are required: --algorithm")
+
+
+#: The training algorithms that are lazy unless ``--trigger none`` (gd and gc never are).
 LAZY = ("lag-wk", "lag-ps", "lagc", "g-lag")
 
 
 def reject_unread(a) -> None:
-    """Refuse an option that the chosen ``--scheme`` (and ``--trigger``) does not read: ``--stragglers`` but for
-    gc and lagc; ``--groups`` but for g-lag, and gc and lagc without ``--stragglers`` (whose default it sets); the
-    lazy rule's ``--D``, ``--xi``, ``--units`` and ``--warmup`` for a scheme that is not lazy."""
-    if a.code is not None and a.scheme != "gc":
-        raise ValueError(f"argument --code: only --scheme gc takes a code (scheme {a.scheme!r} has its own), got "
-                         f"{a.code!r}")
-    if a.stragglers is not None and a.scheme not in ("gc", "lagc"):
-        raise ValueError(f"argument --stragglers: only --scheme gc and lagc read it (scheme {a.scheme!r} has no "
+    """Refuse an option that the chosen ``--algorithm`` (and ``--trigger``) does not read: ``--scheme`` but for gc;
+    ``--stragglers`` but for gc and lagc; ``--groups`` but for g-lag, and gc and lagc without ``--stragglers``
+    (whose default it sets); a ``--trigger`` other than the one gd, gc, lag-wk and lag-ps are named for; the lazy
+    rule's ``--lazy-window``, ``--xi``, ``--units`` and ``--warmup`` without a lazy rule."""
+    alg = a.algorithm
+    if a.scheme is not None and alg != "gc":
+        raise ValueError(f"argument --scheme: only --algorithm gc takes a code (algorithm {alg!r} has its own), "
+                         f"got {a.scheme!r}")
+    if a.stragglers is not None and alg not in ("gc", "lagc"):
+        raise ValueError(f"argument --stragglers: only --algorithm gc and lagc read it (algorithm {alg!r} has no "
                          f"code of its own to size)")
     if a.groups is not None:
-        if a.scheme not in ("g-lag", "gc", "lagc"):
-            raise ValueError(f"argument --groups: only --scheme g-lag (and gc, lagc without --stragglers) reads it, "
-                             f"not {a.scheme!r}")
-        if a.scheme != "g-lag" and a.stragglers is not None:
-            raise ValueError(f"argument --groups: --scheme {a.scheme} reads it only for the default of --stragglers "
+        if alg not in ("g-lag", "gc", "lagc"):
+            raise ValueError(f"argument --groups: only --algorithm g-lag (and gc, lagc without --stragglers) reads "
+                             f"it, not {alg!r}")
+        if alg != "g-lag" and a.stragglers is not None:
+            raise ValueError(f"argument --groups: --algorithm {alg} reads it only for the default of --stragglers "
                              f"(workers/groups - 1), which is given")
-    lazy = a.trigger in ("wk", "ps") or (a.trigger is None and a.scheme in LAZY)
+    own = OWN_TRIGGER.get(alg)
+    if a.trigger is not None and own is not None and a.trigger != own:
+        lazy_one = {"wk": "lag-wk", "ps": "lag-ps"}.get(a.trigger) if alg in ("gd", "lag-wk", "lag-ps") else None
+        hint = (f"--algorithm {lazy_one}" if lazy_one else "--algorithm gd" if a.trigger == "none" else
+                f"--algorithm lagc (the lazy rule on CRC's messages)")
+        what = "never lazy" if own == "none" else f"lazy with the {own} trigger"
+        raise ValueError(f"argument --trigger: algorithm {alg!r} is {what}, got --trigger {a.trigger} (for that: "
+                         f"{hint})")
+    lazy = a.trigger in ("wk", "ps") or (a.trigger is None and alg in LAZY)
     if not lazy:
-        given = [f for f in ("D", "xi", "units", "warmup") if getattr(a, f) is not None]
+        given = [name for f, name in (("D", "--lazy-window"), ("xi", "--xi"), ("units", "--units"),
+                                      ("warmup", "--warmup")) if getattr(a, f) is not None]
         if given:
-            why = "--trigger none" if a.trigger == "none" else f"scheme {a.scheme!r} without --trigger wk or ps"
-            raise ValueError(f"argument {', '.join('--' + f for f in given)}: read by a lazy rule only, and "
-                             f"{why} has none")
+            why = "--trigger none" if a.trigger == "none" else f"algorithm {alg!r}"
+            raise ValueError(f"argument {', '.join(given)}: read by a lazy rule only, and {why} has none")
 
 
 def run(a) -> int:
@@ -127,6 +169,7 @@ def run(a) -> int:
     from gclib.learning import lazy
     from gclib.learning.optim import make_scheme, train
 
+    renamed(a)
     options.reject_unused(a, scheme=False)
     reject_unread(a)
     units = a.units
@@ -134,25 +177,30 @@ def run(a) -> int:
         try:
             units = checks.real("units", float(units), above=0)
         except ValueError:
-            raise ValueError(f"units must be a positive number, count, decoding-max or decoding-mean, got "
-                             f"{a.units!r}") from None
-    scheme = make_scheme(a.scheme, a.workers, groups=a.groups, stragglers=a.stragglers, code=a.code,
+            raise ValueError(f"argument --units: must be a positive number, count, decoding-max or decoding-mean, "
+                             f"got {a.units!r}") from None
+    scheme = make_scheme(a.algorithm, a.workers, groups=a.groups, stragglers=a.stragglers, code=a.scheme,
                          trigger="default" if a.trigger is None else None if a.trigger == "none" else a.trigger,
                          seed=a.seed,
                          D=lazy.D_DEFAULT if a.D is None else a.D, xi=a.xi, units=units, warmup=a.warmup or "silent")
-    problem = problem_for(a.problem, scheme.code.n_parts, a.seed)
+    problem = options.problem_for(a.problem, scheme.code.n_parts, a.seed)
     model = options.model_from_args(a, workers=scheme.code.n_workers)
-    res = train(problem, scheme, model, target=a.target, seed=a.seed, lr=a.lr, max_iter=a.max_iter,
-                computation=a.computation, duplicates=a.duplicates, progress=not a.json and a.max_iter >= 100_000)
+    res = train(problem, scheme, model, target=a.target, seed=a.seed, lr=a.lr, max_iter=a.iterations,
+                computation=a.computation, duplicates=a.duplicates, progress=not a.json and a.iterations >= 100_000)
     out = res.summary()
     if out.get("problem") != a.problem:  # the name typed, with the data set behind an alias beside it
         out["problem"], out["dataset"] = a.problem, out.get("problem")
     if a.json:
         print(json.dumps(out))
     else:
-        print(f"{out['scheme']}: {out['status']} after {out['iterations']} iterations: time {out['time']:.5g}, "
+        status = "stopped at --iterations" if out["status"] == "max_iter" else out["status"]
+        print(f"{out['scheme']}: {status} after {out['iterations']} iterations: time {out['time']:.5g}, "
               f"uploads {out['uploads']}, computations {out['computations']}, final gap {out['final_gap']:.3g}")
     if not res.converged:
-        print(f"gclib: {res.message}", file=sys.stderr)
+        message = res.message
+        if res.status == "max_iter":  # in the options' words
+            message = (f"{out['scheme']}: did not reach gap {a.target:g} in --iterations {a.iterations} (gap "
+                       f"{out['final_gap']:.3g}); raise --iterations or --target")
+        print(f"gclib: {message}", file=sys.stderr)
         return options.EXIT_FAIL
     return 0

@@ -10,12 +10,24 @@ HELP = ("exact (SymPy) check that every admissible pattern decodes; for an appro
         "error over every pattern")
 
 
+#: The examples of ``gclib verify --help`` (the tests run each).
+EXAMPLES = (
+    ("gclib verify --scheme crc --workers 7 --stragglers 3 --seed 2",
+     "every pattern of 3 stragglers decodes exactly (exit 1 with the failing pattern otherwise)"),
+    ("gclib verify --scheme gc-mmc-correlated --workers 6 --load 3 --order 2",
+     "a multi-message code: every pattern of its admissible stragglers"),
+    ("gclib verify --scheme rs --workers 6 --stragglers 2 --messages 4",
+     "every set of 4 of the 6 messages (n - s of them decode)"),
+    ("gclib verify --scheme expander --workers 10 --stragglers 2 --load 3",
+     "an approximate code: its decoding error over every pattern"))
+
+
 def add_parser(sub):
     from gclib import checks
 
     p = sub.add_parser(NAME, help=HELP,
-                       epilog=registries.epilog(models=False))
-    options.add_scheme_args(p)
+                       epilog=options.examples(EXAMPLES) + "\n\n" + registries.epilog(models=False))
+    options.add_scheme_args(p, any_scheme=())  # --seed is read by the random constructions only
     p.add_argument("--messages", type=checks.option(checks.integer, low=1), default=None,
                    help="check every set of this many messages instead of every straggler pattern")
     p.add_argument("--drop", type=checks.option(checks.integer, low=0), default=None,
@@ -26,7 +38,7 @@ def add_parser(sub):
 def run(a) -> int:
     from gclib.symbolic import patterns_to_check, verify
 
-    options.reject_unused(a, model=False)
+    options.reject_unused(a, model=False, any_scheme=())
     if a.messages is not None and a.drop is not None:
         raise ValueError("argument --drop: cannot be given with --messages (--messages checks every set of that "
                          "many messages, --drop every pattern of that many stragglers)")

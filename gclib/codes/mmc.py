@@ -462,8 +462,9 @@ class Example1Facts:
 
 
 def _count_decodable(B, T, row_sets) -> tuple[int, int]:
-    from gclib.symbolic import is_decodable_exact
+    from gclib.symbolic import is_decodable_exact, rational
 
+    B, T = rational(B), rational(T)  # converted once for every set
     ok = [is_decodable_exact(B, rows, T) for rows in row_sets]
     return int(sum(ok)), len(ok)
 
@@ -476,16 +477,16 @@ def example1_facts(ex: Example1 | None = None) -> Example1Facts:
     """
     import pandas as pd
 
-    from gclib.symbolic import check_rule, exact_matrix, exact_target, is_decodable_exact
+    from gclib.symbolic import check_rule, exact_matrix, exact_target, is_decodable_exact, rational
 
     ex = example1() if ex is None else ex
     K = 6
     corr, unc = ex.correlated, ex.uncorrelated
     gc = gc_cyclic(K, 3, exact=True)
     first = [int(np.flatnonzero(corr.rule.msg_class == c)[0]) for c in range(K)]
-    Bc, Tc = exact_matrix(corr), exact_target(corr)
-    Bg, Tg = exact_matrix(gc), exact_target(gc)
-    Bu, Tu = exact_matrix(unc), exact_target(unc)
+    Bc, Tc = rational(exact_matrix(corr)), rational(exact_target(corr))
+    Bg, Tg = rational(exact_matrix(gc)), rational(exact_target(gc))
+    Bu, Tu = rational(exact_matrix(unc)), rational(exact_target(unc))
     rows = []
     for t in range(1, K + 1):
         sets = [[first[c] for c in cls] for cls in combinations(range(K), t)]

@@ -81,12 +81,17 @@ class ThresholdRule:
         starts = np.searchsorted(msg_class[perm], np.arange(n_classes))
         object.__setattr__(self, "_perm", perm)
         object.__setattr__(self, "_starts", starts)
+        object.__setattr__(self, "_sorted", bool(np.all(msg_class[:-1] <= msg_class[1:])))  # perm is the identity
         # Shortcuts for the simulator's hot path: every message its own class (no class reduction), and
         # clusters that are equal contiguous blocks with one threshold (one partition for all clusters).
         object.__setattr__(self, "_identity", bool(np.array_equal(msg_class, np.arange(n_classes))))
         # Classes of one size: the class minimum is an elementwise minimum of strided views (no reduceat).
         counts = np.diff(np.append(starts, msg_class.size))
         object.__setattr__(self, "_class_size", int(counts[0]) if np.all(counts == counts[0]) else 0)
+        # ... and the same messages taken j-th message of every class first: (trials, size, classes) after the take,
+        # whose minimum over the middle axis runs along whole rows
+        by_rank = perm.reshape(n_classes, -1).T.ravel() if self._class_size else perm
+        object.__setattr__(self, "_perm_by_rank", by_rank)
         block = int(sizes[0])
         equal_blocks = (np.all(thresholds == thresholds[0])
                         and np.array_equal(class_cluster, np.repeat(np.arange(n_clusters), block)))
@@ -125,13 +130,13 @@ class ThresholdRule:
         check_messages_axis(np.asarray(arrival), self.msg_class.size, "arrival")
         if self._identity:
             return arrival
-        if self._class_size:
-            grouped = np.take(arrival, self._perm, axis=1).reshape(arrival.shape[0], -1, self._class_size)
-            out = grouped[:, :, 0].copy()
-            for j in range(1, self._class_size):
-                np.minimum(out, grouped[:, :, j], out=out)
-            return out
-        return np.minimum.reduceat(np.take(arrival, self._perm, axis=1), self._starts, axis=1)
+        if self._class_size and self._sorted:  # classes side by side: halve each short run of messages
+            return pairwise(arrival.reshape(arrival.shape[0], -1, self._class_size), np.minimum)
+        if self._class_size:  # one take, then a minimum along whole rows
+            ranked = np.take(arrival, self._perm_by_rank, axis=1)
+            return ranked.reshape(arrival.shape[0], self._class_size, -1).min(axis=1)
+        by_class = arrival if self._sorted else np.take(arrival, self._perm, axis=1)
+        return np.minimum.reduceat(by_class, self._starts, axis=1)
 
     def cluster_times(self, arrival: np.ndarray) -> np.ndarray:
         """When each cluster becomes decodable.
@@ -149,6 +154,8 @@ class ThresholdRule:
         if self._block:
             t = int(self.thresholds[0])
             blocks = ct.reshape(ct.shape[0], self.n_clusters, self._block)
+            if t == 1 or t == self._block:  # the first or the last of each block: no partition
+                return pairwise(blocks, np.minimum if t == 1 else np.maximum)
             return np.partition(blocks, t - 1, axis=2)[:, :, t - 1]
         out = np.empty((ct.shape[0], self.n_clusters), dtype=ct.dtype)
         for c in range(self.n_clusters):
@@ -238,6 +245,23 @@ class AnyOf:
 
     def completion(self, arrival: np.ndarray) -> np.ndarray:
         return np.min([rule.completion(arrival) for rule in self.rules], axis=0)
+
+
+def pairwise(a: np.ndarray, op) -> np.ndarray:
+    """``op`` (``np.minimum`` or ``np.maximum``) over the last axis of ``a``: halving it at each step on a short
+    axis (a few whole-array operations are faster there than NumPy's reduction along it), else the reduction.
+    Exact: a minimum or maximum does not round. Returns ``a.shape[:-1]`` (a new array)."""
+    if a.shape[-1] >= 32:
+        return (np.min if op is np.minimum else np.max)(a, axis=-1)
+    if a.shape[-1] == 1:
+        return a[..., 0].copy()
+    while a.shape[-1] > 1:
+        h = a.shape[-1] // 2
+        m = op(a[..., :h], a[..., h:2 * h])
+        if a.shape[-1] % 2:
+            op(m[..., :1], a[..., 2 * h:], out=m[..., :1])
+        a = m
+    return a[..., 0]
 
 
 def threshold(n_messages: int, t: int) -> ThresholdRule:

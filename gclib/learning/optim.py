@@ -183,8 +183,8 @@ CODE_PARAMS = ("workers", "stragglers", "seed")
 
 
 def code_names() -> list[str]:
-    """The registered schemes ``gc`` can take as its code (``code=NAME``, ``gclib train --code NAME``): those
-    built from :data:`CODE_PARAMS` alone (every other parameter they read has a default)."""
+    """The registered schemes ``gc`` can take as its code (``code=NAME``; ``gclib train --algorithm gc --scheme
+    NAME``): those built from :data:`CODE_PARAMS` alone (every other parameter they read has a default)."""
     return sorted(n for n, s in sch.SCHEMES.items() if set(s.required) <= set(CODE_PARAMS))
 
 
@@ -546,7 +546,7 @@ def train(problem: Model, scheme: LazyScheme, model: ComputeModel, *, target: fl
     # what the run may keep, before it starts: a cap of iterations too large is refused, not run for days
     checks.need_memory("train", (max_iter + 1) * (HISTORY_BYTES + (8 * problem.dim if keep_thetas else 0)),
                        sizes=f"max_iter = {max_iter}" + (f", dim = {problem.dim} (keep_thetas)" if keep_thetas else ""),
-                       lower="max_iter (--max-iter)")
+                       lower="max_iter (gclib train --iterations)")
     rng = checks.generator(seed, "seed")
     code = scheme.code
     theta = np.array(problem.initial() if theta0 is None else theta0, dtype=float)

@@ -149,10 +149,10 @@ FIGURES = [
            "the advice's predicted mean iteration time against real MPI runs of the advised code and of uncoded, "
            "and every real iteration against the simulator's time for its injected delays", ("A1", "A2", "A3")),
     Figure("09_network", "09_advise",
-           "what a message costs through a link of limited rate into the master's host (gclib profile's round "
-           "trips and floods across network namespaces, the fitted latency, overhead and bandwidth), and the "
-           "designs advised with and without charging it, their predictions, the link's time for all they send, "
-           "and their real MPI runs", ("N*",)),
+           "the designs advised with messages free and with the measured cost of a message charged (gclib "
+           "profile's round trips and floods through a link of limited rate into the master's host, across "
+           "network namespaces): both predictions, the link's time for all they send, and their real MPI runs",
+           ("N*",)),
     Figure("10_variance_split", "10_real_traces",
            "the variance of each real trace's log paces split into worker, iteration and residual parts, with "
            "bootstrap intervals over iterations and workers", ("R1*",)),

@@ -197,6 +197,7 @@ def machine(*, workers: int, tasks: int, iterations: int, model: ComputeModel, t
                  "fitted_hi": hi}
     advice = _advise.advise(report.models(level=_advise.REJECT_LEVEL), workers, max_load=max_load, trials=trials,
                             seed=seed, progress=progress)
+    advice.settings["unit"] = "s"  # the models are fitted to a trace measured in seconds
     chosen = [("advised", advice.best)]
     unc = advice.ranked[advice.ranked["family"] == "uncoded"]
     chosen.append(("uncoded", unc.iloc[0].to_dict() if len(unc) else None))
@@ -314,6 +315,7 @@ def _network_case(where_opts, where, workers, tasks, iterations, model, time_sca
     kw = dict(max_load=max_load, trials=trials, seed=seed)
     free = _advise.advise(models, workers, **kw)
     charged = _advise.advise(models, workers, network=net.communication(), **kw)
+    free.settings["unit"] = charged.settings["unit"] = "s"  # fitted to a trace measured in seconds
     picks = {}
     for role, adv in (("free", free), ("charged", charged)):
         if adv.best is not None:

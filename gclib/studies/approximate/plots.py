@@ -4,7 +4,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from gclib.plotting import DOUBLE, PALETTE, time_label
+from gclib.plotting import DOUBLE, PALETTE, SINGLE, time_label
 
 #: Colour of every scheme of the notebook.
 COLORS = {"expander, optimal": "#2ca02c", "expander, fixed": "#9467bd", "stochastic GC": "#17becf",
@@ -25,7 +25,7 @@ def errors(summary: pd.DataFrame, n: int, d: int):
     Args:
         summary: :func:`gclib.studies.approximate.errors.summary`.
     """
-    fig, axes = plt.subplots(1, 2, figsize=(DOUBLE, 3.6))
+    fig, axes = plt.subplots(1, 2, figsize=(DOUBLE, 3.0), layout="constrained")
     for name, g in summary.groupby("scheme", sort=False):
         _band(axes[0], g, "fraction", "error", "error_ci", name)
         _band(axes[1], g, "fraction", "sq_error", "sq_error_ci", name)
@@ -34,9 +34,8 @@ def errors(summary: pd.DataFrame, n: int, d: int):
     for ax in axes:
         ax.set_xlabel("fraction of stragglers")
         ax.set_ylim(bottom=0)
-    axes[0].legend(fontsize=8, loc="upper left")
-    fig.suptitle(f"Decoding error, n = {n}, load d = {d} (ignore stragglers: load 1)", fontsize=11)
-    fig.tight_layout()
+    axes[0].legend(loc="upper left")
+    fig.suptitle(f"Decoding error, n = {n}, load d = {d} (ignore stragglers: load 1)")
     return fig
 
 
@@ -47,19 +46,18 @@ def benchmark(table: pd.DataFrame):
     Args:
         table: :func:`gclib.studies.approximate.errors.benchmark_table`.
     """
-    fig, ax = plt.subplots(figsize=(DOUBLE / 2 + 0.6, 3.4))
+    fig, ax = plt.subplots(figsize=(SINGLE, 2.8), layout="constrained")
     series = {"bound": ("spectral bound", "0.3"), "fixed": ("fixed decoder", COLORS["expander, fixed"]),
               "optimal": ("optimal decoder", COLORS["expander, optimal"])}
     for col, (label, c) in series.items():
         ax.errorbar(table["s"], table[col], yerr=table[f"{col}_ci"], marker="o", ms=4, color=c, label=f"{label} (ours)",
                     capsize=2)
-        ax.plot(table["s"], table[f"published_{col}"], "x", ms=8, mew=2, color=c)
+        ax.plot(table["s"], table[f"published_{col}"], "x", ms=6, mew=1.5, color=c)
     ax.plot([], [], "x", color="k", label="published")
     ax.set_xlabel("stragglers s (n = 50, d = 3)")
     ax.set_ylabel(r"mean $\|a B_F - \mathbf{1}\|_2$")
-    ax.legend(fontsize=8)
-    ax.set_title("The authors' benchmark", fontsize=11)
-    fig.tight_layout()
+    ax.legend()
+    ax.set_title("The authors' benchmark")
     return fig
 
 
@@ -75,7 +73,7 @@ def training(curves: pd.DataFrame, seed: int = 0):
     Args:
         curves: :func:`gclib.studies.approximate.training.runs` (``scheme, seed, time, rel_gap``).
     """
-    fig, axes = plt.subplots(1, 2, figsize=(DOUBLE, 3.6), sharey=True)
+    fig, axes = plt.subplots(1, 2, figsize=(DOUBLE, 3.0), sharey=True, layout="constrained")
     c = curves[curves["seed"] == seed]
     ends = c.groupby("scheme")["time"].max()
     exact = ends[ends.index.isin(("CRC (exact)", "uncoded"))]
@@ -87,9 +85,8 @@ def training(curves: pd.DataFrame, seed: int = 0):
         ax.set_yscale("log")
         ax.set_xlim(0, right)
         ax.set_xlabel(time_label())
-        ax.set_title(title, fontsize=10)
-        ax.legend(fontsize=8)
+        ax.set_title(title)
+        ax.legend()
     axes[0].set_ylabel("loss gap / initial gap")
-    fig.suptitle(f"Gradient descent with the decoded gradients (seed {seed})", fontsize=11)
-    fig.tight_layout()
+    fig.suptitle(f"Gradient descent with the decoded gradients (seed {seed})")
     return fig

@@ -35,15 +35,15 @@ def tradeoff(trade: pd.DataFrame):
     ax[0].set_xlabel("communication reduction m")
     ax[0].set_ylabel("computation load d\n(parts per worker)")
     fam = [Line2D([], [], color="0.3", ls=styles[f], label=label) for f, (label, _) in FAMILIES.items()]
-    first = ax[0].legend(handles=fam, fontsize=7, loc="upper left")
+    first = ax[0].legend(handles=fam, loc="upper left")
     ax[0].add_artist(first)
     for s, g in trade[trade["construction"] == FAMILIES["MDS"][1]].groupby("s"):
         ax[1].plot(g["load d"], g["message size"], marker="o", ms=3, color=s_colors[s])
     ax[1].set_xlabel("computation load d")
     ax[1].set_ylabel("message size (gradients)")
-    ax[1].set_title("MDS: size 1/(d - s)", fontsize=10)
+    ax[1].set_title("MDS: size 1/(d - s)")
     ss = [Line2D([], [], color=c, marker="o", ms=3, label=f"s = {s}") for s, c in s_colors.items()]
-    ax[1].legend(handles=ss, fontsize=7, title="stragglers", title_fontsize=7)
+    ax[1].legend(handles=ss, title="stragglers")
     fig.tight_layout()
     return fig
 
@@ -67,13 +67,13 @@ def iteration_time(itime: pd.DataFrame, title: str = ""):
             ax[0].axhline(v.iloc[0], color=color(name), ls="--", lw=1, label=f"{name} (m = 1)")
     ax[0].set_xlabel("communication reduction m")
     ax[0].set_ylabel(time_label("mean iteration time").replace(" (", "\n("))
-    ax[0].legend(fontsize=9, loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=2)
+    ax[0].legend(loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=2)
     for name, g in coded.groupby("scheme"):
         ax[1].plot(g["m"], g["mean_volume"], marker="o", ms=4, color=color(name), label=name)
     ax[1].set_xlabel("communication reduction m")
     ax[1].set_ylabel("volume per iteration\n(gradients)")
-    ax[1].legend(fontsize=9, loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=2)
-    fig.suptitle(title, fontsize=11)
+    ax[1].legend(loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=2)
+    fig.suptitle(title)
     return fig
 
 
@@ -102,7 +102,7 @@ def stability(stab: pd.DataFrame, m: int, *, tol: float = 1e-6):
                 ax.plot(g["n"], g[y], ls, lw=lw, marker="o", ms=3, color=colors[pts])
             ax.axhline(tol, color="k", lw=0.8, ls="--")
             ax.set_yscale("log")
-        axes[0, col].set_title(regime + f" (m = {m})", fontsize=10)
+        axes[0, col].set_title(regime + f" (m = {m})")
         axes[1, col].set_xlabel("workers n")
     axes[0, 0].set_ylabel("worst relative error\nfloat64")
     axes[1, 0].set_ylabel("worst relative error\nfloat32")
@@ -111,6 +111,6 @@ def stability(stab: pd.DataFrame, m: int, *, tol: float = 1e-6):
                 Line2D([], [], color="0.3", ls="-", label="spread assignment"),
                 Line2D([], [], color="0.3", ls=":", label="natural assignment"),
                 Line2D([], [], color="k", lw=0.8, ls="--", label=f"error {tol:g}")]
-    fig.legend(handles=handles, loc="lower center", ncol=4, fontsize=8, bbox_to_anchor=(0.5, -0.01))
+    fig.legend(handles=handles, loc="lower center", ncol=4, bbox_to_anchor=(0.5, -0.01))
     fig.tight_layout(rect=(0, 0.1, 1, 1))
     return fig

@@ -13,20 +13,23 @@ from the tables of notebook 01.
   intervals use the closed form instead (or no interval) and the z-check leaves the point out; a model missing
   from ``models`` is taken to have finite variances everywhere,
 
-and returns one row per claim (see :mod:`gclib.claims`). The paper's results judged in its own setting are the
-worked example (``T1``) and exact decoding (``T2``); its running-time and generalization results were measured on
-Amazon EC2, whose own stragglers, figures' settings and numbers we do not have: ``EC2a`` and ``EC2b`` say so
-(not testable here), and the running-time statement carried to compute-time models is an ``extension`` (``T4``,
-``T6``); the rest is our check.
+and returns one row per claim (see :mod:`gclib.claims`): the claims' texts and criteria are the table
+:data:`CLAIMS` of :class:`gclib.claims.Claim` entries, filled in by short functions that measure each. The paper's
+results judged in its own setting are the worked example (``T1``) and exact decoding (``T2``); its running-time
+and generalization results were measured on Amazon EC2, whose own stragglers, figures' settings and numbers we do
+not have: ``EC2a`` and ``EC2b`` say so (not testable here), and the running-time statement carried to compute-time
+models is an ``extension`` (``T4``, ``T6``); the rest is our check.
 """
 from __future__ import annotations
+
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
 
 from gclib.claims import (
-    EXTENSION, FAILS, HOLDS, INCONCLUSIVE, Estimate, all_hold, any_holds, beyond, exact, greater, ids, less, row, table,
-    untestable)
+    CHECK, EXTENSION, FAILS, HOLDS, INCONCLUSIVE, PAPER, Claim, Estimate, all_hold, any_holds, beyond, exact, greater,
+    ids, less, table, untestable)
 from gclib.codes.tandon import ignore_stragglers
 from gclib.simulate import argmin_set, closed_form_z
 from gclib.stats import Z95
@@ -156,17 +159,48 @@ def _split(verdicts: dict) -> str:
                      for key, word in parts if key in verdicts.values())
 
 
+CLAIMS = {c.id: c for c in (
+    Claim("T1", PAPER, "the worked example is reproduced exactly",
+          f"{TANDON}: worked example with n = 3, s = 1: B and A with A B = 1 (the all-ones matrix)",
+          "exact: A equals the paper's entry for entry and every pattern decodes to the all-ones row"),
+    Claim("T2", PAPER, "FRC and CRC decode from any n - s workers",
+          f"{TANDON}: both schemes tolerate any s stragglers (CRC with probability 1)",
+          "exact: every pattern of s stragglers decodes to the all-ones row in rational arithmetic"),
+    Claim("T3", CHECK, "{code}: the completion time has its minimum at an intermediate s",
+          "our check: redundancy pays up to a point, then its extra work costs more than it saves",
+          f"closed form (exact, ties within {TIE_RTOL:g} relative) where every s has one: every minimizing s "
+          f"strictly inside the range; else 95% CIs: an intermediate s below both ends holds, an end below all "
+          f"others does not hold, otherwise inconclusive" + NO_VARIANCE),
+    Claim("T4", EXTENSION, "{code} beats waiting for every worker (uncoded)",
+          beyond(f"{TANDON}: coded schemes cut the running time of the uncoded baseline", NOT_EC2),
+          "95% CIs: holds if the code's interval lies below uncoded's at some s >= 1, does not hold if at or above "
+          "it at every s >= 1, else inconclusive" + NO_VARIANCE),
+    Claim("T5", CHECK, "FRC is faster than CRC at the same s",
+          "our check: one worker per group suffices for FRC, CRC needs any n - s",
+          "95% CIs at every s >= 1 where both are defined: holds if FRC's lies below CRC's at each, does not hold "
+          "if at or above at one, else inconclusive" + NO_VARIANCE),
+    Claim("T6", EXTENSION, "ignore-stragglers is the fastest but only approximate",
+          beyond(f"{TANDON}: ignoring the s slowest is the fast baseline that loses generalization", NOT_EC2),
+          "exact: the decode is not exact; and 95% CIs: ignore's interval below every other scheme's at every "
+          "s >= 1 holds, at or above one does not hold, else inconclusive" + NO_VARIANCE),
+    Claim("T7", CHECK, "the Monte Carlo agrees with the closed forms",
+          "our check: order statistics of the draws give the expected completion time exactly",
+          f"every |z| = |mean - closed form| / (CI half-width / {Z95:.2f}) below {Z_BOUND:g}, over the points whose "
+          f"completion time has a finite variance"),
+    Claim("T8", CHECK, "CRC's worst-case conditioning grows with n",
+          "our check: the random construction leaves the conditioning unmanaged",
+          "Student-t 95% CIs over seeds: log10 worst condition number at the largest n above that at the smallest n "
+          "holds, below does not hold, overlapping is inconclusive"),
+)}
+
+
 def _example_row(example: pd.DataFrame) -> dict:
     ok = bool(len(example)) and bool(example["verified"].all()) and bool((example["reference"] == "matches").all())
     r = example.iloc[0] if len(example) else None
     measured = ("no example verified" if r is None else
                 f"A rebuilt from B {r['reference']} the paper's A; {r['patterns']} straggler patterns checked, "
                 f"{'every one decodes exactly' if r['verified'] else 'one does not decode'}")
-    return row("T1", "the worked example is reproduced exactly",
-               kind="paper", paper=f"{TANDON}: worked example with n = 3, s = 1: B and A with A B = 1 (the all-ones matrix)",
-               setting="n = 3, s = 1; rational arithmetic", measured=measured,
-               criterion="exact: A equals the paper's entry for entry and every pattern decodes to the all-ones row",
-               verdict=exact(ok))
+    return CLAIMS["T1"].row(setting="n = 3, s = 1; rational arithmetic", measured=measured, verdict=exact(ok))
 
 
 def _verified_row(verified: pd.DataFrame) -> dict:
@@ -177,11 +211,15 @@ def _verified_row(verified: pd.DataFrame) -> dict:
     setting = f"n = {n}, s = {s}; CRC in exact mode (integer H, rational B)"
     if "frc" in missing:
         setting += "; FRC not defined here (s + 1 does not divide n)"
-    return row("T2", "FRC and CRC decode from any n - s workers",
-               kind="paper", paper=f"{TANDON}: both schemes tolerate any s stragglers (CRC with probability 1)",
-               setting=setting, measured="; ".join(parts) or "no code verified",
-               criterion="exact: every pattern of s stragglers decodes to the all-ones row in rational arithmetic",
-               verdict=exact(bool(verified["verified"].all())) if len(verified) else INCONCLUSIVE)
+    return CLAIMS["T2"].row(setting=setting, measured="; ".join(parts) or "no code verified",
+                            verdict=exact(bool(verified["verified"].all())) if len(verified) else INCONCLUSIVE)
+
+
+def _numbered(key: str, out: list) -> list:
+    """The rows of one claim over models (and codes): ``out`` holds ``(fields, setting, measured, verdict)``;
+    ids ``key`` with ``a``, ``b``, ... (:func:`gclib.claims.ids`)."""
+    return [CLAIMS[key].row(id=i, setting=setting, measured=measured, verdict=verdict, **fields)
+            for i, (fields, setting, measured, verdict) in zip(ids(key, len(out)), out)]
 
 
 def _minimum_rows(times: pd.DataFrame, models: dict) -> list:
@@ -191,117 +229,95 @@ def _minimum_rows(times: pd.DataFrame, models: dict) -> list:
             curve = _curve(times, model, code)
             if len(curve):
                 verdict, text = minimum_verdict(curve, models.get(model))
-                out.append((model, code, verdict, text))
-    return [row(i, f"{code.upper()}: the completion time has its minimum at an intermediate s",
-                kind="check", paper="our check: redundancy pays up to a point, then its extra work costs more than it saves",
-                setting=model, measured=text,
-                criterion=f"closed form (exact, ties within {TIE_RTOL:g} relative) where every s has one: every "
-                          f"minimizing s strictly inside the range; else 95% CIs: an intermediate s below both "
-                          f"ends holds, an end below all others does not hold, otherwise inconclusive" + NO_VARIANCE,
-                verdict=verdict)
-            for i, (model, code, verdict, text) in zip(ids("T3", len(out)), out)]
+                out.append(({"code": code.upper()}, model, text, verdict))
+    return _numbered("T3", out)
+
+
+def _beats_uncoded(curve: pd.DataFrame, unc: pd.DataFrame, m) -> tuple[str, str]:
+    """Verdict and measured text of one code against uncoded under one model (``m``: its compute-time model)."""
+    per = _per_s(curve, unc, m)
+    verdict = any_holds(per.values()) if per else INCONCLUSIVE
+    b = curve[curve["value"] >= 1]
+    text = _split(per) if per else "no s >= 1"
+    if len(b):
+        best = b.loc[b["mean_time"].idxmin()]
+        text += f"; fastest s = {int(best['value'])}: {_text(best, m)} against uncoded {_text(unc.iloc[0], m)}"
+    return verdict, text
 
 
 def _beats_uncoded_rows(times: pd.DataFrame, models: dict) -> list:
     out = []
     for model in dict.fromkeys(times["model"]):
-        unc, m = _curve(times, model, "uncoded"), models.get(model)
+        unc = _curve(times, model, "uncoded")
         for code in CODES:
             curve = _curve(times, model, code)
-            if not (len(curve) and len(unc)):
-                continue
-            per = _per_s(curve, unc, m)
-            verdict = any_holds(per.values()) if per else INCONCLUSIVE
-            b = curve[curve["value"] >= 1]
-            best = b.loc[b["mean_time"].idxmin()] if len(b) else None
-            text = _split(per) if per else "no s >= 1"
-            if best is not None:
-                text += (f"; fastest s = {int(best['value'])}: {_text(best, m)} against uncoded "
-                         f"{_text(unc.iloc[0], m)}")
-            out.append((model, code, verdict, text))
-    return [row(i, f"{code.upper()} beats waiting for every worker (uncoded)",
-                kind=EXTENSION, paper=beyond(f"{TANDON}: coded schemes cut the running time of the uncoded baseline",
-                                             NOT_EC2),
-                setting=model, measured=f"{code.upper()} against uncoded: {text}",
-                criterion="95% CIs: holds if the code's interval lies below uncoded's at some s >= 1, does not hold "
-                          "if at or above it at every s >= 1, else inconclusive" + NO_VARIANCE,
-                verdict=verdict)
-            for i, (model, code, verdict, text) in zip(ids("T4", len(out)), out)]
+            if len(curve) and len(unc):
+                verdict, text = _beats_uncoded(curve, unc, models.get(model))
+                out.append(({"code": code.upper()}, model, f"{code.upper()} against uncoded: {text}", verdict))
+    return _numbered("T4", out)
 
 
 def _frc_crc_rows(times: pd.DataFrame, models: dict) -> list:
     out = []
     for model in dict.fromkeys(times["model"]):
         per = _per_s(_curve(times, model, "frc"), _curve(times, model, "crc"), models.get(model))
-        out.append((model, all_hold(per.values()) if per else INCONCLUSIVE,
-                    _split(per) if per else "no s >= 1 where both are defined"))
-    return [row(i, "FRC is faster than CRC at the same s",
-                kind="check", paper="our check: one worker per group suffices for FRC, CRC needs any n - s",
-                setting=model, measured=f"FRC against CRC: {text}",
-                criterion="95% CIs at every s >= 1 where both are defined: holds if FRC's lies below CRC's at "
-                          "each, does not hold if at or above at one, else inconclusive" + NO_VARIANCE,
-                verdict=verdict)
-            for i, (model, verdict, text) in zip(ids("T5", len(out)), out)]
+        text = _split(per) if per else "no s >= 1 where both are defined"
+        out.append(({}, model, f"FRC against CRC: {text}", all_hold(per.values()) if per else INCONCLUSIVE))
+    return _numbered("T5", out)
+
+
+def _ignore(times: pd.DataFrame, model: str, m, approximate: bool) -> tuple[str, str]:
+    """Verdict and measured text of ignore-stragglers against the other schemes under one model."""
+    ign = _curve(times, model, "ignore")
+    others = [c for c in ("uncoded", *CODES) if len(_curve(times, model, c))]
+    per: dict = {}
+    for other in others:
+        for s, v in _per_s(ign, _curve(times, model, other), m).items():
+            per.setdefault(s, []).append(v)
+    joint = {s: all_hold(v) for s, v in per.items()}
+    verdict = all_hold([exact(approximate), *joint.values()]) if joint else INCONCLUSIVE
+    text = f"ignore against the fastest of {', '.join(others)}: {_split(joint)}" if joint else "no s >= 1 to compare"
+    return verdict, text + f"; its decode is {'approximate' if approximate else 'exact'}"
 
 
 def _ignore_rows(times: pd.DataFrame, models: dict) -> list:
     approximate = not ignore_stragglers(3, 1).exact
     out = []
     for model in dict.fromkeys(times["model"]):
-        ign = _curve(times, model, "ignore")
-        others = [c for c in ("uncoded", *CODES) if len(_curve(times, model, c))]
-        per: dict = {}
-        for other in others:
-            for s, v in _per_s(ign, _curve(times, model, other), models.get(model)).items():
-                per.setdefault(s, []).append(v)
-        joint = {s: all_hold(v) for s, v in per.items()}
-        verdict = all_hold([exact(approximate), *joint.values()]) if joint else INCONCLUSIVE
-        text = (f"ignore against the fastest of {', '.join(others)}: {_split(joint)}" if joint
-                else "no s >= 1 to compare")
-        out.append((model, verdict, text + f"; its decode is {'approximate' if approximate else 'exact'}"))
-    return [row(i, "ignore-stragglers is the fastest but only approximate",
-                kind=EXTENSION, paper=beyond(f"{TANDON}: ignoring the s slowest is the fast baseline that loses "
-                                             f"generalization", NOT_EC2),
-                setting=model, measured=text,
-                criterion="exact: the decode is not exact; and 95% CIs: ignore's interval below every other "
-                          "scheme's at every s >= 1 holds, at or above one does not hold, else inconclusive"
-                          + NO_VARIANCE,
-                verdict=verdict)
-            for i, (model, verdict, text) in zip(ids("T6", len(out)), out)]
+        verdict, text = _ignore(times, model, models.get(model), approximate)
+        out.append(({}, model, text, verdict))
+    return _numbered("T6", out)
+
+
+def _agreement(g: pd.DataFrame, m) -> tuple[str, str]:
+    """Verdict and measured text of the Monte Carlo against the closed forms under one model (``g``: its rows of
+    :func:`gclib.simulate.closed_form_z` with a z)."""
+    finite = np.array([m is None or finite_variance(m, _tolerated(r)) for _, r in g.iterrows()], dtype=bool)
+    kept, dropped = g[finite], int((~finite).sum())
+    if not len(kept):
+        return INCONCLUSIVE, "no point with a closed form and a finite variance"
+    worst = kept.loc[kept["z"].abs().idxmax()]
+    text = f"largest |z| = {abs(worst['z']):.2f} ({worst['scheme']}, s = {int(worst['value'])}) over {len(kept)} points"
+    if dropped:
+        text += f"; {dropped} points without a finite variance left out"
+    return exact(abs(worst["z"]) < Z_BOUND), text
 
 
 def _agreement_rows(times: pd.DataFrame, models: dict) -> list:
     z = closed_form_z(times)
     out = []
     for model in dict.fromkeys(z["model"]):
-        g = z[(z["model"] == model) & z["z"].notna()]
-        m = models.get(model)
-        finite = np.array([m is None or finite_variance(m, _tolerated(r)) for _, r in g.iterrows()], dtype=bool)
-        kept, dropped = g[finite], int((~finite).sum())
-        if not len(kept):
-            out.append((model, INCONCLUSIVE, "no point with a closed form and a finite variance"))
-            continue
-        worst = kept.loc[kept["z"].abs().idxmax()]
-        text = (f"largest |z| = {abs(worst['z']):.2f} ({worst['scheme']}, s = {int(worst['value'])}) over "
-                f"{len(kept)} points")
-        if dropped:
-            text += f"; {dropped} points without a finite variance left out"
-        out.append((model, exact(abs(worst["z"]) < Z_BOUND), text))
-    return [row(i, "the Monte Carlo agrees with the closed forms",
-                kind="check", paper="our check: order statistics of the draws give the expected completion time exactly",
-                setting=model, measured=text,
-                criterion=f"every |z| = |mean - closed form| / (CI half-width / {Z95:.2f}) below {Z_BOUND:g}, over "
-                          f"the points whose completion time has a finite variance",
-                verdict=verdict)
-            for i, (model, verdict, text) in zip(ids("T7", len(out)), out)]
+        verdict, text = _agreement(z[(z["model"] == model) & z["z"].notna()], models.get(model))
+        out.append(({}, model, text, verdict))
+    return _numbered("T7", out)
 
 
 def _conditioning_row(cond: pd.DataFrame) -> dict:
     ns = sorted(set(int(n) for n in cond["n"]))
     setting = "CRC with Gaussian H, s = max(1, n/4), float64"
     if len(ns) < 2:
-        return row("T8", "CRC's worst-case conditioning grows with n", kind="check", paper="our check", setting=setting,
-                   measured=f"only n = {spans(ns)}", criterion="needs two values of n", verdict=INCONCLUSIVE)
+        return replace(CLAIMS["T8"], paper="our check", criterion="needs two values of n").row(
+            setting=setting, measured=f"only n = {spans(ns)}", verdict=INCONCLUSIVE)
     lo, hi = ns[0], ns[-1]
     a = cond[cond["n"] == lo]
     b = cond[cond["n"] == hi]
@@ -309,12 +325,7 @@ def _conditioning_row(cond: pd.DataFrame) -> dict:
     sampled = "" if bool(b["enumerated"].all()) else " (patterns sampled there: the true worst can only be larger)"
     text = (f"log10 of the worst condition number, mean over {len(a)} and {len(b)} seeds: {ea.text()} at n = {lo}, "
             f"{eb.text()} at n = {hi}{sampled}")
-    return row("T8", "CRC's worst-case conditioning grows with n",
-               kind="check", paper="our check: the random construction leaves the conditioning unmanaged",
-               setting=setting, measured=text,
-               criterion="Student-t 95% CIs over seeds: log10 worst condition number at the largest n above that at "
-                         "the smallest n holds, below does not hold, overlapping is inconclusive",
-               verdict=greater(eb, ea))
+    return CLAIMS["T8"].row(setting=setting, measured=text, verdict=greater(eb, ea))
 
 
 def _ec2_rows() -> list:
@@ -338,9 +349,10 @@ def _ec2_rows() -> list:
 def judge(example: pd.DataFrame, verified: pd.DataFrame, cond: pd.DataFrame, times: pd.DataFrame,
           models: dict | None = None) -> pd.DataFrame:
     """The claims table of notebook 01 (see the module docstring for the arguments): ``T1`` the worked
-    example, ``T2`` exact decoding, ``EC2a``, ``EC2b`` the EC2 results (not testable here), ``T3*`` minimum at an intermediate s (per model and code), ``T4*`` coding
-    against uncoded (per model and code), ``T5*`` FRC against CRC (per model), ``T6*`` ignore-stragglers (per
-    model), ``T7*`` Monte Carlo against closed forms (per model), ``T8`` CRC's conditioning against n."""
+    example, ``T2`` exact decoding, ``EC2a``, ``EC2b`` the EC2 results (not testable here), ``T3*`` minimum at an
+    intermediate s (per model and code), ``T4*`` coding against uncoded (per model and code), ``T5*`` FRC against
+    CRC (per model), ``T6*`` ignore-stragglers (per model), ``T7*`` Monte Carlo against closed forms (per model),
+    ``T8`` CRC's conditioning against n."""
     if "model" not in times.columns:
         raise ValueError("times must be a sweep table with a model column (sweep with a dict of models)")
     models = models or {}

@@ -16,7 +16,8 @@ their notebooks (11, 12, 13 and the earlier ones); these rows put them side by s
   load 1.
 
 Criteria, fixed before looking at the numbers: "faster", "fewer" = the 95% intervals separated in that direction;
-a row whose schemes are absent from the study is inconclusive.
+a row whose schemes are absent from the study is inconclusive. The claims' texts and criteria are the table
+:data:`CLAIMS` of :class:`gclib.claims.Claim` entries, filled in by short functions that measure each.
 """
 from __future__ import annotations
 
@@ -24,13 +25,27 @@ import math
 
 import pandas as pd
 
-from gclib.claims import Estimate, INCONCLUSIVE, all_hold, less, row, table
+from gclib.claims import CHECK, Claim, Estimate, INCONCLUSIVE, all_hold, count_text, counts, less, table
 
 #: The schemes that code across iterations (Krishnan et al.), beside GC under their deadline rule.
 SEQUENTIAL = ("sr-sgc", "m-sgc")
 #: The exact families that use a straggler's finished parts.
 PARTIAL = ("uc-mmc", "gc-mmc-correlated", "gc-mmc-uncorrelated", "hybrid", "rmg")
 _NONE = Estimate(math.nan, math.nan, math.nan)
+
+
+_SIDE_BY_SIDE = "our check: the lines of work side by side on one model"
+#: The claims, each judged per model (``{model}``).
+CLAIMS = {c.id: c for c in (
+    Claim("P", CHECK, "{model}: the fastest design that uses partial work is faster than the fastest that waits for "
+                      "whole workers", _SIDE_BY_SIDE, "95% intervals of the two mean times separated (paired draws)"),
+    Claim("Q", CHECK, "{model}: the 2024 protocol receives fewer vectors than UC-MMC at every load", _SIDE_BY_SIDE,
+          "at every common load: vectors fewer (intervals separated)"),
+    Claim("S", CHECK, "{model}: the fastest sequential scheme (per gradient) is faster than the fastest one-shot "
+                      "exact design of no greater load", _SIDE_BY_SIDE,
+          "95% intervals of the two mean times per gradient separated; the one-shot designs limited to the "
+          "sequential scheme's load"),
+)}
 
 
 def _est(r, what="time") -> Estimate:
@@ -48,24 +63,24 @@ def _fmt(r, what="time") -> str:
     return f"{r['label']}: {r[f'mean_{what}']:.4g} +/- {r[f'ci95_{what}']:.2g}"
 
 
-def _partial(model, t) -> list:
+def _partial(t) -> tuple[str, str]:
+    """``P``: the measured text and the verdict under one model (``t``: its rows of the study's table)."""
     exact = t[t["kind"] == "exact"]
     a = _fastest(exact[exact["family"].isin(PARTIAL)])
     b = _fastest(exact[~exact["family"].isin(PARTIAL)])
-    return [("faster", "the fastest design that uses partial work is faster than the fastest that waits for whole "
-             "workers", f"{_fmt(a)} against {_fmt(b)}", less(_est(a), _est(b)))]
+    return f"{_fmt(a)} against {_fmt(b)}", less(_est(a), _est(b))
 
 
-def _rmg(model, t) -> list:
+def _rmg(t) -> tuple[str, str]:
+    """``Q``: the measured text and the verdict under one model."""
     r = t[t["family"] == "rmg"].set_index("load")
     u = t[(t["family"] == "uc-mmc") & t["label"].str.endswith(" P=1")].set_index("load")
     loads = sorted(set(r.index) & set(u.index))
-    claim = "the 2024 protocol receives fewer vectors than UC-MMC at every load"
     if not loads:
-        return [("vectors", claim, "absent", INCONCLUSIVE)]
+        return "absent", INCONCLUSIVE
     fewer = [less(_est(r.loc[x], "volume"), _est(u.loc[x], "volume")) for x in loads]
     mv = "; ".join(f"r={x:g}: {r.loc[x]['mean_volume']:.3g} vs {u.loc[x]['mean_volume']:.3g}" for x in loads)
-    return [("vectors", claim, mv, all_hold(fewer))]
+    return mv, all_hold(fewer)
 
 
 def _load1(t, family: str):
@@ -73,12 +88,11 @@ def _load1(t, family: str):
     return None if g.empty else g.iloc[0]
 
 
-def _sequential(model, t) -> list:
+def _sequential(t) -> tuple[str, str]:
+    """``S``: the measured text and the verdict under one model."""
     a = _fastest(t[t["family"].isin(SEQUENTIAL)])
-    claim = ("the fastest sequential scheme (per gradient) is faster than the fastest one-shot exact design of no "
-             "greater load")
     if a is None:
-        return [("faster", claim, "no sequential scheme in this study", INCONCLUSIVE)]
+        return "no sequential scheme in this study", INCONCLUSIVE
     exact_ = t[t["kind"] == "exact"]
     b = _fastest(exact_[exact_["load"] <= float(a["load"]) + 1e-9])
     gc, unc = _load1(t, "gc (deadline)"), _load1(exact_, "uncoded")
@@ -86,7 +100,7 @@ def _sequential(model, t) -> list:
             if gc is not None and unc is not None else "")
     measured = (f"{_fmt(a)} (load {float(a['load']):.3g}) against {_fmt(b)}"
                 + (f" (load {float(b['load']):.3g})" if b is not None else "") + cost)
-    return [("faster", claim, measured, less(_est(a), _est(b)))]
+    return measured, less(_est(a), _est(b))
 
 
 def judge(study) -> pd.DataFrame:
@@ -94,27 +108,17 @@ def judge(study) -> pd.DataFrame:
     t = study.table
     K = study.settings["K"]
     rows = []
-    for prefix, rule, criterion in (
-            ("P", _partial, "95% intervals of the two mean times separated (paired draws)"),
-            ("Q", _rmg, "at every common load: vectors fewer (intervals separated)"),
-            ("S", _sequential, "95% intervals of the two mean times per gradient separated; the one-shot designs "
-                               "limited to the sequential scheme's load")):
+    for prefix, rule in (("P", _partial), ("Q", _rmg), ("S", _sequential)):
         for i, model in enumerate(dict.fromkeys(t["model"])):
-            judged = rule(model, t[t["model"] == model])
-            for j, (what, claim, measured, verdict) in enumerate(judged):
-                suffix = "" if len(judged) == 1 else "ab"[j]
-                rows.append(row(f"{prefix}{i + 1}{suffix}", f"{model}: {claim}", kind="check",
-                                paper="our check: the lines of work side by side on one model",
-                                setting=f"K = {K}, loads up to {study.settings['max_load']}, {model}",
-                                measured=measured, criterion=criterion, verdict=verdict))
+            measured, verdict = rule(t[t["model"] == model])
+            rows.append(CLAIMS[prefix].row(id=f"{prefix}{i + 1}", model=model, measured=measured, verdict=verdict,
+                                           setting=f"K = {K}, loads up to {study.settings['max_load']}, {model}"))
     return table(rows)
 
 
 def conclusions(verdicts: pd.DataFrame, study) -> str:
     """The notebook's conclusions as Markdown, rendered from the claims table and the study: per model, the
     fastest family of every kind and the verdicts."""
-    from gclib.claims import count_text, counts
-
     lines = [f"**Claims:** {count_text(counts(verdicts))}."]
     fast = study.fastest()
     for model, g in fast.groupby("model", sort=False):

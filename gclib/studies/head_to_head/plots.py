@@ -41,7 +41,7 @@ def envelope(best: pd.DataFrame, x: str) -> pd.DataFrame:
 def _panels(models: list):
     cols = 2 if len(models) > 1 else 1
     nrows = math.ceil(len(models) / cols)
-    fig, axes = plt.subplots(nrows, cols, figsize=(DOUBLE, 2.9 * nrows + 0.8), squeeze=False)
+    fig, axes = plt.subplots(nrows, cols, figsize=(DOUBLE, 2.6 * nrows + 1.2), squeeze=False, layout="constrained")
     for ax in axes.ravel()[len(models):]:
         ax.set_visible(False)
     return fig, axes.ravel()
@@ -78,8 +78,7 @@ def _lines(data: pd.DataFrame, x: str, xlabel: str, *, logx: bool) -> plt.Figure
     cols = 2 if len(models) > 1 else 1
     for ax in axes[max(0, len(models) - cols):len(models)]:
         ax.set_xlabel(xlabel, fontsize=8)
-    fig.legend(handles, labels, loc="lower center", ncol=2, fontsize=8, bbox_to_anchor=(0.5, 0.0))
-    fig.tight_layout(rect=(0, 0.03 + 0.028 * math.ceil(len(labels) / 2), 1, 1))
+    fig.legend(handles, labels, loc="outside lower center", ncol=2, fontsize=8)
     return fig
 
 

@@ -26,16 +26,18 @@ Kinds: the abstract's three claims (time, uploads, computation) and the blog sum
 selection" are ``paper``; that LAGC beats LAG in time and that G-LAG beats grouping in all three measures are our
 readings of the blog's "combine the benefits" (``reading``); that coding gains more under the heavy tail is our
 reading of the blog's "high"/"low" tails (``reading``); the rest is ``check``. :func:`overview`,
-:func:`heavy_overview`, :func:`family_overview` and :func:`lag_text` render the outcomes as Markdown.
+:func:`heavy_overview`, :func:`family_overview` and :func:`lag_text` render the outcomes as Markdown. The claims'
+texts and criteria are the tables :data:`CLAIMS`, :data:`HEAVY` and :data:`OTHER_CLAIMS` of
+:class:`gclib.claims.Claim` entries, filled in by short functions that measure each.
 """
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
-import numpy as np
 import pandas as pd
 
-from gclib.claims import beyond, exact, majority, proportion, row, table
+from gclib.claims import CHECK, PAPER, READING, Claim, exact, majority, proportion, table
 from gclib.studies.lazy_aggregation.experiments import CHEN_CAP
 
 #: Chen et al.'s stopping accuracy (``accuracy=1e-8``) on their loss, summed over the samples.
@@ -46,49 +48,67 @@ ABSTRACT = "Zhang and Simeone, abstract"
 BLOG = "Zhang and Simeone, blog summary"
 TRIGGERS = ("wk", "ps")
 TRIGGER_WORDS = {"wk": "worker-side trigger", "ps": "server-side trigger"}
-#: The comparison's claims, judged per model and trigger: base id -> (kind, claim, paper, criterion).
-CLAIMS = {
-    "T": ("paper", "G-LAG has the shortest wall-clock time",
-          f"{ABSTRACT}: G-LAG gives 'the best wall-clock time'",
-          "G-LAG's time below GD's, GC's, grouping's and LAG's and LAGC's of the same trigger, per seed; majority "
-          "of seeds (Wilson 95%)"),
-    "U": ("paper", "G-LAG needs the fewest uploads",
-          f"{ABSTRACT}: G-LAG gives the best 'communication performance'",
-          "G-LAG's uploads at most GD's, GC's, grouping's and LAG's and LAGC's of the same trigger (a tie counts), "
-          "per seed; majority of seeds"),
-    "C": ("paper", "G-LAG's computation stays low",
+#: The comparison's claims, judged per model and trigger, keyed by their base id.
+CLAIMS = {c.id: c for c in (
+    Claim("T", PAPER, "G-LAG has the shortest wall-clock time", f"{ABSTRACT}: G-LAG gives 'the best wall-clock time'",
+          "G-LAG's time below GD's, GC's, grouping's and LAG's and LAGC's of the same trigger, per seed; majority of "
+          "seeds (Wilson 95%)"),
+    Claim("U", PAPER, "G-LAG needs the fewest uploads", f"{ABSTRACT}: G-LAG gives the best 'communication performance'",
+          "G-LAG's uploads at most GD's, GC's, grouping's and LAG's and LAGC's of the same trigger (a tie counts), per "
+          "seed; majority of seeds"),
+    Claim("C", PAPER, "G-LAG's computation stays low",
           f"{ABSTRACT}: G-LAG keeps 'a low computational cost' while buying robustness to stragglers",
           "G-LAG's computations at most GC's and LAGC's of the same trigger (the schemes of Figs. 2 and 3 that buy "
           "robustness to stragglers with redundant computation, as G-LAG does; GD and LAG, which have no "
           "redundancy, are shown beside), per seed; majority of seeds"),
-    "LU": ("paper", "LAG uploads less than GD",
-           f"{BLOG}: LAG 'selects a subset of active workers at each iteration in order to reduce communication and "
-           "computation loads'",
-           "LAG's uploads below GD's (a run that missed the target fails), per seed; majority of seeds"),
-    "SU": ("paper", "LAGC uploads less than GC",
-           f"{BLOG}: LAGC combines GC's robustness with 'the communication and computation load gains of adaptive "
-           "selection'",
-           "LAGC's uploads below GC's, per seed; majority of seeds"),
-    "SC": ("paper", "LAGC computes less than GC",
-           f"{BLOG}: LAGC combines GC's robustness with 'the communication and computation load gains of adaptive "
-           "selection'",
-           "LAGC's partial-gradient computations below GC's, per seed; majority of seeds"),
-    "LT": ("reading", "LAGC is faster than LAG",
-           f"our reading of the {BLOG}: LAGC and G-LAG combine the 'robustness to stragglers' of coding with the "
-           "load gains of adaptive selection, so LAGC should run faster than LAG under stragglers (the text states "
-           "no such ranking)",
-           "LAGC's time below LAG's of the same trigger, per seed; majority of seeds"),
-    "G": ("reading", "G-LAG improves on grouping in time, uploads and computation",
+    Claim("LU", PAPER, "LAG uploads less than GD",
+          f"{BLOG}: LAG 'selects a subset of active workers at each iteration in order to reduce communication and "
+          "computation loads'",
+          "LAG's uploads below GD's (a run that missed the target fails), per seed; majority of seeds"),
+    Claim("SU", PAPER, "LAGC uploads less than GC",
+          f"{BLOG}: LAGC combines GC's robustness with 'the communication and computation load gains of adaptive "
+          "selection'",
+          "LAGC's uploads below GC's, per seed; majority of seeds"),
+    Claim("SC", PAPER, "LAGC computes less than GC",
+          f"{BLOG}: LAGC combines GC's robustness with 'the communication and computation load gains of adaptive "
+          "selection'",
+          "LAGC's partial-gradient computations below GC's, per seed; majority of seeds"),
+    Claim("LT", READING, "LAGC is faster than LAG",
+          f"our reading of the {BLOG}: LAGC and G-LAG combine the 'robustness to stragglers' of coding with the load "
+          "gains of adaptive selection, so LAGC should run faster than LAG under stragglers (the text states no such "
+          "ranking)",
+          "LAGC's time below LAG's of the same trigger, per seed; majority of seeds"),
+    Claim("G", READING, "G-LAG improves on grouping in time, uploads and computation",
           f"our reading of the {BLOG}: G-LAG is grouping plus adaptive selection, so it keeps grouping's robustness "
           "and adds the load gains",
           "G-LAG below grouping in all three measures, per seed; majority of seeds"),
-}
+)}
 #: Coding speeds GD up more under a heavy tail than under a light one (per code, Pareto shape and light model).
-HEAVY = ("coding ({code}) speeds GD up more under the Pareto tail than under the {light} model",
-         f"our reading of the {BLOG}: GC and grouping buy 'robustness to stragglers' (Pareto: 'high' tail, "
-         "exponential: 'low'), so their gain over GD should be larger under the heavy tail",
-         "GD's time / {code}'s time above the same ratio under the {light} model (both of mean 1), seed by seed; "
-         "majority of seeds")
+HEAVY = Claim("H", READING, "coding ({code}) speeds GD up more under the Pareto tail than under the {light} model",
+              f"our reading of the {BLOG}: GC and grouping buy 'robustness to stragglers' (Pareto: 'high' tail, "
+              "exponential: 'low'), so their gain over GD should be larger under the heavy tail",
+              "GD's time / {code}'s time above the same ratio under the {light} model (both of mean 1), seed by seed; "
+              "majority of seeds")
+#: The claims of the LAG check on Chen et al.'s problem, the literal threshold and the family's convergence.
+OTHER_CLAIMS = {c.id: c for c in (
+    Claim("L", PAPER, "{name} needs far fewer uploads than GD",
+          "Chen et al.: LAG-WK and LAG-PS reach the target with far fewer communications than batch GD",
+          f"at most {FAR_FEWER:g} x GD's uploads (one deterministic run each)"),
+    Claim("W", CHECK, "{name}: our warm-up costs uploads",
+          "our check: every worker uploading in the first D iterations, against Chen et al.'s code where none does",
+          "more uploads with our warm-up (one deterministic run each)"),
+    Claim("M", CHECK, "LAGC with the literal threshold M = n diverges",
+          "our check: LAG's threshold with M = the number of units, applied to CRC messages",
+          "status 'diverged' (gap above 1e8 x max(initial gap, 1), train's default), per seed; majority of seeds"),
+    Claim("K", CHECK, "every scheme, with either trigger, reaches the target on every problem",
+          "our check: a lazy rule must converge wherever GD does, on any problem",
+          "exact: every run of every scheme (every problem, model and seed) converged"),
+    Claim("K-chen", CHECK, "with Chen et al.'s server-side constant 10/D, G-LAG fails on part of the family",
+          "our check of why G-LAG diverged: Chen et al.'s server-side weight xi = 10/D lets a unit's stale error "
+          "grow ten times past the worker-side bound where L_u is tight",
+          "exact: some G-LAG run with xi = 10/D did not converge (diverged or ran out of iterations) where every "
+          "scheme with xi = 1/D converged"),
+)}
 #: Short names of the light models in ids.
 SHORT = {"exp": "exp", "shifted-exp": "sexp"}
 
@@ -210,35 +230,39 @@ def papers_model(model: str) -> bool:
     return model.split()[0] in PAPERS_MODELS
 
 
-def _kind(base: str, t: str, model: str, family: bool = False) -> dict:
-    """The kind and paper field of comparison claim ``base`` at trigger ``t`` under ``model``: the paper's own
-    claims are ``paper`` under its models on its problem, ``extension`` under another model or on the family;
-    readings stay readings; LAGC's server-side rows are readings of our construction."""
-    kind, _, paper, _ = CLAIMS[base]
+def _claim(base: str, t: str) -> Claim:
+    """Comparison claim ``base`` at trigger ``t``: LAGC's server-side rows are readings of our construction."""
+    c = CLAIMS[base]
     if t == "ps" and base in OURS_ON_SERVER:
-        return {"kind": "reading", "paper": f"{paper}; {_SERVER_LAGC}"}
-    if kind != "paper":
-        return {"kind": kind, "paper": paper}
+        return replace(c, kind=READING, paper=f"{c.paper}; {_SERVER_LAGC}")
+    return c
+
+
+def _why(model: str, family: bool = False) -> str | None:
+    """Why a comparison under ``model`` (on the family) is not the paper's setting, or None when it is: the paper's
+    own claims are ``paper`` rows under its models on its problem, ``extension`` rows under another model or on
+    the family (readings stay readings)."""
     why = []
     if not papers_model(model):
         why.append(f"the paper uses Pareto and exponential compute times; here {model}")
     if family:
         why.append("the paper uses one linear regression; here a family of linear and logistic regressions")
-    return {"kind": "extension", "paper": beyond(paper, "; ".join(why))} if why else {"kind": kind, "paper": paper}
+    return "; ".join(why) or None
 
 
 def _comparison_rows(totals: pd.DataFrame, model: str, setting: str) -> list:
     T, U, C = _pivots(totals, model)
+    where = "" if papers_model(model) else " (carried beyond the paper's models)"
     rows = []
     for t in TRIGGERS:
         ok, measured, inv = _outcomes(T, U, C, t), _measured(T, U, C, t), _involved(T, U, C, t)
-        for base, (_, claim, _, criterion) in CLAIMS.items():
+        for base in CLAIMS:
             verdict, how = seed_verdict(ok[base], deterministic(inv[base]))
-            where = "" if papers_model(model) else " (carried beyond the paper's models)"
-            rows.append(row(f"{base}-{t}:{short(model)}", claim, **_kind(base, t, model),
-                            setting=f"{model}{where}; {TRIGGER_WORDS[t]} for every lazy scheme; {setting}; the "
-                                    f"paper's parameters are not given, this is the nearest we build",
-                            measured=f"{measured[base]}; {how}", criterion=criterion, verdict=verdict))
+            rows.append(_claim(base, t).row(
+                id=f"{base}-{t}:{short(model)}", carried=_why(model), verdict=verdict,
+                setting=f"{model}{where}; {TRIGGER_WORDS[t]} for every lazy scheme; {setting}; the paper's "
+                        f"parameters are not given, this is the nearest we build",
+                measured=f"{measured[base]}; {how}"))
     return rows
 
 
@@ -248,12 +272,11 @@ def _heavy_rows(totals: pd.DataFrame, model: str, light: str, setting: str) -> l
     for code in ("gc", "grouping"):
         gain, gain_light = TH["gd"] / TH[code], (TL["gd"] / TL[code]).reindex(TH.index)
         ok = gain > gain_light
-        claim, paper, criterion = (x.format(code=code, light=light) for x in HEAVY)
-        rows.append(row(f"H-{code}:{short(model)}/{short(light)}", claim, kind="reading", paper=paper,
-                        setting=f"{model} vs {light}; {setting}",
-                        measured=f"GD/{code} time {_spread(gain)} under {model}, {_spread(gain_light)} under "
-                                 f"{light}; holds {_seeds(ok)}",
-                        criterion=criterion, verdict=majority(ok.to_numpy(dtype=float))))
+        rows.append(HEAVY.row(id=f"H-{code}:{short(model)}/{short(light)}", code=code, light=light,
+                              setting=f"{model} vs {light}; {setting}",
+                              measured=f"GD/{code} time {_spread(gain)} under {model}, {_spread(gain_light)} under "
+                                       f"{light}; holds {_seeds(ok)}",
+                              verdict=majority(ok.to_numpy(dtype=float))))
     return rows
 
 
@@ -268,35 +291,33 @@ def _lag_rows(lag: pd.DataFrame) -> list:
             continue
         up, ref = float(lag.loc[(name, "silent"), "uploads"]), float(gd["uploads"])
         ok = math.isfinite(up) and math.isfinite(ref) and up <= FAR_FEWER * ref
-        rows.append(row(f"L-{name[4:]}", f"{name.upper()} needs far fewer uploads than GD",
-                        kind="paper", paper="Chen et al.: LAG-WK and LAG-PS reach the target with far fewer communications than "
-                              "batch GD",
-                        setting=f"{setting}; Chen et al.'s warm-up",
-                        measured=f"{up:.0f} uploads against GD's {ref:.0f} ({up / ref:.2f} of GD's)",
-                        criterion=f"at most {FAR_FEWER:g} x GD's uploads (one deterministic run each)",
-                        verdict=exact(ok)))
+        rows.append(OTHER_CLAIMS["L"].row(
+            id=f"L-{name[4:]}", name=name.upper(), setting=f"{setting}; Chen et al.'s warm-up",
+            measured=f"{up:.0f} uploads against GD's {ref:.0f} ({up / ref:.2f} of GD's)", verdict=exact(ok)))
     for name in ("lag-wk", "lag-ps"):
         if not {(name, "silent"), (name, "upload")} <= set(lag.index):
             continue
         a, b = float(lag.loc[(name, "silent"), "uploads"]), float(lag.loc[(name, "upload"), "uploads"])
-        rows.append(row(f"W-{name[4:]}", f"{name.upper()}: our warm-up costs uploads",
-                        kind="check", paper="our check: every worker uploading in the first D iterations, against Chen et al.'s "
-                              "code where none does",
-                        setting=setting, measured=f"{b:.0f} uploads with every worker uploading, {a:.0f} with "
-                                                  f"Chen et al.'s warm-up ({100 * (b / a - 1):+.0f}%)",
-                        criterion="more uploads with our warm-up (one deterministic run each)",
-                        verdict=exact(math.isfinite(a) and math.isfinite(b) and b > a)))
+        rows.append(OTHER_CLAIMS["W"].row(
+            id=f"W-{name[4:]}", name=name.upper(), setting=setting,
+            measured=f"{b:.0f} uploads with every worker uploading, {a:.0f} with Chen et al.'s warm-up "
+                     f"({100 * (b / a - 1):+.0f}%)",
+            verdict=exact(math.isfinite(a) and math.isfinite(b) and b > a)))
     return rows
 
 
 def _literal_row(literal: pd.DataFrame, light: str, setting: str) -> dict:
     div = literal["status"] == "diverged"
-    return row("M", "LAGC with the literal threshold M = n diverges",
-               kind="check", paper="our check: LAG's threshold with M = the number of units, applied to CRC messages",
-               setting=f"{light}; worker-side trigger; {setting}", measured=f"diverged {_seeds(div)}",
-               criterion="status 'diverged' (gap above 1e8 x max(initial gap, 1), train's default), per seed; "
-                         "majority of seeds",
-               verdict=majority(div.to_numpy(dtype=float)))
+    return OTHER_CLAIMS["M"].row(setting=f"{light}; worker-side trigger; {setting}",
+                                 measured=f"diverged {_seeds(div)}", verdict=majority(div.to_numpy(dtype=float)))
+
+
+def _on_family(c: Claim) -> Claim:
+    """A comparison claim judged over the family's problems: on each problem by most of its seeds, then by the
+    majority of the problems."""
+    return replace(c, claim=f"{c.claim}, on the family",
+                   criterion=f"on each problem: {c.criterion.replace('; majority of seeds', '')}, on most of its "
+                             f"seeds; over the problems: majority (Wilson 95%)")
 
 
 def _family_rows(family: pd.DataFrame, setting: str) -> list:
@@ -311,16 +332,25 @@ def _family_rows(family: pd.DataFrame, setting: str) -> list:
                 for base, ok in _outcomes(T, U, C, t).items():
                     per.setdefault((base, t), []).append(float(ok.mean()) > 0.5)
         for t in TRIGGERS:
-            for base, (_, claim, _, criterion) in CLAIMS.items():
+            for base in CLAIMS:
                 ok = pd.Series(per[(base, t)])
-                rows.append(row(f"F{base}-{t}:{short(model)}", f"{claim}, on the family",
-                                **_kind(base, t, model, family=True),
-                                setting=f"{model}; {TRIGGER_WORDS[t]} for every lazy scheme; {setting}",
-                                measured=f"holds {_seeds(ok, 'problems')}",
-                                criterion=f"on each problem: {criterion.replace('; majority of seeds', '')}, on "
-                                          f"most of its seeds; over the problems: majority (Wilson 95%)",
-                                verdict=majority(ok.to_numpy(dtype=float))))
+                rows.append(_on_family(_claim(base, t)).row(
+                    id=f"F{base}-{t}:{short(model)}", carried=_why(model, family=True),
+                    setting=f"{model}; {TRIGGER_WORDS[t]} for every lazy scheme; {setting}",
+                    measured=f"holds {_seeds(ok, 'problems')}", verdict=majority(ok.to_numpy(dtype=float))))
     return rows
+
+
+def _chen_row(chen: pd.DataFrame, setting: str) -> dict:
+    """``K-chen``: G-LAG with Chen et al.'s server-side constant on the family (``chen``: its runs)."""
+    parts = []
+    for s, st in chen.groupby("scheme", sort=False)["status"]:
+        vc = st.value_counts()
+        parts.append(f"{s[:-5]}: " + ", ".join(f"{k} {int(v)}" for k, v in vc.items()) + f" of {len(st)}")
+    g_lag = chen[chen["scheme"] == "g-lag-ps-chen"]["status"]
+    return OTHER_CLAIMS["K-chen"].row(
+        setting=f"{setting}; xi = 10/D on the server side, first model and seed, at most {_cap()} x GD's iterations",
+        measured="; ".join(parts), verdict=exact(len(g_lag) > 0 and bool((g_lag != "converged").any())))
 
 
 def _convergence_rows(family: pd.DataFrame, setting: str) -> list:
@@ -328,33 +358,37 @@ def _convergence_rows(family: pd.DataFrame, setting: str) -> list:
     g = ours.groupby("scheme", sort=False)["status"]
     bad = {s: int((st != "converged").sum()) for s, st in g}
     text = "; ".join(f"{s}: {int(g.size()[s]) - bad[s]} of {int(g.size()[s])}" for s in bad)
-    out = [row("K", "every scheme, with either trigger, reaches the target on every problem", kind="check",
-               paper="our check: a lazy rule must converge wherever GD does, on any problem",
-               setting=setting, measured=f"runs that reached the target: {text}",
-               criterion="exact: every run of every scheme (every problem, model and seed) converged",
-               verdict=exact(len(ours) > 0 and sum(bad.values()) == 0))]
+    out = [OTHER_CLAIMS["K"].row(setting=setting, measured=f"runs that reached the target: {text}",
+                                 verdict=exact(len(ours) > 0 and sum(bad.values()) == 0))]
     chen = family[family["scheme"].str.endswith("-chen")]
     if len(chen):
-        parts = []
-        for s, st in chen.groupby("scheme", sort=False)["status"]:
-            vc = st.value_counts()
-            parts.append(f"{s[:-5]}: " + ", ".join(f"{k} {int(v)}" for k, v in vc.items()) + f" of {len(st)}")
-        g_lag = chen[chen["scheme"] == "g-lag-ps-chen"]["status"]
-        out.append(row("K-chen", "with Chen et al.'s server-side constant 10/D, G-LAG fails on part of the family",
-                       kind="check",
-                       paper="our check of why G-LAG diverged: Chen et al.'s server-side weight xi = 10/D lets a "
-                             "unit's stale error grow ten times past the worker-side bound where L_u is tight",
-                       setting=f"{setting}; xi = 10/D on the server side, first model and seed, at most "
-                               f"{_cap()} x GD's iterations",
-                       measured="; ".join(parts),
-                       criterion="exact: some G-LAG run with xi = 10/D did not converge (diverged or ran out of "
-                                 "iterations) where every scheme with xi = 1/D converged",
-                       verdict=exact(len(g_lag) > 0 and bool((g_lag != "converged").any()))))
+        out.append(_chen_row(chen, setting))
     return out
 
 
 def _cap() -> int:
     return CHEN_CAP
+
+
+def _models(totals: pd.DataFrame, light: str, lights, claim_models) -> tuple[list, list, list]:
+    """The models of ``totals``, the light models and the models whose claims are judged, checked (ValueError
+    naming what is missing)."""
+    need = {"model", "scheme", "seed", "time", "uploads", "computations"}
+    if not need <= set(totals.columns):
+        raise ValueError(f"totals needs the columns {sorted(need)}, got {list(totals.columns)}")
+    models = list(dict.fromkeys(totals.model))
+    if light not in models:
+        raise ValueError(f"light must be one of the models {models}, got {light!r}")
+    lights = [m for m in models if not m.startswith("pareto ")] if lights is None else list(lights)
+    claim_models = models if claim_models is None else list(claim_models)
+    missing = [m for m in [*lights, *claim_models] if m not in models]
+    if missing:
+        raise ValueError(f"lights and claim_models must be among the models {models}, got {missing}")
+    schemes = set(totals.scheme)
+    need_s = {"gd", "gc", "grouping", *(f"{n}-{t}" for n in ("lag", "lagc", "g-lag") for t in TRIGGERS)}
+    if not need_s <= schemes:
+        raise ValueError(f"totals needs the schemes {sorted(need_s)}, missing {sorted(need_s - schemes)}")
+    return models, lights, claim_models
 
 
 def judge(totals: pd.DataFrame, lag: pd.DataFrame | None = None, literal: pd.DataFrame | None = None, *,
@@ -377,21 +411,7 @@ def judge(totals: pd.DataFrame, lag: pd.DataFrame | None = None, literal: pd.Dat
         ``family``, ``K`` (convergence), ``K-chen`` (Chen et al.'s constant) and every comparison claim over the
         problems (``FT-ps:p1.5``, ...).
     """
-    need = {"model", "scheme", "seed", "time", "uploads", "computations"}
-    if not need <= set(totals.columns):
-        raise ValueError(f"totals needs the columns {sorted(need)}, got {list(totals.columns)}")
-    models = list(dict.fromkeys(totals.model))
-    if light not in models:
-        raise ValueError(f"light must be one of the models {models}, got {light!r}")
-    lights = [m for m in models if not m.startswith("pareto ")] if lights is None else list(lights)
-    claim_models = models if claim_models is None else list(claim_models)
-    missing = [m for m in [*lights, *claim_models] if m not in models]
-    if missing:
-        raise ValueError(f"lights and claim_models must be among the models {models}, got {missing}")
-    schemes = set(totals.scheme)
-    need_s = {"gd", "gc", "grouping", *(f"{n}-{t}" for n in ("lag", "lagc", "g-lag") for t in TRIGGERS)}
-    if not need_s <= schemes:
-        raise ValueError(f"totals needs the schemes {sorted(need_s)}, missing {sorted(need_s - schemes)}")
+    models, lights, claim_models = _models(totals, light, lights, claim_models)
     setting = setting or "notebook 06's comparison"
     rows = _lag_rows(lag) if lag is not None else []
     for model in claim_models:

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from gclib.studies.lazy_aggregation.experiments import ORDER
-from gclib.plotting import PALETTE, plain_log, time_label
+from gclib.plotting import DOUBLE, PALETTE, plain_log, time_label
 
 #: One colour per scheme of notebook 06: one hue per scheme, dark for the worker-side trigger, light for the
 #: server side.
@@ -39,36 +39,41 @@ def lag_check(curves: pd.DataFrame):
             :func:`gclib.studies.lazy_aggregation.experiments.lag_check`). Chen et al.'s warm-up is solid, ours dashed.
     """
     _need(curves, ("scheme", "warmup", "iteration", "gap", "uploads"), "lag_check")
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.6), layout="constrained")
+    fig, axes = plt.subplots(1, 2, figsize=(DOUBLE, 2.9), layout="constrained")
     for (name, warm), g in curves.groupby(["scheme", "warmup"], sort=False):
         label = name if warm != "upload" else f"{name}, every worker uploads in the warm-up"
         kw = dict(label=label, color=COLORS.get(name), ls=STYLES.get(warm, "-"))
         axes[0].semilogy(g.iteration, g.gap, **kw)
         axes[1].semilogy(g.uploads, g.gap, **kw)
-    axes[0].set(xlabel="iteration", ylabel="loss gap", title="LAG problem, 9 workers")
+    axes[0].set(xlabel="iteration", ylabel="loss gap", title="LAG problem, 9 workers: against iterations")
     axes[1].set(xlabel="uploads", ylabel="loss gap", title="against communication")
-    axes[1].legend(fontsize=8)
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncol=3)
     return fig
 
 
 def bars(data: pd.DataFrame, title: str, target: float):
-    """Fig. 2 / Fig. 3: median time, uploads and computations to ``target`` per scheme, quartiles as error bars.
+    """Fig. 2 / Fig. 3: median time, uploads and computations to ``target`` per scheme, quartiles as error bars;
+    a panel per metric, a horizontal bar per scheme (named once, on the left). Two columns wide.
 
     Args:
         data: :func:`gclib.studies.lazy_aggregation.experiments.bar_data` (``metric, scheme, median, q25, q75``).
     """
     _need(data, ("metric", "scheme", "median", "q25", "q75"), "bars")
     metrics = list(dict.fromkeys(data.metric))
-    fig, axes = plt.subplots(1, len(metrics), figsize=(13, 3.8), layout="constrained", squeeze=False)
+    schemes = list(dict.fromkeys(data.scheme))
+    fig, axes = plt.subplots(1, len(metrics), figsize=(DOUBLE, 0.15 * len(schemes) + 1.3), layout="constrained",
+                             squeeze=False, sharey=True)
     for ax, metric in zip(axes[0], metrics):
-        s = data[data.metric == metric]
-        x = np.arange(len(s))
-        ax.bar(x, s["median"], color=[COLORS.get(k) for k in s.scheme])
-        ax.errorbar(x, s["median"], yerr=[s["median"] - s["q25"], s["q75"] - s["median"]], fmt="none",
-                    ecolor="black", capsize=3, lw=1)
-        ax.set_xticks(x, list(s.scheme), rotation=40)
-        what = time_label("simulated time") if metric == "time" else metric
-        ax.set_title(f"{what}\nto gap {target:g}", fontsize=10)
+        s = data[data.metric == metric].set_index("scheme").reindex(schemes)
+        y = np.arange(len(s))
+        ax.barh(y, s["median"], color=[COLORS.get(k) for k in s.index], height=0.75)
+        ax.errorbar(s["median"], y, xerr=[s["median"] - s["q25"], s["q75"] - s["median"]], fmt="none",
+                    ecolor="black", lw=0.8)
+        ax.set_yticks(y, list(s.index))
+        ax.set_ylim(len(s) - 0.5, -0.5)
+        ax.set_xlabel(time_label("simulated time") if metric == "time" else metric)
+        ax.set_title(f"{metric} to gap {target:g}")
+        ax.grid(False, axis="y")
     fig.suptitle(title)
     return fig
 
@@ -80,7 +85,7 @@ def gap_curves(curves: pd.DataFrame, target: float):
         curves: one row per iterate with ``model, scheme, gap, time, uploads, computations`` for one model.
     """
     _need(curves, ("model", "scheme", "gap", "time", "uploads", "computations"), "gap_curves")
-    fig, axes = plt.subplots(1, 3, figsize=(13, 3.8), sharey=True, layout="constrained")
+    fig, axes = plt.subplots(1, 3, figsize=(DOUBLE, 3.1), sharey=True, layout="constrained")
     for name in [k for k in ORDER if k in set(curves.scheme)]:
         g = curves[curves.scheme == name]
         for ax, metric in zip(axes, ("time", "uploads", "computations")):
@@ -89,8 +94,9 @@ def gap_curves(curves: pd.DataFrame, target: float):
         ax.set_xlabel(metric)
         ax.axhline(target, color="grey", ls=":", lw=1)
     axes[0].set_ylabel("loss gap")
-    axes[2].legend(fontsize=8)
-    fig.suptitle(f"loss gap, {', '.join(dict.fromkeys(curves.model))}")
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncol=7)
+    fig.suptitle(f"loss gap, {', '.join(dict.fromkeys(curves.model))} (server-side trigger dashed; dotted: the "
+                 f"target)")
     return fig
 
 
@@ -103,16 +109,17 @@ def shapes(times: pd.DataFrame, target: float):
     """
     _need(times, ("model", "scheme", "median", "q25", "q75", "runs"), "shapes")
     heavy = times[times.model.str.startswith("pareto ")]
-    fig, ax = plt.subplots(figsize=(7, 4))
+    fig, ax = plt.subplots(figsize=(DOUBLE, 2.9), layout="constrained")
     for name in [k for k in ORDER if k in set(heavy.scheme)]:
         g = heavy[heavy.scheme == name]
         a = g.model.str.split().str[1].astype(float)
         ax.plot(a, g["median"], marker="o", color=COLORS[name], label=name, ls=_style(name))
         ax.fill_between(a, g["q25"], g["q75"], color=COLORS[name], alpha=0.15, lw=0)
-    ax.set(xlabel="Pareto shape (smaller = heavier tail; mean 1)", ylabel=time_label(f"simulated time to gap {target:g}"),
-           yscale="log", title=f"median and quartiles over {int(times['runs'].max())} seeds")
+    ax.set(xlabel="Pareto shape (smaller = heavier tail; mean 1)", ylabel=time_label(f"time to gap {target:g}"),
+           yscale="log", title=f"median and quartiles over {int(times['runs'].max())} seeds (server-side trigger "
+                               f"dashed)")
     plain_log(ax)
-    ax.legend(fontsize=8, ncol=2)
+    fig.legend(*ax.get_legend_handles_labels(), loc="outside right center", ncol=1)
     return fig
 
 
@@ -127,7 +134,7 @@ def family(totals: pd.DataFrame):
     _need(totals, ("problem", "model", "scheme", "seed", "status", "iterations"), "family")
     gd = totals[totals.scheme == "gd"].groupby("problem")["iterations"].max()
     names = list(dict.fromkeys(totals.scheme))
-    fig, ax = plt.subplots(figsize=(9, 3.8), layout="constrained")
+    fig, ax = plt.subplots(figsize=(DOUBLE, 2.9), layout="constrained")
     rel = totals["iterations"] / totals["problem"].map(gd)
     ok = totals["status"] == "converged"
     top = float(np.nanmax(rel[ok])) * 2 if ok.any() else 10.0
@@ -140,7 +147,7 @@ def family(totals: pd.DataFrame):
         if (~conv).any():
             ax.scatter(x[~conv], np.full(int((~conv).sum()), top), marker="x", s=30, color="black")
     ax.axhline(top, color="grey", lw=0.8, ls=":")
-    ax.text(-0.4, top, "x: did not converge (diverged or ran out of iterations)", ha="left", va="bottom", fontsize=8)
+    ax.text(-0.4, top, "x: did not converge (diverged or ran out of iterations)", ha="left", va="bottom")
     ax.set_xticks(range(len(names)), names, rotation=35, ha="right")
     ax.set(yscale="log", ylabel="iterations / GD's iterations", ylim=(None, top * 1.6),
            title=f"{totals.problem.nunique()} generic problems: iterations to the target")

@@ -17,6 +17,9 @@ count as one design, named by all its labels (:func:`distinct`).
 *On the front*: a design is surely on the Pareto front of time against load when every other design is surely
 heavier or surely slower, surely off it when another design is at most as heavy and at most as slow (both
 differences' intervals at or below 0), and undecided otherwise (:func:`front_verdicts`).
+
+The claims' texts and criteria are the tables :data:`CLAIMS` and :data:`THRESHOLD_CLAIMS` of
+:class:`gclib.claims.Claim` entries, filled in by short functions that measure each.
 """
 from __future__ import annotations
 
@@ -26,8 +29,7 @@ import pandas as pd
 from gclib.design import label
 from gclib.stats import Z95, PairedMatrix, paired_matrix
 from gclib.claims import (
-    EXTENSION, FAILS, HOLDS, INCONCLUSIVE, PAPER, Estimate, all_hold, any_holds, beyond, exact, greater, less, row,
-    table)
+    CHECK, FAILS, HOLDS, INCONCLUSIVE, PAPER, Claim, Estimate, all_hold, any_holds, exact, greater, less, table)
 
 #: Load columns of the design table and what they count.
 LOADS = {"mean_messages": "messages until completion", "mean_cluster_messages": "messages until each cluster decodes"}
@@ -143,23 +145,40 @@ def front_verdicts(d: pd.DataFrame, load: str, mats: dict | None = None) -> pd.D
     return pd.DataFrame({"verdict": verdict, "witness": witness}, index=d.index)
 
 
-def _flex_kind(beyond_why: str | None) -> dict:
-    """The kind and paper field of the trade-off claim: ``paper`` in the paper's setting, else an ``extension``
-    saying why not."""
-    if beyond_why is None:
-        return {"kind": PAPER, "paper": _FLEX}
-    return {"kind": EXTENSION, "paper": beyond(_FLEX, beyond_why)}
+CLAIMS = {c.id: c for c in (
+    Claim("F", PAPER, "GC-MMC fills the trade-off between GC and UC-MMC", _FLEX,
+          f"some GC-MMC design ({', '.join(GC_MMC)}) is surely on the overall front, surely heavier than {GC_REF} and "
+          f"surely lighter than {UC_REF} (paired 95% intervals of the load differences); none surely, some "
+          f"undecided: inconclusive"),
+    Claim("P", CHECK, "{name} on the overall front", "our check ({name} = {lab}{where})",
+          "paired 95% intervals of the differences: every other design is surely heavier or surely slower: holds; "
+          "another is at most as heavy and at most as slow: does not hold; otherwise inconclusive"),
+    Claim("B", CHECK, "fastest design within {budget:g} messages",
+          "our check (the paper leaves the orders to future work)",
+          "the fastest design whose mean load is at most the budget is faster than the next fastest such design: "
+          "the paired 95% interval of their time difference wholly below 0 (containing 0: inconclusive; the only "
+          "design: holds; none: does not hold)"),
+    Claim("C", CHECK, "clustering helps every family",
+          'our check (the paper: clustering "may also be disadvantageous" with MMC)',
+          f"in each of {', '.join(CLUSTERED)}, the fastest design with more than one cluster is faster than the "
+          f"fastest without clusters: the paired 95% interval of their time difference wholly below 0"),
+)}
+#: The exact-rule checks (rows ``X``): where the paper's threshold exceeds the parts of a cluster, and where not.
+THRESHOLD_CLAIMS = {
+    "exceeds": Claim("X", CHECK, "exact decoding beats the threshold: {design}", _THRESHOLD_CHECK,
+                     "exact-rule mean time lower than the threshold rule's beyond both 95% intervals (overlap: "
+                     "inconclusive)"),
+    "within": Claim("X", CHECK, "threshold and exact decoding agree in every trial: {design}", _THRESHOLD_CHECK,
+                    "both rules give the same completion time in every trial"),
+}
 
 
 def _flexibility(id_, d, fv, mats, load, setting, beyond_why: str | None = None) -> dict:
-    crit = (f"some GC-MMC design ({', '.join(GC_MMC)}) is surely on the overall front, surely heavier than "
-            f"{GC_REF} and surely lighter than {UC_REF} (paired 95% intervals of the load differences); none "
-            f"surely, some undecided: inconclusive")
     gc, uc = _find(d, GC_REF), _find(d, UC_REF)
     if gc is None or uc is None:
-        return row(id_, "GC-MMC fills the trade-off between GC and UC-MMC", **_flex_kind(beyond_why), setting=setting,
-                   measured=f"{GC_REF} or {UC_REF} is not among this run's designs", criterion=crit,
-                   verdict=INCONCLUSIVE)
+        return CLAIMS["F"].row(id=id_, setting=setting, measured=f"{GC_REF} or {UC_REF} is not among this run's "
+                                                                 f"designs",
+                               verdict=INCONCLUSIVE, carried=beyond_why)
     ml = mats[load]
     lgc, luc = _load(gc, load), _load(uc, load)
     verdicts, on = [], {}
@@ -172,34 +191,28 @@ def _flexibility(id_, d, fv, mats, load, setting, beyond_why: str | None = None)
     measured = (f"between {GC_REF} ({lgc.text('.4g')} messages) and {UC_REF} ({luc.text('.4g')}): "
                 f"GC-MMC designs surely on the front: {len(sure)}" + (f" ({names})" if sure else "")
                 + f"; undecided: {len(on.get(INCONCLUSIVE, []))}")
-    return row(id_, "GC-MMC fills the trade-off between GC and UC-MMC", **_flex_kind(beyond_why), setting=setting,
-               measured=measured, criterion=crit, verdict=any_holds(verdicts))
+    return CLAIMS["F"].row(id=id_, setting=setting, measured=measured, verdict=any_holds(verdicts),
+                           carried=beyond_why)
 
 
 def _on_front(id_, name, d, fv, load, setting, K, r) -> dict:
     lab = PAPER_DESIGNS[name]
-    crit = ("paired 95% intervals of the differences: every other design is surely heavier or surely slower: holds; "
-            "another is at most as heavy and at most as slow: does not hold; otherwise inconclusive")
     x = _find(d, lab) if (K, r) == (PAPER_K, PAPER_R) else None
     if x is None:
-        return row(id_, f"{name} on the overall front", kind="check", paper=f"our check ({name} = {lab}, K = 40, r = 10)",
-                   setting=setting, measured=f"{name} is not among this run's designs (K = {K}, r = {r})",
-                   criterion=crit, verdict=INCONCLUSIVE)
+        return CLAIMS["P"].row(id=id_, name=name, lab=lab, where=f", K = {PAPER_K}, r = {PAPER_R}", setting=setting,
+                               measured=f"{name} is not among this run's designs (K = {K}, r = {r})",
+                               verdict=INCONCLUSIVE)
     v = fv.loc[x.name]
     if v["verdict"] == HOLDS:
         other = "every other design is surely heavier or surely slower"
     else:
         w = d.iloc[int(v["witness"])]
         other = ("dominated by " if v["verdict"] == FAILS else "not told apart from ") + _point(w, load)
-    return row(id_, f"{name} on the overall front", kind="check", paper=f"our check ({name} = {lab})", setting=setting,
-               measured=f"{_point(x, load)}; {other}", criterion=crit, verdict=v["verdict"])
+    return CLAIMS["P"].row(id=id_, name=name, lab=lab, where="", setting=setting,
+                           measured=f"{_point(x, load)}; {other}", verdict=v["verdict"])
 
 
 def _budget(id_, d, mats, load, budget, setting) -> dict:
-    crit = ("the fastest design whose mean load is at most the budget is faster than the next fastest such design: "
-            "the paired 95% interval of their time difference wholly below 0 (containing 0: inconclusive; the only "
-            "design: holds; none: does not hold)")
-    claim = f"fastest design within {budget:g} messages"
     ok = d[d[load] <= budget].sort_values("mean_time", kind="stable")
     if ok.empty:
         measured, verdict = f"no design has a mean load of at most {budget:g}", FAILS
@@ -210,34 +223,29 @@ def _budget(id_, d, mats, load, budget, setting) -> dict:
         e = _diff(mats["mean_time"], a.name, b.name)
         measured = f"{_point(a, load)}; next {_point(b, load)}; paired difference {e.text('.3g')}"
         verdict = less(e, 0.0)
-    return row(id_, claim, kind="check", paper="our check (the paper leaves the orders to future work)",
-               setting=f"{setting}; budget {budget:g}", measured=measured, criterion=crit, verdict=verdict)
+    return CLAIMS["B"].row(id=id_, budget=budget, setting=f"{setting}; budget {budget:g}", measured=measured,
+                           verdict=verdict)
 
 
 def exact_rule_row(id_: str, r, setting: str) -> dict:
     """One check on a row of :func:`gclib.design.exact_rule_table` (of our decoders, not of the paper: the paper's
-    statement that the threshold is required is judged in notebook 04, row ``E10``): where the paper's threshold exceeds the
-    parts of a cluster it is sufficient but not necessary, so exact decoding should finish earlier (exact-rule
-    mean time lower beyond both intervals); where it does not, the two rules should agree on every trial (an exact
-    verdict on the simulated trials, not a proof for every arrival order)."""
+    statement that the threshold is required is judged in notebook 04, row ``E10``): where the paper's threshold
+    exceeds the parts of a cluster it is sufficient but not necessary, so exact decoding should finish earlier
+    (exact-rule mean time lower beyond both intervals); where it does not, the two rules should agree on every
+    trial (an exact verdict on the simulated trials, not a proof for every arrival order)."""
     design = f"unc {r['orders']} P={r['clusters']}"
     fast = Estimate.mean_ci(r["time_threshold_rule"], r["ci95_time_threshold_rule"])
     ex = Estimate.mean_ci(r["time_exact"], r["ci95_time_exact"])
-    sizes = f"threshold {r['threshold']} messages per cluster of {r['parts_per_cluster']} parts"
+    setting = f"{setting}; threshold {r['threshold']} messages per cluster of {r['parts_per_cluster']} parts"
     if r["threshold"] > r["parts_per_cluster"]:
-        return row(id_, f"exact decoding beats the threshold: {design}", kind="check", paper=_THRESHOLD_CHECK,
-                   setting=f"{setting}; {sizes}",
-                   measured=(f"exact span test {ex.text('.4g')} vs threshold rule {fast.text('.4g')}; messages "
-                             f"{r['messages_exact']:.4g} vs {r['messages_threshold_rule']:.4g}"),
-                   criterion=("exact-rule mean time lower than the threshold rule's beyond both 95% intervals "
-                              "(overlap: inconclusive)"),
-                   verdict=less(ex, fast))
-    return row(id_, f"threshold and exact decoding agree in every trial: {design}", kind="check", paper=_THRESHOLD_CHECK,
-               setting=f"{setting}; {sizes}",
-               measured=(f"{r['differing']} of {r['trials']} trials differ; exact span test {ex.text('.4g')} vs "
-                         f"threshold rule {fast.text('.4g')}"),
-               criterion="both rules give the same completion time in every trial",
-               verdict=exact(r["differing"] == 0))
+        return THRESHOLD_CLAIMS["exceeds"].row(
+            id=id_, design=design, setting=setting, verdict=less(ex, fast),
+            measured=(f"exact span test {ex.text('.4g')} vs threshold rule {fast.text('.4g')}; messages "
+                      f"{r['messages_exact']:.4g} vs {r['messages_threshold_rule']:.4g}"))
+    return THRESHOLD_CLAIMS["within"].row(
+        id=id_, design=design, setting=setting, verdict=exact(r["differing"] == 0),
+        measured=(f"{r['differing']} of {r['trials']} trials differ; exact span test {ex.text('.4g')} vs threshold "
+                  f"rule {fast.text('.4g')}"))
 
 
 def _clustering(id_, g, mt, setting) -> dict:
@@ -254,12 +262,7 @@ def _clustering(id_, g, mt, setting) -> dict:
         parts.append(less(e, 0.0))
         texts.append(f"{fam}: {a['label']} {_time(a).text('.4g')} vs {b['label']} {_time(b).text('.4g')}, paired "
                      f"difference {e.text('.3g')}")
-    return row(id_, "clustering helps every family", kind="check", paper="our check (the paper: clustering "
-               '"may also be disadvantageous" with MMC)', setting=setting, measured="; ".join(texts),
-               criterion=(f"in each of {', '.join(CLUSTERED)}, the fastest design with more than one cluster is "
-                          f"faster than the fastest without clusters: the paired 95% interval of their time "
-                          f"difference wholly below 0"),
-               verdict=all_hold(parts))
+    return CLAIMS["C"].row(id=id_, setting=setting, measured="; ".join(texts), verdict=all_hold(parts))
 
 
 def _why_beyond(model: str, papers_model: str, K: int, r: int) -> str | None:
@@ -271,6 +274,33 @@ def _why_beyond(model: str, papers_model: str, K: int, r: int) -> str | None:
     if (K, r) != (PAPER_K, PAPER_R):
         why.append(f"the paper's Fig. 1 has K = {PAPER_K}, r = {PAPER_R}; here K = {K}, r = {r}")
     return "; ".join(why) or None
+
+
+def _model_rows(model: str, d: pd.DataFrame, mats: dict, best: pd.DataFrame, n: dict, *, why, K: int, r: int,
+                run: str) -> list:
+    """The ``F``, ``P`` and ``B`` rows of one model (``d``: its :func:`distinct` designs; ``mats``: their
+    :func:`matrices`; ``run``: the trials of the setting), for each load of :data:`LOADS`; ``n`` counts the rows of
+    each letter over the models."""
+    rows = []
+    for load in LOADS:
+        where = f"{model}; load = {LOADS[load]}; K = {K}, r = {r}; {run}"
+        fv = front_verdicts(d, load, mats)
+        n["F"] += 1
+        rows.append(_flexibility(f"F{n['F']}", d, fv, mats, load, where, why))
+        for name in PAPER_DESIGNS:
+            n["P"] += 1
+            rows.append(_on_front(f"P{n['P']}", name, d, fv, load, where, K, r))
+        for _, b in best[(best["model"] == model) & (best["load"] == load)].iterrows():
+            n["B"] += 1
+            rows.append(_budget(f"B{n['B']}", d, mats, load, b["budget"], where))
+    return rows
+
+
+def _clustering_row(i: int, model: str, g: pd.DataFrame, pt: dict | None, setting: str) -> dict:
+    """``C{i}``: clustering under one model (``g``: its designs; ``pt``: their per-trial results, or None)."""
+    mt = (paired_matrix(np.asarray(pt["time"], dtype=float)) if pt is not None else
+          matrices(g.assign(pos=np.arange(len(g))))["mean_time"])
+    return _clustering(f"C{i}", g, mt, setting)
 
 
 def judge(designs: pd.DataFrame, best: pd.DataFrame, exact_rule: pd.DataFrame, *, K: int, r: int, trials: int,
@@ -291,36 +321,21 @@ def judge(designs: pd.DataFrame, best: pd.DataFrame, exact_rule: pd.DataFrame, *
         (the fastest design within each budget), ``X`` (the paper's threshold against exact decoding) and ``C``
         (clustering), with the columns of :data:`gclib.claims.COLUMNS`.
     """
-    rows = []
+    rows, n = [], {"F": 0, "P": 0, "B": 0}
     models = list(dict.fromkeys(designs["model"]))
-    n = {"F": 0, "P": 0, "B": 0}
     how = "paired by trial" if per_trial is not None else "designs compared as independent samples"
     for model in models:
-        why = _why_beyond(model, models[0], K, r)
         g = designs[designs["model"] == model].reset_index(drop=True)
         pt = per_trial.get(model) if per_trial is not None else None
         if pt is not None and len(pt["time"]) != len(g):
             raise ValueError(f"per_trial[{model!r}] has {len(pt['time'])} designs, the table {len(g)}")
         d = distinct(g)
-        mats = matrices(d, pt)
-        for load in LOADS:
-            setting = (f"{model}; load = {LOADS[load]}; K = {K}, r = {r}; {trials} trials, common random numbers, "
-                       f"{how}")
-            fv = front_verdicts(d, load, mats)
-            n["F"] += 1
-            rows.append(_flexibility(f"F{n['F']}", d, fv, mats, load, setting, why))
-            for name in PAPER_DESIGNS:
-                n["P"] += 1
-                rows.append(_on_front(f"P{n['P']}", name, d, fv, load, setting, K, r))
-            for _, b in best[(best["model"] == model) & (best["load"] == load)].iterrows():
-                n["B"] += 1
-                rows.append(_budget(f"B{n['B']}", d, mats, load, b["budget"], setting))
+        rows += _model_rows(model, d, matrices(d, pt), best, n, why=_why_beyond(model, models[0], K, r), K=K, r=r,
+                            run=f"{trials} trials, common random numbers, {how}")
     for i, (_, x) in enumerate(exact_rule.iterrows(), 1):
         rows.append(exact_rule_row(f"X{i}", x, f"{models[0]}; K = {K}, r = {r}; {int(x['trials'])} trials"))
     for i, model in enumerate(models, 1):
         g = designs[designs["model"] == model].reset_index(drop=True)
-        pt = per_trial.get(model) if per_trial is not None else None
-        mt = (paired_matrix(np.asarray(pt["time"], dtype=float)) if pt is not None else
-              matrices(g.assign(pos=np.arange(len(g))))["mean_time"])
-        rows.append(_clustering(f"C{i}", g, mt, f"{model}; K = {K}, r = {r}; {trials} trials, {how}"))
+        rows.append(_clustering_row(i, model, g, per_trial.get(model) if per_trial is not None else None,
+                                    f"{model}; K = {K}, r = {r}; {trials} trials, {how}"))
     return table(rows)

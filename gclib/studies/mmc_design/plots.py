@@ -59,15 +59,15 @@ def pareto(table: pd.DataFrame, title: str = "") -> plt.Figure:
             if i == len(models) - 1:
                 ax.set_xlabel(xlabel)
             if i == 0:
-                ax.set_title(xlabel.replace("messages ", "load: messages ", 1), fontsize=9)
-        axes[i, 0].set_ylabel(f"{name}\n" + time_label("mean time"), fontsize=9)
+                ax.set_title(xlabel.replace("messages ", "load: messages ", 1))
+        axes[i, 0].set_ylabel(f"{name}\n" + time_label("mean time"))
     handles = [Line2D([], [], color=COLORS[f], marker=MARKERS.get(f, "o"), ms=5, label=NAMES.get(f, f))
                for f in families]
     handles += [Line2D([], [], color="black", lw=1.2, ls="--", label="front over all"),
                 Line2D([], [], color="0.82", marker="o", ls="", ms=3, label="every design")]
-    fig.legend(handles=handles, loc="outside lower center", ncol=4, fontsize=9,
-               title="each family's Pareto front (markers) and the front over all families", title_fontsize=9)
-    fig.suptitle(title, fontsize=10)
+    fig.legend(handles=handles, loc="outside lower center", ncol=4,
+               title="each family's Pareto front (markers) and the front over all families")
+    fig.suptitle(title)
     return fig
 
 
@@ -96,7 +96,7 @@ def budget(best: pd.DataFrame) -> plt.Figure:
             for _, row in gl.iterrows():
                 if isinstance(row.label, str) and row.label and row.label != previous:  # the best design changed
                     # slanted up and to the right of its point: clear of a line that falls with the budget
-                    ax.annotate(row.label, (row.budget, row.mean_time), fontsize=8, xytext=(4, 5), rotation=30,
+                    ax.annotate(row.label, (row.budget, row.mean_time), xytext=(4, 5), rotation=30,
                                 ha="left", va="bottom", textcoords="offset points", rotation_mode="anchor",
                                 color=COLORS.get(row.get("family"), "0.2"))
                 previous = row.label
@@ -107,15 +107,15 @@ def budget(best: pd.DataFrame) -> plt.Figure:
             x0, x1 = ax.get_xlim()
             ax.set_xlim(x0, x1 + 0.12 * (x1 - x0))
             if i == 0:
-                ax.set_title(name, fontsize=10)
+                ax.set_title(name)
             if j == 0:
                 ax.set_ylabel(f"{LOAD_NAMES.get(load, load).replace('messages ', 'load: ', 1)}\n"
-                              + time_label("best mean time"), fontsize=8)
+                              + time_label("best mean time"))
             if i == len(loads) - 1:
                 ax.set_xlabel("budget (mean messages)")
     families = list(dict.fromkeys(f for f in best.get("family", []) if isinstance(f, str)))
     handles = [Line2D([], [], color=COLORS.get(f, "0.5"), marker="o", ls="", ms=6, label=NAMES.get(f, f))
                for f in families]
-    fig.legend(handles=handles, loc="outside lower center", ncol=max(1, min(4, len(handles))), fontsize=9,
-               title="family of the best design", title_fontsize=9)
+    fig.legend(handles=handles, loc="outside lower center", ncol=max(1, min(4, len(handles))),
+               title="family of the best design")
     return fig

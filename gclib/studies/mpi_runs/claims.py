@@ -16,6 +16,10 @@ The test AUC of ignore-stragglers is compared with an exact code's on the same t
 where every scheme's AUC is the same (a saturated metric: the test set cannot tell them apart) the verdict is
 inconclusive, and runs under two models that ignored the same workers (the same ranking of the injected delays)
 are one measurement and one row.
+
+The claims' texts and criteria are the table :data:`CLAIMS` of :class:`gclib.claims.Claim` entries (with
+:data:`UC_MMC` and, for a run that lacks what a claim needs, :data:`NOT_MEASURED`), filled in by short functions
+that measure each.
 """
 from __future__ import annotations
 
@@ -24,7 +28,8 @@ import math
 import numpy as np
 import pandas as pd
 
-from gclib.claims import EXTENSION, INCONCLUSIVE, Estimate, beyond, exact, greater, ids, less, row, table, within
+from gclib.claims import (
+    CHECK, EXTENSION, INCONCLUSIVE, PAPER, Claim, Estimate, beyond, exact, greater, ids, less, table, within)
 from gclib.learning.problems import auc
 from gclib.stats import paired_difference, paired_sign
 from gclib.studies.gradient_coding.claims import finite_variance
@@ -47,13 +52,56 @@ INJECTED = ("the paper ran on Amazon EC2, whose machines were the stragglers; he
 RUNNING_TIME = beyond(f"{TANDON}: coded schemes cut the running time of the uncoded baseline", INJECTED)
 
 
+#: The paper's generalization statement, carried to these runs.
+GENERALIZATION = beyond(f"{TANDON}, abstract: the schemes are compared in generalization error, ignoring stragglers "
+                        f"being the baseline that loses it (the figure's numbers are second-hand: a third party's "
+                        f"re-run reads the Amazon Employee Access figure as a test AUC of about 0.84 against 0.88)",
+                        f"{INJECTED}, on other data sets")
+_PAIRED_RULE = (f"paired by iteration (the same injected delays): the Student-t 95% interval of the mean difference "
+                f"wholly below 0 holds, at or above 0 does not hold, containing 0 is inconclusive; where an iteration "
+                f"time has no finite variance (Pareto shape a, (s + 1) a <= 2), a sign test: the Wilson interval of "
+                f"the fraction of iterations the code is faster wholly above 1/2 holds, below does not hold; fewer "
+                f"than {MIN_ITERATIONS} pairs is inconclusive")
+CLAIMS = {c.id: c for c in (
+    Claim("M1", EXTENSION, "{code} beats uncoded in running time", RUNNING_TIME, _PAIRED_RULE),
+    Claim("M2", CHECK, "CRC is slower than uncoded under the shifted exponential",
+          "our check: each CRC worker computes s + 1 parts, so its message comes s + 1 times later",
+          "exact: the closed-form expected time of CRC (the (n - s)-th of n draws times s + 1) above uncoded's (the "
+          "largest of n draws); the measurement is shown beside it"),
+    Claim("M3", PAPER, "exact codes decode the full gradient",
+          f"{TANDON}: any n - s workers give the full gradient exactly",
+          f"exact: every relative error below {GRAD_BOUND:g} (float64 rounding only)"),
+    Claim("M4", EXTENSION, "ignore-stragglers generalizes worse than exact codes", GENERALIZATION,
+          f"paired bootstrap over the test set ({BOOT_REPS} resamples), 95% percentile interval of AUC(exact) - "
+          f"AUC(ignore): wholly above 0 holds; at or below 0 does not hold; lower end at or below 0 and upper end "
+          f"above 0 is inconclusive; every scheme with the same AUC (the metric saturated) is inconclusive"),
+    Claim("M5", CHECK, "{scheme}: the runtime adds little to the injected delays",
+          "our check: the MPI runtime is faithful to the simulator for the same delays",
+          f"Student-t 95% CI over iterations of the mean overhead, as a ratio to the predicted mean: inside "
+          f"[{1 - OVERHEAD_REL:g}, {1 + OVERHEAD_REL:g}] holds, wholly outside does not hold, straddling an edge is "
+          f"inconclusive; fewer than {MIN_ITERATIONS} iterations is inconclusive"),
+)}
+#: UC-MMC against uncoded: Ozfatura, Gunduz and Ulukus's uncoded multi-message baseline, of which neither paper
+#: claims this, so it is our check (Tandon et al.'s codes carry their claim to these runs, ``M1``).
+UC_MMC = Claim("M1", CHECK, "{code} beats uncoded in running time",
+               "our check: UC-MMC (Ozfatura, Gunduz and Ulukus's uncoded multi-message baseline, load s + 1) against "
+               "uncoded; neither paper states this comparison", _PAIRED_RULE)
+#: The claims of a run that lacks what they need.
+NOT_MEASURED = {c.id: c for c in (
+    Claim("M1", EXTENSION, "coded schemes beat uncoded in running time", RUNNING_TIME, "needs both runs"),
+    Claim("M3", PAPER, "exact codes decode the full gradient", f"{TANDON}: exact recovery of the gradient",
+          f"every error below {GRAD_BOUND:g}"),
+    Claim("M4", EXTENSION, "ignore-stragglers generalizes worse than exact codes", GENERALIZATION, "needs both runs"),
+)}
+
+
 def _exact_schemes(schemes, workers, stragglers, seed) -> list:
     return [s for s in schemes if build(s, workers, stragglers, seed).exact]
 
 
 def _time(r, finite: bool = True) -> Estimate:
-    """The mean iteration time of a run of :func:`gclib.studies.mpi_runs.experiments.iteration_times`, with its interval
-    only when the iteration time has a finite variance."""
+    """The mean iteration time of a run of :func:`gclib.studies.mpi_runs.experiments.iteration_times`, with its
+    interval only when the iteration time has a finite variance."""
     if not finite:
         return Estimate(r["mean_time"], math.nan, math.nan, int(r["iterations"]))
     return Estimate(r["mean_time"], r["lo"], r["hi"], int(r["iterations"]))
@@ -69,6 +117,25 @@ def _finite(names, models: dict, workers, stragglers, seed) -> dict:
             for m in models for s in names}
 
 
+def _against_uncoded(a: np.ndarray, b: np.ndarray, both: bool, unc_finite: bool) -> tuple[str, str]:
+    """Verdict and measured text of a code's iteration times ``a`` against uncoded's ``b`` (paired by iteration):
+    by the mean paired difference when ``both`` have a finite variance, else by a sign test."""
+    if both:
+        e = paired_difference(a, b)
+        verdict = less(e, 0.0)
+        text = f"mean paired difference (code - uncoded) {e.text()} s per iteration"
+    else:
+        e = paired_sign(a, b)
+        verdict = greater(e, 0.5)
+        text = (f"uncoded's iteration time has no finite variance: the code is faster in {e.text('.2f')} of the "
+                f"paired iterations (sign test)")
+    few = e.n < MIN_ITERATIONS
+    unc = Estimate.of(b).text() if unc_finite else _plain(b)
+    text += (f"; mean iteration time {Estimate.of(a).text()} s against uncoded {unc} s, over {e.n} paired "
+             f"iterations" + (" (too few for a verdict)" if few else ""))
+    return (INCONCLUSIVE if few else verdict), text
+
+
 def _coded_rows(log: pd.DataFrame, exact_names: list, finite: dict) -> list:
     coded = [c for c in exact_names if c != "uncoded"]
     out = []
@@ -76,57 +143,25 @@ def _coded_rows(log: pd.DataFrame, exact_names: list, finite: dict) -> list:
         if "uncoded" not in t:
             continue
         datasets = ", ".join(t.attrs.get("datasets", []))
-        for code in coded:
-            if code not in t:
-                continue
+        for code in (c for c in coded if c in t):
             both = finite.get((m, code), True) and finite.get((m, "uncoded"), True)
-            a, b = t[code].to_numpy(float), t["uncoded"].to_numpy(float)
-            if both:
-                e = paired_difference(a, b)
-                verdict = less(e, 0.0)
-                text = f"mean paired difference (code - uncoded) {e.text()} s per iteration"
-            else:
-                e = paired_sign(a, b)
-                verdict = greater(e, 0.5)
-                text = (f"uncoded's iteration time has no finite variance: the code is faster in {e.text('.2f')} of "
-                        f"the paired iterations (sign test)")
-            few = e.n < MIN_ITERATIONS
-            unc = Estimate.of(b).text() if finite.get((m, "uncoded"), True) else _plain(b)
-            text += (f"; mean iteration time {Estimate.of(a).text()} s against uncoded {unc} s, over {e.n} "
-                     f"paired iterations" + (" (too few for a verdict)" if few else ""))
-            kind, paper = _coded_source(code)
-            out.append((m, datasets, code, kind, paper, INCONCLUSIVE if few else verdict, text))
+            verdict, text = _against_uncoded(t[code].to_numpy(float), t["uncoded"].to_numpy(float), both,
+                                             finite.get((m, "uncoded"), True))
+            out.append((m, datasets, code, verdict, text))
     if not out:
-        return [row("M1", "coded schemes beat uncoded in running time", kind=EXTENSION, paper=RUNNING_TIME,
-                    setting="this run", measured="not measured: the run needs uncoded and at least one exact code",
-                    criterion="needs both runs", verdict=INCONCLUSIVE)]
-    return [row(i, f"{code} beats uncoded in running time", kind=kind, paper=paper,
-                setting=f"{m} stragglers injected into real MPI runs (not EC2's own stragglers); data sets {ds} "
-                        f"(the same delays: each iteration's time averaged over them)",
-                measured=text,
-                criterion=f"paired by iteration (the same injected delays): the Student-t 95% interval of the mean "
-                          f"difference wholly below 0 holds, at or above 0 does not hold, containing 0 is "
-                          f"inconclusive; where an iteration time has no finite variance (Pareto shape a, (s + 1) a "
-                          f"<= 2), a sign test: the Wilson interval of the fraction of iterations the code is faster "
-                          f"wholly above 1/2 holds, below does not hold; fewer than {MIN_ITERATIONS} pairs is "
-                          f"inconclusive",
-                verdict=verdict)
-            for i, (m, ds, code, kind, paper, verdict, text) in zip(ids("M1", len(out)), out)]
+        return [NOT_MEASURED["M1"].row(setting="this run", verdict=INCONCLUSIVE,
+                                       measured="not measured: the run needs uncoded and at least one exact code")]
+    return [(UC_MMC if code == "uc-mmc" else CLAIMS["M1"]).row(
+                id=i, code=code, measured=text, verdict=verdict,
+                setting=f"{m} stragglers injected into real MPI runs (not EC2's own stragglers); data sets {ds} (the "
+                        f"same delays: each iteration's time averaged over them)")
+            for i, (m, ds, code, verdict, text) in zip(ids("M1", len(out)), out)]
 
 
 def _plain(x) -> str:
     """A mean without an interval (an iteration time that has no finite variance)."""
     x = pd.Series(x).dropna()
     return f"{x.mean():.3g} (no interval: no finite variance)" if len(x) else "not measured"
-
-
-def _coded_source(code: str) -> tuple:
-    """(kind, paper) of the M1 row of ``code``: Tandon et al.'s codes carry their claim to these runs; the uncoded multi-message
-    scheme is Ozfatura, Gunduz and Ulukus's baseline, of which neither paper claims this, so it is our check."""
-    if code == "uc-mmc":
-        return "check", ("our check: UC-MMC (Ozfatura, Gunduz and Ulukus's uncoded multi-message baseline, load s + 1) "
-                         "against uncoded; neither paper states this comparison")
-    return EXTENSION, RUNNING_TIME
 
 
 def _crc_row(log: pd.DataFrame, workers, stragglers, time_scale, models, seed) -> dict:
@@ -146,42 +181,29 @@ def _crc_row(log: pd.DataFrame, workers, stragglers, time_scale, models, seed) -
     known = math.isfinite(crc) and math.isfinite(unc)
     desc = ", ".join(f"{k} = {v:g}" for k, v in model.describe().items()
                      if isinstance(v, (int, float)) and not isinstance(v, bool))
-    return row("M2", "CRC is slower than uncoded under the shifted exponential",
-               kind="check", paper="our check: each CRC worker computes s + 1 parts, so its message comes s + 1 times later",
-               setting=f"n = {workers}, s = {stragglers}, shifted exponential ({desc}), time scale {time_scale:g} s",
-               measured=measured,
-               criterion="exact: the closed-form expected time of CRC (the (n - s)-th of n draws times s + 1) above "
-                         "uncoded's (the largest of n draws); the measurement is shown beside it",
-               verdict=exact(crc > unc) if known else INCONCLUSIVE)
+    return CLAIMS["M2"].row(setting=f"n = {workers}, s = {stragglers}, shifted exponential ({desc}), time scale "
+                                    f"{time_scale:g} s",
+                            measured=measured, verdict=exact(crc > unc) if known else INCONCLUSIVE)
 
 
 def _gradient_row(log: pd.DataFrame, exact_names: list) -> dict:
     sub = log[log["scheme"].isin(exact_names)]
     if not len(sub):
-        return row("M3", "exact codes decode the full gradient", kind="paper", paper=f"{TANDON}: exact recovery of the gradient",
-                   setting="this run", measured="no exact code ran", criterion=f"every error below {GRAD_BOUND:g}",
-                   verdict=INCONCLUSIVE)
+        return NOT_MEASURED["M3"].row(setting="this run", measured="no exact code ran", verdict=INCONCLUSIVE)
     worst = sub.groupby("scheme", sort=False)["grad_error"].max()
     text = "; ".join(f"{s}: {v:.2g}" for s, v in worst.items())
-    return row("M3", "exact codes decode the full gradient",
-               kind="paper", paper=f"{TANDON}: any n - s workers give the full gradient exactly",
-               setting=f"{', '.join(worst.index)}; every iteration of every run",
-               measured=f"largest relative error of the decoded gradient: {text}",
-               criterion=f"exact: every relative error below {GRAD_BOUND:g} (float64 rounding only)",
-               verdict=exact(bool((worst < GRAD_BOUND).all())))
+    return CLAIMS["M3"].row(setting=f"{', '.join(worst.index)}; every iteration of every run",
+                            measured=f"largest relative error of the decoded gradient: {text}",
+                            verdict=exact(bool((worst < GRAD_BOUND).all())))
 
 
 def _auc_rows(test: pd.DataFrame, exact_names: list, seed) -> list:
-    paper = beyond(f"{TANDON}, abstract: the schemes are compared in generalization error, ignoring stragglers being "
-                   f"the baseline that loses it (the figure's numbers are second-hand: a third party's re-run reads "
-                   f"the Amazon Employee Access figure as a test AUC of about 0.84 against 0.88)",
-                   f"{INJECTED}, on other data sets")
     ran = set(test["scheme"]) if len(test) else set()
     refs = [s for s in exact_names if s in ran]
     if "ignore" not in ran or not refs:
-        return [row("M4", "ignore-stragglers generalizes worse than exact codes", kind=EXTENSION, paper=paper,
-                    setting="this run", measured="not measured: the run needs ignore and an exact code with a test set",
-                    criterion="needs both runs", verdict=INCONCLUSIVE)]
+        return [NOT_MEASURED["M4"].row(setting="this run", verdict=INCONCLUSIVE,
+                                       measured="not measured: the run needs ignore and an exact code with a test "
+                                                "set")]
     ref = refs[0]
     d = auc_difference(test, "ignore", ref, reps=BOOT_REPS, seed=seed)
     out = []
@@ -198,16 +220,11 @@ def _auc_rows(test: pd.DataFrame, exact_names: list, seed) -> list:
             if saturated:
                 text += f"; saturated: every scheme's test AUC is {next(iter(aucs.values())):.5f}"
             out.append((ds, models, verdict, text))
-    return [row(i, "ignore-stragglers generalizes worse than exact codes", kind=EXTENSION, paper=paper,
+    return [CLAIMS["M4"].row(
+                id=i, measured=text, verdict=verdict,
                 setting=f"{ds}, {' and '.join(ms)} stragglers" + (" (the same workers ignored under both: one "
                         "measurement)" if len(ms) > 1 else "") + ", after the same number of iterations; not the "
-                        "Amazon data",
-                measured=text,
-                criterion=f"paired bootstrap over the test set ({BOOT_REPS} resamples), 95% percentile interval of "
-                          f"AUC(exact) - AUC(ignore): wholly above 0 holds; at or below 0 does not hold; lower end "
-                          f"at or below 0 and upper end above 0 is inconclusive; every scheme with the same AUC (the "
-                          f"metric saturated) is inconclusive",
-                verdict=verdict)
+                        "Amazon data")
             for i, (ds, ms, verdict, text) in zip(ids("M4", len(out)), out)]
 
 
@@ -244,14 +261,8 @@ def _overhead_rows(log: pd.DataFrame) -> list:
                     f"measured / predicted mean iteration time {e.text('.3f')} ({r['mean_time']:.3g} s against "
                     f"{r['mean_predicted']:.3g} s; overhead {1e3 * r['mean_overhead']:.2g} ms per iteration) over "
                     f"{int(r['iterations'])} iterations" + (" (too few for a verdict)" if few else "")))
-    return [row(i, f"{scheme}: the runtime adds little to the injected delays",
-                kind="check", paper="our check: the MPI runtime is faithful to the simulator for the same delays",
-                setting="all runs of the scheme pooled (every data set and model)", measured=text,
-                criterion=f"Student-t 95% CI over iterations of the mean overhead, as a ratio to the predicted mean: "
-                          f"inside [{1 - OVERHEAD_REL:g}, {1 + OVERHEAD_REL:g}] holds, wholly outside does not hold, "
-                          f"straddling an edge is inconclusive; fewer than {MIN_ITERATIONS} iterations is "
-                          f"inconclusive",
-                verdict=verdict)
+    return [CLAIMS["M5"].row(id=i, scheme=scheme, setting="all runs of the scheme pooled (every data set and model)",
+                             measured=text, verdict=verdict)
             for i, (scheme, verdict, text) in zip(ids("M5", len(out)), out)]
 
 
@@ -267,7 +278,8 @@ def judge(log: pd.DataFrame, test: pd.DataFrame, *, workers: int, stragglers: in
     Returns:
         ``M1*`` each exact code against uncoded (per model, paired by iteration), ``M2`` CRC against uncoded under the
         shifted exponential (closed forms), ``M3`` exact decoding, ``M4*`` ignore-stragglers' test AUC against
-        an exact code's (per data set and set of identical runs), ``M5*`` measured against predicted iteration time (per scheme).
+        an exact code's (per data set and set of identical runs), ``M5*`` measured against predicted iteration
+        time (per scheme).
     """
     models = MODELS if models is None else models
     names = list(dict.fromkeys(log["scheme"])) if len(log) else []

@@ -13,23 +13,22 @@ from gclib.plotting import DOUBLE, color
 def curves(data: pd.DataFrame, ylabel: str):
     """``07_loss_vs_time`` / ``07_auc_vs_time``: one panel per (data set, model), one line per scheme of the
     metric against wall-clock time, from :func:`gclib.studies.mpi_runs.experiments.curve_table` (its last column is the
-    metric)."""
+    metric). Two columns wide, the legend under the panels."""
     metric = data.columns[-1]
     datasets = list(dict.fromkeys(data["dataset"]))
     models = list(dict.fromkeys(data["model"]))
-    fig, axes = plt.subplots(len(datasets), len(models), figsize=(5.2 * len(models), 3.6 * len(datasets)),
-                             squeeze=False)
+    fig, axes = plt.subplots(len(datasets), len(models), figsize=(DOUBLE, 2.2 * len(datasets) + 0.5),
+                             squeeze=False, layout="constrained")
     for i, ds in enumerate(datasets):
         for j, m in enumerate(models):
             ax = axes[i, j]
             sub = data[(data["dataset"] == ds) & (data["model"] == m)]
             for sch, g in sub.groupby("scheme", sort=False):
-                ax.plot(g["wall"], g[metric], marker=".", ms=3, label=sch, color=color(sch))
-            ax.set_title(f"{ds}, {m}", fontsize=10)
-            ax.set_xlabel("wall-clock time (s)")
-            ax.set_ylabel(ylabel)
-    axes[0, 0].legend()
-    fig.tight_layout()
+                ax.plot(g["wall"], g[metric], marker=".", ms=2, lw=1, label=sch, color=color(sch))
+            ax.set_title(f"{ds}, {m}")
+            ax.set_xlabel("wall-clock time (s)" if i == len(datasets) - 1 else "")
+            ax.set_ylabel(ylabel if j == 0 else "")
+    fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="outside lower center", ncol=6)
     return fig
 
 
@@ -38,7 +37,8 @@ def measured_vs_simulated(data: pd.DataFrame, band: float = 0.10):
     delays (left, log-log, the diagonal dashed) and the residual ``measured / predicted - 1`` against the predicted
     time (right, the +/- ``band`` band shaded), one colour per scheme, from a table with ``scheme, predicted,
     time``."""
-    fig, (ax, res) = plt.subplots(1, 2, figsize=(DOUBLE, 3.3), gridspec_kw={"width_ratios": [1, 1.35]})
+    fig, (ax, res) = plt.subplots(1, 2, figsize=(DOUBLE, 3.0), gridspec_kw={"width_ratios": [1, 1.35]},
+                                  layout="constrained")
     ok = data[np.isfinite(data["predicted"]) & np.isfinite(data["time"]) & (data["predicted"] > 0)]
     res.axhspan(-band, band, color="0.88", lw=0, zorder=0, label=f"within {band:.0%}")
     res.axhline(0, color="k", lw=0.8, ls="--")
@@ -54,11 +54,10 @@ def measured_vs_simulated(data: pd.DataFrame, band: float = 0.10):
     ax.set_yscale("log")
     ax.set_xlabel("simulated iteration time (s)")
     ax.set_ylabel("measured over MPI (s)")
-    ax.legend(fontsize=7, markerscale=1.5, loc="upper left")
+    ax.legend(markerscale=1.5, loc="upper left")
     res.set_xscale("log")
     res.set_xlabel("simulated iteration time (s)")
     res.set_ylabel("measured / simulated - 1")
     res.yaxis.set_major_formatter(ticker.PercentFormatter(1.0, decimals=0))
-    res.legend(fontsize=7, loc="upper right")
-    fig.tight_layout()
+    res.legend(loc="upper right")
     return fig

@@ -19,7 +19,9 @@ Verdicts: "within" by the 95% interval of the ratio predicted / observed inside 
 the prediction's Monte Carlo interval and the observed mean's Student-t interval over the held-out iterations,
 which are a few tens: the observed mean is a sample, not an exact number; wholly outside: does not hold;
 straddling an edge: inconclusive); the regret by its 95% interval paired by held-out iteration; proportions by
-their Wilson interval; ``B5`` by separated intervals of the absolute errors.
+their Wilson interval; ``B5`` by separated intervals of the absolute errors. The claims' texts and criteria are the
+table :data:`CLAIMS` (and :data:`NO_WORKER`) of :class:`gclib.claims.Claim` entries, filled in by short functions
+that measure each.
 """
 from __future__ import annotations
 
@@ -29,7 +31,8 @@ import pandas as pd
 
 from gclib.advise import TARGETS
 from gclib.claims import (
-    Estimate, FAILS, HOLDS, INCONCLUSIVE, at_most, exact, greater, ids, less, proportion, row, table, within)
+    CHECK, READING, Claim, Estimate, FAILS, HOLDS, INCONCLUSIVE, at_most, exact, greater, ids, less, proportion, table,
+    within)
 from gclib.studies.real_traces.traces import BEFORE
 
 #: The pace of the slowest worker over the median worker's above which a worker counts as persistently slow.
@@ -43,6 +46,32 @@ CAUSES = {"AR": "an artificial slowdown of an individual worker (App. A.2)",
           "ST": "stage-partitioning imbalance: a long last pipeline stage (Section 5.3)"}
 
 
+_HOLDOUT = "our check of gclib advise --holdout"
+CLAIMS = {c.id: c for c in (
+    Claim("R1", READING, "trace AR: one worker is the straggler",
+          f"{_PAPER}: trace AR's stragglers come from {CAUSES['AR']}; read as: one worker of the converted trace is "
+          f"the slowest in most iterations and persistently slow",
+          f"Wilson interval of the share above 1/2 and pace ratio >= {SLOW_RATIO:g}"),
+    Claim("B3", CHECK, "trace {name}: held out, the advised design's predicted time within {rel:.0%}",
+          f"{_HOLDOUT}: the prediction of the model it ranks under",
+          "the 95% interval of predicted / observed within 1 +/- {rel:.0%} (the prediction's Monte Carlo error and "
+          "the observed mean's sampling error combined)"),
+    Claim("B4", CHECK, "trace {name}: regret under {regret:.0%}",
+          f"{_HOLDOUT}: the advised design against the best design on the held-out iterations",
+          "the regret's 95% interval below {regret:.0%} holds, at or above it does not hold, straddling it is "
+          "inconclusive (the advised design is the held-out best: exactly 0)"),
+    Claim("B5", CHECK, "trace {name}: '{primary}' predicts uncoded's held-out time at least as well as '{before}'",
+          "our check: keeping worker identity and whole iterations against drawing rows independently",
+          "the interval of the ranking model's absolute error not above the replay's (separated: holds or does not "
+          "hold; overlapping: inconclusive)"),
+)}
+#: The reading of a trace whose root cause leaves no persistent worker effect (SE, ST): rows ``R1`` as well.
+NO_WORKER = Claim("R1", READING, "trace {name}: no worker is persistently slow",
+                  _PAPER + ": trace {name}'s stragglers come from {cause}; read as: the converted trace (one task time "
+                           "per data-parallel worker, its stages summed) has no worker effect",
+                  f"the worker share's 95% interval below {SMALL:g}")
+
+
 def _abs_error(pred: float, half: float, observed: float) -> Estimate:
     """``|pred / observed - 1|`` with the interval from ``pred +/- half``."""
     lo, hi = (pred - half) / observed - 1, (pred + half) / observed - 1
@@ -53,91 +82,81 @@ def _abs_error(pred: float, half: float, observed: float) -> Estimate:
     return Estimate(abs(pred / observed - 1), low, b)
 
 
+def _reading_row(key: str, name: str, s) -> dict:
+    """``R1``: the root cause the artifact names for trace ``name``, read on its converted split ``s``."""
+    if name == "AR":
+        k = int(round(s.slowest["share"] * s.iterations))
+        e = proportion(k, s.iterations)
+        v = [greater(e, 0.5), exact(s.slowest["ratio"] >= SLOW_RATIO)]
+        return CLAIMS["R1"].row(
+            id=key, setting=f"trace AR converted: {s.iterations} iterations x {s.workers} data-parallel workers",
+            measured=f"worker {s.slowest['worker']} slowest in {k} of {s.iterations} iterations ({e.text('.2f')}), "
+                     f"at {s.slowest['ratio']:.3g}x the median worker's pace",
+            verdict=FAILS if FAILS in v else HOLDS if all(x == HOLDS for x in v) else INCONCLUSIVE)
+    lo, hi = s.ci["worker"]
+    e = Estimate(s.fraction["worker"], lo, hi)
+    return NO_WORKER.row(
+        id=key, name=name, cause=CAUSES[name],
+        setting=f"trace {name} converted: {s.iterations} iterations x {s.workers} workers; pigeonhole bootstrap of "
+                f"{s.bootstrap}",
+        measured=f"worker share of the variance of log paces {e.text('.3f')}; iteration "
+                 f"{s.fraction['iteration']:.3f}, residual {s.fraction['residual']:.3f}",
+        verdict=less(e, SMALL))
+
+
+def _held_out_row(key: str, name: str, b, where: str) -> dict:
+    """``B3``: the advised design's predicted time against the observed one on the held-out half."""
+    x = b.rows.set_index("role").loc["advised"]
+    ratio = _ratio(float(x["predicted"]), float(x["ci95"]), float(x["observed_held"]),
+                   float(x["observed_held_ci95"]))
+    rel = TARGETS["held_out"]
+    return CLAIMS["B3"].row(
+        id=key, name=name, rel=rel, setting=f"{where}; {x['label']}",
+        measured=f"predicted {float(x['predicted']):.4g} +/- {float(x['ci95']):.2g} s, observed "
+                 f"{float(x['observed_held']):.4g} +/- {float(x['observed_held_ci95']):.2g} s over "
+                 f"{b.settings['held_iterations']} iterations; predicted / observed {ratio.text('.3f')}",
+        verdict=within(ratio, 1.0, rel))
+
+
+def _regret_row(key: str, name: str, b, where: str) -> dict:
+    """``B4``: the regret of the advised design on the held-out half."""
+    lo, hi = b.regret_ci
+    reg = (Estimate(b.regret, min(b.regret, lo), max(b.regret, hi)) if math.isfinite(lo) and math.isfinite(hi)
+           else Estimate(b.regret, math.nan, math.nan))
+    return CLAIMS["B4"].row(id=key, name=name, regret=TARGETS["regret"],
+                            setting=f"{where}; advised {b.fit.advice.best['label']}, held-out best {b.best_held}",
+                            measured=f"regret {_pct(reg)}, paired by held-out iteration",
+                            verdict=less(reg, TARGETS["regret"]))
+
+
+def _replay_rows(key: str, name: str, b, where: str) -> list:
+    """``B5``: the ranking model against the independent replay on uncoded's held-out time (none when the advice
+    did not rank under both)."""
+    m = b.by_model.set_index("model")
+    primary, adv = b.fit.primary, b.fit.advice.table
+    if not (BEFORE in m.index and primary in m.index):
+        return []
+    obs = float(b.observed_held.set_index("label").at["uncoded", "mean_time"])
+    est = {}
+    for model in (primary, BEFORE):
+        g = adv[(adv["model"] == model) & (adv["label"] == "uncoded")].iloc[0]
+        est[model] = _abs_error(float(g["mean_time"]), float(g["ci95_time"]), obs)
+    return [CLAIMS["B5"].row(id=key, name=name, primary=primary, before=BEFORE, setting=f"{where}; uncoded",
+                             measured=f"|error| {est[primary].text('.3f')} against {est[BEFORE].text('.3f')}",
+                             verdict=HOLDS if primary == BEFORE else at_most(est[primary], est[BEFORE]))]
+
+
 def judge(study) -> pd.DataFrame:
     """The claims table of notebook 10 from a :class:`gclib.studies.real_traces.traces.Study`."""
-    rows = []
     names = list(study.backtests)
     readings = [n for n in names if n in CAUSES]
-    for key, name in zip(ids("R1", len(readings)), readings):
-        s = study.splits[name]
-        if name == "AR":
-            k = int(round(s.slowest["share"] * s.iterations))
-            e = proportion(k, s.iterations)
-            v = [greater(e, 0.5), exact(s.slowest["ratio"] >= SLOW_RATIO)]
-            verdict = FAILS if FAILS in v else HOLDS if all(x == HOLDS for x in v) else INCONCLUSIVE
-            rows.append(row(key, "trace AR: one worker is the straggler", kind="reading",
-                            paper=f"{_PAPER}: trace AR's stragglers come from {CAUSES[name]}; read as: one worker of "
-                                  f"the converted trace is the slowest in most iterations and persistently slow",
-                            setting=f"trace AR converted: {s.iterations} iterations x {s.workers} data-parallel "
-                                    f"workers",
-                            measured=f"worker {s.slowest['worker']} slowest in {k} of {s.iterations} iterations "
-                                     f"({e.text('.2f')}), at {s.slowest['ratio']:.3g}x the median worker's pace",
-                            criterion=f"Wilson interval of the share above 1/2 and pace ratio >= {SLOW_RATIO:g}",
-                            verdict=verdict))
-        else:
-            lo, hi = s.ci["worker"]
-            e = Estimate(s.fraction["worker"], lo, hi)
-            rows.append(row(key, f"trace {name}: no worker is persistently slow", kind="reading",
-                            paper=f"{_PAPER}: trace {name}'s stragglers come from {CAUSES[name]}; read as: the "
-                                  f"converted trace (one task time per data-parallel worker, its stages summed) has "
-                                  f"no worker effect",
-                            setting=f"trace {name} converted: {s.iterations} iterations x {s.workers} workers; "
-                                    f"pigeonhole bootstrap of {s.bootstrap}",
-                            measured=f"worker share of the variance of log paces {e.text('.3f')}; iteration "
-                                     f"{s.fraction['iteration']:.3f}, residual {s.fraction['residual']:.3f}",
-                            criterion=f"the worker share's 95% interval below {SMALL:g}",
-                            verdict=less(e, SMALL)))
+    rows = [_reading_row(key, name, study.splits[name]) for key, name in zip(ids("R1", len(readings)), readings)]
     for i, name in enumerate(names):
-        b = study.backtests[name]
-        r = b.rows.set_index("role")
-        primary = b.fit.primary
+        b, sfx = study.backtests[name], _suffix(i, len(names))
         where = (f"trace {name}: fitted on {b.settings['fit_iterations']} iterations, {b.settings['held_iterations']} "
-                 f"held out; K = {b.settings['K']}; ranked under '{primary}'")
-        x = r.loc["advised"]
-        ratio = _ratio(float(x["predicted"]), float(x["ci95"]), float(x["observed_held"]),
-                       float(x["observed_held_ci95"]))
-        rel = TARGETS["held_out"]
-        rows.append(row(f"B3{_suffix(i, len(names))}", f"trace {name}: held out, the advised design's predicted time "
-                        f"within {rel:.0%}", kind="check",
-                        paper="our check of gclib advise --holdout: the prediction of the model it ranks under",
-                        setting=f"{where}; {x['label']}",
-                        measured=f"predicted {float(x['predicted']):.4g} +/- {float(x['ci95']):.2g} s, observed "
-                                 f"{float(x['observed_held']):.4g} +/- {float(x['observed_held_ci95']):.2g} s over "
-                                 f"{b.settings['held_iterations']} iterations; predicted / observed {ratio.text('.3f')}",
-                        criterion=f"the 95% interval of predicted / observed within 1 +/- {rel:.0%} (the prediction's "
-                                  f"Monte Carlo error and the observed mean's sampling error combined)",
-                        verdict=within(ratio, 1.0, rel)))
-        lo, hi = b.regret_ci
-        reg = (Estimate(b.regret, min(b.regret, lo), max(b.regret, hi)) if math.isfinite(lo) and math.isfinite(hi)
-               else Estimate(b.regret, math.nan, math.nan))
-        rows.append(row(f"B4{_suffix(i, len(names))}", f"trace {name}: regret under {TARGETS['regret']:.0%}",
-                        kind="check", paper="our check of gclib advise --holdout: the advised design against the "
-                                            "best design on the held-out iterations",
-                        setting=f"{where}; advised {b.fit.advice.best['label']}, held-out best {b.best_held}",
-                        measured=f"regret {_pct(reg)}, paired by held-out iteration",
-                        criterion=f"the regret's 95% interval below {TARGETS['regret']:.0%} holds, at or above it "
-                                  f"does not hold, straddling it is inconclusive (the advised design is the held-out "
-                                  f"best: exactly 0)",
-                        verdict=less(reg, TARGETS["regret"])))
-        m = b.by_model.set_index("model")
-        adv = b.fit.advice.table
-        if BEFORE in m.index and primary in m.index:
-            obs = float(b.observed_held.set_index("label").at["uncoded", "mean_time"])
-            est = {}
-            for model in (primary, BEFORE):
-                g = adv[(adv["model"] == model) & (adv["label"] == "uncoded")].iloc[0]
-                est[model] = _abs_error(float(g["mean_time"]), float(g["ci95_time"]), obs)
-            same = primary == BEFORE
-            rows.append(row(f"B5{_suffix(i, len(names))}",
-                            f"trace {name}: '{primary}' predicts uncoded's held-out time at least as well as "
-                            f"'{BEFORE}'", kind="check",
-                            paper="our check: keeping worker identity and whole iterations against drawing rows "
-                                  "independently",
-                            setting=f"{where}; uncoded",
-                            measured=f"|error| {est[primary].text('.3f')} against {est[BEFORE].text('.3f')}",
-                            criterion="the interval of the ranking model's absolute error not above the replay's "
-                                      "(separated: holds or does not hold; overlapping: inconclusive)",
-                            verdict=HOLDS if same else at_most(est[primary], est[BEFORE])))
+                 f"held out; K = {b.settings['K']}; ranked under '{b.fit.primary}'")
+        rows += [_held_out_row(f"B3{sfx}", name, b, where), _regret_row(f"B4{sfx}", name, b, where),
+                 *_replay_rows(f"B5{sfx}", name, b, where)]
     return table(rows)
 
 

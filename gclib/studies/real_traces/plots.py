@@ -30,47 +30,46 @@ def variance_split(splits: pd.DataFrame):
     ax.set_yticks(range(len(traces)), traces)
     ax.set_ylim(len(traces) - 0.5, -0.5)
     ax.set_xlim(-3, 103)
-    ax.set_xlabel("share of the variance of log paces (%)", fontsize=8)
-    ax.set_title("Worker, iteration and the rest", fontsize=9)
-    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.32), ncol=3)
-    ax.tick_params(labelsize=8)
+    ax.set_xlabel("share of the variance of log paces (%)")
+    ax.set_title("Worker, iteration and the rest")
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.32), ncol=3)
     return fig
 
 
 def predicted_vs_held(designs: pd.DataFrame, band: float):
     """One panel per trace: every design's predicted mean iteration time (fitted on the first half; filled: the
     model the advice ranks under, hollow: the independent replay) against its mean time on the held-out half with
-    every worker kept; the diagonal and a band of ``+/- band``; uncoded and the advised design named.
+    every worker kept; the diagonal and a band of ``+/- band``; uncoded (a cross) and the advised design (a ring)
+    marked, the legend under the panels. One column wide.
     ``designs``: :meth:`gclib.studies.real_traces.traces.Study.designs`."""
     traces = list(dict.fromkeys(designs["trace"]))
-    fig, axes = plt.subplots(len(traces), 1, figsize=(SINGLE, 2.35 * len(traces)), squeeze=False)
+    fig, axes = plt.subplots(len(traces), 1, figsize=(SINGLE, 1.9 * len(traces) + 0.8), squeeze=False,
+                             layout="constrained")
     for ax, t in zip(axes[:, 0], traces):
         g = designs[designs["trace"] == t]
         x = g["observed_held"].to_numpy()
         lo, hi = np.nanmin(np.r_[x, g["predicted"], g["predicted_before"]]), np.nanmax(
             np.r_[x, g["predicted"], g["predicted_before"]])
-        pad = 0.04 * (hi - lo) if hi > lo else 0.05 * hi
+        pad = 0.06 * (hi - lo) if hi > lo else 0.05 * hi
         line = np.array([lo - pad, hi + pad])
-        ax.fill_between(line, line * (1 - band), line * (1 + band), color="0.85", lw=0,
-                        label=f"within {band:.0%}")
+        ax.fill_between(line, line * (1 - band), line * (1 + band), color="0.88", lw=0,
+                        label=f"prediction within {band:.0%}")
         ax.plot(line, line, color="0.4", lw=0.8)
-        ax.scatter(x, g["predicted_before"], s=16, facecolors="none", edgecolors=MODEL_COLORS["replay"], lw=0.9,
+        ax.scatter(x, g["predicted_before"], s=14, facecolors="none", edgecolors=MODEL_COLORS["replay"], lw=0.8,
                    label="independent replay (before)")
-        ax.scatter(x, g["predicted"], s=12, color=MODEL_COLORS["replay by iteration"],
+        ax.scatter(x, g["predicted"], s=10, color=MODEL_COLORS["replay by iteration"], lw=0,
                    label="ranking model (after)")
-        for _, r in g[g["role"].isin(["uncoded", "advised"])].iterrows():
-            up = r["role"] == "advised"
-            ax.annotate(r["role"], (r["observed_held"], r["predicted"]), xytext=(-6, 8) if up else (6, -10),
-                        textcoords="offset points", fontsize=7, ha="right" if up else "left",
-                        arrowprops={"arrowstyle": "-", "lw": 0.5, "color": "0.3"})
+        for role, kw in (("uncoded", {"marker": "x", "s": 36, "color": "k"}),
+                         ("advised", {"marker": "o", "s": 70, "facecolors": "none", "edgecolors": "k"})):
+            r = g[g["role"] == role]
+            ax.scatter(r["observed_held"], r["predicted"], lw=1, zorder=4,
+                       label="advised design" if role == "advised" else role, **kw)
         ax.set_xlim(*line)
         ax.set_ylim(*line)
-        ax.set_title(f"trace {t}", fontsize=9)
-        ax.set_ylabel("predicted (s)", fontsize=8)
-        ax.tick_params(labelsize=7)
-    axes[-1, 0].set_xlabel("held-out mean iteration time (s)", fontsize=8)
-    axes[0, 0].legend(fontsize=6.5, loc="upper left")
-    fig.tight_layout()
+        ax.set_title(f"trace {t}")
+        ax.set_ylabel("predicted (s)")
+    axes[-1, 0].set_xlabel("held-out mean iteration time (s)")
+    fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="outside lower center", ncol=2)
     return fig
 
 
@@ -93,17 +92,15 @@ def model_errors(models: pd.DataFrame, in_sample: float, held_out: float):
                 label="its advised design, held out")
         names = [f"{m}{' *' if a else ''}{'' if s else ' (rejected)'}"
                  for m, a, s in zip(g["model"], g["primary"], g["supported"])]
-        ax.set_yticks(y, names, fontsize=7)
+        ax.set_yticks(y, names)
         ax.set_ylim(len(g) - 0.5, -0.5)
-        ax.set_title(f"trace {t}: slowest worker drifted {100 * g['drift'].iloc[0]:+.1f}%", fontsize=8.5)
-        ax.tick_params(axis="x", labelsize=7)
+        ax.set_title(f"trace {t}: slowest worker drifted {100 * g['drift'].iloc[0]:+.1f}%")
         span = np.nanmax(np.abs(100 * g[["uncoded_error_fit", "uncoded_error_held", "advised_error_held"]].to_numpy()))
         lim = max(100 * held_out * 1.4, span * 1.15)
         ax.set_xlim(-lim, lim)
     axes[-1, 0].set_xlabel("prediction error (%): predicted / observed - 1\n"
-                           f"(*: ranks the advice; bands: within {100 * in_sample:.0f}% and {100 * held_out:.0f}%)",
-                           fontsize=8)
+                           f"(*: ranks the advice; bands: within {100 * in_sample:.0f}% and {100 * held_out:.0f}%)")
     handles, labels = axes[0, 0].get_legend_handles_labels()
-    fig.legend(handles, labels, fontsize=7, loc="lower center", ncol=2, frameon=False)
+    fig.legend(handles, labels, loc="lower center", ncol=2, frameon=False)
     fig.tight_layout(rect=(0, 0.07, 1, 1))
     return fig

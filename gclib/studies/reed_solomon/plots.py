@@ -40,7 +40,7 @@ def conditioning(stab: pd.DataFrame, s_fracs, *, warn: float | None = None, tol:
                 axes[row, col].plot(g["n"], g[y], ls, marker="o", ms=2.5, lw=1.2, color=POINT_COLORS[pts])
         for row, (_, _, line) in enumerate(rows):
             axes[row, col].axhline(line, color="k", lw=0.8, ls="--")
-        axes[0, col].set_title(f"s = {f:g} n", fontsize=10)
+        axes[0, col].set_title(f"s = {f:g} n")
         axes[-1, col].set_xlabel("workers n")
     for ax in axes.ravel():
         ax.set_yscale("log")
@@ -50,7 +50,7 @@ def conditioning(stab: pd.DataFrame, s_fracs, *, warn: float | None = None, tol:
     handles += [Line2D([], [], color="0.3", ls="-", label="spread assignment"),
                 Line2D([], [], color="0.3", ls=":", label="natural assignment"),
                 Line2D([], [], color="k", lw=0.8, ls="--", label=f"warning {warn:g} / error {tol:g}")]
-    fig.legend(handles=handles, loc="lower center", ncol=3, fontsize=8, bbox_to_anchor=(0.5, -0.01))
-    fig.suptitle("Reed-Solomon gradient codes: conditioning against n", fontsize=11)
+    fig.legend(handles=handles, loc="lower center", ncol=3, bbox_to_anchor=(0.5, -0.01))
+    fig.suptitle("Reed-Solomon gradient codes: conditioning against n")
     fig.tight_layout(rect=(0, 0.07, 1, 1))
     return fig

@@ -17,7 +17,8 @@ to ten thousand, judged from :func:`gclib.studies.scale.study.study`.
 Criteria, fixed before looking at the numbers: "exceeds", "below", "faster", "fewer" = the 95% intervals
 separated in that direction (the gains have paired intervals: every scheme of one ``K`` sees the same worker
 draws); overlapping intervals give ``inconclusive``. ``C`` holds when every ``|z|`` (the gap in standard errors)
-is at most :data:`Z_MAX`, is inconclusive without a point to compare.
+is at most :data:`Z_MAX`, is inconclusive without a point to compare. The claims' texts and criteria are the
+table :data:`CLAIMS` of :class:`gclib.claims.Claim` entries, filled in by short functions that measure each.
 """
 from __future__ import annotations
 
@@ -27,8 +28,8 @@ import numpy as np
 import pandas as pd
 
 from gclib.claims import (
-    EXTENSION, Estimate, FAILS, HOLDS, INCONCLUSIVE, Z95, all_hold, at_most, beyond, count_text, counts, greater, ids,
-    less, row, table)
+    CHECK, EXTENSION, READING, Claim, Estimate, FAILS, HOLDS, INCONCLUSIVE, Z95, all_hold, at_most, beyond,
+    count_text, counts, greater, ids, less, table)
 
 #: Largest gap between a Monte Carlo mean and its closed form, in standard errors, that still agrees (with a few
 #: dozen points, an absolute z above 4 has a chance below 0.3% under agreement).
@@ -40,6 +41,32 @@ _TANDON = "Tandon et al. (ICML 2017)"
 _MMC = "Ozfatura, Gunduz, Ulukus (2019)"
 #: Why the Fig. 1 rows are extensions: the paper's figure is at K = 40.
 _EVERY_K = "the paper's Fig. 1 is at K = 40; here every K of the sweep"
+
+
+CLAIMS = {c.id: c for c in (
+    Claim("C", CHECK, "Monte Carlo agrees with the order-statistic closed forms",
+          "our check: E[k-th of n] = alpha + (H_n - H_{n-k}) / mu per unit of load (shifted exponential), its "
+          "Gamma-function form (Pareto); FRC: the largest of the group minima",
+          f"every |z| <= {Z_MAX:g} (z: gap in standard errors of the Monte Carlo mean)"),
+    Claim("G1", READING, "at a fixed load fraction, GC's gain over uncoded grows with K",
+          f"our reading of {_TANDON}, who make no claim about scale: their codes take s proportional to n, so the "
+          f"gain should persist as n grows",
+          "paired 95% interval of the gain at the largest K above that at the smallest"),
+    Claim("G2", READING, "at a fixed load, GC's gain over uncoded shrinks as K grows",
+          f"our reading of {_TANDON}, who make no claim about scale: a fixed load r tolerates r - 1 stragglers "
+          f"whatever n, a vanishing fraction as n grows",
+          "paired 95% interval of the gain at the largest K below that at the smallest"),
+    Claim("M1", EXTENSION, "GC-MMC is faster than GC at every K",
+          beyond(f"{_MMC}, Fig. 1: GC-MMC-1 well below GC", _EVERY_K),
+          "95% interval of GC-MMC's mean time below GC's at every K"),
+    Claim("M2", EXTENSION, "GC-MMC sends fewer messages than UC-MMC at every K",
+          beyond(f"{_MMC}, Fig. 1: GC-MMC's communication load below UC-MMC's", _EVERY_K),
+          "95% interval of GC-MMC's mean messages below UC-MMC's at every K"),
+    Claim("M3", EXTENSION, "GC-MMC as fast as LCC at the largest K",
+          beyond(f"{_MMC}, Fig. 1: 'the GC-MMC schemes can perform as well as LCC'",
+                 "the paper's Fig. 1 is at K = 40; here the largest K"),
+          f"GC-MMC's mean time at most {AS_WELL_AS:g} x LCC's, beyond both 95% intervals"),
+)}
 
 
 def _pick(t: pd.DataFrame, model, setting, scheme, K):
@@ -90,81 +117,71 @@ def _ks(t, model, setting, scheme):
     return sorted(t[(t["model"] == model) & (t["setting"] == setting) & (t["scheme"] == scheme)]["K"].unique())
 
 
-def judge(t: pd.DataFrame, *, load_fraction: float, load: int, cluster_size: int) -> pd.DataFrame:
-    """The claims table of notebook 08 from :func:`gclib.studies.scale.study.study` (its columns) and the study's
-    parameters
-    (for the ``setting`` column; GC-MMC's order is read from the table)."""
-    rows = []
-    orders = t[(t["setting"] == CLUSTER_SIZE) & (t["scheme"] == "GC-MMC")]["order"].dropna()
-    order = int(orders.iloc[0]) if len(orders) else "?"
+def _check_row(t: pd.DataFrame) -> dict:
+    """``C``: the Monte Carlo against the closed forms at every point that has one."""
     z = z_scores(t)
     zmax = float(np.nanmax(np.abs(z))) if len(z) and np.isfinite(z).any() else math.nan
-    rows.append(row(
-        "C", "Monte Carlo agrees with the order-statistic closed forms",
-        kind="check", paper="our check: E[k-th of n] = alpha + (H_n - H_{n-k}) / mu per unit of load (shifted exponential), "
-              "its Gamma-function form (Pareto); FRC: the largest of the group minima",
-        setting=f"uncoded, GC, FRC, LCC; every K and model ({len(z)} points)",
-        measured=f"largest |z| = {zmax:.2f}" if np.isfinite(zmax) else "no point with a closed form",
-        criterion=f"every |z| <= {Z_MAX:g} (z: gap in standard errors of the Monte Carlo mean)",
-        verdict=INCONCLUSIVE if not np.isfinite(zmax) else (HOLDS if zmax <= Z_MAX else FAILS)))
-    models = list(dict.fromkeys(t["model"]))
-    for key, model in zip(ids("G1", len(models)), models):
-        lo_k, hi_k, a, b = _gain_at_ends(t, model, LOAD_FRACTION)
-        rows.append(row(
-            key, "at a fixed load fraction, GC's gain over uncoded grows with K",
-            kind="reading", paper=f"our reading of {_TANDON}, who make no claim about scale: their codes take s "
-                                 f"proportional to n, so the gain should persist as n grows",
-            setting=f"{model}; load r = {load_fraction:g} K; K = {lo_k} against K = {hi_k}",
-            measured=f"gain {a.text('.3g')} at K = {hi_k}, {b.text('.3g')} at K = {lo_k}",
-            criterion="paired 95% interval of the gain at the largest K above that at the smallest",
-            verdict=greater(a, b)))
-    for key, model in zip(ids("G2", len(models)), models):
-        lo_k, hi_k, a, b = _gain_at_ends(t, model, CLUSTER_SIZE)
-        rows.append(row(
-            key, "at a fixed load, GC's gain over uncoded shrinks as K grows",
-            kind="reading", paper=f"our reading of {_TANDON}, who make no claim about scale: a fixed load r "
-                                 f"tolerates r - 1 stragglers whatever n, a vanishing fraction as n grows",
-            setting=f"{model}; load r = {load}; K = {lo_k} against K = {hi_k}",
-            measured=f"gain {a.text('.3g')} at K = {hi_k}, {b.text('.3g')} at K = {lo_k}",
-            criterion="paired 95% interval of the gain at the largest K below that at the smallest",
-            verdict=less(a, b)))
-    for key, model in zip(ids("M1", len(models)), models):
-        ks = _ks(t, model, CLUSTER_SIZE, "GC-MMC")
-        v = [less(_time(_pick(t, model, CLUSTER_SIZE, "GC-MMC", k)), _time(_pick(t, model, CLUSTER_SIZE, "GC", k)))
-             for k in ks]
-        worst = _worst(ks, v)
-        rows.append(row(
-            key, "GC-MMC is faster than GC at every K",
-            kind=EXTENSION, paper=beyond(f"{_MMC}, Fig. 1: GC-MMC-1 well below GC", _EVERY_K),
-            setting=f"{model}; load r = {load}, order m = {order}, clusters of {cluster_size}; K = "
-                    f"{', '.join(map(str, ks))}",
-            measured=f"{v.count(HOLDS)} of {len(v)} K faster{worst}",
-            criterion="95% interval of GC-MMC's mean time below GC's at every K",
-            verdict=all_hold(v) if v else INCONCLUSIVE))
-    for key, model in zip(ids("M2", len(models)), models):
-        ks = _ks(t, model, CLUSTER_SIZE, "GC-MMC")
-        v = [less(_msgs(_pick(t, model, CLUSTER_SIZE, "GC-MMC", k)), _msgs(_pick(t, model, CLUSTER_SIZE, "UC-MMC", k)))
-             for k in ks]
-        rows.append(row(
-            key, "GC-MMC sends fewer messages than UC-MMC at every K",
-            kind=EXTENSION, paper=beyond(f"{_MMC}, Fig. 1: GC-MMC's communication load below UC-MMC's", _EVERY_K),
-            setting=f"{model}; load r = {load}, order m = {order}, clusters of {cluster_size}",
-            measured=f"{v.count(HOLDS)} of {len(v)} K fewer{_worst(ks, v)}",
-            criterion="95% interval of GC-MMC's mean messages below UC-MMC's at every K",
-            verdict=all_hold(v) if v else INCONCLUSIVE))
-    for key, model in zip(ids("M3", len(models)), models):
+    return CLAIMS["C"].row(setting=f"uncoded, GC, FRC, LCC; every K and model ({len(z)} points)",
+                           measured=f"largest |z| = {zmax:.2f}" if np.isfinite(zmax) else "no point with a closed form",
+                           verdict=INCONCLUSIVE if not np.isfinite(zmax) else (HOLDS if zmax <= Z_MAX else FAILS))
+
+
+def _per_model(key: str, models: list, measure) -> list:
+    """The rows of claim ``key``, one per model (ids ``key`` with ``a``, ``b``, ...); ``measure(model)`` gives a
+    row's ``setting``, ``measured`` and ``verdict``."""
+    return [CLAIMS[key].row(id=i, **measure(model)) for i, model in zip(ids(key, len(models)), models)]
+
+
+def _gain_trend(t: pd.DataFrame, model: str, setting: str, load: str, rule) -> dict:
+    """``G1``, ``G2``: GC's gain at the largest K against that at the smallest, judged by ``rule`` (``greater`` or
+    ``less``)."""
+    lo_k, hi_k, a, b = _gain_at_ends(t, model, setting)
+    return {"setting": f"{model}; load r = {load}; K = {lo_k} against K = {hi_k}",
+            "measured": f"gain {a.text('.3g')} at K = {hi_k}, {b.text('.3g')} at K = {lo_k}", "verdict": rule(a, b)}
+
+
+def _every_k(t: pd.DataFrame, model: str, other: str, value) -> tuple[list, list]:
+    """GC-MMC against ``other`` at every K of the fixed-load sweep (``value``: :func:`_time` or :func:`_msgs`):
+    the K and the verdicts of "below"."""
+    ks = _ks(t, model, CLUSTER_SIZE, "GC-MMC")
+    return ks, [less(value(_pick(t, model, CLUSTER_SIZE, "GC-MMC", k)), value(_pick(t, model, CLUSTER_SIZE, other, k)))
+                for k in ks]
+
+
+def _mmc_rows(t: pd.DataFrame, models: list, fixed: str) -> list:
+    """``M1`` to ``M3`` per model (``fixed``: the fixed-load setting in words)."""
+    def faster(model):
+        ks, v = _every_k(t, model, "GC", _time)
+        return {"setting": f"{model}; {fixed}; K = {', '.join(map(str, ks))}",
+                "measured": f"{v.count(HOLDS)} of {len(v)} K faster{_worst(ks, v)}",
+                "verdict": all_hold(v) if v else INCONCLUSIVE}
+
+    def fewer(model):
+        ks, v = _every_k(t, model, "UC-MMC", _msgs)
+        return {"setting": f"{model}; {fixed}", "measured": f"{v.count(HOLDS)} of {len(v)} K fewer{_worst(ks, v)}",
+                "verdict": all_hold(v) if v else INCONCLUSIVE}
+
+    def as_lcc(model):
         ks = [k for k in _ks(t, model, CLUSTER_SIZE, "GC-MMC") if _pick(t, model, CLUSTER_SIZE, "LCC", k) is not None]
         k = ks[-1] if ks else None
         a, b = _time(_pick(t, model, CLUSTER_SIZE, "GC-MMC", k)), _time(_pick(t, model, CLUSTER_SIZE, "LCC", k))
-        rows.append(row(
-            key, "GC-MMC as fast as LCC at the largest K",
-            kind=EXTENSION, paper=beyond(f"{_MMC}, Fig. 1: 'the GC-MMC schemes can perform as well as LCC'",
-                                         "the paper's Fig. 1 is at K = 40; here the largest K"),
-            setting=f"{model}; load r = {load}, order m = {order}, clusters of {cluster_size}; K = {k}",
-            measured=f"GC-MMC {a.text('.4g')}, LCC {b.text('.4g')}",
-            criterion=f"GC-MMC's mean time at most {AS_WELL_AS:g} x LCC's, beyond both 95% intervals",
-            verdict=at_most(a, b, AS_WELL_AS)))
-    return table(rows)
+        return {"setting": f"{model}; {fixed}; K = {k}", "measured": f"GC-MMC {a.text('.4g')}, LCC {b.text('.4g')}",
+                "verdict": at_most(a, b, AS_WELL_AS)}
+
+    return [*_per_model("M1", models, faster), *_per_model("M2", models, fewer), *_per_model("M3", models, as_lcc)]
+
+
+def judge(t: pd.DataFrame, *, load_fraction: float, load: int, cluster_size: int) -> pd.DataFrame:
+    """The claims table of notebook 08 from :func:`gclib.studies.scale.study.study` (its columns) and the study's
+    parameters (for the ``setting`` column; GC-MMC's order is read from the table)."""
+    orders = t[(t["setting"] == CLUSTER_SIZE) & (t["scheme"] == "GC-MMC")]["order"].dropna()
+    order = int(orders.iloc[0]) if len(orders) else "?"
+    models = list(dict.fromkeys(t["model"]))
+    return table([
+        _check_row(t),
+        *_per_model("G1", models, lambda m: _gain_trend(t, m, LOAD_FRACTION, f"{load_fraction:g} K", greater)),
+        *_per_model("G2", models, lambda m: _gain_trend(t, m, CLUSTER_SIZE, f"{load}", less)),
+        *_mmc_rows(t, models, f"load r = {load}, order m = {order}, clusters of {cluster_size}")])
 
 
 def _worst(ks, verdicts) -> str:

@@ -29,10 +29,10 @@ def _grid(t: pd.DataFrame, ylabel: str, *, logy: bool):
             plain_log(ax, "x", subs=(1.0,))
             if logy:
                 plain_log(ax)
-            ax.set_title(f"{SETTING_TITLES.get(setting, setting)}\n{model}", fontsize=9)
+            ax.set_title(f"{SETTING_TITLES.get(setting, setting)}\n{model}")
             ax.set_xlabel("workers K" if i == len(models) - 1 else "")
             panels.append((ax, t[(t["model"] == model) & (t["setting"] == setting)]))
-    fig.supylabel(ylabel, fontsize=11)
+    fig.supylabel(ylabel)
     return fig, panels
 
 
@@ -58,7 +58,7 @@ def _finish(fig, panels) -> plt.Figure:
                          f"simulate beyond" for (k, where), schemes in by.items())
         title = "\n".join(textwrap.wrap(text, 90))
     fig.legend(list(seen.values()), list(seen.keys()), loc="outside lower center", ncol=min(4, max(1, len(seen))),
-               title=title, title_fontsize=8)
+               title=title)
     return fig
 
 

@@ -134,6 +134,30 @@ COLUMNS = ["model", "setting", "K", "scheme", "load", "order", "clusters", "mess
            "messages_per_worker", "mean_computations", "failed"]
 
 
+def _check_models(models) -> None:
+    """Raise ValueError unless ``models`` is a non-empty dict of compute-time models with one draw per worker."""
+    if not isinstance(models, dict) or not models:
+        raise ValueError(f"models must be a non-empty dict of compute-time models, got {models!r}")
+    for name, m in models.items():
+        if not isinstance(m, ComputeModel) or m.per_task:
+            raise ValueError(f"models[{name!r}] must be a compute-time model with one draw per worker "
+                             f"(per_task=False), got {m!r}")
+
+
+def _point(res, base, K: int) -> dict:
+    """The measured columns of one simulated point: its summary and its gain over uncoded (``base``: uncoded's
+    times on the same draws, or None before uncoded ran: NaN)."""
+    s = res.summary()
+    gain = lo = hi = math.nan
+    if base is not None:
+        change, c_lo, c_hi, _ = paired_change(base, res.time)
+        gain, lo, hi = change + 1, c_lo + 1, c_hi + 1
+    return {"mean_time": s["mean_time"], "ci95_time": s["ci95_time"], "gain": gain, "gain_lo": lo, "gain_hi": hi,
+            "mean_messages": s["mean_messages"], "ci95_messages": s["ci95_messages"],
+            "messages_per_worker": s["mean_messages"] / K if s["mean_messages"] is not None else math.nan,
+            "mean_computations": s["mean_computations"], "failed": s["failed"]}
+
+
 def study(Ks, models: dict, *, trials: int = 10_000, seed=0, settings=SETTINGS, schemes=SCHEMES,
           max_messages: int = 200_000, progress: bool = False, **kw) -> pd.DataFrame:
     """Completion time, coding gain over uncoded and message load of every scheme as ``K`` grows.
@@ -148,13 +172,7 @@ def study(Ks, models: dict, *, trials: int = 10_000, seed=0, settings=SETTINGS, 
         ``pandas.DataFrame`` with :data:`COLUMNS`, one row per model and simulated point (``closed_form_time``
         NaN where the order statistics give none, e.g. multi-message and clustered schemes).
     """
-
-    if not isinstance(models, dict) or not models:
-        raise ValueError(f"models must be a non-empty dict of compute-time models, got {models!r}")
-    for name, m in models.items():
-        if not isinstance(m, ComputeModel) or m.per_task:
-            raise ValueError(f"models[{name!r}] must be a compute-time model with one draw per worker "
-                             f"(per_task=False), got {m!r}")
+    _check_models(models)
     trials = checks.integer("trials", trials, low=1)
     rng_seed = checks.integer("seed", seed, low=0)
     schemes = list(schemes)
@@ -181,18 +199,9 @@ def study(Ks, models: dict, *, trials: int = 10_000, seed=0, settings=SETTINGS, 
             res = simulate(sch, model, trials, rng_seed)
             if p.scheme == "uncoded":
                 base = res.time
-            s = res.summary()
-            gain = lo = hi = math.nan
-            if base is not None:
-                change, c_lo, c_hi, _ = paired_change(base, res.time)
-                gain, lo, hi = change + 1, c_lo + 1, c_hi + 1
             rows.append({"model": name, "setting": setting, "K": K, "scheme": p.scheme, "load": p.load,
                          "order": p.order, "clusters": p.clusters, "messages": p.messages, "trials": trials,
-                         "mean_time": s["mean_time"], "ci95_time": s["ci95_time"],
-                         "closed_form_time": expected_time(sch, model), "gain": gain, "gain_lo": lo, "gain_hi": hi,
-                         "mean_messages": s["mean_messages"], "ci95_messages": s["ci95_messages"],
-                         "messages_per_worker": s["mean_messages"] / K if s["mean_messages"] is not None else math.nan,
-                         "mean_computations": s["mean_computations"], "failed": s["failed"]})
+                         **_point(res, base, K), "closed_form_time": expected_time(sch, model)})
     out = pd.DataFrame(rows, columns=COLUMNS)
     return out.astype({"mean_time": float, "ci95_time": float, "mean_messages": float, "ci95_messages": float,
                        "mean_computations": float})

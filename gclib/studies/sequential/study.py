@@ -177,10 +177,61 @@ class Study:
         return Estimate(r["gain"], r["lo"], r["hi"], int(r["seeds"]))
 
 
+def _chosen_models(models) -> dict:
+    """``{name: compute-time model}`` of the study's model sources: :data:`LAMBDA_LIKE` or a model of the
+    ``"scale"`` set whose name starts with ``name`` (ValueError naming the choices otherwise)."""
+    pool = {LAMBDA_LIKE: lambda_like(), **stragglers.model_set("scale")}
+    chosen = {}
+    for m in models:
+        hit = [k for k in pool if k.lower().startswith(str(m).lower())]
+        if not hit:
+            raise ValueError(f"models must name {LAMBDA_LIKE} or models of the 'scale' set ({sorted(pool)}), got "
+                             f"{m!r}")
+        chosen[m] = pool[hit[0]]
+    return chosen
+
+
+def _model_jobs(chosen: dict, fx: dict, effects: bool, *, n, probe, held, seeds, mu, mus, load_models, lams,
+                seed) -> list:
+    """The replays of the model sources (see :func:`study`), one tuple per source, seed and mu: ``(source, model,
+    load model, effects, seed, mu, unit delays, probe, held, lambdas, convention)``; with ``effects``, every model
+    also with the worker and round effects of sizes ``fx``."""
+    jobs = []
+    for i, (name, model) in enumerate(chosen.items()):
+        variants = [("", 0.0, 0.0)] + ([(" + effects", fx["worker"], fx["iteration"])] if effects else [])
+        for v, (tag, wsd, isd) in enumerate(variants):
+            for k in range(seeds):
+                unit = model_unit(model, n, probe + held, np.random.default_rng([seed, i, v, k]), worker_sd=wsd,
+                                  iteration_sd=isd)
+                for lm in load_models:
+                    for m in (mus if not tag and lm == "shift" else [mu]):
+                        jobs.append((f"{name}{tag}, {lm}", name, lm, bool(tag), k, m, unit, probe, held, lams,
+                                     "paper"))
+                    if not tag and lm == "shift" and i == 0:  # the first model: the authors' GC, for the readings
+                        jobs.append((f"{name}, {lm}, simulator's convention", name, lm, False, k, mu, unit, probe,
+                                     held, lams, "simulator"))
+    return jobs
+
+
+def _fixed_jobs(traces, mpi_iterations: int, *, mu, seed) -> list:
+    """The replays of the fixed matrices (the shipped traces, a real MPI run of ``mpi_iterations``), their rounds
+    split in half, as :func:`_model_jobs`' tuples."""
+    jobs = []
+    for t in traces:
+        d = trace_delays(t)
+        half = d.shape[1] // 2
+        jobs.append((f"trace {t}", "trace", "proportional", True, 0, mu, d, half, d.shape[1] - half, None, "paper"))
+    if mpi_iterations:
+        d = mpi_delays(iterations=mpi_iterations, seed=seed)
+        half = d.shape[1] // 2
+        jobs.append(("MPI run", "MPI run", "proportional", True, 0, mu, d, half, d.shape[1] - half, None, "paper"))
+    return jobs
+
+
 def study(*, n: int = 64, probe: int = 60, held: int = 60, seeds: int = 3, mu: float = sq.MU,
-          mus=(0.5, 1.0, 2.0), max_delay: int = 4, lambda_step: int = 1, models=(LAMBDA_LIKE, "shifted-exp", "Pareto"),
-          load_models=LOAD_MODELS, effects: bool = True, traces=("AR", "SE", "ST"), mpi_iterations: int = 0,
-          seed: int = 0, progress: bool = False) -> Study:
+          mus=(0.5, 1.0, 2.0), max_delay: int = 4, lambda_step: int = 1,
+          models=(LAMBDA_LIKE, "shifted-exp", "Pareto"), load_models=LOAD_MODELS, effects: bool = True,
+          traces=("AR", "SE", "ST"), mpi_iterations: int = 0, seed: int = 0, progress: bool = False) -> Study:
     """The notebook's study. Model sources: each of ``models`` (:data:`LAMBDA_LIKE`, or names in the ``"scale"``
     model set starting with them) under each of ``load_models``, without effects and (``effects``) with the worker
     and round effects of :func:`effect_sizes`: ``n`` workers, ``probe + held`` rounds, ``seeds`` seeds; the sources
@@ -197,38 +248,12 @@ def study(*, n: int = 64, probe: int = 60, held: int = 60, seeds: int = 3, mu: f
     mu = checks.real("mu", mu, low=0)
     mus = sorted({checks.real("mus", m, low=0) for m in mus} | {mu})
     load_models = [checks.choice("load_models", x, LOAD_MODELS) for x in load_models]
-    pool = {LAMBDA_LIKE: lambda_like(), **stragglers.model_set("scale")}
-    chosen = {}
-    for m in models:
-        hit = [k for k in pool if k.lower().startswith(str(m).lower())]
-        if not hit:
-            raise ValueError(f"models must name {LAMBDA_LIKE} or models of the 'scale' set ({sorted(pool)}), got "
-                             f"{m!r}")
-        chosen[m] = pool[hit[0]]
+    chosen = _chosen_models(models)
     fx = effect_sizes() if effects else {}
     lams = sorted(set(range(1, n + 1, lambda_step)) | {n})
-    jobs = []
-    for i, (name, model) in enumerate(chosen.items()):
-        variants = [("", 0.0, 0.0)] + ([(" + effects", fx["worker"], fx["iteration"])] if effects else [])
-        for v, (tag, wsd, isd) in enumerate(variants):
-            for k in range(seeds):
-                unit = model_unit(model, n, probe + held, np.random.default_rng([seed, i, v, k]), worker_sd=wsd,
-                                  iteration_sd=isd)
-                for lm in load_models:
-                    for m in (mus if not tag and lm == "shift" else [mu]):
-                        jobs.append((f"{name}{tag}, {lm}", name, lm, bool(tag), k, m, unit, probe, held, lams,
-                                     "paper"))
-                    if not tag and lm == "shift" and i == 0:  # the first model: the authors' GC, for the readings
-                        jobs.append((f"{name}, {lm}, simulator's convention", name, lm, False, k, mu, unit, probe,
-                                     held, lams, "simulator"))
-    for t in traces:
-        d = trace_delays(t)
-        half = d.shape[1] // 2
-        jobs.append((f"trace {t}", "trace", "proportional", True, 0, mu, d, half, d.shape[1] - half, None, "paper"))
-    if mpi_iterations:
-        d = mpi_delays(iterations=mpi_iterations, seed=seed)
-        half = d.shape[1] // 2
-        jobs.append(("MPI run", "MPI run", "proportional", True, 0, mu, d, half, d.shape[1] - half, None, "paper"))
+    jobs = [*_model_jobs(chosen, fx, effects, n=n, probe=probe, held=held, seeds=seeds, mu=mu, mus=mus,
+                         load_models=load_models, lams=lams, seed=seed),
+            *_fixed_jobs(traces, mpi_iterations, mu=mu, seed=seed)]
     rows = []
     for src, model, lm, fxd, k, m, unit, p, h, lam, conv in _progress(jobs, desc="sequential", disable=not progress):
         for r in replay(unit, p, h, mu=m, max_delay=min(max_delay, p - 2, h - 2), lambdas=lam, load_model=lm,
@@ -302,49 +327,63 @@ def live_runs(*, workers: int = 8, probe: int = 30, held: int = 16, round_second
     b = delays_at(unit[:, probe:], "proportional")
     if kill_round is not None:
         kill_round = checks.integer("kill_round", kill_round, low=0, high=min(probe, held) - 1)
-
-    def dead(at):  # the probe with worker 0 never answering from kill_round on
-        def f(ld):
-            d = at(ld).copy()
-            d[0, kill_round:] = math.inf
-            return d
-        return f
-
-    def choose(scheme, at):  # (M-SGC over MPI: lambd <= n - 1, its groups a GC(lambd) code of the workers)
-        if scheme == "no-coding":
-            return {}
-        lams = range(1, workers) if scheme == "m-sgc" else None
-        return sq.best(sq.sweep(at, scheme, jobs=probe - max_delay, max_delay=max_delay, lambdas=lams))
-
     runs = []
     for scheme in LIVE:
-        p = choose(scheme, a)
+        p = _choose(scheme, a, workers=workers, probe=probe, max_delay=max_delay)
         runs.append((scheme, p, b(sq.load(scheme, workers, **p)), None))
         if kill_round is not None:
-            p = choose(scheme, dead(a))
+            p = _choose(scheme, _dead_from(a, kill_round), workers=workers, probe=probe, max_delay=max_delay)
             runs.append((scheme, p, b(sq.load(scheme, workers, **p)), {0: kill_round}))
     rows = []
     for scheme, p, d, kill in _progress(runs, desc="live runs", disable=not progress):
         spec = R.sequential_spec(scheme, d, kill=kill, seed=seed, **p)
         res = launch(spec, job_timeout=job_timeout, check=False)
-        recs = res.records
-        # the rounds that ran whose stragglers and wait are those the replay of the injected delays gives
-        _, waited, skipped, late = spec.sequential.replayed(kill)
-        ran = [(r, x) for r, x in enumerate(recs) if not skipped[r]]
-        same = sum(1 for r, x in ran if x["late"] == np.flatnonzero(late[r]).tolist() and x["waited"] == waited[r])
-        errors = [x["grad_error"] for x in recs if x.get("job") is not None and x["grad_error"] is not None]
-        rows.append({"scheme": scheme, "chosen": sq.label(scheme, p), "load": sq.load(scheme, workers, **p),
-                     "T": sq.delay(scheme, **p), "killed": sorted(kill or {}), "status": res.status,
-                     "error": res.error if not res.ok else "", "rounds": len(recs),
-                     "planned": len(R.Sequential(scheme, d, params=p).predicted()),
-                     "live": float(sum(x["round"] for x in recs)),
-                     "predicted": float(sum(x["predicted"] for x in recs)),
-                     "replay_agrees": bool(R.check_replay(res)["agree"]),
-                     "as_injected": same, "compared": len(ran), "dead": list(res.dead_workers),
-                     "max_grad_error": float(max(errors)) if errors else math.nan,
-                     "first_loss": recs[0]["loss"] if recs else math.nan,
-                     "final_loss": recs[-1]["loss"] if recs else math.nan})
+        rows.append(_live_row(scheme, p, kill, res, spec, workers=workers,
+                              planned=len(R.Sequential(scheme, d, params=p).predicted()),
+                              agrees=bool(R.check_replay(res)["agree"])))
     return pd.DataFrame(rows)
+
+
+def _dead_from(at, kill_round: int):
+    """The delays ``at(load)`` of a probe with worker 0 never answering from round ``kill_round`` on."""
+    def f(ld):
+        d = at(ld).copy()
+        d[0, kill_round:] = math.inf
+        return d
+    return f
+
+
+def _choose(scheme: str, at, *, workers: int, probe: int, max_delay: int) -> dict:
+    """The parameters of ``scheme`` chosen on the probe ``at`` (M-SGC over MPI: lambd <= n - 1, its groups a
+    GC(lambd) code of the workers)."""
+    if scheme == "no-coding":
+        return {}
+    lams = range(1, workers) if scheme == "m-sgc" else None
+    return sq.best(sq.sweep(at, scheme, jobs=probe - max_delay, max_delay=max_delay, lambdas=lams))
+
+
+def _as_injected(spec, recs: list, kill) -> tuple[int, int]:
+    """How many of the rounds that ran (skipped ones left out) had the stragglers and the wait that the replay of
+    the injected delays gives, and how many were compared."""
+    _, waited, skipped, late = spec.sequential.replayed(kill)
+    ran = [(r, x) for r, x in enumerate(recs) if not skipped[r]]
+    same = sum(1 for r, x in ran if x["late"] == np.flatnonzero(late[r]).tolist() and x["waited"] == waited[r])
+    return same, len(ran)
+
+
+def _live_row(scheme: str, p: dict, kill, res, spec, *, workers: int, planned: int, agrees: bool) -> dict:
+    """One row of :func:`live_runs` from a run's result ``res`` (``planned``: the rounds of its plan; ``agrees``:
+    whether the replay of its measured delays gives its rounds back)."""
+    recs = res.records
+    same, compared = _as_injected(spec, recs, kill)
+    errors = [x["grad_error"] for x in recs if x.get("job") is not None and x["grad_error"] is not None]
+    return {"scheme": scheme, "chosen": sq.label(scheme, p), "load": sq.load(scheme, workers, **p),
+            "T": sq.delay(scheme, **p), "killed": sorted(kill or {}), "status": res.status,
+            "error": res.error if not res.ok else "", "rounds": len(recs), "planned": planned,
+            "live": float(sum(x["round"] for x in recs)), "predicted": float(sum(x["predicted"] for x in recs)),
+            "replay_agrees": agrees, "as_injected": same, "compared": compared, "dead": list(res.dead_workers),
+            "max_grad_error": float(max(errors)) if errors else math.nan,
+            "first_loss": recs[0]["loss"] if recs else math.nan, "final_loss": recs[-1]["loss"] if recs else math.nan}
 
 
 #: The hand-computed delay matrices (4 workers, mu = 1, 3 jobs; every round's fastest worker 1 s, so the deadline

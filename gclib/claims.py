@@ -217,12 +217,20 @@ class Claim:
     paper: str
     criterion: str
 
-    def row(self, *, setting: str, measured: str, verdict: str, id: str | None = None, **fields) -> dict:
+    def row(self, *, setting: str, measured: str, verdict: str, id: str | None = None, carried: str | None = None,
+            **fields) -> dict:
         """This claim measured: a row of the claims table (:func:`row`), with ``id`` in place of the entry's (the
-        rows of one claim over models or traces) and ``fields`` filled into its texts."""
+        rows of one claim over models or traces) and ``fields`` filled into its texts.
+
+        ``carried``: why this measurement is not in the paper's setting (another model, scale or source), or None
+        when it is. A ``paper`` entry measured so becomes an ``extension`` row whose paper field says so
+        (:func:`beyond`, ``carried`` taken as plain text, never filled); an entry of another kind is unchanged."""
         text = {k: getattr(self, k).format(**fields) if fields else getattr(self, k)
                 for k in ("claim", "paper", "criterion")}
-        return row(id or self.id, text["claim"], kind=self.kind, paper=text["paper"], setting=setting,
+        kind = self.kind
+        if carried is not None and kind == PAPER:
+            kind, text["paper"] = EXTENSION, beyond(text["paper"], carried)
+        return row(id or self.id, text["claim"], kind=kind, paper=text["paper"], setting=setting,
                    measured=measured, criterion=text["criterion"], verdict=verdict)
 
 
