@@ -132,7 +132,7 @@ def test_a_bad_model_is_one_line_and_exit_2_before_any_rank_starts(usermodels, t
 @pytest.mark.parametrize("extra, says", [
     (["--samples", "100"], "argument --samples: describes a built-in problem; your model"),
     (["--model-args", "x"], "argument --model-args: model arguments must be NAME=VALUE items"),
-    (["--delays", "pareto", "--mu", "3"], "argument --mu: model 'pareto' does not take it"),
+    (["--compute-model", "pareto", "--mu", "3"], "argument --mu: model 'pareto' does not take it"),
     ([], "argument --lr: lr must be given for model"),
 ])
 def test_options_that_do_not_go_with_a_model_of_ones_own_are_refused(usermodels, capsys, extra, says):
@@ -140,8 +140,8 @@ def test_options_that_do_not_go_with_a_model_of_ones_own_are_refused(usermodels,
     rc = _main(args if "--lr" in args or not extra else args + ["--lr", "0.1"])
     err = capsys.readouterr().err
     assert rc == 2 and err.count("\n") == 1 and says in err, err
-    rc = _main(RUN + ["--delays", "pareto"])  # --delays without a model of one's own
-    assert rc == 2 and "argument --delays: goes with your model" in capsys.readouterr().err
+    rc = _main(RUN + ["--compute-model", "pareto"])  # --compute-model without a model of one's own
+    assert rc == 2 and "argument --compute-model: goes with your model" in capsys.readouterr().err
 
 
 @pytest.mark.mpi

@@ -93,17 +93,17 @@ def add_arguments(p):
 
 def add_trained_model_args(p):
     """``--model`` names your model too (``MODULE:FUNCTION``), ``--model-args`` its function's arguments, and
-    ``--delays`` the compute-time model of the injected delays beside it."""
+    ``--compute-model`` the compute-time model of the injected delays beside it."""
     from gclib import checks
     from gclib.stragglers import MODELS
 
     act = p._option_string_actions["--model"]  # (the compute-time model's option, made by options.add_model_args)
-    act.choices, act.metavar, act.type = None, "NAME|PATH", checks.option(model_option)
-    act.help = "compute-time model (names below), or your model's import path MODULE:FUNCTION"
+    act.choices, act.type = None, checks.option(model_option)
+    act.help = "compute-time model (names below), or your model: its import path MODULE:FUNCTION"
     p.add_argument("--model-args", type=checks.option(_model_args), default=None,
                    metavar="K=V,...", help="your model's keyword arguments (literals)")
-    p.add_argument("--delays", default=None, choices=sorted(MODELS), metavar="NAME",
-                   help="with your model: the compute-time model")
+    p.add_argument("--compute-model", default=None, choices=sorted(MODELS), metavar="NAME",
+                   help="beside your model: the compute-time model")
 
 
 def _model_args(name, value) -> str:
@@ -131,17 +131,18 @@ def model_option(name, value) -> str:
 
 
 def delays_args(a):
-    """``a`` as the compute-time model's options read it: ``--model`` the compute-time model (``--delays`` when
-    ``--model`` names your model). Raises ``ValueError`` for ``--delays`` or ``--model-args`` without a model of
-    yours."""
+    """``a`` as the compute-time model's options read it: ``--model`` the compute-time model (``--compute-model``
+    when ``--model`` names your model). Raises ``ValueError`` for ``--compute-model`` or ``--model-args`` without a
+    model of yours."""
     trained = ":" in (a.model or "")
     if not trained:
-        for flag, v in (("--delays", getattr(a, "delays", None)), ("--model-args", getattr(a, "model_args", None))):
+        for flag, v in (("--compute-model", getattr(a, "compute_model", None)),
+                        ("--model-args", getattr(a, "model_args", None))):
             if v:
                 raise ValueError(f"argument {flag}: goes with your model (--model MODULE:FUNCTION); without one, "
                                  f"--model names the compute-time model")
         return a
-    return argparse.Namespace(**{**vars(a), "model": getattr(a, "delays", None) or "shifted-exp"})
+    return argparse.Namespace(**{**vars(a), "model": getattr(a, "compute_model", None) or "shifted-exp"})
 
 
 # ---------------------------------------------------------------------------------------------- checks
