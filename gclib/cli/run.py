@@ -31,7 +31,11 @@ EXAMPLES = (
      "a real run over MPI (5 processes): each iteration's measured time beside the simulator's for the same delays"),
     ("gclib run --scheme frc --workers 4 --stragglers 1 --iterations 5 --time-scale 0.01 --kill 3:2 "
      "--measure times.csv",
-     "worker 3 dies at iteration 2 and the code goes on; every task's time written as a timing trace"))
+     "worker 3 dies at iteration 2 and the code goes on; every task's time written as a timing trace"),
+    ("gclib run --scheme crc --workers 4 --stragglers 1 --iterations 5 --time-scale 0.01 --lr 1 "
+     "--model gclib.studies.your_model.network:digits_mlp --model-args framework=numpy,hidden=16",
+     "your own model, named by its import path and built on every rank: notebook 15's network on the digits "
+     "(docs/your_model.md)"))
 
 
 def add_parser(sub):
