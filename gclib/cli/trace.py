@@ -136,7 +136,7 @@ def _convert(a) -> int:
             columns = timings.parse_columns(a.columns)
         except ValueError as e:
             raise ValueError(f"argument --columns: {e}") from None
-    conv = timings.convert(src, a.format or "auto", columns=columns, stages=a.stages or "sum")
+    conv = timings.convert(src, a.format or "auto", columns=columns, stages=a.stages)
     conv.write(a.out)
     if a.json:
         print(json.dumps({**conv.to_dict(), "out": str(a.out)}))
