@@ -98,7 +98,8 @@ LAZY = ("lag-wk", "lag-ps", "lagc", "g-lag")
 
 def reject_unread(a) -> None:
     """Refuse an option that the chosen ``--scheme`` (and ``--trigger``) does not read: ``--stragglers`` but for
-    gc and lagc; ``--groups`` but for g-lag, and gc and lagc without ``--stragglers`` (whose default it sets); the
+    gc and lagc; ``--groups`` but for g-lag, and lagc without ``--stragglers`` (whose default it sets; gc has no
+    groups, its code is sized by ``--stragglers``); the
     lazy rule's ``--D``, ``--xi``, ``--units`` and ``--warmup`` for a scheme that is not lazy."""
     if a.code is not None and a.scheme != "gc":
         raise ValueError(f"argument --code: only --scheme gc takes a code (scheme {a.scheme!r} has its own), got "
@@ -107,8 +108,12 @@ def reject_unread(a) -> None:
         raise ValueError(f"argument --stragglers: only --scheme gc and lagc read it (scheme {a.scheme!r} has no "
                          f"code of its own to size)")
     if a.groups is not None:
-        if a.scheme not in ("g-lag", "gc", "lagc"):
-            raise ValueError(f"argument --groups: only --scheme g-lag (and gc, lagc without --stragglers) reads it, "
+        if a.scheme == "gc":  # its code has no groups: --groups G only set s = workers/G - 1 in a roundabout way
+            raise ValueError(f"argument --groups: --scheme gc has no groups (its code is sized by --stragglers; "
+                             f"--groups {a.groups} would mean --stragglers {a.workers // a.groups - 1} for "
+                             f"{a.workers} workers)")
+        if a.scheme not in ("g-lag", "lagc"):
+            raise ValueError(f"argument --groups: only --scheme g-lag (and lagc without --stragglers) reads it, "
                              f"not {a.scheme!r}")
         if a.scheme != "g-lag" and a.stragglers is not None:
             raise ValueError(f"argument --groups: --scheme {a.scheme} reads it only for the default of --stragglers "
