@@ -56,9 +56,16 @@ def add_parser(sub):
 def run(a) -> int:
     from gclib import sequential as sq
 
+    from gclib.cli.options import given as given_options
+
+    if "max_delay" in given_options(a) and not a.sweep:
+        raise ValueError("argument --max-delay: read by --sweep only (it bounds the delays the sweep tries)")
     d = sq.read_delays(a.delays, transpose=a.transpose)
     names = sq.PARAMETERS[a.scheme]
     given = {k: getattr(a, k) for k in ("s", "B", "W", "lambd") if getattr(a, k) is not None}
+    if a.sweep and a.scheme in ("sr-sgc", "m-sgc") and a.max_delay >= d.shape[1]:
+        raise ValueError(f"argument --max-delay: must be below the matrix's {d.shape[1]} rounds (a delay T leaves "
+                         f"rounds - T jobs), got {a.max_delay}")
     if a.sweep:
         if given:
             raise ValueError(f"argument --sweep: cannot be given with {', '.join('--' + k for k in given)} (the sweep "
@@ -83,23 +90,39 @@ def run(a) -> int:
     live = _live(a, d, jobs, params) if a.mpi else None  # checked before the replay's output
     r = sq.run(a.scheme, d, jobs=jobs, mu=a.mu, convention=a.convention, **params)
     if a.json:
+        out = live() if live else None
         print(json.dumps({**r.to_dict(), "durations": [float(x) for x in r.durations],
-                          **({"mpi": live()} if live else {})}, indent=1))
-        return 0
+                          **({"mpi": out} if live else {})}, indent=1))
+        return _live_exit(out)
     print(f"{r.label()} on {d.shape[0]} workers x {d.shape[1]} rounds ({a.convention} convention, mu {r.mu:g}): "
           f"run time {r.total:.6g} s for {r.jobs} jobs in {r.rounds} rounds, {r.waits} waited for all; load "
           f"{r.load:.4g}, delay T = {r.T}")
     if live:
         out = live()
         if out["status"] != "ok":
-            print(f"over MPI: the run stopped after {out['rounds']} rounds: {out['error']}")
-            return 1
+            return _live_exit(out)
         print(f"over MPI: the rounds took {out['rounds_total']:.6g} s by the deadline rule ({out['total']:.6g} s "
               f"with the decodes and steps; the replay of the injected delays: {out['predicted']:.6g} s); every job "
               f"decoded (largest gradient error {out['max_grad_error']:.2g}); the replay of the delays the run "
               f"measured {'gives its rounds back exactly' if out['replay_agrees'] else 'DISAGREES with its rounds'}"
               + (f"; dead workers {out['dead_workers']}" if out["dead_workers"] else ""))
     return 0
+
+
+def _live_exit(out) -> int:
+    """The exit code of the MPI run's outcome: 0 none asked or it finished, 130 interrupted (after one line
+    ``gclib: interrupted``), 1 it stopped (its error line on stderr)."""
+    import sys
+
+    from gclib.cli.options import EXIT_FAIL, EXIT_INTERRUPTED
+
+    if out is None or out["status"] == "ok":
+        return 0
+    if out["status"] == "interrupted":
+        print("gclib: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    print(f"gclib: error: the run over MPI stopped after {out['rounds']} rounds: {out['error']}", file=sys.stderr)
+    return EXIT_FAIL
 
 
 def _live(a, d, jobs, params):

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from gclib.runtime.command import ROOT, job_env, mpiexec_command
 from gclib.runtime.guard import REPORT, STOPPED
-from gclib.runtime.processes import job_processes
+from gclib.runtime.processes import hydra_files, job_processes, remove_files
 from gclib.runtime.protocol import MARK
 from gclib.runtime.result import job_result
 from gclib.runtime.signals import Interrupted, catch_stop_signals, restore, signal_name
@@ -111,6 +111,8 @@ class Job:
         self.acked = 0  # bytes of the spec rank 0 has read
         self.heard = threading.Condition(self.lock)
         self.notices = queue.Queue()  # lines for the master's standard input (deaths), None to stop
+        self.topology = None  # Hydra's topology files of this job, once looked for (removed after it: a killed
+        # proxy leaves them behind)
 
     # ------------------------------------------------------------------ the job
     def run(self, pickled: bytes) -> None:
@@ -147,6 +149,7 @@ class Job:
                         pass
         finally:
             restore(handlers)
+            remove_files(self.topology or ())
             self.seconds = time.perf_counter() - t0
 
     def watch(self) -> str | None:
@@ -166,6 +169,8 @@ class Job:
                 pass
             now = time.monotonic()
             why = None
+            if self.topology is None and self.events["init"] is not None:  # every rank through MPI_Init: Hydra's
+                self.topology = hydra_files(self.proc.pid)  # proxies hold the topology files the ranks read there
             if self.master_death is not None and self.events["end"] is None:
                 why = "master"
             elif self.events["init"] is None:  # the other ranks wait in MPI_Init for any that is not there
@@ -195,6 +200,7 @@ class Job:
         self.killing = True
         proc = self.proc
         if proc is not None and proc.poll() is None:
+            self.topology = (self.topology or set()) | hydra_files(proc.pid)  # what the proxies hold, before they die
             for sig, wait in ((signal.SIGTERM, 5), (signal.SIGKILL, 5)):
                 try:
                     os.killpg(proc.pid, sig)

@@ -62,3 +62,43 @@ def _environ_rank(pid):
         if env.get(key, b"").isdigit():
             return int(env[key])
     return None
+
+
+#: Where Hydra's proxy writes the machine's topology for the ranks (``hwloc``); it removes the file when it exits,
+#: not when it is killed (a lost proxy leaves it behind).
+HYDRA_TOPOLOGY = "/tmp/hydra_hwloc_xmlfile_"
+
+
+def hydra_files(session: int) -> set:
+    """The topology files (:data:`HYDRA_TOPOLOGY`) that the processes of session ``session`` (an ``mpiexec``
+    started in a session of its own: its proxies and ranks) hold open on this host (Linux ``/proc``; empty
+    elsewhere): the files of this job, told apart from other jobs' by who holds them."""
+    out = set()
+    try:
+        entries = [int(e) for e in os.listdir("/proc") if e.isdigit()]
+    except OSError:
+        return out
+    for pid in entries:
+        try:
+            if os.getsid(pid) != session:
+                continue
+            fds = os.listdir(f"/proc/{pid}/fd")
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                target = os.readlink(f"/proc/{pid}/fd/{fd}")
+            except OSError:
+                continue
+            if target.startswith(HYDRA_TOPOLOGY):
+                out.add(target)
+    return out
+
+
+def remove_files(paths) -> None:
+    """Remove the files ``paths`` that are still there (what a killed job's proxies left)."""
+    for p in paths:
+        try:
+            os.unlink(p)
+        except OSError:
+            pass
