@@ -218,10 +218,12 @@ def _kind_words(dtype) -> str:
     return kinds.get(dtype.kind, f"values of type {dtype}")
 
 
-def read_npy(name: Optional[str], path, *, max_cells: int, what: str, constant: str = "") -> "np.ndarray":
+def read_npy(name: Optional[str], path, *, max_cells: int, what: str, constant: str = "",
+             as_float: bool = True) -> "np.ndarray":
     """A real matrix from a ``.npy`` file, its header checked before its data is read: format 1.0 or 2.0, a 2-D
     array of integers or reals (booleans, complex numbers, objects and text are refused, not converted), at most
-    ``max_cells`` entries, and exactly the bytes its header announces. Returns a float array.
+    ``max_cells`` entries, and exactly the bytes its header announces. Returns a float array (``as_float``), else
+    the array as stored.
 
     Raises:
         ValueError naming the file, what its header says and what was expected (``what``, e.g. ``"a delay matrix"``).
@@ -259,7 +261,7 @@ def read_npy(name: Optional[str], path, *, max_cells: int, what: str, constant: 
                              f"(cut short or padded)")
         fh.seek(0)
         a = np.lib.format.read_array(fh, allow_pickle=False)
-    return np.asarray(a, dtype=float)
+    return np.asarray(a, dtype=float) if as_float else a
 
 
 def read_numbers(name: Optional[str], path, budget: Budget, *, max_cells: int, what: str) -> "np.ndarray":
