@@ -207,17 +207,7 @@ def _delays(delays) -> np.ndarray:
     """``delays`` as a float ``(workers, rounds)`` array of non-negative seconds; ``inf`` is a worker that never
     answers in that round (a dead one), ``nan`` is refused, and so are booleans and complex numbers (not converted:
     ``float`` would read ``True`` as one second and drop an imaginary part)."""
-    try:
-        raw = np.asarray(delays)
-    except (TypeError, ValueError):
-        raw = None
-    if raw is None or raw.dtype.kind not in "iufO" or (raw.dtype.kind == "O" and raw.size
-                                                       and not all(checks.is_real(x) for x in raw.flat)):
-        kind = {"b": "booleans", "c": "complex numbers"}.get(getattr(raw, "dtype", np.dtype("O")).kind,
-                                                            type(delays).__name__)
-        raise checks.ParameterTypeError(f"delays must be a (workers, rounds) array of seconds (real numbers), got "
-                                        f"{kind}")
-    d = raw.astype(float)
+    d = checks.real_array("delays", delays, what="seconds (real numbers, inf for never)")
     if d.ndim != 2 or d.shape[0] < 1 or d.shape[1] < 1:
         raise ValueError(f"delays must be a (workers, rounds) matrix with at least one of each, got shape {d.shape}")
     if np.isnan(d).any() or (d < 0).any():
@@ -730,7 +720,7 @@ def task_delays(finish) -> Callable[[float], np.ndarray]:
     one data part each (as :meth:`gclib.stragglers.ComputeModel.sample` draws them for the one-shot simulator). A
     worker that processes ``load * n`` parts (``n`` the workers) finishes when its ``load * n``-th task does,
     interpolated linearly between two tasks for a fractional count (M-SGC's loads); more than ``R`` parts raise."""
-    f = np.asarray(finish, dtype=float)
+    f = checks.real_array("finish", finish, what="finish times (real numbers)")
     if f.ndim != 3 or 0 in f.shape:
         raise ValueError(f"finish must be (rounds, workers, tasks), got shape {f.shape}")
     if np.isnan(f).any() or (f < 0).any():

@@ -128,16 +128,8 @@ class Timings:
 
 
 def _array(durations, name) -> np.ndarray:
-    try:
-        raw = np.asarray(durations)
-        complex_ = np.iscomplexobj(raw)
-        d = None if complex_ else np.asarray(raw, dtype=float)
-    except (TypeError, ValueError):
-        raise checks.ParameterTypeError(f"{name} must be an (iterations, workers, tasks) array of seconds, got "
-                                        f"{type(durations).__name__}") from None
-    if complex_:  # float() would drop the imaginary parts without a word
-        raise checks.ParameterTypeError(f"{name} must be an (iterations, workers, tasks) array of real seconds, got "
-                                        f"a complex array")
+    d = checks.real_array(name, durations, what="real seconds (iterations, workers, tasks; nan = not observed, "
+                                                "inf = never)")
     if d.ndim != 3:
         raise ValueError(f"{name} must be an (iterations, workers, tasks) array of seconds, got shape {d.shape}")
     bad = d < 0
