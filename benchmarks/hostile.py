@@ -1,13 +1,18 @@
 """Hostile and careless inputs to every command that reads a user's file or loops on a user's number, each run in a
 fresh process with a time and a memory limit; prints one JSON object: every case's outcome and the counts.
 
-``python -m benchmarks.hostile [--only NAME ...] [--skip-mpi] [--timeout S] [--max-mb MB]``
+``python -m benchmarks.hostile [--only NAME ...] [--skip-mpi] [--timeout S] [--max-mb MB] [--gclib DIR ...]``
+
+Before and after a change, paired under the same load: ``git archive REF gclib | tar -x -C /tmp/before`` and
+``--gclib /tmp/before --gclib .`` (every case runs with each in turn; one summary per gclib).
 
 A case names the command line (or the Python code) it runs, the files it makes first, and what a careful command
 does with it: refuse it (one line ``gclib: error: ...`` on stderr, exit 2), run it (exit 0), fail (exit 1) or stop
 on Ctrl-C (exit 130), with optional checks of what it leaves behind. Each outcome is one of:
 
-* ``traceback``: a Python traceback on stderr, or a death by a signal (a C++ ``bad_alloc`` aborts);
+* ``traceback``: a Python traceback on stderr, or a death by a signal (a C++ ``bad_alloc`` aborts); those whose
+  frames are all outside gclib (Python's own start-up, the console script finding the package, where a Ctrl-C
+  cannot be gclib's to report) are counted apart too;
 * ``hang``: still running at the time limit; ``memory``: resident memory above the limit (the process is killed);
 * ``echo``: the output quotes the file (a marker the file holds appears in stdout or stderr);
 * ``silent_wrong``: an exit code other than the one asked for, or a check of what it left failed;
@@ -15,7 +20,8 @@ on Ctrl-C (exit 130), with optional checks of what it leaves behind. Each outcom
 * ``ok``.
 
 The counts and the largest time and peak memory (``VmHWM`` of the command's process, read every 0.05 s) are the
-measure of the hostile-input pass; the machine is shared, so times are noisy.
+measure of the hostile-input pass; the machine is shared, so times are noisy. ``hwloc_left``: Hydra's topology
+files (``/tmp/hydra_hwloc_xmlfile_*``) a case made and nobody holds after it (counted, then removed).
 """
 from __future__ import annotations
 
@@ -54,6 +60,7 @@ class Case:
     check: Optional[Callable] = None  # after the run: None when fine, else why not
     mpi: bool = False
     interrupt_after: Optional[float] = None  # seconds, then SIGINT
+    kill_proxy_after: Optional[float] = None  # seconds, then SIGKILL to the job's Hydra proxies (a lost proxy)
     env: dict = field(default_factory=dict)
 
 
@@ -159,6 +166,7 @@ def _old_layout(state: Path, d: Path) -> Path:
 
 # ------------------------------------------------------------------------------------------------ the cases
 def cases(f: dict, d: Path, mpi: bool) -> list:
+    """Every case: files that take memory, FIFOs and files of the system against every reader, then the rest."""
     g = str(f["good"])
     out = str(d / "out.csv")
     c = []
@@ -190,8 +198,16 @@ def cases(f: dict, d: Path, mpi: bool) -> list:
               Case(f"{key}: run --resume", ["run", "--resume", p], marks=marks),
               Case(f"{key}: run --hosts", ["run", "--scheme", "crc", "--workers", "4", "--stragglers", "1",
                                            "--hosts", p], marks=marks)]
+    return c + _other_cases(f, d, mpi)
+
+
+def _other_cases(f: dict, d: Path, mpi: bool) -> list:
+    """Loops driven by a user's number, tracebacks, late refusals, options accepted and wrong, an early Ctrl-C, and
+    (``mpi``) the cases that start MPI jobs."""
+    g = str(f["good"])
+    out = str(d / "out.csv")
     # loops without a bound
-    c += [Case("advise --holdout 1e-300", ["advise", "--trace", g, "--holdout", "1e-300"]),
+    c = [Case("advise --holdout 1e-300", ["advise", "--trace", g, "--holdout", "1e-300"]),
           Case("advise --workers 10000 --sequential", ["advise", "--trace", g, "--workers", "10000", "--sequential",
                                                        "--json"]),
           Case("sequential.advice(K = 10**6)", ["-c", "import gclib.sequential as s; from gclib.stragglers import "
@@ -265,6 +281,9 @@ def _mpi_cases(f: dict, d: Path) -> list:
                                                              "--job-timeout", "0.5", "--no-network", "--quiet",
                                                              "--out", str(existing)], expect=1, mpi=True,
                   check=lambda r: None if existing.read_bytes() == before else "--out was overwritten"))
+    c.append(Case("run whose Hydra proxy is killed", ["run", "--scheme", "crc", "--workers", "4", "--stragglers", "1",
+                                                      "--iterations", "400", "--time-scale", "0.02"],
+                  expect=1, mpi=True, kill_proxy_after=6.0))
     two = _run_state(d, "two-phase", ["--scheme", "rmg", "--load", "2", "--exchange", "two-phase"])
     if two is not None:
         c.append(Case("run --resume TWO-PHASE --exchange messages", ["run", "--resume", str(two), "--exchange",
@@ -289,6 +308,66 @@ def _env(d: Path) -> dict:
                 TMPDIR=str(tmp), HOSTILE_SECRET=SECRET)
 
 
+def _children(pid: int) -> list:
+    """Every process descended from ``pid`` (Linux ``/proc``)."""
+    parent = {}
+    for e in os.listdir("/proc"):
+        if e.isdigit():
+            try:
+                with open(f"/proc/{e}/stat") as fh:
+                    parent[int(e)] = int(fh.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                pass
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        kids = [c for c, pp in parent.items() if pp == p]
+        out += kids
+        todo += kids
+    return out
+
+
+def _kill_proxies(pid: int) -> int:
+    """SIGKILL the Hydra proxies under ``pid``; returns how many."""
+    n = 0
+    for c in _children(pid):
+        try:
+            with open(f"/proc/{c}/comm") as fh:
+                if fh.read().strip() != "hydra_pmi_proxy":
+                    continue
+            os.kill(c, signal.SIGKILL)
+            n += 1
+        except OSError:
+            pass
+    return n
+
+
+HWLOC = "/tmp/hydra_hwloc_xmlfile_"
+
+
+def _hwloc_files() -> set:
+    return {str(p) for p in Path("/tmp").glob("hydra_hwloc_xmlfile_*")}
+
+
+def _hwloc_held() -> set:
+    """The topology files some process holds open (a job still running, ours or another's)."""
+    held = set()
+    for e in os.listdir("/proc"):
+        if not e.isdigit():
+            continue
+        try:
+            for fd in os.listdir(f"/proc/{e}/fd"):
+                try:
+                    t = os.readlink(f"/proc/{e}/fd/{fd}")
+                except OSError:
+                    continue
+                if t.startswith(HWLOC):
+                    held.add(t)
+        except OSError:
+            pass
+    return held
+
+
 def _kb(pid: int, key: str) -> int:
     try:
         for line in open(f"/proc/{pid}/status"):
@@ -299,72 +378,110 @@ def _kb(pid: int, key: str) -> int:
     return 0
 
 
-def run_case(case: Case, d: Path, timeout: float, max_mb: float) -> dict:
-    tmp = d / "tmpdir"
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir()
-    env = {**_env(d), **case.env}
-    if case.argv[0] == "-c":
-        cmd = [PY, "-c", "import sys\ntry:\n" + "".join(f"    {ln}\n" for ln in case.argv[1].split("\n"))
-               + "except ValueError as e:\n    print('ValueError:', e, file=sys.stderr); sys.exit(1)\n"]
-    elif case.interrupt_after is not None and case.interrupt_after < 0:
-        cmd = [str(Path(PY).parent / "gclib"), *case.argv]  # the console script, as a user starts it
-    else:
-        cmd = [PY, "-m", "gclib", *case.argv]
+def _command(case: Case) -> list:
+    if case.argv[0] == "-c":  # library code: a ValueError is its refusal (exit 1)
+        return [PY, "-c", "import sys\ntry:\n" + "".join(f"    {ln}\n" for ln in case.argv[1].split("\n"))
+                + "except ValueError as e:\n    print('ValueError:', e, file=sys.stderr); sys.exit(1)\n"]
+    if case.interrupt_after is not None and case.interrupt_after < 0:
+        return [str(Path(PY).parent / "gclib"), *case.argv]  # the console script, as a user starts it
+    return [PY, "-m", "gclib", *case.argv]
+
+
+def _watch(proc, case: Case, timeout: float, max_mb: float) -> dict:
+    """Follow ``proc`` to its end: its peak memory, the signal and the proxy kill the case asks for, and a stop at
+    the time or memory limit."""
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, env=env, text=True, errors="replace",
-                            cwd=str(d), start_new_session=True,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    peak, stopped, sent = 0, None, False
+    w = {"peak": 0, "stopped": None, "sent": False, "proxies": 0}
     delay = case.interrupt_after
     if delay is not None and delay < 0:
         delay = random.uniform(0.0, -delay)
-    out_chunks = []
     while proc.poll() is None:
-        peak = max(peak, _kb(proc.pid, "VmHWM"))
+        w["peak"] = max(w["peak"], _kb(proc.pid, "VmHWM"))
         now = time.perf_counter() - t0
-        if delay is not None and not sent and now >= delay:
+        if delay is not None and not w["sent"] and now >= delay:
             proc.send_signal(signal.SIGINT)
-            sent = True
-        if now > timeout:
-            stopped = "hang"
-        elif _kb(proc.pid, "VmRSS") / 1024 > max_mb:
-            stopped = "memory"
-        if stopped:
+            w["sent"] = True
+        if case.kill_proxy_after is not None and not w["proxies"] and now >= case.kill_proxy_after:
+            w["proxies"] = _kill_proxies(proc.pid)
+        w["stopped"] = "hang" if now > timeout else "memory" if _kb(proc.pid, "VmRSS") / 1024 > max_mb else None
+        if w["stopped"]:
             try:
                 os.killpg(proc.pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
             break
-        time.sleep(0.05 if delay is None or sent else 0.002)
-    stdout, stderr = proc.communicate()
-    if proc.returncode == -signal.SIGINT and sent:  # died of the signal before Python took it: quiet, as 130
-        proc.returncode = 130
-    wall = time.perf_counter() - t0
-    res = {"name": case.name, "rc": proc.returncode, "seconds": round(wall, 2), "peak_mb": round(peak / 1024, 1),
-           "stderr_lines": len(stderr.strip().splitlines())}
-    text = stdout + stderr
-    tail = stderr.strip().splitlines()[-1][:300] if stderr.strip() else ""
-    res["last_line"] = "".join(ch if ch.isprintable() else "?" for ch in tail)
+        time.sleep(0.05 if delay is None or w["sent"] else 0.002)
+    return w
+
+
+def _outcome(case: Case, rc, stdout: str, stderr: str, stopped, tmp: Path) -> dict:
+    """The outcome of a case that ran (see the module's docstring), with where a traceback came from."""
     if stopped:
-        res["outcome"] = stopped
-    elif "Traceback" in stderr or (proc.returncode is not None and proc.returncode < 0) or "bad_alloc" in stderr:
-        res["outcome"] = "traceback"
-    elif any(m in text for m in case.marks):
-        res["outcome"] = "echo"
-    elif proc.returncode != case.expect:
-        res["outcome"] = "silent_wrong"
-        res["why"] = f"exit {proc.returncode}, expected {case.expect}"
-    elif case.expect == 2 and not (res["stderr_lines"] == 1 and stderr.startswith("gclib: error: ")):
-        res["outcome"] = "noisy"
-    else:
-        why = case.check({"stdout": stdout, "stderr": stderr, "tmp": tmp}) if case.check else None
-        res["outcome"] = "silent_wrong" if why else "ok"
-        if why:
-            res["why"] = why
-    hw = sorted(Path("/tmp").glob("hydra_hwloc_xmlfile_*"))
-    res["hwloc_files_in_tmp"] = len(hw)
+        return {"outcome": stopped}
+    if "Traceback" in stderr or (rc is not None and rc < 0) or "bad_alloc" in stderr:
+        frames = [ln.strip() for ln in stderr.splitlines() if ln.strip().startswith("File ")]
+        # before gclib's first line ran: Python's own start-up (site), or the console script finding the package
+        return {"outcome": "traceback", "where": frames[-1][:200] if frames else "",
+                "before_gclib": not any("/gclib/" in f for f in frames)}
+    if any(m in stdout + stderr for m in case.marks):
+        return {"outcome": "echo"}
+    if rc != case.expect:
+        return {"outcome": "silent_wrong", "why": f"exit {rc}, expected {case.expect}"}
+    if case.expect == 2 and not (len(stderr.strip().splitlines()) == 1 and stderr.startswith("gclib: error: ")):
+        return {"outcome": "noisy"}
+    why = case.check({"stdout": stdout, "stderr": stderr, "tmp": tmp}) if case.check else None
+    return {"outcome": "silent_wrong", "why": why} if why else {"outcome": "ok"}
+
+
+def _hwloc_left(before: set) -> int:
+    """Hydra's topology files made since ``before`` that nobody holds: counted, then removed (the next cases start
+    from a clean /tmp)."""
+    left = (_hwloc_files() - before) - _hwloc_held()
+    for p in left:
+        try:
+            os.unlink(p)
+        except OSError:
+            pass
+    return len(left)
+
+
+def run_case(case: Case, d: Path, timeout: float, max_mb: float) -> dict:
+    tmp = d / "tmpdir"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir()
+    hw_before = _hwloc_files()
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(_command(case), stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                            env={**_env(d), **case.env}, text=True, errors="replace", cwd=str(d),
+                            start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    w = _watch(proc, case, timeout, max_mb)
+    stdout, stderr = proc.communicate()
+    rc = proc.returncode
+    if rc == -signal.SIGINT and w["sent"]:  # died of the signal before Python took it: quiet, as 130
+        rc = 130
+    tail = stderr.strip().splitlines()[-1][:300] if stderr.strip() else ""
+    res = {"name": case.name, "rc": rc, "seconds": round(time.perf_counter() - t0, 2),
+           "peak_mb": round(w["peak"] / 1024, 1), "stderr_lines": len(stderr.strip().splitlines()),
+           "last_line": "".join(ch if ch.isprintable() else "?" for ch in tail),
+           **_outcome(case, rc, stdout, stderr, w["stopped"], tmp)}
+    if case.kill_proxy_after is not None:
+        res["proxies_killed"] = w["proxies"]
+    time.sleep(0.2 if case.mpi else 0)
+    res["hwloc_left"] = _hwloc_left(hw_before)
     return res
+
+
+def summary(gclib: Path, results: list) -> dict:
+    """The counts of outcomes of ``results`` (one gclib's), the largest time and peak memory."""
+    kinds = ("traceback", "hang", "memory", "echo", "silent_wrong", "noisy", "ok")
+    counts = {k: sum(r["outcome"] == k for r in results) for k in kinds}
+    counts["traceback_before_gclib_ran"] = sum(bool(r.get("before_gclib")) for r in results)
+    finished = [r for r in results if r["outcome"] not in ("hang", "memory")]
+    return {"gclib": str(gclib), "cases": len(results), "counts": counts,
+            "slower_than_10s": sum(r["seconds"] > 10 for r in results),
+            "max_seconds": max((r["seconds"] for r in finished), default=0.0),
+            "max_peak_mb": max((r["peak_mb"] for r in results), default=0.0),
+            "hwloc_files_left": sum(r.get("hwloc_left", 0) for r in results), "results": results}
 
 
 def main(argv=None) -> int:
@@ -374,31 +491,28 @@ def main(argv=None) -> int:
     ap.add_argument("--timeout", type=float, default=30.0, help="seconds before a case counts as a hang")
     ap.add_argument("--max-mb", type=float, default=2000.0, help="resident memory that stops a case")
     ap.add_argument("--repeat-interrupt", type=int, default=20, help="tries of the early Ctrl-C case")
-    ap.add_argument("--gclib", type=Path, default=ROOT, help="the folder holding the gclib to try (default: this one)")
+    ap.add_argument("--gclib", type=Path, action="append", default=None,
+                    help="a folder holding the gclib to try (default: this one); given twice (an earlier commit's "
+                         "`git archive REF gclib`, then this one), every case runs with each in turn, paired under "
+                         "the same load")
     a = ap.parse_args(argv)
-    GCLIB[0] = a.gclib.resolve()
+    gclibs = [g.resolve() for g in (a.gclib or [ROOT])]
+    GCLIB[0] = gclibs[-1]  # (the state files of the MPI cases are written by the last)
     d = Path(tempfile.mkdtemp(prefix="gclib-hostile-"))
     try:
         f = make_files(d)
         todo = cases(f, d, mpi=not a.skip_mpi)
         if a.only:
             todo = [c for c in todo if any(s in c.name for s in a.only)]
-        results = []
+        results = {g: [] for g in gclibs}
         for c in todo:
             n = a.repeat_interrupt if (c.interrupt_after is not None and c.interrupt_after < 0) else 1
             for _ in range(n):
-                results.append(run_case(c, d, a.timeout, a.max_mb))
-                print(json.dumps(results[-1]), file=sys.stderr, flush=True)
-        kinds = ("traceback", "hang", "memory", "echo", "silent_wrong", "noisy", "ok")
-        counts = {k: sum(r["outcome"] == k for r in results) for k in kinds}
-        finished = [r for r in results if r["outcome"] not in ("hang", "memory")]
-        report = {"gclib": str(GCLIB[0]), "cases": len(results), "counts": counts,
-                  "slower_than_10s": sum(r["seconds"] > 10 for r in results),
-                  "max_seconds": max((r["seconds"] for r in finished), default=0.0),
-                  "max_peak_mb": max((r["peak_mb"] for r in results), default=0.0),
-                  "hwloc_files_in_tmp_at_end": len(list(Path("/tmp").glob("hydra_hwloc_xmlfile_*"))),
-                  "results": results}
-        print(json.dumps(report, indent=1))
+                for g in gclibs:
+                    GCLIB[0] = g
+                    results[g].append(run_case(c, d, a.timeout, a.max_mb))
+                    print(json.dumps({"gclib": str(g), **results[g][-1]}), file=sys.stderr, flush=True)
+        print(json.dumps({"runs": [summary(g, results[g]) for g in gclibs]}, indent=1))
     finally:
         shutil.rmtree(d, ignore_errors=True)
     return 0

@@ -277,14 +277,15 @@ def read_numbers(name: Optional[str], path, budget: Budget, *, max_cells: int, w
 
     data = read_text(name, path, budget, expected=f"{what}: a CSV of numbers without a header")
     subject = _subject(path)
-    text = data.decode("utf-8")
-    first = next((ln for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")), None)
+    first = _first_line(data)
     if first is None:
         raise FileRefused(subject, f"no numbers; expected {what}: a CSV of numbers without a header")
-    lines, width = text.count("\n") + 1, first.count(",") + 1
-    if lines * width > max_cells:
+    lines, width = data.count(b"\n") + 1, first.count(b",") + 1
+    if lines * width > max_cells:  # counted on the bytes, before a copy is made
         raise FileRefused(subject, f"{lines:,} lines x {width:,} columns, more than the {max_cells:,} entries "
                          f"{what} may hold" + (f" ({budget.constant})" if budget.constant else ""))
+    text = data.decode("utf-8")
+    del data
     try:  # numpy's parser first (fast); its errors quote the cell, so the scan below says where instead
         out = np.loadtxt(io.StringIO(text), delimiter=",", ndmin=2, dtype=float, comments=None)
     except ValueError:
@@ -292,6 +293,19 @@ def read_numbers(name: Optional[str], path, budget: Budget, *, max_cells: int, w
     if out is None or np.isinf(out).any():
         out = _scan(subject, text, width, what)
     return out
+
+
+def _first_line(data: bytes) -> Optional[bytes]:
+    """The first line of ``data`` that is neither blank nor a ``#`` comment, or ``None``."""
+    pos = 0
+    while pos < len(data):
+        end = data.find(b"\n", pos)
+        end = len(data) if end < 0 else end
+        line = data[pos:end]
+        if line.strip() and not line.lstrip().startswith(b"#"):
+            return line
+        pos = end + 1
+    return None
 
 
 def _scan(subject: str, text: str, width: int, what: str) -> "np.ndarray":

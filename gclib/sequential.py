@@ -835,7 +835,7 @@ def advice(model, K: int, max_parts: int, *, probe: int = 100, held: int = 100, 
 #: The most entries (workers x rounds) of a delay matrix read from a file (80 MB of doubles), and what its CSV may
 #: take on disk.
 MAX_DELAY_CELLS = 10_000_000
-DELAYS_BUDGET = files.Budget("a delay matrix", MAX_DELAY_CELLS * 24, constant="gclib.sequential.DELAYS_BUDGET")
+DELAYS_BUDGET = files.Budget("a delay matrix", 256 * files.MIB, constant="gclib.sequential.DELAYS_BUDGET")
 
 
 def read_delays(path, *, transpose: bool = False) -> np.ndarray:

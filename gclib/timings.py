@@ -60,8 +60,8 @@ MAX_ROWS = 1_000_000
 #: iteration column.
 MAX_COLUMNS = 10_001
 #: What a trace file (CSV, tidy or wide; plain, gzip, bzip2 or xz) may hold, checked before it is parsed: its rows
-#: and a header, at most 128 bytes a row on average, and :data:`MAX_COLUMNS` columns.
-TRACE_BUDGET = files.Budget("a timing trace", MAX_ROWS * 128, lines=MAX_ROWS + 1, fields=MAX_COLUMNS,
+#: and a header, about 134 bytes a row on average (128 MiB), and :data:`MAX_COLUMNS` columns.
+TRACE_BUDGET = files.Budget("a timing trace", 128 * files.MIB, lines=MAX_ROWS + 1, fields=MAX_COLUMNS,
                             constant="gclib.timings.TRACE_BUDGET")
 #: the spellings of "never finished" in the ``seconds`` column (any case); any other number too large for float64
 #: is refused, not read as never.
@@ -698,6 +698,23 @@ OPS_MAX_ROWS = 5_000_000
 OPS_MAX_BYTES = 512 * files.MIB
 
 
+def _ops_metadata(path, name):
+    """The metadata of a parquet trace (a regular file within :data:`OPS_MAX_BYTES` on disk), read before its data."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    fh, st = files.open_regular("trace", path)
+    fh.close()
+    if st.st_size > OPS_MAX_BYTES:
+        raise ValueError(f"{name}: {checks.format_bytes(st.st_size)} on disk, more than the "
+                         f"{checks.format_bytes(OPS_MAX_BYTES)} a per-operation trace may hold "
+                         f"(gclib.timings.OPS_MAX_BYTES)")
+    try:
+        return pq.ParquetFile(os.fspath(path)).metadata
+    except (pa.ArrowException, OSError) as e:
+        raise ValueError(f"{name}: not a readable parquet file (pyarrow: {type(e).__name__})") from None
+
+
 def _ops_budget(name, meta, use) -> None:
     """Refuse a parquet trace whose metadata says it holds more than :data:`OPS_MAX_ROWS` rows, or whose columns
     ``use`` take more than :data:`OPS_MAX_BYTES` decompressed."""
@@ -720,18 +737,8 @@ def _read_ops(path, name, stages, min_samples) -> Conversion:
         raise ValueError(f"{name}: reading a parquet trace needs pyarrow (pip install 'gclib[traces]')") from None
     import pyarrow as pa
 
-    fh, st = files.open_regular("trace", path)
-    fh.close()
-    if st.st_size > OPS_MAX_BYTES:
-        raise ValueError(f"{name}: {checks.format_bytes(st.st_size)} on disk, more than the "
-                         f"{checks.format_bytes(OPS_MAX_BYTES)} a per-operation trace may hold "
-                         f"(gclib.timings.OPS_MAX_BYTES)")
     p = os.fspath(path)
-
-    try:
-        meta = pq.ParquetFile(p).metadata
-    except (pa.ArrowException, OSError) as e:
-        raise ValueError(f"{name}: not a readable parquet file (pyarrow: {type(e).__name__})") from None
+    meta = _ops_metadata(path, name)
     found = list(meta.schema.names)
     _missing(name, {c: c for c in OPS_COLUMNS}, found, "a per-operation trace has one row per operation with "
              f"columns {', '.join(OPS_COLUMNS)} and optionally stage and rank")

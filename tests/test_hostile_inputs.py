@@ -376,16 +376,20 @@ def test_a_parameter_given_at_its_default_beside_resume_is_refused(tmp_path, cap
 
 # ------------------------------------------------------------------------------------------------ processes
 def test_hydras_topology_files_are_found_by_who_holds_them(tmp_path):
+    # a job's proxy (a grandchild of mpiexec here: a child of the child) holds the file; another process does not
     name = f"{HYDRA_TOPOLOGY}gclibtest{os.getpid()}"
-    holder = subprocess.Popen([sys.executable, "-c", f"f = open({name!r}, 'w'); print('open', flush=True); "
-                                                    f"import time; time.sleep(60)"],
-                              stdout=subprocess.PIPE, text=True, start_new_session=True)
+    hold = f"f = open({name!r}, 'w'); print('open', flush=True); import time; time.sleep(60)"
+    job = subprocess.Popen([sys.executable, "-c", f"import subprocess, sys; subprocess.run([sys.executable, '-c', "
+                                                  f"{hold!r}])"], stdout=subprocess.PIPE, text=True,
+                           start_new_session=True)
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
     try:
-        assert holder.stdout.readline() == "open\n"
-        assert name in hydra_files(holder.pid) and name not in hydra_files(os.getsid(0))
+        assert job.stdout.readline() == "open\n"
+        assert name in hydra_files(job.pid) and name not in hydra_files(other.pid)
     finally:
-        holder.kill()
-        holder.wait()
+        for p in (job, other):
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
     remove_files([name])
     assert not os.path.exists(name)
 

@@ -64,16 +64,8 @@ def run(a) -> int:
     from gclib import advise, checks, network, timings
 
     net = network.parse(a.network, trace=a.trace)  # a bad --network is refused before any work
-    if a.figure is not None:
-        _check_figure(a.figure)
     trials = a.trials  # None: until every mean is known within 1% (at most advise.TRIALS)
-    if a.workers is not None:  # what can be checked before the trace is read and fitted
-        if a.max_load is not None:
-            checks.option_check("--max-load", checks.integer, a.max_load, low=1, high=a.workers,
-                                why=f" (at most the {a.workers} workers)")
-        advise.check_workload(a.workers, a.max_load, trials, models=1)
-        if a.sequential:
-            _check_across(a.workers, a.max_load)
+    _check_before_reading(a)
     trace = advise.check_trace(timings.load(a.trace))  # refused before any fit: zeros, one time, 1e300, denormals
     if a.holdout is not None:
         if a.workers is not None and a.workers != trace.workers:
@@ -145,6 +137,23 @@ def run(a) -> int:
         for w in bt.warnings:
             print(f"gclib: warning: {w}", file=sys.stderr)
     return 0
+
+
+def _check_before_reading(a) -> None:
+    """What can be checked before the trace is read and fitted: the figure's format, and with --workers the load,
+    the workload and the work of --sequential."""
+    from gclib import advise, checks
+
+    if a.figure is not None:
+        _check_figure(a.figure)
+    if a.workers is None:
+        return
+    if a.max_load is not None:
+        checks.option_check("--max-load", checks.integer, a.max_load, low=1, high=a.workers,
+                            why=f" (at most the {a.workers} workers)")
+    advise.check_workload(a.workers, a.max_load, a.trials, models=1)
+    if a.sequential:
+        _check_across(a.workers, a.max_load)
 
 
 def _check_figure(path) -> None:

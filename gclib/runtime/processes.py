@@ -69,25 +69,44 @@ def _environ_rank(pid):
 HYDRA_TOPOLOGY = "/tmp/hydra_hwloc_xmlfile_"
 
 
-def hydra_files(session: int) -> set:
-    """The topology files (:data:`HYDRA_TOPOLOGY`) that the processes of session ``session`` (an ``mpiexec``
-    started in a session of its own: its proxies and ranks) hold open on this host (Linux ``/proc``; empty
+def descendants(pid: int) -> list:
+    """The processes descended from ``pid`` on this host (Linux ``/proc``: each process's parent; empty
+    elsewhere)."""
+    parent = {}
+    try:
+        entries = [e for e in os.listdir("/proc") if e.isdigit()]
+    except OSError:
+        return []
+    for e in entries:
+        try:
+            with open(f"/proc/{e}/stat") as fh:
+                parent[int(e)] = int(fh.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+    children = {}
+    for child, par in parent.items():
+        children.setdefault(par, []).append(child)
+    out, todo = [], [pid]
+    while todo:
+        kids = children.get(todo.pop(), [])
+        out += kids
+        todo += kids
+    return out
+
+
+def hydra_files(pid: int) -> set:
+    """The topology files (:data:`HYDRA_TOPOLOGY`) that the processes descended from ``pid`` (an ``mpiexec``: its
+    proxies, which start sessions of their own, and its ranks) hold open on this host (Linux ``/proc``; empty
     elsewhere): the files of this job, told apart from other jobs' by who holds them."""
     out = set()
-    try:
-        entries = [int(e) for e in os.listdir("/proc") if e.isdigit()]
-    except OSError:
-        return out
-    for pid in entries:
+    for child in descendants(pid):
         try:
-            if os.getsid(pid) != session:
-                continue
-            fds = os.listdir(f"/proc/{pid}/fd")
+            fds = os.listdir(f"/proc/{child}/fd")
         except OSError:
             continue
         for fd in fds:
             try:
-                target = os.readlink(f"/proc/{pid}/fd/{fd}")
+                target = os.readlink(f"/proc/{child}/fd/{fd}")
             except OSError:
                 continue
             if target.startswith(HYDRA_TOPOLOGY):
