@@ -58,6 +58,7 @@ class Case:
     expect: int = 2  # the exit code of a careful command
     marks: tuple = ()  # text the output must not contain (the file's content)
     check: Optional[Callable] = None  # after the run: None when fine, else why not
+    setup: Optional[Callable] = None  # before each run (with the gclib it runs): files it needs
     mpi: bool = False
     interrupt_after: Optional[float] = None  # seconds, then SIGINT
     kill_proxy_after: Optional[float] = None  # seconds, then SIGKILL to the job's Hydra proxies (a lost proxy)
@@ -144,11 +145,14 @@ def make_files(d: Path) -> dict:
 
 
 def _run_state(d: Path, name: str, extra: list) -> Optional[Path]:
-    """A state file of a run over MPI that stopped early (two workers killed, beyond the code's tolerance)."""
+    """A state file of a run over MPI that stopped early (two workers killed, beyond the code's tolerance), written
+    by the gclib the case runs with."""
     state = d / f"{name}.json"
+    state.unlink(missing_ok=True)
     cmd = [PY, "-m", "gclib", "run", "--workers", "4", "--iterations", "6", "--kill", "0:2,1:2", "--state",
            str(state), "--json", *extra]
-    subprocess.run(cmd, capture_output=True, text=True, env=_env(d), timeout=300)
+    subprocess.run(cmd, capture_output=True, text=True, env=_env(d), cwd=str(d), timeout=300)  # (not this folder:
+    # python -m would import its gclib first)
     return state if state.exists() else None
 
 
@@ -280,19 +284,19 @@ def _mpi_cases(f: dict, d: Path) -> list:
     c.append(Case("profile that fails at once keeps --out", ["profile", "--workers", "2", "--iterations", "3",
                                                              "--job-timeout", "0.5", "--no-network", "--quiet",
                                                              "--out", str(existing)], expect=1, mpi=True,
+                  setup=lambda: existing.write_bytes(before),
                   check=lambda r: None if existing.read_bytes() == before else "--out was overwritten"))
     c.append(Case("run whose Hydra proxy is killed", ["run", "--scheme", "crc", "--workers", "4", "--stragglers", "1",
                                                       "--iterations", "400", "--time-scale", "0.02"],
                   expect=1, mpi=True, kill_proxy_after=6.0))
-    two = _run_state(d, "two-phase", ["--scheme", "rmg", "--load", "2", "--exchange", "two-phase"])
-    if two is not None:
-        c.append(Case("run --resume TWO-PHASE --exchange messages", ["run", "--resume", str(two), "--exchange",
-                                                                     "messages"], mpi=True))
-    plain = _run_state(d, "plain", ["--scheme", "crc", "--stragglers", "1"])
-    if plain is not None:
-        old = _old_layout(plain, d)
-        c.append(Case("run --resume of an older layout", ["run", "--resume", str(old)], mpi=True,
-                      check=lambda r: None if "older" in r["stderr"] else "the error does not say the file is older"))
+    two, old = d / "two-phase.json", d / "old-state.json"
+    c.append(Case("run --resume TWO-PHASE --exchange messages", ["run", "--resume", str(two), "--exchange",
+                                                                 "messages"], mpi=True,
+                  setup=lambda: _run_state(d, "two-phase", ["--scheme", "rmg", "--load", "2", "--exchange",
+                                                            "two-phase"])))
+    c.append(Case("run --resume of an older layout", ["run", "--resume", str(old)], mpi=True,
+                  setup=lambda: _old_layout(_run_state(d, "plain", ["--scheme", "crc", "--stragglers", "1"]), d),
+                  check=lambda r: None if "older" in r["stderr"] else "the error does not say the file is older"))
     return c
 
 
@@ -449,6 +453,8 @@ def run_case(case: Case, d: Path, timeout: float, max_mb: float) -> dict:
     tmp = d / "tmpdir"
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir()
+    if case.setup is not None:
+        case.setup()
     hw_before = _hwloc_files()
     t0 = time.perf_counter()
     proc = subprocess.Popen(_command(case), stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
