@@ -61,7 +61,8 @@ class Case:
     setup: Optional[Callable] = None  # before each run (with the gclib it runs): files it needs
     mpi: bool = False
     interrupt_after: Optional[float] = None  # seconds, then SIGINT
-    kill_proxy_after: Optional[float] = None  # seconds, then SIGKILL to the job's Hydra proxies (a lost proxy)
+    kill_proxy_after: Optional[float] = None  # seconds after the job's proxy wrote its topology file, then SIGKILL
+    # to the job's Hydra proxies (a proxy lost while the run goes on)
     env: dict = field(default_factory=dict)
 
 
@@ -287,8 +288,8 @@ def _mpi_cases(f: dict, d: Path) -> list:
                   setup=lambda: existing.write_bytes(before),
                   check=lambda r: None if existing.read_bytes() == before else "--out was overwritten"))
     c.append(Case("run whose Hydra proxy is killed", ["run", "--scheme", "crc", "--workers", "4", "--stragglers", "1",
-                                                      "--iterations", "400", "--time-scale", "0.02"],
-                  expect=1, mpi=True, kill_proxy_after=6.0))
+                                                      "--iterations", "5000", "--time-scale", "0.02"],
+                  expect=1, mpi=True, kill_proxy_after=1.0))
     two, old = d / "two-phase.json", d / "old-state.json"
     c.append(Case("run --resume TWO-PHASE --exchange messages", ["run", "--resume", str(two), "--exchange",
                                                                  "messages"], mpi=True,
@@ -329,6 +330,17 @@ def _children(pid: int) -> list:
         out += kids
         todo += kids
     return out
+
+
+def _holds_topology(pid: int) -> bool:
+    """Whether a process under ``pid`` holds one of Hydra's topology files open."""
+    for c in _children(pid):
+        try:
+            if any(os.readlink(f"/proc/{c}/fd/{fd}").startswith(HWLOC) for fd in os.listdir(f"/proc/{c}/fd")):
+                return True
+        except OSError:
+            continue
+    return False
 
 
 def _kill_proxies(pid: int) -> int:
@@ -405,8 +417,11 @@ def _watch(proc, case: Case, timeout: float, max_mb: float) -> dict:
         if delay is not None and not w["sent"] and now >= delay:
             proc.send_signal(signal.SIGINT)
             w["sent"] = True
-        if case.kill_proxy_after is not None and not w["proxies"] and now >= case.kill_proxy_after:
-            w["proxies"] = _kill_proxies(proc.pid)
+        if case.kill_proxy_after is not None and not w["proxies"]:  # once the proxy wrote its file, and later
+            if w.get("held") is None and _holds_topology(proc.pid):
+                w["held"] = now
+            if w.get("held") is not None and now - w["held"] >= case.kill_proxy_after:
+                w["proxies"] = _kill_proxies(proc.pid)
         w["stopped"] = "hang" if now > timeout else "memory" if _kb(proc.pid, "VmRSS") / 1024 > max_mb else None
         if w["stopped"]:
             try:

@@ -46,7 +46,9 @@ def _interrupted_while_starting(signum, frame):
 
 
 if _command_line():
-    import signal as _signal  # noqa: E402  (built in: no time)
+    # the interpreter's own module under signal (loaded as Python starts); signal itself builds its enums first,
+    # milliseconds in which a Ctrl-C would still be a traceback
+    import _signal  # noqa: E402
 
     if _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler:  # not when started with SIGINT ignored
         _signal.signal(_signal.SIGINT, _interrupted_while_starting)

@@ -3,6 +3,9 @@ from a file, with given parameters or the best of a sweep."""
 from __future__ import annotations
 
 import json
+import sys
+
+from gclib.cli.options import EXIT_FAIL, EXIT_INTERRUPTED, given as given_options
 
 #: The command, and its line in ``gclib --help``.
 NAME = "sequential"
@@ -55,8 +58,6 @@ def add_parser(sub):
 
 def run(a) -> int:
     from gclib import sequential as sq
-
-    from gclib.cli.options import given as given_options
 
     if "max_delay" in given_options(a) and not a.sweep:
         raise ValueError("argument --max-delay: read by --sweep only (it bounds the delays the sweep tries)")
@@ -112,10 +113,6 @@ def run(a) -> int:
 def _live_exit(out) -> int:
     """The exit code of the MPI run's outcome: 0 none asked or it finished, 130 interrupted (after one line
     ``gclib: interrupted``), 1 it stopped (its error line on stderr)."""
-    import sys
-
-    from gclib.cli.options import EXIT_FAIL, EXIT_INTERRUPTED
-
     if out is None or out["status"] == "ok":
         return 0
     if out["status"] == "interrupted":
@@ -146,8 +143,6 @@ def _live(a, d, jobs, params):
 
 
 def _progress(total: int):
-    import sys
-
     def show(rec):
         print(f"  round {rec['iteration'] + 1}/{total}" + (" (skipped)" if rec.get("skipped") else ""),
               file=sys.stderr, flush=True)

@@ -48,6 +48,8 @@ STARTUP_TIMEOUT = 60.0
 #: Seconds a rank may stay stopped (SIGSTOP, ...) before every rank is through ``MPI_Init`` before the job is
 #: started again (the other ranks wait for it there; a short stop, a debugger's, is waited out).
 STOPPED_AT_START = 1.0
+#: Seconds between two looks for the topology files of a job's Hydra proxies (:meth:`Job.look_for_topology`).
+TOPOLOGY_EVERY = 0.25
 #: Why :meth:`Job.watch` killed a job after which it is started again (nothing ran; see :func:`run_job`).
 RESTARTABLE = ("startup-stopped", "startup-timeout")
 
@@ -111,8 +113,9 @@ class Job:
         self.acked = 0  # bytes of the spec rank 0 has read
         self.heard = threading.Condition(self.lock)
         self.notices = queue.Queue()  # lines for the master's standard input (deaths), None to stop
-        self.topology = None  # Hydra's topology files of this job, once looked for (removed after it: a killed
-        # proxy leaves them behind)
+        self.topology = None  # Hydra's topology files of this job, once found (removed after it: a killed proxy
+        # leaves them behind); set() when there are none to find
+        self.looked = -math.inf
 
     # ------------------------------------------------------------------ the job
     def run(self, pickled: bytes) -> None:
@@ -169,8 +172,7 @@ class Job:
                 pass
             now = time.monotonic()
             why = None
-            if self.topology is None and self.events["init"] is not None:  # every rank through MPI_Init: Hydra's
-                self.topology = hydra_files(self.proc.pid)  # proxies hold the topology files the ranks read there
+            self.look_for_topology(now)
             if self.master_death is not None and self.events["end"] is None:
                 why = "master"
             elif self.events["init"] is None:  # the other ranks wait in MPI_Init for any that is not there
@@ -193,6 +195,17 @@ class Job:
             if why is not None:
                 self.kill()
                 return why
+
+    def look_for_topology(self, now: float) -> None:
+        """Note the topology files this job's Hydra proxies hold (:attr:`topology`): looked for every
+        :data:`TOPOLOGY_EVERY` seconds from the start until found, or until a look after every rank is through
+        ``MPI_Init`` finds none (no local proxy wrote one: srun, or remote hosts only)."""
+        if self.topology is not None or now - self.looked < TOPOLOGY_EVERY:
+            return
+        self.looked = now
+        found = hydra_files(self.proc.pid)
+        if found or self.events["init"] is not None:
+            self.topology = found
 
     def kill(self) -> None:
         """Kill the job: mpiexec (Hydra forwards the signal to its proxies, which kill the ranks), then any rank
