@@ -130,9 +130,10 @@ LAZY = ("lag-wk", "lag-ps", "lagc", "g-lag")
 
 def reject_unread(a) -> None:
     """Refuse an option that the chosen ``--algorithm`` (and ``--trigger``) does not read: ``--scheme`` but for gc;
-    ``--stragglers`` but for gc and lagc; ``--groups`` but for g-lag, and gc and lagc without ``--stragglers``
-    (whose default it sets); a ``--trigger`` other than the one gd, gc, lag-wk and lag-ps are named for; the lazy
-    rule's ``--lazy-window``, ``--xi``, ``--units`` and ``--warmup`` without a lazy rule."""
+    ``--stragglers`` but for gc and lagc; ``--groups`` but for g-lag, and lagc without ``--stragglers`` (whose
+    default it sets; gc has no groups, its code is sized by ``--stragglers``); a ``--trigger`` other than the one gd,
+    gc, lag-wk and lag-ps are named for; the lazy rule's ``--lazy-window``, ``--xi``, ``--units`` and ``--warmup``
+    without a lazy rule."""
     alg = a.algorithm
     if a.scheme is not None and alg != "gc":
         raise ValueError(f"argument --scheme: only --algorithm gc takes a code (algorithm {alg!r} has its own), "
@@ -141,9 +142,13 @@ def reject_unread(a) -> None:
         raise ValueError(f"argument --stragglers: only --algorithm gc and lagc read it (algorithm {alg!r} has no "
                          f"code of its own to size)")
     if a.groups is not None:
-        if alg not in ("g-lag", "gc", "lagc"):
-            raise ValueError(f"argument --groups: only --algorithm g-lag (and gc, lagc without --stragglers) reads "
-                             f"it, not {alg!r}")
+        if alg == "gc":  # its code has no groups: --groups G only set s = workers/G - 1 in a roundabout way
+            raise ValueError(f"argument --groups: --algorithm gc has no groups (its code is sized by --stragglers; "
+                             f"--groups {a.groups} would mean --stragglers {a.workers // a.groups - 1} for "
+                             f"{a.workers} workers)")
+        if alg not in ("g-lag", "lagc"):
+            raise ValueError(f"argument --groups: only --algorithm g-lag (and lagc without --stragglers) reads it, "
+                             f"not {alg!r}")
         if alg != "g-lag" and a.stragglers is not None:
             raise ValueError(f"argument --groups: --algorithm {alg} reads it only for the default of --stragglers "
                              f"(workers/groups - 1), which is given")
