@@ -124,7 +124,7 @@ COMMANDS = {
     "convert wide": ["trace", "convert", "{}", "--format", "wide", "--out", "{out}"],
     "convert auto": ["trace", "convert", "{}", "--out", "{out}"],
     "advise": ["advise", "--trace", "{}", "--workers", "4"],
-    "sequential": ["sequential", "--delays", "{}", "--scheme", "gc", "--s", "1"],
+    "sequential": ["sequential", "--delays", "{}", "--scheme", "gc", "--stragglers", "1"],
     "resume": ["run", "--resume", "{}"],
     "hosts": ["run", "--scheme", "crc", "--workers", "4", "--stragglers", "1", "--hosts", "{}"],
     "network": ["advise", "--trace", "{trace}", "--workers", "4", "--network", "{}"],
@@ -309,11 +309,11 @@ def test_options_a_command_does_not_read_are_refused(tmp_path, capsys):
     _refused(capsys, ["trace", "convert", trace, "--stages", "max", "--out", tmp_path / "o.csv"],
              needle="stages applies to a per-operation trace")
     np.save(tmp_path / "d.npy", np.ones((4, 12)))
-    _refused(capsys, ["sequential", "--delays", tmp_path / "d.npy", "--scheme", "gc", "--s", "1", "--max-delay",
+    _refused(capsys, ["sequential", "--delays", tmp_path / "d.npy", "--scheme", "gc", "--stragglers", "1", "--max-delay",
                       "4"], needle="argument --max-delay: read by --sweep only")
     _refused(capsys, ["sequential", "--delays", tmp_path / "d.npy", "--scheme", "sr-sgc", "--sweep", "--max-delay",
                       "12"], needle="argument --max-delay: must be below the matrix's 12 rounds")
-    _refused(capsys, ["train", "--scheme", "gc", "--groups", "3"], needle="--groups 3 would mean --stragglers 3")
+    _refused(capsys, ["train", "--algorithm", "gc", "--groups", "3"], needle="--groups 3 would mean --stragglers 3")
 
 
 def test_the_parser_records_the_options_given_even_at_their_default():
@@ -449,7 +449,7 @@ def test_a_diverged_run_says_so_and_exits_1(tmp_path):
 def test_sequential_over_mpi_that_stops_exits_1_and_leaves_no_run_directory(tmp_path):
     np.save(tmp_path / "d.npy", 1 + np.random.default_rng(2).exponential(1.0, (4, 12)))
     for json_out in (True, False):
-        p = _gclib(["sequential", "--delays", tmp_path / "d.npy", "--scheme", "gc", "--s", "1", "--mpi", "--kill",
+        p = _gclib(["sequential", "--delays", tmp_path / "d.npy", "--scheme", "gc", "--stragglers", "1", "--mpi", "--kill",
                     "0:1,1:1", *(["--json"] if json_out else [])], tmp_path)
         assert p.returncode == 1 and "Traceback" not in p.stderr, (p.returncode, p.stderr)
         assert p.stderr.strip().splitlines()[-1].startswith("gclib: error: the run over MPI stopped after")

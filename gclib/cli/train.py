@@ -116,12 +116,21 @@ def renamed(a) -> None:
         options.warn(f"--scheme {a.scheme} is now --algorithm {a.scheme} (--scheme names the code of --algorithm gc, "
                      f"as in every other command; the old form still works in this release and goes in the next)")
         a.algorithm, a.scheme = a.scheme, None
+        _given_as(a, "scheme", "algorithm")
     if old_code is not None:
         if a.scheme is not None:
             raise ValueError("argument --code: cannot be given with --scheme (its new name)")
         a.scheme = old_code
+        _given_as(a, "old_code", "scheme")
     if a.algorithm is None:
         raise ValueError("the following arguments are required: --algorithm")
+
+
+def _given_as(a, old: str, new: str) -> None:
+    """Record an option read under its new destination as given there (:func:`gclib.cli.options.given`)."""
+    was = options.given(a)
+    if old in was:
+        setattr(a, options.GIVEN, (was - {old}) | {new})
 
 
 #: The training algorithms that are lazy unless ``--trigger none`` (gd and gc never are).
