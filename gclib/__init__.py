@@ -25,6 +25,34 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
+import os as _os  # noqa: E402
+import sys as _sys  # noqa: E402
+
+
+def _command_line() -> bool:
+    """Whether this process is the command line (the ``gclib`` script, or ``python -m gclib``)."""
+    name = _os.path.basename(_sys.argv[0]) if _sys.argv else ""
+    orig = list(getattr(_sys, "orig_argv", []))
+    module = orig[orig.index("-m") + 1] if "-m" in orig[:-1] else ""
+    return name in ("gclib", "gclib.exe", "gclib-script.py") or module in ("gclib", "gclib.cli")
+
+
+def _interrupted_while_starting(signum, frame):
+    """Ctrl-C while the command line loads (NumPy, the core, the command line's own modules), before
+    :func:`gclib.cli.main` can report it: one line and exit 130, as ``main`` reports one later (it puts Python's
+    handler back as it starts)."""
+    _os.write(2, b"gclib: interrupted\n")
+    _os._exit(130)
+
+
+if _command_line():
+    # the interpreter's own module under signal (loaded as Python starts); signal itself builds its enums first,
+    # milliseconds in which a Ctrl-C would still be a traceback
+    import _signal  # noqa: E402
+
+    if _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler:  # not when started with SIGINT ignored
+        _signal.signal(_signal.SIGINT, _interrupted_while_starting)
+
 from gclib import checks, codes, stragglers  # noqa: E402
 from gclib.codes import DecodingError, GradientCode  # noqa: E402
 from gclib.schemes import SCHEMES, build  # noqa: E402

@@ -821,6 +821,33 @@ def _order(report) -> list:
     return list(PREFERENCE) + [f.name for f in fits]
 
 
+#: The range a trace's positive task times must lie in (seconds; 0 and inf apart) to be fitted and simulated: the
+#: fits take squares, logarithms and ratios of them and the simulator sums them, which overflow or underflow
+#: float64 outside it (times of 1e300 s make every design's time inf; of 1e-320 s, denormal, ratios of 0 / 0).
+TIME_RANGE = (1e-100, 1e100)
+
+
+def check_trace(t) -> Timings:
+    """``t`` when its task times can be fitted and simulated: positive finite times within :data:`TIME_RANGE`, at
+    least two distinct ones; else a ``ValueError`` naming the trace and what it holds instead, before any fit or
+    simulation (a trace of zeros, of one repeated time, of times near 1e300 or of denormal times)."""
+    if not isinstance(t, Timings):
+        raise checks.ParameterTypeError(f"t must be a gclib.timings.Timings, got {type(t).__name__}")
+    x = t.durations[np.isfinite(t.durations)]
+    pos = x[x > 0]
+    if pos.size == 0:
+        raise ValueError(f"{t.source}: every finite task time is 0 s; a compute-time model needs positive times")
+    lo, hi = float(pos.min()), float(pos.max())
+    if lo < TIME_RANGE[0] or hi > TIME_RANGE[1]:
+        raise ValueError(f"{t.source}: task times must lie within {TIME_RANGE[0]:g} to {TIME_RANGE[1]:g} s (or be 0 "
+                         f"or inf) to be fitted and simulated in float64 (gclib.advise.TIME_RANGE), got {lo:.3g} to "
+                         f"{hi:.3g} s; write the trace in seconds")
+    if np.unique(x).size < 2:
+        raise ValueError(f"{t.source}: every finite task time is the same ({lo:.6g} s); fitting a compute-time model "
+                         f"needs at least 2 distinct times")
+    return t
+
+
 def from_trace(t, K: int | None = None, *, seed=0, bootstrap: int = 200, trials: int | None = None,
                max_load: int | None = None, budget: float | None = None, all_models: bool = False,
                progress: bool = False, network=None, screen: bool | None = None) -> TraceAdvice:
@@ -838,8 +865,7 @@ def from_trace(t, K: int | None = None, *, seed=0, bootstrap: int = 200, trials:
             bootstrap, the tests and the simulation. bootstrap: replicates of the fits and of the tests.
             trials, max_load, budget, progress, network, screen: as :func:`advise`.
     """
-    if not isinstance(t, Timings):
-        raise checks.ParameterTypeError(f"t must be a gclib.timings.Timings, got {type(t).__name__}")
+    check_trace(t)
     K = t.workers if K is None else checks.integer("K", K, low=2)
     seed = checks.integer("seed", seed, low=0)
     report = fit.fit(t, seed=seed, bootstrap=bootstrap)
@@ -1066,6 +1092,20 @@ def _part(t, sl, what):
                    worker_ids=t.worker_ids, source=f"{t.source} ({what})")
 
 
+def iterations_needed(holdout: float) -> int:
+    """The fewest iterations a trace needs for a back-test holding out ``holdout`` of them: :data:`MIN_PART` to
+    fit and :data:`MIN_PART` held out (``round(holdout * n)`` of ``n``). Found from a closed form and a look at
+    the few counts around it, never by counting up (a holdout of 1e-300 needs about 5e300)."""
+    h = checks.real("holdout", holdout, above=0, below=1)
+    ok = lambda n: n - round(h * n) >= MIN_PART and round(h * n) >= MIN_PART  # noqa: E731
+    # round(h n) >= MIN_PART from n >= (MIN_PART - 0.5) / h, and n - round(h n) >= MIN_PART from
+    # n >= (MIN_PART - 0.5) / (1 - h): the answer is within a few of the larger
+    start = max(MIN_PART, math.floor(max((MIN_PART - 0.5) / h, (MIN_PART - 0.5) / (1 - h))) - 2)
+    if start > 2 ** 53:  # beyond exact integers: any trace is too short
+        return start
+    return next((n for n in range(start, start + 8) if ok(n)), start + 8)
+
+
 def backtest(t, holdout: float = 0.5, *, seed=0, bootstrap: int = 200, trials: int | None = None,
              max_load: int | None = None, budget: float | None = None, top: int = 3, all_models: bool = False,
              progress: bool = False, network=None) -> Backtest:
@@ -1086,8 +1126,7 @@ def backtest(t, holdout: float = 0.5, *, seed=0, bootstrap: int = 200, trials: i
         ValueError: a worker missing from an iteration; fewer iterations than :data:`MIN_PART` in either part
         (the message says how many the trace needs).
     """
-    if not isinstance(t, Timings):
-        raise checks.ParameterTypeError(f"t must be a gclib.timings.Timings, got {type(t).__name__}")
+    check_trace(t)
     holdout = checks.real("holdout", holdout, above=0, below=1)
     top = checks.integer("top", top, low=1)
     check_complete(t)
@@ -1095,9 +1134,8 @@ def backtest(t, holdout: float = 0.5, *, seed=0, bootstrap: int = 200, trials: i
     n_held = int(round(holdout * I))
     n_fit = I - n_held
     if n_fit < MIN_PART or n_held < MIN_PART:
-        need = MIN_PART
-        while not (need - int(round(holdout * need)) >= MIN_PART and int(round(holdout * need)) >= MIN_PART):
-            need += 1
+        need = iterations_needed(holdout)
+        need = f"{need:,}" if need < 10 ** 12 else f"about {float(need):.3g}"
         raise ValueError(f"{t.source}: a back-test with holdout {holdout:g} needs at least {need} iterations (at "
                          f"least {MIN_PART} to fit and {MIN_PART} held out), the trace has {I} ({n_fit} to fit, "
                          f"{n_held} held out)")

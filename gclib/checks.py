@@ -5,7 +5,7 @@ anything, and the command line builds its option types from the same helpers (:f
 written once and the two say the same thing:
 
 * :func:`integer`, :func:`real`, :func:`choice`, :func:`text`, :func:`items`, :func:`int_list`, :func:`generator`,
-  :func:`finite_array`: a value of the right type and range, or a :class:`ValueError` naming the argument, the
+  :func:`finite_array`, :func:`real_array`: a value of the right type and range, or a :class:`ValueError` naming the argument, the
   value and what is allowed (a value of the wrong type raises :class:`ParameterTypeError`, a ``TypeError`` that is also a ``ValueError``);
 * :func:`seconds`: a positive, finite number of seconds (timeouts, delays);
 * :func:`input_path`, :func:`output_dir`, :func:`output_file`: a path to read, a folder or a file that can be
@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 
 __all__ = ["ParameterTypeError", "integer", "real", "seconds", "choice", "text", "items", "int_list", "generator",
-           "finite_array", "path_text", "input_path", "output_dir", "output_file", "available_memory", "memory_budget", "need_memory",
+           "finite_array", "real_array", "path_text", "input_path", "output_dir", "output_file", "available_memory", "memory_budget", "need_memory",
            "format_bytes", "option", "option_check", "MEMORY_ENV", "MEMORY_FRACTION", "MemoryBudgetError"]
 
 
@@ -269,6 +269,27 @@ def finite_array(name: str, value, *, ndim: int | None = None, complex_ok: bool 
         pos = where[0] if len(where) == 1 else where
         raise ValueError(f"{name} must hold finite numbers, got {a[where]} at index {pos}")
     return a
+
+
+def real_array(name: str, value, *, what: str = "real numbers") -> np.ndarray:
+    """``value`` as a float array when it holds real numbers (integers or floats; NaN and infinities are the
+    caller's to judge): booleans, complex numbers, text and objects that are not numbers are refused, never
+    converted (``float`` reads ``True`` as 1 and drops an imaginary part without a word).
+
+    Raises:
+        ParameterTypeError naming ``name``, ``what`` it must hold and what it holds.
+    """
+    try:
+        a = np.asarray(value)
+    except (ValueError, TypeError):  # ragged nested lists
+        raise ParameterTypeError(f"{name} must be an array of {what}, got a ragged {type(value).__name__}") from None
+    kind = a.dtype.kind
+    if kind == "O" and all(is_real(x) for x in a.flat):
+        kind = "f"
+    if kind not in "iuf":
+        held = {"b": "booleans", "c": "complex numbers", "U": "text", "S": "bytes"}.get(kind, f"{a.dtype} values")
+        raise ParameterTypeError(f"{name} must be an array of {what}, got an array of {held}")
+    return a.astype(float)
 
 
 # ------------------------------------------------------------------------------------------------------ paths

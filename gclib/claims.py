@@ -42,6 +42,7 @@ Example::
 """
 from __future__ import annotations
 
+import io
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,6 +50,7 @@ from typing import Iterable, Sequence
 
 import pandas as pd
 
+from gclib import files
 from gclib.stats import Z95, Estimate, proportion, wilson  # noqa: F401  (part of this module's interface)
 
 HOLDS, FAILS, INCONCLUSIVE, NOT_TESTABLE = "holds", "does not hold", "inconclusive", "not testable here"
@@ -377,7 +379,19 @@ def write(df: pd.DataFrame, notebook: str, figures_dir) -> Path:
     return p
 
 
+#: The most a claims table may hold, checked before it is read.
+CLAIMS_BUDGET = files.Budget("a claims table", 16 * files.MIB, constant="gclib.claims.CLAIMS_BUDGET")
+
+
 def read(p) -> pd.DataFrame:
-    """Read and check a claims CSV written by :func:`write`."""
-    df = pd.read_csv(p, dtype=str, keep_default_na=False)
+    """Read and check a claims CSV written by :func:`write` (within :data:`CLAIMS_BUDGET`; a file that is not one is
+    refused naming the file, not quoting it)."""
+    data = files.read_text(None, p, CLAIMS_BUDGET, expected="a claims table (CSV)")
+    try:
+        df = pd.read_csv(io.BytesIO(data), dtype=str, keep_default_na=False)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError):
+        raise ValueError(f"{p}: not a claims table (not a readable CSV)") from None
+    if list(df.columns) != list(COLUMNS):
+        raise ValueError(f"{p}: a claims table has the columns {list(COLUMNS)}; line 1 (its header) does not name "
+                         f"them in that order")
     return check(df)

@@ -38,7 +38,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gclib import checks
+from gclib import checks, files
 from gclib.simulate import Communication
 
 FORMAT = "gclib network profile"
@@ -143,8 +143,26 @@ def _number(path, data, key, *, low=0.0, finite=True):
         return math.inf
     try:
         return checks.real(key, v, low=low, finite=finite)
-    except ValueError as e:
-        raise ValueError(f"{path}: {e}") from None
+    except ValueError as e:  # what is allowed, not what the file holds
+        raise ValueError(f"{path}: {str(e).rsplit(', got ', 1)[0]}") from None
+
+
+#: The most a network profile file may hold, checked before it is read.
+PROFILE_BUDGET = files.Budget("a network profile", files.MIB, constant="gclib.network.PROFILE_BUDGET")
+#: The longest a message may take (seconds: latency, overhead and one gradient at the bandwidth): the simulator
+#: adds the messages of every worker and every iteration, which overflow float64 beyond it.
+MAX_MESSAGE_SECONDS = 1e100
+
+
+def check_cost(comm, what: str):
+    """``comm`` (a :class:`gclib.simulate.Communication`) when one message of one gradient takes a finite time
+    below :data:`MAX_MESSAGE_SECONDS`; else a ``ValueError`` naming ``what``, before any simulation."""
+    cost = comm.latency + comm.overhead + (1.0 / comm.bandwidth if comm.bandwidth > 0 else math.inf)
+    if not cost <= MAX_MESSAGE_SECONDS:
+        raise ValueError(f"{what}: a message of one gradient would take {cost:.3g} s (latency + overhead + "
+                         f"1 / bandwidth), beyond the {MAX_MESSAGE_SECONDS:g} s the simulator can add up "
+                         f"(gclib.network.MAX_MESSAGE_SECONDS)")
+    return comm
 
 
 def read(path) -> NetworkProfile:
@@ -152,10 +170,11 @@ def read(path) -> NetworkProfile:
     ``gradient_bytes``). A file that is not one, or a value that is missing, negative or not a number, is refused
     in one line naming the file and the key."""
     path = Path(path)
+    text = files.read_text(None, path, PROFILE_BUDGET, expected="a network profile (JSON)")
     try:
-        data = json.loads(path.read_text())
-    except (OSError, UnicodeDecodeError) as e:
-        raise ValueError(f"{path}: cannot read the network profile ({e.__class__.__name__}: {e})") from None
+        data = json.loads(text)
+    except RecursionError:
+        raise ValueError(f"{path}: not a network profile (its JSON is nested too deeply)") from None
     except json.JSONDecodeError as e:
         raise ValueError(f"{path}: not a network profile (not JSON: {e.msg} at line {e.lineno})") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
@@ -164,10 +183,10 @@ def read(path) -> NetworkProfile:
     over = _number(path, data, "overhead")
     bw = _number(path, data, "bandwidth", low=None, finite=False)
     if not bw > 0:
-        raise ValueError(f"{path}: bandwidth must be positive (bytes per second), got {data['bandwidth']!r}")
+        raise ValueError(f"{path}: bandwidth must be positive (bytes per second)")
     g = _number(path, data, "gradient_bytes", low=1)
     if g != int(g):
-        raise ValueError(f"{path}: gradient_bytes must be an integer, got {data['gradient_bytes']!r}")
+        raise ValueError(f"{path}: gradient_bytes must be an integer")
     return NetworkProfile(lat, over, bw, int(g), int(data.get("workers") or 0), list(data.get("hosts") or []),
                           list(data.get("ping") or []), list(data.get("flood") or []))
 
@@ -191,7 +210,7 @@ def parse(text: str, trace=None):
     """
     if text is None:
         if trace is not None and beside(trace).is_file():
-            return read(beside(trace)).communication()
+            return check_cost(read(beside(trace)).communication(), f"the network profile {beside(trace)}")
         return None
     text = str(text).strip()
     if text == "none":
@@ -219,11 +238,12 @@ def parse(text: str, trace=None):
         if missing:
             raise ValueError(f"--network: {', '.join(sorted(missing))} missing ({SPEC})")
         try:
-            return Communication(**kw)
+            comm = Communication(**kw)
         except ValueError as e:
             raise ValueError(f"--network: {e}") from None
+        return check_cost(comm, "--network")
     p = Path(text)
     if not p.is_file():
         raise ValueError(f"--network: {text!r} is neither latency=...,bandwidth=..., none, nor a network profile "
                          f"file")
-    return read(p).communication()
+    return check_cost(read(p).communication(), f"--network {text}")

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 
-from gclib import checks
+from gclib import checks, files
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
@@ -378,6 +378,10 @@ def write_manifest(out_dir: Path, profile: str, results: list[RunResult], env: d
     return path
 
 
+#: The most a manifest may hold, checked before it is read.
+MANIFEST_BUDGET = files.Budget("a manifest", 64 * files.MIB, constant="gclib.reproduce.MANIFEST_BUDGET")
+
+
 def checked_manifest(path: Path) -> dict:
     """The manifest at ``path``, its shape checked: a JSON object whose ``notebooks`` maps names to entries, each
     entry an object whose ``figures`` maps file names to digests.
@@ -386,10 +390,12 @@ def checked_manifest(path: Path) -> dict:
         ValueError naming the file and what is wrong with it (unreadable, not JSON, the wrong shape).
     """
     try:
-        man = json.loads(Path(path).read_text())
-    except OSError as e:
-        raise ValueError(f"manifest {path} cannot be read: {e.strerror or e}") from None
-    except ValueError as e:  # invalid JSON, or bytes that are not UTF-8
+        data = files.read_text(None, path, MANIFEST_BUDGET, expected="a manifest of gclib reproduce (JSON)")
+    except files.FileRefused as e:
+        raise ValueError(f"manifest {e}") from None
+    try:
+        man = json.loads(data)
+    except ValueError as e:  # invalid JSON
         raise ValueError(f"manifest {path} is not valid JSON ({_one_line(e)}); run gclib reproduce again to "
                          f"rewrite it") from None
     except RecursionError:
@@ -398,7 +404,8 @@ def checked_manifest(path: Path) -> dict:
     if not isinstance(man, dict):
         raise ValueError(f"manifest {path} must hold a JSON object, got {type(man).__name__}")
     if not isinstance(man.get("figures_dir", ""), (str, type(None))):
-        raise ValueError(f"manifest {path}: 'figures_dir' must be a folder path, got {man['figures_dir']!r}")
+        raise ValueError(f"manifest {path}: 'figures_dir' must be a folder path, got a "
+                         f"{type(man['figures_dir']).__name__}")
     books = man.get("notebooks", {})
     if not isinstance(books, dict):
         raise ValueError(f"manifest {path}: 'notebooks' must map notebook names to entries, got "
@@ -408,8 +415,7 @@ def checked_manifest(path: Path) -> dict:
             raise ValueError(f"manifest {path}: the entry of {stem!r} must be an object, got {type(e).__name__}")
         figs = e.get("figures", {})
         if not isinstance(figs, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in figs.items()):
-            raise ValueError(f"manifest {path}: 'figures' of {stem!r} must map file names to digests, got "
-                             f"{_one_line(json.dumps(figs))[:80]}")
+            raise ValueError(f"manifest {path}: 'figures' of {stem[:60]!r} must map file names to digests")
     return man
 
 

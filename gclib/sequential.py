@@ -64,7 +64,7 @@ from typing import Callable, Iterable, Optional
 import numpy as np
 import pandas as pd
 
-from gclib import checks
+from gclib import checks, files
 
 #: The schemes, by name.
 SCHEMES = ("no-coding", "no-wait", "gc", "sr-sgc", "m-sgc")
@@ -205,16 +205,15 @@ def delay(scheme: str, **params) -> int:
 # ------------------------------------------------------------------------------------------------ the replay
 def _delays(delays) -> np.ndarray:
     """``delays`` as a float ``(workers, rounds)`` array of non-negative seconds; ``inf`` is a worker that never
-    answers in that round (a dead one), ``nan`` is refused."""
-    try:
-        d = np.asarray(delays, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(f"delays must be a (workers, rounds) array of seconds, got {type(delays).__name__}") from None
+    answers in that round (a dead one), ``nan`` is refused, and so are booleans and complex numbers (not converted:
+    ``float`` would read ``True`` as one second and drop an imaginary part)."""
+    d = checks.real_array("delays", delays, what="seconds (real numbers, inf for never)")
     if d.ndim != 2 or d.shape[0] < 1 or d.shape[1] < 1:
         raise ValueError(f"delays must be a (workers, rounds) matrix with at least one of each, got shape {d.shape}")
     if np.isnan(d).any() or (d < 0).any():
-        raise ValueError("delays must be non-negative seconds (inf for a worker that never answers), got nan or a "
-                         "negative entry")
+        bad = np.argwhere(np.isnan(d) | (d < 0))[0]
+        raise ValueError(f"delays must be non-negative seconds (inf for a worker that never answers), got nan or a "
+                         f"negative entry at [{bad[0]}, {bad[1]}] (row and column from 0)")
     return d
 
 
@@ -261,7 +260,7 @@ def run(scheme: str, delays, *, jobs: Optional[int] = None, mu: float = MU, conv
     p = check_params(scheme, n, **params)
     T = delay(scheme, **p)
     d, jobs = _matrix(d0, jobs, T)
-    lim = math.inf if limit is None else float(limit)
+    lim = math.inf if limit is None else checks.real("limit", limit, low=0, finite=False)
     fn = {"no-coding": _no_coding, "no-wait": _no_wait, "gc": _gc, "sr-sgc": _sr_sgc, "m-sgc": _m_sgc}[scheme]
     out = fn(d, jobs, mu, convention, lim, **p)
     if out is None:
@@ -620,6 +619,46 @@ def proportional(unit, overhead: float = 0.0) -> Callable[[float], np.ndarray]:
 
 
 # ------------------------------------------------------------------------------------------------ sweep
+#: The most parameter sets a sweep tries (:func:`candidates`), counted before any is listed.
+MAX_CANDIDATES = 1_000_000
+#: The most work a sweep or an advice replays, in rounds x (workers + :data:`REPLAY_OVERHEAD`): a round's replay
+#: costs a fixed part (Python) and a part per worker (NumPy), about 0.6 microseconds per unit on one core, so this
+#: is about two minutes; larger requests are refused before the first round (:func:`check_work`).
+MAX_REPLAY_WORK = 2e8
+REPLAY_OVERHEAD = 128
+
+
+def count_candidates(scheme: str, n: int, *, max_delay: int = 4, max_W: Optional[int] = None,
+                     lambdas: Optional[int] = None) -> int:
+    """How many parameter sets :func:`candidates` lists (before ``max_parts``), without listing them: ``lambdas``
+    the number of lambdas (default ``n``). A ``max_delay`` beyond :data:`MAX_CANDIDATES` is counted as that many
+    (there are more)."""
+    lam = n if lambdas is None else lambdas
+    D = max_delay
+    W_top = D + 1 if max_W is None else max_W
+    if scheme == "gc":
+        return n
+    if scheme not in ("sr-sgc", "m-sgc"):
+        return 1
+    if D > MAX_CANDIDATES:
+        return MAX_CANDIDATES + 1
+    if scheme == "sr-sgc":
+        pairs = sum(len(range(B + 1, W_top + 1, B)) for B in range(1, D + 1))
+    else:
+        pairs = sum(max(0, min(W - 1, D - W + 1)) for W in range(2, D + 2))
+    return pairs * lam
+
+
+def check_work(rounds: float, n: int, *, what: str, lower: str) -> None:
+    """Refuse a replay of ``rounds`` rounds of ``n`` workers beyond :data:`MAX_REPLAY_WORK`, in one line naming
+    ``what`` it is and what to ``lower``."""
+    work = float(rounds) * (n + REPLAY_OVERHEAD)
+    if work > MAX_REPLAY_WORK:
+        minutes = work / MAX_REPLAY_WORK * 2
+        raise ValueError(f"{what} would replay {rounds:,.0f} rounds of {n:,} workers (about {minutes:,.0f} minutes "
+                         f"on one core), more than gclib.sequential.MAX_REPLAY_WORK allows; lower {lower}")
+
+
 def candidates(scheme: str, n: int, *, max_delay: int = 4, max_W: Optional[int] = None,
                lambdas: Optional[Iterable[int]] = None, s_values: Optional[Iterable[int]] = None,
                max_parts: Optional[float] = None) -> list[dict]:
@@ -636,6 +675,11 @@ def candidates(scheme: str, n: int, *, max_delay: int = 4, max_W: Optional[int] 
     max_delay = checks.integer("max_delay", max_delay, low=1)
     max_W = max_delay + 1 if max_W is None else checks.integer("max_W", max_W, low=2)
     lams = list(range(1, n + 1)) if lambdas is None else sorted({int(x) for x in lambdas if 1 <= int(x) <= n})
+    count = count_candidates(scheme, n, max_delay=max_delay, max_W=max_W, lambdas=len(lams))
+    if count > MAX_CANDIDATES:
+        raise ValueError(f"a sweep of {scheme} on {n} workers with max_delay {max_delay} has {count:,} candidates, more "
+                         f"than {MAX_CANDIDATES:,} (gclib.sequential.MAX_CANDIDATES); lower max_delay, or sweep fewer "
+                         f"lambdas")
     if scheme == "gc":
         ss = range(n) if s_values is None else sorted({int(x) for x in s_values if 0 <= int(x) < n})
         return [{"s": s} for s in ss]
@@ -655,9 +699,13 @@ def sweep(delays_at: Callable[[float], np.ndarray], scheme: str, *, jobs: int, m
     Returns one row per candidate (:meth:`Result.to_dict`), ``total`` ``inf`` when pruned (``prune``: a candidate
     is stopped once it is slower than the best so far, which cannot change the best)."""
     n = getattr(delays_at, "workers", None) or delays_at(1.0).shape[0]
+    jobs = checks.integer("jobs", jobs, low=1)
+    cands = candidates(scheme, n, **bounds)
+    check_work(len(cands) * (jobs + bounds.get("max_delay", 4)), n, what=f"a sweep of {len(cands):,} {scheme} "
+               f"candidates", lower="the workers, the rounds (jobs) or the largest delay")
     rows, best_total = [], math.inf
     cache = {}
-    for p in candidates(scheme, n, **bounds):
+    for p in cands:
         ld = load(scheme, n, **p)
         if ld not in cache:
             cache[ld] = delays_at(ld)
@@ -688,7 +736,7 @@ def task_delays(finish) -> Callable[[float], np.ndarray]:
     one data part each (as :meth:`gclib.stragglers.ComputeModel.sample` draws them for the one-shot simulator). A
     worker that processes ``load * n`` parts (``n`` the workers) finishes when its ``load * n``-th task does,
     interpolated linearly between two tasks for a fractional count (M-SGC's loads); more than ``R`` parts raise."""
-    f = np.asarray(finish, dtype=float)
+    f = checks.real_array("finish", finish, what="finish times (real numbers)")
     if f.ndim != 3 or 0 in f.shape:
         raise ValueError(f"finish must be (rounds, workers, tasks), got shape {f.shape}")
     if np.isnan(f).any() or (f < 0).any():
@@ -713,6 +761,38 @@ def task_delays(finish) -> Callable[[float], np.ndarray]:
 ADVISED = ("no-coding", "gc", "sr-sgc", "m-sgc")
 
 
+#: The most workers the advice across iterations weighs (as :data:`gclib.advise.MAX_WORKERS`).
+MAX_WORKERS = 10_000
+
+
+def check_advice(K: int, max_parts: int, *, probe: int = 100, held: int = 100, seeds: int = 3, max_delay: int = 4,
+                 lambdas: Optional[Iterable[int]] = None) -> dict:
+    """The arguments of :func:`advice` checked, and its work bounded before anything is drawn: ``K`` at most
+    :data:`MAX_WORKERS`, the draws within the memory budget (:func:`gclib.checks.need_memory`), the rounds its
+    sweeps replay within :data:`MAX_REPLAY_WORK` (:func:`check_work`). Returns the checked values (``K``, ``R``,
+    ``probe``, ``held``, ``seeds``, ``max_delay``) and ``fits``, the schemes with parameters within ``R`` parts.
+
+    Raises:
+        ValueError naming the argument, or the work and what to lower.
+    """
+    K = checks.integer("K", K, low=2, high=MAX_WORKERS, why=" (the advice across iterations sweeps lambdas up to K)")
+    R = checks.integer("max_parts", max_parts, low=1, high=K, why=f" (at most the {K} workers)")
+    max_delay = checks.integer("max_delay", max_delay, low=1)
+    probe = checks.integer("probe", probe, low=max_delay + 2)
+    held = checks.integer("held", held, low=max_delay + 2)
+    seeds = checks.integer("seeds", seeds, low=1)
+    checks.need_memory("the advice across iterations", 3 * 8 * (probe + held) * K * (R + 1),
+                       sizes=f"K = {K} workers, {R} parts, {probe + held} rounds", lower="the workers or max_parts")
+    cands = {s: candidates(s, K, max_delay=max_delay, lambdas=lambdas, max_parts=R) for s in ADVISED
+             if s != "no-coding"}
+    fits = ["no-coding"] + [s for s in ADVISED if cands.get(s)]
+    rounds = seeds * (sum(len(v) for v in cands.values()) * probe + len(fits) * held)
+    check_work(rounds, K, what=f"the advice across iterations for {K} workers and {R} parts (its sweeps of "
+               f"{sum(len(v) for v in cands.values()):,} candidates, {seeds} draws)",
+               lower="the workers or max_parts (gclib advise: --workers, --max-load), or leave it out (--sequential)")
+    return {"K": K, "R": R, "probe": probe, "held": held, "seeds": seeds, "max_delay": max_delay, "fits": fits}
+
+
 def advice(model, K: int, max_parts: int, *, probe: int = 100, held: int = 100, seeds: int = 3, seed=0,
            mu: float = MU, max_delay: int = 4, lambdas: Optional[Iterable[int]] = None) -> pd.DataFrame:
     """Coding across iterations under a compute-time ``model`` (what ``gclib advise --sequential`` prints): for each
@@ -729,16 +809,11 @@ def advice(model, K: int, max_parts: int, *, probe: int = 100, held: int = 100, 
     time and ``T = -1``. Times are in the model's unit; communication is not charged."""
     from gclib.stats import paired_difference
 
-    K = checks.integer("K", K, low=2)
-    R = checks.integer("max_parts", max_parts, low=1, high=K, why=f" (at most the {K} workers)")
-    max_delay = checks.integer("max_delay", max_delay, low=1)
-    probe = checks.integer("probe", probe, low=max_delay + 2)
-    held = checks.integer("held", held, low=max_delay + 2)
-    seeds = checks.integer("seeds", seeds, low=1)
+    c = check_advice(K, max_parts, probe=probe, held=held, seeds=seeds, max_delay=max_delay, lambdas=lambdas)
+    K, R, probe, held, seeds, max_delay, fits = (c[k] for k in ("K", "R", "probe", "held", "seeds", "max_delay",
+                                                                "fits"))
     mu = checks.real("mu", mu, low=0)
     rows = {s: [] for s in ADVISED}
-    fits = [s for s in ADVISED if s == "no-coding" or candidates(s, K, max_delay=max_delay, lambdas=lambdas,
-                                                                  max_parts=R)]
     for k in range(seeds):
         rng = np.random.default_rng([checks.integer("seed", seed, low=0), k])
         finish = np.asarray(model.sample(rng, probe + held, K, R), dtype=float)
@@ -773,23 +848,30 @@ def advice(model, K: int, max_parts: int, *, probe: int = 100, held: int = 100, 
 
 
 # ------------------------------------------------------------------------------------------------ files
+#: The most entries (workers x rounds) of a delay matrix read from a file (80 MB of doubles), and what its CSV may
+#: take on disk.
+MAX_DELAY_CELLS = 10_000_000
+DELAYS_BUDGET = files.Budget("a delay matrix", 256 * files.MIB, constant="gclib.sequential.DELAYS_BUDGET")
+
+
 def read_delays(path, *, transpose: bool = False) -> np.ndarray:
-    """A delay matrix from a file: ``.npy`` (a 2-D array) or a CSV of numbers without a header (a row per worker, a
-    column per round; ``transpose``: a row per round). Returns ``(workers, rounds)`` seconds.
+    """A delay matrix from a file: ``.npy`` (a 2-D array of integers or reals) or a CSV of numbers without a header
+    (a row per worker, a column per round; ``transpose``: a row per round; plain, gzip, bzip2 or xz). Returns
+    ``(workers, rounds)`` seconds. The file's size and shape are checked against :data:`MAX_DELAY_CELLS` and
+    :data:`DELAYS_BUDGET` before it is parsed (:mod:`gclib.files`).
 
     Raises:
-        ValueError: one line naming the file and what is wrong (not 2-D, not numbers, negative or not finite).
+        ValueError: one line naming the file, and the line and column where it is not a delay matrix (not 2-D, not
+        numbers, booleans or complex numbers, negative, NaN, a number too large for a float), never its content.
     """
-    p = checks.input_path("delays", path, kind="file", must_exist=True)
-    try:
-        if p.suffix.lower() == ".npy":
-            d = np.load(p, allow_pickle=False)
-        else:
-            d = np.loadtxt(p, delimiter=",", ndmin=2, dtype=float)
-    except (ValueError, OSError) as e:
-        raise ValueError(f"{path}: not a delay matrix (.npy, or a CSV of numbers without a header): {e}") from None
+    name = str(path)
+    if name.lower().endswith(".npy"):
+        d = files.read_npy("delays", path, max_cells=MAX_DELAY_CELLS, what="a delay matrix",
+                           constant="gclib.sequential.MAX_DELAY_CELLS")
+    else:
+        d = files.read_numbers("delays", path, DELAYS_BUDGET, max_cells=MAX_DELAY_CELLS, what="a delay matrix")
     try:
         d = _delays(d)
     except ValueError as e:
-        raise ValueError(f"{path}: {e}") from None
+        raise ValueError(f"{name}: {e}") from None
     return d.T if transpose else d

@@ -326,7 +326,7 @@ def whole_rows(t, who: str) -> np.ndarray:
     """``t`` as a float ``(iterations, workers, tasks)`` array of durations >= 0 in which every worker has a task
     observed (finite or ``inf``) in every iteration; ValueError naming ``who`` and the first worker and iteration
     missing otherwise."""
-    t = np.asarray(t, dtype=float)
+    t = checks.real_array("times", t, what="durations (real numbers)")
     if t.ndim != 3 or t.size == 0 or (t < 0).any():
         raise ValueError(f"times must be a non-empty (iterations, workers, tasks) array of durations >= 0 (nan = not "
                          f"observed, inf = never), got shape {t.shape}"

@@ -28,6 +28,7 @@ arXiv:2505.05713: one row per operation with ``step``, ``dp_rank``, ``stage``, `
 """
 from __future__ import annotations
 
+import io
 import math
 import os
 from dataclasses import dataclass, field
@@ -37,7 +38,7 @@ from typing import Optional, Sequence
 import numpy as np
 import pandas as pd
 
-from gclib import checks
+from gclib import checks, files
 
 __all__ = ["COLUMNS", "OPTIONAL", "MIN_SAMPLES", "FORMATS", "OPS_COLUMNS", "COMPUTE_OPS", "Timings", "Conversion",
            "read", "write", "from_frame", "convert", "load", "check_complete", "shipped"]
@@ -55,6 +56,13 @@ MIN_SAMPLES = 30
 #: Its fits' bootstrap (:func:`gclib.fit.fit`) draws about 2 x 200 replicates of every sample, a minute or so at this
 #: size on one core; a million task times describe a cluster's stragglers as well as more would.
 MAX_ROWS = 1_000_000
+#: the most columns a trace file's header may have: the workers of a wide trace (gclib.advise.MAX_WORKERS), and an
+#: iteration column.
+MAX_COLUMNS = 10_001
+#: What a trace file (CSV, tidy or wide; plain, gzip, bzip2 or xz) may hold, checked before it is parsed: its rows
+#: and a header, about 134 bytes a row on average (128 MiB), and :data:`MAX_COLUMNS` columns.
+TRACE_BUDGET = files.Budget("a timing trace", 128 * files.MIB, lines=MAX_ROWS + 1, fields=MAX_COLUMNS,
+                            constant="gclib.timings.TRACE_BUDGET")
 #: the spellings of "never finished" in the ``seconds`` column (any case); any other number too large for float64
 #: is refused, not read as never.
 INF_WORDS = ("inf", "+inf", "infinity", "+infinity")
@@ -120,16 +128,8 @@ class Timings:
 
 
 def _array(durations, name) -> np.ndarray:
-    try:
-        raw = np.asarray(durations)
-        complex_ = np.iscomplexobj(raw)
-        d = None if complex_ else np.asarray(raw, dtype=float)
-    except (TypeError, ValueError):
-        raise checks.ParameterTypeError(f"{name} must be an (iterations, workers, tasks) array of seconds, got "
-                                        f"{type(durations).__name__}") from None
-    if complex_:  # float() would drop the imaginary parts without a word
-        raise checks.ParameterTypeError(f"{name} must be an (iterations, workers, tasks) array of real seconds, got "
-                                        f"a complex array")
+    d = checks.real_array(name, durations, what="real seconds (iterations, workers, tasks; nan = not observed, "
+                                                "inf = never)")
     if d.ndim != 3:
         raise ValueError(f"{name} must be an (iterations, workers, tasks) array of seconds, got shape {d.shape}")
     bad = d < 0
@@ -201,23 +201,47 @@ def read(path, *, min_samples: int = MIN_SAMPLES) -> Timings:
         task of the same worker that never finished, a worker on two hosts, fewer than 2 workers, or fewer than
         ``min_samples`` finite durations.
     """
-    p = checks.input_path("trace", path, kind="file", must_exist=True)  # a regular file: never a FIFO or device
     name = os.fspath(path)
+    data = files.read_text("trace", path, TRACE_BUDGET, expected=f"a CSV with columns {', '.join(COLUMNS)}")
+    if data.count(b"\n") > MAX_ROWS + 1:
+        raise ValueError(f"{name}: more than {MAX_ROWS:,} rows, too large a trace to fit (its bootstrap draws every "
+                         f"sample hundreds of times; gclib.timings.MAX_ROWS); keep a part of its iterations")
     try:
-        frame = pd.read_csv(p, dtype={"host": str, "seconds": str}, keep_default_na=True, skipinitialspace=True,
-                            nrows=MAX_ROWS + 1)
+        frame = pd.read_csv(io.BytesIO(data), dtype={"host": str, "seconds": str}, keep_default_na=True,
+                            skipinitialspace=True, nrows=MAX_ROWS + 1)
     except pd.errors.EmptyDataError:
         raise ValueError(f"{name}: empty file, expected a CSV with columns {', '.join(COLUMNS)}") from None
     except pd.errors.ParserError as e:  # pandas names the line and the field counts, not the content
-        raise ValueError(f"{name}: not a readable CSV ({str(e).strip().splitlines()[0]})") from None
-    except UnicodeDecodeError as e:
-        raise ValueError(f"{name}: not a readable CSV (not UTF-8 text at byte {e.start})") from None
-    except OSError as e:
-        raise ValueError(f"{name}: cannot be read: {e.strerror or e}") from None
+        raise ValueError(f"{name}: not a readable CSV ({_parser_error(e)})") from None
     if len(frame) > MAX_ROWS:
         raise ValueError(f"{name}: more than {MAX_ROWS:,} rows, too large a trace to fit (its bootstrap draws every "
-                         f"sample hundreds of times); keep a part of its iterations")
+                         f"sample hundreds of times; gclib.timings.MAX_ROWS); keep a part of its iterations")
     return from_frame(frame, source=name, min_samples=min_samples, _line=2)
+
+
+def _parser_error(e) -> str:
+    """What pandas says of a CSV it cannot read, when it says where (a line and field counts), else only that:
+    some of its messages quote the text."""
+    import re
+
+    text = str(e).strip().splitlines()[0] if str(e).strip() else ""
+    m = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", text)
+    if m:
+        return f"line {m.group(2)} has {m.group(3)} fields, expected {m.group(1)}"
+    m = re.search(r"(?:line|row) (\d+)", text)
+    return f"malformed near line {m.group(1)}" if m else "malformed CSV (an unclosed quote, or a bad delimiter)"
+
+
+def found_columns(found, known) -> str:
+    """What a file's header holds, said without quoting it: the columns gclib knows among ``found`` (``known``),
+    and how many others (their names are the file's content: any file's first line, ``/etc/shadow``'s say)."""
+    found = [str(c) for c in found]
+    mine = [c for c in found if c in known]
+    others = len(found) - len(mine)
+    if not mine:
+        return (f"its first line is not the header of a timing trace ({len(found)} column{'s' * (len(found) != 1)}, "
+                f"none of them a trace's)")
+    return (f"found {', '.join(mine)}" + (f" and {others} other column{'s' * (others != 1)}" if others else ""))
 
 
 def _value(v, line):
@@ -253,11 +277,8 @@ def from_frame(frame: pd.DataFrame, *, source: str = "trace", min_samples: int =
     frame = frame.reset_index(drop=True)
     missing = [c for c in COLUMNS if c not in frame.columns]
     if missing:
-        # the first line is shown only when it is a trace's header (it names a column of one): any other file's
-        # first line is content, and stays out of the message
-        header = any(c in frame.columns for c in (*COLUMNS, *OPTIONAL)) or _line is None
-        found = (f"found {', '.join(map(str, frame.columns)) or 'none'}" if header else
-                 "its first line is not the header of a timing trace")
+        found = (f"found {', '.join(map(str, frame.columns)) or 'none'}" if _line is None else
+                 found_columns(frame.columns, (*COLUMNS, *OPTIONAL)))
         raise ValueError(f"{source}: missing column{'s' * (len(missing) > 1)} {', '.join(map(repr, missing))} "
                          f"(a trace has columns {', '.join(COLUMNS)}, optionally host; {found})")
     if frame.empty:
@@ -471,11 +492,11 @@ def check_complete(t: Timings) -> Timings:
 def load(path, *, min_samples: int = MIN_SAMPLES) -> Timings:
     """A timing-trace CSV (:func:`read`), or a per-operation parquet trace converted with the defaults of
     :func:`convert` (what ``gclib advise --trace`` reads)."""
-    p = checks.input_path("trace", path, kind="file", must_exist=True)
-    with open(p, "rb") as fh:
+    fh, _ = files.open_regular("trace", path)
+    with fh:
         parquet = fh.read(4) == b"PAR1"
     if parquet:
-        return convert(p, "ops", min_samples=min_samples).timings
+        return convert(path, "ops", min_samples=min_samples).timings
     return read(path, min_samples=min_samples)
 
 
@@ -497,7 +518,7 @@ def convert(path, format: str = "auto", *, columns=None, stages: str | None = No
             columns (after ``columns``), ``wide`` for one whose columns, but an ``iteration`` one, are integers.
         columns: which file column holds each trace column (:func:`parse_columns`; ``csv``; ``wide``: only
             ``iteration``). stages: ``ops`` only: how a replica's pipeline stages add up (:data:`STAGE_RULES`;
-            ``None``: ``"sum"``).
+            default ``sum``); refused for a CSV.
         min_samples: as :func:`read`. complete: refuse a worker missing from a whole iteration
             (:func:`check_complete`).
     Raises:
@@ -505,30 +526,33 @@ def convert(path, format: str = "auto", *, columns=None, stages: str | None = No
         bad value and its line, a worker missing from a whole iteration, pyarrow missing for a parquet file).
     """
     fmt = checks.choice("format", format, FORMATS)
-    given_stages = stages is not None
-    stages = checks.choice("stages", "sum" if stages is None else stages, STAGE_RULES)
+    if stages is not None:
+        stages = checks.choice("stages", stages, STAGE_RULES)
     cols = {} if columns is None else parse_columns(columns)
-    p = checks.input_path("trace", path, kind="file", must_exist=True)
     name = os.fspath(path)
-    with open(p, "rb") as fh:
-        head = fh.read(4096)
-    is_parquet = head.startswith(b"PAR1")
+    fh, _ = files.open_regular("trace", path)
+    with fh:
+        is_parquet = fh.read(4) == b"PAR1"
     if fmt == "auto":
-        fmt = "ops" if is_parquet else _sniff_csv(name, head, cols)
-    if given_stages and fmt != "ops":
+        fmt = "ops" if is_parquet else "auto"
+    if stages is not None and fmt not in ("ops", "auto"):
         raise ValueError(f"{name}: stages applies to a per-operation trace only, and this one is read as format "
                          f"{fmt}")
     if fmt == "ops":
         if cols:
             raise ValueError(f"{name}: columns does not apply to a per-operation trace (its columns are "
                              f"{', '.join(OPS_COLUMNS)}, stage)")
-        conv = _read_ops(p, name, stages, min_samples)
+        conv = _read_ops(path, name, stages or "sum", min_samples)
     elif is_parquet:
         raise ValueError(f"{name}: a parquet file, not a CSV: read it with format ops")
-    elif fmt == "wide":
-        conv = _read_wide(p, name, cols, min_samples)
     else:
-        conv = _read_long(p, name, cols, min_samples)
+        data = files.read_text("trace", path, TRACE_BUDGET, expected="a CSV trace")
+        if fmt == "auto":
+            fmt = _sniff_csv(name, data[:4096], cols)
+        if stages is not None:
+            raise ValueError(f"{name}: stages applies to a per-operation trace only, and this one is read as format "
+                             f"{fmt}")
+        conv = (_read_wide if fmt == "wide" else _read_long)(data, name, cols, min_samples)
     if complete:
         check_complete(conv.timings)
     return conv
@@ -539,11 +563,8 @@ def _sniff_csv(name, head: bytes, cols: dict) -> str:
                f"{cols.get('worker', 'worker')} and {cols.get('seconds', 'seconds')} (a tidy trace) or with integer "
                f"column names (a wide trace, one column per worker); give the format (csv, wide or ops) and "
                f"the columns")
-    try:
-        text = head.decode("utf-8")
-    except UnicodeDecodeError:
-        raise ValueError(unknown) from None
-    if "\x00" in text or not text.strip():
+    text = head.decode("utf-8", errors="replace")  # (the whole file is checked as UTF-8 text already)
+    if not text.strip():
         raise ValueError(unknown)
     header = [c.strip().strip('"') for c in text.splitlines()[0].split(",")]
     if "worker" in cols or "seconds" in cols or (cols.get("worker", "worker") in header
@@ -556,13 +577,22 @@ def _sniff_csv(name, head: bytes, cols: dict) -> str:
     raise ValueError(unknown)
 
 
-def _read_csv(p, name) -> pd.DataFrame:
+def _read_csv(data: bytes, name, *, cells: bool = False) -> pd.DataFrame:
+    """The table of a CSV's bytes (checked by :func:`gclib.files.read_text`), every cell as text; ``cells``: refuse
+    a table of more than :data:`MAX_ROWS` cells (rows x columns, a wide trace's task times) before it is parsed."""
+    if cells:
+        end = data.find(b"\n")
+        columns = data.count(b",", 0, len(data) if end < 0 else end) + 1
+        rows = max(data.count(b"\n") - (1 if data.endswith(b"\n") else 0), 0)
+        if rows * max(columns - 1, 1) > MAX_ROWS:
+            raise ValueError(f"{name}: {rows:,} rows x {columns - 1:,} worker columns, more than the {MAX_ROWS:,} "
+                             f"task times of a trace (gclib.timings.MAX_ROWS); keep a part of its iterations")
     try:
-        return pd.read_csv(p, dtype=str, keep_default_na=False, skipinitialspace=True)
+        return pd.read_csv(io.BytesIO(data), dtype=str, keep_default_na=False, skipinitialspace=True)
     except pd.errors.EmptyDataError:
         raise ValueError(f"{name}: empty file") from None
-    except (pd.errors.ParserError, UnicodeDecodeError) as e:
-        raise ValueError(f"{name}: not a readable CSV ({str(e).strip().splitlines()[0]})") from None
+    except pd.errors.ParserError as e:
+        raise ValueError(f"{name}: not a readable CSV ({_parser_error(e)})") from None
 
 
 def _missing(name, wanted: dict, found, what: str) -> None:
@@ -570,11 +600,12 @@ def _missing(name, wanted: dict, found, what: str) -> None:
     if absent:
         k, v = absent[0]
         via = f" (the {k} column given by columns)" if k != v else ""
-        raise ValueError(f"{name}: missing column {v!r}{via}; {what}; found {', '.join(map(str, found)) or 'none'}")
+        known = {*wanted.values(), *_KEYS, *OPS_COLUMNS, "stage", "rank"}
+        raise ValueError(f"{name}: missing column {v!r}{via}; {what}; {found_columns(found, known)}")
 
 
-def _read_long(p, name, cols, min_samples) -> Conversion:
-    frame = _read_csv(p, name)
+def _read_long(data, name, cols, min_samples) -> Conversion:
+    frame = _read_csv(data, name)
     wanted = {k: cols.get(k, k) for k in ("iteration", "worker", "seconds")}
     if "task" in cols:
         wanted["task"] = cols["task"]
@@ -599,20 +630,20 @@ def _read_long(p, name, cols, min_samples) -> Conversion:
     return Conversion(t, "csv", name, len(frame), len(frame), dropped, {}, tuple(notes))
 
 
-def _read_wide(p, name, cols, min_samples) -> Conversion:
+def _read_wide(data, name, cols, min_samples) -> Conversion:
     other = sorted(set(cols) - {"iteration"})
     if other:
         raise ValueError(f"{name}: columns of a wide trace names only its iteration column (every other column is a "
                          f"worker), got {', '.join(other)}")
-    frame = _read_csv(p, name)
+    frame = _read_csv(data, name, cells=True)
     it = cols.get("iteration", "iteration")
     if "iteration" in cols:
         _missing(name, {"iteration": it}, list(frame.columns), "a wide trace has one row per iteration and one "
                  "column per worker")
     workers = [c for c in frame.columns if c != it]
     if len(workers) < 2:
-        raise ValueError(f"{name}: a wide trace needs a column per worker, at least 2, got {len(workers)} "
-                         f"({', '.join(map(repr, workers)) or 'none'})")
+        raise ValueError(f"{name}: a wide trace needs a column per worker, at least 2, got {len(workers)} (line 1, "
+                         f"the header, names the workers)")
     notes = []
     if it in frame.columns:
         raw = frame[it]
@@ -663,25 +694,63 @@ def _read_wide(p, name, cols, min_samples) -> Conversion:
                       tuple(notes))
 
 
-def _read_ops(p, name, stages, min_samples) -> Conversion:
+#: The most operations (rows) of a per-operation parquet trace, and the most bytes its columns that are read take
+#: once decompressed (what its metadata says, checked before a page is read). The public traces of Lin et al.
+#: hold about 120,000 operations (1.3 MB).
+OPS_MAX_ROWS = 5_000_000
+OPS_MAX_BYTES = 512 * files.MIB
+
+
+def _ops_metadata(path, name):
+    """The metadata of a parquet trace (a regular file within :data:`OPS_MAX_BYTES` on disk), read before its data."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    fh, st = files.open_regular("trace", path)
+    fh.close()
+    if st.st_size > OPS_MAX_BYTES:
+        raise ValueError(f"{name}: {checks.format_bytes(st.st_size)} on disk, more than the "
+                         f"{checks.format_bytes(OPS_MAX_BYTES)} a per-operation trace may hold "
+                         f"(gclib.timings.OPS_MAX_BYTES)")
+    try:
+        return pq.ParquetFile(os.fspath(path)).metadata
+    except (pa.ArrowException, OSError) as e:
+        raise ValueError(f"{name}: not a readable parquet file (pyarrow: {type(e).__name__})") from None
+
+
+def _ops_budget(name, meta, use) -> None:
+    """Refuse a parquet trace whose metadata says it holds more than :data:`OPS_MAX_ROWS` rows, or whose columns
+    ``use`` take more than :data:`OPS_MAX_BYTES` decompressed."""
+    if meta.num_rows > OPS_MAX_ROWS:
+        raise ValueError(f"{name}: {meta.num_rows:,} operations, more than the {OPS_MAX_ROWS:,} a per-operation trace "
+                         f"may hold (gclib.timings.OPS_MAX_ROWS); keep a part of its steps")
+    names = list(meta.schema.names)
+    idx = [names.index(c) for c in use]
+    size = sum(meta.row_group(g).column(i).total_uncompressed_size for g in range(meta.num_row_groups) for i in idx)
+    if size > OPS_MAX_BYTES:
+        raise ValueError(f"{name}: its columns take {checks.format_bytes(size)} decompressed, more than the "
+                         f"{checks.format_bytes(OPS_MAX_BYTES)} a per-operation trace may hold "
+                         f"(gclib.timings.OPS_MAX_BYTES)")
+
+
+def _read_ops(path, name, stages, min_samples) -> Conversion:
     try:
         import pyarrow.parquet as pq
     except ImportError:
         raise ValueError(f"{name}: reading a parquet trace needs pyarrow (pip install 'gclib[traces]')") from None
     import pyarrow as pa
 
-    try:
-        schema = pq.read_schema(p)
-    except (pa.ArrowException, OSError) as e:
-        raise ValueError(f"{name}: not a readable parquet file ({str(e).strip().splitlines()[0]})") from None
-    found = list(schema.names)
+    p = os.fspath(path)
+    meta = _ops_metadata(path, name)
+    found = list(meta.schema.names)
     _missing(name, {c: c for c in OPS_COLUMNS}, found, "a per-operation trace has one row per operation with "
              f"columns {', '.join(OPS_COLUMNS)} and optionally stage and rank")
     use = [c for c in (*OPS_COLUMNS, "stage", "rank") if c in found]
+    _ops_budget(name, meta, use)
     try:
         frame = pq.read_table(p, columns=use).to_pandas()
     except (pa.ArrowException, OSError) as e:
-        raise ValueError(f"{name}: not a readable parquet file ({str(e).strip().splitlines()[0]})") from None
+        raise ValueError(f"{name}: not a readable parquet file (pyarrow: {type(e).__name__})") from None
     n = len(frame)
     op = frame["optype"].astype(str)
     for col in ("step", "dp_rank", "mb_id", *(c for c in ("stage", "rank") if c in frame.columns)):

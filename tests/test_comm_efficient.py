@@ -139,7 +139,7 @@ def test_kadhe_malformed_generator_files(tmp_path):
     (tmp_path / "div0.txt").write_text("1 0 1\n1/0 1 1\n")
     np.save(tmp_path / "nan.npy", np.array([[1.0, np.nan, 1.0], [0.0, 1.0, 1.0]]))
     np.save(tmp_path / "obj.npy", np.array([[1, None, 1]], dtype=object), allow_pickle=True)
-    cases = {"div0.txt": "not numbers", "nan.npy": "not finite", "obj.npy": "not a numeric .npy",
+    cases = {"div0.txt": "not numbers", "nan.npy": "not finite", "obj.npy": "holds Python objects; expected a gen",
              "missing.npy": "readable matrix file"}
     for name, match in cases.items():
         with pytest.raises(ValueError, match=match):

@@ -326,7 +326,7 @@ def test_cli_sequential_replays_a_file(tmp_path, capsys):
     assert "argument --burst, --window, --window-stragglers: B must divide W - 1" in capsys.readouterr().err
     (tmp_path / "bad.csv").write_text("1,2\nx,3\n")
     assert main(["sequential", "--delays", str(tmp_path / "bad.csv"), "--scheme", "no-coding"]) == 2
-    assert "not a delay matrix" in capsys.readouterr().err
+    assert "bad.csv: line 2, column 1 is not a number; expected a delay matrix" in capsys.readouterr().err
 
 
 def test_about_the_papers_gain():

@@ -203,9 +203,11 @@ def test_missing_file_and_bad_arrays(tmp_path):
     assert not (tmp_path / "t.csv").exists()
     with pytest.raises(ValueError, match=r"durations: .*task 2 after task 1 never finished.*at row"):
         Timings.from_array(np.array([[[np.inf, 1.0]] * 2] * 20))
-    with pytest.raises(TypeError, match=r"durations must be an \(iterations, workers, tasks\) array of real seconds, "
-                                        r"got a complex array"):
+    with pytest.raises(TypeError, match=r"durations must be an array of real seconds \(iterations, workers, tasks; .*"
+                                        r"got an array of complex numbers"):
         Timings.from_array(np.ones((20, 2, 1)) + 1j)  # not a duration of 1 s: the imaginary part is not dropped
+    with pytest.raises(TypeError, match=r"durations must be an array of real seconds .*got an array of booleans"):
+        Timings.from_array(np.ones((20, 2, 1), dtype=bool))  # not 1 s either
     with pytest.raises(TypeError, match="frame must be a pandas DataFrame"):
         timings.from_frame([1, 2])
 

@@ -83,11 +83,23 @@ def error(message) -> None:
     say(message)
 
 
+def _own_ctrl_c() -> None:
+    """Take Ctrl-C back from the handler of the command line's start (``gclib._interrupted_while_starting``): from
+    here a Ctrl-C is a ``KeyboardInterrupt`` that :func:`main` reports (and a run's launcher can catch)."""
+    import signal
+
+    import gclib
+
+    if signal.getsignal(signal.SIGINT) is getattr(gclib, "_interrupted_while_starting", None):
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 def main(argv=None) -> int:
     """Run one command; return its exit code: 0 done, 1 failed (a verification, a run), 2 bad arguments or a
     missing optional package (one line on stderr naming the extra to install), 130 interrupted (Ctrl-C, one
     line)."""
     try:
+        _own_ctrl_c()
         argv = sys.argv[1:] if argv is None else list(argv)
         a = build_parser(named_command(argv)).parse_args(argv)
         return a.fn(a)

@@ -80,12 +80,8 @@ def run(a) -> int:
 
     net = network.parse(a.network, trace=a.trace)  # a bad --network is refused before any work
     trials = a.trials  # None: until every mean is known within 1% (at most advise.TRIALS)
-    if a.workers is not None:  # what can be checked before the trace is read and fitted
-        if a.max_load is not None:
-            checks.option_check("--max-load", checks.integer, a.max_load, low=1, high=a.workers,
-                                why=f" (at most the {a.workers} workers)")
-        advise.check_workload(a.workers, a.max_load, trials, models=1)
-    trace = timings.load(a.trace)
+    _check_before_reading(a)
+    trace = advise.check_trace(timings.load(a.trace))  # refused before any fit: zeros, one time, 1e300, denormals
     if a.holdout is not None:
         if a.workers is not None and a.workers != trace.workers:
             raise ValueError(f"argument --workers: the back-test keeps the trace's {trace.workers} workers, each with "
@@ -98,6 +94,8 @@ def run(a) -> int:
     if a.max_load is not None:
         checks.option_check("--max-load", checks.integer, a.max_load, low=1, high=K, why=f" (at most the {K} workers)")
     advise.check_workload(K, a.max_load, trials, models=1)
+    if a.sequential:
+        _check_across(K, a.max_load)
     if a.holdout is not None:
         bt = advise.backtest(trace, a.holdout, seed=a.seed, trials=trials, max_load=a.max_load, budget=a.budget,
                              all_models=a.all_models, progress=not a.json, network=net)
@@ -154,6 +152,46 @@ def run(a) -> int:
     for w in res.warnings() + (bt.warnings if bt is not None else []):
         options.warn(w)
     return 0
+
+
+def _check_before_reading(a) -> None:
+    """What can be checked before the trace is read and fitted: the figure's format, and with --workers the load,
+    the workload and the work of --sequential."""
+    from gclib import advise, checks
+
+    if a.figure is not None:
+        _check_figure(a.figure)
+    if a.workers is None:
+        return
+    if a.max_load is not None:
+        checks.option_check("--max-load", checks.integer, a.max_load, low=1, high=a.workers,
+                            why=f" (at most the {a.workers} workers)")
+    advise.check_workload(a.workers, a.max_load, a.trials, models=1)
+    if a.sequential:
+        _check_across(a.workers, a.max_load)
+
+
+def _check_figure(path) -> None:
+    """Refuse a --figure whose suffix names no format matplotlib writes (fig.txt), before any work."""
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    suffix = path.suffix.lower().lstrip(".")
+    kinds = FigureCanvasBase.get_supported_filetypes()
+    if suffix and suffix not in kinds:
+        raise ValueError(f"argument --figure: {str(path)!r} names the format {suffix!r}, which is not a figure "
+                         f"format; use one of {', '.join(sorted(kinds))} (e.g. fig.png)")
+
+
+def _check_across(K: int, max_load) -> None:
+    """The work of --sequential (:func:`gclib.sequential.check_advice`) for ``K`` workers, before any fit."""
+    from gclib import advise
+    from gclib import sequential as sq
+
+    R = advise.default_max_load(K) if max_load is None else max_load
+    try:
+        sq.check_advice(K, R)
+    except ValueError as e:
+        raise ValueError(f"argument --sequential: {e}") from None
 
 
 def _across(fa, K, seed):

@@ -53,16 +53,39 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
         return f"{text} (default {d})" if text else f"(default {d})"
 
 
+#: The attribute of a parsed namespace that holds the options given on its command line (:func:`given`).
+GIVEN = "_given_options"
+
+
 class Parser(argparse.ArgumentParser):
     """An argument parser whose errors are one line on stderr and exit 2, whose description and epilog are
-    printed as written, and whose options show their defaults."""
+    printed as written, and whose options show their defaults; it records which options the command line gave
+    (:func:`given`), so that a command can refuse one it does not read even when its value is the default."""
 
     def __init__(self, *args, formatter_class=HelpFormatter, **kw):
         super().__init__(*args, formatter_class=formatter_class, **kw)
+        self._given = []
 
     def error(self, message):
         error(message)
         raise SystemExit(EXIT_USAGE)
+
+    def _get_values(self, action, arg_strings):  # called for every option the command line gives, and only them
+        if action.option_strings:
+            self._given.append(action.dest)
+        return super()._get_values(action, arg_strings)
+
+    def parse_known_args(self, args=None, namespace=None):
+        self._given = []
+        ns, rest = super().parse_known_args(args, namespace)
+        setattr(ns, GIVEN, frozenset(getattr(ns, GIVEN, ())) | frozenset(self._given))
+        return ns, rest
+
+
+def given(a) -> frozenset:
+    """The destinations of the options given on the command line of the namespace ``a`` (``{"max_delay", ...}``),
+    whatever their values (an option given at its default is given)."""
+    return getattr(a, GIVEN, frozenset())
 
 
 def examples(pairs, note: str = "") -> str:

@@ -2,7 +2,8 @@
 write the timing trace (:mod:`gclib.runtime.measure`).
 
 Exit codes: 0 the trace is written (a dead worker's tasks are ``inf`` in it), 1 the run stopped early (what was
-measured is written all the same), 2 a bad argument (nothing was started), 130 interrupted (Ctrl-C).
+measured is written all the same; when no iteration was, ``--out`` is left as it was), 2 a bad argument (nothing
+was started), 130 interrupted (Ctrl-C).
 """
 from __future__ import annotations
 
@@ -139,6 +140,9 @@ def run(a) -> int:
         print(f"gclib: error: {failed}", file=sys.stderr)
         return options.EXIT_FAIL
     d = res.task_durations()
+    if failed is not None and not len(res.records):  # nothing measured: --out keeps what it held
+        print(f"gclib: error: {failed}; nothing measured, {a.out} not written", file=sys.stderr)
+        return options.EXIT_INTERRUPTED if res.status == "interrupted" else options.EXIT_FAIL
     rows = write_trace(a.out, d, res.hosts)
     s = summary(d)
     print(f"timing trace: {rows} tasks of {d.shape[0]} iterations ({s['never']} never finished; median "

@@ -298,7 +298,7 @@ def run_args(a) -> dict:
     skip = set(EXECUTION_OPTIONS) | {"fn", "resume", "cmd"}
     out = {}
     for k, v in vars(a).items():
-        if k in skip or callable(v):
+        if k in skip or callable(v) or k.startswith("_"):
             continue
         if isinstance(v, dict):  # --kill: pairs, since JSON keys are text
             v = sorted([list(x) for x in v.items()])
@@ -313,9 +313,11 @@ def resumed_args(a):
 
     doc = load_state(a.resume)
     base = _defaults(a.resume)
-    given = [k for k, v in vars(a).items()
+    given = {k for k, v in vars(a).items()
              if k not in EXECUTION_OPTIONS and k not in ("fn", "resume", "cmd") and not callable(v)
-             and getattr(base, k, v) != v]
+             and not k.startswith("_") and getattr(base, k, v) != v}
+    # an option given at its default value is given all the same (--exchange messages beside a two-phase state)
+    given |= {k for k in options.given(a) if k not in EXECUTION_OPTIONS and k != "resume"}
     if given:
         flags = ", ".join("--" + k.replace("_", "-") for k in sorted(given))
         raise ValueError(f"resume: {flags} cannot be given with --resume (a resumed run keeps the parameters in "
@@ -327,13 +329,13 @@ def resumed_args(a):
     if doc.get("args") is None:
         raise ValueError(f"resume: {str(a.resume)!r} was written by a library run (no command line in it); resume it "
                          f"with gclib.runtime.launch(spec, resume=...) and the same RunSpec")
-    known = set(vars(base)) - set(EXECUTION_OPTIONS) - {"fn", "resume", "cmd"}
+    known = {k for k in vars(base) if not k.startswith("_")} - set(EXECUTION_OPTIONS) - {"fn", "resume", "cmd"}
     unknown = sorted(k for k in doc["args"] if k not in known)
     if unknown:
         shown = ", ".join(repr(k[:40]) for k in unknown[:3]) + (", ..." if len(unknown) > 3 else "")
         raise ValueError(f"resume: {str(a.resume)!r} is not a usable state file: 'args' holds what is not a "
                          f"parameter of gclib run: {shown}")
-    ns = argparse.Namespace(**vars(base))
+    ns = argparse.Namespace(**{k: v for k, v in vars(base).items() if not k.startswith("_")})
     for k, v in doc["args"].items():
         if v is not None:  # None: not given (an older state file): the option's default
             setattr(ns, k, v)
@@ -361,6 +363,11 @@ def _own_metrics(spec) -> list:
     if not spec.named:
         return []
     return [k for k in sorted(spec.problem.test_metrics(spec.theta0.copy())) if k not in ("test_loss", "auc")]
+
+
+def _number(v, fmt: str) -> str:
+    """``v`` formatted, or ``n/a`` for a value the run does not have (``None``, NaN)."""
+    return "n/a" if v is None or v != v else format(v, fmt)
 
 
 def write_measured(path, res, quiet=False) -> str | None:
@@ -417,7 +424,8 @@ def run(a) -> int:
         if a.json and res is not None:
             print(json.dumps(res.to_dict()))
         state = res.spec.get("state_file") if res is not None else None
-        hint = f"; continue with: gclib run --resume {state}" if state else ""
+        diverged = res is not None and res.status == "diverged"  # nothing to continue: the parameters are not finite
+        hint = f"; continue with: gclib run --resume {state}" if state and not diverged else ""
         interrupted = res is not None and res.status == "interrupted"
         # an interruption reads as every command's Ctrl-C ("gclib: interrupted"), with what was kept
         head = "gclib: " if interrupted else "gclib: error: "
@@ -433,7 +441,7 @@ def run(a) -> int:
               f"{1e3 * s['mean_overhead']:.2f} ms/iteration (broadcast {1e3 * s['mean_bcast']:.2f}, decode "
               f"{1e3 * s['mean_decode']:.2f}, drain {1e3 * s['mean_drain']:.3f}, rest "
               f"{1e3 * s['mean_rest']:.2f}, below 0 where a part overlaps the workers' computing); final loss "
-              f"{s['final_loss']:.6f}"
+              f"{_number(s['final_loss'], '.6f')}"
               + (f", test AUC {s['final_auc']:.4f}" if s.get("final_auc") is not None else "")
               + "".join(f", {k} {v:.4f}" for k, v in (s.get("final_metrics") or {}).items()
                         if k in shown and isinstance(v, float)))

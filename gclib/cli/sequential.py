@@ -3,6 +3,9 @@ from a file, with given parameters or the best of a sweep."""
 from __future__ import annotations
 
 import json
+import sys
+
+from gclib.cli.options import EXIT_FAIL, EXIT_INTERRUPTED, given as given_options
 
 from gclib.cli import options
 
@@ -86,12 +89,15 @@ def add_parser(sub):
 def run(a) -> int:
     from gclib import sequential as sq
 
+    if "max_delay" in given_options(a) and not (a.sweep and a.scheme in ("sr-sgc", "m-sgc")):
+        raise ValueError(f"argument --max-delay: read by --sweep only, of sr-sgc and m-sgc (it bounds the delays the "
+                         f"sweep tries; scheme {a.scheme}{'' if a.sweep else ' without --sweep'})")
     d = sq.read_delays(a.delays, transpose=a.transpose)
     names = sq.PARAMETERS[a.scheme]
     given = {k: getattr(a, k) for k in OPTION if getattr(a, k) is not None}
-    if a.max_delay is not None and not (a.sweep and a.scheme in ("sr-sgc", "m-sgc")):
-        raise ValueError(f"argument --max-delay: read by --sweep of sr-sgc and m-sgc only (scheme {a.scheme}"
-                         f"{'' if a.sweep else ' without --sweep'})")
+    if a.max_delay is not None and a.max_delay >= d.shape[1]:
+        raise ValueError(f"argument --max-delay: must be below the matrix's {d.shape[1]} rounds (a delay T leaves "
+                         f"rounds - T jobs), got {a.max_delay}")
     if a.sweep:
         if given:
             raise ValueError(f"argument --sweep: cannot be given with {', '.join(OPTION[k] for k in given)} (the "
@@ -122,23 +128,35 @@ def run(a) -> int:
     live = _live(a, d, jobs, params) if a.mpi else None  # checked before the replay's output
     r = sq.run(a.scheme, d, jobs=jobs, mu=a.mu, convention=a.convention, **params)
     if a.json:
+        out = live() if live else None
         print(json.dumps({**r.to_dict(), "durations": [float(x) for x in r.durations],
-                          **({"mpi": live()} if live else {})}, indent=1))
-        return 0
-    print(f"{r.label()} on {d.shape[0]} workers x {d.shape[1]} rounds ({a.convention} convention, deadline factor {r.mu:g}): "
-          f"run time {r.total:.6g} s for {r.jobs} jobs in {r.rounds} rounds, {r.waits} waited for all; load "
+                          **({"mpi": out} if live else {})}, indent=1))
+        return _live_exit(out)
+    print(f"{r.label()} on {d.shape[0]} workers x {d.shape[1]} rounds ({a.convention} convention, deadline factor "
+          f"{r.mu:g}): run time {r.total:.6g} s for {r.jobs} jobs in {r.rounds} rounds, {r.waits} waited for all; load "
           f"{r.load:.4g}, delay T = {r.T}")
     if live:
         out = live()
         if out["status"] != "ok":
-            print(f"over MPI: the run stopped after {out['rounds']} rounds: {out['error']}")
-            return 1
+            return _live_exit(out)
         print(f"over MPI: the rounds took {out['rounds_total']:.6g} s by the deadline rule ({out['total']:.6g} s "
               f"with the decodes and steps; the replay of the injected delays: {out['predicted']:.6g} s); every job "
               f"decoded (largest gradient error {out['max_grad_error']:.2g}); the replay of the delays the run "
               f"measured {'gives its rounds back exactly' if out['replay_agrees'] else 'DISAGREES with its rounds'}"
               + (f"; dead workers {out['dead_workers']}" if out["dead_workers"] else ""))
     return 0
+
+
+def _live_exit(out) -> int:
+    """The exit code of the MPI run's outcome: 0 none asked or it finished, 130 interrupted (after one line
+    ``gclib: interrupted``), 1 it stopped (its error line on stderr)."""
+    if out is None or out["status"] == "ok":
+        return 0
+    if out["status"] == "interrupted":
+        print("gclib: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    print(f"gclib: error: the run over MPI stopped after {out['rounds']} rounds: {out['error']}", file=sys.stderr)
+    return EXIT_FAIL
 
 
 def _live(a, d, jobs, params):
@@ -162,8 +180,6 @@ def _live(a, d, jobs, params):
 
 
 def _progress(total: int):
-    import sys
-
     def show(rec):
         print(f"  round {rec['iteration'] + 1}/{total}" + (" (skipped)" if rec.get("skipped") else ""),
               file=sys.stderr, flush=True)

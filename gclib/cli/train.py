@@ -116,12 +116,21 @@ def renamed(a) -> None:
         options.warn(f"--scheme {a.scheme} is now --algorithm {a.scheme} (--scheme names the code of --algorithm gc, "
                      f"as in every other command; the old form still works in this release and goes in the next)")
         a.algorithm, a.scheme = a.scheme, None
+        _given_as(a, "scheme", "algorithm")
     if old_code is not None:
         if a.scheme is not None:
             raise ValueError("argument --code: cannot be given with --scheme (its new name)")
         a.scheme = old_code
+        _given_as(a, "old_code", "scheme")
     if a.algorithm is None:
         raise ValueError("the following arguments are required: --algorithm")
+
+
+def _given_as(a, old: str, new: str) -> None:
+    """Record an option read under its new destination as given there (:func:`gclib.cli.options.given`)."""
+    was = options.given(a)
+    if old in was:
+        setattr(a, options.GIVEN, (was - {old}) | {new})
 
 
 #: The training algorithms that are lazy unless ``--trigger none`` (gd and gc never are).
@@ -130,9 +139,10 @@ LAZY = ("lag-wk", "lag-ps", "lagc", "g-lag")
 
 def reject_unread(a) -> None:
     """Refuse an option that the chosen ``--algorithm`` (and ``--trigger``) does not read: ``--scheme`` but for gc;
-    ``--stragglers`` but for gc and lagc; ``--groups`` but for g-lag, and gc and lagc without ``--stragglers``
-    (whose default it sets); a ``--trigger`` other than the one gd, gc, lag-wk and lag-ps are named for; the lazy
-    rule's ``--lazy-window``, ``--xi``, ``--units`` and ``--warmup`` without a lazy rule."""
+    ``--stragglers`` but for gc and lagc; ``--groups`` but for g-lag, and lagc without ``--stragglers`` (whose
+    default it sets; gc has no groups, its code is sized by ``--stragglers``); a ``--trigger`` other than the one gd,
+    gc, lag-wk and lag-ps are named for; the lazy rule's ``--lazy-window``, ``--xi``, ``--units`` and ``--warmup``
+    without a lazy rule."""
     alg = a.algorithm
     if a.scheme is not None and alg != "gc":
         raise ValueError(f"argument --scheme: only --algorithm gc takes a code (algorithm {alg!r} has its own), "
@@ -141,9 +151,13 @@ def reject_unread(a) -> None:
         raise ValueError(f"argument --stragglers: only --algorithm gc and lagc read it (algorithm {alg!r} has no "
                          f"code of its own to size)")
     if a.groups is not None:
-        if alg not in ("g-lag", "gc", "lagc"):
-            raise ValueError(f"argument --groups: only --algorithm g-lag (and gc, lagc without --stragglers) reads "
-                             f"it, not {alg!r}")
+        if alg == "gc":  # its code has no groups: --groups G only set s = workers/G - 1 in a roundabout way
+            raise ValueError(f"argument --groups: --algorithm gc has no groups (its code is sized by --stragglers; "
+                             f"--groups {a.groups} would mean --stragglers {a.workers // a.groups - 1} for "
+                             f"{a.workers} workers)")
+        if alg not in ("g-lag", "lagc"):
+            raise ValueError(f"argument --groups: only --algorithm g-lag (and lagc without --stragglers) reads it, "
+                             f"not {alg!r}")
         if alg != "g-lag" and a.stragglers is not None:
             raise ValueError(f"argument --groups: --algorithm {alg} reads it only for the default of --stragglers "
                              f"(workers/groups - 1), which is given")

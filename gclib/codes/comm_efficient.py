@@ -31,7 +31,7 @@ from math import comb
 
 import numpy as np
 
-from gclib import checks
+from gclib import checks, files
 from gclib.codes.base import Decoder, DecodingError, GradientCode, check_ns, reserve_code
 from gclib.codes.polynomial import assigned_points
 from gclib.codes.rules import ThresholdRule, check_messages_axis, threshold
@@ -296,34 +296,34 @@ def repetition_generator(m: int, r: int) -> np.ndarray:
     return np.tile(np.eye(m, dtype=np.int64), (1, r))
 
 
+#: The most entries of a generator matrix read from a file, and what its text may take.
+MAX_GENERATOR_ENTRIES = 1_000_000
+GENERATOR_BUDGET = files.Budget("a generator matrix", 64 * files.MIB,
+                                constant="gclib.codes.comm_efficient.GENERATOR_BUDGET")
+
+
 def load_generator(path: str):
     """Read a generator matrix (``K`` rows, ``N`` columns) from ``.npy`` or a text file (whitespace or comma
     separated; entries such as ``1/2`` are read as exact rationals)."""
     import sympy as sp
 
-    try:  # a regular file: reading a FIFO or a device could block forever
-        checks.input_path(None, path, kind="file", must_exist=True)
-    except ValueError as e:
-        raise ValueError(f"generator must be 'gaussian', 'repetition' or a readable matrix file, got {e}") from None
+    try:  # a regular file within its budget, its header (.npy) or text checked before it is parsed
+        if str(path).endswith(".npy"):
+            G = files.read_npy(None, path, max_cells=MAX_GENERATOR_ENTRIES, what="a generator matrix",
+                               constant="gclib.codes.comm_efficient.MAX_GENERATOR_ENTRIES", as_float=False)
+        else:
+            text = files.read_text(None, path, GENERATOR_BUDGET, expected="a generator matrix (numbers such as 3, "
+                                   "-0.5, 1/2, a row per line)").decode()
+    except files.FileRefused as e:
+        raise ValueError(f"generator must be 'gaussian', 'repetition' or a readable matrix file: {e}") from None
     if str(path).endswith(".npy"):
-        try:
-            G = np.load(path)
-        except OSError as e:
-            raise ValueError(f"generator must be 'gaussian', 'repetition' or a readable matrix file, got "
-                             f"{path!r} ({e.strerror or e})") from None
-        except ValueError:
-            raise ValueError(f"generator file {path!r} is not a numeric .npy array") from None
-        if not (np.issubdtype(G.dtype, np.integer) or np.issubdtype(G.dtype, np.floating)):
-            raise ValueError(f"generator file {path!r} must hold an integer or real array, got dtype {G.dtype}")
         if not np.all(np.isfinite(G)):
             raise ValueError(f"generator file {path!r} holds entries that are not finite numbers")
         return G
-    try:
-        with open(path) as fh:
-            lines = [ln.replace(",", " ").split() for ln in fh if ln.strip() and not ln.lstrip().startswith("#")]
-    except OSError as e:
-        raise ValueError(f"generator must be 'gaussian', 'repetition' or a readable matrix file, got "
-                         f"{path!r} ({e.strerror})") from None
+    lines = [ln.replace(",", " ").split() for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
+    if sum(len(r) for r in lines) > MAX_GENERATOR_ENTRIES:
+        raise ValueError(f"generator file {path!r} holds more than {MAX_GENERATOR_ENTRIES:,} entries "
+                         f"(gclib.codes.comm_efficient.MAX_GENERATOR_ENTRIES)")
     if not lines or len({len(r) for r in lines}) != 1:
         raise ValueError(f"generator file {path!r} must hold a rectangular matrix")
     try:

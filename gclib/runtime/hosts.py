@@ -11,7 +11,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from gclib import checks
+from gclib import checks, files
 from gclib.runtime.preflight import check_mpiexec, os_reason
 
 #: How a job is started: ``auto`` (see :func:`choose_launcher`), a Hydra ``mpiexec``, or SLURM's ``srun``.
@@ -176,6 +176,8 @@ def _check_tasks(alloc, ranks):
 
 
 
+#: The most a hostfile may hold (a line per host), checked before it is read.
+HOSTFILE_BUDGET = files.Budget("a hostfile", files.MIB, lines=100_000, constant="gclib.runtime.hosts.HOSTFILE_BUDGET")
 #: A host name of a hostfile: letters, digits, '.', '-' and '_', starting and ending with a letter, digit or '_'
 #: (so never an option of ``ssh``), at most 253 characters (DNS names, IPv4 addresses, cluster node names).
 HOST_NAME = re.compile(r"[A-Za-z0-9_](?:[A-Za-z0-9._-]{0,251}[A-Za-z0-9_])?")
@@ -193,11 +195,9 @@ def check_hostfile(name: str, path) -> Path:
     p = checks.input_path(name, path, kind="file", must_exist=True)
     subject = f"{name} {str(path)!r}" if name else repr(str(path))
     try:
-        text = p.read_text()
-    except OSError as e:
-        raise ValueError(f"{subject} cannot be read: {os_reason(e)}") from None
-    except UnicodeDecodeError:
-        raise ValueError(f"{subject} must be a text hostfile, not binary") from None
+        text = files.read_text(name, p, HOSTFILE_BUDGET, expected="a text hostfile: HOST or HOST:N per line").decode()
+    except files.FileRefused as e:
+        raise ValueError(f"{subject}: {e.why()}") from None
     hosts = 0
     for no, line in enumerate(text.splitlines(), 1):
         words = line.split("#", 1)[0].split()

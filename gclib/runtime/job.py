@@ -30,7 +30,7 @@ from pathlib import Path
 
 from gclib.runtime.command import ROOT, job_env, mpiexec_command
 from gclib.runtime.guard import REPORT, STOPPED
-from gclib.runtime.processes import job_processes
+from gclib.runtime.processes import hydra_files, job_processes, remove_files
 from gclib.runtime.protocol import MARK
 from gclib.runtime.result import job_result
 from gclib.runtime.signals import Interrupted, catch_stop_signals, restore, signal_name
@@ -49,6 +49,8 @@ STARTUP_TIMEOUT = 60.0
 #: Seconds a rank may stay stopped (SIGSTOP, ...) before every rank is through ``MPI_Init`` before the job is
 #: started again (the other ranks wait for it there; a short stop, a debugger's, is waited out).
 STOPPED_AT_START = 1.0
+#: Seconds between two looks for the topology files of a job's Hydra proxies (:meth:`Job.look_for_topology`).
+TOPOLOGY_EVERY = 0.25
 #: Why :meth:`Job.watch` killed a job after which it is started again (nothing ran; see :func:`run_job`).
 RESTARTABLE = ("startup-stopped", "startup-timeout")
 
@@ -112,6 +114,9 @@ class Job:
         self.acked = 0  # bytes of the spec rank 0 has read
         self.heard = threading.Condition(self.lock)
         self.notices = queue.Queue()  # lines for the master's standard input (deaths), None to stop
+        self.topology = None  # Hydra's topology files of this job, once found (removed after it: a killed proxy
+        # leaves them behind); set() when there are none to find
+        self.looked = -math.inf
 
     # ------------------------------------------------------------------ the job
     def run(self, pickled: bytes) -> None:
@@ -148,6 +153,7 @@ class Job:
                         pass
         finally:
             restore(handlers)
+            remove_files(self.topology or ())
             self.seconds = time.perf_counter() - t0
 
     def watch(self) -> str | None:
@@ -167,6 +173,7 @@ class Job:
                 pass
             now = time.monotonic()
             why = None
+            self.look_for_topology(now)
             if self.events["failed"] is not None and self.events["end"] is None:
                 why = "failed"  # a rank's model failed (it said so): the run cannot go on
             elif self.master_death is not None and self.events["end"] is None:
@@ -192,12 +199,24 @@ class Job:
                 self.kill()
                 return why
 
+    def look_for_topology(self, now: float) -> None:
+        """Note the topology files this job's Hydra proxies hold (:attr:`topology`): looked for every
+        :data:`TOPOLOGY_EVERY` seconds from the start until found, or until a look after every rank is through
+        ``MPI_Init`` finds none (no local proxy wrote one: srun, or remote hosts only)."""
+        if self.topology is not None or now - self.looked < TOPOLOGY_EVERY:
+            return
+        self.looked = now
+        found = hydra_files(self.proc.pid)
+        if found or self.events["init"] is not None:
+            self.topology = found
+
     def kill(self) -> None:
         """Kill the job: mpiexec (Hydra forwards the signal to its proxies, which kill the ranks), then any rank
         process of this run still on this host."""
         self.killing = True
         proc = self.proc
         if proc is not None and proc.poll() is None:
+            self.topology = (self.topology or set()) | hydra_files(proc.pid)  # what the proxies hold, before they die
             for sig, wait in ((signal.SIGTERM, 5), (signal.SIGKILL, 5)):
                 try:
                     os.killpg(proc.pid, sig)

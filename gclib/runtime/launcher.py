@@ -13,7 +13,8 @@ it, or the master stops with a clear error). See ``docs/runtime.md``.
 
 Everything the caller passes is checked before anything is created or started. A run directory the launcher
 made itself (under the temporary directory) is removed after a successful run and kept, with the state file in
-it, after a failed or interrupted one. Ctrl-C (SIGINT), SIGTERM and SIGHUP stop the job, leave no rank behind,
+it, after a failed or interrupted one (and named in the error); a run of sequential rounds cannot be resumed, so
+its temporary run directory is removed whatever the outcome. Ctrl-C (SIGINT), SIGTERM and SIGHUP stop the job, leave no rank behind,
 and save a resumable state (:mod:`gclib.runtime.signals`).
 """
 from __future__ import annotations
@@ -98,15 +99,25 @@ def launch(spec: RunSpec, *, hosts=None, job_timeout: float | None = None, state
                          f"{run_dir / 'stderr.txt'})")
     if restarts:
         note_restarts(res, restarts)
-    if not res.ok or state_file is not None:
+    _keep(res, spec, run_dir, own, state_file, args)
+    if check and not res.ok:
+        where = (f" (state saved to {res.spec['state_file']}; run directory {res.run_dir})"
+                 if res.spec.get("state_file") and res.run_dir else f" (run directory {res.run_dir})" if res.run_dir
+                 else "")
+        raise RuntimeFailure(f"{res.error}{where}", res)
+    return res
+
+
+def _keep(res, spec, run_dir, own: bool, state_file, args) -> None:
+    """What a run leaves: the state file when it failed or was asked for, the run directory the launcher made
+    removed after a success; sequential rounds cannot be resumed, so a failed one keeps no state and its temporary
+    run directory goes too."""
+    resumable = spec.sequential is None
+    if (not res.ok and resumable) or state_file is not None:
         save_state(res, state_file or run_dir / "state.json", run_dir, args)
-    if res.ok and own:
+    if own and (res.ok or not resumable):
         shutil.rmtree(run_dir, ignore_errors=True)
         res.run_dir = None
-    if check and not res.ok:
-        raise RuntimeFailure(f"{res.error} (state saved to {res.spec['state_file']}; run directory "
-                             f"{res.run_dir})", res)
-    return res
 
 
 def _check_launch(spec, *, hosts, job_timeout, state_file, run_dir, resume):

@@ -877,6 +877,10 @@ class Master(P.Rank):
                 rec["dead"] = sorted(self.dead)
                 rec["silent"] = sorted(self.silent)
                 emit("iter", record=rec, state=pack_step_state(state), tasks=self.take_tasks())  # theta: in the state
+                if not np.isfinite(rec["loss"]):  # the step overflowed: every later iteration would be NaN
+                    status, error = "diverged", (f"the loss is not finite after iteration {it} (the parameters "
+                                                 f"overflowed: lower the learning rate)")
+                    break
         except IterationTimeout as e:
             status, error = "error", str(e)
         except Exception as e:  # a bug: keep what we have, stop the workers, say why

@@ -62,3 +62,62 @@ def _environ_rank(pid):
         if env.get(key, b"").isdigit():
             return int(env[key])
     return None
+
+
+#: Where Hydra's proxy writes the machine's topology for the ranks (``hwloc``); it removes the file when it exits,
+#: not when it is killed (a lost proxy leaves it behind).
+HYDRA_TOPOLOGY = "/tmp/hydra_hwloc_xmlfile_"
+
+
+def descendants(pid: int) -> list:
+    """The processes descended from ``pid`` on this host (Linux ``/proc``: each process's parent; empty
+    elsewhere)."""
+    parent = {}
+    try:
+        entries = [e for e in os.listdir("/proc") if e.isdigit()]
+    except OSError:
+        return []
+    for e in entries:
+        try:
+            with open(f"/proc/{e}/stat") as fh:
+                parent[int(e)] = int(fh.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+    children = {}
+    for child, par in parent.items():
+        children.setdefault(par, []).append(child)
+    out, todo = [], [pid]
+    while todo:
+        kids = children.get(todo.pop(), [])
+        out += kids
+        todo += kids
+    return out
+
+
+def hydra_files(pid: int) -> set:
+    """The topology files (:data:`HYDRA_TOPOLOGY`) that the processes descended from ``pid`` (an ``mpiexec``: its
+    proxies, which start sessions of their own, and its ranks) hold open on this host (Linux ``/proc``; empty
+    elsewhere): the files of this job, told apart from other jobs' by who holds them."""
+    out = set()
+    for child in descendants(pid):
+        try:
+            fds = os.listdir(f"/proc/{child}/fd")
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                target = os.readlink(f"/proc/{child}/fd/{fd}")
+            except OSError:
+                continue
+            if target.startswith(HYDRA_TOPOLOGY):
+                out.add(target)
+    return out
+
+
+def remove_files(paths) -> None:
+    """Remove the files ``paths`` that are still there (what a killed job's proxies left)."""
+    for p in paths:
+        try:
+            os.unlink(p)
+        except OSError:
+            pass

@@ -245,7 +245,8 @@ class RunResult:
             (workers the master sent nothing to when the iteration ended: stopped by a signal, or owing it
             :data:`gclib.runtime.master.SILENT_AFTER` answers; sent to again once they answer).
         theta: ``(dim,)`` final parameters.
-        status: ``"ok"`` or ``"error"``; ``error`` says why.
+        status: ``"ok"``, ``"error"``, ``"interrupted"`` or ``"diverged"`` (the loss was not finite after an
+            iteration: the master stopped there); ``error`` says why.
         predicted: ``(iterations,)`` predicted times of every planned iteration.
         dead_workers: workers whose process died, or that never said goodbye at the end (a stopped or frozen
             process).

@@ -27,10 +27,19 @@ from pathlib import Path
 
 import numpy as np
 
-from gclib import __version__
+from gclib import __version__, files
 
 FORMAT = "gclib-run-state"
-VERSION = 2
+#: The layout of the file. Layout 3 added the spec's ``exchange`` and the step's fields (``step``); a change of what
+#: :meth:`~gclib.runtime.spec.RunSpec.describe` writes is a new layout (and :data:`SPEC_KEYS` says which), so that
+#: an older file is told apart from another run's and refused in words a user can act on.
+VERSION = 3
+#: The keys of a run's spec in this layout (``RunSpec.describe``), and those it may add.
+SPEC_KEYS = ("label", "code", "problem", "dim", "samples", "step", "model", "iterations", "time_scale", "seed",
+             "timeout", "poll", "kill", "without", "exchange")
+SPEC_OPTIONAL = ("sequential",)
+#: The most a state file may hold (its records and the update's state), checked before it is read.
+STATE_BUDGET = files.Budget("a run's state file", 256 * files.MIB, constant="gclib.runtime.state.STATE_BUDGET")
 
 
 def _version() -> str:
@@ -124,26 +133,23 @@ def _bad(path, why) -> ValueError:
 def load_state(path) -> dict:
     """Read and check a state file. Raises ``ValueError`` (one line naming the file and what is wrong) for a
     missing, unreadable, malformed or foreign file, or one written by another version of gclib."""
-    p = Path(path)
-    if p.exists() and not p.is_file():  # a FIFO or a device: reading it could block forever
-        raise _bad(path, "it is not a regular file")
+    try:  # a regular file within its budget (a FIFO, /proc/self/environ, a sparse file are refused at once)
+        data = files.read_text(None, path, STATE_BUDGET, expected="a gclib run state (JSON)")
+    except files.FileRefused as e:
+        raise _bad(path, e.why()) from None
     try:
-        text = p.read_text()
-    except (OSError, UnicodeDecodeError) as e:
-        raise _bad(path, getattr(e, "strerror", None) or type(e).__name__) from None
-    try:
-        doc = json.loads(text)
+        doc = json.loads(data)
     except ValueError as e:
-        raise _bad(path, f"not JSON ({e})") from None
+        raise _bad(path, f"not JSON ({getattr(e, 'msg', 'malformed')} at line {getattr(e, 'lineno', '?')})") from None
     except RecursionError:
         raise _bad(path, "its JSON is nested too deeply for a state file") from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise _bad(path, "it is not a gclib run state (no 'format': 'gclib-run-state')")
-    if doc.get("version") != VERSION:
-        raise _bad(path, f"its layout version is {doc.get('version')!r}; this gclib reads version {VERSION}")
+    _check_layout(path, doc)
     if doc.get("gclib_version") != _version():
-        raise _bad(path, f"it was written by gclib {doc.get('gclib_version')!r}, this is gclib {_version()}; "
-                         f"resume with the version that wrote it")
+        shown = doc.get("gclib_version") if isinstance(doc.get("gclib_version"), str) else "another version"
+        raise _bad(path, f"it was written by gclib {shown[:40]!r}, this is gclib {_version()}; resume with the "
+                         f"version that wrote it")
     records, nxt, spec = doc.get("records"), doc.get("next_iteration"), doc.get("spec")
     if not isinstance(records, list) or not all(isinstance(r, dict) and isinstance(r.get("iteration"), int)
                                                  for r in records):
@@ -151,7 +157,8 @@ def load_state(path) -> dict:
     if not isinstance(spec, dict) or not isinstance(spec.get("iterations"), int):
         raise _bad(path, "'spec' is missing or malformed")
     if not isinstance(nxt, int) or not 0 <= nxt <= spec["iterations"]:
-        raise _bad(path, f"'next_iteration' must be an integer in [0, {spec['iterations']}], got {nxt!r}")
+        shown = nxt if isinstance(nxt, int) else f"a {type(nxt).__name__}"
+        raise _bad(path, f"'next_iteration' must be an integer in [0, {spec['iterations']}], got {shown}")
     if [r["iteration"] for r in records] != list(range(nxt)):
         raise _bad(path, f"the records must be those of iterations 0 to {nxt - 1} ('next_iteration' is {nxt}), got "
                          f"{len(records)} records" + (f" of iterations {records[0]['iteration']} to "
@@ -169,6 +176,24 @@ def load_state(path) -> dict:
     if doc.get("args") is not None and not isinstance(doc["args"], dict):
         raise _bad(path, "'args' must be an object")
     return doc
+
+
+def _check_layout(path, doc: dict) -> None:
+    """Refuse a state file of another layout, saying which and what to do; a file marked with the previous
+    layout whose spec has every key of this one is of this layout (it was written before the mark changed)."""
+    v = doc.get("version")
+    spec = doc.get("spec")
+    keys = set(spec) if isinstance(spec, dict) else set()
+    current = keys >= set(SPEC_KEYS) and keys <= set(SPEC_KEYS) | set(SPEC_OPTIONAL)
+    if v == VERSION or (v == VERSION - 1 and current):
+        return
+    if isinstance(v, int) and not isinstance(v, bool) and 0 < v < VERSION:
+        raise ValueError(f"resume: {str(path)!r} was saved by an older gclib (layout {v}); rerun without --resume "
+                         f"(this gclib reads layout {VERSION})")
+    if isinstance(v, int) and not isinstance(v, bool) and v > VERSION:
+        raise _bad(path, f"it was saved by a newer gclib (layout {v}); resume it with that version (this gclib "
+                         f"reads layout {VERSION})")
+    raise _bad(path, f"its layout version is not a layout number; this gclib reads layout {VERSION}")
 
 
 def comparable(described: dict) -> dict:
