@@ -61,5 +61,24 @@ def copy_carried(app, exception):
             shutil.copytree(src, Path(app.outdir) / name, dirs_exist_ok=True)
 
 
+def data_stays_home(app, modname, fullname):
+    """viewcode follows an imported member to the module that defines it; a constant is no member of another
+    module, though its value's class may be (``gclib.claims.CLAIMS_BUDGET`` is a ``gclib.files.Budget``): it stays
+    in its own module, else the first such constant renames every link back from the other module's source page."""
+    import importlib
+    import inspect
+
+    if not modname or not fullname:
+        return None
+    try:
+        obj = importlib.import_module(modname)
+    except ImportError:
+        return None
+    for part in fullname.split("."):
+        obj = getattr(obj, part, None)
+    return None if inspect.isclass(obj) or inspect.isroutine(obj) or inspect.ismodule(obj) else modname
+
+
 def setup(app):
+    app.connect("viewcode-follow-imported", data_stays_home)
     app.connect("build-finished", copy_carried)

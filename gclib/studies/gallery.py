@@ -362,7 +362,7 @@ def reproduction_page(data_dir="figures") -> str:
         p = claims.path(nb, data_dir)
         rep = reproduction_markdown(claims.read(p)) if Path(p).exists() else ""
         if rep:
-            out += [f"#### `{nb}`: {papers}", "", rep.rstrip(), ""]
+            out += [f"### `{nb}`: {papers}", "", rep.rstrip(), ""]
     return "\n".join(out).rstrip() + "\n"
 
 
