@@ -296,3 +296,64 @@ def build(name: str, **kw) -> GradientCode:
     if name not in SCHEMES:
         raise ValueError(f"scheme must be one of {sorted(SCHEMES)}, got {name!r}")
     return SCHEMES[name].build(**kw)
+
+
+# ------------------------------------------------------------------------------------------------ sequential
+@dataclass(frozen=True)
+class SequentialScheme:
+    """A scheme that codes across iterations (:mod:`gclib.sequential`): a gradient may be due some rounds after
+    it starts; replayed on a delay matrix of workers by rounds, or run round by round over MPI.
+
+    Attributes:
+        name: the name on the command line (``gclib sequential --scheme NAME``).
+        params: its parameters, named as in Krishnan et al.'s paper (``s``; ``B``, ``W``, ``lambd``).
+        help: one line for ``gclib list``.
+        stragglers: the straggler tolerance ``s`` of the code of its coded tasks, from its (checked) parameters; 0
+            for a scheme whose tasks are uncoded, ``None`` for one that runs no code (no wait decodes nothing).
+        windows: the ``(B, W)`` pairs a sweep tries up to a largest delay ``D`` and window ``W_top``, in the
+            sweep's order; ``None`` for a scheme without them.
+        count_windows: how many pairs :attr:`windows` lists, counted without listing them.
+    """
+
+    name: str
+    params: tuple
+    help: str
+    stragglers: Callable[..., int] | None
+    windows: Callable[[int, int], list] | None = None
+    count_windows: Callable[[int, int], int] | None = None
+
+    def code(self, workers: int, seed=0, **params) -> GradientCode:
+        """The code of its coded tasks for ``workers`` workers, built by :func:`build`: cyclic repetition
+        (``crc``) tolerating :attr:`stragglers` of ``params``, uncoded when that is 0."""
+        if self.stragglers is None:
+            raise ValueError(f"sequential scheme {self.name!r} runs no code (it decodes nothing)")
+        s = self.stragglers(**params)
+        return build("uncoded", workers=workers) if s == 0 else build("crc", workers=workers, stragglers=s, seed=seed)
+
+
+def sr_sgc_stragglers(B: int, W: int, lambd: int) -> int:
+    """SR-SGC's per-round GC parameter ``s = ceil(B lambd / (W - 1 + B))``."""
+    return -(-B * lambd // (W - 1 + B))
+
+
+KRISHNAN = "(Krishnan et al., ICLR 2023)"
+
+#: Every sequential scheme by name, in the order of ``gclib list``.
+SEQUENTIAL: dict[str, SequentialScheme] = {s.name: s for s in [
+    SequentialScheme("no-coding", (), "uncoded: every worker its 1/n share, the master waits for all workers in every "
+                                      "round", lambda: 0),
+    SequentialScheme("no-wait", (), "lower baseline: every round lasts its deadline (or its slowest worker when "
+                                    "sooner), nothing decoded", None),
+    SequentialScheme("gc", ("s",), "gradient coding GC(s) in every round on its own: load (s+1)/n, delay T = 0",
+                     lambda s: s),
+    SequentialScheme("sr-sgc", ("B", "W", "lambd"),
+                     "sequential GC with selective repetition (B, W, lambd): GC(ceil(B lambd/(W-1+B))) and redo of "
+                     f"lost tasks B rounds later; T = B {KRISHNAN}", sr_sgc_stragglers,
+                     lambda D, W_top: [(B, W) for B in range(1, D + 1) for W in range(B + 1, W_top + 1, B)],
+                     lambda D, W_top: sum(len(range(B + 1, W_top + 1, B)) for B in range(1, D + 1))),
+    SequentialScheme("m-sgc", ("B", "W", "lambd"),
+                     "multiplexed sequential GC (B, W, lambd): W-1 uncoded and B coded minitasks per job on a "
+                     f"diagonal, T = W-2+B {KRISHNAN}", lambda B, W, lambd: lambd,
+                     lambda D, W_top: [(B, W) for W in range(2, D + 2) for B in range(1, W) if W - 1 + B <= D],
+                     lambda D, W_top: sum(max(0, min(W - 1, D - W + 1)) for W in range(2, D + 2))),
+]}

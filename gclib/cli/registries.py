@@ -10,7 +10,9 @@ from __future__ import annotations
 import json
 import textwrap
 
-from gclib.cli.options import flag, model_fields
+from gclib.cli.options import METAVARS, examples, flag, model_fields
+from gclib.schemes import PARAMS, SCHEMES, SEQUENTIAL, param_help
+from gclib.stragglers import MODELS
 
 SCHEMES_HEADING = "schemes (--scheme NAME)"
 MODELS_HEADING = "compute-time models (--model NAME)"
@@ -28,8 +30,6 @@ EXAMPLES = (("gclib list", "every scheme with its paper and options, every compu
 
 
 def add_parser(sub):
-    from gclib.cli.options import examples
-
     p = sub.add_parser(NAME, help=HELP, epilog=examples(EXAMPLES))
     p.add_argument("--json", action="store_true", help="print the registries as JSON")
     p.set_defaults(fn=run)
@@ -74,8 +74,6 @@ def _doc_line(obj) -> str:
 
 def scheme_flags(scheme) -> str:
     """The options a scheme reads, e.g. ``--workers, --stragglers, --seed (default 0)``."""
-    from gclib.schemes import PARAMS
-
     out = []
     for p in scheme.params:
         param = PARAMS[p]
@@ -87,8 +85,6 @@ def scheme_flags(scheme) -> str:
 def schemes_text(indent: int = 2, width: int | None = None) -> str:
     """Every scheme: its name and help, its paper, its options (``width``: of the name column; default the
     longest name's)."""
-    from gclib.schemes import SCHEMES
-
     pad = " " * indent
     width = width or max(map(len, SCHEMES)) + 1
     lines = []
@@ -101,9 +97,6 @@ def schemes_text(indent: int = 2, width: int | None = None) -> str:
 
 def params_text(indent: int = 2) -> str:
     """Every scheme parameter: its option, type, help and default."""
-    from gclib.cli.options import METAVARS
-    from gclib.schemes import PARAMS, param_help
-
     pad = " " * indent
     rows = [(flag(n) + ("" if p.type is bool else f" {METAVARS.get(n, p.type.__name__.upper())}"), param_help(n),
              p.default) for n, p in PARAMS.items()]
@@ -115,8 +108,6 @@ def params_text(indent: int = 2) -> str:
 def models_text(indent: int = 2, width: int | None = None) -> str:
     """Every compute-time model: its name, the first line of its docstring, its options (``width``: of the name
     column; default the longest name's)."""
-    from gclib.stragglers import MODELS
-
     pad = " " * indent
     width = width or max(len("(any)"), *map(len, MODELS)) + 1
     lines = []
@@ -141,24 +132,17 @@ LIST_POINTER = "`gclib list` shows every scheme with its paper and its options, 
 def schemes_epilog() -> str:
     """The end of the help of a command that takes ``--scheme``: the names, and where their papers and options
     are listed (a scheme reads only its own options; the others are refused)."""
-    from gclib.schemes import SCHEMES
-
     return f"{_names(SCHEMES_HEADING, SCHEMES)}\n\n{LIST_POINTER}"
 
 
 def models_epilog() -> str:
     """The end of the help of a command that takes ``--model``: the names, and where their options are listed."""
-    from gclib.stragglers import MODELS
-
     return f"{_names(MODELS_HEADING, MODELS)}\n\n{LIST_POINTER}"
 
 
 def epilog(schemes=True, models: bool = True) -> str:
     """The end of the help of a command that takes ``--scheme`` (``schemes``: every scheme, or the names it takes)
     and/or ``--model`` (``models``)."""
-    from gclib.schemes import SCHEMES
-    from gclib.stragglers import MODELS
-
     names = SCHEMES if schemes is True else schemes or ()
     parts = ([_names(SCHEMES_HEADING, names)] if names else []) + ([_names(MODELS_HEADING, MODELS)] if models
                                                                    else [])
@@ -173,9 +157,6 @@ def registry_text(schemes_heading: str = SCHEMES_HEADING, models_heading: str = 
 def registry_json() -> dict:
     """The schemes and models as JSON-ready data (``gclib list --json``); a scheme names its constructor and, for
     every parameter, the constructor's argument it becomes."""
-    from gclib.schemes import PARAMS, SCHEMES
-    from gclib.stragglers import MODELS
-
     return {
         "schemes": [{"name": n, "paper": s.paper, "help": s.help, "constructor": s.constructor_name,
                      "parameters": {p: {"type": PARAMS[p].type.__name__, "default": PARAMS[p].default,
@@ -189,9 +170,7 @@ def registry_json() -> dict:
 
 
 def _sequential_json():
-    from gclib.sequential import DESCRIPTIONS, PARAMETERS
-
-    return [{"name": n, "help": h, "parameters": list(PARAMETERS[n])} for n, h in DESCRIPTIONS.items()]
+    return [{"name": n, "help": s.help, "parameters": list(s.params)} for n, s in SEQUENTIAL.items()]
 
 
 SEQUENTIAL_HEADING = ("sequential schemes (gclib sequential --scheme NAME ...: coded across rounds, replayed on a delay "
@@ -199,16 +178,14 @@ SEQUENTIAL_HEADING = ("sequential schemes (gclib sequential --scheme NAME ...: c
 
 
 def sequential_text(indent: int = 2) -> str:
-    """Every scheme of :mod:`gclib.sequential` with its parameters and a few words each."""
-    from gclib.sequential import DESCRIPTIONS, PARAMETERS
-
+    """Every sequential scheme (:data:`gclib.schemes.SEQUENTIAL`) with its parameters and a few words each."""
     pad = " " * indent
-    w = max(map(len, DESCRIPTIONS)) + 1
+    w = max(map(len, SEQUENTIAL)) + 1
     lines = []
-    for n, text in DESCRIPTIONS.items():
-        lines.append(f"{pad}{n:<{w}} {text}")
-        if PARAMETERS[n]:
-            lines.append(f"{pad}{'':<{w}} parameters: {', '.join(PARAMETERS[n])}")
+    for n, s in SEQUENTIAL.items():
+        lines.append(f"{pad}{n:<{w}} {s.help}")
+        if s.params:
+            lines.append(f"{pad}{'':<{w}} parameters: {', '.join(s.params)}")
     return "\n".join(lines)
 
 

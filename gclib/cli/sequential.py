@@ -5,9 +5,12 @@ from __future__ import annotations
 import json
 import sys
 
-from gclib.cli.options import EXIT_FAIL, EXIT_INTERRUPTED, given as given_options
-
+from gclib import checks
 from gclib.cli import options
+from gclib.cli.options import EXIT_FAIL, EXIT_INTERRUPTED, given as given_options
+from gclib.cli.run import kill_map
+from gclib.schemes import SEQUENTIAL
+from gclib.sequential_replay import CONVENTIONS, MU
 
 #: The options of the schemes' parameters: ``{option name: (parameter of gclib.sequential, placeholder, help)}``.
 FLAGS = {"stragglers": ("s", "S", "gc: stragglers tolerated in every round, s"),
@@ -18,7 +21,7 @@ FLAGS = {"stragglers": ("s", "S", "gc: stragglers tolerated in every round, s"),
 #: The options' old names (kept for a release, hidden): ``{old: new}``.
 OLD_FLAGS = {"--s": "--stragglers", "--B": "--burst", "--W": "--window", "--lambd": "--window-stragglers",
              "--mu": "--deadline-factor"}
-#: The option of each parameter of :data:`gclib.sequential.PARAMETERS`.
+#: The option of each parameter of a sequential scheme (:attr:`gclib.schemes.SequentialScheme.params`).
 OPTION = {param: options.flag(name) for name, (param, _, _) in FLAGS.items()}
 
 #: The examples of ``gclib sequential --help`` (the tests run each, with the file of EXAMPLE_FILES).
@@ -43,10 +46,6 @@ HELP = "replay GC, SR-SGC or M-SGC (sequential gradient coding) on a delay matri
 
 
 def add_parser(sub):
-    from gclib import checks
-    from gclib.cli.run import kill_map
-    from gclib.sequential import CONVENTIONS, MU, SCHEMES
-
     p = sub.add_parser(NAME, help=HELP,
                        description="Replay a scheme of gclib.sequential on a delay matrix (seconds, a row per worker "
                                    "and a column per round): a round's stragglers are slower than its deadline, (1 + "
@@ -57,8 +56,8 @@ def add_parser(sub):
     p.add_argument("--delays", required=True, metavar="FILE",
                    help="the delay matrix: .npy, or a CSV of numbers without a header")
     p.add_argument("--transpose", action="store_true", help="the file has a row per round (a column per worker)")
-    p.add_argument("--scheme", required=True, choices=SCHEMES, metavar=options.METAVARS["scheme"],
-                   help=f"the scheme: {', '.join(SCHEMES)}")
+    p.add_argument("--scheme", required=True, choices=tuple(SEQUENTIAL), metavar=options.METAVARS["scheme"],
+                   help=f"the scheme: {', '.join(SEQUENTIAL)}")
     count = checks.option(checks.integer, low=0)
     for name, (param, metavar, what) in FLAGS.items():
         p.add_argument(options.flag(name), dest=param, type=count, default=None, help=what, metavar=metavar)
@@ -93,7 +92,7 @@ def run(a) -> int:
         raise ValueError(f"argument --max-delay: read by --sweep only, of sr-sgc and m-sgc (it bounds the delays the "
                          f"sweep tries; scheme {a.scheme}{'' if a.sweep else ' without --sweep'})")
     d = sq.read_delays(a.delays, transpose=a.transpose)
-    names = sq.PARAMETERS[a.scheme]
+    names = SEQUENTIAL[a.scheme].params
     given = {k: getattr(a, k) for k in OPTION if getattr(a, k) is not None}
     if a.max_delay is not None and a.max_delay >= d.shape[1]:
         raise ValueError(f"argument --max-delay: must be below the matrix's {d.shape[1]} rounds (a delay T leaves "

@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from gclib import checks
+from gclib import checks, schemes
 from gclib import sequential as sq
 from gclib.codes.base import GradientCode
 from gclib.learning.model import part_gradient, step_size
@@ -114,10 +114,9 @@ class Sequential:
         return n
 
     def code(self, seed: int = 0) -> GradientCode:
-        """The GC code of its coded tasks (:func:`gclib.codes.tandon.crc` with :attr:`s`; uncoded for ``s = 0``)."""
-        from gclib.codes.tandon import crc, uncoded
-
-        return uncoded(self.workers) if self.s == 0 else crc(self.workers, self.s, seed)
+        """The GC code of its coded tasks, built by :func:`gclib.schemes.build` as the scheme's registry entry says
+        (:meth:`gclib.schemes.SequentialScheme.code`: cyclic repetition with :attr:`s`; uncoded for ``s = 0``)."""
+        return schemes.SEQUENTIAL[self.scheme].code(self.workers, seed, **self.params)
 
     def state(self) -> sq.Rounds:
         return sq.rounds_of(self.scheme, self.workers, self.jobs, **self.params)
