@@ -442,3 +442,48 @@ def expected_max_of_group_minima(model: ComputeModel, groups: int, size: int, lo
     if isinstance(model, Pareto):
         return expected_order_statistic(Pareto(model.scale, model.shape * size), groups, groups, load)
     raise ValueError(f"no closed form for model {type(model).__name__}")
+
+
+# ---------------------------------------------------------------------------------------------- more model sets
+#: The exponential's rate, a parameter of the set ``"calibration"`` (beside :data:`SET_PARAMETERS`' others).
+SET_PARAMETERS["rate"] = 10.0
+
+
+def _exp_per_task(p):
+    return Exponential(p["rate"], per_task=True)
+
+
+#: ``"calibration"``: notebook 09's generating models (:func:`gclib.studies.advise.calibration.truths`), the
+#: GC-MMC paper's shifted exponential drawn per worker (its eq. 5), an exponential drawn per task and a Pareto drawn
+#: per worker (of shape 2.5).
+MODEL_SETS["calibration"] = ({"shifted-exp per worker": _shifted_exp, "exp per task": _exp_per_task,
+                              "pareto per worker": _pareto}, {"pareto_shape": 2.5})
+
+
+def mean_one_label(shape: float | None = None) -> str:
+    """The name in :func:`mean_one_models` of the Pareto of ``shape`` (``"pareto 1.5"``), or of the exponential
+    (``"exp"``) for ``None``; the shifted exponential is ``"shifted-exp"``."""
+    return "exp" if shape is None else f"pareto {shape:g}"
+
+
+def mean_one_models(shapes=(1.5, 3.0), shift: float = 0.5) -> dict:
+    """Notebook 06's set: compute-time models of mean 1 per unit of work, heavy and light tails at the same mean
+    (a function rather than an entry of :data:`MODEL_SETS`: its Pareto members are one per shape of ``shapes``):
+
+    * ``"pareto a"``: Pareto of shape ``a`` and scale ``(a - 1) / a`` (the mean ``a scale / (a - 1)`` is 1; every
+      shape must exceed 1, where the mean is finite);
+    * ``"exp"``: the exponential of rate 1;
+    * ``"shifted-exp"``: ``shift + Exp(rate 1 / (1 - shift))``, a light tail with a deterministic share ``shift``
+      of the mean (with ``shift = 0`` it is the exponential, whose minimum of ``r`` draws times ``r`` is again an
+      exponential of mean 1, which makes waiting for the fastest of a group free).
+    """
+    out = {}
+    for a in shapes:
+        a = checks.real("shape", a, above=1)
+        out[mean_one_label(a)] = Pareto((a - 1) / a, a)
+    shift = checks.real("shift", shift, low=0)
+    if not shift < 1:
+        raise ValueError(f"shift must be below the mean 1, got {shift!r}")
+    out["exp"] = Exponential(1.0)
+    out["shifted-exp"] = ShiftedExponential(mu=1.0 / (1.0 - shift), alpha=shift)
+    return out

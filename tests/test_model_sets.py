@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from gclib.stragglers import MODEL_SETS, Pareto, ShiftedExponential, model_set
+from gclib.stragglers import MODEL_SETS, Exponential, Pareto, ShiftedExponential, mean_one_models, model_set
 
 
 def test_model_sets_are_named_once():
@@ -24,8 +24,24 @@ def test_model_sets_are_named_once():
     assert t[gc_mmc_study.PER_TASK] == ShiftedExponential(3.0, 0.5, per_task=True)
     assert list(model_set("scale", pareto_shape=2.5)) == ["shifted-exp (mu 10, alpha 0.01)",
                                                          "Pareto (scale 0.05, shape 2.5)"]
-    assert set(MODEL_SETS) == {"mmc-design", "scale", "mpi-runs", "timing"}
+    assert set(MODEL_SETS) == {"mmc-design", "scale", "mpi-runs", "timing", "calibration"}
     with pytest.raises(ValueError, match="model set must be one of"):
         model_set("nope")
     with pytest.raises(ValueError, match="parameters must be among"):
         model_set("scale", shape=2)
+
+
+def test_the_sets_of_notebooks_06_and_09_are_the_stragglers_modules():
+    from gclib.studies.advise import calibration
+    from gclib.studies.lazy_aggregation import experiments
+
+    truths = {"shifted-exp per worker": ShiftedExponential(10.0, 0.01), "exp per task": Exponential(10.0, True),
+              "pareto per worker": Pareto(0.05, 2.5)}
+    assert calibration.truths() == model_set("calibration") == truths
+    assert calibration.truths(5.0, 0.1, 2.0, 0.5, 3.0) == model_set("calibration", mu=5.0, alpha=0.1, rate=2.0,
+                                                                    pareto_scale=0.5, pareto_shape=3.0)
+    assert model_set("calibration", rate=2.0)["exp per task"] == Exponential(2.0, per_task=True)
+    assert experiments.mean_one_models is mean_one_models
+    m = mean_one_models([1.5, 4.0], shift=0.25)
+    assert list(m) == [experiments.model_label(1.5), "pareto 4", experiments.model_label(), "shifted-exp"]
+    assert m["pareto 1.5"] == Pareto(1 / 3, 1.5) and m["shifted-exp"] == ShiftedExponential(4 / 3, 0.25)

@@ -30,18 +30,18 @@ from gclib.progress import progress as _progress
 from gclib.runtime import RunSpec, launch, localhosts
 from gclib.runtime.measure import host_names, profile_spec
 from gclib.stats import Estimate
-from gclib.stragglers import ComputeModel, Exponential, Pareto, ShiftedExponential, expected_order_statistic
+from gclib.stragglers import ComputeModel, expected_order_statistic, model_set
 from gclib.studies.mpi_runs.experiments import problem
 from gclib.timings import Timings
 
 
 def truths(mu: float = 10.0, alpha: float = 0.01, rate: float = 10.0, pareto_scale: float = 0.05,
            pareto_shape: float = 2.5) -> dict:
-    """The generating models of :func:`recovery`, by label: the GC-MMC paper's shifted exponential (one draw per
-    worker and iteration, its eq. 5), an exponential drawn per task, and a Pareto drawn per worker."""
-    return {"shifted-exp per worker": ShiftedExponential(mu=mu, alpha=alpha),
-            "exp per task": Exponential(rate=rate, per_task=True),
-            "pareto per worker": Pareto(scale=pareto_scale, shape=pareto_shape)}
+    """The generating models of :func:`recovery`, by label: the set ``"calibration"`` of
+    :func:`gclib.stragglers.model_set`, the GC-MMC paper's shifted exponential (one draw per worker and iteration,
+    its eq. 5), an exponential drawn per task, and a Pareto drawn per worker."""
+    return model_set("calibration", mu=mu, alpha=alpha, rate=rate, pareto_scale=pareto_scale,
+                     pareto_shape=pareto_shape)
 
 
 def durations(model: ComputeModel, workers: int, iterations: int, tasks: int, rng) -> np.ndarray:

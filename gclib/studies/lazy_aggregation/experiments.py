@@ -5,8 +5,9 @@
 * :func:`paper_schemes`: GD, GC (CRC), grouping (FRC, no laziness), and LAG, LAGC and G-LAG each with both
   triggers (``lag-wk``, ``lag-ps``, ``lagc-wk``, ``lagc-ps``, ``g-lag-wk``, ``g-lag-ps``) on ``n`` workers and
   ``G`` groups, all coded schemes at the same computation load ``r = n / G``;
-* :func:`mean_one_models`: Pareto tails of several shapes, the exponential and a shifted exponential, all of mean
-  1 per unit of work, so that heavy and light tails compare at the same mean (:func:`model_table` says how);
+* :func:`gclib.stragglers.mean_one_models` (importable from here): Pareto tails of several shapes, the
+  exponential and a shifted exponential, all of mean 1 per unit of work, so that heavy and light tails compare at
+  the same mean (:func:`model_table` says how; :func:`model_label` names a member);
 * :func:`run_grid`: every scheme x compute-time model x seed, totals to the target (and optionally the curves);
 * :func:`comparison`: our reconstruction of Zhang and Simeone's comparison (their Figs. 2 and 3, whose settings
   are unknown) on Chen et al.'s problem, plus LAGC with the literal threshold ``M = n``;
@@ -27,7 +28,8 @@ import pandas as pd
 
 from gclib import checks
 from gclib.progress import progress as _progress
-from gclib.stragglers import Exponential, Pareto, ShiftedExponential
+from gclib.stragglers import Exponential, Pareto, ShiftedExponential, mean_one_models
+from gclib.stragglers import mean_one_label as model_label  # noqa: F401  (the notebook's name)
 from gclib.learning.optim import WARMUPS, compare, make_scheme, train
 from gclib.learning.problems import Problem, lag_synthetic
 
@@ -61,28 +63,6 @@ def paper_schemes(workers: int = 12, groups: int = 4, seed=0, *, triggers=TRIGGE
             if t in triggers:
                 scheme = "lag-wk" if name == "lag" else name
                 out[lazy_label(name, t)] = make_scheme(scheme, workers, groups=groups, seed=seed, trigger=t, **kw)
-    return out
-
-
-def mean_one_models(shapes=(1.5, 3.0), shift: float = 0.5) -> dict:
-    """Compute-time models of mean 1 per unit of work, heavy and light tails at the same mean:
-
-    * ``"pareto a"``: Pareto of shape ``a`` and scale ``(a - 1) / a`` (the mean ``a scale / (a - 1)`` is 1; every
-      shape must exceed 1, where the mean is finite);
-    * ``"exp"``: the exponential of rate 1;
-    * ``"shifted-exp"``: ``shift + Exp(rate 1 / (1 - shift))``, a light tail with a deterministic share ``shift``
-      of the mean (with ``shift = 0`` it is the exponential, whose minimum of ``r`` draws times ``r`` is again an
-      exponential of mean 1, which makes waiting for the fastest of a group free).
-    """
-    out = {}
-    for a in shapes:
-        a = checks.real("shape", a, above=1)
-        out[model_label(a)] = Pareto((a - 1) / a, a)
-    shift = checks.real("shift", shift, low=0)
-    if not shift < 1:
-        raise ValueError(f"shift must be below the mean 1, got {shift!r}")
-    out["exp"] = Exponential(1.0)
-    out["shifted-exp"] = ShiftedExponential(mu=1.0 / (1.0 - shift), alpha=shift)
     return out
 
 
@@ -154,12 +134,6 @@ def spread(totals: pd.DataFrame, metric: str) -> pd.DataFrame:
 WARMUP_WORDS = {"silent": "Chen et al.'s warm-up", "upload": "our warm-up (every unit uploads)"}
 #: The measures of Figs. 2 and 3, in display order.
 METRICS = ("time", "uploads", "computations")
-
-
-def model_label(shape: float | None = None) -> str:
-    """``"pareto 1.5"`` for a Pareto shape, ``"exp"`` for ``None`` (the exponential model): the ``model``
-    column of :func:`comparison`'s tables (the shifted exponential is ``"shifted-exp"``)."""
-    return "exp" if shape is None else f"pareto {shape:g}"
 
 
 def lag_check(workers: int = 9, dim: int = 50, seed=0, *, target: float = 1e-8, rate: float = 1.0,
