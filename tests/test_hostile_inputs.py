@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gclib import advise, files, sequential, timings
+from gclib import advise, files, sequential, timing_trace, timings, trace_convert
 from gclib.cli import build_parser, main
 from gclib.cli.options import given
 from gclib.runtime import RunResult
@@ -145,9 +145,10 @@ def _marks(kind: str, path: Path) -> tuple:
 def small_budgets(monkeypatch):
     """Budgets lowered so that the gzip bomb (4 MiB once decompressed) is beyond them; the sizes are those of a
     real bomb against the real budgets (``python -m benchmarks.hostile``)."""
-    monkeypatch.setattr(timings, "TRACE_BUDGET", files.Budget("a timing trace", files.MIB, lines=10_001,
-                                                              fields=timings.MAX_COLUMNS,
-                                                              constant="gclib.timings.TRACE_BUDGET"))
+    budget = files.Budget("a timing trace", files.MIB, lines=10_001, fields=timings.MAX_COLUMNS,
+                          constant="gclib.timings.TRACE_BUDGET")
+    for module in (timing_trace, trace_convert):  # the modules that read traces (gclib.timings re-exports them)
+        monkeypatch.setattr(module, "TRACE_BUDGET", budget)
     monkeypatch.setattr(sequential, "DELAYS_BUDGET", files.Budget("a delay matrix", files.MIB,
                                                                   constant="gclib.sequential.DELAYS_BUDGET"))
 

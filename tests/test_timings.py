@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gclib import timings
+from gclib import timing_trace, timings
 from gclib.timings import MIN_SAMPLES, Timings
 
 
@@ -168,7 +168,7 @@ def test_a_duration_too_large_for_a_float_is_refused_not_read_as_never(tmp_path)
 
 
 def test_a_trace_too_large_to_fit_is_refused_as_soon_as_its_rows_are_read(tmp_path, monkeypatch):
-    monkeypatch.setattr(timings, "MAX_ROWS", 50)
+    monkeypatch.setattr(timing_trace, "MAX_ROWS", 50)  # (the module of read; gclib.timings re-exports it)
     _good_frame().to_csv(tmp_path / "t.csv", index=False)
     with pytest.raises(ValueError, match="more than 50 rows, too large a trace to fit"):
         timings.read(tmp_path / "t.csv")
