@@ -18,6 +18,3 @@ from gclib.timing_trace import (  # noqa: F401  (this module's interface)
 from gclib.trace_convert import (  # noqa: F401  (this module's interface)
     COMPUTE_OPS, FORMATS, OPS_COLUMNS, OPS_MAX_BYTES, OPS_MAX_ROWS, SHIPPED_DIR, STAGE_RULES, Conversion,
     check_complete, convert, load, parse_columns, shipped)
-
-__all__ = ["COLUMNS", "OPTIONAL", "MIN_SAMPLES", "FORMATS", "OPS_COLUMNS", "COMPUTE_OPS", "Timings", "Conversion",
-           "read", "write", "from_frame", "convert", "load", "check_complete", "shipped"]

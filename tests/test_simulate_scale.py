@@ -125,7 +125,7 @@ def test_sweep_is_refused_before_its_first_point(monkeypatch):
     calls = []
     import sys
 
-    monkeypatch.setattr(sys.modules["gclib.simulate"], "simulate", lambda *a, **k: calls.append(a))
+    monkeypatch.setattr(sys.modules["gclib.sweeps"], "simulate", lambda *a, **k: calls.append(a))  # sweep's simulate
     with pytest.raises(ValueError, match=r"sweep with trials = 5000, 2 points, the largest 'crc' with 400 workers"):
         sweep({"crc": lambda n: codes.crc(n, 1)}, [10, 400], model, trials=5000)
     assert not calls and small.n_workers == 10
