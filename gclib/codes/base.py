@@ -33,6 +33,15 @@ from gclib.codes.conditioning import (
     working_dtype)
 
 
+def load_sympy():
+    """SymPy, imported on first use: the codes' exact (rational) forms need it, and ``import gclib``, which loads every
+    construction, would take about twice as long if they imported it at their top (``python -m
+    benchmarks.bench_startup``). The one place the codes import it."""
+    import sympy
+
+    return sympy
+
+
 class DecodingError(ValueError):
     """The received set of messages does not determine the gradient."""
 

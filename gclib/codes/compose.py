@@ -7,7 +7,7 @@ from typing import Sequence
 import numpy as np
 
 from gclib import checks
-from gclib.codes.base import Decoder, DecodingError, GradientCode, reserve_code
+from gclib.codes.base import Decoder, DecodingError, GradientCode, load_sympy, reserve_code
 from gclib.codes.rules import ThresholdRule
 
 
@@ -76,8 +76,7 @@ def clustered(codes: Sequence[GradientCode], name: str | None = None) -> Gradien
     exact = all(c.exact for c in codes)
     B_exact = None
     if all(c.B_exact is not None for c in codes):
-        import sympy as sp
-
+        sp = load_sympy()
         B_exact = sp.diag(*[c.B_exact for c in codes])
     base = codes[0].name
     return GradientCode(name=name or f"{base}-x{len(codes)}", n_workers=n, n_parts=k, order=order, B=B,

@@ -25,6 +25,8 @@ combines are computed.
   its cluster's parts instead, which decodes the cluster on its own.
 
 :func:`example1` builds the paper's Example 1 (``K = 6, r = 3, m = 2`` and ``m = [3, 2]``) in exact arithmetic.
+The exact rule that times a design as an exact decoder would (:class:`~gclib.codes.span_rule.SpanRule`,
+:func:`~gclib.codes.span_rule.with_exact_rule`) is in :mod:`gclib.codes.span_rule`, importable from here.
 """
 from __future__ import annotations
 
@@ -39,6 +41,7 @@ from gclib.codes.base import GradientCode, reserve_code
 from gclib.codes.compose import clustered, split_evenly
 from gclib.codes.polynomial import polynomial_code
 from gclib.codes.rules import ThresholdRule, check_messages_axis, threshold
+from gclib.codes.span_rule import SpanRule, with_exact_rule  # noqa: F401  (this module's interface)
 from gclib.codes.tandon import crc, cyclic_support
 
 
@@ -461,11 +464,10 @@ class Example1Facts:
         return int(row["decoding"].iloc[0]), int(row["sets"].iloc[0])
 
 
-def _count_decodable(B, T, row_sets) -> tuple[int, int]:
-    from gclib.symbolic import is_decodable_exact, rational
-
-    B, T = rational(B), rational(T)  # converted once for every set
-    ok = [is_decodable_exact(B, rows, T) for rows in row_sets]
+def _count_decodable(symbolic, B, T, row_sets) -> tuple[int, int]:
+    """``(decoding, sets)``: how many of ``row_sets`` decode ``B`` exactly (``symbolic``: :mod:`gclib.symbolic`)."""
+    B, T = symbolic.rational(B), symbolic.rational(T)  # converted once for every set
+    ok = [symbolic.is_decodable_exact(B, rows, T) for rows in row_sets]
     return int(sum(ok)), len(ok)
 
 
@@ -475,10 +477,12 @@ def example1_facts(ex: Example1 | None = None) -> Example1Facts:
     Args:
         ex: the output of :func:`example1` (built with seed 0 when omitted).
     """
-    import pandas as pd
+    import pandas as pd  # (both on first use: SymPy and pandas would slow import gclib, which loads this module)
 
-    from gclib.symbolic import check_rule, exact_matrix, exact_target, is_decodable_exact, rational
+    from gclib import symbolic
 
+    check_rule, exact_matrix, exact_target = symbolic.check_rule, symbolic.exact_matrix, symbolic.exact_target
+    is_decodable_exact, rational = symbolic.is_decodable_exact, symbolic.rational
     ex = example1() if ex is None else ex
     K = 6
     corr, unc = ex.correlated, ex.uncorrelated
@@ -490,14 +494,14 @@ def example1_facts(ex: Example1 | None = None) -> Example1Facts:
     rows = []
     for t in range(1, K + 1):
         sets = [[first[c] for c in cls] for cls in combinations(range(K), t)]
-        rows.append(("correlated", "distinct messages", t, *_count_decodable(Bc, Tc, sets)))
+        rows.append(("correlated", "distinct messages", t, *_count_decodable(symbolic, Bc, Tc, sets)))
     for name, code, B, T in (("correlated", corr, Bc, Tc), ("gc", gc, Bg, Tg)):
         for n in range(1, K + 1):
             sets = [code.worker_messages(ws).tolist() for ws in combinations(range(K), n)]
-            rows.append((name, "workers", n, *_count_decodable(B, T, sets)))
+            rows.append((name, "workers", n, *_count_decodable(symbolic, B, T, sets)))
     for t in range(1, unc.n_messages + 1):
         rows.append(("uncorrelated", "messages", t,
-                     *_count_decodable(Bu, Tu, [list(c) for c in combinations(range(unc.n_messages), t)])))
+                     *_count_decodable(symbolic, Bu, Tu, [list(c) for c in combinations(range(unc.n_messages), t)])))
     counts = pd.DataFrame(rows, columns=["design", "received", "size", "decoding", "sets"])
     failing = [tuple(w + 1 for w in ws) for ws in combinations(range(K), 3)
                if not is_decodable_exact(Bc, corr.worker_messages(ws).tolist(), Tc)]
@@ -509,100 +513,3 @@ def example1_facts(ex: Example1 | None = None) -> Example1Facts:
         workers_124=is_decodable_exact(Bc, corr.worker_messages([0, 1, 3]).tolist(), Tc),
         failing_triples=failing, scenario=is_decodable_exact(Bu, scenario_rows, Tu),
         scenario_gc=is_decodable_exact(Bg, gc.worker_messages([0, 1, 2]).tolist(), Tg))
-
-
-# ---------------------------------------------------------------------------------------------- exact rule
-@dataclass(frozen=True, eq=False)
-class SpanRule:
-    """The exact decodability rule (span test, in floating point) as a simulator rule, cluster by cluster.
-
-    The threshold of the uncorrelated design, ``K l - sum(m) + 1``, is what polynomial interpolation needs; it is
-    sufficient but not necessary when it exceeds the number of parts ``K_c`` of a cluster: any ``K_c`` linearly
-    independent rows already span the target. This rule finds, per trial and cluster, the shortest prefix of the
-    arrivals whose rows span the cluster's target (binary search, monotone). It is slow (SVDs per trial):
-    use it for thousands of trials, not hundreds of thousands.
-
-    The span test runs in floating point, so on badly conditioned codes it may miss a decodable set; a known
-    sufficient rule (``sufficient``, e.g. the code's threshold rule, with the same clusters) is or-ed in, so the
-    result is never later than that rule's.
-
-    Attributes:
-        B: ``(n_messages, n_parts)`` encoding matrix. msg_cluster: ``(n_messages,)``. part_cluster: ``(n_parts,)``.
-        sufficient: optional rule whose decodable sets are known to decode.
-    """
-
-    B: np.ndarray
-    msg_cluster: np.ndarray
-    part_cluster: np.ndarray
-    sufficient: object = None
-
-    @property
-    def n_clusters(self) -> int:
-        return int(np.max(self.part_cluster)) + 1
-
-    def _ok(self, c: int, rows: np.ndarray) -> bool:
-        if rows.size == 0:
-            return False
-        cols = np.flatnonzero(self.part_cluster == c)
-        # Row scaling keeps the span; column scaling D maps the target 1 to 1 D. Both tame the polynomial
-        # code's wildly scaled entries before the SVD.
-        BR = self.B[np.ix_(rows, cols)]
-        BR = BR / np.linalg.norm(BR, axis=1, keepdims=True)
-        d = 1.0 / np.maximum(np.linalg.norm(self.B[:, cols] / np.maximum(
-            np.linalg.norm(self.B[:, cols], axis=1, keepdims=True), 1e-300), axis=0), 1e-300)
-        BR = BR * d
-        T = d[None, :]
-        u, sv, vh = np.linalg.svd(BR, full_matrices=False)
-        rank = int(np.sum(sv > 1e-9 * max(1.0, sv[0])))
-        V = vh[:rank].conj().T
-        resid = T - (T @ V) @ V.conj().T
-        return bool(np.linalg.norm(resid) <= 1e-7 * np.linalg.norm(T))
-
-    def decodable(self, received: np.ndarray) -> np.ndarray:
-        received = check_messages_axis(np.asarray(received, dtype=bool), self.msg_cluster.size, "received")
-        flat = received.reshape(-1, received.shape[-1])
-        out = np.array([all(self._ok(c, np.flatnonzero(row & (self.msg_cluster == c)))
-                            for c in range(self.n_clusters)) for row in flat])
-        out = out.reshape(received.shape[:-1])
-        if self.sufficient is not None:
-            out = out | self.sufficient.decodable(received)
-        return out
-
-    def cluster_times(self, arrival: np.ndarray) -> np.ndarray:
-        arrival = check_messages_axis(np.asarray(arrival, dtype=float), self.msg_cluster.size, "arrival")
-        out = np.full((arrival.shape[0], self.n_clusters), np.inf)
-        for c in range(self.n_clusters):
-            idx = np.flatnonzero(self.msg_cluster == c)
-            for t in range(arrival.shape[0]):
-                a = arrival[t, idx]
-                srt = idx[np.argsort(a, kind="stable")]
-                n_fin = int(np.isfinite(a).sum())
-                if not self._ok(c, srt[:n_fin]):
-                    continue
-                lo, hi = 1, n_fin
-                while lo < hi:
-                    mid = (lo + hi) // 2
-                    if self._ok(c, srt[:mid]):
-                        hi = mid
-                    else:
-                        lo = mid + 1
-                out[t, c] = arrival[t, srt[lo - 1]]
-        if self.sufficient is not None:
-            out = np.minimum(out, self.sufficient.cluster_times(arrival))
-        return out
-
-    def completion(self, arrival: np.ndarray) -> np.ndarray:
-        return self.cluster_times(arrival).max(axis=1)
-
-
-def with_exact_rule(code: GradientCode) -> GradientCode:
-    """The same code with :class:`SpanRule` (exact decodability) as its rule, for a slow exact simulation."""
-    if code.n_pieces != 1:
-        raise ValueError("with_exact_rule supports codes with n_pieces == 1")
-    msg_cluster = np.asarray(code.rule.msg_cluster)
-    part_cluster = np.zeros(code.n_parts, dtype=np.int64)
-    for j in range(code.n_messages):
-        cols = np.flatnonzero(np.abs(code.B[j]) > 0)
-        part_cluster[cols] = msg_cluster[j]
-    sufficient = code.rule if code.exact else None
-    return replace(code, rule=SpanRule(code.B, msg_cluster, part_cluster, sufficient), name=code.name + "-exact")

@@ -35,7 +35,7 @@ from math import gcd
 import numpy as np
 
 from gclib import checks
-from gclib.codes.base import Decoder, DecodingError, GradientCode, check_ns, reserve_code
+from gclib.codes.base import Decoder, DecodingError, GradientCode, check_ns, load_sympy, reserve_code
 from gclib.codes.rules import threshold
 from gclib.codes.tandon import cyclic_support
 
@@ -189,8 +189,7 @@ def rational_points(n: int, points="chebyshev", max_denominator: int = 1000) -> 
     rationals with denominator at most ``max_denominator`` (raised until they are distinct); an explicit real
     array is rationalized the same way. Complex roots of unity have no rational form: ValueError.
     """
-    import sympy as sp
-
+    sp = load_sympy()
     if isinstance(points, str) and points == "roots-of-unity":
         raise ValueError("points = 'roots-of-unity' has no exact rational form; use points 'chebyshev' or "
                          "'equispaced' for exact verification")
@@ -287,8 +286,7 @@ def rs(n: int, s: int, points="equispaced", *, exact: bool = False, assign="spre
 
 def exact_encoding_matrix(alpha, roots):
     """SymPy version of :func:`encoding_matrix` for rational points."""
-    import sympy as sp
-
+    sp = load_sympy()
     alpha = [sp.nsimplify(a) if not isinstance(a, sp.Basic) else a for a in alpha]
     N, k = len(alpha), len(roots)
     B = sp.zeros(N, k)

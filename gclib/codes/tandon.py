@@ -20,7 +20,7 @@ from functools import partial
 import numpy as np
 
 from gclib import checks
-from gclib.codes.base import GradientCode, PartialStragglers, check_ns, reserve_code
+from gclib.codes.base import DecodingError, GradientCode, PartialStragglers, check_ns, load_sympy, reserve_code
 from gclib.codes.rules import ThresholdRule, coverage, threshold
 
 
@@ -47,8 +47,6 @@ def uncoded(n: int) -> GradientCode:
 def _ignore_decoder(code: GradientCode, idx: np.ndarray) -> np.ndarray:
     n, s = code.n_workers, code.stragglers
     if idx.size < n - s:
-        from gclib.codes.base import DecodingError
-
         raise DecodingError(f"ignore-stragglers needs {n - s} messages, got {idx.size}")
     return np.full((1, idx.size), n / idx.size)
 
@@ -82,8 +80,6 @@ def _frc_decoder(code: GradientCode, idx: np.ndarray) -> np.ndarray:
             seen.add(g)
             A[0, pos] = 1.0
     if len(seen) < n_groups:
-        from gclib.codes.base import DecodingError
-
         missing = sorted(set(range(n_groups)) - seen)
         raise DecodingError(f"fractional repetition: no message from groups {missing}")
     return A
@@ -131,14 +127,12 @@ def crc_matrix(n: int, s: int, rng=None, *, exact: bool = False, low: int = -99,
     rng = _rng(rng)
     if s == 0:
         if exact:
-            import sympy as sp
-
+            sp = load_sympy()
             return sp.eye(n)
         return np.eye(n)
     support = cyclic_support(n, s)
     if exact:
-        import sympy as sp
-
+        sp = load_sympy()
         # Redraw (from the same generator) in the rare case an integer draw makes a row's system singular.
         for _ in range(100):
             Ht = rng.integers(low, high + 1, size=(s, n - 1))
@@ -216,8 +210,7 @@ def partial_stragglers(n: int, s: int, pieces: int, seed=0, *, exact: bool = Fal
         B[n + w, n * sep:] = base.B[w]
     B_exact = None
     if exact:
-        import sympy as sp
-
+        sp = load_sympy()
         B_exact = sp.zeros(2 * n, k)
         for w in range(n):
             for j in range(w * sep, (w + 1) * sep):
@@ -245,8 +238,7 @@ def example_n3() -> tuple[np.ndarray, np.ndarray]:
 
 def example_n3_code() -> GradientCode:
     """Tandon's n = 3, s = 1 example as a code (cyclic supports of size 2)."""
-    import sympy as sp
-
+    sp = load_sympy()
     B, _ = example_n3()
     half = sp.Rational(1, 2)
     B_exact = sp.Matrix([[half, 1, 0], [0, 1, -1], [half, 0, 1]])
