@@ -59,14 +59,11 @@ from __future__ import annotations
 import math
 from collections import deque
 from dataclasses import dataclass, field
-from functools import cached_property
-from itertools import combinations, islice
 
 import numpy as np
 from scipy.special import expit
 
-from gclib import checks, schemes as sch
-from gclib.codes import crc, frc, uncoded
+from gclib import checks
 from gclib.codes.base import GradientCode, split_pieces
 from gclib.progress import progress as _progress
 from gclib.simulate import arrival_times
@@ -74,11 +71,9 @@ from gclib.stragglers import ComputeModel
 from gclib.learning import lazy
 from gclib.learning.model import Model, as_model, model_name, step_size
 from gclib.learning.problems import Problem
+from gclib.learning.training_schemes import (  # noqa: F401  (this module's interface)
+    CODE_PARAMS, SCHEME_NAMES, WARMUPS, LazyScheme, code_names, decoding_weight, make_scheme)
 
-SCHEME_NAMES = ("gd", "gc", "lag-wk", "lag-ps", "lagc", "g-lag")
-#: What a lazy scheme does in its first ``D`` iterations: ``"silent"`` (Chen et al.'s code: nobody uploads, the
-#: server steps with its initial copies) or ``"upload"`` (every unit uploads).
-WARMUPS = ("silent", "upload")
 #: Pre-sampled iterations of compute times per block (the numbers for a seed depend on it, so it is fixed).
 BLOCK = 256
 #: Bytes of the history :func:`train` keeps per iteration (five numbers, in lists then arrays), for its memory check.
@@ -87,156 +82,6 @@ HISTORY_BYTES = 200
 
 class ConvergenceError(RuntimeError):
     """Raised by :meth:`TrainResult.raise_for_status` when a run stopped without reaching its target."""
-
-
-@dataclass(frozen=True, eq=False)
-class LazyScheme:
-    """A code plus a trigger rule.
-
-    Attributes:
-        name: display name (``"gd"``, ``"g-lag"``, ...).
-        code: the gradient code (its ``n_parts`` must equal the problem's).
-        trigger: ``None`` (every unit uploads every iteration), ``"wk"`` or ``"ps"``.
-        D: window of past iterate differences. xi: weight per difference: a number, ``None`` (gclib's default,
-            ``1/D`` for both triggers: :func:`gclib.learning.lazy.default_xi`) or ``"chen"`` (Chen et al.'s code:
-            ``1/D`` worker side, ``10/D`` server side: :func:`gclib.learning.lazy.chen_xi`).
-        units: ``M`` of the threshold: an integer, ``"count"`` (the number of units, i.e. message classes),
-            ``"decoding-max"`` or ``"decoding-mean"`` (the largest / mean l1 norm of the decoding coefficients
-            over the code's straggler patterns, see :func:`decoding_weight`). ``None`` picks ``"count"``. For
-            uncoded and FRC codes all three equal LAG's ``M`` (workers, groups); for CRC they differ a lot.
-        warmup: what a lazy scheme does in its first ``D`` iterations, while fewer than ``D`` iterate differences
-            are known (see :data:`WARMUPS`). ``"silent"`` (the default, Chen et al.'s code): no unit computes or
-            uploads; the server starts with an initial copy of every unit (``initial`` below) and steps with it,
-            at no time and no computation (Chen et al.'s LAG-WK script evaluates and discards the gradients in
-            these iterations; we do not charge for that); after the warm-up a unit that never uploaded is judged against that
-            copy (worker side) or against ``theta^0`` as its last iterate (server side). ``"upload"``: every unit
-            computes and uploads in those iterations (an earlier choice of ours).
-        initial: with ``warmup="silent"``, every stored partial gradient starts as ``initial * ones(d)`` on the
-            loss summed over the samples, i.e. ``initial / N * ones(d)`` on gclib's loss (divided by the ``N``
-            samples); a unit's initial copy is its code row applied to these. Chen et al. start from the all-ones
-            vector (``1.0``). Ignored without a trigger or with ``warmup="upload"``.
-    """
-
-    name: str
-    code: GradientCode
-    trigger: str | None = None
-    D: int = lazy.D_DEFAULT
-    xi: float | str | None = None
-    units: int | str | None = None
-    warmup: str = "silent"
-    initial: float = 1.0
-
-    def __post_init__(self):
-        if self.trigger not in (None, "wk", "ps"):
-            raise ValueError(f"trigger must be None, 'wk' or 'ps', got {self.trigger!r}")
-        if self.warmup not in WARMUPS:
-            raise ValueError(f"warmup must be one of {list(WARMUPS)}, got {self.warmup!r}")
-        checks.real("initial", self.initial)
-        checks.integer("D", self.D, low=1)
-        if self.xi is not None and self.xi != "chen":
-            if isinstance(self.xi, str):
-                raise ValueError(f"xi must be a non-negative number, None or 'chen', got {self.xi!r}")
-            checks.real("xi", self.xi, low=0)
-        if not hasattr(self.code.rule, "msg_class"):
-            raise ValueError(f"code '{self.code.name}' needs a threshold rule with message classes")
-
-    @property
-    def n_units(self) -> int:
-        return int(self.code.rule.class_cluster.size)
-
-    @cached_property
-    def threshold_units(self) -> float:
-        u = "count" if self.units is None else self.units
-        if u == "count":
-            return float(self.n_units)
-        if u in ("decoding-max", "decoding-mean"):
-            return decoding_weight(self.code, u.split("-")[1])
-        if isinstance(u, str) or not (isinstance(u, (int, float, np.integer, np.floating))
-                                      and not isinstance(u, bool) and 0 < u < math.inf):
-            raise ValueError(f"units must be a positive number, 'count', 'decoding-max' or 'decoding-mean', "
-                             f"got {u!r}")
-        return float(u)
-
-    @property
-    def weight(self) -> float:
-        if self.xi is None:
-            return lazy.default_xi(self.trigger, self.D)
-        if self.xi == "chen":
-            return lazy.chen_xi(self.trigger, self.D)
-        return float(self.xi)
-
-    @property
-    def exact(self) -> bool:
-        """True when every iteration uses the exact full gradient (no laziness, an exact code)."""
-        return self.trigger is None and self.code.exact
-
-    def describe(self) -> dict:
-        return {"scheme": self.name, "code": self.code.name, "trigger": self.trigger, "D": self.D,
-                "xi": None if self.trigger is None else self.weight,
-                "warmup": None if self.trigger is None else self.warmup, "units": self.n_units,
-                "threshold_units": None if self.trigger is None else self.threshold_units,
-                "workers": self.code.n_workers, "load": self.code.load}
-
-
-#: The parameters :func:`make_scheme` gives the registered scheme behind ``gc``'s code.
-CODE_PARAMS = ("workers", "stragglers", "seed")
-
-
-def code_names() -> list[str]:
-    """The registered schemes ``gc`` can take as its code (``code=NAME``; ``gclib train --algorithm gc --scheme
-    NAME``): those built from :data:`CODE_PARAMS` alone (every other parameter they read has a default)."""
-    return sorted(n for n, s in sch.SCHEMES.items() if set(s.required) <= set(CODE_PARAMS))
-
-
-def make_scheme(name: str, workers: int, *, groups: int | None = None, stragglers: int | None = None,
-                code: str | GradientCode | None = None, trigger: str | None = "default", seed=0,
-                D: int = lazy.D_DEFAULT, xi: float | str | None = None, units=None, warmup: str = "silent",
-                initial: float = 1.0) -> LazyScheme:
-    """Build one of :data:`SCHEME_NAMES`.
-
-    Args:
-        workers: ``n``. groups: ``G`` for ``g-lag`` (must divide ``n``; default 4 if it divides ``n``, else 1).
-        stragglers: ``s`` of the code of ``gc`` / ``lagc`` (default ``n / G - 1`` so that all coded schemes have
-            the same computation load ``r = n / G``, or 1 when ``groups`` is not given and 4 does not divide n).
-        code: for ``gc`` only: one of :func:`code_names` (``"crc"``, ``"frc"``, ...) or a :class:`GradientCode`
-            (default ``"crc"``). trigger: override the scheme's default trigger (``None`` disables laziness).
-        seed: seed of the random CRC construction. D, xi, units, warmup, initial: see :class:`LazyScheme`
-            (``warmup="silent"``, Chen et al.'s warm-up, by default; ``"upload"`` for every unit uploading in
-            the first ``D`` iterations).
-    """
-    if name not in SCHEME_NAMES:
-        raise ValueError(f"scheme must be one of {list(SCHEME_NAMES)}, got {name!r}")
-    if code is not None and name != "gc":
-        raise ValueError(f"code is for scheme 'gc' only (scheme {name!r} has its own), got code={code!r}")
-    if code is not None and not isinstance(code, GradientCode) and code not in code_names():
-        raise ValueError(f"code must be a GradientCode or one of {code_names()} (the schemes built from workers, "
-                         f"stragglers and seed alone), got {code!r}")
-    if not isinstance(workers, (int, np.integer)) or workers < 1:
-        raise ValueError(f"workers must be a positive integer, got {workers!r}")
-    if groups is None:
-        groups = 4 if workers % 4 == 0 and workers > 4 else workers
-    if not isinstance(groups, (int, np.integer)) or groups < 1 or workers % groups:
-        raise ValueError(f"groups must be a positive divisor of workers = {workers}, got {groups!r}")
-    s = workers // groups - 1 if stragglers is None else stragglers
-    defaults = {"gd": None, "gc": None, "lag-wk": "wk", "lag-ps": "ps", "lagc": "wk", "g-lag": "ps"}
-    trig = defaults[name] if trigger == "default" else trigger
-    if units is None and name == "lagc":
-        units = "decoding-mean"  # with M = n ("count") LAGC on a random CRC diverges (docs/lazy.md)
-    if name in ("gd", "lag-wk", "lag-ps"):
-        c = uncoded(workers)
-    elif name == "g-lag":
-        c = frc(workers, workers // groups - 1)
-    elif name == "lagc":
-        c = crc(workers, s, seed)
-    else:  # gc
-        if isinstance(code, GradientCode):
-            c = code
-        else:
-            from gclib import schemes as sch
-
-            cname = code or "crc"
-            c = sch.build(cname, workers=workers, stragglers=s, seed=seed)
-    return LazyScheme(name, c, trig, D, xi, units, warmup, initial)
 
 
 @dataclass
@@ -305,28 +150,6 @@ class TrainResult:
         return self
 
 
-def decoding_weight(code: GradientCode, how: str = "max", patterns: int = 500, seed=0) -> float:
-    """Largest (``how="max"``) or mean l1 norm ``sum |A|`` of the decoding coefficients of ``code`` over its
-    straggler patterns (all ``C(n, s)`` of them, or ``patterns`` random ones when there are more).
-
-    The aggregated staleness error of a lazy coded scheme is ``sum_u a_u (c_u - g_u)``; LAG's ``1 / M^2`` is
-    ``1 / ||a||_1^2`` for ``a = 1``, so this is the natural ``M`` of LAGC. Uncoded: ``n``; FRC: the groups.
-    """
-    n, s = code.n_workers, code.stragglers
-    total = math.comb(n, s)
-    if total <= patterns:
-        pats = list(combinations(range(n), s))
-    else:
-        rng = np.random.default_rng(seed)
-        pats = [tuple(sorted(rng.choice(n, s, replace=False))) for _ in range(patterns)]
-    w = [float(np.abs(code.decode(code.surviving(S), warn=False)).sum()) for S in islice(pats, patterns)]
-    if how == "max":
-        return max(w)
-    if how == "mean":
-        return float(np.mean(w))
-    raise ValueError(f"how must be 'max' or 'mean', got {how!r}")
-
-
 def unit_smoothness(problem: Model, code: GradientCode) -> np.ndarray:
     """``(n_units,)`` smoothness constant of every unit's content ``theta -> B[u] @ (partial gradients)``.
 
@@ -390,8 +213,9 @@ def partial_gradient_fn(problem: Model):
 
 
 def _check_train(problem: Model, scheme: LazyScheme, *, target, lr, max_iter, computation, duplicates,
-                 warmup) -> tuple[str, float]:
-    """The arguments of :func:`train` checked; returns ``(warmup, lr)`` with their defaults filled in."""
+                 warmup, keep_thetas) -> tuple[str, float]:
+    """The arguments of :func:`train` checked, and what the run may keep (a cap of iterations too large is refused,
+    not run for days); returns ``(warmup, lr)`` with their defaults filled in."""
     code = scheme.code
     if problem.n_parts != code.n_parts:
         raise ValueError(f"problem has {problem.n_parts} parts but code '{code.name}' needs {code.n_parts}")
@@ -408,7 +232,11 @@ def _check_train(problem: Model, scheme: LazyScheme, *, target, lr, max_iter, co
         raise ValueError(f"scheme {scheme.name!r}: its server-side trigger needs the smoothness of every part "
                          f"(part_smoothness), which model {getattr(problem, 'name', type(problem).__name__)!r} does "
                          f"not give")
-    return warmup, step_size(problem, lr)
+    lr = step_size(problem, lr)
+    checks.need_memory("train", (max_iter + 1) * (HISTORY_BYTES + (8 * problem.dim if keep_thetas else 0)),
+                       sizes=f"max_iter = {max_iter}" + (f", dim = {problem.dim} (keep_thetas)" if keep_thetas else ""),
+                       lower="max_iter (gclib train --iterations)")
+    return warmup, lr
 
 
 class _Server:
@@ -540,59 +368,87 @@ def train(problem: Model, scheme: LazyScheme, model: ComputeModel, *, target: fl
     """
     problem = as_model(problem, "problem")
     warmup, lr = _check_train(problem, scheme, target=target, lr=lr, max_iter=max_iter, computation=computation,
-                              duplicates=duplicates, warmup=warmup)
+                              duplicates=duplicates, warmup=warmup, keep_thetas=keep_thetas)
     objective = "gap" if hasattr(problem, "gap") else "loss"
     measure = getattr(problem, objective)
-    # what the run may keep, before it starts: a cap of iterations too large is refused, not run for days
-    checks.need_memory("train", (max_iter + 1) * (HISTORY_BYTES + (8 * problem.dim if keep_thetas else 0)),
-                       sizes=f"max_iter = {max_iter}" + (f", dim = {problem.dim} (keep_thetas)" if keep_thetas else ""),
-                       lower="max_iter (gclib train --iterations)")
     rng = checks.generator(seed, "seed")
     code = scheme.code
     theta = np.array(problem.initial() if theta0 is None else theta0, dtype=float)
     server = _Server(problem, scheme, warmup, max_iter, theta)
     gap0 = measure(theta)
-    hist = {"gap": [gap0], "time": [0.0], "uploads": [0], "computations": [0], "active": [0]}
-    thetas = [theta.copy()] if keep_thetas else None
+    hist = _History(gap0, theta, keep_thetas)
     status, message = ("converged" if gap0 <= target else "max_iter"), ""
     limit = diverge * max(gap0, 1.0)
     steps = range(max_iter if status != "converged" else 0)
     for k in _progress(steps, "train", progress, unit="iteration", delay=2):  # (shown past 2 s)
         if k % BLOCK == 0:
             block = model.sample(rng, BLOCK, code.n_workers, code.load)  # (BLOCK, n, load)
-        finish = block[k % BLOCK]
-        lazy_on = server.trig is not None and len(server.diffs) >= server.D
-        rhs = lazy.threshold(np.array(server.diffs), lr, server.M_thr, server.xi) if lazy_on else 0.0
-        asked, computing = server.ask(theta, lazy_on, rhs)
-        fresh, upload = server.fresh(theta, asked, lazy_on, rhs)
-        t_done, received = server.arrivals(finish, asked, upload)
-        if not np.isfinite(t_done):
-            status, message = "stalled", _stalled(scheme, code, k, finish)
+        done = _iteration(server, theta, block[k % BLOCK], lr, computation, duplicates)
+        if done is None:
+            status, message = "stalled", _stalled(scheme, code, k, block[k % BLOCK])
             break
-        used_fresh = server.receive(theta, fresh, upload, received)
-        theta = server.step(theta, received, lr)
-        ups, comps = server.work(used_fresh, received, computing, finish, t_done, computation, duplicates)
+        theta, t_done, ups, comps, active = done
         g = measure(theta)
-        for key, v in (("gap", g), ("time", hist["time"][-1] + t_done), ("uploads", hist["uploads"][-1] + ups),
-                       ("computations", hist["computations"][-1] + comps), ("active", int(used_fresh.sum()))):
-            hist[key].append(v)
-        if keep_thetas:
-            thetas.append(theta.copy())
+        hist.record(theta, g, t_done, ups, comps, active)
         if not (np.isfinite(g) and g <= limit):
-            status = "diverged"
-            message = (f"{scheme.name}: diverged at iteration {k + 1} ({objective} {g:.3g} > {limit:.3g}); try a "
-                       f"smaller lr (now {lr:.3g})")
+            status, message = "diverged", _diverged(scheme, k, objective, g, limit, lr)
             break
         if g <= target:
             status = "converged"
             break
-    message = _stop_message(scheme, status, message, hist["gap"], target, max_iter, objective)
+    message = _stop_message(scheme, status, message, hist.cols["gap"], target, max_iter, objective)
     info = {**scheme.describe(), "warmup": warmup if server.trig else None, "problem": model_name(problem), "lr": lr,
-            "objective": objective,
-            "model": model.describe() if hasattr(model, "describe") else str(model),
+            "objective": objective, "model": model.describe() if hasattr(model, "describe") else str(model),
             "computation": computation, "duplicates": duplicates}
-    return TrainResult(scheme.name, status, message, float(target), *(np.array(hist[key]) for key in hist), theta,
-                       np.array(thetas) if keep_thetas else None, info)
+    return TrainResult(scheme.name, status, message, float(target), *hist.arrays(), theta, hist.stacked(), info)
+
+
+def _iteration(server: _Server, theta: np.ndarray, finish: np.ndarray, lr: float, computation: str,
+               duplicates: str):
+    """One iteration of :func:`train` at ``theta``, the compute times ``finish`` ``(n, load)`` (steps 1 to 5 of
+    the module docstring): ``(theta^{k+1}, its time, uploads, computations, units used)``, or ``None`` when the
+    iteration can never decode."""
+    lazy_on = server.trig is not None and len(server.diffs) >= server.D
+    rhs = lazy.threshold(np.array(server.diffs), lr, server.M_thr, server.xi) if lazy_on else 0.0
+    asked, computing = server.ask(theta, lazy_on, rhs)
+    fresh, upload = server.fresh(theta, asked, lazy_on, rhs)
+    t_done, received = server.arrivals(finish, asked, upload)
+    if not np.isfinite(t_done):
+        return None
+    used_fresh = server.receive(theta, fresh, upload, received)
+    new = server.step(theta, received, lr)
+    ups, comps = server.work(used_fresh, received, computing, finish, t_done, computation, duplicates)
+    return new, t_done, ups, comps, int(used_fresh.sum())
+
+
+class _History:
+    """What :func:`train` keeps per iterate: the gap (or loss), the cumulative time, uploads and computations, the
+    units used (``cols``, lists from index 0, the start) and, with ``keep``, the iterates."""
+
+    def __init__(self, gap0: float, theta: np.ndarray, keep: bool):
+        self.cols = {"gap": [gap0], "time": [0.0], "uploads": [0], "computations": [0], "active": [0]}
+        self.thetas = [theta.copy()] if keep else None
+
+    def record(self, theta, gap, t_done, uploads, computations, active) -> None:
+        c = self.cols
+        for key, v in (("gap", gap), ("time", c["time"][-1] + t_done), ("uploads", c["uploads"][-1] + uploads),
+                       ("computations", c["computations"][-1] + computations), ("active", active)):
+            c[key].append(v)
+        if self.thetas is not None:
+            self.thetas.append(theta.copy())
+
+    def arrays(self) -> tuple:
+        """``(gap, time, uploads, computations, active)`` as arrays."""
+        return tuple(np.array(v) for v in self.cols.values())
+
+    def stacked(self):
+        """The iterates ``(iterations + 1, d)``, or ``None`` when they were not kept."""
+        return None if self.thetas is None else np.array(self.thetas)
+
+
+def _diverged(scheme: LazyScheme, k: int, objective: str, g: float, limit: float, lr: float) -> str:
+    return (f"{scheme.name}: diverged at iteration {k + 1} ({objective} {g:.3g} > {limit:.3g}); try a smaller lr "
+            f"(now {lr:.3g})")
 
 
 def _stalled(scheme: LazyScheme, code: GradientCode, k: int, finish: np.ndarray) -> str:
