@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from gclib import checks
+from gclib.stats import percentile_interval
 from gclib.stragglers import ComputeModel, filled, whole_rows
 from gclib.timings import Timings
 
@@ -269,11 +270,7 @@ def split(t, *, bootstrap: int = BOOTSTRAP, seed=0) -> VarianceSplit:
         reps = np.empty((bootstrap, 3))
         for b in range(bootstrap):
             reps[b] = _fractions(y[rng.integers(0, I, size=I)][:, rng.integers(0, W, size=W)])
-        for j, p in enumerate(PARTS):
-            x = reps[:, j][np.isfinite(reps[:, j])]
-            if x.size:
-                lo, hi = np.quantile(x, [0.025, 0.975])
-                ci[p] = (float(min(lo, frac[p])), float(max(hi, frac[p])))
+        ci = {p: percentile_interval(frac[p], reps[:, j]) for j, p in enumerate(PARTS)}
     return VarianceSplit(var, frac, ci, int(y.shape[0]), int(y.shape[1]), bootstrap, slowest_worker(t))
 
 

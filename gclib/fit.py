@@ -46,6 +46,7 @@ from scipy import stats
 
 from gclib import checks
 from gclib.progress import progress as _progress
+from gclib.stats import basic_interval
 from gclib.stragglers import ComputeModel, Exponential, Pareto, Persistent, Replay, ShiftedExponential
 from gclib.timings import Timings
 
@@ -306,13 +307,11 @@ def _fit_one(family, per_task, x, rng, bootstrap, persistent) -> Fit:
         p_value = float((1 + np.count_nonzero(ks_b >= ks)) / (1 + bootstrap))
         for k, v in params.items():
             b = np.concatenate(boot[k])
-            b = b[np.isfinite(b)]
             if k in _LOCATION:
-                q_lo, q_hi = np.quantile(b, [0.025, 0.975])
-                ci[k] = (max(0.0, 2 * v - q_hi), 2 * v - q_lo)
+                lo, hi = basic_interval(v, b)
+                ci[k] = (max(0.0, lo), hi)
             else:
-                q_lo, q_hi = np.quantile(np.log(b[b > 0]), [0.025, 0.975])
-                ci[k] = (float(np.exp(2 * np.log(v) - q_hi)), float(np.exp(2 * np.log(v) - q_lo)))
+                ci[k] = basic_interval(v, b, log=True)
             if k in _MINIMUM:  # never above the sample minimum, which is the estimate
                 ci[k] = (ci[k][0], v)
         ci = {k: (float(lo), float(hi)) for k, (lo, hi) in ci.items()}

@@ -4,8 +4,9 @@
 * intervals of one sample: :func:`mean_ci` (normal, for Monte Carlo means over many trials), :meth:`Estimate.of`
   (Student-t, for a handful of runs or iterations), :meth:`Estimate.median` and :func:`median_ci` (order
   statistics, no moments needed), :func:`wilson` and :func:`proportion` (a fraction of successes);
-* :func:`percentile_interval`: a bootstrap's 95% interval; :func:`t_quantile`: a quantile of Student's t (the
-  advice's screening race drops a design beyond one);
+* :func:`percentile_interval` and :func:`basic_interval`: a bootstrap's 95% interval (percentile and
+  reverse-percentile); :func:`t_quantile`: a quantile of Student's t (the advice's screening race drops a design
+  beyond one);
 * paired comparisons, for samples drawn with common random numbers (trial ``i`` of both under the same draws, or
   iteration ``i`` of two runs under the same injected delays): :func:`paired_difference` (the mean of ``a - b``),
   :func:`paired_change` (``mean(a) / mean(b) - 1`` by the delta method), :func:`paired_sign` (the fraction of
@@ -223,13 +224,42 @@ def proportion(k: int, n: int) -> Estimate:
 
 def percentile_interval(point: float, draws) -> tuple[float, float]:
     """The 95% percentile bootstrap interval of a statistic whose value on the data is ``point``, from its values
-    on resamples ``draws`` (finite ones), widened to hold ``point``; ``(nan, nan)`` without a finite draw."""
+    on resamples ``draws`` (finite ones), widened to hold ``point`` (a NaN ``point`` widens nothing); ``(nan, nan)``
+    without a finite draw."""
     d = np.asarray(draws, dtype=float)
     d = d[np.isfinite(d)]
     if d.size == 0:
         return math.nan, math.nan
     lo, hi = np.quantile(d, [0.025, 0.975])
+    if math.isnan(point):
+        return float(lo), float(hi)
     return min(float(point), float(lo)), max(float(point), float(hi))
+
+
+def basic_interval(point: float, draws, *, log: bool = False) -> tuple[float, float]:
+    """The 95% basic (reverse-percentile) bootstrap interval ``2 point - q97.5 .. 2 point - q2.5`` of a statistic
+    whose value on the data is ``point``, from its values on resamples ``draws`` (finite ones).
+
+    Args:
+        point: the statistic on the data.
+        draws: ``(resamples,)`` its values on the resamples.
+        log: compute the interval of ``log(statistic)`` from the positive draws and map it back by ``exp`` (for a
+            positive scale or rate: the interval stays positive).
+
+    Returns:
+        ``(lo, hi)``; ``(nan, nan)`` without a finite (with ``log``, positive) draw.
+    """
+    d = np.asarray(draws, dtype=float)
+    d = d[np.isfinite(d)]
+    if log:
+        d = np.log(d[d > 0])
+    if d.size == 0:
+        return math.nan, math.nan
+    q_lo, q_hi = np.quantile(d, [0.025, 0.975])
+    if log:
+        c = 2 * np.log(point)
+        return float(np.exp(c - q_hi)), float(np.exp(c - q_lo))
+    return float(2 * point - q_hi), float(2 * point - q_lo)
 
 
 def _pairs(a, b) -> tuple[np.ndarray, np.ndarray]:
@@ -351,4 +381,4 @@ def paired_matrix(x) -> PairedMatrix:
 
 
 __all__ = ["Estimate", "PairedMatrix", "Z95", "mean_ci", "median_ci", "paired_change", "paired_difference", "paired_matrix",
-           "paired_sign", "percentile_interval", "proportion", "wilson"]
+           "paired_sign", "percentile_interval", "basic_interval", "proportion", "wilson"]

@@ -87,6 +87,21 @@ def test_percentile_interval_holds_the_point():
     assert stats.percentile_interval(500.0, draws) == pytest.approx((25.975, 975.025))
     assert stats.percentile_interval(2000.0, np.append(draws, math.nan)) == pytest.approx((25.975, 2000.0))
     assert all(math.isnan(x) for x in stats.percentile_interval(1.0, [math.nan]))
+    assert stats.percentile_interval(math.nan, draws) == pytest.approx((25.975, 975.025))  # nothing to hold
+
+
+def test_basic_interval_reflects_the_quantiles_about_the_point():
+    draws = np.arange(1.0, 1001.0)  # quantiles 25.975 and 975.025
+    assert stats.basic_interval(500.0, np.append(draws, math.inf)) == pytest.approx((2 * 500 - 975.025,
+                                                                                      2 * 500 - 25.975))
+    # on the log scale: exp(2 log 4 - log q97.5), exp(2 log 4 - log q2.5), nonpositive draws left out
+    logs = np.log(np.linspace(1.0, 10.0, 1001))
+    q_lo, q_hi = np.quantile(logs, [0.025, 0.975])
+    lo, hi = stats.basic_interval(4.0, np.append(np.exp(logs), [0.0, -1.0]), log=True)
+    assert (lo, hi) == pytest.approx((16.0 / math.exp(q_hi), 16.0 / math.exp(q_lo)), rel=1e-12)
+    assert 0 < lo < 4.0 < hi
+    assert all(math.isnan(x) for x in stats.basic_interval(1.0, [math.nan, math.inf]))
+    assert all(math.isnan(x) for x in stats.basic_interval(1.0, [0.0, -2.0], log=True))
 
 
 def test_t_quantile_is_the_race_level():
