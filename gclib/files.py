@@ -30,6 +30,8 @@ import zlib
 from dataclasses import dataclass
 from typing import Optional
 
+import numpy as np
+
 from gclib import checks
 
 __all__ = ["Budget", "FileRefused", "read_bytes", "read_text", "read_npy", "read_numbers", "open_regular", "compression", "where",
@@ -227,8 +229,6 @@ def read_npy(name: Optional[str], path, *, max_cells: int, what: str, constant: 
     Raises:
         ValueError naming the file, what its header says and what was expected (``what``, e.g. ``"a delay matrix"``).
     """
-    import numpy as np
-
     fh, st = open_regular(name, path)
     subject = _subject(path)
     with fh:
@@ -272,8 +272,6 @@ def read_numbers(name: Optional[str], path, budget: Budget, *, max_cells: int, w
     Raises:
         ValueError naming the file, the line and the column, and what was expected; never the cell.
     """
-    import numpy as np
-
     data = read_text(name, path, budget, expected=f"{what}: a CSV of numbers without a header")
     subject = _subject(path)
     first = _first_line(data)
@@ -310,8 +308,6 @@ def _first_line(data: bytes) -> Optional[bytes]:
 def _scan(subject: str, text: str, width: int, what: str) -> "np.ndarray":
     """The numbers of a CSV line by line, or a ValueError naming the first line and column that is not one (or is
     a number too large for a float), never what it holds."""
-    import numpy as np
-
     rows = []
     for no, line in enumerate(text.splitlines(), 1):
         if not line.strip() or line.lstrip().startswith("#"):

@@ -21,6 +21,7 @@ from typing import Any, Callable, Mapping
 from gclib import checks, codes
 from gclib.codes import approximate, lcc, mmc, rmg
 from gclib.codes.base import GradientCode
+from gclib.codes.polynomial import POINTS
 
 
 @dataclass(frozen=True)
@@ -49,8 +50,6 @@ class Param:
 def _points(name, value):
     """``--points``: one of the named sets of evaluation points (:data:`gclib.codes.polynomial.POINTS`); a library
     caller's array of points goes to the constructor, which checks it."""
-    from gclib.codes.polynomial import POINTS
-
     return checks.choice(name, value, POINTS) if isinstance(value, str) else value
 
 

@@ -1,5 +1,6 @@
 """Bad input, as a new user types it: one line and exit 2 naming the option on the command line, a ValueError or
 TypeError naming the argument in the library, 0 accepted where it is a value, nothing silently wrong."""
+import importlib
 import json
 import math
 import os
@@ -265,7 +266,7 @@ def test_ctrl_c_in_a_command_is_one_line_and_exit_130(capsys, monkeypatch):
     def interrupted(*a, **k):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(sys.modules["gclib.simulate"], "simulate", interrupted)
+    monkeypatch.setattr(importlib.import_module("gclib.cli.simulate"), "simulate", interrupted)  # where it is looked up
     assert main(["simulate", "--scheme", "crc", "--workers", "4", "--stragglers", "1"]) == 130
     assert capsys.readouterr().err == "gclib: interrupted\n"
 

@@ -21,6 +21,10 @@ import importlib
 import os
 import sys
 
+import gclib
+from gclib import __version__
+from gclib.checks import MEMORY_ENV
+
 #: Exit codes (as :mod:`gclib.cli.options` has them): failed, a bad argument, interrupted (128 + SIGINT).
 EXIT_FAIL, EXIT_USAGE, EXIT_INTERRUPTED = 1, 2, 130
 #: The command modules, in the order of ``gclib --help``.
@@ -37,7 +41,6 @@ def build_parser(only: str | None = None):
     a bad option of one command, start without the packages the other commands need. :func:`main` passes the
     command its arguments name.
     """
-    from gclib import __version__
     from gclib.cli import registries
     from gclib.cli.options import Parser, same_metavars
 
@@ -88,8 +91,6 @@ def _own_ctrl_c() -> None:
     here a Ctrl-C is a ``KeyboardInterrupt`` that :func:`main` reports (and a run's launcher can catch)."""
     import signal
 
-    import gclib
-
     if signal.getsignal(signal.SIGINT) is getattr(gclib, "_interrupted_while_starting", None):
         signal.signal(signal.SIGINT, signal.default_int_handler)
 
@@ -110,8 +111,6 @@ def main(argv=None) -> int:
         error("the input is nested too deeply to be read")
         return EXIT_USAGE
     except MemoryError:  # an allocation the estimates of gclib.checks did not foresee
-        from gclib.checks import MEMORY_ENV
-
         error(f"out of memory; lower the sizes of the request (the budget of gclib's own estimates is set by "
               f"{MEMORY_ENV})")
         return EXIT_USAGE

@@ -1,6 +1,9 @@
 """``gclib gallery``: the figure gallery of the README, in Markdown (:func:`gclib.studies.gallery.markdown`)."""
 from __future__ import annotations
 
+from pathlib import Path
+
+from gclib import checks
 from gclib.cli import options
 
 #: The command, and its line in ``gclib --help``.
@@ -12,8 +15,6 @@ EXAMPLES = (("gclib gallery", "the gallery of the committed figures/ (in a clone
 
 
 def add_parser(sub):
-    from gclib import checks
-
     p = sub.add_parser(NAME, help=HELP,
                        description="Print the README's gallery: every figure with what it shows and the claims it "
                                    "tests, read from the notebooks' claims tables; the figures are those of a clone "
@@ -28,9 +29,6 @@ def add_parser(sub):
 
 
 def run(a) -> int:
-    from pathlib import Path
-
-    from gclib import checks
     from gclib.reproduce import ROOT, in_clone
     from gclib.studies.gallery import FIGURES, markdown, missing, reproduction_page
 

@@ -11,6 +11,10 @@ import dataclasses
 import sys
 import textwrap
 
+from gclib import checks
+from gclib.schemes import PARAMS, SCHEMES, build, param_help, simulable
+from gclib.stragglers import MODELS, Persistent, _rate, make_model
+
 #: Exit codes: a command failed (a verification, a training that did not converge, a run that stopped); a bad
 #: argument; interrupted (128 + SIGINT, as a shell reports it).
 EXIT_FAIL, EXIT_USAGE, EXIT_INTERRUPTED = 1, 2, 130
@@ -158,9 +162,6 @@ def add_scheme_args(p, required: bool = True, seed_help: str = "", any_scheme: t
     :func:`reject_unused` knows what was given and the scheme's own default comes from the table; but for those of
     ``any_scheme``, which every scheme reads (``--seed`` seeds the simulation too; ``seed_help`` says what else it
     seeds): their default."""
-    from gclib import checks
-    from gclib.schemes import PARAMS, SCHEMES, param_help
-
     p = p.add_argument_group("scheme options (each scheme takes only its own: `gclib list`)")
     p.add_argument("--scheme", required=required, choices=sorted(SCHEMES), metavar="NAME",
                    help="the gradient code (names below)")
@@ -178,15 +179,11 @@ def add_scheme_args(p, required: bool = True, seed_help: str = "", any_scheme: t
 def given_scheme_options(a, any_scheme: tuple = ANY_SCHEME) -> list:
     """The scheme parameters given on the command line of ``a`` (not ``None``; those of ``any_scheme``, which every
     scheme reads, never count)."""
-    from gclib.schemes import PARAMS
-
     return [k for k in PARAMS if k not in any_scheme and getattr(a, k, None) is not None]
 
 
 def given_model_options(a) -> list:
     """The model fields given on the command line of ``a`` (options that are not ``None``)."""
-    from gclib.stragglers import MODELS
-
     fields = dict.fromkeys(f for cls in MODELS.values() for f, _ in model_fields(cls))
     return [f for f in fields if getattr(a, f, None) is not None]
 
@@ -204,16 +201,12 @@ def reject_unused(a, scheme: bool = True, model: bool = True, any_scheme: tuple 
     (``--scheme crc --load 5``): one ``ValueError`` naming the options, the scheme or model, and what it takes
     (``any_scheme``: as :func:`add_scheme_args` was given it)."""
     if scheme and getattr(a, "scheme", None) is not None:
-        from gclib.schemes import SCHEMES
-
         s = SCHEMES.get(a.scheme)
         if s is not None:
             extra = [k for k in given_scheme_options(a, any_scheme) if k not in s.params]
             if extra:
                 _refuse("scheme", a.scheme, [k for k in s.params], extra)
     if model and getattr(a, "model", None) is not None:
-        from gclib.stragglers import MODELS
-
         cls = MODELS.get(a.model)
         if cls is not None:
             takes = [f for f, _ in model_fields(cls)]
@@ -226,8 +219,6 @@ def code_from_args(a, schedule: bool = False):
     """The code of ``--scheme`` and its parameters (an option not given is ``None``: the table's default, or the
     constructor's; 0 is a value: ``--stragglers 0`` means s = 0). ``schedule``: what the simulator reads of it,
     without its encoding matrix where the scheme has one (:func:`gclib.schemes.simulable`)."""
-    from gclib.schemes import PARAMS, build, simulable
-
     kw = {k: v for k in PARAMS if (v := getattr(a, k, None)) is not None and v is not False}
     return (simulable if schedule else build)(a.scheme, **kw)
 
@@ -245,7 +236,6 @@ def problem_for(name: str, workers: int, seed=0):
     synthetic linear regression with one block per worker (:func:`gclib.learning.problems.lag_synthetic` with
     ``workers``, ``dim = max(50, workers)``); ``logistic``, Tandon et al.'s synthetic logistic regression; or a data
     set of :data:`gclib.learning.problems.DATASETS`."""
-    from gclib import checks
     from gclib.learning.problems import DATASETS, lag_synthetic, lag_synthetic_bytes, make_problem, tandon_logistic
 
     if name == "linreg":
@@ -265,7 +255,6 @@ def add_launch_args(p, *, hosts_help: str, run_dir_help: str):
     """The options that say where and how the ranks start (``gclib run``, ``gclib profile``): ``--job-timeout``,
     ``--startup-timeout``, ``--hosts``, ``--launcher``, ``--mpiexec``, ``--mpiexec-args`` and ``--run-dir`` (its
     help per command)."""
-    from gclib import checks
     from gclib.runtime.command import mpiexec_options
     from gclib.runtime.hosts import LAUNCHERS, check_hostfile
     from gclib.runtime.preflight import check_mpiexec
@@ -294,8 +283,6 @@ def model_fields(cls) -> list[tuple[str, object]]:
 
 def _model_help(model: str, field: str, text: str) -> str:
     """``model: text (default D)``, D the model class's default of ``field``."""
-    from gclib.stragglers import MODELS
-
     d = dict(model_fields(MODELS[model])).get(field)
     return f"{model}: {text}" + ("" if d is None else f" (default {d})")
 
@@ -304,9 +291,6 @@ def add_model_args(p):
     """``--model``, the options of the models' fields, ``--per-task`` and ``--persistent``; a field of a model
     registered in :data:`gclib.stragglers.MODELS` that none of these names gets an option of its own. A field's
     option not given is ``None``: the model's own default, and :func:`reject_unused` knows it was not given."""
-    from gclib import checks
-    from gclib.stragglers import MODELS, _rate
-
     rate = checks.option(_rate, parse=float)
     positive = checks.option(checks.real, above=0)
     p = p.add_argument_group("compute-time model options (a model takes those named after it, and the last two)")
@@ -336,9 +320,6 @@ def add_model_args(p):
 
 def model_from_args(a, workers: int | None = None):
     """The compute-time model of ``--model`` and its options; ``workers`` (the code's) bounds ``--persistent``."""
-    from gclib import checks
-    from gclib.stragglers import MODELS, Persistent, make_model
-
     # every field of every registered model that has an option
     kw = {f: getattr(a, f) for cls in MODELS.values() for f, _ in model_fields(cls) if hasattr(a, f)}
     model = make_model(a.model, per_task=a.per_task, **kw)

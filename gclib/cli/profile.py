@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sys
 
+from gclib import checks
 from gclib.cli import options, registries
 
 
@@ -46,7 +47,6 @@ def add_parser(sub):
 
 
 def add_arguments(p):
-    from gclib import checks
     from gclib.runtime.measure import PROFILE_DIM, PROFILE_SAMPLES
     from gclib.cli.run import kill_map
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import textwrap
 
+from gclib import checks
 from gclib.cli import options
 
 #: The command, and its line in ``gclib --help``.
@@ -16,8 +17,6 @@ EXAMPLES = (
 
 
 def add_parser(sub):
-    from gclib import checks
-
     p = sub.add_parser(NAME, help=HELP,
                        description="Run the notebooks of a clone of the repository through papermill (a pip install "
                                    "has none), each with the parameters of the profile (notebooks/profiles.toml), "

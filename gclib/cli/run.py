@@ -11,7 +11,9 @@ import argparse
 import json
 import sys
 
+from gclib import checks
 from gclib.cli import options, registries
+from gclib.stragglers import MODELS, Persistent
 
 #: ``--problem`` names: the data sets of :mod:`gclib.learning.problems` plus short aliases.
 PROBLEM_ALIASES = {"logistic": "tandon-logistic"}
@@ -51,8 +53,6 @@ def add_parser(sub):
 
 def add_arguments(p):
     """The options of ``gclib run``."""
-    from gclib import checks
-
     # --resume takes the scheme (and every other parameter) from the state file
     options.add_scheme_args(p, required=False, seed_help=", and of the injected compute times")
     options.add_model_args(p)
@@ -98,9 +98,6 @@ def add_arguments(p):
 def add_trained_model_args(p):
     """``--model`` names your model too (``MODULE:FUNCTION``), ``--model-args`` its function's arguments, and
     ``--compute-model`` the compute-time model of the injected delays beside it."""
-    from gclib import checks
-    from gclib.stragglers import MODELS
-
     act = p._option_string_actions["--model"]  # (the compute-time model's option, made by options.add_model_args)
     act.choices, act.type = None, checks.option(model_option)
     act.help = "compute-time model (names below), or your model: its import path MODULE:FUNCTION"
@@ -122,9 +119,7 @@ def _model_args(name, value) -> str:
 def model_option(name, value) -> str:
     """``--model``: a compute-time model's name, or an import path ``MODULE:FUNCTION`` (checked for its form
     here; whether it imports and builds, when the run is made)."""
-    from gclib import checks
     from gclib.learning.model import ModelRef
-    from gclib.stragglers import MODELS
 
     if isinstance(value, str) and ":" in value:
         return ModelRef(value).target
@@ -158,8 +153,6 @@ def kill_map(name, value) -> dict:
     Raises:
         ValueError naming ``name`` (``None`` for the option's own check), the value and the item at fault.
     """
-    from gclib import checks
-
     allowed = "WORKER:ITERATION[,...] with non-negative integers"
     if value is None:
         return {}
@@ -197,8 +190,6 @@ def checked_kill(value, workers: int, iterations: int, *, workers_of: str, itera
     """``--kill`` (:func:`kill_map`; ``None`` or ``""``, as an older state file has it: no kill) checked against the
     job: every worker below ``workers``, every iteration below ``iterations``; the messages say what has them
     (``workers_of``: "the code", ``iterations_of``: "the run")."""
-    from gclib import checks
-
     kill = checks.option_check("--kill", kill_map, value or None)
     for w, it in kill.items():
         checks.option_check("--kill", checks.integer, w, subject="a worker", low=0, high=workers - 1,
@@ -211,11 +202,9 @@ def checked_kill(value, workers: int, iterations: int, *, workers_of: str, itera
 def spec_from_args(a):
     """Build the :class:`~gclib.runtime.spec.RunSpec` of a ``gclib run`` command line (its options are parsed and
     checked one by one by the parser; what depends on several of them is checked here, naming the option)."""
-    from gclib import checks
     from gclib.learning import GD, TandonAGD, make_problem
     from gclib.learning.model import step_size
     from gclib.runtime.spec import RunSpec
-    from gclib.stragglers import Persistent
 
     if a.scheme is None:
         raise ValueError("the following arguments are required: --scheme (or --resume STATE to continue a saved "
@@ -268,7 +257,6 @@ def trained_model(target: str, kwargs, code):
     """The model of ``--model MODULE:FUNCTION`` and ``--model-args``, built and checked here (before any rank
     starts); a function with a parameter ``parts`` not given gets the code's data parts. Raises ``ValueError``
     naming ``--model`` (it cannot be imported or built, its gradient has the wrong shape or is not finite, ...)."""
-    from gclib import checks
     from gclib.learning.model import accepts, load, parse_kwargs
 
     kw = checks.option_check("--model-args", lambda _, v: parse_kwargs(v), kwargs)

@@ -5,7 +5,10 @@ import argparse
 import json
 import math
 
+from gclib import checks
 from gclib.cli import options, registries
+from gclib.jsonable import jsonable
+from gclib.simulate import Communication, completion_tail_index, median_ci, simulate, tail_index
 
 
 #: The command, and its line in ``gclib --help``.
@@ -26,8 +29,6 @@ EXAMPLES = (
 
 
 def add_parser(sub):
-    from gclib import checks
-
     p = sub.add_parser(NAME, help=HELP,
                        epilog=options.examples(EXAMPLES) + "\n\n" + registries.epilog())
     options.add_scheme_args(p, seed_help=", and of the simulated compute times")
@@ -55,7 +56,6 @@ def communication(a):
     """The :class:`gclib.simulate.Communication` of ``--network`` (or of the old ``--latency`` and
     ``--bandwidth``), ``None`` when messages cost nothing."""
     from gclib import network
-    from gclib.simulate import Communication
 
     latency, bandwidth = getattr(a, "old_latency", None), getattr(a, "old_bandwidth", None)
     if latency is None and bandwidth is None:
@@ -68,9 +68,6 @@ def communication(a):
 
 
 def run(a) -> int:
-    from gclib.jsonable import jsonable
-    from gclib.simulate import completion_tail_index, median_ci, simulate, tail_index
-
     options.reject_unused(a)
     comm = communication(a)  # a bad --network is refused before the code is built
     code = options.code_from_args(a, schedule=True)  # the schedule where the family has one: no dense matrix

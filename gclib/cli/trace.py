@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from gclib import checks
 from gclib.cli.options import EXIT_FAIL, examples
 
 USAGE = ("gclib trace FIGURE [--executed DIR] [--figures-dir DIR] [--json]\n"
@@ -39,7 +40,6 @@ HELP = "which recorded run made a figure file; `trace convert`: a timing trace f
 
 
 def add_parser(sub):
-    from gclib import checks
     from gclib.timings import FORMATS, STAGE_RULES
 
     p = sub.add_parser("trace", usage=USAGE,
@@ -98,7 +98,6 @@ def run(a) -> int:
 
 def _figure(a) -> int:
     """Exit 0 when a recorded run wrote these bytes, 1 when none did (in text and JSON alike)."""
-    from gclib import checks
     from gclib.reproduce import EXECUTED, figure_file, in_clone, sha256, trace
 
     fig = checks.option_check("figure", checks.input_path, a.target[0], kind="file")
@@ -127,7 +126,7 @@ def _figure(a) -> int:
 
 def _convert(a) -> int:
     """Convert, check and write; print what was kept and dropped."""
-    from gclib import checks, timings
+    from gclib import timings
 
     given = [o for o in FIGURE_OPTIONS if getattr(a, o) is not None]
     if given:

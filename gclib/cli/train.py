@@ -5,10 +5,13 @@ The problems of ``--problem`` are :func:`gclib.cli.options.problem_for`'s (as ``
 """
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 
+from gclib import checks
 from gclib.cli import options, registries
+from gclib.schemes import PARAMS
 
 
 #: The command, and its line in ``gclib --help``.
@@ -35,9 +38,7 @@ EXAMPLES = (
 
 
 def add_parser(sub):
-    from gclib import checks
     from gclib.learning.optim import SCHEME_NAMES, code_names
-    from gclib.schemes import PARAMS
 
     p = sub.add_parser(NAME, help=HELP,
                        description="Train on the simulated clock until the loss gap reaches --target; print the "
@@ -93,8 +94,6 @@ def add_parser(sub):
 
 def _code_or_algorithm(codes, algorithms):
     """The type of ``--scheme``: a code of ``codes``, or (the option's old meaning, :func:`renamed`) an algorithm."""
-    import argparse
-
     def convert(text):
         if text in codes or text in algorithms:
             return text
@@ -179,7 +178,6 @@ def reject_unread(a) -> None:
 
 
 def run(a) -> int:
-    from gclib import checks
     from gclib.learning import lazy
     from gclib.learning.optim import make_scheme, train
 

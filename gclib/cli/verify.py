@@ -1,7 +1,9 @@
 """``gclib verify``: the exact (SymPy) check of one code (:func:`gclib.symbolic.verify`)."""
 from __future__ import annotations
 
+from gclib import checks
 from gclib.cli import options, registries
+from gclib.codes.approximate import error_report
 
 
 #: The command, and its line in ``gclib --help``.
@@ -23,8 +25,6 @@ EXAMPLES = (
 
 
 def add_parser(sub):
-    from gclib import checks
-
     p = sub.add_parser(NAME, help=HELP,
                        epilog=options.examples(EXAMPLES) + "\n\n" + registries.epilog(models=False))
     options.add_scheme_args(p, any_scheme=())  # --seed is read by the random constructions only
@@ -48,8 +48,6 @@ def run(a) -> int:
     code = options.code_from_args(a)
     patterns_to_check(code, messages=a.messages, stragglers=a.drop)
     if not code.exact:  # an approximate code: no exactness to prove, its decoding error instead
-        from gclib.codes.approximate import error_report
-
         print(error_report(code, stragglers=a.drop, messages=a.messages).message())
         return 0
     a.exact = True

@@ -27,6 +27,7 @@ workers); :func:`decoding_error` measures what a decode misses, :func:`spectral_
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import combinations
 from typing import Optional
 
 import numpy as np
@@ -308,8 +309,6 @@ def error_report(code: GradientCode, *, stragglers: Optional[int] = None,
     ``s``; the others' messages are received), or with ``messages=t`` over every set of ``t`` received messages:
     what ``gclib verify`` says of an approximate code. :func:`gclib.symbolic.patterns_to_check` counts the
     patterns first (and refuses too many)."""
-    from itertools import combinations
-
     if messages is not None:
         kind, pats = "messages", combinations(range(code.n_messages), checks.integer("messages", messages, low=1))
     else:

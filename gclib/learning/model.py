@@ -41,6 +41,9 @@ from pathlib import Path
 
 import numpy as np
 
+from gclib import checks
+from gclib.checks import ParameterTypeError
+
 #: Largest relative difference between the sum of a model's partial gradients and its full gradient that
 #: :func:`check_model` accepts (room for a model computing in float32; a loss summed where a mean was meant, or a
 #: part's share weighted wrongly, is off by far more).
@@ -148,8 +151,6 @@ def _float(v):
 def as_model(obj, what: str = "model") -> Model:
     """``obj`` as a :class:`Model`: itself when it is one, else wrapped (an object with the attributes of
     :data:`REQUIRED`). Raises a ``TypeError`` (also a ``ValueError``) naming what is missing."""
-    from gclib.checks import ParameterTypeError
-
     if isinstance(obj, Model):
         return obj
     missing = [a for a in REQUIRED if not hasattr(obj, a)]
@@ -185,8 +186,6 @@ def part_gradient(model, theta: np.ndarray, j: int) -> np.ndarray:
 def step_size(model, lr=None) -> float:
     """``lr`` checked (a positive number), or by default ``1 / L`` for a model with a smoothness constant ``L``
     (its ``smoothness``, as a :class:`~gclib.learning.problems.Problem` has); a model without one needs ``lr``."""
-    from gclib import checks
-
     if lr is not None:
         return checks.real("lr", lr, above=0)
     L = getattr(model, "smoothness", None)
@@ -298,8 +297,6 @@ class ModelRef:
     path: str | None = None
 
     def __post_init__(self):
-        from gclib.checks import ParameterTypeError
-
         if not isinstance(self.target, str):
             raise ParameterTypeError(f"model must be an import path 'package.module:function', got "
                                      f"{type(self.target).__name__}")

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import ast
 import json
+from math import factorial
 from pathlib import Path
 from typing import Any, Mapping, MutableMapping
 
@@ -295,8 +296,6 @@ def _real_traces(p: Parameters):
 
 
 def _partial_stragglers(p: Parameters):
-    from math import factorial
-
     p.integer("seed", low=0)
     q_load = p.integer("q_load", low=2)
     p.integers("q_ns", low=q_load + 1, distinct=True)  # each n is one point of the curves

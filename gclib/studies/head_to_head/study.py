@@ -19,10 +19,12 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from gclib import advise, checks, timings
+from gclib import advise, checks, schemes, timings
+from gclib.codes import approximate as ap, rmg as R
 from gclib.design import fast_chunk
 from gclib.effects import IterationReplay, WorkerEffects
 from gclib.progress import progress as _progress
+from gclib.simulate import Communication, Schedule
 from gclib.stats import mean_ci
 from gclib.stragglers import model_set
 
@@ -182,10 +184,6 @@ def approximate_entries(K: int, max_load: int, *, fraction: float = APPROX_FRACT
     and ignore-stragglers (load 1) with the same ``s``. On a model's draws, each reads the same iterations as the
     other designs; its decoding error ``||a B_R - 1||_2`` is averaged over the first ``patterns`` iterations, each
     with its own stragglers (the ``s`` workers that finish their load last)."""
-    from gclib import schemes
-    from gclib.codes import approximate as ap
-    from gclib.simulate import Schedule
-
     K = checks.integer("K", K, low=2)
     s = min(K - 1, max(1, math.ceil(checks.real("fraction", fraction, above=0, below=1) * K)))
     patterns = checks.integer("patterns", patterns, low=1)
@@ -299,8 +297,6 @@ def rmg_entries(K: int, max_load: int) -> list:
     to ``max_load``: its exact recovery once the finished chunks cover every part,
     and the vectors its two-phase exchange uploads (one per picked worker); communication costs nothing here, as
     for every other design of the study."""
-    from gclib.codes import rmg as R
-    from gclib.simulate import Communication
     from gclib.studies.partial_stragglers.study import rmg_times
 
     def run_for(r):
