@@ -28,6 +28,7 @@ import sys
 import tempfile
 import time
 import tomllib
+import uuid
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -153,8 +154,6 @@ def _kernel_manager_class():
     sockets under a name of its own in the temporary folder: left to jupyter_client, every kernel started from one
     folder would take the same ``kernel-ipc-1`` to ``-5`` there, and two notebooks run at once (two test workers, a
     lab beside a run) would answer each other's messages ("Invalid Signature")."""
-    import uuid
-
     from jupyter_client.manager import KernelManager
 
     class IPCKernelManager(KernelManager):

@@ -19,7 +19,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from gclib import advise, checks, schemes, timings
+from gclib import advise, checks, schemes, sequential as sq, timings
 from gclib.codes import approximate as ap, rmg as R
 from gclib.design import fast_chunk
 from gclib.effects import IterationReplay, WorkerEffects
@@ -27,6 +27,7 @@ from gclib.progress import progress as _progress
 from gclib.simulate import Communication, Schedule
 from gclib.stats import mean_ci
 from gclib.stragglers import model_set
+from gclib.studies.partial_stragglers.study import rmg_times
 
 #: Line of work of each scheme family: a name of the schemes (the papers are in the notebook's text).
 REPETITION = "repetition codes (FRC, CRC)"
@@ -231,8 +232,6 @@ def _vectors_per_round(scheme: str, params: dict, delays: np.ndarray, result, mu
     worker that answers by the round's end (every worker in a round that waited for all, the workers within the
     deadline otherwise, none in a skipped round), ``W - 1 + B`` per such worker for M-SGC (a minitask of each job
     in flight)."""
-    from gclib import sequential as sq
-
     n, rounds = delays.shape[0], result.rounds
     late = sq.stragglers(delays[:, :rounds], mu).sum(axis=0)
     got = np.where(result.waited, n, n - late).astype(float)
@@ -249,8 +248,6 @@ def sequential_entries(K: int, max_load: int, *, mu: float | None = None, max_de
     per worker that was fastest on the probe; its time per gradient is the held-out run time over its gradients
     (the interval treats the rounds as independent, which a scheme that carries work across rounds makes
     optimistic), its communication the vectors that reach the master (:func:`_vectors_per_round`)."""
-    from gclib import sequential as sq
-
     mu = sq.MU if mu is None else mu
 
     def run_for(scheme):
@@ -297,8 +294,6 @@ def rmg_entries(K: int, max_load: int) -> list:
     to ``max_load``: its exact recovery once the finished chunks cover every part,
     and the vectors its two-phase exchange uploads (one per picked worker); communication costs nothing here, as
     for every other design of the study."""
-    from gclib.studies.partial_stragglers.study import rmg_times
-
     def run_for(r):
         code = R.rmg(K, r, "cyclic")
 

@@ -22,6 +22,7 @@ import sympy as sp
 from gclib import checks, schemes
 from gclib.codes import rmg as R
 from gclib.codes.mmc import correlated, gc_cyclic, uc_mmc
+from gclib.learning import TandonAGD, make_problem
 from gclib.progress import progress as _progress
 from gclib.simulate import Communication, arrival_times, simulate_chunk
 from gclib.stats import Estimate, paired_change
@@ -278,7 +279,6 @@ def mpi_exchanges(n: int = 8, l: int = 3, *, iterations: int = 30, mu: float = 1
     picks and one summed vector per picked worker. One row per exchange and iteration: the measured ``time``, the
     simulator's coverage time ``predicted`` (where the one data model decodes), the full-size ``vectors`` received
     (the messages that decoded, or the picked workers' sums), the progress ``reports`` and the ``grad_error``."""
-    from gclib.learning import TandonAGD, make_problem
     from gclib.runtime import RunSpec, launch
 
     n = checks.integer("n", n, low=2)

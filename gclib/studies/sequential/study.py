@@ -35,7 +35,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from gclib import checks, sequential as sq, stragglers
+from gclib import checks, sequential as sq, stragglers, timings
+from gclib.effects import WorkerEffects
 from gclib.stats import Estimate, paired_difference
 from gclib.progress import progress as _progress
 
@@ -54,11 +55,10 @@ EFFECT_TRACES = {"worker": "AR", "iteration": "ST"}
 def effect_sizes() -> dict:
     """The spreads (log scale) of the worker effect of the shipped trace AR and of the iteration effect of trace ST
     (:class:`gclib.effects.WorkerEffects`), or :data:`EFFECTS` when the traces cannot be read."""
-    from gclib import effects, timings
     try:
         out = {}
         for part, name in EFFECT_TRACES.items():
-            d = effects.WorkerEffects(timings.convert(timings.shipped()[name]).timings.durations).describe()
+            d = WorkerEffects(timings.convert(timings.shipped()[name]).timings.durations).describe()
             out[part] = float(d[f"sd_{part}"])
         return out
     except (KeyError, ValueError, ImportError):
@@ -78,7 +78,6 @@ def model_unit(model, n: int, rounds: int, rng, *, worker_sd: float = 0.0, itera
 def trace_delays(name: str) -> np.ndarray:
     """The delay matrix ``(workers, rounds)`` of shipped trace ``name``: each worker's task times of an iteration
     summed."""
-    from gclib import timings
     t = timings.convert(timings.shipped()[name]).timings
     return np.nansum(t.durations, axis=2).T
 
