@@ -209,8 +209,9 @@ def test_output_file_refuses_before_anything_is_created(tmp_path):
     deeper = tmp_path / "new" / "deeper" / "s.json"
     assert checks.output_file("state", deeper) == deeper and not (tmp_path / "new").exists()
     for bad, message in [("", "state must be a path, got an empty string"),
-                         (tmp_path, f"state '{tmp_path}' is a folder, not a file"),
-                         (f / "x.json", f"state '.*/x.json' cannot be created: '{re.escape(str(f))}' is a file"),
+                         (tmp_path, f"state '{re.escape(checks.short_path(str(tmp_path)))}' is a folder, not a file"),
+                         (f / "x.json", f"state '.*/x.json' cannot be created: "
+                                        f"'{re.escape(str(f))}' is a file"),
                          (tmp_path / ("x" * 300) / "s.json", "state '.*' cannot be (used|created)"),
                          ("/proc/gclib-test/s.json", "state '/proc/gclib-test/s.json' cannot be created in '/proc'")]:
         with pytest.raises(ValueError, match=message):

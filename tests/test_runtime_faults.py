@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gclib import schemes
+from gclib import checks, schemes
 from gclib.cli import main
 from gclib.learning import TandonAGD, make_problem
 from gclib.runtime import RunResult, RunSpec, RuntimeFailure, launch
@@ -522,11 +522,15 @@ def test_cli_run_refuses_bad_paths_before_anything_starts(tmp_path, capsys):
     option_hosts.write_text("node1:2\n-oProxyCommand=x:2\n")
     tail_hosts = tmp_path / "hosts-tail"
     tail_hosts.write_text("node1:2 $(touch X)\n")
-    cases = [(["--run-dir", str(a_file)], f"argument --run-dir: '{a_file}' is a file"),
+
+    def shown(path):  # how a message names the path it checks (a long one shortened)
+        return checks.short_path(str(path))
+
+    cases = [(["--run-dir", str(a_file)], f"argument --run-dir: '{shown(a_file)}' is a file"),
              (["--run-dir", str(a_file / "sub")], f"cannot be a folder: '{a_file}' is a file"),
              (["--run-dir", str(tmp_path / ("x" * 300))], "argument --run-dir:"),
              (["--run-dir", ""], "argument --run-dir: must be a path, got an empty string"),
-             (["--state", str(tmp_path)], f"argument --state: '{tmp_path}' is a folder, not a file"),
+             (["--state", str(tmp_path)], f"argument --state: '{shown(tmp_path)}' is a folder, not a file"),
              (["--state", str(a_file / "state.json")], f"cannot be created: '{a_file}' is a file"),
              (["--hosts", str(tmp_path / "missing")], "argument --hosts: "),
              (["--hosts", str(tmp_path / "missing")], "does not exist"),
