@@ -24,6 +24,8 @@ from gclib.codes import rmg as R
 from gclib.codes.mmc import correlated, gc_cyclic, uc_mmc
 from gclib.learning import TandonAGD, make_problem
 from gclib.progress import progress as _progress
+from gclib.runtime.launcher import launch
+from gclib.runtime.spec import RunSpec
 from gclib.simulate import Communication, arrival_times, simulate_chunk
 from gclib.stats import Estimate, paired_change
 from gclib.stragglers import ShiftedExponential
@@ -279,8 +281,6 @@ def mpi_exchanges(n: int = 8, l: int = 3, *, iterations: int = 30, mu: float = 1
     picks and one summed vector per picked worker. One row per exchange and iteration: the measured ``time``, the
     simulator's coverage time ``predicted`` (where the one data model decodes), the full-size ``vectors`` received
     (the messages that decoded, or the picked workers' sums), the progress ``reports`` and the ``grad_error``."""
-    from gclib.runtime import RunSpec, launch
-
     n = checks.integer("n", n, low=2)
     l = checks.integer("l", l, low=1, high=n)
     code = schemes.build("rmg", workers=n, load=l, ordering="cyclic")

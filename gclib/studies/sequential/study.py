@@ -37,6 +37,9 @@ import pandas as pd
 
 from gclib import checks, sequential as sq, stragglers, timings
 from gclib.effects import WorkerEffects
+from gclib.runtime import rounds as R
+from gclib.runtime.launcher import launch
+from gclib.runtime.measure import profile_spec
 from gclib.stats import Estimate, paired_difference
 from gclib.progress import progress as _progress
 
@@ -275,8 +278,6 @@ def mpi_delays(*, workers: int = 4, iterations: int = 16, slow_worker: int = 1, 
     in every ``every``-th iteration; each entry is what the runtime measured for that worker's task (its compute,
     the injected delay and the runtime's own overheads). ``kill``: ``{worker: iteration}``, a worker whose process
     is killed then; the run goes on without it and its entries from then on are ``inf`` (it never answers)."""
-    from gclib.runtime.launcher import launch
-    from gclib.runtime.measure import profile_spec
     workers = checks.integer("workers", workers, low=2)
     iterations = checks.integer("iterations", iterations, low=4)
     slow_worker = checks.integer("slow_worker", slow_worker, low=0, high=workers - 1)
@@ -313,9 +314,6 @@ def live_runs(*, workers: int = 8, probe: int = 30, held: int = 16, round_second
     rounds it ran back (``replay_agrees``), how many of the rounds it ran (``compared``, skipped ones left out) had
     the stragglers and the wait the replay of the injected delays gives (``as_injected``), the workers found dead,
     the largest relative gradient error of a decoded job, and the first and final loss."""
-    from gclib.runtime import launch
-    from gclib.runtime import rounds as R
-
     workers = checks.integer("workers", workers, low=3)
     max_delay = checks.integer("max_delay", max_delay, low=1)
     probe = checks.integer("probe", probe, low=max_delay + 2)
