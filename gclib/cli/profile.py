@@ -11,6 +11,7 @@ import sys
 
 from gclib import checks
 from gclib.cli import options, registries
+from gclib.cli.run import checked_kill, kill_map
 
 
 #: The command, and its line in ``gclib --help``.
@@ -48,7 +49,6 @@ def add_parser(sub):
 
 def add_arguments(p):
     from gclib.runtime.measure import PROFILE_DIM, PROFILE_SAMPLES
-    from gclib.cli.run import kill_map
 
     count = checks.option(checks.integer, low=1)
     seconds = checks.option(checks.seconds)
@@ -82,7 +82,6 @@ def add_arguments(p):
 
 def spec_from_args(a):
     from gclib.runtime.measure import profile_spec
-    from gclib.cli.run import checked_kill
 
     if a.model is None:
         given = options.given_model_options(a)
