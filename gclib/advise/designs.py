@@ -20,14 +20,11 @@ beyond the memory before the work.
 from __future__ import annotations
 
 import math
-import shlex
-from dataclasses import dataclass, field
-from typing import Callable
 
-from gclib import bulk, checks, space
+from gclib import checks, space
 from gclib.codes.base import matrix_bytes
-from gclib.simulate import CANDIDATE_TRIAL_BYTES, Communication, Schedule
-from gclib.space import grid
+from gclib.simulate import CANDIDATE_TRIAL_BYTES, Communication
+from gclib.space import Candidate, grid
 
 #: Scheme families of :func:`candidates`, in the order they are built (ties in the ranking keep this order): those
 #: of :data:`gclib.space.FAMILIES` that the advice takes, in the table's order.
@@ -81,39 +78,15 @@ def default_max_load(K: int) -> int:
     return int(min(K, max(2, math.isqrt(K - 1) + 1)))
 
 
-@dataclass(frozen=True)
-class Design:
-    """One candidate: its family, label, computation ``load``, the ``gclib run`` scheme and options that build
-    it (``scheme`` ``None``: it cannot run over MPI), its schedule (what the simulator reads), its real code, and
-    ``spec``: what :mod:`gclib.bulk` reads of it (its family's structure, without the schedule)."""
-
-    family: str
-    label: str
-    load: int
-    scheme: str | None
-    options: dict
-    schedule: Callable[[], Schedule]
-    build: Callable
-    spec: bulk.Spec | None = None
-    run: dict = field(default_factory=dict)
-
-    @property
-    def command(self) -> str:
-        """The options of ``gclib run`` that run this design (empty when it cannot run): the scheme's, then the
-        runtime's (``run``: how the design is run, e.g. the two-phase exchange the advice charges the
-        partial-straggler protocol for)."""
-        if self.scheme is None:
-            return ""
-        parts = ["--scheme", self.scheme]
-        for k, v in {**self.options, **self.run}.items():
-            parts += ["--" + k.replace("_", "-"), ",".join(map(str, v)) if isinstance(v, (list, tuple)) else str(v)]
-        return shlex.join(parts)
+#: The record of a candidate design (:class:`gclib.space.Candidate`, the design search's too), under the name the
+#: advice gave it.
+Design = Candidate
 
 
 def candidates(K: int, max_load: int | None = None, *, max_orders: int = 2, network=None) -> list:
-    """Every design the advice compares (see the module docstring), as :class:`Design`, drawn from the table of
-    families (:func:`gclib.space.points` on an ``"advise"`` space: uncoded at load 1, then every load of
-    :func:`gclib.space.grid` up to ``max_load``).
+    """Every design the advice compares (see the module docstring), as :class:`gclib.space.Candidate`, drawn from
+    the table of families (:func:`gclib.space.points` on an ``"advise"`` space: uncoded at load 1, then every load
+    of :func:`gclib.space.grid` up to ``max_load``).
 
     Args:
         K: workers. max_load: the largest computation load (default :func:`default_max_load`).
@@ -128,13 +101,7 @@ def candidates(K: int, max_load: int | None = None, *, max_orders: int = 2, netw
         raise checks.ParameterTypeError(f"network must be a gclib.simulate.Communication or None, got "
                                         f"{type(network).__name__}")
     sp = space.Space("advise", K, (1, *grid(2, R)), max_orders, comm=network is not None and not network.free)
-    out = []
-    for p in space.points(sp):
-        f = p.family
-        out.append(Design(f.name, p.label, p.load, f.scheme if f.runnable else None,
-                          p.parameters if f.runnable else {}, p.schedule, p.build, p.spec(),
-                          dict(f.run) if f.runnable else {}))
-    return out
+    return [p.candidate(advice=True) for p in space.points(sp)]
 
 
 def stability_patterns(K: int) -> int:
@@ -142,7 +109,7 @@ def stability_patterns(K: int) -> int:
     return int(STABILITY_PATTERNS if K <= 100 else max(10, STABILITY_PATTERNS * 100 // K))
 
 
-def code_bytes(d: Design) -> int:
+def code_bytes(d: Candidate) -> int:
     """What building the real code of ``d`` takes: its dense encoding matrix (messages x parts x pieces, float64)
     three times over (:func:`gclib.codes.base.matrix_bytes`, as :func:`gclib.codes.base.reserve_code` counts it)."""
     s = d.spec
