@@ -117,8 +117,6 @@ def run(a) -> int:
 def _workers(a, trace) -> int:
     """The workers to advise: --workers, or with --holdout the trace's own; the load, the workload and the work of
     --sequential checked here when they could not be before the trace was read (no --workers)."""
-    from gclib import advise, checks
-
     if a.holdout is not None:
         if a.workers is not None and a.workers != trace.workers:
             raise ValueError(f"argument --workers: the back-test keeps the trace's {trace.workers} workers, each with "
@@ -129,12 +127,7 @@ def _workers(a, trace) -> int:
     else:
         K = a.workers
     if a.workers is None:  # with --workers, _check_before_reading checked them for these very workers
-        if a.max_load is not None:
-            checks.option_check("--max-load", checks.integer, a.max_load, low=1, high=K,
-                                why=f" (at most the {K} workers)")
-        advise.check_workload(K, a.max_load, a.trials, models=1)
-        if a.sequential:
-            _check_across(K, a.max_load)
+        _check_work(a, K)
     return K
 
 
@@ -186,18 +179,22 @@ def _print_json(a, trace, fa, bt, across) -> None:
 def _check_before_reading(a) -> None:
     """What can be checked before the trace is read and fitted: the figure's format, and with --workers the load,
     the workload and the work of --sequential."""
-    from gclib import advise, checks
-
     if a.figure is not None:
         _check_figure(a.figure)
-    if a.workers is None:
-        return
+    if a.workers is not None:
+        _check_work(a, a.workers)
+
+
+def _check_work(a, K: int) -> None:
+    """The load (--max-load at most ``K``), the workload (:func:`gclib.advise.check_workload`) and the work of
+    --sequential for ``K`` workers, before any fit."""
+    from gclib import advise, checks
+
     if a.max_load is not None:
-        checks.option_check("--max-load", checks.integer, a.max_load, low=1, high=a.workers,
-                            why=f" (at most the {a.workers} workers)")
-    advise.check_workload(a.workers, a.max_load, a.trials, models=1)
+        checks.option_check("--max-load", checks.integer, a.max_load, low=1, high=K, why=f" (at most the {K} workers)")
+    advise.check_workload(K, a.max_load, a.trials, models=1)
     if a.sequential:
-        _check_across(a.workers, a.max_load)
+        _check_across(K, a.max_load)
 
 
 def _check_figure(path) -> None:
