@@ -430,3 +430,9 @@ def test_the_advice_across_iterations_says_which_schemes_do_not_fit_the_load():
     assert t.at["gc", "chosen"] == "gc s=0" and np.isfinite(t.at["gc", "time"])
     for scheme in ("sr-sgc", "m-sgc"):  # SR-SGC needs 2 parts a round, M-SGC more than 1
         assert t.at[scheme, "chosen"] == "none within 1 parts" and np.isnan(t.at[scheme, "time"])
+
+
+def test_the_command_lines_bound_on_workers_is_the_librarys():
+    """The command line keeps its own copy of the bound (its help must not load the advice); the two stay equal."""
+    from gclib.cli import advise as cli_advise
+    assert cli_advise.MAX_WORKERS == adv.MAX_WORKERS
