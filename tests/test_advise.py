@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from gclib import advise as adv
+from gclib.cli import advise as cli_advise
 from gclib.cli import main, options
 from gclib.cli import run as cli_run
 from gclib.codes.conditioning import unit_roundoff
@@ -434,5 +435,4 @@ def test_the_advice_across_iterations_says_which_schemes_do_not_fit_the_load():
 
 def test_the_command_lines_bound_on_workers_is_the_librarys():
     """The command line keeps its own copy of the bound (its help must not load the advice); the two stay equal."""
-    from gclib.cli import advise as cli_advise
     assert cli_advise.MAX_WORKERS == adv.MAX_WORKERS
