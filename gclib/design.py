@@ -28,7 +28,7 @@ messages per cluster, which is sufficient but not necessary when it exceeds the 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Iterable
+from typing import Iterable
 
 import numpy as np
 import pandas as pd
@@ -36,6 +36,7 @@ import pandas as pd
 from gclib.codes import mmc
 from gclib.codes.base import GradientCode
 from gclib import checks, space
+from gclib.space import Candidate  # noqa: F401 - the record of a design, where the studies import it
 from gclib.progress import progress as _progress
 from gclib.simulate import (
     CANDIDATE_TRIAL_BYTES, Schedule, _per_worker, chunk_bytes, chunk_trials, chunks_of, simulate, simulate_chunk,
@@ -46,18 +47,6 @@ from gclib.stragglers import ComputeModel
 LOADS = ("messages", "cluster_messages")
 #: The scheme families of :func:`candidates`, in the order they are built (:func:`gclib.space.names`).
 FAMILIES = space.names("design")
-
-
-@dataclass(frozen=True)
-class Candidate:
-    """One design: ``family`` (scheme name), a label, its parameters and a builder; ``schedule``, when given,
-    builds what the simulator reads of the code (:mod:`gclib.scale`) without its encoding matrix."""
-
-    family: str
-    label: str
-    params: dict
-    build: Callable[[], GradientCode]
-    schedule: Callable[[], Schedule] | None = None
 
 
 def label(family: str, **params) -> str:
@@ -84,7 +73,7 @@ def candidates(K: int, r: int, *, order_grid: Iterable[int] | None = None, max_o
         max_orders: longest order vector. clusters: cluster counts (default every valid one).
         baselines: include GC, RS, FRC, UC-MMC and LCC.
     Returns:
-        list of :class:`Candidate`.
+        list of :class:`gclib.space.Candidate`.
     """
     grid = sorted(set(range(1, r + 1) if order_grid is None else order_grid))
     if not grid or grid[0] < 1 or grid[-1] > r:
@@ -93,7 +82,7 @@ def candidates(K: int, r: int, *, order_grid: Iterable[int] | None = None, max_o
     for P in Ps:
         mmc.cluster_sizes(K, P, r)
     sp = space.Space("design", K, (r,), max_orders, tuple(grid), tuple(Ps), baselines)
-    return [Candidate(p.family.name, p.label, p.params, p.build, p.schedule) for p in space.points(sp)]
+    return [p.candidate() for p in space.points(sp)]
 
 
 def fast_chunk(code: GradientCode, finish: np.ndarray, comm=None) -> dict:

@@ -44,6 +44,7 @@ iteration's completion time (notebooks 12 and 14); ``gclib advise --sequential``
 from __future__ import annotations
 
 import math
+import shlex
 from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Callable, Iterable, Iterator
@@ -148,6 +149,46 @@ class Space:
 
 
 @dataclass(frozen=True)
+class Candidate:
+    """One candidate design, the one record of every list of them: the design search's
+    (:func:`gclib.design.candidates`), the advice's (:func:`gclib.advise.candidates`, each made of a :class:`Point`
+    by :meth:`Point.candidate`) and a study's own.
+
+    Attributes:
+        family: its family's name (a scheme's). label: its label. params: the parameters its label shows.
+        build: its code (``build()``). schedule: what the simulator reads of it without its encoding matrix
+            (``schedule()``; ``None``: read from the code).
+        load: its computation load. scheme, options: the scheme and the options of ``gclib run`` that build it
+            (``scheme`` ``None``: it cannot run over MPI, or no list of the advice made it). spec: what
+            :mod:`gclib.bulk` reads of it. run: the options of ``gclib run`` beyond the scheme's that run it as the
+            advice charges it (the partial-straggler protocol's two-phase exchange).
+    """
+
+    family: str
+    label: str
+    params: dict
+    build: Callable
+    schedule: Callable | None = None
+    load: int | None = None
+    scheme: str | None = None
+    options: dict = field(default_factory=dict)
+    spec: bulk.Spec | None = None
+    run: dict = field(default_factory=dict)
+
+    @property
+    def command(self) -> str:
+        """The options of ``gclib run`` that run this design (empty when it cannot run): the scheme's, then the
+        runtime's (``run``: how the design is run, e.g. the two-phase exchange the advice charges the
+        partial-straggler protocol for)."""
+        if self.scheme is None:
+            return ""
+        parts = ["--scheme", self.scheme]
+        for k, v in {**self.options, **self.run}.items():
+            parts += ["--" + k.replace("_", "-"), ",".join(map(str, v)) if isinstance(v, (list, tuple)) else str(v)]
+        return shlex.join(parts)
+
+
+@dataclass(frozen=True)
 class Point:
     """One candidate of a search: its ``family`` (a :class:`Family`), the search's load ``r`` at which it was made,
     its computation ``load`` (the partial gradients a worker computes) and its parameters (``params``: those the
@@ -181,6 +222,16 @@ class Point:
     def spec(self) -> bulk.Spec:
         """What :mod:`gclib.bulk` reads of it."""
         return self.family.spec(self.space.K, self.r, self.load, self.params)
+
+    def candidate(self, *, advice: bool = False) -> Candidate:
+        """Its :class:`Candidate`: with ``advice``, what the advice reads of it too (its load, the scheme and the
+        options of ``gclib run`` that run it when its family runs over MPI, and its :meth:`spec`)."""
+        f = self.family
+        if not advice:
+            return Candidate(f.name, self.label, self.params, self.build, self.schedule)
+        return Candidate(f.name, self.label, self.params, self.build, self.schedule, load=self.load,
+                         scheme=f.scheme if f.runnable else None, options=self.parameters if f.runnable else {},
+                         spec=self.spec(), run=dict(f.run) if f.runnable else {})
 
 
 @dataclass(frozen=True)

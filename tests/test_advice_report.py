@@ -1,4 +1,4 @@
-"""What a person reads of an advice (`gclib.advice_report`): uncoded always in the table and the figure, the warning
+"""What a person reads of an advice (`gclib.advise.report`): uncoded always in the table and the figure, the warning
 when free messages decide the ranking, what an iteration is in a trace's terms, the slowest worker's part in the
 saving in words that add up; and the same through `gclib advise` on a shipped trace."""
 from __future__ import annotations
@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from gclib import advice_report as rep
+from gclib.advise import report as rep
 from gclib import advise as adv
 from gclib.cli import main
 

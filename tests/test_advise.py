@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from gclib import advise as adv
+from gclib.cli import advise as cli_advise
 from gclib.cli import main, options
 from gclib.cli import run as cli_run
 from gclib.codes.conditioning import unit_roundoff
@@ -261,6 +262,41 @@ def test_cli_more_persistent_stragglers_than_workers(tmp_path, capsys):
     _usage_error(capsys, ["advise", "--trace", str(f), "--workers", "2"], "3 workers per iteration that never answered")
 
 
+def test_cli_fits_the_trace_once_and_checks_the_workload_once(tmp_path, capsys, monkeypatch):
+    """gclib advise fits the trace once (the fits it checks for persistent stragglers are the advice's) and the
+    command line checks the workload once; the advice under those fits is the library's from the trace."""
+    from gclib import fit
+
+    f = _write(tmp_path / "t.csv", _trace_rows())
+    calls = {"fit": 0, "check_workload": 0}
+
+    def counted(name, fn):
+        def wrapper(*a, **k):
+            calls[name] += 1
+            return fn(*a, **k)
+        return wrapper
+
+    monkeypatch.setattr(fit, "fit", counted("fit", fit.fit))
+    monkeypatch.setattr(adv, "check_workload", counted("check_workload", adv.check_workload))
+    for extra in ([], ["--holdout", "0.5"]):
+        calls.update(fit=0, check_workload=0)
+        workers = ["--workers", "4"] if not extra else []
+        assert main(["advise", "--trace", str(f), *workers, *extra, "--trials", "200", "--json"]) == 0
+        capsys.readouterr()
+        assert calls == {"fit": 1, "check_workload": 1}, (extra, calls)
+
+
+def test_one_record_for_a_candidate_design():
+    """The design search's candidates and the advice's are one record (gclib.space.Candidate)."""
+    from gclib import design, space
+
+    assert design.Candidate is space.Candidate and adv.Design is space.Candidate
+    searched, advised = design.candidates(8, 2, max_orders=1), adv.candidates(8, 2)
+    assert {type(c) for c in searched + advised} == {space.Candidate}
+    assert all(c.command == "" and c.spec is None for c in searched)
+    assert all(c.spec is not None and (c.scheme is None) == (c.command == "") for c in advised)
+
+
 def test_cli_prints_the_fits_and_what_it_leaves_out(tmp_path, capsys):
     f = _write(tmp_path / "t.csv", _trace_rows())
     assert main(["advise", "--trace", str(f), "--workers", "4", "--trials", "200"]) == 0
@@ -395,3 +431,8 @@ def test_the_advice_across_iterations_says_which_schemes_do_not_fit_the_load():
     assert t.at["gc", "chosen"] == "gc s=0" and np.isfinite(t.at["gc", "time"])
     for scheme in ("sr-sgc", "m-sgc"):  # SR-SGC needs 2 parts a round, M-SGC more than 1
         assert t.at[scheme, "chosen"] == "none within 1 parts" and np.isnan(t.at[scheme, "time"])
+
+
+def test_the_command_lines_bound_on_workers_is_the_librarys():
+    """The command line keeps its own copy of the bound (its help must not load the advice); the two stay equal."""
+    assert cli_advise.MAX_WORKERS == adv.MAX_WORKERS

@@ -1,7 +1,9 @@
-"""``gclib advise``: from a measured timing trace to the code to run (:func:`gclib.timings.read`, then
-:func:`gclib.advise.from_trace`: the fits, the models that keep worker identity and whole iterations, their goodness
-of fit, and the advice under the best supported one); with ``--holdout``, the back-test of that advice on the
-trace's last iterations (:func:`gclib.advise.backtest`)."""
+"""``gclib advise``: from a measured timing trace to the code to run (:func:`gclib.timings.read`; the trace's fits,
+made once, refused when more workers never answered than the run has; then :func:`gclib.advise.from_trace` on those
+fits: the models that keep worker identity and whole iterations, their goodness of fit, and the advice under the best
+supported one); with ``--holdout``, the back-test of that advice on the trace's last iterations
+(:func:`gclib.advise.backtest`). The workload is checked once, before the trace is read when ``--workers`` is given,
+just after it otherwise."""
 from __future__ import annotations
 
 from gclib.cli import options
@@ -76,12 +78,45 @@ def add_parser(sub):
 
 
 def run(a) -> int:
-    from gclib import advise, checks, network, timings
+    from gclib import advise, network, timings
 
     net = network.parse(a.network, trace=a.trace)  # a bad --network is refused before any work
     trials = a.trials  # None: until every mean is known within 1% (at most advise.TRIALS)
     _check_before_reading(a)
     trace = advise.check_trace(timings.load(a.trace))  # refused before any fit: zeros, one time, 1e300, denormals
+    K = _workers(a, trace)
+    if a.holdout is not None:
+        bt = advise.backtest(trace, a.holdout, seed=a.seed, trials=trials, max_load=a.max_load, budget=a.budget,
+                             all_models=a.all_models, progress=not a.json, network=net)
+        fa = bt.fit
+    else:
+        bt = None
+        fa = advise.from_trace(trace, K, seed=a.seed, trials=trials, max_load=a.max_load, budget=a.budget,
+                               all_models=a.all_models, progress=not a.json, network=net,
+                               report=_fit_report(a, trace, K))
+    res = fa.advice
+    across = _across(fa, K, a.seed) if a.sequential else None
+    if a.figure is not None:
+        _figure(res, a.figure)
+    if a.json:
+        _print_json(a, trace, fa, bt, across)
+    else:
+        print(_fits_text(fa.report, fa.left_out, trace))
+        print(fa.text())
+        if bt is not None:
+            print()
+            print(bt.text())
+        if across is not None:
+            print()
+            print(_across_text(across, fa))
+    for w in res.warnings() + (bt.warnings if bt is not None else []):
+        options.warn(w)
+    return 0
+
+
+def _workers(a, trace) -> int:
+    """The workers to advise: --workers, or with --holdout the trace's own; the load, the workload and the work of
+    --sequential checked here when they could not be before the trace was read (no --workers)."""
     if a.holdout is not None:
         if a.workers is not None and a.workers != trace.workers:
             raise ValueError(f"argument --workers: the back-test keeps the trace's {trace.workers} workers, each with "
@@ -91,84 +126,75 @@ def run(a) -> int:
         raise ValueError("argument --workers: required without --holdout (the workers of the run to advise)")
     else:
         K = a.workers
-    if a.max_load is not None:
-        checks.option_check("--max-load", checks.integer, a.max_load, low=1, high=K, why=f" (at most the {K} workers)")
-    advise.check_workload(K, a.max_load, trials, models=1)
-    if a.sequential:
-        _check_across(K, a.max_load)
-    if a.holdout is not None:
-        bt = advise.backtest(trace, a.holdout, seed=a.seed, trials=trials, max_load=a.max_load, budget=a.budget,
-                             all_models=a.all_models, progress=not a.json, network=net)
-        res = bt.fit.advice
+    if a.workers is None:  # with --workers, _check_before_reading checked them for these very workers
+        _check_work(a, K)
+    return K
+
+
+def _fit_report(a, trace, K):
+    """The fits of the trace (:func:`gclib.fit.fit`, made once: the advice takes them), refused when the trace has
+    more workers per iteration that never answered (persistent stragglers) than the run to advise."""
+    from gclib import advise, fit
+
+    report = fit.fit(trace, seed=a.seed, bootstrap=advise.BOOTSTRAP)
+    if report.persistent > K:
+        raise ValueError(f"--workers {K}: the trace {a.trace} has {report.persistent} workers per iteration "
+                         f"that never answered (persistent stragglers); advise for more workers than that")
+    return report
+
+
+def _figure(res, path) -> None:
+    """The figure of the front of time against communication, written to ``path``."""
+    import matplotlib.pyplot as plt
+
+    from gclib.plotting import theme
+
+    theme()
+    try:
+        fig = res.plot(path)
+    except OSError as e:  # a full disk: the error names the file
+        raise OSError(e.errno, e.strerror or str(e), str(path)) from None
+    plt.close(fig)
+
+
+def _print_json(a, trace, fa, bt, across) -> None:
+    """The advice (or the back-test, the advice in it) as one JSON object, with the fits and the trace's shape."""
+    import json
+
+    from gclib.jsonable import jsonable
+
+    if bt is not None:
+        out = bt.to_dict()
+        out["advice"]["fits"] = _fits_rows(fa.report, fa.left_out)
     else:
-        bt = None
-        report = _fit_report(trace, a.seed)
-        if report.persistent > K:
-            raise ValueError(f"--workers {K}: the trace {a.trace} has {report.persistent} workers per iteration "
-                             f"that never answered (persistent stragglers); advise for more workers than that")
-        ta = advise.from_trace(trace, K, seed=a.seed, trials=trials, max_load=a.max_load, budget=a.budget,
-                               all_models=a.all_models, progress=not a.json, network=net)
-        res = ta.advice
-    fa = bt.fit if bt is not None else ta
-    across = _across(fa, K, a.seed) if a.sequential else None
-    if a.figure is not None:
-        import matplotlib.pyplot as plt
-
-        from gclib.plotting import theme
-
-        theme()
-        try:
-            fig = res.plot(a.figure)
-        except OSError as e:  # a full disk: the error names the file
-            raise OSError(e.errno, e.strerror or str(e), str(a.figure)) from None
-        plt.close(fig)
-    if a.json:
-        import json
-
-        if bt is not None:
-            out = bt.to_dict()
-            out["advice"]["fits"] = _fits_rows(bt.fit.report, bt.fit.left_out)
-        else:
-            out = ta.to_dict()
-            out["fits"] = _fits_rows(ta.report, ta.left_out)
-        out["trace"] = {"file": str(a.trace), "iterations": trace.iterations, "workers": trace.workers,
-                        "tasks": int(trace.durations.shape[2])}
-        if across is not None:
-            from gclib.jsonable import jsonable
-
-            out["sequential"] = jsonable(across.to_dict(orient="records"))
-        print(json.dumps(out))
-    elif bt is not None:
-        print(_fits_text(bt.fit.report, bt.fit.left_out, trace))
-        print(bt.fit.text())
-        print()
-        print(bt.text())
-    else:
-        print(_fits_text(ta.report, ta.left_out, trace))
-        print(ta.text())
-    if across is not None and not a.json:
-        print()
-        print(_across_text(across, fa))
-    for w in res.warnings() + (bt.warnings if bt is not None else []):
-        options.warn(w)
-    return 0
+        out = fa.to_dict()
+        out["fits"] = _fits_rows(fa.report, fa.left_out)
+    out["trace"] = {"file": str(a.trace), "iterations": trace.iterations, "workers": trace.workers,
+                    "tasks": int(trace.durations.shape[2])}
+    if across is not None:
+        out["sequential"] = jsonable(across.to_dict(orient="records"))
+    print(json.dumps(out))
 
 
 def _check_before_reading(a) -> None:
     """What can be checked before the trace is read and fitted: the figure's format, and with --workers the load,
     the workload and the work of --sequential."""
-    from gclib import advise, checks
-
     if a.figure is not None:
         _check_figure(a.figure)
-    if a.workers is None:
-        return
+    if a.workers is not None:
+        _check_work(a, a.workers)
+
+
+def _check_work(a, K: int) -> None:
+    """The load (--max-load at most ``K``), the workload (:func:`gclib.advise.check_workload`) and the work of
+    --sequential for ``K`` workers, before any fit."""
+    from gclib import advise, checks
+
     if a.max_load is not None:
-        checks.option_check("--max-load", checks.integer, a.max_load, low=1, high=a.workers,
-                            why=f" (at most the {a.workers} workers)")
-    advise.check_workload(a.workers, a.max_load, a.trials, models=1)
+        checks.option_check("--max-load", checks.integer, a.max_load, low=1, high=K, why=f" (at most the {K} workers)")
+    advise.check_workload(K, a.max_load, a.trials, models=1)
     if a.sequential:
-        _check_across(a.workers, a.max_load)
+        _check_across(K, a.max_load)
 
 
 def _check_figure(path) -> None:
@@ -231,13 +257,6 @@ def _across_text(t, fa) -> str:
                       f"({best['label']}); its gradients arrive up to T = {int(b['T'])} rounds late. Replay a "
                       f"measured delay matrix with gclib sequential --delays FILE (--mpi: run it)."]
     return "\n".join(lines)
-
-
-def _fit_report(trace, seed):
-    """The persistent-straggler count of the trace, before the full fit (cheap: no bootstrap)."""
-    from gclib import fit
-
-    return fit.fit(trace, seed=seed, bootstrap=0)
 
 
 def _fits_rows(report, left_out) -> list:
