@@ -25,9 +25,8 @@ from gclib.cli import main
 from gclib.learning import TandonAGD, make_problem
 from gclib.runtime import RunResult, RunSpec, RuntimeFailure, launch
 from gclib.runtime.processes import job_processes, rank_processes
-from gclib.runtime.resume import resume_spec
-from gclib.runtime.state import (FORMAT, VERSION, load_state, pack_step_state, state_document,
-                                 unpack_step_state)
+from gclib.runtime.protocol import pack_step_state, unpack_step_state
+from gclib.runtime.resume import FORMAT, VERSION, load_state, resume_spec, state_document
 from gclib.stragglers import ShiftedExponential
 
 import fault_helpers

@@ -7,6 +7,7 @@ simulator (see ``docs/runtime.md``).
 """
 from gclib.runtime.launcher import launch
 from gclib.runtime.protocol import predicted_times, sample_finish
-from gclib.runtime.spec import RunResult, RunSpec, RuntimeFailure
+from gclib.runtime.result import RunResult, RuntimeFailure
+from gclib.runtime.spec import RunSpec
 
 __all__ = ["RunResult", "RunSpec", "RuntimeFailure", "launch", "predicted_times", "sample_finish"]

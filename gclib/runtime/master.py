@@ -65,9 +65,9 @@ from gclib.codes.conditioning import decoding_amplification
 from gclib.runtime import bell as bell_mod
 from gclib.runtime import network
 from gclib.runtime import protocol as P
+from gclib.runtime.protocol import pack_step_state, unpack_step_state
 from gclib.runtime import two_phase as T
 from gclib.jsonable import jsonable
-from gclib.runtime.state import pack_step_state, unpack_step_state
 
 MARK = P.MARK
 #: Seconds between two looks for the launcher's death notices.

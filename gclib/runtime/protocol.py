@@ -54,6 +54,8 @@ words.
 """
 from __future__ import annotations
 
+import base64
+import binascii
 import enum
 import gc
 import json
@@ -218,6 +220,60 @@ class Rank:
                 except self.MPI.Exception:
                     pass
             self.sends = keep
+
+
+def pack_step_state(state: dict) -> dict:
+    """The state of an update (``TandonAGD`` / ``GD``: a dict of arrays and numbers) as exact JSON: arrays as
+    ``{"f64": text, "shape": [...]}`` with ``text`` the base64 of the array's little-endian doubles, integers as
+    integers, floats as ``float.hex`` strings.
+
+    The master packs the state after every iteration and the launcher parses it, while the workers start the
+    next iteration on the same cores: one string per array keeps both cheap (a string per element cost each of
+    them several times more)."""
+    out = {}
+    for k, v in state.items():
+        if isinstance(v, np.ndarray) or isinstance(v, (list, tuple)):
+            a = np.asarray(v, dtype="<f8")
+            out[k] = {"f64": base64.b64encode(a.tobytes()).decode("ascii"), "shape": list(a.shape)}
+        elif isinstance(v, (bool, np.bool_)):
+            out[k] = {"bool": bool(v)}
+        elif isinstance(v, (int, np.integer)):
+            out[k] = int(v)
+        elif isinstance(v, (float, np.floating)):
+            out[k] = {"float": float(v).hex()}
+        else:
+            raise TypeError(f"step state entry {k!r} has type {type(v).__name__}; only arrays and numbers can be "
+                            f"saved")
+    return out
+
+
+def unpack_step_state(packed: dict) -> dict:
+    """Inverse of :func:`pack_step_state` (raises ``ValueError`` on anything else)."""
+    if not isinstance(packed, dict):
+        raise ValueError("step_state must be an object")
+    out = {}
+    for k, v in packed.items():
+        if isinstance(v, bool) or not isinstance(v, (int, dict)):
+            raise ValueError(f"step_state entry {k!r} is malformed")
+        if isinstance(v, int):
+            out[k] = v
+        elif "f64" in v:
+            shape = v.get("shape")
+            if not isinstance(v["f64"], str) or not isinstance(shape, list):
+                raise ValueError(f"step_state entry {k!r} is malformed")
+            try:
+                data = base64.b64decode(v["f64"], validate=True)
+                out[k] = np.frombuffer(data, dtype="<f8").astype(float).reshape(shape)
+            except (binascii.Error, ValueError, TypeError):
+                raise ValueError(f"step_state entry {k!r} is malformed (not the base64 of {shape} doubles)") \
+                    from None
+        elif "float" in v:
+            out[k] = float.fromhex(v["float"])
+        elif "bool" in v:
+            out[k] = bool(v["bool"])
+        else:
+            raise ValueError(f"step_state entry {k!r} is malformed")
+    return out
 
 
 def sample_finish(model, iterations: int, workers: int, n_tasks: int, seed) -> np.ndarray:

@@ -52,7 +52,7 @@ from gclib.learning.model import part_gradient, step_size
 from gclib.runtime import bell as bell_mod
 from gclib.runtime import protocol as P
 from gclib.runtime.master import SILENT_AFTER, IterationTimeout, Master, Poll, emit
-from gclib.runtime.state import pack_step_state
+from gclib.runtime.protocol import pack_step_state
 from gclib.runtime.worker import IDLE, Worker, _Stop
 
 
