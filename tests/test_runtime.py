@@ -574,7 +574,8 @@ def test_the_master_silences_a_stopped_worker_at_once_and_stops_when_the_launche
     """The launcher passes on the guards' word that a worker was stopped (SIGSTOP) or continued, and its deaths;
     when it closes the master's standard input (it is gone), the master knows nobody follows the run."""
     from gclib.runtime import protocol as P
-    from gclib.runtime.master import DeathNotices, IterationTimeout, ORPHANED, Prepared
+    from gclib.runtime.master import DeathNotices, IterationTimeout, ORPHANED
+    from gclib.runtime.receive import Book, receive
 
     r, w = os.pipe()
     m = _receiving_master([], width=1)
@@ -597,7 +598,7 @@ def test_the_master_silences_a_stopped_worker_at_once_and_stops_when_the_launche
     assert m.check_deaths(force=True) and m.orphaned
     m.code, m.spec = m.code, SimpleNamespace(wait_all=False, poll=0.0, timeout=1.0, time_scale=0.01)
     with pytest.raises(IterationTimeout, match="the launcher is gone"):
-        m._collect(0, time.perf_counter() + 5, Prepared(np.zeros(3, bool), np.zeros((3, 1)), None, None))
+        receive(m, 0, Book(), time.perf_counter() + 5)
     assert "nobody records the run" in ORPHANED
     os.close(r)
 
@@ -643,19 +644,26 @@ def _collecting_master(code, arrivals, without=()):
     from types import SimpleNamespace
 
     from gclib.runtime import protocol as P
-    from gclib.runtime.master import DECODERS_KEPT, Gradient, Master, Poll, message_contents
+    from gclib.runtime.decoding import DECODERS_KEPT, Decoding
+    from gclib.runtime.master import Gradient, Master, Poll
 
     m = object.__new__(Master)
-    m.code, m.dead, m._deaths, m.decoders, m.bell = code, {}, None, {}, None
-    m._completes0, m._asked0 = None, False
-    m.ahead, m.kept = "ahead" not in without, 0 if "cache" in without else DECODERS_KEPT
+    m.code, m.dead, m._deaths, m.bell = code, {}, None, None
+    m.ahead = "ahead" not in without
+    m.decoding = Decoding(code, kept=0 if "cache" in without else DECODERS_KEPT)
     m.silent, m.skip, m.orphaned = {}, set(), False
-    m.content = message_contents(code)
     m.spec = SimpleNamespace(wait_all=False, poll=0.0)
     m.width, m.dtype = 1, P.message_dtype(code)
     script = iter(Poll.IDLE if a is None else Gradient(a[0], a[1], None) for a in arrivals)
     m._receive_one = lambda it: next(script, Poll.IDLE)
     return m
+
+
+def _collect(master):
+    """The messages of iteration 0 until they decode, through the master's one receive loop and its book."""
+    from gclib.runtime.receive import receive
+
+    return receive(master, 0, master.book(0), np.inf)
 
 
 def _first_decodable(code, order):
@@ -718,10 +726,10 @@ def test_master_decodes_ahead_while_idle_and_stops_at_the_first_decodable_set(sc
             if idle:
                 arrivals.extend([None] * code.n_messages)  # time for every completing set
         master = _collecting_master(code, arrivals)
-        got = master._collect(0, np.inf, master._prepare())
+        got = _collect(master)
         received, payload, ahead = got.received, got.payload, got.ahead
         assert received.tolist() == want.tolist()  # the same set as the rule's first decodable prefix
-        ids, A = master._decode(np.flatnonzero(received)) if ahead is None else ahead
+        ids, A = master.decoding.decode(np.flatnonzero(received)) if ahead is None else ahead
         if idle and last > 0:
             assert ahead is not None, "the completing set was not decoded while the master was idle"
         assert set(ids.tolist()) <= set(np.flatnonzero(received).tolist())
@@ -742,7 +750,7 @@ def test_master_asks_the_rule_set_by_set_when_it_cannot_answer_many_at_once():
     messages = code.encode(G)
     arrivals = [x for msg in order for x in ((int(msg), messages[msg]), None)]
     master = _collecting_master(code, arrivals)
-    got = master._collect(0, np.inf, master._prepare())
+    got = _collect(master)
     assert got.received.tolist() == want.tolist() and got.ahead is None
 
 
@@ -751,6 +759,7 @@ def test_an_iteration_takes_in_late_messages_before_its_clock_and_says_done_afte
 
     from gclib.runtime import master as M
     from gclib.runtime import protocol as P
+    from gclib.runtime.receive import Collected
 
     code = schemes.build("uncoded", workers=2)
     problem = make_problem("tandon-logistic", parts=code.n_parts, seed=0, n_samples=40, dim=2)
@@ -762,13 +771,21 @@ def test_an_iteration_takes_in_late_messages_before_its_clock_and_says_done_afte
     m.spec, m.code, m.dim, m.stale, m.drain_time = SimpleNamespace(step=step, timeout=5.0), code, 2, 0, 0.0
     m.predicted, m.sends = np.array([1.0]), []
     m.take_in_late = lambda: events.append("late")
-    m._prepare = lambda: events.append("prepare")
-    m._send_all = lambda arr, tag: events.append((tag, arr.tolist()))
     received = np.ones(code.n_messages, dtype=bool)
     payload = np.ones((code.n_messages, 2))
-    m._collect = lambda it, deadline, prepared: events.append("collect") or M.Collected(received, payload, 0.0, 0.0,
-                                                                                         0.0)
-    m._decode = lambda idx: (idx, np.eye(code.n_messages))
+
+    class Book:  # what the iteration asks its book, in order
+        def gradient(self, got):
+            events.append("gradient")
+            return got.payload.sum(axis=0)
+
+        def record(self):
+            return {"messages": int(received.sum()), "workers": [0, 1], "amplification": 1.0}
+
+    m.book = lambda it: events.append("prepare") or Book()
+    m._send_all = lambda arr, tag: events.append((tag, arr.tolist()))
+    monkeypatch.setattr(M, "receive", lambda master, it, book, deadline: events.append("collect")
+                        or Collected(received, payload, 0.0, 0.0, 0.0))
     rec, grad, y, theta, state = m.iteration(0, step.init(np.zeros(2)))
     sends = [e for e in events if isinstance(e, tuple)]
     assert [tag for tag, _ in sends] == [P.TAG_PARAMS, P.TAG_DONE] and sends[1][1] == [0.0]
@@ -777,7 +794,9 @@ def test_an_iteration_takes_in_late_messages_before_its_clock_and_says_done_afte
     assert events.index("late") < events.index("prepare") < start < events.index(sends[0])
     done = events.index(sends[1])
     assert "clock" in events[events.index("collect"):done] and "clock" not in events[done:]
-    assert rec["time"] > 0 and rec["messages"] == code.n_messages
+    assert rec["time"] > 0 and rec["messages"] == code.n_messages and grad.tolist() == [2.0, 2.0]
+    assert list(rec) == ["iteration", "time", "predicted", "messages", "stale", "bcast", "wait", "decode", "step",
+                         "drain", "checks", "workers", "amplification"]  # the order --json prints them in
 
 
 # ---------------------------------------------------------------------------------------------- the A/B switch
@@ -849,11 +868,11 @@ def test_without_the_decoder_cache_and_decoding_ahead_the_master_decodes_after_t
         want, _ = _first_decodable(code, order)
         arrivals = [x for msg in order for x in ((int(msg), messages[msg]), *[None] * code.n_messages)]
         master = _collecting_master(code, arrivals, without=("cache", "ahead"))
-        got = master._collect(0, np.inf, master._prepare())
+        got = _collect(master)
         assert got.received.tolist() == want.tolist()
         assert got.ahead is None  # idle polls in plenty, yet nothing was decoded ahead
-        ids, A = master._decode(np.flatnonzero(got.received))
-        assert master.decoders == {}  # nothing remembered
+        ids, A = master.decoding.decode(np.flatnonzero(got.received))
+        assert master.decoding.known == {}  # nothing remembered
         assert np.allclose(code.combine(A, got.payload[ids], 1), G.sum(axis=0), atol=1e-8)
 
 
@@ -947,7 +966,7 @@ def test_the_master_decodes_a_fixed_weight_sum_from_every_copy_received():
     G = np.arange(1.0, 5.0)[:, None]
     messages = code.encode(G)
     master = _collecting_master(code, [(m, messages[m]) for m in (2, 1, 0)])
-    got = master._collect(0, np.inf, master._prepare())
-    ids, A = master._decode(np.flatnonzero(got.received)) if got.ahead is None else got.ahead
+    got = _collect(master)
+    ids, A = master.decoding.decode(np.flatnonzero(got.received)) if got.ahead is None else got.ahead
     assert sorted(ids.tolist()) == [0, 1, 2]
     assert code.combine(A, got.payload[ids], 1) == pytest.approx([(2 / 3) * (1 + 2 * 2 + 3 + 2 * 4)])

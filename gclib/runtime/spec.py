@@ -9,8 +9,11 @@ import numpy as np
 from gclib import checks
 from gclib.codes.base import DecodingError, GradientCode
 from gclib.jsonable import jsonable
-from gclib.learning.model import ModelRef, check_model, model_name
+from gclib.learning.model import ModelError, ModelRef, as_model, check_model, model_name
+from gclib.runtime.master import Master
 from gclib.runtime.protocol import without as mechanisms_without
+from gclib.runtime.two_phase import TwoPhaseMaster, check_exchange
+from gclib.runtime.worker import Worker
 
 
 @dataclass
@@ -109,8 +112,6 @@ class RunSpec:
         self.network = tuple(checks.int_list("network", list(self.network), low=1, min_len=0))
         self.without = tuple(sorted(mechanisms_without(self.without)))
         self.start = checks.integer("start", self.start, low=0, high=self.iterations)
-        from gclib.runtime.two_phase import check_exchange
-
         self.exchange = check_exchange(self.exchange, self.code, self.problem.dim, self.wait_all)
         if (self.start > 0) != (self.state0 is not None):
             raise ValueError("start and state0 go together: a resumed run needs the update's state")
@@ -166,8 +167,6 @@ class RunSpec:
         code's); nothing to do for a model that was pickled. Raises :class:`gclib.learning.model.ModelError` (a
         ``ValueError``) naming the model."""
         if isinstance(self.problem, ModelRef):
-            from gclib.learning.model import ModelError, as_model
-
             model = as_model(self.problem.build())
             if model.dim != len(self.theta0):
                 raise ModelError(f"model {model_name(model)} has {model.dim} parameters on this rank, "
@@ -190,6 +189,16 @@ class RunSpec:
                 return
         raise ValueError(f"scheme '{code.name}' cannot run over MPI: its rule never decodes, even from every "
                          f"message")
+
+    def roles(self) -> tuple:
+        """``(master class, worker class)``: what rank 0 and the other ranks run (:mod:`gclib.runtime.mpi_main`).
+        :class:`~gclib.runtime.master.Master` and :class:`~gclib.runtime.worker.Worker`; the two-phase exchange's
+        master (:class:`~gclib.runtime.two_phase.TwoPhaseMaster`); a sequential run's rounds
+        (:meth:`gclib.runtime.rounds.Sequential.roles`). A subclass of RunSpec may run subclasses of its own (the
+        arms of ``benchmarks/bench_runtime_ab.py``)."""
+        if self.sequential is not None:
+            return self.sequential.roles()
+        return (TwoPhaseMaster if self.exchange == "two-phase" else Master), Worker
 
     @property
     def workers(self) -> int:
