@@ -33,12 +33,12 @@ def _temporary_run_dirs_in_tmp_path(tmp_path, monkeypatch):
     monkeypatch.setenv("TMPDIR", str(tmp_path))
 
 
-def _spec(code, iterations=3, model=MODEL, dim=10, **kw):
+def _spec(code, iterations=3, model=MODEL, dim=10, cls=RunSpec, **kw):
     problem = make_problem("tandon-logistic", parts=code.n_parts, seed=0, n_samples=400, dim=dim)
     kw.setdefault("time_scale", 0.01)
     kw.setdefault("timeout", 5.0)
     kw.setdefault("stop_timeout", 3.0)
-    return RunSpec(code, problem, TandonAGD(1.0 / problem.smoothness), model, iterations=iterations, seed=3, **kw)
+    return cls(code, problem, TandonAGD(1.0 / problem.smoothness), model, iterations=iterations, seed=3, **kw)
 
 
 # ---------------------------------------------------------------------------------------------- no MPI
@@ -638,19 +638,19 @@ def test_the_master_sleeps_long_only_when_every_worker_alive_rings_its_bell():
     assert m._wait_slice() == pytest.approx(1e-4)
 
 
-def _collecting_master(code, arrivals, without=()):
-    """A master without MPI whose receive path hands out ``arrivals`` (``None``: nothing arrived this poll;
-    ``(message id, payload)``: a gradient of the current iteration), leaving out the mechanisms ``without``."""
+def _collecting_master(code, arrivals, cls=None, kept=None):
+    """A master (of class ``cls``, default :class:`~gclib.runtime.master.Master`) without MPI whose receive path hands
+    out ``arrivals`` (``None``: nothing arrived this poll; ``(message id, payload)``: a gradient of the current
+    iteration), its decodes remembering ``kept`` sets (default :data:`~gclib.runtime.decoding.DECODERS_KEPT`)."""
     from types import SimpleNamespace
 
     from gclib.runtime import protocol as P
     from gclib.runtime.decoding import DECODERS_KEPT, Decoding
     from gclib.runtime.master import Gradient, Master, Poll
 
-    m = object.__new__(Master)
+    m = object.__new__(cls or Master)
     m.code, m.dead, m._deaths, m.bell = code, {}, None, None
-    m.ahead = "ahead" not in without
-    m.decoding = Decoding(code, kept=0 if "cache" in without else DECODERS_KEPT)
+    m.decoding = Decoding(code, kept=DECODERS_KEPT if kept is None else kept)
     m.silent, m.skip, m.orphaned = {}, set(), False
     m.spec = SimpleNamespace(wait_all=False, poll=0.0)
     m.width, m.dtype = 1, P.message_dtype(code)
@@ -799,27 +799,79 @@ def test_an_iteration_takes_in_late_messages_before_its_clock_and_says_done_afte
                          "drain", "checks", "workers", "amplification"]  # the order --json prints them in
 
 
-# ---------------------------------------------------------------------------------------------- the A/B switch
-def test_a_run_leaves_out_only_mechanisms_it_knows_by_name(monkeypatch):
-    from gclib.runtime.protocol import MECHANISMS, WITHOUT_ENV
+# ---------------------------------------------------------------------------------------------- the A/B arms
+def test_an_arm_leaves_out_only_mechanisms_it_knows_by_name():
+    """The arms of the A/B benchmarks (benchmarks/runtime_arms.py) are specs of their own; the runtime's spec knows
+    nothing of them."""
+    from benchmarks.runtime_arms import MECHANISMS, ArmSpec
 
     code = schemes.build("uncoded", workers=4)
-    monkeypatch.delenv(WITHOUT_ENV, raising=False)
-    assert _spec(code).without == ()  # every mechanism on by default
-    assert _spec(code, without=["probe2", "bell"]).without == ("bell", "probe2")
-    assert _spec(code, without="lead, cache").without == ("cache", "lead")
-    with pytest.raises(ValueError, match=r"unknown runtime mechanisms \['nope'\] .*the known ones are bell, probe2, "
+    assert _spec(code, cls=ArmSpec).left_out == ()  # every mechanism on by default
+    assert _spec(code, cls=ArmSpec, left_out=["probe2", "bell"]).left_out == ("bell", "probe2")
+    assert _spec(code, cls=ArmSpec, left_out="lead, cache").left_out == ("cache", "lead")
+    with pytest.raises(ValueError, match=r"unknown runtime mechanisms \['nope'\]; the known ones are bell, probe2, "
                                          r"spin, yield, lead, cache, ahead, freeze, slack, guard"):
-        _spec(code, without=["bell", "nope"])
-    # the environment names them when the spec does not; a spec that says so wins
-    monkeypatch.setenv(WITHOUT_ENV, "spin,yield")
-    assert _spec(code).without == ("spin", "yield") and _spec(code, without=()).without == ()
-    monkeypatch.setenv(WITHOUT_ENV, "bell,probe")
-    with pytest.raises(ValueError, match=rf"unknown runtime mechanisms \['probe'\] \(in without or {WITHOUT_ENV}\)"):
-        _spec(code)
-    monkeypatch.setenv(WITHOUT_ENV, ",".join(MECHANISMS))
-    spec = _spec(code)
-    assert set(spec.without) == set(MECHANISMS) and spec.describe()["without"] == sorted(MECHANISMS)
+        _spec(code, cls=ArmSpec, left_out=["bell", "nope"])
+    spec = _spec(code, cls=ArmSpec, left_out=",".join(MECHANISMS))
+    assert set(spec.left_out) == set(MECHANISMS) and spec.describe()["left_out"] == sorted(MECHANISMS)
+    plain = _spec(code)
+    assert "left_out" not in plain.describe() and "without" not in plain.describe()
+    with pytest.raises(TypeError):
+        _spec(code, without=["bell"])  # (the runtime's spec has no switch)
+
+
+def _mpi_free(monkeypatch):
+    """Rank.__init__ without MPI: a fake communicator and MPI module (for the ranks' classes' own set-up)."""
+    from gclib.runtime import protocol as P
+
+    class Request:
+        def Start(self):
+            pass
+
+    def init(self, comm, spec):
+        self.MPI = SimpleNamespace(Status=_FakeStatus, ANY_TAG=-1, DOUBLE=None, Exception=RuntimeError)
+        self.comm, self.spec, self.code, self.dim = comm, spec, spec.code, spec.problem.dim
+        self.width, self.dtype, self.sends = P.message_width(self.code, self.dim), P.message_dtype(self.code), []
+
+    monkeypatch.setattr(P.Rank, "__init__", init)
+    return SimpleNamespace(Get_rank=lambda: 1, Recv_init=lambda *a, **k: Request())
+
+
+def test_an_arms_ranks_leave_out_their_mechanisms_and_the_baselines_keep_them(monkeypatch):
+    import gc
+
+    from benchmarks.runtime_arms import MECHANISMS, ArmSpec, NotAhead
+    from gclib.runtime import bell, protocol, worker
+    from gclib.runtime.decoding import DECODERS_KEPT
+
+    comm = _mpi_free(monkeypatch)
+    settled = []
+    monkeypatch.setattr(gc, "freeze", lambda: settled.append("freeze"))
+    slack = SimpleNamespace(prctl=lambda *a: settled.append("slack"))
+    monkeypatch.setattr(protocol.ctypes, "CDLL", lambda *a, **k: slack)
+    monkeypatch.setattr(bell, "make", lambda: "a bell")
+    code = schemes.build("crc", workers=4, stragglers=1)
+    for left in ((), tuple(MECHANISMS)):
+        spec = _spec(code, cls=ArmSpec, left_out=left)
+        master_cls, worker_cls = spec.roles()
+        finish = sample_finish(MODEL, spec.iterations, 4, code.load, 3)
+        m, w = master_cls(comm, spec, finish), worker_cls(comm, spec, finish)
+        settled.clear()
+        m.settle()
+        w.settle()
+        if not left:  # the baseline: every mechanism of the runtime's own classes
+            assert master_cls.make_bell() == "a bell" and m.probes == 2 and m.decoding.kept == DECODERS_KEPT
+            assert type(m.book(0)).__name__ == "Collect" and settled == ["freeze", "slack"] * 2
+            assert (w.tests, w.end_spin, w.take_in_yield, w.lead) == (2, worker.END_SPIN, worker.TAKE_IN_YIELD,
+                                                                      worker.LEAD_START)
+            w.learn_lead(0.01)
+            assert w.lead == pytest.approx(worker.LEAD_MARGIN * 0.01)
+        else:  # every one left out: the plain polling loop
+            assert master_cls.make_bell() is None and m.probes == 1 and m.decoding.kept == 0
+            assert isinstance(m.book(0), NotAhead) and m.book(0).todo == [] and settled == []
+            assert (w.tests, w.end_spin, w.take_in_yield, w.lead) == (1, 0.0, 0.0, np.inf)
+            w.learn_lead(0.01)
+            assert w.lead == np.inf
 
 
 class _CountingComm(_FakeComm):
@@ -858,6 +910,9 @@ def test_without_the_double_probe_the_master_probes_once_and_a_worker_tests_once
 @pytest.mark.parametrize("scheme", ["uncoded", "gc-mmc", "rs"])
 def test_without_the_decoder_cache_and_decoding_ahead_the_master_decodes_after_the_arrival_as_exactly(scheme):
     from benchmarks.bench_runtime import scheme_codes
+    from benchmarks.runtime_arms import ArmMaster
+
+    NotAheadMaster = type("ArmMaster", (ArmMaster,), {"left_out": frozenset({"cache", "ahead"})})
 
     code = scheme_codes(8, 1)[scheme]
     rng = np.random.default_rng(7)
@@ -867,7 +922,7 @@ def test_without_the_decoder_cache_and_decoding_ahead_the_master_decodes_after_t
         order = rng.permutation(code.n_messages)
         want, _ = _first_decodable(code, order)
         arrivals = [x for msg in order for x in ((int(msg), messages[msg]), *[None] * code.n_messages)]
-        master = _collecting_master(code, arrivals, without=("cache", "ahead"))
+        master = _collecting_master(code, arrivals, cls=NotAheadMaster, kept=0)
         got = _collect(master)
         assert got.received.tolist() == want.tolist()
         assert got.ahead is None  # idle polls in plenty, yet nothing was decoded ahead
@@ -879,7 +934,7 @@ def test_without_the_decoder_cache_and_decoding_ahead_the_master_decodes_after_t
 def test_the_ab_benchmark_judges_each_mechanism_by_its_paired_difference_and_renders_its_table():
     from benchmarks import bench_runtime_ab as AB
     from benchmarks import render_runtime_ab as R
-    from gclib.runtime.protocol import MECHANISMS
+    from benchmarks.runtime_arms import MECHANISMS
 
     rng = np.random.default_rng(0)
     runs = []

@@ -124,10 +124,8 @@ class Collect(Book):
         self.used = None  # (messages received, messages decoded, coefficients), once the gradient is made
 
     def plan_ahead(self, messages) -> None:
-        """Decode ahead the sets these completing messages would complete (one per idle look; none in a run without
-        ``ahead``)."""
-        if self.master.ahead:
-            self.todo.extend(messages)
+        """Decode ahead the sets these completing messages would complete (one per idle look)."""
+        self.todo.extend(messages)
 
     def take(self, got):
         m = got.message

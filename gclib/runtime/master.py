@@ -130,6 +130,7 @@ class Master(P.Rank):
     """The master of a run: its workers' state (alive, dead, silent), its looks for messages and sends, its
     iterations (:meth:`iteration`, the messages exchange) and the run from the warm-up to the stop."""
 
+    probes = 2  # matched probes per look (see _receive_one)
     params = None  # the parameters of the iteration under way (a worker that answers again gets them)
     stopping = False  # the master said STOP (a worker that answers again gets it)
     orphaned = False  # the launcher closed the master's standard input: nobody follows the run any more
@@ -159,17 +160,13 @@ class Master(P.Rank):
         self._deaths_seen = 0.0
         self.width_buf = P.HEADER + self.width
         self.tasks = []  # (worker, [iteration, finish times...]) reports not yet passed on to the launcher
-        self.probes = 1 if "probe2" in self.without else 2  # probes per look (see _receive_one)
-        self.ahead = "ahead" not in self.without  # decode ahead while waiting (see decoding.Collect)
-        self.decoding = Decoding(self.code)  # the run's decodes, their coefficients remembered ...
-        if "cache" in self.without:  # ... but in a run without "cache"
-            self.decoding.kept = 0
+        self.decoding = Decoding(self.code)  # the run's decodes, their coefficients remembered
 
     @classmethod
-    def make_bell(cls, spec):
+    def make_bell(cls):
         """Rank 0, before the run starts: the bell the master shares with the workers of its host
-        (:func:`gclib.runtime.bell.make`; ``None`` where there is none to make, or in a run without ``bell``)."""
-        return None if "bell" in spec.without else bell_mod.make()
+        (:func:`gclib.runtime.bell.make`; ``None`` where there is none to make)."""
+        return bell_mod.make()
 
     # ------------------------------------------------------------------ dead workers
     def check_deaths(self, force=False) -> bool:
@@ -269,7 +266,7 @@ class Master(P.Rank):
         started = False
         st = MPI.Status()
         try:
-            # Twice (once without "probe2"): MPICH's first probe after a message lands only moves it in (see
+            # Twice (probes): MPICH's first probe after a message lands only moves it in (see
             # worker._receive_control).
             msg = self.comm.Improbe(source=MPI.ANY_SOURCE, tag=MPI.ANY_TAG, status=st)
             if msg is None and self.probes > 1:
@@ -484,7 +481,7 @@ class Master(P.Rank):
         theta, status, error = self.iterations(state, theta)
         if status == "ok" and spec.network:  # a profile: what a message costs (gclib.runtime.network)
             emit("network", measured=network.probe(self, spec.network))
-        return self.finish_run(status, error, theta, self.take_tasks())
+        return self.finish_run(status, error, theta)
 
     def iterations(self, state, theta) -> tuple:
         """Every iteration left, each reported to the launcher with its metrics (outside the timed window) and the
@@ -519,12 +516,13 @@ class Master(P.Rank):
         emit("start", predicted=self.predicted, spec={**self.spec.describe(), "metrics": self.metrics},
              pids=self.pids, hosts=self.hosts, bells=sorted(self.belled), start=start)
 
-    def finish_run(self, status: str, error: str, theta, tasks) -> P.Exit:
-        """Stop the workers (:meth:`stop`) and tell the launcher how the run ended; returns how to leave."""
+    def finish_run(self, status: str, error: str, theta, tasks: bool = True) -> P.Exit:
+        """Stop the workers (:meth:`stop`) and tell the launcher how the run ended, with the task reports that came
+        until then (``tasks``); returns how to leave."""
         stopped = self.stop()
         emit("end", status=status, error=error, dead_workers=stopped.dead, theta=theta, stale=self.stale,
              silent={w: why for w, why in sorted(self.silent.items()) if w in stopped.dead},
-             tasks=tasks,
+             tasks=self.take_tasks() if tasks else [],
              messages_sent=sum(b[0] for b in self.byes.values()), messages_received=self.received_total,
              abandoned={w: b[1] for w, b in sorted(self.byes.items())})
         return stopped.exit

@@ -140,7 +140,7 @@ def _master_payload(comm, window) -> tuple:
             raise ValueError(f"the job has {comm.Get_size()} ranks, the run needs {spec.ranks} "
                              f"(1 master + {spec.workers} workers)")
         finish = sample_finish(spec.model, spec.iterations, spec.workers, spec.code.load, spec.seed)
-        bell = spec.roles()[0].make_bell(spec)
+        bell = spec.roles()[0].make_bell()
         return (spec, finish, bell.path if bell else None), bell
     except Exception as e:
         traceback.print_exc()

@@ -35,13 +35,14 @@ from gclib import __version__, files
 from gclib.runtime.protocol import unpack_step_state
 
 FORMAT = "gclib-run-state"
-#: The layout of the file. Layout 3 added the spec's ``exchange`` and the step's fields (``step``); a change of what
+#: The layout of the file. Layout 3 added the spec's ``exchange`` and the step's fields (``step``) (its files written
+#: before the A/B switch left the runtime also hold the spec's ``without``, ignored); a change of what
 #: :meth:`~gclib.runtime.spec.RunSpec.describe` writes is a new layout (and :data:`SPEC_KEYS` says which), so that
 #: an older file is told apart from another run's and refused in words a user can act on.
 VERSION = 3
 #: The keys of a run's spec in this layout (``RunSpec.describe``), and those it may add.
 SPEC_KEYS = ("label", "code", "problem", "dim", "samples", "step", "model", "iterations", "time_scale", "seed",
-             "timeout", "poll", "kill", "without", "exchange")
+             "timeout", "poll", "kill", "exchange")
 SPEC_OPTIONAL = ("sequential",)
 #: The most a state file may hold (its records and the update's state), checked before it is read.
 STATE_BUDGET = files.Budget("a run's state file", 256 * files.MIB, constant="gclib.runtime.resume.STATE_BUDGET")
@@ -148,7 +149,8 @@ def _check_layout(path, doc: dict) -> None:
 
 def comparable(described: dict) -> dict:
     """What must agree between a state file's ``spec`` and the spec of the run that resumes it."""
-    skip = {"state_file", "start", "kill", "timeout", "poll", "label", "without", "metrics"}
+    skip = {"state_file", "start", "kill", "timeout", "poll", "label", "metrics",
+            "without"}  # (the A/B switch the spec had before: in files of layout 3 written then, ignored)
     return json.loads(json.dumps({k: v for k, v in described.items() if k not in skip}))
 
 

@@ -342,7 +342,7 @@ class RoundMaster(Master):
         self.warm_up()
         self.emit_start(0)
         theta, status, error = self.rounds(step_state, theta)
-        return self.finish_run(status, error, theta, [])
+        return self.finish_run(status, error, theta, tasks=False)
 
     def rounds(self, step_state, theta) -> tuple:
         """Every round, each reported to the launcher with its metrics and the update's state. Returns

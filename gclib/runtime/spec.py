@@ -11,7 +11,6 @@ from gclib.codes.base import DecodingError, GradientCode
 from gclib.jsonable import jsonable
 from gclib.learning.model import ModelError, ModelRef, as_model, check_model, model_name
 from gclib.runtime.master import Master
-from gclib.runtime.protocol import without as mechanisms_without
 from gclib.runtime.two_phase import TwoPhaseMaster, check_exchange
 from gclib.runtime.worker import Worker
 
@@ -47,11 +46,6 @@ class RunSpec:
             the run then, and the code's decoder gets what came.
         network: message sizes (float64 numbers per message) whose cost the master measures after the last
             iteration, with every worker (:mod:`gclib.runtime.network`; ``gclib profile``); empty: none.
-        without: the runtime's mechanisms this run leaves out, to measure what each buys (names of
-            :data:`gclib.runtime.protocol.MECHANISMS`, a list or a comma-separated string; ``None``, the default,
-            reads the environment variable ``GCLIB_RUNTIME_WITHOUT`` when the spec is made, and an unknown name is
-            refused). Stored as a sorted tuple; the ranks get it with the spec. For A/B measurements only: every
-            mechanism is on in a normal run.
         sequential: a :class:`gclib.runtime.rounds.Sequential` (sequential gradient coding: a plan per worker and
             round, the deadline rule, a job decoded ``T`` rounds after it starts; :mod:`gclib.runtime.rounds`), or
             ``None`` (the default: one gradient per iteration, decoded as soon as the received messages decode).
@@ -84,7 +78,6 @@ class RunSpec:
     wall0: float = 0.0
     wait_all: bool = False
     network: tuple = ()
-    without: Any = None
     sequential: Any = None
     exchange: str = "messages"
 
@@ -110,7 +103,6 @@ class RunSpec:
                                     why=f" (an iteration of the run's {self.iterations})")
                      for w, it in self.kill.items()}
         self.network = tuple(checks.int_list("network", list(self.network), low=1, min_len=0))
-        self.without = tuple(sorted(mechanisms_without(self.without)))
         self.start = checks.integer("start", self.start, low=0, high=self.iterations)
         self.exchange = check_exchange(self.exchange, self.code, self.problem.dim, self.wait_all)
         if (self.start > 0) != (self.state0 is not None):
@@ -220,5 +212,5 @@ class RunSpec:
                           "step": {"name": type(self.step).__name__, **asdict(self.step)},
                           "model": model, "iterations": self.iterations, "time_scale": self.time_scale,
                           "seed": self.seed, "timeout": self.timeout, "poll": self.poll, "kill": self.kill,
-                          "without": list(self.without), "exchange": self.exchange,
+                          "exchange": self.exchange,
                           **({"sequential": self.sequential.describe()} if self.sequential is not None else {})})
