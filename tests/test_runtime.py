@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import subprocess
 import sys
 import tempfile
@@ -13,6 +14,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
+import gclib.runtime as runtime_package
 from gclib import schemes
 from gclib.codes import rs
 from gclib.codes.mmc import uc_mmc
@@ -52,6 +54,29 @@ def test_predicted_times_are_the_simulator_on_the_same_delays():
     by_hand = np.sort(finish[:, :, 1] * 0.5, axis=1)[:, 2]
     np.testing.assert_allclose(pred, by_hand)
     np.testing.assert_allclose(pred, code.rule.completion(arrival_times(code, finish * 0.5)))
+
+
+def test_a_rank_imports_what_a_rank_runs_and_not_the_launcher(tmp_path):
+    """What ``python -m gclib.runtime.mpi_main`` loads before it runs the master or a worker (its packages, its own
+    module, the spec it unpickles), in a fresh interpreter: the ranks' modules, never the launcher's stack."""
+    path = tmp_path / "spec.pkl"
+    path.write_bytes(pickle.dumps(_spec(schemes.build("crc", workers=4, stragglers=1))))
+    code = ("import importlib, pickle, sys; importlib.import_module('gclib.runtime.mpi_main'); "
+            f"pickle.loads(open({str(path)!r}, 'rb').read()); "
+            "print(' '.join(sorted(m for m in sys.modules if m.startswith('gclib.runtime'))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+    loaded = set(out.stdout.split())
+    assert {f"gclib.runtime.{m}" for m in ("mpi_main", "master", "worker", "spec", "protocol", "bell")} <= loaded
+    launcher = {f"gclib.runtime.{m}" for m in ("launcher", "job", "result", "resume", "hosts", "preflight",
+                                               "command", "processes", "signals", "localhosts", "measure")}
+    assert not loaded & launcher, sorted(loaded & launcher)
+    # ... while the package's names are all there for a user, each loaded from its module when first used
+    names = {"launch", "RunSpec", "RunResult", "RuntimeFailure", "predicted_times", "sample_finish"}
+    assert names <= set(dir(runtime_package))
+    assert (runtime_package.launch, runtime_package.RuntimeFailure, runtime_package.sample_finish) == (
+        launch, RuntimeFailure, sample_finish)
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        runtime_package.nope
 
 
 def test_spec_validates_its_parameters():

@@ -91,21 +91,33 @@ def launch(spec: RunSpec, *, hosts=None, job_timeout: float | None = None, state
     job, restarts = run_job(spec, pickled, run_dir, hosts, exe, job_timeout, progress, prior, args, extra,
                             startup_timeout=startup_timeout)
     # ---- what it measured, and the state file when asked or when the run failed
+    res = _measured(job, restarts, prior, run_dir)
+    _keep(res, spec, run_dir, own, state_file, args)
+    if check and not res.ok:
+        raise RuntimeFailure(f"{res.error}{_where(res)}", res)
+    return res
+
+
+def _measured(job, restarts, prior, run_dir) -> RunResult:
+    """The result of the job that ran (:func:`gclib.runtime.result.job_result`), with the start-ups started again
+    (``restarts``) said in its error; raises :class:`~gclib.learning.model.ModelError` when a rank could not build
+    the model (nothing ran: a bad model, not a failed run)."""
     res = job_result(job, *prior)
     res.run_dir = str(run_dir)
     failed = job.events["failed"]
-    if failed is not None and failed.get("stage") == "build":  # nothing ran: a bad model, not a failed run
-        raise ModelError(f"{failure_text(failed, 0, spec.iterations)} (the ranks' output is in "
+    if failed is not None and failed.get("stage") == "build":
+        raise ModelError(f"{failure_text(failed, 0, job.spec.iterations)} (the ranks' output is in "
                          f"{run_dir / 'stderr.txt'})")
     if restarts:
         note_restarts(res, restarts)
-    _keep(res, spec, run_dir, own, state_file, args)
-    if check and not res.ok:
-        where = (f" (state saved to {res.spec['state_file']}; run directory {res.run_dir})"
-                 if res.spec.get("state_file") and res.run_dir else f" (run directory {res.run_dir})" if res.run_dir
-                 else "")
-        raise RuntimeFailure(f"{res.error}{where}", res)
     return res
+
+
+def _where(res) -> str:
+    """Where a failed run's state and run directory are, for its error (`` (state saved to ...)``)."""
+    if res.spec.get("state_file") and res.run_dir:
+        return f" (state saved to {res.spec['state_file']}; run directory {res.run_dir})"
+    return f" (run directory {res.run_dir})" if res.run_dir else ""
 
 
 def _keep(res, spec, run_dir, own: bool, state_file, args) -> None:
