@@ -335,9 +335,19 @@ def input_path(name: str, path, *, kind: str = "dir", must_exist: bool = False) 
     return p
 
 
+def short_path(text: str, limit: int = 100) -> str:
+    """``text`` (a path) in at most ``limit`` characters for a message: a longer path keeps its start and its last
+    component (the file's own name, itself cut to half the limit) around ``...``."""
+    if len(text) <= limit:
+        return text
+    tail = os.path.basename(text.rstrip("/")) or text[-limit // 2:]
+    tail = tail[-(limit // 2):]
+    return text[:limit - len(tail) - 4] + ".../" + tail
+
+
 def _shown(name, text) -> str:
-    """How a path is named in a message: ``name 'path'`` (a long path shortened)."""
-    shown = text if len(text) <= 80 else text[:60] + "..." + text[-10:]
+    """How a path is named in a message: ``name 'path'`` (a long path shortened by :func:`short_path`)."""
+    shown = short_path(text)
     return f"{name} {shown!r}" if name else repr(shown)
 
 

@@ -84,8 +84,7 @@ class Budget:
 
 
 def _subject(path) -> str:
-    text = str(os.fspath(path))
-    return text if len(text) <= 120 else text[:90] + "..." + text[-20:]
+    return checks.short_path(str(os.fspath(path)), 120)
 
 
 def open_regular(name: Optional[str], path):

@@ -50,8 +50,8 @@ def test_statements_outside_the_papers_settings_are_extensions():
     paper = t[t["kind"] == claims.PAPER]
     assert not paper.index.str.contains(":sexp").any() and not paper.index.str.startswith("F").any()
     assert set(t.loc[["SU-ps:p1.5", "SC-ps:exp"], "kind"]) == {claims.READING}
-    # LAG's and G-LAG's uploads do not depend on the compute times: one measurement, not ten seeds
-    assert "deterministic: identical in every seed" in t.at["U-wk:p1.5", "measured"]
+    # LAG's and GD's uploads do not depend on the compute times: one measurement, not ten seeds
+    assert "deterministic: identical in every seed" in t.at["LU-wk:p1.5", "measured"]
     fixed = t[t["measured"].str.contains("deterministic")]
     assert not fixed["measured"].str.contains("holds in").any()
     t = _table("07_mpi_runs")
