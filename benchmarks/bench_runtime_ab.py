@@ -1,10 +1,10 @@
-"""What each mechanism of the MPI runtime buys: A/B runs with each one left out (``RunSpec.without``).
+"""What each mechanism of the MPI runtime buys: A/B runs with each one left out (``benchmarks/runtime_arms.py``).
 
     python -m benchmarks.bench_runtime_ab [--rounds 2] [--iterations 30] [--time-scale 0.05]
                                           [--schemes uncoded crc gc-mmc] [--arms ...] [--out FILE]
     python -m benchmarks.bench_runtime_ab --from SAVED.json [--out FILE]    # judge saved runs again, run nothing
 
-Arms: ``baseline`` (every mechanism on), one arm per mechanism of :data:`gclib.runtime.protocol.MECHANISMS` with
+Arms: ``baseline`` (every mechanism on), one arm per mechanism of :data:`benchmarks.runtime_arms.MECHANISMS` with
 that one left out, ``cache+ahead`` (two mechanisms that stand in for each other, so that one alone shows little),
 ``bell+spin+yield+lead+freeze+slack`` (the waits' six, each too small alone to tell; ``--arms a+b+...`` names any
 such group), and ``all`` (every one left out: the plain polling loop). Every round runs every arm once on
@@ -21,7 +21,8 @@ pooled over the schemes (``gclib.stats.paired_difference``: the mean difference 
 over the ``rounds x schemes`` pairs), and the same per scheme. A mechanism *earns* its place when leaving it out
 raises the median overhead, or the size of the relative error, with a 95% interval wholly above zero; it *buys
 nothing* when both intervals lie within :data:`NOTHING_MS` and :data:`NOTHING_ERROR` of zero (then it goes); any
-other interval is too wide to tell, on a loaded host most of all. A run that fails (an error, no records) counts in ``failed`` and leaves its pairs out.
+other interval is too wide to tell, on a loaded host most of all. A run that fails (an error, no records) counts in
+``failed`` and leaves its pairs out.
 
 Prints one JSON object (``--out FILE`` also writes it, indented; ``python -m benchmarks.render_runtime_ab FILE``
 renders the table of ``docs/runtime.md`` from it). Each run is a fresh MPI job of 9 ranks, about 6 s on a
@@ -34,7 +35,18 @@ import argparse
 import json
 import math
 import os
+import sys
 import time
+
+import numpy as np
+
+from benchmarks._measure import load_average
+from benchmarks.bench_runtime import scheme_codes
+from benchmarks.runtime_arms import MECHANISMS, ArmSpec, unguarded_mpiexec
+from gclib.learning import TandonAGD, make_problem
+from gclib.runtime import RuntimeFailure, launch
+from gclib.stats import paired_difference
+from gclib.stragglers import ShiftedExponential
 
 #: The arms besides one per mechanism.
 BASELINE, ALL = "baseline", "all"
@@ -56,8 +68,6 @@ RULE = ("a mechanism earns its place when leaving it out raises the median overh
 def arms(only=None) -> dict:
     """``{arm: the mechanisms it leaves out}``: the baseline, one arm per mechanism, the :data:`PAIRS` and all of
     them off; ``only``: the baseline and these (a name ``a+b`` leaves out ``a`` and ``b``)."""
-    from gclib.runtime.protocol import MECHANISMS
-
     out = {BASELINE: ()}
     out.update({name: (name,) for name in MECHANISMS})
     out.update({pair: tuple(pair.split("+")) for pair in PAIRS if set(pair.split("+")) <= set(MECHANISMS)})
@@ -71,20 +81,15 @@ def arms(only=None) -> dict:
     return out
 
 
-def one_run(code, without, iterations, time_scale, seed=1, problem="tandon-logistic") -> dict:
-    """One MPI job of ``code`` with the mechanisms ``without`` left out: its median overhead (ms), its relative
-    error, its mean overhead (ms) and whether it finished (``ok``, with ``error`` when not)."""
-    import numpy as np
-
-    from gclib.learning import TandonAGD, make_problem
-    from gclib.runtime import RunSpec, RuntimeFailure, launch
-    from gclib.stragglers import ShiftedExponential
-
+def one_run(code, without, iterations, time_scale, seed=1, problem="tandon-logistic", unguarded=None) -> dict:
+    """One MPI job of ``code`` with the mechanisms ``without`` left out (``unguarded``: the ``mpiexec`` of
+    :func:`~benchmarks.runtime_arms.unguarded_mpiexec`, for an arm without ``guard``): its median overhead (ms), its
+    relative error, its mean overhead (ms) and whether it finished (``ok``, with ``error`` when not)."""
     prob = make_problem(problem, parts=code.n_parts, seed=0)
-    spec = RunSpec(code, prob, TandonAGD(1.0 / prob.smoothness), ShiftedExponential(mu=10.0, alpha=0.01),
-                   iterations=iterations, time_scale=time_scale, seed=seed, timeout=60.0, without=list(without))
+    spec = ArmSpec(code, prob, TandonAGD(1.0 / prob.smoothness), ShiftedExponential(mu=10.0, alpha=0.01),
+                   iterations=iterations, time_scale=time_scale, seed=seed, timeout=60.0, left_out=tuple(without))
     try:
-        res = launch(spec)
+        res = launch(spec, mpiexec=unguarded if "guard" in without else None)
     except RuntimeFailure as e:
         return {"ok": False, "error": str(e).splitlines()[0][:300]}
     if not res.records:
@@ -106,8 +111,6 @@ def _num(x):
 
 def _paired(runs, arm, key, schemes, transform=lambda x: x):
     """The paired difference arm - baseline of ``key`` over the (round, scheme) pairs of ``schemes``."""
-    from gclib.stats import paired_difference
-
     base = {(r["round"], r["scheme"]): r for r in runs if r["arm"] == BASELINE}
     a, b = [], []
     for r in runs:
@@ -124,10 +127,6 @@ def _paired(runs, arm, key, schemes, transform=lambda x: x):
 def summarize(runs, schemes) -> dict:
     """Per arm: its runs, failures, mean per-scheme numbers and its paired differences to the baseline; per
     mechanism: whether it earns its place (:data:`RULE`) and a verdict in words."""
-    import numpy as np
-
-    from gclib.runtime.protocol import MECHANISMS
-
     names = list(dict.fromkeys(r["arm"] for r in runs))
     out, verdicts = {}, {}
     for arm in names:
@@ -180,9 +179,6 @@ def round_order(names, rnd) -> list:
 
 def run(rounds=2, iterations=30, time_scale=0.05, schemes=("uncoded", "crc", "gc-mmc"), only=None, workers=8,
         stragglers=1, seed=1, progress=None) -> dict:
-    from benchmarks._measure import load_average
-    from benchmarks.bench_runtime import scheme_codes
-
     codes = scheme_codes(workers, stragglers)
     unknown = sorted(set(schemes) - set(codes))
     if unknown:
@@ -191,14 +187,15 @@ def run(rounds=2, iterations=30, time_scale=0.05, schemes=("uncoded", "crc", "gc
     names = list(plan)
     load0, t0 = load_average(), time.perf_counter()
     runs = []
-    for rnd in range(rounds):
-        order = round_order(names, rnd)
-        for scheme in schemes:
-            for arm in order:
-                r = one_run(codes[scheme], plan[arm], iterations, time_scale, seed=seed)
-                runs.append({"round": rnd, "scheme": scheme, "arm": arm, **r})
-                if progress:
-                    progress(runs[-1])
+    with unguarded_mpiexec() as unguarded:
+        for rnd in range(rounds):
+            order = round_order(names, rnd)
+            for scheme in schemes:
+                for arm in order:
+                    r = one_run(codes[scheme], plan[arm], iterations, time_scale, seed=seed, unguarded=unguarded)
+                    runs.append({"round": rnd, "scheme": scheme, "arm": arm, **r})
+                    if progress:
+                        progress(runs[-1])
     out = {"benchmark": "runtime_ab", "workers": workers, "stragglers": stragglers, "iterations": iterations,
            "time_scale": time_scale, "rounds": rounds, "schemes": list(schemes), "seed": seed,
            "model": {"name": "shifted-exp", "mu": 10.0, "alpha": 0.01}, "rule": RULE,
@@ -239,8 +236,6 @@ def main(argv=None):
         p.error("--iterations must be at least 1")
     progress = None
     if a.verbose:
-        import sys
-
         def progress(r):
             print(json.dumps(r), file=sys.stderr, flush=True)
     out = run(a.rounds, a.iterations, a.time_scale, tuple(a.schemes), a.arms, progress=progress)
@@ -253,6 +248,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    import sys
-
     main(sys.argv[1:])

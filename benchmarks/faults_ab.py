@@ -4,8 +4,9 @@
     python -m benchmarks.faults_ab --render FILE docs/runtime.md
 
 Every rank normally runs under a guard (:mod:`gclib.runtime.guard`): a process that forks and execs the rank,
-turns its death by a signal into an exit, reports deaths and stops, and holds a dead worker's sockets. The arm
-without it sets ``GCLIB_RUNTIME_WITHOUT=guard``, and ``mpiexec`` starts the ranks itself. Each scenario runs
+turns its death by a signal into an exit, reports deaths and stops, and holds a dead worker's sockets. In the arm
+without it, ``mpiexec`` starts the rank's program itself (an ``mpiexec`` that drops the guard:
+:func:`benchmarks.runtime_arms.unguarded_mpiexec`). Each scenario runs
 ``--trials`` times in each arm, the arms taking turns:
 
 * ``kill``: CRC, 4 workers tolerating 1, 20 iterations; one worker, drawn, killed by SIGKILL once an iteration
@@ -27,6 +28,7 @@ and every trial. ``--render`` writes the table of a saved result into the block 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -35,7 +37,16 @@ import signal
 import statistics
 import tempfile
 import time
+from importlib.metadata import version
 from pathlib import Path
+
+from benchmarks.runtime_arms import rank_pids, unguarded_mpiexec
+from gclib import schemes
+from gclib.learning import TandonAGD, make_problem
+from gclib.runtime import RuntimeFailure, RunSpec, launch, localhosts
+from gclib.runtime.processes import job_processes
+from gclib.stats import wilson
+from gclib.stragglers import ShiftedExponential
 
 #: scenario -> (workers, stragglers tolerated, iterations, signal, ranks the fault may hit; None: any worker)
 SCENARIOS = {"kill": (4, 1, 20, "SIGKILL", None), "freeze": (4, 1, 40, "SIGSTOP", None),
@@ -43,21 +54,17 @@ SCENARIOS = {"kill": (4, 1, 20, "SIGKILL", None), "freeze": (4, 1, 40, "SIGSTOP"
 #: Ranks per local host of ``kill-remote`` (the master and workers 0, 1 on h0; workers 2, 3 on h1; 4, 5 on h2).
 SLOTS = (3, 2, 2)
 ARMS = ("with_guard", "without_guard")
-SWITCH = "GCLIB_RUNTIME_WITHOUT"
+#: How the arm without guards is made (said in the output).
+SWITCH = "mpiexec starts python -m gclib.runtime.mpi_main itself (benchmarks.runtime_arms.unguarded_mpiexec)"
 #: Seconds a trial's job may take (a survived one takes under 15 here): a hung job counts as not survived.
 JOB_TIMEOUT = 45.0
 #: The block of a Markdown file that ``--render`` fills.
 BEGIN, END = "<!-- guard-ab -->", "<!-- /guard-ab -->"
 
 
-def trial(scenario, arm, t, rng, base, hosts=None):
-    """One run of ``scenario`` in ``arm`` (trial ``t``): a dict with ``survived``, ``delivered`` and details."""
-    from gclib import schemes
-    from gclib.learning import TandonAGD, make_problem
-    from gclib.runtime import RunSpec, RuntimeFailure, launch
-    from gclib.runtime.processes import job_processes, rank_processes
-    from gclib.stragglers import ShiftedExponential
-
+def trial(scenario, arm, t, rng, base, hosts=None, unguarded=None):
+    """One run of ``scenario`` in ``arm`` (trial ``t``; ``unguarded``: the ``mpiexec`` of the arm without guards):
+    a dict with ``survived``, ``delivered`` and details."""
     workers, stragglers, iterations, sig, ranks = SCENARIOS[scenario]
     code = schemes.build("crc", workers=workers, stragglers=stragglers)
     problem = make_problem("tandon-logistic", parts=workers, seed=0, n_samples=400, dim=10)
@@ -70,7 +77,7 @@ def trial(scenario, arm, t, rng, base, hosts=None):
 
     def progress(rec):
         if rec["iteration"] == at and not sent:
-            pid = rank_processes(run_dir).get(rank)
+            pid = rank_pids(run_dir).get(rank)
             if pid:
                 try:
                     os.kill(pid, getattr(signal, sig))
@@ -79,19 +86,14 @@ def trial(scenario, arm, t, rng, base, hosts=None):
                     pass
 
     options = dict(hosts.launch_options) if hosts is not None else {}
-    old = os.environ.get(SWITCH)
-    os.environ[SWITCH] = "guard" if arm == "without_guard" else ""
+    if arm == "without_guard":
+        options["mpiexec"] = unguarded
     t0 = time.perf_counter()
     out = {"trial": t, "rank": rank, "iteration": at}
     try:
         res = launch(spec, run_dir=run_dir, progress=progress, job_timeout=JOB_TIMEOUT, check=False, **options)
     except RuntimeFailure as e:  # (check=False: only a refused start-up raises)
         res = e.result
-    finally:
-        if old is None:
-            os.environ.pop(SWITCH, None)
-        else:
-            os.environ[SWITCH] = old
     out["seconds"] = round(time.perf_counter() - t0, 2)
     left = job_processes(run_dir) + ([p for ps in hosts.processes().values() for p in ps] if hosts else [])
     for pid in left:  # nothing may outlive a trial, whatever the arm did
@@ -115,8 +117,6 @@ def trial(scenario, arm, t, rng, base, hosts=None):
 
 def summarize(trials) -> dict:
     """Counts, the Wilson interval of the share survived, the median delay of the master's knowledge, the errors."""
-    from gclib.stats import wilson
-
     n = len(trials)
     k = sum(t["survived"] for t in trials)
     lo, hi = wilson(k, n)
@@ -129,12 +129,12 @@ def summarize(trials) -> dict:
 
 
 def run(trials=10, scenarios=tuple(SCENARIOS), seed=42) -> dict:
-    from gclib.runtime import localhosts
-
     rng = random.Random(seed)
     out, skipped = {}, {}
     t_all = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="gclib-faults-ab-") as base:
+    with contextlib.ExitStack() as stack:
+        base = stack.enter_context(tempfile.TemporaryDirectory(prefix="gclib-faults-ab-"))
+        unguarded = stack.enter_context(unguarded_mpiexec())
         for scenario in scenarios:
             hosts = None
             if scenario == "kill-remote":
@@ -151,12 +151,12 @@ def run(trials=10, scenarios=tuple(SCENARIOS), seed=42) -> dict:
                 done = {arm: [] for arm in ARMS}
                 for t in range(trials):
                     for arm in ARMS if t % 2 == 0 else ARMS[::-1]:  # the arms take turns going first
-                        done[arm].append(trial(scenario, arm, t, rng, base, hosts))
+                        done[arm].append(trial(scenario, arm, t, rng, base, hosts, unguarded))
             finally:
                 if hosts is not None:
                     hosts.close()
             out[scenario] = {arm: summarize(done[arm]) for arm in ARMS}
-    return {"benchmark": "faults_ab", "switch": f"{SWITCH}=guard", "trials_per_arm": trials, "seed": seed,
+    return {"benchmark": "faults_ab", "switch": SWITCH, "trials_per_arm": trials, "seed": seed,
             "scenarios": out, "skipped": skipped, "machine": {"cpus": os.cpu_count(), "python":
                                                               platform.python_version(), "load": os.getloadavg()},
             "mpich": _mpich_version(), "seconds": round(time.perf_counter() - t_all, 1)}
@@ -164,8 +164,6 @@ def run(trials=10, scenarios=tuple(SCENARIOS), seed=42) -> dict:
 
 def _mpich_version():
     try:
-        from importlib.metadata import version
-
         return version("mpich")
     except Exception:
         return None

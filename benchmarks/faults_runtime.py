@@ -82,7 +82,7 @@ def trial(kind, t, rng, base, dim):
     from gclib.learning import TandonAGD, make_problem
     from gclib.runtime import RunSpec, RuntimeFailure, launch
     from gclib.runtime.processes import job_processes, rank_processes
-    from gclib.runtime.state import load_state
+    from gclib.runtime.resume import load_state
     from gclib.stragglers import ShiftedExponential
 
     stragglers, iterations, _ = KINDS[kind]

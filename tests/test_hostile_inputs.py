@@ -22,7 +22,8 @@ from gclib.cli import build_parser, main
 from gclib.cli.options import given
 from gclib.runtime import RunResult
 from gclib.runtime.processes import HYDRA_TOPOLOGY, hydra_files, remove_files
-from gclib.runtime.state import SPEC_KEYS, SPEC_OPTIONAL, VERSION, pack_step_state
+from gclib.runtime.protocol import pack_step_state
+from gclib.runtime.resume import SPEC_KEYS, SPEC_OPTIONAL, VERSION
 from gclib.stragglers import ShiftedExponential
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -179,34 +179,25 @@ def test_a_guard_under_srun_finds_its_rank(monkeypatch):
     assert env_rank() == 5
 
 
-def test_without_guards_mpiexec_starts_the_ranks_itself(monkeypatch):
-    """GCLIB_RUNTIME_WITHOUT is a comma list of the mechanisms an A/B leaves out: with ``guard`` in it, the ranks'
-    program follows mpiexec's options instead of the guard; the master's and workers' names change nothing here."""
-    how = Launcher("mpiexec", "/opt/mpi/bin/mpiexec")
-    monkeypatch.setenv("GCLIB_RUNTIME_WITHOUT", "bell, spin")
-    assert command(how)[-4:] == tail()
-    monkeypatch.setenv("GCLIB_RUNTIME_WITHOUT", "bell,guard")
-    cmd = command(how)
-    assert cmd[:4] == ["/opt/mpi/bin/mpiexec", "-disable-auto-cleanup", "-n", "9"]
-    assert cmd[4:] == [sys.executable, "-m", "gclib.runtime.mpi_main", "/runs/spec.pkl"] and GUARD not in cmd
+def test_the_arm_without_guards_is_an_mpiexec_that_starts_the_ranks_program_itself(tmp_path):
+    """benchmarks/faults_ab.py's arm without guards: an mpiexec wrapper that hands the real one the launcher's
+    command line with the guard's words replaced by the rank's program (the runtime itself always starts guards)."""
+    import subprocess
 
+    from benchmarks.runtime_arms import unguarded_mpiexec
 
-def test_an_unknown_mechanism_to_leave_out_is_refused_before_anything_starts(monkeypatch, tmp_path):
-    from gclib import schemes
-    from gclib.learning import TandonAGD, make_problem
-    from gclib.runtime import RunSpec
-    from gclib.runtime.protocol import without
-    from gclib.stragglers import ShiftedExponential
-
-    assert without("") == frozenset() and without("guard,,bell") == {"guard", "bell"}
-    with pytest.raises(ValueError, match=r"unknown runtime mechanisms \['gaurd'\]"):
-        without("gaurd")
-    monkeypatch.setenv("GCLIB_RUNTIME_WITHOUT", "gaurd")
-    problem = make_problem("tandon-logistic", parts=2, seed=0, n_samples=40, dim=3)
-    with pytest.raises(ValueError, match="GCLIB_RUNTIME_WITHOUT"):
-        RunSpec(schemes.build("crc", workers=2, stragglers=1), problem, TandonAGD(0.1), ShiftedExponential(10, 0.01),
-                iterations=2)
-    assert not (tmp_path / "run").exists()
+    real = tmp_path / "bin" / "mpiexec"
+    real.parent.mkdir()
+    real.write_text("#!/bin/sh\nprintf '%s\\n' \"$@\"\n")  # says what it was given, a word a line
+    real.chmod(0o755)
+    cmd = command(Launcher("mpiexec", "/opt/mpi/bin/mpiexec"))
+    assert cmd[4:] == tail()  # the runtime's own command: every rank under its guard
+    with unguarded_mpiexec(real) as exe:
+        said = subprocess.run([exe, *cmd[1:]], capture_output=True, text=True, check=True).stdout.splitlines()
+        assert said[:3] == ["-disable-auto-cleanup", "-n", "9"]
+        assert said[3:] == [sys.executable, "-m", "gclib.runtime.mpi_main", "/runs/spec.pkl"] and GUARD not in said
+        assert subprocess.run([exe, "--version"], capture_output=True, text=True).stdout == "--version\n"
+    assert not Path(exe).exists()  # removed on exit
 
 
 def test_the_guards_table_in_the_docs_is_rendered_from_the_saved_benchmark():

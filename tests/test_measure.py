@@ -16,7 +16,7 @@ import pytest
 from gclib.runtime import sample_finish
 from gclib.runtime.measure import host_names, profile_code, write_trace
 from gclib.timings import COLUMNS, OPTIONAL, Timings
-from gclib.runtime.spec import RunResult
+from gclib.runtime.result import RunResult
 from gclib.stragglers import make_model
 
 ROOT = Path(__file__).resolve().parents[1]

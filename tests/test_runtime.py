@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import subprocess
 import sys
 import tempfile
@@ -13,6 +14,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
+import gclib.runtime as runtime_package
 from gclib import schemes
 from gclib.codes import rs
 from gclib.codes.mmc import uc_mmc
@@ -33,12 +35,12 @@ def _temporary_run_dirs_in_tmp_path(tmp_path, monkeypatch):
     monkeypatch.setenv("TMPDIR", str(tmp_path))
 
 
-def _spec(code, iterations=3, model=MODEL, dim=10, **kw):
+def _spec(code, iterations=3, model=MODEL, dim=10, cls=RunSpec, **kw):
     problem = make_problem("tandon-logistic", parts=code.n_parts, seed=0, n_samples=400, dim=dim)
     kw.setdefault("time_scale", 0.01)
     kw.setdefault("timeout", 5.0)
     kw.setdefault("stop_timeout", 3.0)
-    return RunSpec(code, problem, TandonAGD(1.0 / problem.smoothness), model, iterations=iterations, seed=3, **kw)
+    return cls(code, problem, TandonAGD(1.0 / problem.smoothness), model, iterations=iterations, seed=3, **kw)
 
 
 # ---------------------------------------------------------------------------------------------- no MPI
@@ -52,6 +54,29 @@ def test_predicted_times_are_the_simulator_on_the_same_delays():
     by_hand = np.sort(finish[:, :, 1] * 0.5, axis=1)[:, 2]
     np.testing.assert_allclose(pred, by_hand)
     np.testing.assert_allclose(pred, code.rule.completion(arrival_times(code, finish * 0.5)))
+
+
+def test_a_rank_imports_what_a_rank_runs_and_not_the_launcher(tmp_path):
+    """What ``python -m gclib.runtime.mpi_main`` loads before it runs the master or a worker (its packages, its own
+    module, the spec it unpickles), in a fresh interpreter: the ranks' modules, never the launcher's stack."""
+    path = tmp_path / "spec.pkl"
+    path.write_bytes(pickle.dumps(_spec(schemes.build("crc", workers=4, stragglers=1))))
+    code = ("import importlib, pickle, sys; importlib.import_module('gclib.runtime.mpi_main'); "
+            f"pickle.loads(open({str(path)!r}, 'rb').read()); "
+            "print(' '.join(sorted(m for m in sys.modules if m.startswith('gclib.runtime'))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+    loaded = set(out.stdout.split())
+    assert {f"gclib.runtime.{m}" for m in ("mpi_main", "master", "worker", "spec", "protocol", "bell")} <= loaded
+    launcher = {f"gclib.runtime.{m}" for m in ("launcher", "job", "result", "resume", "hosts", "preflight",
+                                               "command", "processes", "signals", "localhosts", "measure")}
+    assert not loaded & launcher, sorted(loaded & launcher)
+    # ... while the package's names are all there for a user, each loaded from its module when first used
+    names = {"launch", "RunSpec", "RunResult", "RuntimeFailure", "predicted_times", "sample_finish"}
+    assert names <= set(dir(runtime_package))
+    assert (runtime_package.launch, runtime_package.RuntimeFailure, runtime_package.sample_finish) == (
+        launch, RuntimeFailure, sample_finish)
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        runtime_package.nope
 
 
 def test_spec_validates_its_parameters():
@@ -574,7 +599,8 @@ def test_the_master_silences_a_stopped_worker_at_once_and_stops_when_the_launche
     """The launcher passes on the guards' word that a worker was stopped (SIGSTOP) or continued, and its deaths;
     when it closes the master's standard input (it is gone), the master knows nobody follows the run."""
     from gclib.runtime import protocol as P
-    from gclib.runtime.master import DeathNotices, IterationTimeout, ORPHANED, Prepared
+    from gclib.runtime.master import DeathNotices, IterationTimeout, ORPHANED
+    from gclib.runtime.receive import Book, receive
 
     r, w = os.pipe()
     m = _receiving_master([], width=1)
@@ -597,7 +623,7 @@ def test_the_master_silences_a_stopped_worker_at_once_and_stops_when_the_launche
     assert m.check_deaths(force=True) and m.orphaned
     m.code, m.spec = m.code, SimpleNamespace(wait_all=False, poll=0.0, timeout=1.0, time_scale=0.01)
     with pytest.raises(IterationTimeout, match="the launcher is gone"):
-        m._collect(0, time.perf_counter() + 5, Prepared(np.zeros(3, bool), np.zeros((3, 1)), None, None))
+        receive(m, 0, Book(), time.perf_counter() + 5)
     assert "nobody records the run" in ORPHANED
     os.close(r)
 
@@ -637,25 +663,32 @@ def test_the_master_sleeps_long_only_when_every_worker_alive_rings_its_bell():
     assert m._wait_slice() == pytest.approx(1e-4)
 
 
-def _collecting_master(code, arrivals, without=()):
-    """A master without MPI whose receive path hands out ``arrivals`` (``None``: nothing arrived this poll;
-    ``(message id, payload)``: a gradient of the current iteration), leaving out the mechanisms ``without``."""
+def _collecting_master(code, arrivals, cls=None, kept=None):
+    """A master (of class ``cls``, default :class:`~gclib.runtime.master.Master`) without MPI whose receive path hands
+    out ``arrivals`` (``None``: nothing arrived this poll; ``(message id, payload)``: a gradient of the current
+    iteration), its decodes remembering ``kept`` sets (default :data:`~gclib.runtime.decoding.DECODERS_KEPT`)."""
     from types import SimpleNamespace
 
     from gclib.runtime import protocol as P
-    from gclib.runtime.master import DECODERS_KEPT, Gradient, Master, Poll, message_contents
+    from gclib.runtime.decoding import DECODERS_KEPT, Decoding
+    from gclib.runtime.master import Gradient, Master, Poll
 
-    m = object.__new__(Master)
-    m.code, m.dead, m._deaths, m.decoders, m.bell = code, {}, None, {}, None
-    m._completes0, m._asked0 = None, False
-    m.ahead, m.kept = "ahead" not in without, 0 if "cache" in without else DECODERS_KEPT
+    m = object.__new__(cls or Master)
+    m.code, m.dead, m._deaths, m.bell = code, {}, None, None
+    m.decoding = Decoding(code, kept=DECODERS_KEPT if kept is None else kept)
     m.silent, m.skip, m.orphaned = {}, set(), False
-    m.content = message_contents(code)
     m.spec = SimpleNamespace(wait_all=False, poll=0.0)
     m.width, m.dtype = 1, P.message_dtype(code)
     script = iter(Poll.IDLE if a is None else Gradient(a[0], a[1], None) for a in arrivals)
     m._receive_one = lambda it: next(script, Poll.IDLE)
     return m
+
+
+def _collect(master):
+    """The messages of iteration 0 until they decode, through the master's one receive loop and its book."""
+    from gclib.runtime.receive import receive
+
+    return receive(master, 0, master.book(0), np.inf)
 
 
 def _first_decodable(code, order):
@@ -718,10 +751,10 @@ def test_master_decodes_ahead_while_idle_and_stops_at_the_first_decodable_set(sc
             if idle:
                 arrivals.extend([None] * code.n_messages)  # time for every completing set
         master = _collecting_master(code, arrivals)
-        got = master._collect(0, np.inf, master._prepare())
+        got = _collect(master)
         received, payload, ahead = got.received, got.payload, got.ahead
         assert received.tolist() == want.tolist()  # the same set as the rule's first decodable prefix
-        ids, A = master._decode(np.flatnonzero(received)) if ahead is None else ahead
+        ids, A = master.decoding.decode(np.flatnonzero(received)) if ahead is None else ahead
         if idle and last > 0:
             assert ahead is not None, "the completing set was not decoded while the master was idle"
         assert set(ids.tolist()) <= set(np.flatnonzero(received).tolist())
@@ -742,7 +775,7 @@ def test_master_asks_the_rule_set_by_set_when_it_cannot_answer_many_at_once():
     messages = code.encode(G)
     arrivals = [x for msg in order for x in ((int(msg), messages[msg]), None)]
     master = _collecting_master(code, arrivals)
-    got = master._collect(0, np.inf, master._prepare())
+    got = _collect(master)
     assert got.received.tolist() == want.tolist() and got.ahead is None
 
 
@@ -751,6 +784,7 @@ def test_an_iteration_takes_in_late_messages_before_its_clock_and_says_done_afte
 
     from gclib.runtime import master as M
     from gclib.runtime import protocol as P
+    from gclib.runtime.receive import Collected
 
     code = schemes.build("uncoded", workers=2)
     problem = make_problem("tandon-logistic", parts=code.n_parts, seed=0, n_samples=40, dim=2)
@@ -762,13 +796,21 @@ def test_an_iteration_takes_in_late_messages_before_its_clock_and_says_done_afte
     m.spec, m.code, m.dim, m.stale, m.drain_time = SimpleNamespace(step=step, timeout=5.0), code, 2, 0, 0.0
     m.predicted, m.sends = np.array([1.0]), []
     m.take_in_late = lambda: events.append("late")
-    m._prepare = lambda: events.append("prepare")
-    m._send_all = lambda arr, tag: events.append((tag, arr.tolist()))
     received = np.ones(code.n_messages, dtype=bool)
     payload = np.ones((code.n_messages, 2))
-    m._collect = lambda it, deadline, prepared: events.append("collect") or M.Collected(received, payload, 0.0, 0.0,
-                                                                                         0.0)
-    m._decode = lambda idx: (idx, np.eye(code.n_messages))
+
+    class Book:  # what the iteration asks its book, in order
+        def gradient(self, got):
+            events.append("gradient")
+            return got.payload.sum(axis=0)
+
+        def record(self):
+            return {"messages": int(received.sum()), "workers": [0, 1], "amplification": 1.0}
+
+    m.book = lambda it: events.append("prepare") or Book()
+    m._send_all = lambda arr, tag: events.append((tag, arr.tolist()))
+    monkeypatch.setattr(M, "receive", lambda master, it, book, deadline: events.append("collect")
+                        or Collected(received, payload, 0.0, 0.0, 0.0))
     rec, grad, y, theta, state = m.iteration(0, step.init(np.zeros(2)))
     sends = [e for e in events if isinstance(e, tuple)]
     assert [tag for tag, _ in sends] == [P.TAG_PARAMS, P.TAG_DONE] and sends[1][1] == [0.0]
@@ -777,30 +819,84 @@ def test_an_iteration_takes_in_late_messages_before_its_clock_and_says_done_afte
     assert events.index("late") < events.index("prepare") < start < events.index(sends[0])
     done = events.index(sends[1])
     assert "clock" in events[events.index("collect"):done] and "clock" not in events[done:]
-    assert rec["time"] > 0 and rec["messages"] == code.n_messages
+    assert rec["time"] > 0 and rec["messages"] == code.n_messages and grad.tolist() == [2.0, 2.0]
+    assert list(rec) == ["iteration", "time", "predicted", "messages", "stale", "bcast", "wait", "decode", "step",
+                         "drain", "checks", "workers", "amplification"]  # the order --json prints them in
 
 
-# ---------------------------------------------------------------------------------------------- the A/B switch
-def test_a_run_leaves_out_only_mechanisms_it_knows_by_name(monkeypatch):
-    from gclib.runtime.protocol import MECHANISMS, WITHOUT_ENV
+# ---------------------------------------------------------------------------------------------- the A/B arms
+def test_an_arm_leaves_out_only_mechanisms_it_knows_by_name():
+    """The arms of the A/B benchmarks (benchmarks/runtime_arms.py) are specs of their own; the runtime's spec knows
+    nothing of them."""
+    from benchmarks.runtime_arms import MECHANISMS, ArmSpec
 
     code = schemes.build("uncoded", workers=4)
-    monkeypatch.delenv(WITHOUT_ENV, raising=False)
-    assert _spec(code).without == ()  # every mechanism on by default
-    assert _spec(code, without=["probe2", "bell"]).without == ("bell", "probe2")
-    assert _spec(code, without="lead, cache").without == ("cache", "lead")
-    with pytest.raises(ValueError, match=r"unknown runtime mechanisms \['nope'\] .*the known ones are bell, probe2, "
+    assert _spec(code, cls=ArmSpec).left_out == ()  # every mechanism on by default
+    assert _spec(code, cls=ArmSpec, left_out=["probe2", "bell"]).left_out == ("bell", "probe2")
+    assert _spec(code, cls=ArmSpec, left_out="lead, cache").left_out == ("cache", "lead")
+    with pytest.raises(ValueError, match=r"unknown runtime mechanisms \['nope'\]; the known ones are bell, probe2, "
                                          r"spin, yield, lead, cache, ahead, freeze, slack, guard"):
-        _spec(code, without=["bell", "nope"])
-    # the environment names them when the spec does not; a spec that says so wins
-    monkeypatch.setenv(WITHOUT_ENV, "spin,yield")
-    assert _spec(code).without == ("spin", "yield") and _spec(code, without=()).without == ()
-    monkeypatch.setenv(WITHOUT_ENV, "bell,probe")
-    with pytest.raises(ValueError, match=rf"unknown runtime mechanisms \['probe'\] \(in without or {WITHOUT_ENV}\)"):
-        _spec(code)
-    monkeypatch.setenv(WITHOUT_ENV, ",".join(MECHANISMS))
-    spec = _spec(code)
-    assert set(spec.without) == set(MECHANISMS) and spec.describe()["without"] == sorted(MECHANISMS)
+        _spec(code, cls=ArmSpec, left_out=["bell", "nope"])
+    spec = _spec(code, cls=ArmSpec, left_out=",".join(MECHANISMS))
+    assert set(spec.left_out) == set(MECHANISMS) and spec.describe()["left_out"] == sorted(MECHANISMS)
+    plain = _spec(code)
+    assert "left_out" not in plain.describe() and "without" not in plain.describe()
+    with pytest.raises(TypeError):
+        _spec(code, without=["bell"])  # (the runtime's spec has no switch)
+
+
+def _mpi_free(monkeypatch):
+    """Rank.__init__ without MPI: a fake communicator and MPI module (for the ranks' classes' own set-up)."""
+    from gclib.runtime import protocol as P
+
+    class Request:
+        def Start(self):
+            pass
+
+    def init(self, comm, spec):
+        self.MPI = SimpleNamespace(Status=_FakeStatus, ANY_TAG=-1, DOUBLE=None, Exception=RuntimeError)
+        self.comm, self.spec, self.code, self.dim = comm, spec, spec.code, spec.problem.dim
+        self.width, self.dtype, self.sends = P.message_width(self.code, self.dim), P.message_dtype(self.code), []
+
+    monkeypatch.setattr(P.Rank, "__init__", init)
+    return SimpleNamespace(Get_rank=lambda: 1, Recv_init=lambda *a, **k: Request())
+
+
+def test_an_arms_ranks_leave_out_their_mechanisms_and_the_baselines_keep_them(monkeypatch):
+    import gc
+
+    from benchmarks.runtime_arms import MECHANISMS, ArmSpec, NotAhead
+    from gclib.runtime import bell, protocol, worker
+    from gclib.runtime.decoding import DECODERS_KEPT
+
+    comm = _mpi_free(monkeypatch)
+    settled = []
+    monkeypatch.setattr(gc, "freeze", lambda: settled.append("freeze"))
+    slack = SimpleNamespace(prctl=lambda *a: settled.append("slack"))
+    monkeypatch.setattr(protocol.ctypes, "CDLL", lambda *a, **k: slack)
+    monkeypatch.setattr(bell, "make", lambda: "a bell")
+    code = schemes.build("crc", workers=4, stragglers=1)
+    for left in ((), tuple(MECHANISMS)):
+        spec = _spec(code, cls=ArmSpec, left_out=left)
+        master_cls, worker_cls = spec.roles()
+        finish = sample_finish(MODEL, spec.iterations, 4, code.load, 3)
+        m, w = master_cls(comm, spec, finish), worker_cls(comm, spec, finish)
+        settled.clear()
+        m.settle()
+        w.settle()
+        if not left:  # the baseline: every mechanism of the runtime's own classes
+            assert master_cls.make_bell() == "a bell" and m.probes == 2 and m.decoding.kept == DECODERS_KEPT
+            assert type(m.book(0)).__name__ == "Collect" and settled == ["freeze", "slack"] * 2
+            assert (w.tests, w.end_spin, w.take_in_yield, w.lead) == (2, worker.END_SPIN, worker.TAKE_IN_YIELD,
+                                                                      worker.LEAD_START)
+            w.learn_lead(0.01)
+            assert w.lead == pytest.approx(worker.LEAD_MARGIN * 0.01)
+        else:  # every one left out: the plain polling loop
+            assert master_cls.make_bell() is None and m.probes == 1 and m.decoding.kept == 0
+            assert isinstance(m.book(0), NotAhead) and m.book(0).todo == [] and settled == []
+            assert (w.tests, w.end_spin, w.take_in_yield, w.lead) == (1, 0.0, 0.0, np.inf)
+            w.learn_lead(0.01)
+            assert w.lead == np.inf
 
 
 class _CountingComm(_FakeComm):
@@ -839,6 +935,9 @@ def test_without_the_double_probe_the_master_probes_once_and_a_worker_tests_once
 @pytest.mark.parametrize("scheme", ["uncoded", "gc-mmc", "rs"])
 def test_without_the_decoder_cache_and_decoding_ahead_the_master_decodes_after_the_arrival_as_exactly(scheme):
     from benchmarks.bench_runtime import scheme_codes
+    from benchmarks.runtime_arms import ArmMaster
+
+    NotAheadMaster = type("ArmMaster", (ArmMaster,), {"left_out": frozenset({"cache", "ahead"})})
 
     code = scheme_codes(8, 1)[scheme]
     rng = np.random.default_rng(7)
@@ -848,19 +947,19 @@ def test_without_the_decoder_cache_and_decoding_ahead_the_master_decodes_after_t
         order = rng.permutation(code.n_messages)
         want, _ = _first_decodable(code, order)
         arrivals = [x for msg in order for x in ((int(msg), messages[msg]), *[None] * code.n_messages)]
-        master = _collecting_master(code, arrivals, without=("cache", "ahead"))
-        got = master._collect(0, np.inf, master._prepare())
+        master = _collecting_master(code, arrivals, cls=NotAheadMaster, kept=0)
+        got = _collect(master)
         assert got.received.tolist() == want.tolist()
         assert got.ahead is None  # idle polls in plenty, yet nothing was decoded ahead
-        ids, A = master._decode(np.flatnonzero(got.received))
-        assert master.decoders == {}  # nothing remembered
+        ids, A = master.decoding.decode(np.flatnonzero(got.received))
+        assert master.decoding.known == {}  # nothing remembered
         assert np.allclose(code.combine(A, got.payload[ids], 1), G.sum(axis=0), atol=1e-8)
 
 
 def test_the_ab_benchmark_judges_each_mechanism_by_its_paired_difference_and_renders_its_table():
     from benchmarks import bench_runtime_ab as AB
     from benchmarks import render_runtime_ab as R
-    from gclib.runtime.protocol import MECHANISMS
+    from benchmarks.runtime_arms import MECHANISMS
 
     rng = np.random.default_rng(0)
     runs = []
@@ -947,7 +1046,7 @@ def test_the_master_decodes_a_fixed_weight_sum_from_every_copy_received():
     G = np.arange(1.0, 5.0)[:, None]
     messages = code.encode(G)
     master = _collecting_master(code, [(m, messages[m]) for m in (2, 1, 0)])
-    got = master._collect(0, np.inf, master._prepare())
-    ids, A = master._decode(np.flatnonzero(got.received)) if got.ahead is None else got.ahead
+    got = _collect(master)
+    ids, A = master.decoding.decode(np.flatnonzero(got.received)) if got.ahead is None else got.ahead
     assert sorted(ids.tolist()) == [0, 1, 2]
     assert code.combine(A, got.payload[ids], 1) == pytest.approx([(2 / 3) * (1 + 2 * 2 + 3 + 2 * 4)])

@@ -25,9 +25,8 @@ from gclib.cli import main
 from gclib.learning import TandonAGD, make_problem
 from gclib.runtime import RunResult, RunSpec, RuntimeFailure, launch
 from gclib.runtime.processes import job_processes, rank_processes
-from gclib.runtime.resume import resume_spec
-from gclib.runtime.state import (FORMAT, VERSION, load_state, pack_step_state, state_document,
-                                 unpack_step_state)
+from gclib.runtime.protocol import pack_step_state, unpack_step_state
+from gclib.runtime.resume import FORMAT, VERSION, load_state, resume_spec, state_document
 from gclib.stragglers import ShiftedExponential
 
 import fault_helpers
@@ -46,12 +45,12 @@ def _temporary_run_dirs_in_tmp_path(tmp_path, monkeypatch):
     monkeypatch.setenv("TMPDIR", str(tmp_path))
 
 
-def _spec(iterations=6, time_scale=0.05, stragglers=1, **kw):
+def _spec(iterations=6, time_scale=0.05, stragglers=1, cls=RunSpec, **kw):
     code = schemes.build("crc", workers=4, stragglers=stragglers)
     problem = make_problem("tandon-logistic", parts=4, seed=0, n_samples=400, dim=10)
     kw.setdefault("timeout", 5.0)
     kw.setdefault("stop_timeout", 3.0)
-    return RunSpec(code, problem, TandonAGD(1.0 / problem.smoothness), MODEL, iterations=iterations,
+    return cls(code, problem, TandonAGD(1.0 / problem.smoothness), MODEL, iterations=iterations,
                    time_scale=time_scale, seed=3, **kw)
 
 
@@ -763,18 +762,18 @@ def test_problems_refuse_sizes_that_cannot_be_built(monkeypatch):
 @pytest.mark.mpi
 @pytest.mark.timeout(120)
 def test_a_run_without_every_mechanism_of_its_loops_still_decodes_exactly_and_survives_a_killed_worker(tmp_path):
-    """The A/B switch (``RunSpec.without``) turns every mechanism of the master's and the workers' loops beyond the
-    plain polling loop off, and the run still meets the fault targets; the guards stay (without them a killed
-    worker is not survived: benchmarks/faults_ab.py)."""
-    from gclib.runtime.protocol import MECHANISMS
+    """The A/B arm with every mechanism of the master's and the workers' loops beyond the plain polling loop left out
+    (benchmarks/runtime_arms.py) still meets the fault targets; the guards stay (without them a killed worker is not
+    survived: benchmarks/faults_ab.py)."""
+    from benchmarks.runtime_arms import MECHANISMS, ArmSpec
 
     loops = sorted(set(MECHANISMS) - {"guard"})
     job_dir = tmp_path / "run"
     progress, killed = _killer(job_dir, [3], signal.SIGKILL, at=1)  # worker 2
-    res = launch(_spec(iterations=6, without=loops), run_dir=job_dir, progress=progress, job_timeout=60)
+    res = launch(_spec(iterations=6, cls=ArmSpec, left_out=loops), run_dir=job_dir, progress=progress, job_timeout=60)
     assert killed and res.ok and len(res.records) == 6, res.error
     assert res.dead_workers == [2] and res.deaths[2]["name"] == "SIGKILL"
-    assert res.spec["without"] == loops
+    assert res.spec["left_out"] == loops
     assert res.bells == []  # no bell was made: every worker polled
     assert max(r["grad_error"] for r in res.records) < 1e-9
     assert all(2 not in r["workers"] for r in res.records[_first_with(res.records, 2):])

@@ -120,7 +120,7 @@ def _line(r):
 def run(a) -> int:
     from gclib.runtime.launcher import launch
     from gclib.runtime.measure import summary, write_trace
-    from gclib.runtime.spec import RuntimeFailure
+    from gclib.runtime.result import RuntimeFailure
 
     spec = spec_from_args(a)
     progress = None if a.quiet else (lambda r: print(_line(r), flush=True))

@@ -297,7 +297,7 @@ def run_args(a) -> dict:
 def resumed_args(a):
     """The namespace of the run saved in ``a.resume``, with ``a``'s execution options; refuses a parameter given
     beside ``--resume`` and a state file without the command line's parameters."""
-    from gclib.runtime.state import load_state
+    from gclib.runtime.resume import load_state, saved_args
 
     doc = load_state(a.resume)
     base = _defaults(a.resume)
@@ -311,20 +311,10 @@ def resumed_args(a):
         raise ValueError(f"resume: {flags} cannot be given with --resume (a resumed run keeps the parameters in "
                          f"its state file; only --json, --job-timeout, --startup-timeout, --hosts, --launcher, "
                          f"--mpiexec, --mpiexec-args, --run-dir, --state and --measure may change)")
-    if doc["next_iteration"] >= doc["spec"]["iterations"]:
-        raise ValueError(f"resume: the run in {str(a.resume)!r} already finished its {doc['spec']['iterations']} "
-                         f"iterations; nothing to resume")
-    if doc.get("args") is None:
-        raise ValueError(f"resume: {str(a.resume)!r} was written by a library run (no command line in it); resume it "
-                         f"with gclib.runtime.launch(spec, resume=...) and the same RunSpec")
     known = {k for k in vars(base) if not k.startswith("_")} - set(EXECUTION_OPTIONS) - {"fn", "resume", "cmd"}
-    unknown = sorted(k for k in doc["args"] if k not in known)
-    if unknown:
-        shown = ", ".join(repr(k[:40]) for k in unknown[:3]) + (", ..." if len(unknown) > 3 else "")
-        raise ValueError(f"resume: {str(a.resume)!r} is not a usable state file: 'args' holds what is not a "
-                         f"parameter of gclib run: {shown}")
+    saved = saved_args(doc, a.resume, known)
     ns = argparse.Namespace(**{k: v for k, v in vars(base).items() if not k.startswith("_")})
-    for k, v in doc["args"].items():
+    for k, v in saved.items():
         if v is not None:  # None: not given (an older state file): the option's default
             setattr(ns, k, v)
     for k in EXECUTION_OPTIONS:
@@ -376,7 +366,7 @@ def write_measured(path, res, quiet=False) -> str | None:
 
 def run(a) -> int:
     from gclib.runtime.launcher import launch
-    from gclib.runtime.spec import RuntimeFailure
+    from gclib.runtime.result import RuntimeFailure
 
     doc = None
     if a.resume is not None:

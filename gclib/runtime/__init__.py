@@ -4,9 +4,29 @@ simulator (see ``docs/runtime.md``).
     from gclib.runtime import RunSpec, launch
     res = launch(RunSpec(code, problem, TandonAGD(lr), ShiftedExponential(10, 0.01), iterations=20))
     res.summary()["mean_time"], res.summary()["mean_predicted"]
-"""
-from gclib.runtime.launcher import launch
-from gclib.runtime.protocol import predicted_times, sample_finish
-from gclib.runtime.spec import RunResult, RunSpec, RuntimeFailure
 
-__all__ = ["RunResult", "RunSpec", "RuntimeFailure", "launch", "predicted_times", "sample_finish"]
+The names below are loaded from their modules when first used: every rank (``python -m gclib.runtime.mpi_main``)
+imports this package too, and loads only what a rank runs (the master's or a worker's loop, the spec), not the
+launcher's stack.
+"""
+import importlib
+
+#: The public names of the package and the module of each.
+WHERE = {"RunResult": "gclib.runtime.result", "RunSpec": "gclib.runtime.spec", "RuntimeFailure": "gclib.runtime.result",
+         "launch": "gclib.runtime.launcher", "predicted_times": "gclib.runtime.protocol",
+         "sample_finish": "gclib.runtime.protocol"}
+
+__all__ = list(WHERE)
+
+
+def __getattr__(name: str):
+    """``gclib.runtime.NAME`` of :data:`WHERE`, from its module (imported then, once)."""
+    if name not in WHERE:
+        raise AttributeError(f"module 'gclib.runtime' has no attribute {name!r}")
+    value = getattr(importlib.import_module(WHERE[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(WHERE))

@@ -1,7 +1,5 @@
 """The command that starts a job's ranks and the environment they get: ``mpiexec`` (or ``srun``) with its options,
-then the guard of each rank (:mod:`gclib.runtime.guard`), or, in the A/B arm without guards
-(``guard`` among the mechanisms the run leaves out: :data:`gclib.runtime.protocol.MECHANISMS`), the rank's
-program itself.
+then the guard of each rank (:mod:`gclib.runtime.guard`), which starts the rank's program.
 """
 from __future__ import annotations
 
@@ -11,17 +9,17 @@ import sys
 from pathlib import Path
 
 from gclib import checks
-from gclib.runtime import protocol as P
 from gclib.runtime.hosts import Launcher, check_hostfile, choose_launcher
 
 #: The folder that holds the package (the ranks start there, and find the package on their path).
 ROOT = Path(__file__).resolve().parents[2]
-def mpiexec_command(spec_path, ranks: int, hosts=None, mpiexec=None, extra=(), without=None) -> list[str]:
+
+
+def mpiexec_command(spec_path, ranks: int, hosts=None, mpiexec=None, extra=()) -> list[str]:
     """The command line of a run (``hosts``: an MPICH hostfile, passed through with ``-f``; ``mpiexec``: a
     :class:`Launcher`, or the path of a Hydra ``mpiexec``; default :func:`choose_launcher`'s; ``extra``: more
     options of the launcher, placed before the program; ``spec_path``: the job's name in the ranks' command
-    lines, the run directory, which no rank reads; ``without``: the mechanisms the run leaves out, as
-    :func:`gclib.runtime.protocol.without` reads them, ``None`` for ``GCLIB_RUNTIME_WITHOUT``)."""
+    lines, the run directory, which no rank reads)."""
     if isinstance(mpiexec, Launcher):
         how = mpiexec
     else:
@@ -36,8 +34,6 @@ def mpiexec_command(spec_path, ranks: int, hosts=None, mpiexec=None, extra=(), w
         elif how.hosts:
             cmd += ["-hosts", how.hosts]
     cmd += list(extra)
-    if "guard" in P.without(without):  # the arm of an A/B without guards: mpiexec starts the rank itself
-        return cmd + [sys.executable, "-m", "gclib.runtime.mpi_main", str(spec_path)]
     return cmd + [sys.executable, "-I", str(Path(__file__).with_name("guard.py")), str(spec_path)]
 
 

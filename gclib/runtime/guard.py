@@ -25,6 +25,7 @@ a script (``-I``: nothing beside it on the path), not as part of the package: it
 """
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import select
@@ -68,8 +69,6 @@ def env_rank() -> int | None:
 def _die_with_parent() -> None:
     """Ask Linux to SIGKILL this process when its parent (the guard, or the guard's starter) dies."""
     try:
-        import ctypes
-
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     except (OSError, AttributeError):  # not Linux: the worker's idle timeout is the backstop
         pass
@@ -94,20 +93,7 @@ def guard(rank: int, argv) -> None:
     parent = os.getpid()
     pid = os.fork()
     if pid == 0:
-        if theirs is not None:
-            mine.close()
-            os.set_inheritable(theirs.fileno(), True)
-            os.environ[CHANNEL] = str(theirs.detach())
-        _die_with_parent()
-        if os.getppid() != parent:  # the guard died before the request took effect
-            os._exit(1)
-        # Ignored until the rank's main() sets it back: a SIGINT while Python imports would end the rank with
-        # a traceback and exit code 1 instead of a death by signal.
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        try:
-            os.execv(sys.executable, [sys.executable, "-m", "gclib.runtime.mpi_main", *argv, RANK, str(rank)])
-        except OSError:
-            os._exit(1)
+        _become_rank(rank, argv, parent, mine, theirs)
     if theirs is not None:
         theirs.close()
     fd = os.environ.get("PMI_FD", "")
@@ -116,7 +102,42 @@ def guard(rank: int, argv) -> None:
             os.close(int(fd))
         except OSError:
             pass
+    status = _watch(rank, pid)
+    if os.WIFSIGNALED(status):
+        sig, code, exit_code = os.WTERMSIG(status), None, 128 + os.WTERMSIG(status)
+    else:
+        sig, code = None, os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1
+        exit_code = code
+    if sig is not None or code:
+        _say(REPORT + json.dumps({"rank": rank, "pid": pid, "signal": sig, "code": code,
+                                  "host": os.uname().nodename, "time": time.time()}))
+        if mine is not None:
+            _hold(_taken_over(mine), exit_code)
+    os._exit(exit_code)
 
+
+def _become_rank(rank: int, argv, parent: int, mine, theirs) -> None:
+    """In the forked child: keep ``theirs``, the end of the channel for the sockets it hands over, die with the
+    guard (whose pid is ``parent``), and exec the rank's program (never returns)."""
+    if theirs is not None:
+        mine.close()
+        os.set_inheritable(theirs.fileno(), True)
+        os.environ[CHANNEL] = str(theirs.detach())
+    _die_with_parent()
+    if os.getppid() != parent:  # the guard died before the request took effect
+        os._exit(1)
+    # Ignored until the rank's main() sets it back: a SIGINT while Python imports would end the rank with
+    # a traceback and exit code 1 instead of a death by signal.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        os.execv(sys.executable, [sys.executable, "-m", "gclib.runtime.mpi_main", *argv, RANK, str(rank)])
+    except OSError:
+        os._exit(1)
+
+
+def _watch(rank: int, pid: int) -> int:
+    """Pass the catchable signals on to rank ``pid``, say when it is stopped or continued, and return its wait
+    status once it ended."""
     stopped = []  # the rank is stopped (SIGSTOP, ...): a signal passed on must also continue it to take effect
 
     def forward(sig, frame):
@@ -135,24 +156,12 @@ def guard(rank: int, argv) -> None:
             _, status = os.waitpid(pid, os.WUNTRACED | os.WCONTINUED)
         except ChildProcessError:
             os._exit(1)
-        if os.WIFSTOPPED(status) or os.WIFCONTINUED(status):  # frozen, or thawed: say so, and wait on
-            stop = _signal_name(os.WSTOPSIG(status)) if os.WIFSTOPPED(status) else None
-            stopped[:] = [stop] if stop else []
-            _say(STOPPED + json.dumps({"rank": rank, "pid": pid, "stopped": stop, "host": os.uname().nodename,
-                                       "time": time.time()}))
-            continue
-        break
-    if os.WIFSIGNALED(status):
-        sig, code, exit_code = os.WTERMSIG(status), None, 128 + os.WTERMSIG(status)
-    else:
-        sig, code = None, os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1
-        exit_code = code
-    if sig is not None or code:
-        _say(REPORT + json.dumps({"rank": rank, "pid": pid, "signal": sig, "code": code,
-                                  "host": os.uname().nodename, "time": time.time()}))
-        if mine is not None:
-            _hold(_taken_over(mine), exit_code)
-    os._exit(exit_code)
+        if not (os.WIFSTOPPED(status) or os.WIFCONTINUED(status)):
+            return status
+        stop = _signal_name(os.WSTOPSIG(status)) if os.WIFSTOPPED(status) else None  # frozen, or thawed: say so
+        stopped[:] = [stop] if stop else []
+        _say(STOPPED + json.dumps({"rank": rank, "pid": pid, "stopped": stop, "host": os.uname().nodename,
+                                   "time": time.time()}))
 
 
 def _say(line: str) -> None:

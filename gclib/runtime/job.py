@@ -97,7 +97,7 @@ class Job:
         self.startup_timeout = startup_timeout
         self.append = append  # a job started again keeps the stderr of the earlier attempts
         # the job's name in the ranks' command lines (they never read it): how job_processes finds them
-        self.cmd = mpiexec_command(self.run_dir, spec.ranks, hosts, exe, extra=extra, without=spec.without)
+        self.cmd = mpiexec_command(self.run_dir, spec.ranks, hosts, exe, extra=extra)
         self.events = {"records": [], "state": None, "init": None, "start": None, "end": None,
                        "tasks": [], "failed": None}
         self.deaths = {}  # worker -> what its guard reported

@@ -1,5 +1,5 @@
 """Launch a run (:func:`launch`): check everything the caller passes, make the run directory, run the MPI job
-(:mod:`gclib.runtime.job`), and return its :class:`~gclib.runtime.spec.RunResult`
+(:mod:`gclib.runtime.job`), and return its :class:`~gclib.runtime.result.RunResult`
 (:mod:`gclib.runtime.result`), saving the state when the run failed or was interrupted.
 
 The job is ``mpiexec`` (the venv's, next to ``sys.executable``; or ``srun``: :mod:`gclib.runtime.hosts`) with
@@ -14,8 +14,8 @@ it, or the master stops with a clear error). See ``docs/runtime.md``.
 Everything the caller passes is checked before anything is created or started. A run directory the launcher
 made itself (under the temporary directory) is removed after a successful run and kept, with the state file in
 it, after a failed or interrupted one (and named in the error); a run of sequential rounds cannot be resumed, so
-its temporary run directory is removed whatever the outcome. Ctrl-C (SIGINT), SIGTERM and SIGHUP stop the job, leave no rank behind,
-and save a resumable state (:mod:`gclib.runtime.signals`).
+its temporary run directory is removed whatever the outcome. Ctrl-C (SIGINT), SIGTERM and SIGHUP stop the job,
+leave no rank behind, and save a resumable state (:mod:`gclib.runtime.signals`).
 """
 from __future__ import annotations
 
@@ -30,9 +30,9 @@ from gclib.runtime.command import mpiexec_options
 from gclib.runtime.hosts import check_hostfile, choose_launcher
 from gclib.runtime.job import END_GRACE, STARTUP_TIMEOUT, run_job
 from gclib.runtime.preflight import check_host_memory, os_reason
-from gclib.runtime.result import failure_text, job_result, note_restarts, save_state
-from gclib.runtime.resume import resume_spec
-from gclib.runtime.spec import RunResult, RunSpec, RuntimeFailure
+from gclib.runtime.result import RunResult, RuntimeFailure, failure_text, job_result, note_restarts, save_state
+from gclib.runtime.resume import continued
+from gclib.runtime.spec import RunSpec
 
 
 def default_job_timeout(spec: RunSpec) -> float:
@@ -54,7 +54,7 @@ def launch(spec: RunSpec, *, hosts=None, job_timeout: float | None = None, state
             ``run_dir/state.json``); ``launch(spec, resume=state_file)`` continues from it.
         run_dir: directory for the logs (the ranks' stderr) and the state file, on this host (no rank reads
             it); default a new temporary directory, removed after a successful run (a given one is kept).
-        check: raise :class:`~gclib.runtime.spec.RuntimeFailure` (carrying the result) when the run stops early.
+        check: raise :class:`~gclib.runtime.result.RuntimeFailure` (carrying the result) when the run stops early.
         progress: optional callback ``progress(record)`` called after every iteration.
         mpiexec: the path of a Hydra ``mpiexec`` (the site's); default the ``mpich`` wheel's, else the first on
             ``PATH``.
@@ -72,7 +72,7 @@ def launch(spec: RunSpec, *, hosts=None, job_timeout: float | None = None, state
             the start-up (its guard says so) does not wait for it: the job is started again after
             :data:`~gclib.runtime.job.STOPPED_AT_START`.
     Returns:
-        :class:`~gclib.runtime.spec.RunResult`.
+        :class:`~gclib.runtime.result.RunResult`.
     Raises:
         gclib.learning.model.ModelError: (a ``ValueError``) a rank could not build the model named by its import
             path (nothing ran; the run directory is kept with the ranks' output).
@@ -91,21 +91,33 @@ def launch(spec: RunSpec, *, hosts=None, job_timeout: float | None = None, state
     job, restarts = run_job(spec, pickled, run_dir, hosts, exe, job_timeout, progress, prior, args, extra,
                             startup_timeout=startup_timeout)
     # ---- what it measured, and the state file when asked or when the run failed
+    res = _measured(job, restarts, prior, run_dir)
+    _keep(res, spec, run_dir, own, state_file, args)
+    if check and not res.ok:
+        raise RuntimeFailure(f"{res.error}{_where(res)}", res)
+    return res
+
+
+def _measured(job, restarts, prior, run_dir) -> RunResult:
+    """The result of the job that ran (:func:`gclib.runtime.result.job_result`), with the start-ups started again
+    (``restarts``) said in its error; raises :class:`~gclib.learning.model.ModelError` when a rank could not build
+    the model (nothing ran: a bad model, not a failed run)."""
     res = job_result(job, *prior)
     res.run_dir = str(run_dir)
     failed = job.events["failed"]
-    if failed is not None and failed.get("stage") == "build":  # nothing ran: a bad model, not a failed run
-        raise ModelError(f"{failure_text(failed, 0, spec.iterations)} (the ranks' output is in "
+    if failed is not None and failed.get("stage") == "build":
+        raise ModelError(f"{failure_text(failed, 0, job.spec.iterations)} (the ranks' output is in "
                          f"{run_dir / 'stderr.txt'})")
     if restarts:
         note_restarts(res, restarts)
-    _keep(res, spec, run_dir, own, state_file, args)
-    if check and not res.ok:
-        where = (f" (state saved to {res.spec['state_file']}; run directory {res.run_dir})"
-                 if res.spec.get("state_file") and res.run_dir else f" (run directory {res.run_dir})" if res.run_dir
-                 else "")
-        raise RuntimeFailure(f"{res.error}{where}", res)
     return res
+
+
+def _where(res) -> str:
+    """Where a failed run's state and run directory are, for its error (`` (state saved to ...)``)."""
+    if res.spec.get("state_file") and res.run_dir:
+        return f" (state saved to {res.spec['state_file']}; run directory {res.run_dir})"
+    return f" (run directory {res.run_dir})" if res.run_dir else ""
 
 
 def _keep(res, spec, run_dir, own: bool, state_file, args) -> None:
@@ -134,11 +146,9 @@ def _check_launch(spec, *, hosts, job_timeout, state_file, run_dir, resume):
         run_dir = checks.output_dir("run_dir", run_dir).absolute()
     if state_file is not None:
         state_file = checks.output_file("state_file", state_file)
-    prior, prior_tasks = [], []
-    if resume is not None:
-        spec, doc = resume_spec(spec, resume)
-        prior = doc["records"][:spec.start]
-        prior_tasks = doc.get("tasks") or []
+    prior = ([], [])
+    if resume is not None:  # (the records and task reports of the run it continues)
+        spec, prior = continued(spec, resume)
     if hosts is None:
         check_host_memory(spec)
     try:  # the ranks get the spec pickled: a code or problem that does not pickle fails here, not in the job
@@ -147,7 +157,7 @@ def _check_launch(spec, *, hosts, job_timeout, state_file, run_dir, resume):
         raise ValueError(f"spec must pickle (decoders and rules must be module-level functions or classes; a model "
                          f"that does not pickle goes to the ranks by name: gclib.learning.load('package.module:"
                          f"function', ...)): {type(e).__name__}: {e}") from None
-    return spec, (prior, prior_tasks), hosts, run_dir, state_file, job_timeout, pickled
+    return spec, prior, hosts, run_dir, state_file, job_timeout, pickled
 
 
 def _make_run_dir(run_dir) -> Path:

@@ -27,7 +27,9 @@ import time
 import traceback
 
 from gclib.runtime.bell import join
-from gclib.runtime.protocol import Exit, MARK, TAG_SPEC, report_failure
+from gclib.runtime.master import DeathNotices, emit, run_master
+from gclib.runtime.protocol import MARK, TAG_SPEC, Exit, report_failure, sample_finish
+from gclib.runtime.worker import run_worker
 
 #: Seconds a worker waits for the spec from the master before it gives up.
 SPEC_WAIT = 120.0
@@ -92,28 +94,7 @@ def _start(comm, MPI, window):
     0's list of ``(request, buffer)`` still to complete; ``bell`` the rank's :class:`~gclib.runtime.bell.Bell`, or
     ``None``."""
     if comm.Get_rank() == 0:
-        from gclib.runtime.master import emit
-        from gclib.runtime.bell import make as make_bell
-        from gclib.runtime.protocol import sample_finish
-
-        payload = bell = None
-        try:
-            spec = pickle.loads(read_spec(0, window))
-            try:
-                spec.build_model()  # a model named by its import path is built here, on every rank
-            except Exception as e:
-                report_failure(None, "build", e)
-                raise
-            if comm.Get_size() != spec.ranks:
-                raise ValueError(f"the job has {comm.Get_size()} ranks, the run needs {spec.ranks} "
-                                 f"(1 master + {spec.workers} workers)")
-            finish = sample_finish(spec.model, spec.iterations, spec.workers, spec.code.load, spec.seed)
-            bell = None if "bell" in spec.without else make_bell()  # (without it: every rank polls in slices)
-            payload = (spec, finish, bell.path if bell else None)
-        except Exception as e:
-            traceback.print_exc()
-            emit("end", status="error", error=f"could not start: {type(e).__name__}: {e}", dead_workers=[],
-                 theta=None, stale=0)
+        payload, bell = _master_payload(comm, window)
         data = bytearray(pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL))
         sends = []
         for dest in range(1, comm.Get_size()):
@@ -142,6 +123,30 @@ def _start(comm, MPI, window):
         time.sleep(SPEC_WAIT)  # alive, not dead: the master waits for us, and no iteration starts meanwhile
         return False, [], None
     return payload, [], join(payload[2])
+
+
+def _master_payload(comm, window) -> tuple:
+    """Rank 0: what goes to every worker, ``(spec, finish, the bell's path or None)`` (``None`` when the run cannot
+    start: said on stdout), and rank 0's bell (made by the master's class:
+    :meth:`gclib.runtime.master.Master.make_bell`)."""
+    try:
+        spec = pickle.loads(read_spec(0, window))
+        try:
+            spec.build_model()  # a model named by its import path is built here, on every rank
+        except Exception as e:
+            report_failure(None, "build", e)
+            raise
+        if comm.Get_size() != spec.ranks:
+            raise ValueError(f"the job has {comm.Get_size()} ranks, the run needs {spec.ranks} "
+                             f"(1 master + {spec.workers} workers)")
+        finish = sample_finish(spec.model, spec.iterations, spec.workers, spec.code.load, spec.seed)
+        bell = spec.roles()[0].make_bell()
+        return (spec, finish, bell.path if bell else None), bell
+    except Exception as e:
+        traceback.print_exc()
+        emit("end", status="error", error=f"could not start: {type(e).__name__}: {e}", dead_workers=[],
+             theta=None, stale=0)
+        return None, None
 
 
 def _complete(MPI, sends, seconds) -> None:
@@ -180,24 +185,15 @@ def main() -> None:
         sys.stderr.flush()
         os._exit(1 if payload is False else 0)
     spec, finish, _ = payload
+    master, worker = spec.roles()
     if comm.Get_rank() == 0:
-        from gclib.runtime.master import DeathNotices, Master, run_master
-        cls = Master
-        if spec.sequential is not None:  # sequential gradient coding: a plan per worker and round
-            from gclib.runtime.rounds import RoundMaster as cls
-
         try:
-            how = run_master(comm, spec, finish, sends=sends, deaths=DeathNotices(0), bell=bell, cls=cls)
+            how = run_master(comm, spec, finish, sends=sends, deaths=DeathNotices(0), bell=bell, cls=master)
         finally:
             if bell is not None:
                 bell.unlink()
     else:
-        from gclib.runtime.worker import Worker, run_worker
-        cls = Worker
-        if spec.sequential is not None:
-            from gclib.runtime.rounds import RoundWorker as cls
-
-        how = run_worker(comm, spec, finish, bell=bell, cls=cls)
+        how = run_worker(comm, spec, finish, bell=bell, cls=worker)
     if how is Exit.HARD:
         sys.stdout.flush()
         sys.stderr.flush()

@@ -33,8 +33,7 @@ def job_processes(run_dir) -> list:
 
 def rank_processes(run_dir) -> dict:
     """``{rank: pid}`` of the rank processes of a running job on this host (the children of the guards,
-    ``... mpi_main RUN_DIR --rank R``, or, started without guards, the ``mpi_main`` processes, whose rank their
-    environment holds; worker ``R - 1``); for tests and for users who want to kill one."""
+    ``... mpi_main RUN_DIR --rank R``; worker ``R - 1``); for tests and for users who want to kill one."""
     out = {}
     for pid in job_processes(run_dir):
         try:
@@ -44,24 +43,7 @@ def rank_processes(run_dir) -> dict:
             continue
         if RANK in cmd:
             out[int(cmd[cmd.index(RANK) + 1])] = pid
-        elif not any(c.endswith("guard.py") for c in cmd):  # a rank started without a guard (an arm of an A/B)
-            rank = _environ_rank(pid)
-            if rank is not None:
-                out[rank] = pid
     return out
-
-
-def _environ_rank(pid):
-    """The MPI rank Hydra (or ``srun``) gave process ``pid`` in its environment, or ``None``."""
-    try:
-        with open(f"/proc/{pid}/environ", "rb") as fh:
-            env = dict(x.split(b"=", 1) for x in fh.read().split(b"\0") if b"=" in x)
-    except OSError:
-        return None
-    for key in (b"PMI_RANK", b"PMI_ID", b"SLURM_PROCID"):
-        if env.get(key, b"").isdigit():
-            return int(env[key])
-    return None
 
 
 #: Where Hydra's proxy writes the machine's topology for the ranks (``hwloc``); it removes the file when it exits,

@@ -54,10 +54,12 @@ words.
 """
 from __future__ import annotations
 
+import base64
+import binascii
+import ctypes
 import enum
 import gc
 import json
-import os
 
 import numpy as np
 
@@ -85,45 +87,6 @@ TAG_SUM = 13
 BELL_SLICE_POLLS = 20
 GRAD_BASE = 100
 HEADER = 4  # iteration, message id, worker clock (s since it got the parameters), compute seconds
-
-
-#: The mechanisms of the runtime beyond its plainest loop, each of which a run can leave out
-#: (:attr:`~gclib.runtime.spec.RunSpec.without`, or the environment variable :data:`WITHOUT_ENV`) to measure what
-#: it buys (``benchmarks/bench_runtime_ab.py``): name -> what the run does without it.
-MECHANISMS = {
-    "bell": "no futex bell: the master waits in slices of one poll, the workers in slices of 5 polls",
-    "probe2": "one probe per look of the master, one test per look of a worker (not two)",
-    "spin": "a worker sleeps up to a task's end (no polling without sleep in its last 0.1 ms)",
-    "yield": "a worker starts its first task as soon as it takes the parameters in (no 0.5 ms sleep first)",
-    "lead": "a worker computes a task at the start of its window and sleeps the rest (not at the end)",
-    "cache": "every decode is computed (no coefficients remembered by the contents received)",
-    "ahead": "the master decodes only once the set is decodable (nothing while it waits)",
-    "freeze": "no garbage collection and gc.freeze after the warm-up",
-    "slack": "the kernel's default timer slack (not 1 ns)",
-    "guard": "mpiexec starts every rank's program itself (no guard per rank: gclib.runtime.guard)",
-}
-#: The environment variable that names the mechanisms a run leaves out when its spec does not say
-#: (comma-separated; read where the spec is made, and carried to every rank by the spec).
-WITHOUT_ENV = "GCLIB_RUNTIME_WITHOUT"
-
-
-def without(names) -> frozenset:
-    """The mechanisms to leave out, checked: ``names`` is an iterable of names of :data:`MECHANISMS`, or a
-    comma-separated string of them; ``None`` reads :data:`WITHOUT_ENV`. An unknown name raises ``ValueError``
-    listing the known ones."""
-    if names is None:
-        names = os.environ.get(WITHOUT_ENV, "")
-    if isinstance(names, str):
-        names = [n.strip() for n in names.split(",")]
-    try:
-        out = frozenset(str(n) for n in names if str(n))
-    except TypeError:
-        raise TypeError(f"without must be names of mechanisms, got {type(names).__name__}") from None
-    unknown = sorted(out - MECHANISMS.keys())
-    if unknown:
-        raise ValueError(f"unknown runtime mechanisms {unknown} (in without or {WITHOUT_ENV}); the known ones are "
-                         f"{', '.join(MECHANISMS)}")
-    return out
 
 
 #: Characters of an error's text a failure report keeps (a line of the ranks' output must stay short).
@@ -169,7 +132,7 @@ class Rank:
     """What the master and a worker share: the run, its message layout, and their non-blocking sends."""
 
     def __init__(self, comm, spec):
-        from mpi4py import MPI
+        from mpi4py import MPI  # here: importing it starts MPI (the launcher imports this module too)
 
         self.MPI = MPI
         self.comm = comm
@@ -179,27 +142,24 @@ class Rank:
         self.width = message_width(self.code, self.dim)
         self.dtype = message_dtype(self.code)
         self.sends = []  # pending (request, buffer): a buffer must live until its send completes
-        self.without = frozenset(spec.without)  # the mechanisms this run leaves out (MECHANISMS)
 
     def settle(self):
-        """Called once, after the untimed warm-up: make the waits of the timed loop cheap and punctual.
+        """Called once, after the untimed warm-up: make the waits of the timed loop cheap and punctual
+        (:meth:`collect_garbage`, :meth:`tighten_timers`)."""
+        self.collect_garbage()
+        self.tighten_timers()
 
-        * Python's cyclic garbage collector is run now and everything alive is frozen out of its reach
-          (``gc.freeze``): a full collection over the imported libraries' objects takes milliseconds, and the
-          allocations of the polling loops would otherwise trigger one in the middle of an iteration.
-        * The timer slack of this thread is set to 1 ns (Linux ``PR_SET_TIMERSLACK``; by default the kernel may
-          let a sleep run 50 us late to batch wake-ups): every sleep slice of a wait ends when asked.
+    def collect_garbage(self):
+        """Run Python's cyclic garbage collector now and freeze everything alive out of its reach (``gc.freeze``): a
+        full collection over the imported libraries' objects takes milliseconds, and the allocations of the polling
+        loops would otherwise trigger one in the middle of an iteration."""
+        gc.collect()
+        gc.freeze()
 
-        A run without ``freeze`` or ``slack`` (:data:`MECHANISMS`) skips that part.
-        """
-        if "freeze" not in self.without:
-            gc.collect()
-            gc.freeze()
-        if "slack" in self.without:
-            return
+    def tighten_timers(self):
+        """Set this thread's timer slack to 1 ns (Linux ``PR_SET_TIMERSLACK``; by default the kernel may let a
+        sleep run 50 us late to batch wake-ups): every sleep slice of a wait ends when asked."""
         try:
-            import ctypes
-
             ctypes.CDLL(None, use_errno=True).prctl(29, 1, 0, 0, 0)  # PR_SET_TIMERSLACK
         except (OSError, AttributeError):  # not Linux: the default slack
             pass
@@ -218,6 +178,60 @@ class Rank:
                 except self.MPI.Exception:
                     pass
             self.sends = keep
+
+
+def pack_step_state(state: dict) -> dict:
+    """The state of an update (``TandonAGD`` / ``GD``: a dict of arrays and numbers) as exact JSON: arrays as
+    ``{"f64": text, "shape": [...]}`` with ``text`` the base64 of the array's little-endian doubles, integers as
+    integers, floats as ``float.hex`` strings.
+
+    The master packs the state after every iteration and the launcher parses it, while the workers start the
+    next iteration on the same cores: one string per array keeps both cheap (a string per element cost each of
+    them several times more)."""
+    out = {}
+    for k, v in state.items():
+        if isinstance(v, np.ndarray) or isinstance(v, (list, tuple)):
+            a = np.asarray(v, dtype="<f8")
+            out[k] = {"f64": base64.b64encode(a.tobytes()).decode("ascii"), "shape": list(a.shape)}
+        elif isinstance(v, (bool, np.bool_)):
+            out[k] = {"bool": bool(v)}
+        elif isinstance(v, (int, np.integer)):
+            out[k] = int(v)
+        elif isinstance(v, (float, np.floating)):
+            out[k] = {"float": float(v).hex()}
+        else:
+            raise TypeError(f"step state entry {k!r} has type {type(v).__name__}; only arrays and numbers can be "
+                            f"saved")
+    return out
+
+
+def unpack_step_state(packed: dict) -> dict:
+    """Inverse of :func:`pack_step_state` (raises ``ValueError`` on anything else)."""
+    if not isinstance(packed, dict):
+        raise ValueError("step_state must be an object")
+    out = {}
+    for k, v in packed.items():
+        if isinstance(v, bool) or not isinstance(v, (int, dict)):
+            raise ValueError(f"step_state entry {k!r} is malformed")
+        if isinstance(v, int):
+            out[k] = v
+        elif "f64" in v:
+            shape = v.get("shape")
+            if not isinstance(v["f64"], str) or not isinstance(shape, list):
+                raise ValueError(f"step_state entry {k!r} is malformed")
+            try:
+                data = base64.b64decode(v["f64"], validate=True)
+                out[k] = np.frombuffer(data, dtype="<f8").astype(float).reshape(shape)
+            except (binascii.Error, ValueError, TypeError):
+                raise ValueError(f"step_state entry {k!r} is malformed (not the base64 of {shape} doubles)") \
+                    from None
+        elif "float" in v:
+            out[k] = float.fromhex(v["float"])
+        elif "bool" in v:
+            out[k] = bool(v["bool"])
+        else:
+            raise ValueError(f"step_state entry {k!r} is malformed")
+    return out
 
 
 def sample_finish(model, iterations: int, workers: int, n_tasks: int, seed) -> np.ndarray:

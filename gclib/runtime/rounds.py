@@ -48,11 +48,16 @@ import numpy as np
 from gclib import checks, schemes
 from gclib import sequential as sq
 from gclib.codes.base import GradientCode
+from gclib.codes.conditioning import decoding_amplification
 from gclib.learning.model import part_gradient, step_size
+from gclib.learning.problems import make_problem
+from gclib.learning.steps import GD
 from gclib.runtime import bell as bell_mod
 from gclib.runtime import protocol as P
-from gclib.runtime.master import SILENT_AFTER, IterationTimeout, Master, Poll, emit
-from gclib.runtime.state import pack_step_state
+from gclib.runtime.master import SILENT_AFTER, Master, emit
+from gclib.runtime.protocol import pack_step_state
+from gclib.runtime.receive import Book, IterationTimeout, receive
+from gclib.runtime.spec import RunSpec
 from gclib.runtime.worker import IDLE, Worker, _Stop
 
 
@@ -158,6 +163,11 @@ class Sequential:
             raise ValueError("a sequential run takes its injected delays from its delay matrix: model must be None")
         if spec.start or spec.wait_all or spec.network:
             raise ValueError("a sequential run cannot be resumed, profiled (wait_all) or measure the network")
+
+    def roles(self) -> tuple:
+        """The classes the ranks of its run run (:meth:`gclib.runtime.spec.RunSpec.roles`): a plan per worker and
+        round."""
+        return RoundMaster, RoundWorker
 
 
 def measured_delays(result) -> np.ndarray:
@@ -272,7 +282,7 @@ class RoundWorker(Worker):
 
 # ------------------------------------------------------------------------------------------------ the master
 class WaitsForDead(RuntimeError):
-    pass
+    """A round waits for every worker (beyond the scheme's straggler model), and some died."""
 
 
 class RoundMaster(Master):
@@ -297,67 +307,9 @@ class RoundMaster(Master):
         head = [float(r), float(k)] + [float(x) for t in tasks for x in t]
         return np.concatenate([head] + [thetas[t[0]] for t in tasks]) if k else np.array(head)
 
-    def _collect_round(self, r, plan, t_start):
-        """Receive round ``r``'s results under the deadline rule. Returns ``(ok, late, arrivals, results, t_end)``:
-        the rule's decision, the stragglers ``(n,)`` (none when it waited), ``arrivals[w]`` seconds from ``t_start``
-        of the workers counted in (``None`` for the others), their results ``{(w, i): vector}``, and the rule's end
-        of the round (``perf_counter``)."""
-        n, mu, K = self.seq.workers, self.seq.mu, self.seq.tasks
-        need = [max(len(p), 1) for p in plan]
-        count = [0] * n
-        arrivals = [None] * n
-        results = {}
-        deadline = math.inf  # seconds from t_start
-        ok = None  # the rule's decision, once made
-        timeout = t_start + self.spec.timeout
-        while True:
-            rung = self._rung()  # before looking
-            g = self._receive_one(r)
-            now = time.perf_counter()
-            if isinstance(g, tuple):
-                m = int(g.message)
-                w, i = (-1 - m, None) if m < 0 else divmod(m, K)
-                if 0 <= w < n:
-                    if i is not None:
-                        results[(w, i)] = g.payload[:self.dim].real.copy()
-                    count[w] += 1
-                    if count[w] == need[w] and arrivals[w] is None:
-                        arrivals[w] = now - t_start
-                        if not math.isfinite(deadline):
-                            deadline = (1.0 + mu) * arrivals[w]
-            if ok is None and now - t_start >= deadline:  # the deadline: who is late, and does the round go on?
-                late = np.array([a is None or a > deadline for a in arrivals])
-                ok = self.state.accept(late)
-                if ok:
-                    arrivals = [None if lt else a for a, lt in zip(arrivals, late)]
-                    results = {key: v for key, v in results.items() if not late[key[0]]}
-                    return True, late, arrivals, results, t_start + deadline
-            if all(a is not None for a in arrivals):  # every worker is in (before the deadline, or waited for)
-                if ok is None:
-                    ok = self.state.accept(np.zeros(n, bool))
-                return ok, np.zeros(n, bool), arrivals, results, t_start + max(arrivals)
-            if g is not Poll.IDLE:
-                continue
-            self.check_deaths()
-            if ok is False:  # waiting for every worker: one that is dead never comes
-                dead = sorted(w for w in self.dead if arrivals[w] is None)
-                if dead:
-                    waited = [w for w in range(n) if arrivals[w] is None]
-                    raise WaitsForDead(
-                        f"round {r}: {self.seq.label()} cannot go on without workers {waited} (late at the "
-                        f"deadline: beyond its straggler model), so it waits for every worker, and workers {dead} "
-                        f"died: the run cannot go on")
-            if now > timeout:
-                missing = [w for w in range(n) if arrivals[w] is None]
-                raise IterationTimeout(f"round {r}: workers {missing} not in after {self.spec.timeout:g} s and "
-                                       f"{self.seq.label()} waits for them")
-            self._idle(rung)
-
-    def _decode(self, job, got):
+    def _decode_job(self, job, got):
         """Job ``job``'s gradient from the results ``got`` ``{(job, kind, index, worker): vector}``, and the
         decodes' largest error amplification."""
-        from gclib.codes.conditioning import decoding_amplification
-
         n, code = self.seq.workers, self.code
         if self.seq.scheme == "m-sgc":
             total = np.zeros(self.dim)
@@ -380,66 +332,26 @@ class RoundMaster(Master):
         return total, amp
 
     def run(self):
-        spec, seq = self.spec, self.seq
-        problem = spec.problem
+        spec = self.spec
         theta = np.zeros(self.dim) if spec.theta0 is None else np.asarray(spec.theta0, dtype=float)
         step_state = spec.step.init(theta)
-        self.state = seq.state()
+        self.state = self.seq.state()
+        self.thetas = {}  # job -> the parameters it is computed at
+        self.got = {}  # (job, kind, index, worker) -> result
         self.warm_up()
-        emit("start", predicted=self.predicted, spec={**spec.describe(), "metrics": self.metrics}, pids=self.pids,
-             hosts=self.hosts, bells=sorted(self.belled), start=0)
-        status, error = "ok", ""
-        thetas = {}  # job -> the parameters it is computed at
-        got = {}  # (job, kind, index, worker) -> result
+        self.emit_start(0)
+        theta, status, error = self.rounds(step_state, theta)
+        return self.finish_run(status, error, theta, tasks=False)
+
+    def rounds(self, step_state, theta) -> tuple:
+        """Every round, each reported to the launcher with its metrics and the update's state. Returns
+        ``(parameters, status, error)``: ``"ok"``, or ``"error"`` when a round cannot end (it waits for a dead
+        worker, or its time is up) or the master fails."""
+        problem = self.spec.problem
         wall = 0.0
         try:
-            for r in range(seq.rounds):
-                self.take_in_late()
-                stale0 = self.stale
-                plan = self.state.begin(r)
-                if r < seq.jobs:
-                    thetas[r] = np.asarray(spec.step.query(step_state), dtype=float).copy()
-                rec = {"iteration": r, "predicted": float(self.predicted[r]), "skipped": plan is None,
-                       "waited": False, "late": [], "arrivals": [None] * seq.workers, "bcast": 0.0, "wait": 0.0,
-                       "round": 0.0, "drain": 0.0, "checks": 0.0, "messages": 0, "workers": []}
-                t_start = time.perf_counter()
-                if plan is not None:
-                    for w in range(seq.workers):
-                        if w not in self.skip:
-                            self._send_plan(w, self._plan_message(r, plan[w], thetas))
-                    if self.bell is not None:  # the workers of this host wake at once
-                        self.bell.ring(bell_mod.TO_WORKERS)
-                    rec["bcast"] = time.perf_counter() - t_start
-                    ok, late, arrivals, results, t_rule = self._collect_round(r, plan, t_start)
-                    counted = np.array([a is not None for a in arrivals])
-                    self.state.end(counted, late, ok)
-                    for (w, i), v in results.items():
-                        got[tuple(plan[w][i]) + (w,)] = v
-                    rec.update({"waited": not ok, "late": np.flatnonzero(late).tolist(), "arrivals": arrivals,
-                                "round": t_rule - t_start, "wait": t_rule - t_start - rec["bcast"],
-                                "messages": len(results), "workers": np.flatnonzero(counted).tolist()})
-                    self._send_all(np.array([float(r)]), P.TAG_DONE)  # its stragglers stop now
-                t_dec = time.perf_counter()
-                job = self.state.due()
-                rec["job"] = job
-                rec["grad_error"], rec["amplification"] = math.nan, 1.0
-                if job is not None:
-                    if not self.state.decodable(job):
-                        raise RuntimeError(f"{seq.label()}: job {job} not decodable at the end of round {r}")
-                    grad, rec["amplification"] = self._decode(job, got)
-                    rec["decode"] = time.perf_counter() - t_dec
-                    t_step = time.perf_counter()
-                    theta, step_state = spec.step.step(step_state, grad)
-                    rec["step"] = time.perf_counter() - t_step
-                    full = problem.gradient(thetas[job])
-                    rec["grad_error"] = float(np.linalg.norm(grad - full) / max(np.linalg.norm(full), 1e-300))
-                    for key in [key for key in got if key[0] == job]:
-                        del got[key]
-                    del thetas[job]
-                else:
-                    rec["decode"] = rec["step"] = 0.0
-                rec["time"] = rec["round"] + rec["decode"] + rec["step"]
-                rec["stale"] = self.stale - stale0
+            for r in range(self.seq.rounds):
+                rec, theta, step_state = self.round(r, step_state, theta)
                 wall += rec["time"]
                 rec["wall"] = wall
                 rec["loss"] = problem.loss(theta)
@@ -448,16 +360,144 @@ class RoundMaster(Master):
                 rec["silent"] = sorted(self.silent)
                 emit("iter", record=rec, state=pack_step_state(step_state), tasks=[])
         except (IterationTimeout, WaitsForDead) as e:
-            status, error = "error", str(e)
+            return theta, "error", str(e)
         except Exception as e:
             traceback.print_exc()
-            status, error = "error", f"master failed: {type(e).__name__}: {e}"
-        stopped = self.stop()
-        emit("end", status=status, error=error, dead_workers=stopped.dead, theta=theta, stale=self.stale,
-             silent={w: why for w, why in sorted(self.silent.items()) if w in stopped.dead}, tasks=[],
-             messages_sent=sum(b[0] for b in self.byes.values()), messages_received=self.received_total,
-             abandoned={w: b[1] for w, b in sorted(self.byes.items())})
-        return stopped.exit
+            return theta, "error", f"master failed: {type(e).__name__}: {e}"
+        return theta, "ok", ""
+
+    def round(self, r: int, step_state, theta) -> tuple:
+        """Round ``r``: its plans sent and its results received under the deadline rule (:meth:`play`), then the
+        job due decoded and stepped. Returns ``(record, parameters, update's state)``."""
+        spec, seq = self.spec, self.seq
+        self.take_in_late()
+        stale0 = self.stale
+        plan = self.state.begin(r)
+        if r < seq.jobs:
+            self.thetas[r] = np.asarray(spec.step.query(step_state), dtype=float).copy()
+        rec = {"iteration": r, "predicted": float(self.predicted[r]), "skipped": plan is None,
+               "waited": False, "late": [], "arrivals": [None] * seq.workers, "bcast": 0.0, "wait": 0.0,
+               "round": 0.0, "drain": 0.0, "checks": 0.0, "messages": 0, "workers": []}
+        if plan is not None:
+            rec.update(self.play(r, plan))
+        t_dec = time.perf_counter()
+        job = self.state.due()
+        rec["job"] = job
+        rec["grad_error"], rec["amplification"] = math.nan, 1.0
+        if job is not None:
+            if not self.state.decodable(job):
+                raise RuntimeError(f"{seq.label()}: job {job} not decodable at the end of round {r}")
+            grad, rec["amplification"] = self._decode_job(job, self.got)
+            rec["decode"] = time.perf_counter() - t_dec
+            t_step = time.perf_counter()
+            theta, step_state = spec.step.step(step_state, grad)
+            rec["step"] = time.perf_counter() - t_step
+            full = spec.problem.gradient(self.thetas[job])
+            rec["grad_error"] = float(np.linalg.norm(grad - full) / max(np.linalg.norm(full), 1e-300))
+            for key in [key for key in self.got if key[0] == job]:
+                del self.got[key]
+            del self.thetas[job]
+        else:
+            rec["decode"] = rec["step"] = 0.0
+        rec["time"] = rec["round"] + rec["decode"] + rec["step"]
+        rec["stale"] = self.stale - stale0
+        return rec, theta, step_state
+
+    def play(self, r: int, plan) -> dict:
+        """Send round ``r``'s ``plan`` to every worker not dead or silent, receive its results under the deadline
+        rule (:class:`Round`), keep them, and tell the workers the round is over. Returns the record's
+        ``waited``, ``late``, ``arrivals``, ``bcast``, ``round``, ``wait``, ``messages`` and ``workers``."""
+        t_start = time.perf_counter()
+        for w in range(self.seq.workers):
+            if w not in self.skip:
+                self._send_plan(w, self._plan_message(r, plan[w], self.thetas))
+        if self.bell is not None:  # the workers of this host wake at once
+            self.bell.ring(bell_mod.TO_WORKERS)
+        bcast = time.perf_counter() - t_start
+        ok, late, arrivals, results, t_rule = receive(self, r, Round(self, r, plan, t_start),
+                                                      t_start + self.spec.timeout)
+        counted = np.array([a is not None for a in arrivals])
+        self.state.end(counted, late, ok)
+        for (w, i), v in results.items():
+            self.got[tuple(plan[w][i]) + (w,)] = v
+        self._send_all(np.array([float(r)]), P.TAG_DONE)  # its stragglers stop now
+        return {"waited": not ok, "late": np.flatnonzero(late).tolist(), "arrivals": arrivals, "bcast": bcast,
+                "round": t_rule - t_start, "wait": t_rule - t_start - bcast, "messages": len(results),
+                "workers": np.flatnonzero(counted).tolist()}
+
+
+class Round(Book):
+    """The book of round ``r`` of a sequential run (:func:`gclib.runtime.receive.receive`): the results of the
+    workers' tasks of ``plan`` under the deadline rule, from ``t_start`` (``perf_counter``) when the plans went
+    out. The first worker whose results are all in sets the deadline, ``(1 + mu)`` times its time; at the deadline
+    the workers not in are the round's stragglers, and the scheme's model (``master.state.accept``) says whether
+    the round ends there or waits for every worker. Its end: ``(ok, late, arrivals, results, t_end)``, the rule's
+    decision, the stragglers ``(n,)`` (none when it waited), ``arrivals[w]`` seconds from ``t_start`` of the
+    workers counted in (``None`` for the others), their results ``{(w, i): vector}``, and the rule's end of the
+    round (``perf_counter``)."""
+
+    def __init__(self, master, r: int, plan, t_start: float):
+        self.master, self.r, self.t_start = master, r, t_start
+        self.n, self.mu, self.tasks = master.seq.workers, master.seq.mu, master.seq.tasks
+        self.need = [max(len(p), 1) for p in plan]
+        self.count = [0] * self.n
+        self.arrivals = [None] * self.n
+        self.results = {}
+        self.deadline = math.inf  # seconds from t_start
+        self.ok = None  # the rule's decision, once made
+
+    def take(self, got):
+        now = time.perf_counter()
+        m = int(got.message)
+        w, i = (-1 - m, None) if m < 0 else divmod(m, self.tasks)
+        if 0 <= w < self.n:
+            if i is not None:
+                self.results[(w, i)] = got.payload[:self.master.dim].real.copy()
+            self.count[w] += 1
+            if self.count[w] == self.need[w] and self.arrivals[w] is None:
+                self.arrivals[w] = now - self.t_start
+                if not math.isfinite(self.deadline):
+                    self.deadline = (1.0 + self.mu) * self.arrivals[w]
+        return self.decide(now)
+
+    def busy(self):
+        return self.decide(time.perf_counter())
+
+    def idle(self, now, deadline):
+        end = self.decide(now)
+        if end is not None:
+            return end
+        r, n, arrivals = self.r, self.n, self.arrivals
+        if self.ok is False:  # waiting for every worker: one that is dead never comes
+            dead = sorted(w for w in self.master.dead if arrivals[w] is None)
+            if dead:
+                waited = [w for w in range(n) if arrivals[w] is None]
+                raise WaitsForDead(
+                    f"round {r}: {self.master.seq.label()} cannot go on without workers {waited} (late at the "
+                    f"deadline: beyond its straggler model), so it waits for every worker, and workers {dead} "
+                    f"died: the run cannot go on")
+        if now > deadline:
+            missing = [w for w in range(n) if arrivals[w] is None]
+            raise IterationTimeout(f"round {r}: workers {missing} not in after {self.master.spec.timeout:g} s and "
+                                   f"{self.master.seq.label()} waits for them")
+        return None
+
+    def decide(self, now: float):
+        """The deadline rule at ``now``: the round's end once the deadline passed and the model accepts its
+        stragglers, or once every worker is in; else ``None``."""
+        arrivals, n = self.arrivals, self.n
+        if self.ok is None and now - self.t_start >= self.deadline:  # who is late, and does the round go on?
+            late = np.array([a is None or a > self.deadline for a in arrivals])
+            self.ok = self.master.state.accept(late)
+            if self.ok:
+                arrivals = [None if lt else a for a, lt in zip(arrivals, late)]
+                results = {key: v for key, v in self.results.items() if not late[key[0]]}
+                return True, late, arrivals, results, self.t_start + self.deadline
+        if all(a is not None for a in arrivals):  # every worker is in (before the deadline, or waited for)
+            if self.ok is None:
+                self.ok = self.master.state.accept(np.zeros(n, bool))
+            return self.ok, np.zeros(n, bool), arrivals, self.results, self.t_start + max(arrivals)
+        return None
 
 
 # ------------------------------------------------------------------------------------------------ making a run
@@ -471,10 +511,6 @@ def sequential_spec(scheme: str, delays, *, problem=None, samples: int | None = 
     ``samples`` x ``dim`` split in the scheme's parts). ``kill``: ``{worker: round}``, a worker whose process exits
     when that round's plan arrives. ``timeout``: seconds a round may wait for its workers; ``poll``: the master's
     poll; ``stop_timeout``: seconds the stop waits for every worker's goodbye (a dead worker's never comes)."""
-    from gclib.learning.problems import make_problem
-    from gclib.learning.steps import GD
-    from gclib.runtime.spec import RunSpec
-
     seq = Sequential(scheme, delays, params=params, mu=mu, jobs=jobs)
     if problem is None:
         parts = seq.parts()

@@ -1,19 +1,18 @@
-"""The description of one distributed run (everything the ranks need), and its result."""
+"""The description of one distributed run: everything the ranks need (its result is :mod:`gclib.runtime.result`'s)."""
 from __future__ import annotations
 
-import math
 from dataclasses import asdict, dataclass, field
 from typing import Any, Optional
 
 import numpy as np
 
 from gclib import checks
-from gclib.codes import conditioning
 from gclib.codes.base import DecodingError, GradientCode
 from gclib.jsonable import jsonable
-from gclib.learning.model import ModelRef, check_model, model_name
-from gclib.runtime.protocol import without as mechanisms_without
-from gclib.runtime.state import state_document, write_json
+from gclib.learning.model import ModelError, ModelRef, as_model, check_model, model_name
+from gclib.runtime.master import Master
+from gclib.runtime.two_phase import TwoPhaseMaster, check_exchange
+from gclib.runtime.worker import Worker
 
 
 @dataclass
@@ -47,11 +46,6 @@ class RunSpec:
             the run then, and the code's decoder gets what came.
         network: message sizes (float64 numbers per message) whose cost the master measures after the last
             iteration, with every worker (:mod:`gclib.runtime.network`; ``gclib profile``); empty: none.
-        without: the runtime's mechanisms this run leaves out, to measure what each buys (names of
-            :data:`gclib.runtime.protocol.MECHANISMS`, a list or a comma-separated string; ``None``, the default,
-            reads the environment variable ``GCLIB_RUNTIME_WITHOUT`` when the spec is made, and an unknown name is
-            refused). Stored as a sorted tuple; the ranks get it with the spec. For A/B measurements only: every
-            mechanism is on in a normal run.
         sequential: a :class:`gclib.runtime.rounds.Sequential` (sequential gradient coding: a plan per worker and
             round, the deadline rule, a job decoded ``T`` rounds after it starts; :mod:`gclib.runtime.rounds`), or
             ``None`` (the default: one gradient per iteration, decoded as soon as the received messages decode).
@@ -62,7 +56,7 @@ class RunSpec:
             worker the master picks; :mod:`gclib.runtime.two_phase`), only for a code whose decoder names the chunk
             of every message (``rmg``'s :class:`~gclib.codes.rmg.CoverDecoder`).
         start, state0, wall0: where a resumed run continues (set by ``launch(..., resume=STATE)``): the first
-            iteration to run, the update's state after the one before (as :func:`gclib.runtime.state.
+            iteration to run, the update's state after the one before (as :func:`gclib.runtime.protocol.
             pack_step_state` stores it) and the wall time so far. A fresh run starts at 0.
     """
 
@@ -84,7 +78,6 @@ class RunSpec:
     wall0: float = 0.0
     wait_all: bool = False
     network: tuple = ()
-    without: Any = None
     sequential: Any = None
     exchange: str = "messages"
 
@@ -110,10 +103,7 @@ class RunSpec:
                                     why=f" (an iteration of the run's {self.iterations})")
                      for w, it in self.kill.items()}
         self.network = tuple(checks.int_list("network", list(self.network), low=1, min_len=0))
-        self.without = tuple(sorted(mechanisms_without(self.without)))
         self.start = checks.integer("start", self.start, low=0, high=self.iterations)
-        from gclib.runtime.two_phase import check_exchange
-
         self.exchange = check_exchange(self.exchange, self.code, self.problem.dim, self.wait_all)
         if (self.start > 0) != (self.state0 is not None):
             raise ValueError("start and state0 go together: a resumed run needs the update's state")
@@ -169,8 +159,6 @@ class RunSpec:
         code's); nothing to do for a model that was pickled. Raises :class:`gclib.learning.model.ModelError` (a
         ``ValueError``) naming the model."""
         if isinstance(self.problem, ModelRef):
-            from gclib.learning.model import ModelError, as_model
-
             model = as_model(self.problem.build())
             if model.dim != len(self.theta0):
                 raise ModelError(f"model {model_name(model)} has {model.dim} parameters on this rank, "
@@ -194,6 +182,16 @@ class RunSpec:
         raise ValueError(f"scheme '{code.name}' cannot run over MPI: its rule never decodes, even from every "
                          f"message")
 
+    def roles(self) -> tuple:
+        """``(master class, worker class)``: what rank 0 and the other ranks run (:mod:`gclib.runtime.mpi_main`).
+        :class:`~gclib.runtime.master.Master` and :class:`~gclib.runtime.worker.Worker`; the two-phase exchange's
+        master (:class:`~gclib.runtime.two_phase.TwoPhaseMaster`); a sequential run's rounds
+        (:meth:`gclib.runtime.rounds.Sequential.roles`). A subclass of RunSpec may run subclasses of its own (the
+        arms of ``benchmarks/bench_runtime_ab.py``)."""
+        if self.sequential is not None:
+            return self.sequential.roles()
+        return (TwoPhaseMaster if self.exchange == "two-phase" else Master), Worker
+
     @property
     def workers(self) -> int:
         return self.code.n_workers
@@ -214,210 +212,5 @@ class RunSpec:
                           "step": {"name": type(self.step).__name__, **asdict(self.step)},
                           "model": model, "iterations": self.iterations, "time_scale": self.time_scale,
                           "seed": self.seed, "timeout": self.timeout, "poll": self.poll, "kill": self.kill,
-                          "without": list(self.without), "exchange": self.exchange,
+                          "exchange": self.exchange,
                           **({"sequential": self.sequential.describe()} if self.sequential is not None else {})})
-
-
-class RuntimeFailure(RuntimeError):
-    """A distributed run stopped before its last iteration; ``result`` holds the state saved so far."""
-
-    def __init__(self, message, result=None):
-        super().__init__(message)
-        self.result = result
-
-
-@dataclass
-class RunResult:
-    """What a run measured.
-
-    Attributes:
-        records: one dict per finished iteration: ``iteration``, ``time`` (measured seconds), ``predicted``
-            (the simulator's time for the same delays), ``messages`` (of this iteration received when it
-            decoded), ``stale`` (late messages of earlier iterations drained during it), ``bcast``, ``wait``,
-            ``decode``, ``step``, ``drain`` (seconds spent in each part on the critical path: ``decode`` runs from
-            the arrival of the message that made the set decodable to the combined gradient; ``checks`` is the
-            total time of the decodability checks, most of it overlapped with waiting), ``loss``, the model's test
-            metrics under their names (``spec["metrics"]``: a ``Problem``'s are ``test_loss`` and ``auc``),
-            ``grad_error`` (relative error of the decoded gradient against the full gradient), ``wall``
-            (seconds since the first iteration started, metrics excluded), ``workers`` (whose messages decoded),
-            ``amplification`` (the decode's error amplification, :func:`gclib.codes.conditioning.decoding_amplification`;
-            ``None`` for an infinite one), ``dead`` (workers known dead when the iteration ended) and ``silent``
-            (workers the master sent nothing to when the iteration ended: stopped by a signal, or owing it
-            :data:`gclib.runtime.master.SILENT_AFTER` answers; sent to again once they answer).
-        theta: ``(dim,)`` final parameters.
-        status: ``"ok"``, ``"error"``, ``"interrupted"`` or ``"diverged"`` (the loss was not finite after an
-            iteration: the master stopped there); ``error`` says why.
-        predicted: ``(iterations,)`` predicted times of every planned iteration.
-        dead_workers: workers whose process died, or that never said goodbye at the end (a stopped or frozen
-            process).
-        messages_sent: gradient messages the workers that said goodbye sent; ``messages_received``: gradient
-            messages the master received (used or drained); equal when nothing was lost.
-        abandoned: ``{worker: iterations it abandoned because the master decoded them or newer parameters
-            arrived}``.
-        drained: late messages drained in total (during the iterations, between them and at the stop).
-        spec: :meth:`RunSpec.describe`, and ``metrics``: the names of the model's test metrics in the records.
-        deaths: ``{worker: {"signal": 9, "name": "SIGKILL", "code": None, "pid": ..., "host": ...,
-            "iteration": ...}}``: how each dead worker's process ended, as its guard reported it (``signal`` for
-            a death by signal, ``code`` for an exit; ``iteration``: iterations finished when the launcher heard); a
-            worker that never said goodbye has ``signal`` and ``code`` ``None``, ``stopped`` (``"SIGSTOP"``, ...)
-            when its guard saw it stopped, and a ``cause`` in words.
-        pids: ``{worker: process id}`` of the worker ranks (as they told the master at start-up).
-        start: first iteration this job ran (greater than 0 for a resumed run; ``records`` holds every
-            iteration from 0 all the same).
-        step_state: the update's state after the last finished iteration (what a resume needs), packed by
-            :func:`gclib.runtime.state.pack_step_state`.
-        run_dir: the run directory (kept on failure, removed after a success in a temporary one).
-        restarts: one ``{worker: what}`` per start-up that did not get through ``MPI_Init`` (the job was
-            started again; nothing had run): the workers killed by a signal, or stopped (``stopped``), before every
-            rank was through it; ``{}`` for a start-up past ``startup_timeout`` that no rank explained.
-        hosts: ``{worker: host name}`` (as the workers told the master at start-up).
-        bells: the workers that shared the master's bell (:mod:`gclib.runtime.bell`: those of its host), as
-            they told it at start-up; the others were polled.
-        tasks: the workers' task reports, ``[worker, iteration, [t_1, ..., t_n]]``: the finish times (seconds on
-            the worker's clock, from receiving the iteration's parameters) of the ``n`` partial gradients it
-            computed in that iteration before it finished them all, the master decoded it, or newer parameters
-            arrived (``inf``, or ``None`` in JSON, for a task that never finishes); :meth:`task_durations` makes
-            the table of them.
-        network: what the master measured of the messages' cost after the last iteration
-            (:func:`gclib.runtime.network.probe`; ``None`` when the spec asked for none or the run stopped early).
-    """
-
-    records: list
-    theta: np.ndarray
-    status: str = "ok"
-    error: str = ""
-    predicted: Optional[np.ndarray] = None
-    dead_workers: list = field(default_factory=list)
-    messages_sent: int = 0
-    messages_received: int = 0
-    abandoned: dict = field(default_factory=dict)
-    drained: int = 0
-    spec: dict = field(default_factory=dict)
-    returncode: int = 0
-    seconds: float = math.nan
-    deaths: dict = field(default_factory=dict)
-    pids: dict = field(default_factory=dict)
-    start: int = 0
-    step_state: Optional[dict] = None
-    run_dir: Optional[str] = None
-    restarts: list = field(default_factory=list)
-    hosts: dict = field(default_factory=dict)
-    tasks: list = field(default_factory=list)
-    bells: list = field(default_factory=list)
-    network: Optional[dict] = None
-
-    @property
-    def ok(self) -> bool:
-        return self.status == "ok"
-
-    def task_durations(self) -> np.ndarray:
-        """``(iterations, workers, load)`` seconds each partial gradient took, iterations of :attr:`records`:
-        task ``j``'s finish time minus task ``j - 1``'s on the worker's clock (the first from the arrival of the
-        parameters). ``nan``: not observed (the worker abandoned the iteration before that task, or skipped the
-        iteration); ``inf``: never (an injected "never", or a dead worker from the iteration it died in, which
-        is the injected kill's iteration or the one the launcher heard of the death in)."""
-        code = self.spec.get("code") or {}
-        K = int(code.get("workers") or 1 + max([t[0] for t in self.tasks], default=0))
-        load = int(code.get("load") or max([len(t[2]) for t in self.tasks], default=1))
-        n = len(self.records)
-        out = np.full((n, K, load), np.nan)
-        seen = np.zeros((n, K), dtype=bool)
-        for w, it, times in self.tasks:
-            if 0 <= it < n and 0 <= w < K:
-                t = np.array([math.inf if x is None else x for x in times], dtype=float)
-                d = np.diff(np.concatenate([[0.0], t]))
-                d[np.isinf(t)] = math.inf  # (inf - inf: still never)
-                out[it, w, :t.size] = d
-                seen[it, w] = True
-        kill = {int(w): int(it) for w, it in (self.spec.get("kill") or {}).items()}
-        for w in self.dead_workers:
-            died = [kill.get(w), (self.deaths.get(w) or {}).get("iteration")]
-            died = min([d for d in died if d is not None], default=None)
-            if died is None:  # no word of when: after its last report
-                died = 1 + max([it for v, it, _ in self.tasks if v == w], default=-1)
-            if 0 <= w < K:
-                for it in range(max(died, 0), n):
-                    if not seen[it, w]:
-                        out[it, w] = math.inf
-        return out
-
-    def frame(self):
-        """The per-iteration records as a ``pandas.DataFrame``."""
-        import pandas as pd  # here: every rank unpickles its spec, and pandas would lengthen each rank's start
-
-        return pd.DataFrame(self.records)
-
-    def summary(self) -> dict:
-        """Totals and means over the finished iterations (JSON-ready): ``final_loss``, ``final_auc`` (``None`` for
-        a model without one) and ``final_metrics`` (every test metric of the last iteration) among them."""
-        r = self.records
-        out = {"label": self.spec.get("label"), "status": self.status, "error": self.error,
-               "iterations": len(r), "dead_workers": self.dead_workers, "messages_sent": self.messages_sent,
-               "messages_received": self.messages_received,
-               "abandoned": int(sum(self.abandoned.values())), "drained": self.drained}
-        if r:
-            t = np.array([x["time"] for x in r])
-            p = np.array([x["predicted"] for x in r])
-            out.update({"total_time": float(t.sum()), "total_predicted": float(p.sum()),
-                        "mean_time": float(t.mean()), "mean_predicted": float(p.mean()),
-                        "relative_error": float(t.mean() / p.mean() - 1) if p.mean() > 0 else math.nan,
-                        "mean_overhead": float((t - p).mean()),
-                        "overhead_fraction": float((t - p).mean() / t.mean()),
-                        "mean_messages": float(np.mean([x["messages"] for x in r])),
-                        "stale_messages": int(sum(x["stale"] for x in r))})
-            if any("vectors" in x for x in r):  # the two-phase exchange: full-size vectors uploaded
-                out["mean_vectors"] = float(np.mean([x.get("vectors", x["messages"]) for x in r]))
-            for part in ("bcast", "decode", "step", "drain"):
-                out[f"mean_{part}"] = float(np.mean([x[part] for x in r]))
-            # what the four timed parts do not account for (the messages' way, the wake-ups); it can be below 0
-            # when a part overlaps the workers' computing (decoding ahead while the master waits)
-            out["mean_rest"] = out["mean_overhead"] - sum(out[f"mean_{k}"] for k in
-                                                          ("bcast", "decode", "step", "drain"))
-            last = r[-1]
-            errors = [x["grad_error"] for x in r if x["grad_error"] is not None and not math.isnan(x["grad_error"])]
-            out.update({"final_loss": last["loss"], "final_auc": last.get("auc"),  # (nan: a round decoded nothing)
-                        "final_metrics": {k: last.get(k) for k in self.spec.get("metrics") or []},
-                        "max_grad_error": float(max(errors)) if errors else math.nan})
-            amp = np.array([math.inf if x.get("amplification") is None else x["amplification"] for x in r])
-            limit = trust_limit()
-            out.update({"max_amplification": float(amp.max()), "amplification_limit": limit,
-                        "untrusted_iterations": [x["iteration"] for x, a in zip(r, amp) if not a <= limit]})
-        out["deaths"] = self.deaths
-        out["warnings"] = self.warnings()
-        return jsonable(out)
-
-    def warnings(self) -> list:
-        """One line per thing the user should know although the run finished: decodes that could not be trusted
-        (error amplification above :func:`gclib.codes.conditioning.amplification_threshold` for float64, the runtime's
-        working precision; a missing amplification is an infinite one)."""
-        limit = trust_limit()
-        bad = [(x["iteration"], math.inf if x.get("amplification") is None else x["amplification"])
-               for x in self.records]
-        bad = [(i, a) for i, a in bad if not a <= limit]
-        if not bad:
-            return []
-        its = [i for i, _ in bad]
-        shown = ", ".join(map(str, its[:10])) + (", ..." if len(its) > 10 else "")
-        return [f"{len(bad)} of {len(self.records)} decodes could not be trusted: their error amplification (up to "
-                f"{max(a for _, a in bad):.3g}) exceeds {limit:.3g}, so the decoded gradient may be inaccurate in "
-                f"float64 (iterations {shown})"]
-
-    def to_dict(self) -> dict:
-        return jsonable({"summary": self.summary(), "records": self.records, "theta": self.theta,
-                          "predicted": self.predicted, "spec": self.spec, "returncode": self.returncode,
-                          "seconds": self.seconds, "deaths": self.deaths, "pids": self.pids, "start": self.start,
-                          "run_dir": self.run_dir, "restarts": self.restarts, "hosts": self.hosts,
-                          "bells": self.bells, "tasks": self.tasks})
-
-    def save(self, path, args=None) -> None:
-        """Write the state file: the parameters, the log so far, the summary, and what ``--resume`` needs (the
-        update's state, the command line's parameters ``args`` if any); see :mod:`gclib.runtime.state`."""
-        write_json(path, state_document(self, args))
-
-
-def trust_limit() -> float:
-    """Error amplification above which the runtime does not trust a decode: the decoder's own threshold for
-    float64 (:func:`gclib.codes.conditioning.amplification_threshold`)."""
-    return float(conditioning.amplification_threshold(np.float64))
-
-

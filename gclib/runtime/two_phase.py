@@ -18,14 +18,25 @@ add are picked again among the other finishers, once every one of them has a liv
 waits for more progress). A vector of a dropped worker that comes after all is not added (its chunks may be
 picked elsewhere already), so that no chunk is added twice.
 
-:class:`Picks` is the master's book of one iteration, free of MPI (the master drives it; the tests drive it by
-hand); :func:`check_exchange` is the spec's check of the option.
+The master of such a run is :class:`TwoPhaseMaster`: its iterations are the messages exchange's, with
+:class:`Exchange` for their book (the reports, the picks, the vectors, in the master's one receive loop:
+:func:`gclib.runtime.receive.receive`). :class:`Picks` is its record of one iteration, free of MPI (the book drives
+it; the tests drive it by hand); :func:`check_exchange` is the spec's check of the option. Nothing is decoded
+ahead: there is nothing to decode (the vectors are added).
 """
 from __future__ import annotations
 
+import time
 from collections import deque
 
 import numpy as np
+
+from gclib.codes.conditioning import decoding_amplification
+from gclib.codes.rmg import CoverDecoder
+from gclib.runtime import bell as bell_mod
+from gclib.runtime import protocol as P
+from gclib.runtime.master import Master
+from gclib.runtime.receive import Book, Collected, IterationTimeout, Report
 
 #: The exchanges a run can use (``RunSpec.exchange``).
 EXCHANGES = ("messages", "two-phase")
@@ -39,8 +50,6 @@ def check_exchange(exchange, code, dim: int, wait_all: bool = False) -> str:
     ``"two-phase"`` only for a code whose decoder names the chunk of every message (``rmg``'s
     :class:`~gclib.codes.rmg.CoverDecoder`), with unit messages of whole partial gradients, an instruction that
     fits the worker's control buffer (``load <= dim``), and not for a profile (``wait_all``)."""
-    from gclib.codes.rmg import CoverDecoder
-
     if not isinstance(exchange, str) or exchange not in EXCHANGES:
         raise ValueError(f"exchange must be one of {', '.join(map(repr, EXCHANGES))}, got {exchange!r}")
     if exchange == "messages":
@@ -177,3 +186,121 @@ class Picks:
         chunks stay added)."""
         gone = np.isin(self.sender, list(dead))
         return ~gone | np.isin(self.chunk, list(self.added))
+
+
+class TwoPhaseMaster(Master):
+    """The master of a run of the two-phase exchange: its iterations are :class:`gclib.runtime.master.Master`'s,
+    each with an :class:`Exchange` for its book and one :class:`Picks` for the run."""
+
+    def __init__(self, comm, spec, finish, sends=(), deaths=None, bell=None):
+        super().__init__(comm, spec, finish, sends=sends, deaths=deaths, bell=bell)
+        self.picks = Picks(self.code)
+
+    def book(self, it: int) -> "Exchange":
+        return Exchange(self, it)
+
+
+class Exchange(Book):
+    """The book of one iteration of the two-phase exchange: the progress reports of iteration ``it`` until the
+    code's rule says they cover every chunk, then the picks, the instructions to the picked workers and their
+    vectors, added until every chunk is. A picked worker that dies, goes silent or does not answer within
+    :data:`ANSWER_FRACTION` of the timeout is dropped and its chunks picked again. Made before the clock."""
+
+    def __init__(self, master, it: int):
+        self.master, self.it, self.code, self.picks = master, it, master.code, master.picks
+        code = self.code
+        self.picks.reset()
+        self.tracker = code.rule.tracker() if hasattr(code.rule, "tracker") else None
+        self.reports = np.zeros(code.n_messages, dtype=bool)  # the progress reported
+        self.total = np.zeros(master.width, dtype=master.dtype)  # the vectors added
+        self.covered = False  # the reports cover every chunk
+        self.answer_wait = ANSWER_FRACTION * master.spec.timeout
+        self.checks = self.drain = 0.0
+
+    def take(self, got):
+        code, picks = self.code, self.picks
+        d0 = time.perf_counter()
+        if isinstance(got, Report):
+            m = got.message
+            if not 0 <= m < code.n_messages or self.reports[m]:
+                return None
+            self.reports[m] = True
+            picks.report(m)
+            if not self.covered:
+                self.covered = bool(self.tracker.add(m) if self.tracker is not None else
+                                    code.rule.decodable(self.reports))
+            if self.covered and picks.needed():
+                self.instruct()
+            self.checks += time.perf_counter() - d0
+            return None
+        if picks.answer(int(got.header[1])) is not None:  # a picked vector: added
+            self.total += got.payload
+            if picks.complete():
+                return Collected(self.reports, self.total, d0, self.checks, self.drain)
+        return None
+
+    def idle(self, now, deadline):
+        picks = self.picks
+        if self.covered:
+            lost = ({w for w in picks.waiting() if w in self.master.skip}
+                    | set(picks.overdue(now - self.answer_wait)))
+            if lost:
+                for w in sorted(lost):
+                    picks.lose(w)
+                self.instruct()
+        if now > deadline:
+            raise IterationTimeout(self.timeout_text())
+        return None
+
+    def instruct(self) -> None:
+        """Pick a finisher for every chunk needed (:meth:`Picks.pick`; none until each has a live one) and send each
+        picked worker the chunks it adds."""
+        master, picks = self.master, self.picks
+        while True:
+            plan = picks.pick(exclude=master.skip)
+            if not plan:
+                return
+            now = time.perf_counter()
+            for w, chunks in plan.items():
+                picks.instruct(w, chunks, now)
+                master._send_to(w, np.array([float(self.it), *chunks]), P.TAG_SUM)
+            if master.bell is not None:
+                master.bell.ring(bell_mod.TO_WORKERS)
+            failed = [w for w in plan if w in master.skip]  # an MPI error while sending: dead
+            if not failed:
+                return
+            for w in failed:
+                picks.lose(w)
+
+    def hopeless(self):
+        """An error text if the workers still alive cannot cover every chunk this iteration (the chunks added
+        count), else None."""
+        code, dead = self.code, self.master.dead
+        if code.rule.decodable(self.picks.possible(dead)):
+            return None
+        return (f"iteration {self.it}: {len(dead)} workers died and code '{code.name}' tolerates "
+                f"{code.stragglers} stragglers: the chunks of the others cannot cover every chunk")
+
+    def timeout_text(self) -> str:
+        picks, code, master, it = self.picks, self.code, self.master, self.it
+        silent = "".join(f"; worker {w} silent: {why}" for w, why in sorted(master.silent.items()))
+        return (f"iteration {it}: no exact sum after {master.spec.timeout:g} s (two-phase exchange: "
+                f"{int(self.reports.sum())} of {code.n_messages} chunks reported, {len(picks.added)} of "
+                f"{code.n_parts} chunks added, vectors awaited from workers {picks.waiting()}, workers dropped "
+                f"{sorted(picks.lost)}{silent}; code '{code.name}' tolerates {code.stragglers} stragglers; the "
+                f"simulator predicts "
+                f"{'never' if not np.isfinite(master.predicted[it]) else f'{master.predicted[it]:.3g} s'} "
+                f"for this iteration's delays)")
+
+    def gradient(self, got: Collected) -> np.ndarray:
+        """Every chunk added once: the gradient."""
+        return self.total[:self.master.dim].real.copy()
+
+    def record(self) -> dict:
+        """The record's ``messages`` and ``vectors`` (full-size vectors received), ``workers`` (whose vectors were
+        added), ``amplification``, ``reports`` (progress reports received) and ``instructions`` (sent)."""
+        picks, code = self.picks, self.code
+        ids = picks.messages_used()
+        return {"messages": picks.vectors, "workers": sorted({w for w, _ in picks.summed}),
+                "amplification": decoding_amplification(code.B[ids], np.ones((1, ids.size)), code.target),
+                "vectors": picks.vectors, "reports": picks.reports, "instructions": picks.instructions}

@@ -93,6 +93,9 @@ class LastWord(enum.Enum):
 class Worker(P.Rank):
     """State of worker ``w`` (rank ``w + 1``) for one run."""
 
+    tests = 2  # tests of the control receive per look (see _receive_control)
+    end_spin = END_SPIN  # seconds before a task's end polled without sleep
+    take_in_yield = TAKE_IN_YIELD  # seconds slept right after new parameters are taken in
     two_phase = False  # the run's exchange is the two-phase one (gclib.runtime.two_phase)
     kept = None  # two-phase: [iteration, its partial gradients, its clock's start, compute seconds]
     failed_at = None  # the iteration in which the model raised (run_worker reports it)
@@ -105,10 +108,6 @@ class Worker(P.Rank):
         self.msgs = self.code.messages_of(self.w)
         self.finish = finish[:, self.w, :] * spec.time_scale  # (iterations, n_tasks) seconds
         self.slice = spec.poll * (P.BELL_SLICE_POLLS if bell is not None else SLICE_POLLS)
-        # the mechanisms a run may leave out (protocol.MECHANISMS), as the constants the loop reads
-        self.end_spin = 0.0 if "spin" in self.without else END_SPIN
-        self.take_in_yield = 0.0 if "yield" in self.without else TAKE_IN_YIELD
-        self.tests = 1 if "probe2" in self.without else 2  # tests of the control receive per look
         self.sent = 0
         self.abandoned = 0
         self.final = LastWord.AWAITED
@@ -121,8 +120,7 @@ class Worker(P.Rank):
         self.control_posted = True
         self.received_at = 0.0  # when the newest parameters were received (perf_counter seconds)
         self.recent = collections.deque(maxlen=LEAD_MEMORY)  # how long the last tasks' real work took
-        # without "lead" the work of a task starts as soon as its window does (an infinite lead)
-        self.lead = np.inf if "lead" in self.without else LEAD_START
+        self.lead = LEAD_START  # a task's work starts this long before its end (see learn_lead)
         self.decoded = -1  # the newest iteration the master said it decoded (TAG_DONE)
         self.current = IDLE  # the iteration being worked on
         self.two_phase = getattr(spec, "exchange", "messages") == "two-phase"
@@ -139,7 +137,7 @@ class Worker(P.Rank):
         Every message from the master lands in one receive posted in advance (persistent, any tag, into the
         parameters' buffer), so a wake-up costs one ``Test`` and no probe, match and copy of its own. It is
         tested twice, like the master's probes: a second ``Test`` costs little, and sees a message that the
-        first one's progress step only moved in (once in a run without ``probe2``)."""
+        first one's progress step only moved in (:attr:`tests` times in all)."""
         req, st, buf = self.control, self.control_status, self.params_buf
         newest = None
         while self.control_posted and (req.Test(st) or (self.tests > 1 and req.Test(st))):
@@ -245,9 +243,7 @@ class Worker(P.Rank):
                         compute += took
                         if self.two_phase:
                             self.kept[3] = compute
-                        self.recent.append(took)
-                        if self.lead < np.inf:
-                            self.lead = LEAD_MARGIN * max(self.recent)
+                        self.learn_lead(took)
                         new = self._wait_until(t0 + finish[j], spin=self.end_spin)
             if new is not None or self.decoded >= it:  # newer parameters, or decoded: abandon this iteration
                 return self._abandon(done, j, finish, reported, new)
@@ -265,6 +261,12 @@ class Worker(P.Rank):
             self._reap()
         self._isend(done, 0, P.TAG_TASKS)  # every task done: the worker is idle until newer parameters arrive
         return None
+
+    def learn_lead(self, took: float) -> None:
+        """A task's real work took ``took`` seconds: the lead becomes :data:`LEAD_MARGIN` times the longest of the
+        last :data:`LEAD_MEMORY`."""
+        self.recent.append(took)
+        self.lead = LEAD_MARGIN * max(self.recent)
 
     def _abandon(self, done, j, finish, reported, new):
         """Stop working on the iteration before its task ``j``: report it, unless the report went out already;
