@@ -364,65 +364,84 @@ def write_measured(path, res, quiet=False) -> str | None:
     return None
 
 
+def _spec_of(a):
+    """The namespace, the spec and the saved state (``None`` for a new run) of command line ``a``."""
+    if a.resume is None:
+        options.reject_unused(delays_args(a))
+        return a, spec_from_args(a), None
+    a, doc = resumed_args(a)
+    try:
+        return a, spec_from_args(a), doc
+    except ValueError:  # a check named the parameter
+        raise
+    except (TypeError, AttributeError, KeyError, IndexError) as e:  # values of the file no option would take
+        raise ValueError(f"resume: {str(a.resume)!r} is not a usable state file: its parameters do not make a "
+                         f"run ({type(e).__name__})") from None
+
+
+def _say_resuming(a, spec, doc) -> None:
+    """The line a resumed run opens with: where it continues, and the kills that are not injected again."""
+    from gclib.runtime.resume import kills_left
+
+    left = kills_left(spec.kill, doc["next_iteration"])
+    dropped = ",".join(f"{w}:{it}" for w, it in sorted(spec.kill.items()) if w not in left)
+    print(f"resuming {a.resume} at iteration {doc['next_iteration']} of {spec.iterations}"
+          + (f" (the kills due by then are not injected again: --kill {dropped})" if dropped else ""),
+          flush=True)
+
+
+def _failed(a, e) -> int:
+    """Report a run that stopped (``RuntimeFailure`` ``e``) with what it kept; the exit code."""
+    res = e.result
+    unwritten = write_measured(a.measure, res, quiet=a.json) if a.measure and res is not None else None
+    if a.json and res is not None:
+        print(json.dumps(res.to_dict()))
+    state = res.spec.get("state_file") if res is not None else None
+    diverged = res is not None and res.status == "diverged"  # nothing to continue: the parameters are not finite
+    hint = f"; continue with: gclib run --resume {state}" if state and not diverged else ""
+    interrupted = res is not None and res.status == "interrupted"
+    # an interruption reads as every command's Ctrl-C ("gclib: interrupted"), with what was kept
+    head = "gclib: " if interrupted else "gclib: error: "
+    print(f"{head}{e}{hint}" + (f"; {unwritten}" if unwritten else ""), file=sys.stderr)
+    return options.EXIT_INTERRUPTED if interrupted else options.EXIT_FAIL
+
+
+def _summary_line(s: dict, shown) -> str:
+    """The line that ends a finished run (``s``: its ``RunResult.summary()``): times, overheads, final loss and
+    metrics."""
+    return (f"{s['label']}: {s['iterations']} iterations, total {s['total_time']:.3f} s measured, "
+            f"{s['total_predicted']:.3f} s predicted ({100 * s['relative_error']:+.1f}%); mean overhead "
+            f"{1e3 * s['mean_overhead']:.2f} ms/iteration (broadcast {1e3 * s['mean_bcast']:.2f}, decode "
+            f"{1e3 * s['mean_decode']:.2f}, drain {1e3 * s['mean_drain']:.3f}, rest "
+            f"{1e3 * s['mean_rest']:.2f}, below 0 where a part overlaps the workers' computing); final loss "
+            f"{_number(s['final_loss'], '.6f')}"
+            + (f", test AUC {s['final_auc']:.4f}" if s.get("final_auc") is not None else "")
+            + "".join(f", {k} {v:.4f}" for k, v in (s.get("final_metrics") or {}).items()
+                      if k in shown and isinstance(v, float)))
+
+
 def run(a) -> int:
     from gclib.runtime.launcher import launch
     from gclib.runtime.result import RuntimeFailure
 
-    doc = None
-    if a.resume is not None:
-        a, doc = resumed_args(a)
-        try:
-            spec = spec_from_args(a)
-        except ValueError:  # a check named the parameter
-            raise
-        except (TypeError, AttributeError, KeyError, IndexError) as e:  # values of the file no option would take
-            raise ValueError(f"resume: {str(a.resume)!r} is not a usable state file: its parameters do not make a "
-                             f"run ({type(e).__name__})") from None
-    else:
-        options.reject_unused(delays_args(a))
-        spec = spec_from_args(a)
+    a, spec, doc = _spec_of(a)
     shown = _own_metrics(spec)
     progress = None if a.json else (lambda r: print(_line(r, shown), flush=True))
     if doc is not None and not a.json:
-        from gclib.runtime.resume import kills_left
-
-        left = kills_left(spec.kill, doc["next_iteration"])
-        dropped = ",".join(f"{w}:{it}" for w, it in sorted(spec.kill.items()) if w not in left)
-        print(f"resuming {a.resume} at iteration {doc['next_iteration']} of {spec.iterations}"
-              + (f" (the kills due by then are not injected again: --kill {dropped})" if dropped else ""),
-              flush=True)
+        _say_resuming(a, spec, doc)
     try:
         res = launch(spec, hosts=a.hosts, job_timeout=a.job_timeout, startup_timeout=a.startup_timeout,
                      state_file=a.state, run_dir=a.run_dir,
                      progress=progress, resume=doc, args=run_args(a), mpiexec=a.mpiexec, launcher=a.launcher,
                      mpiexec_args=a.mpiexec_args)
     except RuntimeFailure as e:
-        res = e.result
-        unwritten = write_measured(a.measure, res, quiet=a.json) if a.measure and res is not None else None
-        if a.json and res is not None:
-            print(json.dumps(res.to_dict()))
-        state = res.spec.get("state_file") if res is not None else None
-        diverged = res is not None and res.status == "diverged"  # nothing to continue: the parameters are not finite
-        hint = f"; continue with: gclib run --resume {state}" if state and not diverged else ""
-        interrupted = res is not None and res.status == "interrupted"
-        # an interruption reads as every command's Ctrl-C ("gclib: interrupted"), with what was kept
-        head = "gclib: " if interrupted else "gclib: error: "
-        print(f"{head}{e}{hint}" + (f"; {unwritten}" if unwritten else ""), file=sys.stderr)
-        return options.EXIT_INTERRUPTED if interrupted else options.EXIT_FAIL
+        return _failed(a, e)
     unwritten = write_measured(a.measure, res, quiet=a.json) if a.measure else None
-    s = res.summary()
     if a.json:
         print(json.dumps(res.to_dict()))
     else:
-        print(f"{s['label']}: {s['iterations']} iterations, total {s['total_time']:.3f} s measured, "
-              f"{s['total_predicted']:.3f} s predicted ({100 * s['relative_error']:+.1f}%); mean overhead "
-              f"{1e3 * s['mean_overhead']:.2f} ms/iteration (broadcast {1e3 * s['mean_bcast']:.2f}, decode "
-              f"{1e3 * s['mean_decode']:.2f}, drain {1e3 * s['mean_drain']:.3f}, rest "
-              f"{1e3 * s['mean_rest']:.2f}, below 0 where a part overlaps the workers' computing); final loss "
-              f"{_number(s['final_loss'], '.6f')}"
-              + (f", test AUC {s['final_auc']:.4f}" if s.get("final_auc") is not None else "")
-              + "".join(f", {k} {v:.4f}" for k, v in (s.get("final_metrics") or {}).items()
-                        if k in shown and isinstance(v, float)))
+        s = res.summary()
+        print(_summary_line(s, shown))
         if s["dead_workers"] or res.restarts:
             print(f"note: {res.error}")
     for w in res.warnings():
