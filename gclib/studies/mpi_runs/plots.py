@@ -58,6 +58,7 @@ def measured_vs_simulated(data: pd.DataFrame, band: float = 0.10):
     res.set_xscale("log")
     res.set_xlabel("simulated iteration time (s)")
     res.set_ylabel("measured / simulated - 1")
+    res.yaxis.set_major_locator(ticker.MaxNLocator(steps=[1, 2, 5, 10]))  # whole percents: no 2.5% shown as 3%
     res.yaxis.set_major_formatter(ticker.PercentFormatter(1.0, decimals=0))
     res.legend(loc="upper right")
     return fig
