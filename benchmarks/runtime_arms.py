@@ -23,7 +23,7 @@ import numpy as np
 from gclib.runtime.decoding import Collect
 from gclib.runtime.hosts import find_mpiexec
 from gclib.runtime.master import Master
-from gclib.runtime.processes import job_processes, rank_processes
+from gclib.runtime.processes import job_commands, rank_processes
 from gclib.runtime.spec import RunSpec
 from gclib.runtime.worker import Worker
 
@@ -173,13 +173,8 @@ def rank_pids(run_dir) -> dict:
     (:func:`gclib.runtime.processes.rank_processes`) or started by ``mpiexec`` itself (their rank is in their
     environment)."""
     out = rank_processes(run_dir)
-    for pid in job_processes(run_dir):
+    for pid, cmd in job_commands(run_dir).items():
         if pid in out.values():
-            continue
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as fh:
-                cmd = fh.read().split(b"\0")
-        except OSError:
             continue
         if not any(c.endswith(b"guard.py") for c in cmd):  # a rank started without a guard
             rank = environ_rank(pid)

@@ -9,11 +9,21 @@ from pathlib import Path
 from gclib.runtime.guard import RANK
 
 
-def job_processes(run_dir) -> list:
-    """Process ids on this host of the ranks (and guards) of the job whose run directory is ``run_dir`` (its
-    name in their command lines; Linux ``/proc``; empty elsewhere)."""
+def command_line(pid) -> list | None:
+    """The command line of process ``pid`` as its arguments (bytes; Linux ``/proc``), or ``None`` when it cannot
+    be read (the process is gone, or this is not Linux)."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            return fh.read().split(b"\0")
+    except OSError:
+        return None
+
+
+def job_commands(run_dir) -> dict:
+    """``{pid: command line}`` (:func:`command_line`) on this host of the ranks (and guards) of the job whose run
+    directory is ``run_dir`` (its name in their command lines; Linux ``/proc``; empty elsewhere)."""
     needle = os.fsencode(str(Path(run_dir).absolute()))
-    out = []
+    out = {}
     try:
         entries = os.listdir("/proc")
     except OSError:
@@ -21,28 +31,42 @@ def job_processes(run_dir) -> list:
     for e in entries:
         if not e.isdigit() or int(e) == os.getpid():
             continue
-        try:
-            with open(f"/proc/{e}/cmdline", "rb") as fh:
-                cmd = fh.read().split(b"\0")
-        except OSError:
-            continue
-        if needle in cmd and any(c.endswith((b"gclib.runtime.mpi_main", b"guard.py")) for c in cmd):
-            out.append(int(e))
+        cmd = command_line(e)
+        if cmd and needle in cmd and any(c.endswith((b"gclib.runtime.mpi_main", b"guard.py")) for c in cmd):
+            out[int(e)] = cmd
     return out
+
+
+def job_processes(run_dir) -> list:
+    """Process ids on this host of the ranks (and guards) of the job whose run directory is ``run_dir`` (see
+    :func:`job_commands`)."""
+    return list(job_commands(run_dir))
 
 
 def rank_processes(run_dir) -> dict:
     """``{rank: pid}`` of the rank processes of a running job on this host (the children of the guards,
     ``... mpi_main RUN_DIR --rank R``; worker ``R - 1``); for tests and for users who want to kill one."""
     out = {}
-    for pid in job_processes(run_dir):
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as fh:
-                cmd = [c.decode() for c in fh.read().split(b"\0")]
-        except OSError:
-            continue
+    for pid, cmd in job_commands(run_dir).items():
+        cmd = [c.decode() for c in cmd]
         if RANK in cmd:
             out[int(cmd[cmd.index(RANK) + 1])] = pid
+    return out
+
+
+def open_files(pid) -> list:
+    """The paths process ``pid`` holds open on this host (Linux ``/proc/PID/fd``; empty when they cannot be
+    read)."""
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return []
+    out = []
+    for fd in fds:
+        try:
+            out.append(os.readlink(f"/proc/{pid}/fd/{fd}"))
+        except OSError:
+            continue
     return out
 
 
@@ -80,20 +104,7 @@ def hydra_files(pid: int) -> set:
     """The topology files (:data:`HYDRA_TOPOLOGY`) that the processes descended from ``pid`` (an ``mpiexec``: its
     proxies, which start sessions of their own, and its ranks) hold open on this host (Linux ``/proc``; empty
     elsewhere): the files of this job, told apart from other jobs' by who holds them."""
-    out = set()
-    for child in descendants(pid):
-        try:
-            fds = os.listdir(f"/proc/{child}/fd")
-        except OSError:
-            continue
-        for fd in fds:
-            try:
-                target = os.readlink(f"/proc/{child}/fd/{fd}")
-            except OSError:
-                continue
-            if target.startswith(HYDRA_TOPOLOGY):
-                out.add(target)
-    return out
+    return {f for child in descendants(pid) for f in open_files(child) if f.startswith(HYDRA_TOPOLOGY)}
 
 
 def remove_files(paths) -> None:
