@@ -38,7 +38,7 @@ class RunSpec:
             where the master's bell reaches it, see :mod:`gclib.runtime.bell`).
         stop_timeout: seconds the master waits for every worker's goodbye at the end (longer: a dead worker).
         kill: ``{worker: iteration}``: fault injection, the worker's process exits abruptly when it receives
-            that iteration's parameters.
+            that iteration's parameters, or those of a later one (a late worker may skip the iteration).
         theta0: initial parameters ``(dim,)`` (by default the model's ``initial()``: zeros for a ``Problem``).
         label: free-form name of the run (scheme name by default).
         wait_all: the master waits in every iteration for every message of every worker still alive (a
