@@ -26,8 +26,10 @@ $(VENV)/.installed: pyproject.toml requirements.lock
 
 setup: $(VENV)/.installed
 
+# Two notebooks at a time on two cores; those that start MPI jobs run alone (notebooks/profiles.toml's [alone]).
+JOBS ?= 2
 reproduce: setup
-	$(PY) -m gclib reproduce --profile $(PROFILE) --figures-dir $(FIGURES)
+	$(PY) -m gclib reproduce --profile $(PROFILE) --figures-dir $(FIGURES) --jobs $(JOBS)
 
 # Two pytest-xdist workers; the MPI tests stay together on one of them, one job at a time (tests/conftest.py), and
 # the session ends with one line saying where its time went (python tools/durations.py keeps a full run's).

@@ -41,6 +41,9 @@ nb_render_markdown_format = "myst"
 
 # a package's page documents what its modules define, not the names a package re-exports (``__all__``)
 autodoc_default_options = {"member-order": "bysource", "ignore-module-all": True}
+# The contents of an API page list its modules, not each function and class: every page of the site (the source
+# pages too) carries the navigation tree, and with an entry per object that tree was the largest part of the build.
+toc_object_entries = False
 napoleon_google_docstring = True  # the docstrings' "Args:", "Returns:" and "Attributes:" sections
 napoleon_numpy_docstring = False
 autodoc_mock_imports = ["mpi4py", "jax"]  # MPI: imported inside functions only, never for the docs; JAX: no extra

@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import datetime as _dt
+import functools
 import hashlib
 import json
 import os
@@ -33,7 +34,7 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 
-from gclib import checks, files
+from gclib import checks, files, notebook_schedule
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
@@ -77,9 +78,7 @@ def check_figures_dir(profile: str, figures_dir) -> Path:
     return d
 
 
-def load_profiles(path: Path | None = None) -> dict:
-    """``{profile: {notebook_stem: {param: value}}}``; raises ValueError naming a malformed file."""
-    path = PROFILES if path is None else path
+def _read_profiles_file(path: Path) -> dict:
     try:
         with open(path, "rb") as fh:
             data = tomllib.load(fh)
@@ -87,6 +86,14 @@ def load_profiles(path: Path | None = None) -> dict:
         raise ValueError(f"profiles file {path} not found") from None
     except tomllib.TOMLDecodeError as e:
         raise ValueError(f"profiles file {path} is malformed: {e}") from None
+    return data
+
+
+def load_profiles(path: Path | None = None) -> dict:
+    """``{profile: {notebook_stem: {param: value}}}`` (the ``[alone]`` table of
+    :mod:`gclib.notebook_schedule` left out); raises ValueError naming a malformed file."""
+    path = PROFILES if path is None else path
+    data = {k: v for k, v in _read_profiles_file(path).items() if k != notebook_schedule.ALONE}
     for prof, table in data.items():
         if not isinstance(table, dict) or any(not isinstance(v, dict) for v in table.values()):
             raise ValueError(f"profiles file {path}: [{prof}] must hold one table per notebook")
@@ -162,6 +169,12 @@ def _kernel_manager_class():
             kw.setdefault("ip", os.path.join(tempfile.gettempdir(), f"gclib-kernel-{uuid.uuid4().hex[:16]}-ipc"))
             super().__init__(**kw)
 
+        async def _async_interrupt_kernel(self):
+            # papermill shuts a kernel down after its last cell, and jupyter_client interrupts it first: nothing
+            # runs then, and the signal, landing in a message handler, would log "KeyboardInterrupt caught"
+            if not self.shutting_down:
+                await super()._async_interrupt_kernel()
+
     return IPCKernelManager
 
 
@@ -198,7 +211,7 @@ def run_notebook(path: Path, profile: str = "full", out_dir: Path | None = None,
     except Exception as e:  # kernel died, notebook unreadable, ...
         r = RunResult(path.stem, False, time.perf_counter() - t0, params, f"{type(e).__name__}: {_one_line(e)}",
                       str(out), **meta)
-    r.figures = _written(fig_dir, before)
+    r.figures = _written(fig_dir, before, prefix=f"{path.stem[:2]}_")
     return r
 
 
@@ -237,10 +250,12 @@ def sha256(path: Path) -> str:
     return "sha256:" + h.hexdigest()
 
 
-def _written(d: Path, before: dict) -> dict:
-    """Files under ``d`` created or rewritten since ``before`` (a :func:`_snapshot`), with their hashes."""
+def _written(d: Path, before: dict, prefix: str = "") -> dict:
+    """Files under ``d`` created or rewritten since ``before`` (a :func:`_snapshot`) whose names start with
+    ``prefix`` (a notebook's number: another notebook may be writing beside it), with their hashes."""
     after = _snapshot(d)
-    return {name: sha256(d / name) for name, st in sorted(after.items()) if before.get(name) != st}
+    return {name: sha256(d / name) for name, st in sorted(after.items())
+            if before.get(name) != st and name.startswith(prefix)}
 
 
 def _literal(src: str):
@@ -321,7 +336,7 @@ def manifest_entry(r: RunResult, profile: str, env: dict) -> dict:
         "seed": (r.effective or r.parameters).get("seed"), "source": r.source, "executed": r.output,
         "figures": r.figures, "git_commit": env["git"]["commit"], "git_dirty": env["git"]["dirty"],
         "gclib_version": env["packages"].get("gclib"), "python": env["python"], "platform": env["platform"],
-        "packages": env["packages"],
+        "packages": env["packages"], "run": env.get("run", {}),
     }
 
 
@@ -435,16 +450,15 @@ def _manifest_paths(executed, figures_dir, near: Path | None) -> list[Path]:
 
 
 def duration_text(manifest: Path = FIGURES / MANIFEST) -> str:
-    """How long the run recorded in ``manifest`` took, in one sentence rendered from it (the README says this, so
-    that its timings stay those of the last full run): the total, the longest notebook, and the machine's
-    platform."""
+    """How long the run recorded in ``manifest`` took on the clock, and its longest notebook, in one sentence (the
+    README's, rendered from the committed manifest so that it stays that of the last full run)."""
     m = checked_manifest(manifest)
     nbs = m["notebooks"]
-    total = sum(float(v.get("duration_s", 0.0)) for v in nbs.values())
+    total, jobs = notebook_schedule.wall_seconds(nbs)
     longest = max(nbs, key=lambda k: float(nbs[k].get("duration_s", 0.0)))
-    minutes = max(1, round(total / 60))
-    return (f"The last `{m['profile']}` run took {minutes} minute{'s' if minutes != 1 else ''} for its {len(nbs)} "
-            f"notebooks (the longest, `{longest}`, {nbs[longest]['duration_s']:.0f} s; recorded in "
+    at_once = f", {jobs} at a time," if jobs > 1 else ""
+    return (f"The last `{m['profile']}` run took {int(total // 60)} min {int(total % 60):02d} s for its {len(nbs)} "
+            f"notebooks{at_once} (the longest, `{longest}`, {nbs[longest]['duration_s']:.0f} s; recorded in "
             f"`{manifest.parent.name}/{manifest.name}`).")
 
 
@@ -500,12 +514,14 @@ def trace(figure, executed=EXECUTED, figures_dir=None) -> list[dict]:
     return sorted(out, key=lambda r: str(r["started"] or ""), reverse=True)
 
 
-def main(profile: str = "full", only=None, figures_dir=None, out_dir=None, notebooks_dir=None) -> int:
-    """Run the suite; print a line per notebook and a summary; return 0 when every notebook passed. On a
-    terminal, a bar on stderr counts the cells of the notebook that runs.
+def main(profile: str = "full", only=None, figures_dir=None, out_dir=None, notebooks_dir=None,
+         jobs: int = 1) -> int:
+    """Run the suite; print a line per notebook and a summary; return 0 when every notebook passed. With one job,
+    on a terminal, a bar on stderr counts the cells of the notebook that runs.
 
     ``notebooks_dir`` (default ``notebooks/``) holds the notebooks and their ``profiles.toml``. The manifest
-    (``manifest.json`` beside the executed notebooks) is updated after every notebook.
+    (``manifest.json`` beside the executed notebooks) is updated after every notebook. ``jobs`` notebooks run at
+    a time, but those that start MPI jobs run alone and the index runs last (:mod:`gclib.notebook_schedule`).
     """
     if notebooks_dir is None and not in_clone():
         print(f"gclib: error: gclib reproduce runs the notebooks of a checkout of the repository, and this gclib "
@@ -513,43 +529,41 @@ def main(profile: str = "full", only=None, figures_dir=None, out_dir=None, noteb
               f"reproduce` in the clone", file=sys.stderr)
         return 2
     try:
-        # the folders are checked before any notebook runs (a '' is refused, not read as "the default")
-        figures_dir = None if figures_dir is None else checks.output_dir("figures_dir", figures_dir).resolve()
-        out_dir = None if out_dir is None else checks.output_dir("out_dir", out_dir).resolve()
-        profiles_file = Path(notebooks_dir) / "profiles.toml" if notebooks_dir else PROFILES
-        profiles = load_profiles(profiles_file)
-        paths = notebook_paths(only, notebooks_dir)
-        _check_profile(profiles, profile)
-        # a misspelt table would silently leave its notebook on the defaults of its parameters cell
-        stray = sorted(set(profiles[profile]) - {p.stem for p in notebook_paths(None, notebooks_dir)})
-        if stray:
-            raise ValueError(f"profiles file {profiles_file}: [{profile}] names notebooks that do not exist: {stray}")
-        figures_dir = check_figures_dir(profile, figures_dir)
-        checks.output_dir("figures_dir", figures_dir)
-        checks.output_dir("out_dir", out_dir or EXECUTED / profile)
+        figures_dir, out_dir, profiles, paths, alone = _arguments(profile, only, figures_dir, out_dir,
+                                                                  notebooks_dir, jobs)
     except ValueError as e:
         print(f"gclib: error: {e}", file=sys.stderr)
         return 2
     import papermill  # noqa: F401  (a missing one is the command's one line of error, before any other line)
 
-    print(f"reproduce: {plural(len(paths), 'notebook')}, profile '{profile}'", flush=True)
-    results = []
-    t0 = time.perf_counter()
-    env = environment()
     exec_dir = Path(out_dir or EXECUTED / profile)
-    live = sys.stderr.isatty()  # a terminal: a bar counts each notebook's cells, then its line is printed
-    for p in paths:
-        if not live:
-            print(f"  {p.stem:32s} ", end="", flush=True)
-        r = run_notebook(p, profile, out_dir=out_dir, figures_dir=figures_dir, profiles=profiles, progress=live)
-        if live:
-            print(f"  {p.stem:32s} ", end="", flush=True)
+    solo = [p.stem for p in paths if p.stem in alone.get(profile, set())]
+    print(f"reproduce: {plural(len(paths), 'notebook')}, profile '{profile}'"
+          + (f", {jobs} at a time ({', '.join(solo) or 'none'} alone, the index last)" if jobs > 1 else ""),
+          flush=True)
+    results, announced = [], []  # announced: the notebook whose name starts the line being printed, if any
+    t0 = time.perf_counter()
+    env = dict(environment(), run={"started": _utcnow(), "jobs": jobs})  # each entry says which run made it
+
+    def done(r: RunResult) -> None:
         results.append(r)
         write_manifest(exec_dir, profile, [r], env, figures_dir)
         if profile == FULL and _is_committed_figures(figures_dir):  # the record committed with the figures
             write_manifest(figures_dir, profile, [r], env, figures_dir, relative_to=ROOT)
-        status = "ok" if r.ok else "FAILED"
-        print(f"{status:6s} {r.seconds:7.1f} s" + ("" if r.ok else f"  {r.error}"), flush=True)
+        print(("" if r.notebook in announced else f"  {r.notebook:32s} ") + _status(r), flush=True)
+        announced.clear()
+
+    def starting(p: Path) -> None:  # a notebook run here: on a terminal a bar counts its cells, else its name
+        if not live:
+            print(f"  {p.stem:32s} ", end="", flush=True)
+            announced.append(p.stem)
+
+    live = jobs == 1 and sys.stderr.isatty()
+    run_one = functools.partial(run_notebook, profile=profile, out_dir=out_dir, figures_dir=figures_dir,
+                                profiles=profiles, progress=live)
+    stages = ([notebook_schedule.Stage((p,), False) for p in paths] if jobs == 1 else notebook_schedule.plan(
+        paths, alone.get(profile, set()), notebook_schedule.durations(read_manifest(exec_dir), profile)))
+    notebook_schedule.run(stages, jobs, run_one, done, starting)
     failed = [r for r in results if not r.ok]
     total = time.perf_counter() - t0
     print(f"reproduce: {len(results) - len(failed)} passed, {len(failed)} failed in {total:.1f} s; "
@@ -559,5 +573,27 @@ def main(profile: str = "full", only=None, figures_dir=None, out_dir=None, noteb
     return 1 if failed else 0
 
 
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main(*(sys.argv[1:2] or ["full"])))
+def _arguments(profile, only, figures_dir, out_dir, notebooks_dir, jobs):
+    """``main``'s arguments checked before any notebook runs (ValueError): the folders (a '' is refused, not read
+    as "the default"), the profiles file and its ``[alone]`` table, the notebooks and the jobs."""
+    figures_dir = None if figures_dir is None else checks.output_dir("figures_dir", figures_dir).resolve()
+    out_dir = None if out_dir is None else checks.output_dir("out_dir", out_dir).resolve()
+    profiles_file = Path(notebooks_dir) / "profiles.toml" if notebooks_dir else PROFILES
+    profiles = load_profiles(profiles_file)
+    paths = notebook_paths(only, notebooks_dir)
+    _check_profile(profiles, profile)
+    checks.integer("jobs", jobs, low=1)
+    stems = {p.stem for p in notebook_paths(None, notebooks_dir)}
+    alone = notebook_schedule.alone_table(_read_profiles_file(profiles_file), profiles_file, profiles, stems)
+    # a misspelt table would silently leave its notebook on the defaults of its parameters cell
+    stray = sorted(set(profiles[profile]) - stems)
+    if stray:
+        raise ValueError(f"profiles file {profiles_file}: [{profile}] names notebooks that do not exist: {stray}")
+    figures_dir = check_figures_dir(profile, figures_dir)
+    checks.output_dir("figures_dir", figures_dir)
+    checks.output_dir("out_dir", out_dir or EXECUTED / profile)
+    return figures_dir, out_dir, profiles, paths, alone
+
+
+def _status(r: RunResult) -> str:
+    return f"{'ok' if r.ok else 'FAILED':6s} {r.seconds:7.1f} s" + ("" if r.ok else f"  {r.error}")

@@ -66,8 +66,10 @@ MPI_FILES = ("test_runtime.py", "test_runtime_faults.py", "test_multihost.py", "
              "test_cli_examples.py", "test_hostile_inputs.py", "test_runtime_models.py", "test_your_model_guide.py")
 #: Notebooks whose quick profile runs MPI jobs: with the MPI tests.
 MPI_NOTEBOOKS = ("07_mpi_runs", "09_advise", "15_your_model")
-#: Files whose tests share a session fixture (one run of a notebook, one build of the site): each on one worker.
-SHARED = {"test_notebooks.py": "notebooks", "test_reproducible.py": "notebooks", "test_docs.py": "docs site"}
+#: Files whose tests share a session fixture (one run of a notebook, one build of the site, one JupyterLab): each
+#: group on one worker, so that the fixture is made once.
+SHARED = {"test_notebooks.py": "notebooks", "test_reproducible.py": "notebooks", "test_docs.py": "docs site",
+          "test_browser.py": "docs site"}
 
 
 def scope_of(nodeid: str) -> str:

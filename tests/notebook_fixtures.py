@@ -30,7 +30,7 @@ x = np.arange(n)
 df = pd.DataFrame({"x": x, "y": scale * rng.exponential(size=n), "z": rng.normal(size=n) / 3})
 fig, ax = plt.subplots(figsize=(3, 2))
 ax.plot(df.x, df.y)
-save(fig, df, "fixture_{stem}", figures_dir)
+save(fig, df, f"{stem}_fixture", figures_dir)
 plt.show()'''
 
 
@@ -54,7 +54,7 @@ def write_notebook(path: Path, cells: list[tuple[str, str]]) -> Path:
 
 
 def good_notebook(path: Path) -> Path:
-    """A seeded notebook that validates its parameters and saves one figure ``fixture_<stem>`` (PNG + CSV)."""
+    """A seeded notebook that validates its parameters and saves one figure ``<stem>_fixture`` (PNG + CSV)."""
     return write_notebook(path, [("markdown", "# fixture"), ("parameters", PARAMETERS), ("code", VALIDATE),
                                  ("code", BODY.replace("{stem}", path.stem))])
 

@@ -59,7 +59,7 @@ def test_manifest_records_each_notebook(suite_run):
 def test_manifest_traces_figures_by_hash(suite_run):
     _, man, tmp = suite_run
     figs = man["notebooks"]["01_good"]["figures"]
-    assert set(figs) == {"fixture_01_good.csv", "fixture_01_good.png"}
+    assert set(figs) == {"01_good_fixture.csv", "01_good_fixture.png"}
     for name, digest in figs.items():
         assert digest == rp.sha256(tmp / "figures" / name)
     assert man["notebooks"]["02_bad"]["figures"] == {}
@@ -146,3 +146,11 @@ def test_package_versions_cover_pyproject_dependencies():
     for name in ("numpy", "scipy", "sympy", "pandas", "matplotlib", "papermill"):
         assert v[name] == metadata.version(name)
     assert "gclib" in v
+
+
+def test_written_keeps_the_files_of_the_notebooks_number_only(tmp_path):
+    """Two notebooks run side by side write into one folder: each records only the files named by its number."""
+    before = rp._snapshot(tmp_path)
+    for name in ("01_mine.png", "01_mine.csv", "02_neighbour.png"):
+        (tmp_path / name).write_text(name)
+    assert sorted(rp._written(tmp_path, before, prefix="01_")) == ["01_mine.csv", "01_mine.png"]

@@ -49,7 +49,7 @@ def test_fixture_notebook_csvs_are_byte_identical(tmp_path):
     nb = good_notebook(tmp_path / "nb" / "01_fixture.ipynb")
     a, b = twice(nb, tmp_path, profiles={"quick": {"01_fixture": {"n": 25}}})
     assert_identical(a, b, nb.stem)
-    assert a["fixture_01_fixture.csv"].count(b"\n") == 26  # header + n rows: the profile's n was used
+    assert a["01_fixture_fixture.csv"].count(b"\n") == 26  # header + n rows: the profile's n was used
 
 
 @pytest.mark.notebooks

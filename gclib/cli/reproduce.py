@@ -32,13 +32,16 @@ def add_parser(sub):
                    help="where figures go (default figures/ for the full profile, build/figures/PROFILE for another)")
     p.add_argument("--out-dir", type=checks.option(checks.output_dir), default=None, metavar="DIR",
                    help="where executed notebooks and manifest.json go (default build/executed/PROFILE)")
+    p.add_argument("--jobs", type=checks.option(checks.integer, low=1), default=1, metavar="N",
+                   help="notebooks run at a time (make reproduce: 2); those that start MPI jobs run alone, named "
+                        "per profile in profiles.toml's [alone] table, and the index runs last (default 1)")
     p.set_defaults(fn=run)
 
 
 def run(a) -> int:
     from gclib.reproduce import main
 
-    return main(profile=a.profile, only=a.only, figures_dir=a.figures_dir, out_dir=a.out_dir)
+    return main(profile=a.profile, only=a.only, figures_dir=a.figures_dir, out_dir=a.out_dir, jobs=a.jobs)
 
 
 def _notebooks_text(indent: int = 2) -> str:
