@@ -27,7 +27,7 @@ The ``paper`` rows of a notebook are its *reproduction table* (:func:`reproducti
 paper, the paper's setting and number, ours in that setting, and the verdict. A notebook shows it first
 (:class:`ReproductionView`, filled in when the claims are judged at its end).
 
-The per-paper modules (:mod:`.tandon`, ...) turn a notebook's result tables into such a table; this module holds
+The claims modules (``gclib.studies.*.claims``) turn a notebook's result tables into such a table; this module holds
 what they share: :class:`gclib.stats.Estimate` (a number with its interval; the intervals themselves are made in
 :mod:`gclib.stats`), the verdict rules (:func:`less`, :func:`at_most`, :func:`within`, :func:`majority`, :func:`exact`, :func:`all_hold`),
 :func:`ids`, :func:`row` and :func:`table`, and the renderings (:func:`markdown`, :func:`show`, :func:`counts`,

@@ -120,7 +120,7 @@ class Scheme:
 
     @property
     def constructor_name(self) -> str:
-        """The constructor's dotted name, e.g. ``gclib.codes.tandon.crc``."""
+        """The constructor's dotted name, e.g. ``gclib.codes.repetition.crc``."""
         return f"{self.constructor.__module__}.{self.constructor.__qualname__}"
 
     def build(self, **kw) -> GradientCode:

@@ -10,7 +10,7 @@ from gclib.codes import COND_WARN, IllConditionedWarning, polynomial_code, rs
 from gclib.codes.conditioning import decoding_amplification
 from gclib.codes.polynomial import (golden_stride, leading_coefficient_weights, point_permutation,
                                     rational_points)
-from gclib.codes.tandon import cyclic_support
+from gclib.codes.repetition import cyclic_support
 from gclib.symbolic import check_rule, verify
 
 from code_helpers import roundtrip

@@ -69,7 +69,7 @@ def test_every_parameter_has_one_row_with_its_check():
 def test_list_json_names_each_constructor_and_argument(capsys):
     assert main(["list", "--json"]) == 0
     data = {s["name"]: s for s in json.loads(capsys.readouterr().out)["schemes"]}
-    assert data["crc"]["constructor"] == "gclib.codes.tandon.crc"
+    assert data["crc"]["constructor"] == "gclib.codes.repetition.crc"
     assert data["crc"]["parameters"]["stragglers"]["argument"] == "s"
     assert data["gc-mmc-correlated"]["parameters"]["order"]["argument"] == "m"
     for name, s in data.items():

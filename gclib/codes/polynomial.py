@@ -37,7 +37,7 @@ import numpy as np
 from gclib import checks
 from gclib.codes.base import Decoder, DecodingError, GradientCode, check_ns, load_sympy, reserve_code
 from gclib.codes.rules import threshold
-from gclib.codes.tandon import cyclic_support
+from gclib.codes.repetition import cyclic_support
 
 POINTS = ("chebyshev", "equispaced", "roots-of-unity")
 ASSIGN = ("spread", "natural")

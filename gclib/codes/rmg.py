@@ -45,7 +45,7 @@ import numpy as np
 from gclib import checks
 from gclib.codes.base import DecodingError, Decoder, GradientCode, reserve_code
 from gclib.codes.rules import ThresholdRule
-from gclib.codes.tandon import cyclic_support
+from gclib.codes.repetition import cyclic_support
 
 #: The orderings :func:`rmg` knows.
 ORDERINGS = ("optimal", "cyclic", "random")

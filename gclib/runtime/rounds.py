@@ -30,7 +30,7 @@ is ``worker * tasks + task`` (``-1 - worker`` for a worker with no task in the r
 stop, goodbye, death notices, frozen workers) is the runtime's (:mod:`gclib.runtime.protocol`).
 
 Data: no coding, GC and SR-SGC split the data in ``n`` parts and use a GC(``s``) code of gclib (cyclic repetition,
-:func:`gclib.codes.tandon.crc`; ``s`` is SR-SGC's ``ceil(B lambd / (W - 1 + B))``); M-SGC splits a job's data in
+:func:`gclib.codes.repetition.crc`; ``s`` is SR-SGC's ``ceil(B lambd / (W - 1 + B))``); M-SGC splits a job's data in
 ``n (W - 1)`` uncoded pieces of ``lambd + 1`` parts each (worker ``i``'s piece ``k``) and ``B`` groups of ``n``
 parts coded by a GC(``lambd``) code, so that a piece and a coded task of a group are the same work.
 """

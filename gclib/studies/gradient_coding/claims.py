@@ -30,7 +30,7 @@ import pandas as pd
 from gclib.claims import (
     CHECK, EXTENSION, FAILS, HOLDS, INCONCLUSIVE, PAPER, Claim, Estimate, all_hold, any_holds, beyond, exact, greater,
     ids, less, table, untestable)
-from gclib.codes.tandon import ignore_stragglers
+from gclib.codes.repetition import ignore_stragglers
 from gclib.simulate import argmin_set, closed_form_z
 from gclib.stats import Z95
 
