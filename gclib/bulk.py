@@ -112,7 +112,7 @@ def correlated(K: int, r: int, m: int, P: int = 1) -> Spec:
 
 
 def rmg(K: int, l: int) -> Spec:
-    """The partial-straggler protocol of Ramamoorthy, Meng and Girimaji (:func:`gclib.codes.rmg.rmg`) on the
+    """The partial-straggler protocol of Ramamoorthy, Meng and Girimaji (:func:`gclib.codes.partial_work.rmg`) on the
     cyclic assignment in its natural order, ``K`` workers of ``l`` chunks: every worker reports after each chunk
     (the reports are sent when UC-MMC's messages are, in one cluster), the coverage of the chunks is UC-MMC's
     (:func:`correlated` with ``m = 1``, ``P = 1``), and the round trip after it is charged by :func:`protocol`."""
@@ -400,7 +400,7 @@ SMALL = 0.0
 def charged_vectors(D: Draws, decided: np.ndarray, shift=0.0) -> np.ndarray:
     """``(n,)`` int64: the vectors the partial-straggler protocol is charged per trial: the workers whose first
     report has reached the master by the time it decides (``decided``; a report reaches it ``shift`` after its chunk
-    is done). :func:`gclib.codes.rmg.decode_plan` picks only workers that finished a chunk the master knows of,
+    is done). :func:`gclib.codes.partial_work.decode_plan` picks only workers that finished a chunk the master knows of,
     each once, so this bounds its count from above; and it is at most the messages UC-MMC in one cluster has
     received by then (one per finished chunk, the first among them)."""
     return D.counts([1], np.asarray(decided, dtype=np.float64), shift)[:, 0]

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping
 
 from gclib import checks, codes
-from gclib.codes import approximate, lcc, mmc, rmg
+from gclib.codes import approximate, lcc, mmc, partial_work
 from gclib.codes.base import GradientCode
 from gclib.codes.polynomial import POINTS
 
@@ -78,7 +78,7 @@ PARAMS: dict[str, Param] = {
                     checks.int_list, {"low": 1}),
     "clusters": Param(int, 1, "number of clusters P", checks.integer, {"low": 1}),
     "ordering": Param(str, "optimal", "optimal, cyclic or random order of the parts",
-                      checks.choice, {"choices": rmg.ORDERINGS}),
+                      checks.choice, {"choices": partial_work.ORDERINGS}),
     # approximate codes
     "decoder": Param(str, "optimal", "decoding coefficients: optimal or fixed", checks.choice,
                      {"choices": approximate.DECODERS}),
@@ -241,7 +241,7 @@ SCHEMES: dict[str, Scheme] = {s.name: s for s in [
            "clusters of r workers: uncorrelated GC-MMC below order r, the plain cluster sum at r"),
     Scheme("lcc", lcc.lcc_code, KR, "Yu et al., Lagrange Coded Computing (2019) / Li et al., PCR (baseline [4])",
            "Lagrange coded linear regression: any 2 ceil(K/r) - 1 results (threshold-rule stand-in)"),
-    Scheme("rmg", rmg.rmg, {"workers": "workers", "load": "load", "ordering": "ordering", "seed": "seed"},
+    Scheme("rmg", partial_work.rmg, {"workers": "workers", "load": "load", "ordering": "ordering", "seed": "seed"},
            "Ramamoorthy, Meng and Girimaji, Leveraging partial stragglers within gradient coding (NeurIPS 2024), "
            "reconstructed", "partial stragglers used: chunks sent as computed, exact recovery once they cover all"),
     # approximate codes

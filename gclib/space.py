@@ -21,7 +21,7 @@ Two searches draw from the table through :func:`points`:
 To add a family, add a :class:`Family` to :data:`FAMILIES`; both searches take it (``searches`` says which), the
 advice after the families before it in the table (ties in its ranking keep the table's order).
 
-The partial-straggler protocol (``rmg``, :mod:`gclib.codes.rmg`) is a family of the advice alone, on the cyclic
+The partial-straggler protocol (``rmg``, :mod:`gclib.codes.partial_work`) is a family of the advice alone, on the cyclic
 assignment in its natural order (``ordering="cyclic"``; the scheme's default, ``"optimal"``, is the
 perfect-matching order, which meets the same bound of ``Q_max`` in another order). Its chunks are covered exactly
 when UC-MMC in one cluster decodes (the same coverage of the same draws, notebook 14); what differs is its

@@ -109,7 +109,7 @@ def test_the_protocol_by_hand():
 
 @pytest.mark.parametrize("name", sorted(MODELS))
 def test_the_protocol_takes_uc_mmcs_time_when_messages_cost_nothing_and_its_round_trip_when_they_do(name):
-    from gclib.codes import rmg
+    from gclib.codes import partial_work
 
     K, l, n = 9, 3, 150
     model = MODELS[name]
@@ -127,12 +127,12 @@ def test_the_protocol_takes_uc_mmcs_time_when_messages_cost_nothing_and_its_roun
     assert np.array_equal(done, np.isfinite(b["time"])) and done.any()
     assert np.allclose(b["time"][done] - a["time"][done], 2 * (0.02 + 0.005), rtol=0, atol=1e-12)
     # the charged vectors bound the count of the server's picks (decode_plan) at the coverage, every trial
-    order = rmg.make_order(rmg.cyclic_assignment(K, l), "cyclic")
+    order = partial_work.make_order(partial_work.cyclic_assignment(K, l), "cyclic")
     t0 = bulk.times([uc], D)[0]
     v = bulk.charged_vectors(D, t0.astype(float))
     for i in np.flatnonzero(np.isfinite(t0)):
         progress = [int(sum(D.col(k)[i, w] <= t0[i] for k in range(1, l + 1))) for w in range(K)]
-        assert 1 <= len(rmg.decode_plan(order, progress)) <= v[i] <= K
+        assert 1 <= len(partial_work.decode_plan(order, progress)) <= v[i] <= K
 
 
 @pytest.mark.parametrize("name", ["eq. 5", "per task", "dead"])

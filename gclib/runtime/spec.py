@@ -54,7 +54,7 @@ class RunSpec:
         exchange: ``"messages"`` (the default: every message a worker readies is sent whole as it is ready) or
             ``"two-phase"`` (the partial-straggler protocol: small progress reports, then one summed vector per
             worker the master picks; :mod:`gclib.runtime.two_phase`), only for a code whose decoder names the chunk
-            of every message (``rmg``'s :class:`~gclib.codes.rmg.CoverDecoder`).
+            of every message (``rmg``'s :class:`~gclib.codes.partial_work.CoverDecoder`).
         start, state0, wall0: where a resumed run continues (set by ``launch(..., resume=STATE)``): the first
             iteration to run, the update's state after the one before (as :func:`gclib.runtime.protocol.
             pack_step_state` stores it) and the wall time so far. A fresh run starts at 0.

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from gclib import advise, checks, schemes, sequential as sq, timings
-from gclib.codes import approximate as ap, rmg as R
+from gclib.codes import approximate as ap, partial_work as R
 from gclib.design import fast_chunk
 from gclib.effects import IterationReplay, WorkerEffects
 from gclib.progress import progress as _progress
@@ -289,9 +289,9 @@ def sequential_entries(K: int, max_load: int, *, mu: float | None = None, max_de
 
 
 def rmg_entries(K: int, max_load: int) -> list:
-    """The partial-straggler protocol of Ramamoorthy, Meng and Girimaji (:func:`gclib.codes.rmg.rmg` on the cyclic
-    assignment in its natural order, which meets the lower bound of ``Q_max``, like UC-MMC's) at every load from 2
-    to ``max_load``: its exact recovery once the finished chunks cover every part,
+    """The partial-straggler protocol of Ramamoorthy, Meng and Girimaji (:func:`gclib.codes.partial_work.rmg` on the
+    cyclic assignment in its natural order, which meets the lower bound of ``Q_max``, like UC-MMC's) at every load from
+    2 to ``max_load``: its exact recovery once the finished chunks cover every part,
     and the vectors its two-phase exchange uploads (one per picked worker); communication costs nothing here, as
     for every other design of the study."""
     def run_for(r):
