@@ -7,8 +7,8 @@ Reed-Solomon (``rs``) for every load ``r``; the communication-efficient codes of
 cluster counts) and the hybrid design at every load; the partial-straggler protocol of Ramamoorthy, Meng and
 Girimaji (``rmg``, one cluster, the cyclic assignment in its natural order) at every load where communication is
 charged (``network``: its coverage is UC-MMC's in one cluster, its round trip after it charged by
-:func:`gclib.bulk.protocol`, and its command runs that exchange, ``--exchange two-phase``; where messages cost nothing
-it is UC-MMC in one cluster and is not listed twice); LCC
+:func:`gclib.shared_draws.protocol`, and its command runs that exchange, ``--exchange two-phase``; where messages cost
+nothing it is UC-MMC in one cluster and is not listed twice); LCC
 where its threshold fits (a simulator stand-in that cannot run over MPI: it is ranked but never recommended, and its
 ``command`` is empty).
 
@@ -46,7 +46,7 @@ SCREEN_TRIALS = sum(SCREEN_ROUNDS)
 RACE_ALPHA = 0.01
 #: Designs kept per model by the screen (besides those on the fronts and the fastest of each family).
 SCREEN_KEEP = 16
-#: Bytes a chunk of draws (:class:`gclib.bulk.Draws`) may take: the simulation never holds more of the
+#: Bytes a chunk of draws (:class:`gclib.shared_draws.Draws`) may take: the simulation never holds more of the
 #: ``trials x workers x load`` finish times than this.
 DRAW_BUDGET = 128 * 2 ** 20
 #: Rows of the ranked table whose stability margin is computed, and the straggler patterns sampled for each
