@@ -96,7 +96,7 @@ class Scheme:
         paper: where the scheme comes from.
         help: one line for the command line's help.
         schedule: what the simulator reads of the code (:class:`gclib.simulate.Schedule`) from the constructor's
-            arguments, without its encoding matrix (:mod:`gclib.scale`); ``None``: the scheme needs its code.
+            arguments, without its encoding matrix (:mod:`gclib.code_schedules`); ``None``: the scheme needs its code.
     """
 
     name: str
@@ -162,21 +162,21 @@ def _complex(points) -> float:
     return 2.0 if points == "roots-of-unity" else 1.0
 
 
-def _scale():
-    from gclib import scale  # on first use: the registry itself stays light to import
+def _code_schedules():
+    from gclib import code_schedules  # on first use: the registry itself stays light to import
 
-    return scale
+    return code_schedules
 
 
 def _cl(build, K, r, P, name):
-    scale = _scale()
-    return scale.named(scale.clustered(build, K, P, r, name), name, clusters=int(P))
+    cs = _code_schedules()
+    return cs.named(cs.clustered(build, K, P, r, name), name, clusters=int(P))
 
 
 def _schedules() -> dict:
     """The schedule of every scheme that has one, by name, from the constructor's arguments (the same defaults);
     ``None`` for parameters whose code is not the family's formula (Kadhe et al.'s code on another generator)."""
-    sc = _scale
+    sc = _code_schedules
     return {
         "uncoded": lambda n: sc().uncoded(n),
         "frc": lambda n, s: sc().named(sc().frc(n, s + 1), "frc"),
@@ -278,7 +278,7 @@ def param_help(param: str) -> str:
 
 def simulable(name: str, **kw):
     """What the simulator needs of scheme ``name``, from keyword parameters as :func:`build` takes them: its
-    :class:`gclib.simulate.Schedule` where :mod:`gclib.scale` has the family's formulas (GC, CRC, RS, FRC,
+    :class:`gclib.simulate.Schedule` where :mod:`gclib.code_schedules` has the family's formulas (GC, CRC, RS, FRC,
     uncoded, LCC, UC-MMC, correlated and uncorrelated GC-MMC and their clusterings, the hybrid, Ye-Abbe's and
     Kadhe et al.'s Gaussian codes), which needs memory in proportion to the messages only; else the code itself
     (:func:`build`, refused up front when its matrix would not fit). Parameters the construction refuses raise

@@ -100,7 +100,8 @@ def single(K: int, column: int, need: int, *, groups: int | None = None, size: f
 
 
 def gc(K: int, r: int, P: int = 1) -> Spec:
-    """Plain GC with load ``r`` in ``P`` clusters (:func:`gclib.scale.gc`, :func:`gclib.scale.clustered`)."""
+    """Plain GC with load ``r`` in ``P`` clusters (:func:`gclib.code_schedules.gc`,
+    :func:`gclib.code_schedules.clustered`)."""
     b = _blocks(K, P, r)
     return Spec("single", r, (r,), b, tuple(k - r + 1 for k in b))
 

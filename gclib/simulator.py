@@ -170,7 +170,7 @@ class SimResult:
 class Schedule:
     """What the simulator reads of a code: who sends each message, after how many partial gradients, how large
     it is, and the code's fast rule - without the encoding matrix. :meth:`of` takes it from a
-    :class:`GradientCode`; :mod:`gclib.scale` builds it directly for codes too large to hold their matrix.
+    :class:`GradientCode`; :mod:`gclib.code_schedules` builds it directly for codes too large to hold their matrix.
 
     Attributes:
         name: scheme name. n_workers: workers. sender, ready, size: ``(n_messages,)`` as in

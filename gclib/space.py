@@ -51,7 +51,7 @@ from typing import Callable, Iterable, Iterator
 
 import numpy as np
 
-from gclib import checks, scale, schemes, shared_draws
+from gclib import checks, code_schedules, schemes, shared_draws
 from gclib.codes.lcc import lcc_threshold
 
 #: The searches that draw from the table.
@@ -373,7 +373,7 @@ def _hybrid(sp, r):
 
 def _lcc(sp, r):
     try:
-        sch = scale.lcc(sp.K, r)
+        sch = code_schedules.lcc(sp.K, r)
     except ValueError:  # too few workers for its threshold
         return
     yield None, int(sch.load), {}

@@ -1,5 +1,5 @@
 """Notebook 08's study: completion time, coding gain and message load as the number of workers ``K`` grows to ten
-thousand, on the schedules of :mod:`gclib.scale`.
+thousand, on the schedules of :mod:`gclib.code_schedules`.
 
 :func:`plan` lists the points of a study with their sizes and memory; :func:`study` simulates them under one or
 several eq. 5 models with common random numbers (every scheme of one ``K`` sees the same worker draws), beside the
