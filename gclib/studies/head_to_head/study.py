@@ -1,8 +1,8 @@
 """Notebook 14's study: every family of the design space, the partial-straggler protocol, the sequential schemes
 and the approximate codes, on the same models, as mean iteration time against computation and communication.
 
-* The families of :mod:`gclib.space` (2017-2024), at every load of :func:`gclib.advise.candidates` up to a largest
-  one, the partial-straggler protocol and the approximate codes are simulated on the same sampled compute times
+* The families of :mod:`gclib.design_space` (2017-2024), at every load of :func:`gclib.advise.candidates` up to a
+  largest one, the partial-straggler protocol and the approximate codes are simulated on the same sampled compute times
   (paired: every design of one model reads the same iterations); the sequential schemes choose their parameters on
   the first iterations of the same draws and are judged on the next ones, as rounds (:func:`sequential_entries`).
 * Each model is a compute-time model of :mod:`gclib.stragglers` or a shipped real trace (:func:`models`).
