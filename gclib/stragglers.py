@@ -17,8 +17,9 @@ Models:
 * :class:`Trace` ``(times)``: replays recorded per-task times (e.g. from a real run);
 * :class:`Replay` ``(times)``: bootstraps recorded (iteration, worker) rows of task times, for any number of
   workers and tasks (the empirical model of a timing trace, :mod:`gclib.timings`), every row independently;
-* :class:`gclib.effects.IterationReplay` and :class:`gclib.effects.WorkerEffects` keep what independent rows lose:
-  the workers themselves, and the slowness an iteration's workers share (:mod:`gclib.effects`).
+* :class:`gclib.correlated_paces.IterationReplay` and :class:`gclib.correlated_paces.WorkerEffects` keep what
+  independent rows lose: the workers themselves, and the slowness an iteration's workers share
+  (:mod:`gclib.correlated_paces`).
 
 All randomness comes from the ``numpy.random.Generator`` passed in.
 """

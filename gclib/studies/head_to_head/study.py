@@ -22,7 +22,7 @@ import pandas as pd
 from gclib import advise, checks, schemes, sequential as sq, timings
 from gclib.codes import approximate as ap, partial_work as R
 from gclib.design import fast_chunk
-from gclib.effects import IterationReplay, WorkerEffects
+from gclib.correlated_paces import IterationReplay, WorkerEffects
 from gclib.progress import progress as _progress
 from gclib.simulate import Communication, Schedule
 from gclib.stats import mean_ci
@@ -73,8 +73,8 @@ def models(K: int, traces=("SE", "AR"), **params) -> dict:
     """The models of the study, ``{name: model}``: the shifted exponential of eq. 5 and the Pareto of
     :func:`gclib.stragglers.model_set` (``"scale"``, with ``params``), then each shipped trace named in ``traces``
     (:func:`gclib.timings.shipped`): its recorded iterations replayed whole when it has ``K`` workers
-    (:class:`gclib.effects.IterationReplay`), else its worker and iteration effects drawn for ``K`` workers
-    (:class:`gclib.effects.WorkerEffects`)."""
+    (:class:`gclib.correlated_paces.IterationReplay`), else its worker and iteration effects drawn for ``K`` workers
+    (:class:`gclib.correlated_paces.WorkerEffects`)."""
     K = checks.integer("K", K, low=2)
     out = dict(model_set("scale", **params))
     found = timings.shipped()
