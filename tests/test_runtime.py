@@ -66,7 +66,7 @@ def test_a_rank_imports_what_a_rank_runs_and_not_the_launcher(tmp_path):
             "print(' '.join(sorted(m for m in sys.modules if m.startswith('gclib.runtime'))))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
     loaded = set(out.stdout.split())
-    assert {f"gclib.runtime.{m}" for m in ("mpi_main", "master", "worker", "spec", "protocol", "bell")} <= loaded
+    assert {f"gclib.runtime.{m}" for m in ("mpi_main", "master", "worker", "spec", "protocol", "wakeup")} <= loaded
     launcher = {f"gclib.runtime.{m}" for m in ("launcher", "job", "result", "resume", "hosts", "preflight",
                                                "command", "processes", "signals", "localhosts", "measure")}
     assert not loaded & launcher, sorted(loaded & launcher)
@@ -631,7 +631,7 @@ def test_the_master_silences_a_stopped_worker_at_once_and_stops_when_the_launche
 def test_a_worker_rings_the_master_for_messages_but_not_for_task_reports():
     from types import SimpleNamespace
 
-    from gclib.runtime import bell as B
+    from gclib.runtime import wakeup as B
     from gclib.runtime import protocol as P
     from gclib.runtime.worker import Worker
 
@@ -866,7 +866,7 @@ def test_an_arms_ranks_leave_out_their_mechanisms_and_the_baselines_keep_them(mo
     import gc
 
     from benchmarks.runtime_arms import MECHANISMS, ArmSpec, NotAhead
-    from gclib.runtime import bell, protocol, worker
+    from gclib.runtime import protocol, wakeup, worker
     from gclib.runtime.decoding import DECODERS_KEPT
 
     comm = _mpi_free(monkeypatch)
@@ -874,7 +874,7 @@ def test_an_arms_ranks_leave_out_their_mechanisms_and_the_baselines_keep_them(mo
     monkeypatch.setattr(gc, "freeze", lambda: settled.append("freeze"))
     slack = SimpleNamespace(prctl=lambda *a: settled.append("slack"))
     monkeypatch.setattr(protocol.ctypes, "CDLL", lambda *a, **k: slack)
-    monkeypatch.setattr(bell, "make", lambda: "a bell")
+    monkeypatch.setattr(wakeup, "make", lambda: "a bell")
     code = schemes.build("crc", workers=4, stragglers=1)
     for left in ((), tuple(MECHANISMS)):
         spec = _spec(code, cls=ArmSpec, left_out=left)

@@ -82,7 +82,7 @@ TAG_ECHO = 11
 TAG_PROGRESS = 12
 TAG_SUM = 13
 
-#: A wait that the bell ends (:mod:`gclib.runtime.bell`) sleeps at most this many polls (``RunSpec.poll``): the
+#: A wait that the bell ends (:mod:`gclib.runtime.wakeup`) sleeps at most this many polls (``RunSpec.poll``): the
 #: master's when every worker alive shares its bell, a worker's when it does.
 BELL_SLICE_POLLS = 20
 GRAD_BASE = 100

@@ -52,8 +52,8 @@ from gclib.codes.conditioning import decoding_amplification
 from gclib.learning.model import part_gradient, step_size
 from gclib.learning.problems import make_problem
 from gclib.learning.steps import GD
-from gclib.runtime import bell as bell_mod
 from gclib.runtime import protocol as P
+from gclib.runtime import wakeup
 from gclib.runtime.master import SILENT_AFTER, Master, emit
 from gclib.runtime.protocol import pack_step_state
 from gclib.runtime.receive import Book, IterationTimeout, receive
@@ -412,7 +412,7 @@ class RoundMaster(Master):
             if w not in self.skip:
                 self._send_plan(w, self._plan_message(r, plan[w], self.thetas))
         if self.bell is not None:  # the workers of this host wake at once
-            self.bell.ring(bell_mod.TO_WORKERS)
+            self.bell.ring(wakeup.TO_WORKERS)
         bcast = time.perf_counter() - t_start
         ok, late, arrivals, results, t_rule = receive(self, r, Round(self, r, plan, t_start),
                                                       t_start + self.spec.timeout)

@@ -35,7 +35,7 @@ class RunSpec:
         seed: seed of the injected delays (the same seed replays the same delays).
         timeout: seconds the master waits in one iteration for a decodable set before it stops with an error.
         poll: seconds between two polls of the master; a worker sleeps in slices of ``5 * poll`` (four times longer
-            where the master's bell reaches it, see :mod:`gclib.runtime.bell`).
+            where the master's bell reaches it, see :mod:`gclib.runtime.wakeup`).
         stop_timeout: seconds the master waits for every worker's goodbye at the end (longer: a dead worker).
         kill: ``{worker: iteration}``: fault injection, the worker's process exits abruptly when it receives
             that iteration's parameters, or those of a later one (a late worker may skip the iteration).

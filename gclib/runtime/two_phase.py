@@ -33,8 +33,8 @@ import numpy as np
 
 from gclib.codes.conditioning import decoding_amplification
 from gclib.codes.partial_work import CoverDecoder
-from gclib.runtime import bell as bell_mod
 from gclib.runtime import protocol as P
+from gclib.runtime import wakeup
 from gclib.runtime.master import Master
 from gclib.runtime.receive import Book, Collected, IterationTimeout, Report
 
@@ -265,7 +265,7 @@ class Exchange(Book):
                 picks.instruct(w, chunks, now)
                 master._send_to(w, np.array([float(self.it), *chunks]), P.TAG_SUM)
             if master.bell is not None:
-                master.bell.ring(bell_mod.TO_WORKERS)
+                master.bell.ring(wakeup.TO_WORKERS)
             failed = [w for w in plan if w in master.skip]  # an MPI error while sending: dead
             if not failed:
                 return
