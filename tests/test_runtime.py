@@ -68,7 +68,7 @@ def test_a_rank_imports_what_a_rank_runs_and_not_the_launcher(tmp_path):
     loaded = set(out.stdout.split())
     assert {f"gclib.runtime.{m}" for m in ("mpi_main", "master", "worker", "spec", "protocol", "wakeup")} <= loaded
     launcher = {f"gclib.runtime.{m}" for m in ("launcher", "job", "result", "resume", "hosts", "preflight",
-                                               "command", "processes", "signals", "localhosts", "measure")}
+                                               "command", "processes", "signals", "namespace_hosts", "measure")}
     assert not loaded & launcher, sorted(loaded & launcher)
     # ... while the package's names are all there for a user, each loaded from its module when first used
     names = {"launch", "RunSpec", "RunResult", "RuntimeFailure", "predicted_times", "sample_finish"}

@@ -36,7 +36,7 @@ from gclib import checks
 from gclib.learning.problems import DATASETS
 from gclib.reproduce import FIGURES, PROFILES, load_profiles
 from gclib.reproduce import NOTEBOOKS as NOTEBOOK_FOLDER
-from gclib.runtime.localhosts import rate_bits
+from gclib.runtime.namespace_hosts import rate_bits
 from gclib.schemes import SCHEMES
 from gclib.studies.mpi_runs.experiments import MODELS, build
 from gclib.studies.reed_solomon.stability import divisor_stragglers

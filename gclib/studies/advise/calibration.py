@@ -27,7 +27,7 @@ from gclib import fit as _fit
 from gclib import network as _network
 from gclib.learning import TandonAGD
 from gclib.progress import progress as _progress
-from gclib.runtime import RunSpec, launch, localhosts
+from gclib.runtime import RunSpec, launch, namespace_hosts
 from gclib.runtime.measure import host_names, profile_spec
 from gclib.stats import Estimate
 from gclib.stragglers import ComputeModel, expected_order_statistic, model_set
@@ -270,19 +270,19 @@ def network_case(*, workers: int, tasks: int, iterations: int, model: ComputeMod
     part of the profile). Times are in seconds.
 
     Where: ``rate`` (bits per second, or e.g. ``"100mbit"``) runs everything on local hosts
-    (:class:`gclib.runtime.localhosts.LocalHosts`): the master alone on one, the workers on ``worker_hosts``
+    (:class:`gclib.runtime.namespace_hosts.LocalHosts`): the master alone on one, the workers on ``worker_hosts``
     more, talking over TCP through a link into the master's host limited to ``rate`` by the kernel; where they
     cannot be made (not Linux, not root), on ``hosts`` as without ``rate``, and :attr:`NetworkCase.where` says
     why. Without ``rate``: this machine, or ``hosts`` (a hostfile, or an object with ``launch_options``).
     """
-    why = "no link rate given" if rate is None else localhosts.why_not(rate)
+    why = "no link rate given" if rate is None else namespace_hosts.why_not(rate)
     if why is None:
         slots = network_slots(workers, worker_hosts)
-        bits = localhosts.rate_bits(rate)
-        local = localhosts.LocalHosts(slots, rate=bits)
+        bits = namespace_hosts.rate_bits(rate)
+        local = namespace_hosts.LocalHosts(slots, rate=bits)
         try:
             local.__enter__()
-        except localhosts.HostsUnavailable as e:
+        except namespace_hosts.HostsUnavailable as e:
             why = str(e)
         else:
             where = (f"the master alone on one host, the {workers} workers on {worker_hosts} more (network "
