@@ -55,7 +55,7 @@ SCENARIOS = {"kill": (4, 1, 20, "SIGKILL", None), "freeze": (4, 1, 40, "SIGSTOP"
 SLOTS = (3, 2, 2)
 ARMS = ("with_guard", "without_guard")
 #: How the arm without guards is made (said in the output).
-SWITCH = "mpiexec starts python -m gclib.runtime.mpi_main itself (benchmarks.runtime_arms.unguarded_mpiexec)"
+SWITCH = "mpiexec starts python -m gclib.runtime.rank itself (benchmarks.runtime_arms.unguarded_mpiexec)"
 #: Seconds a trial's job may take (a survived one takes under 15 here): a hung job counts as not survived.
 JOB_TIMEOUT = 45.0
 #: The block of a Markdown file that ``--render`` fills.

@@ -33,7 +33,7 @@ from gclib.runtime import namespace_hosts
 from gclib.runtime.command import mpiexec_command, mpiexec_options
 from gclib.runtime.processes import job_processes, rank_processes
 from gclib.runtime.master import DeathNotices
-from gclib.runtime.mpi_main import read_spec
+from gclib.runtime.rank import read_spec
 from gclib.runtime.protocol import MARK
 
 import fault_helpers

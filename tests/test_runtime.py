@@ -57,16 +57,16 @@ def test_predicted_times_are_the_simulator_on_the_same_delays():
 
 
 def test_a_rank_imports_what_a_rank_runs_and_not_the_launcher(tmp_path):
-    """What ``python -m gclib.runtime.mpi_main`` loads before it runs the master or a worker (its packages, its own
+    """What ``python -m gclib.runtime.rank`` loads before it runs the master or a worker (its packages, its own
     module, the spec it unpickles), in a fresh interpreter: the ranks' modules, never the launcher's stack."""
     path = tmp_path / "spec.pkl"
     path.write_bytes(pickle.dumps(_spec(schemes.build("crc", workers=4, stragglers=1))))
-    code = ("import importlib, pickle, sys; importlib.import_module('gclib.runtime.mpi_main'); "
+    code = ("import importlib, pickle, sys; importlib.import_module('gclib.runtime.rank'); "
             f"pickle.loads(open({str(path)!r}, 'rb').read()); "
             "print(' '.join(sorted(m for m in sys.modules if m.startswith('gclib.runtime'))))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
     loaded = set(out.stdout.split())
-    assert {f"gclib.runtime.{m}" for m in ("mpi_main", "master", "worker", "spec", "protocol", "wakeup")} <= loaded
+    assert {f"gclib.runtime.{m}" for m in ("rank", "master", "worker", "spec", "protocol", "wakeup")} <= loaded
     launcher = {f"gclib.runtime.{m}" for m in ("launcher", "job", "result", "resume", "hosts", "preflight",
                                                "command", "processes", "signals", "namespace_hosts", "measure")}
     assert not loaded & launcher, sorted(loaded & launcher)

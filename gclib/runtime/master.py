@@ -7,7 +7,7 @@ tested, not waited for, so a worker that dies in the middle of a large message h
 tested, never waited for, too.
 
 What the master prints on stdout (one JSON object per line after the marker :data:`MARK`, read by the launcher):
-``init`` (from :mod:`gclib.runtime.mpi_main`: every rank is through ``MPI_Init``), ``start`` (the predicted
+``init`` (from :mod:`gclib.runtime.rank`: every rank is through ``MPI_Init``), ``start`` (the predicted
 times, the workers' process ids), ``iter`` (one per finished iteration, with the
 parameters and the update's state, so the launcher keeps a resumable state even if the job is killed), and
 ``end`` (status, error, dead workers).

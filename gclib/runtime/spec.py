@@ -183,7 +183,7 @@ class RunSpec:
                          f"message")
 
     def roles(self) -> tuple:
-        """``(master class, worker class)``: what rank 0 and the other ranks run (:mod:`gclib.runtime.mpi_main`).
+        """``(master class, worker class)``: what rank 0 and the other ranks run (:mod:`gclib.runtime.rank`).
         :class:`~gclib.runtime.master.Master` and :class:`~gclib.runtime.worker.Worker`; the two-phase exchange's
         master (:class:`~gclib.runtime.two_phase.TwoPhaseMaster`); a sequential run's rounds
         (:meth:`gclib.runtime.rounds.Sequential.roles`). A subclass of RunSpec may run subclasses of its own (the

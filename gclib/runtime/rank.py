@@ -1,4 +1,4 @@
-"""The program of every MPI rank: ``python -m gclib.runtime.mpi_main JOB --rank R``, started by the rank's
+"""The program of every MPI rank: ``python -m gclib.runtime.rank JOB --rank R``, started by the rank's
 guard (:mod:`gclib.runtime.guard`, what ``mpiexec`` runs). ``JOB`` only names the job in ``ps`` (the launcher
 passes its run directory, which no rank reads: the run directory may not even exist on the rank's host).
 
