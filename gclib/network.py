@@ -1,5 +1,5 @@
 """What a message costs on the user's hosts: measured by ``gclib profile`` with the runtime's own sends
-(:mod:`gclib.runtime.network`), fitted here, written beside the timing trace, and charged by ``gclib advise``.
+(:mod:`gclib.runtime.message_probe`), fitted here, written beside the timing trace, and charged by ``gclib advise``.
 
 The fit (:func:`fit`), on the master's clock:
 
@@ -90,8 +90,8 @@ class NetworkProfile:
 
 
 def fit(measured: dict, gradient_bytes: int, hosts=None) -> NetworkProfile:
-    """Fit the latency, the master's time per message and the bandwidth to what :func:`gclib.runtime.network.probe`
-    measured (see the module docstring).
+    """Fit the latency, the master's time per message and the bandwidth to what
+    :func:`gclib.runtime.message_probe.probe` measured (see the module docstring).
 
     Raises:
         ValueError: nothing was measured (no flood brought two messages, no round trip).

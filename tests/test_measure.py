@@ -145,7 +145,7 @@ def test_profile_measures_what_a_message_costs_beside_the_trace(tmp_path):
     runtime's own sends), fits the latency, the master's time per message and the bandwidth, and writes them
     beside the trace, where gclib advise finds them."""
     from gclib import network
-    from gclib.runtime.network import FLOOD, FLOODS, PINGS
+    from gclib.runtime.message_probe import FLOOD, FLOODS, PINGS
 
     K, dim = 3, 40
     path = tmp_path / "p.csv"

@@ -54,7 +54,7 @@ from typing import NamedTuple
 import numpy as np
 
 from gclib.jsonable import jsonable
-from gclib.runtime import network
+from gclib.runtime import message_probe
 from gclib.runtime import protocol as P
 from gclib.runtime import wakeup
 from gclib.runtime.decoding import Collect, Decoding
@@ -479,8 +479,8 @@ class Master(P.Rank):
         self.warm_up()
         self.emit_start(spec.start)
         theta, status, error = self.iterations(state, theta)
-        if status == "ok" and spec.network:  # a profile: what a message costs (gclib.runtime.network)
-            emit("network", measured=network.probe(self, spec.network))
+        if status == "ok" and spec.network:  # a profile: what a message costs (gclib.runtime.message_probe)
+            emit("network", measured=message_probe.probe(self, spec.network))
         return self.finish_run(status, error, theta)
 
     def iterations(self, state, theta) -> tuple:

@@ -27,7 +27,7 @@ Messages (all point to point on ``COMM_WORLD``; rank 0 is the master, rank ``w +
   message;
 * master -> worker, tag :data:`TAG_NETWORK`: ``float64 [size, count]``, after a profile's last iteration
   (``RunSpec.network``): answer with ``count`` messages of ``size`` floats, tag :data:`TAG_ECHO`, to measure
-  what a message costs (:mod:`gclib.runtime.network`);
+  what a message costs (:mod:`gclib.runtime.message_probe`);
 * worker -> master, tag :data:`TAG_TASKS`: ``float64 [iteration, t_1, ..., t_n]``, the worker-side finish times
   (seconds since it received that iteration's parameters) of the ``n`` partial gradients it computed in that
   iteration, sent once per iteration when the worker stops working on it (all its tasks done, newer parameters

@@ -83,7 +83,7 @@ class RunResult:
             arrived (``inf``, or ``None`` in JSON, for a task that never finishes); :meth:`task_durations` makes
             the table of them.
         network: what the master measured of the messages' cost after the last iteration
-            (:func:`gclib.runtime.network.probe`; ``None`` when the spec asked for none or the run stopped early).
+            (:func:`gclib.runtime.message_probe.probe`; ``None`` when the spec asked for none or the run stopped early).
     """
 
     records: list

@@ -45,7 +45,7 @@ class RunSpec:
             profile, :mod:`gclib.runtime.measure`), not for the first decodable set; a dead worker does not stop
             the run then, and the code's decoder gets what came.
         network: message sizes (float64 numbers per message) whose cost the master measures after the last
-            iteration, with every worker (:mod:`gclib.runtime.network`; ``gclib profile``); empty: none.
+            iteration, with every worker (:mod:`gclib.runtime.message_probe`; ``gclib profile``); empty: none.
         sequential: a :class:`gclib.runtime.rounds.Sequential` (sequential gradient coding: a plan per worker and
             round, the deadline rule, a job decoded ``T`` rounds after it starts; :mod:`gclib.runtime.rounds`), or
             ``None`` (the default: one gradient per iteration, decoded as soon as the received messages decode).

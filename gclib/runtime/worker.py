@@ -44,7 +44,7 @@ import numpy as np
 
 from gclib.codes.base import split_pieces
 from gclib.learning.model import part_gradient
-from gclib.runtime import network
+from gclib.runtime import message_probe
 from gclib.runtime import protocol as P
 from gclib.runtime import wakeup
 from gclib.runtime.guard import hand_over_sockets
@@ -155,8 +155,8 @@ class Worker(P.Rank):
                 self._answer(buf[:st.Get_count(self.MPI.DOUBLE)])
             elif tag == P.TAG_HELLO and not self.handed:
                 self._hand_over()
-            elif tag == P.TAG_NETWORK:  # a profile measures what a message costs (gclib.runtime.network)
-                network.answer(self, buf)
+            elif tag == P.TAG_NETWORK:  # a profile measures what a message costs (gclib.runtime.message_probe)
+                message_probe.answer(self, buf)
             req.Start()
             if tag == P.TAG_STOP:
                 raise _Stop

@@ -262,7 +262,7 @@ def network_case(*, workers: int, tasks: int, iterations: int, model: ComputeMod
     """Profile, measure the network, advise with and without charging it, and run both recommendations for real.
 
     ``gclib profile`` with injected delays of ``model`` and gradients of ``dim`` numbers, then its measurement of
-    what a message costs (:mod:`gclib.runtime.network`, fitted by :func:`gclib.network.fit`); the fits of the
+    what a message costs (:mod:`gclib.runtime.message_probe`, fitted by :func:`gclib.network.fit`); the fits of the
     trace; the advice for the same workers without communication and with the measured network
     (:func:`gclib.advise.advise`, ``network=``); then ``gclib run``'s runtime trains with each recommended design
     (once if they agree), ``run_iterations`` iterations under the same injected delays (the same seed for both)

@@ -3,7 +3,7 @@
 
 1. The advice: :func:`gclib.advise.from_trace` on the trace for ``workers`` workers, once without charging
    communication and once with the messages' cost on this machine charged, as the first uncoded run measured it
-   (:mod:`gclib.runtime.network`, fitted by :func:`gclib.network.fit`, in the trace's seconds: the runs go
+   (:mod:`gclib.runtime.message_probe`, fitted by :func:`gclib.network.fit`, in the trace's seconds: the runs go
    ``time_scale`` times faster than the trace).
 2. The delays: per seed, ``workers`` of the trace's recorded workers drawn at random and its recorded steps from a
    random one on, replayed step by step (:func:`replayed`): iteration ``i`` of a run waits for the recorded
