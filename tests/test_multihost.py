@@ -341,18 +341,18 @@ def test_rates_and_slots_of_local_hosts():
 def test_a_profile_across_local_hosts_measures_the_rate_of_the_masters_link():
     """Two workers on two hosts, the link into the master's host limited to 40 Mbit/s (5 MB/s) by the kernel:
     the bandwidth ``gclib profile``'s network measurement fits is that rate, which nothing told it."""
-    from gclib import network
+    from gclib import message_cost
     from gclib.runtime import launch
     from gclib.runtime.measure import profile_spec
 
     why = namespace_hosts.why_not(rate="40mbit")
     if why:
         pytest.skip(why)
-    spec = profile_spec(2, 1, 2, samples=8, dim=16, time_scale=0.02, network=network.sizes_for(16))
+    spec = profile_spec(2, 1, 2, samples=8, dim=16, time_scale=0.02, network=message_cost.sizes_for(16))
     with namespace_hosts.LocalHosts((1, 1, 1), rate="40mbit") as h:
         res = launch(spec, **h.launch_options)
         left = h.processes()
     assert left == {"h0": [], "h1": [], "h2": []}
     assert sorted(res.hosts.values()) == ["h1", "h2"]
-    fitted = network.fit(res.network, 8 * 16)
+    fitted = message_cost.fit(res.network, 8 * 16)
     assert 0.8 * 5e6 < fitted.bandwidth < 1.25 * 5e6, fitted.text()

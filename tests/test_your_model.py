@@ -11,7 +11,7 @@ import pytest
 
 from gclib import claims as C
 from gclib.learning import check_model
-from gclib.network import NetworkProfile
+from gclib.message_cost import NetworkProfile
 from gclib.studies.your_model import claims as your_claims
 from gclib.studies.your_model import network, plots, study
 

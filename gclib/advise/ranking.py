@@ -155,7 +155,7 @@ def advise(models: Mapping[str, ComputeModel], K: int, *, max_load: int | None =
         seed: seed of the sampled times (the same for every model). primary: the model that ranks (default
             ``"replay"`` when present, else the first). progress: a progress bar on stderr, with the time left.
         max_orders: longest order vector of the uncorrelated GC-MMC and hybrid designs.
-        network: a :class:`gclib.simulate.Communication` (e.g. :func:`gclib.network.read` of a measured network,
+        network: a :class:`gclib.simulate.Communication` (e.g. :func:`gclib.message_cost.read` of a measured network,
             in the models' time unit): every message is charged; ``None``: messages cost nothing.
         screen: race the candidates before the full simulation; ``None``: when there are more than
             :data:`~gclib.advise.designs.SCREEN_ABOVE`; ``False``: simulate every candidate with ``trials`` (the

@@ -78,9 +78,9 @@ def add_parser(sub):
 
 
 def run(a) -> int:
-    from gclib import advise, network, timings
+    from gclib import advise, message_cost, timings
 
-    net = network.parse(a.network, trace=a.trace)  # a bad --network is refused before any work
+    net = message_cost.parse(a.network, trace=a.trace)  # a bad --network is refused before any work
     trials = a.trials  # None: until every mean is known within 1% (at most advise.TRIALS)
     _check_before_reading(a)
     trace = advise.check_trace(timings.load(a.trace))  # refused before any fit: zeros, one time, 1e300, denormals

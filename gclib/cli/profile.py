@@ -103,7 +103,7 @@ def spec_from_args(a):
     if a.samples < a.workers * a.tasks:
         raise ValueError(f"argument --samples: must be at least workers x tasks = {a.workers * a.tasks} (one row per "
                          f"data part), got {a.samples}")
-    from gclib.network import sizes_for
+    from gclib.message_cost import sizes_for
 
     return profile_spec(a.workers, a.tasks, a.iterations, samples=a.samples, dim=a.dim, model=model,
                         time_scale=0.05 if a.time_scale is None else a.time_scale,
@@ -157,14 +157,14 @@ def run(a) -> int:
 
 
 def _write_network(res, a) -> None:
-    """The fitted cost of a message (gclib.network), beside the trace."""
-    from gclib import network
+    """The fitted cost of a message (gclib.message_cost), beside the trace."""
+    from gclib import message_cost
     from gclib.runtime.measure import host_names
 
     try:
-        prof = network.fit(res.network, 8 * a.dim, hosts=host_names(res.hosts, a.workers))
+        prof = message_cost.fit(res.network, 8 * a.dim, hosts=host_names(res.hosts, a.workers))
     except ValueError as e:
         print(f"note: network not measured: {e}", flush=True)
         return
-    path = network.write(network.beside(a.out), prof)
+    path = message_cost.write(message_cost.beside(a.out), prof)
     print(f"network: {prof.text()}; written to {path}", flush=True)

@@ -55,11 +55,11 @@ def add_parser(sub):
 def communication(a):
     """The :class:`gclib.simulate.Communication` of ``--network`` (or of the old ``--latency`` and
     ``--bandwidth``), ``None`` when messages cost nothing."""
-    from gclib import network
+    from gclib import message_cost
 
     latency, bandwidth = getattr(a, "old_latency", None), getattr(a, "old_bandwidth", None)
     if latency is None and bandwidth is None:
-        comm = network.parse(a.network)
+        comm = message_cost.parse(a.network)
         return None if comm is None or comm.free else comm
     if a.network is not None:
         raise ValueError("argument --network: cannot be given with --latency or --bandwidth (their new form: "

@@ -12,7 +12,7 @@ hosts). For every message size (in floats):
   at which the master took in the first and the last of them (the master takes messages in one at a time: their
   spacing is its time per message when they queue).
 
-:mod:`gclib.network` fits the latency, the master's time per message and the bandwidth to these numbers and writes
+:mod:`gclib.message_cost` fits the latency, the master's time per message and the bandwidth to these numbers and writes
 them beside the trace; ``gclib advise`` charges them.
 """
 from __future__ import annotations

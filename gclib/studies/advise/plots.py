@@ -133,7 +133,7 @@ def network(real: pd.DataFrame, rel: float):
     (filled squares) and the real mean iteration time (circles), each with its 95% interval; the band of +/- ``rel``
     around the charged prediction shaded; and, where the table has it (``link``), the time the measured network needs
     for every message the run sent (a cross). One column wide; the profile behind the charge is printed beside it in
-    the notebook (:meth:`gclib.network.NetworkProfile.text`)."""
+    the notebook (:meth:`gclib.message_cost.NetworkProfile.text`)."""
     fig, ax = plt.subplots(figsize=(SINGLE, 0.8 * len(real) + 1.8), layout="constrained")
     names = {"free": "advised with messages free", "charged": "advised with the network charged",
              "both": "advised either way"}

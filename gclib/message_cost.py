@@ -148,7 +148,7 @@ def _number(path, data, key, *, low=0.0, finite=True):
 
 
 #: The most a network profile file may hold, checked before it is read.
-PROFILE_BUDGET = files.Budget("a network profile", files.MIB, constant="gclib.network.PROFILE_BUDGET")
+PROFILE_BUDGET = files.Budget("a network profile", files.MIB, constant="gclib.message_cost.PROFILE_BUDGET")
 #: The longest a message may take (seconds: latency, overhead and one gradient at the bandwidth): the simulator
 #: adds the messages of every worker and every iteration, which overflow float64 beyond it.
 MAX_MESSAGE_SECONDS = 1e100
@@ -161,7 +161,7 @@ def check_cost(comm, what: str):
     if not cost <= MAX_MESSAGE_SECONDS:
         raise ValueError(f"{what}: a message of one gradient would take {cost:.3g} s (latency + overhead + "
                          f"1 / bandwidth), beyond the {MAX_MESSAGE_SECONDS:g} s the simulator can add up "
-                         f"(gclib.network.MAX_MESSAGE_SECONDS)")
+                         f"(gclib.message_cost.MAX_MESSAGE_SECONDS)")
     return comm
 
 
