@@ -40,7 +40,7 @@ from gclib.runtime.namespace_hosts import rate_bits
 from gclib.schemes import SCHEMES
 from gclib.studies.mpi_runs.experiments import MODELS, build
 from gclib.studies.reed_solomon.stability import divisor_stragglers
-from gclib.studies.your_model.network import FRAMEWORKS
+from gclib.studies.your_model.perceptron import FRAMEWORKS
 from gclib.timings import shipped
 
 __all__ = ["Parameters", "apply_profile", "notebook", "NOTEBOOKS"]

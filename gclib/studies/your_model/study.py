@@ -1,4 +1,4 @@
-"""Notebook 15's study: the network of :mod:`gclib.studies.your_model.network` trained over MPI with the codes
+"""Notebook 15's study: the network of :mod:`gclib.studies.your_model.perceptron` trained over MPI with the codes
 ``gclib advise`` recommends for a shipped real trace, against uncoded, under that trace's recorded delays.
 
 1. The advice: :func:`gclib.advise.from_trace` on the trace for ``workers`` workers, once without charging
@@ -37,7 +37,7 @@ from gclib.stragglers import Trace, filled
 from gclib.timings import load as load_trace, shipped
 
 #: The import path every rank builds the network from.
-NETWORK = "gclib.studies.your_model.network:digits_mlp"
+NETWORK = "gclib.studies.your_model.perceptron:digits_mlp"
 #: What each run is to the comparison.
 UNCODED, FREE, CHARGED, BOTH = "uncoded", "advised", "advised with communication charged", "advised either way"
 #: The columns kept of every iteration's record.
