@@ -374,7 +374,7 @@ def _pareto(p):
 #:   heavy-tailed Pareto;
 #: * ``"scale"``: notebook 08's schemes as ``K`` grows (:mod:`gclib.studies.scale.study`), the same two named by
 #:   their parameters;
-#: * ``"mpi-runs"``: notebook 07's real runs (:mod:`gclib.studies.mpi_runs.experiments`), by their ``--model``
+#: * ``"mpi-runs"``: notebook 07's real runs (:mod:`gclib.studies.mpi_runs.study`), by their ``--model``
 #:   names, the Pareto of shape 1.5;
 #: * ``"timing"``: notebook 04's two conventions of the shifted exponential (:mod:`gclib.studies.gc_mmc.study`),
 #:   one draw per worker (eq. 5) and independent task times.

@@ -80,7 +80,7 @@ def test_every_arrow_points_down():
 @pytest.mark.parametrize("module, source, expected", [
     ("gclib.simulate", "def f():\n    from .studies.scale import claims\n", "core gclib.simulate imports studies"),
     ("gclib.codes.base", "from ..runtime import launch\n", "core gclib.codes.base imports runtime"),
-    ("gclib.runtime.master", "import gclib.studies.mpi_runs.experiments\n", "runtime gclib.runtime.master imports "
+    ("gclib.runtime.master", "import gclib.studies.mpi_runs.study\n", "runtime gclib.runtime.master imports "
                                                                              "studies"),
     ("gclib.studies.scale.claims", "from gclib.cli import main\n", "studies gclib.studies.scale.claims imports cli"),
 ])

@@ -9,7 +9,7 @@ from gclib.stragglers import MODEL_SETS, Exponential, Pareto, ShiftedExponential
 def test_model_sets_are_named_once():
     from gclib.studies.gc_mmc import study as gc_mmc_study
     from gclib.studies.mmc_design import study as design_study
-    from gclib.studies.mpi_runs import experiments as mpi_runs_study
+    from gclib.studies.mpi_runs import study as mpi_runs_study
     from gclib.studies.scale import study as scale_study
 
     assert design_study.design_models() == model_set("mmc-design") == {

@@ -31,7 +31,7 @@ from gclib.runtime import RunSpec, launch, namespace_hosts
 from gclib.runtime.measure import host_names, profile_spec
 from gclib.stats import Estimate
 from gclib.stragglers import ComputeModel, expected_order_statistic, model_set
-from gclib.studies.mpi_runs.experiments import problem
+from gclib.studies.mpi_runs.study import problem
 from gclib.timings import Timings
 
 
