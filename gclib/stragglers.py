@@ -454,7 +454,7 @@ def _exp_per_task(p):
     return Exponential(p["rate"], per_task=True)
 
 
-#: ``"calibration"``: notebook 09's generating models (:func:`gclib.studies.advise.calibration.truths`), the
+#: ``"calibration"``: notebook 09's generating models (:func:`gclib.studies.advise.study.truths`), the
 #: GC-MMC paper's shifted exponential drawn per worker (its eq. 5), an exponential drawn per task and a Pareto drawn
 #: per worker (of shape 2.5).
 MODEL_SETS["calibration"] = ({"shifted-exp per worker": _shifted_exp, "exp per task": _exp_per_task,

@@ -32,7 +32,7 @@ def test_model_sets_are_named_once():
 
 
 def test_the_sets_of_notebooks_06_and_09_are_the_stragglers_modules():
-    from gclib.studies.advise import calibration as advise_study
+    from gclib.studies.advise import study as advise_study
     from gclib.studies.lazy_aggregation import study as lazy_study
 
     truths = {"shifted-exp per worker": ShiftedExponential(10.0, 0.01), "exp per task": Exponential(10.0, True),

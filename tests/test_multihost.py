@@ -323,7 +323,7 @@ def test_a_worker_frozen_during_start_up_on_another_host_is_started_again(hosts)
 
 # ---------------------------------------------------------------------------------------------- a throttled link
 def test_rates_and_slots_of_local_hosts():
-    from gclib.studies.advise.calibration import network_slots
+    from gclib.studies.advise.study import network_slots
 
     assert namespace_hosts.rate_bits("100mbit") == 10**8 and namespace_hosts.rate_bits("1.5gbit") == 15 * 10**8
     assert namespace_hosts.rate_bits(64000) == 64000

@@ -128,7 +128,7 @@ def predicted_vs_real(real: pd.DataFrame, log: pd.DataFrame, rel: float):
 
 
 def network(real: pd.DataFrame, rel: float):
-    """Per design run for real in the network case (:func:`gclib.studies.advise.calibration.network_case`): the
+    """Per design run for real in the network case (:func:`gclib.studies.advise.study.network_case`): the
     advice's prediction without communication (open squares), its prediction with the measured network charged
     (filled squares) and the real mean iteration time (circles), each with its 95% interval; the band of +/- ``rel``
     around the charged prediction shaded; and, where the table has it (``link``), the time the measured network needs

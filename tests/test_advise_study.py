@@ -1,9 +1,9 @@
-"""gclib.studies.advise.calibration: the fit-recovery study and its summaries (the machine study runs MPI: notebook
+"""gclib.studies.advise.study: the fit-recovery study and its summaries (the machine study runs MPI: notebook
 09's test)."""
 import numpy as np
 import pytest
 
-from gclib.studies.advise import calibration as cal
+from gclib.studies.advise import study as cal
 from gclib import fit
 from gclib.stragglers import Exponential, Pareto, ShiftedExponential
 
