@@ -59,7 +59,7 @@ PARAMS: dict[str, Param] = {
     "stragglers": Param(int, None, "stragglers tolerated s", checks.integer, {"low": 0}),
     "seed": Param(int, 0, "seed of the random constructions", checks.integer, {"low": 0}),
     "pieces": Param(int, None, "data pieces per worker P", checks.integer, {"low": 1}),
-    # The stability study (gclib.studies.reed_solomon.stability, docs/codes.md) makes equispaced points (spread over the
+    # The stability study (gclib.studies.reed_solomon.study, docs/codes.md) makes equispaced points (spread over the
     # workers) the
     # default: the most accurate real-valued choice; roots-of-unity are better still but cost twice the
     # communication.

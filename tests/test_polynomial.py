@@ -106,7 +106,7 @@ def test_polynomial_code_general_mask_more_rows_than_workers():
 
 
 def test_spread_assignment_is_far_better_conditioned():
-    from gclib.studies.reed_solomon.stability import measure
+    from gclib.studies.reed_solomon.study import measure
 
     nat = measure(rs(40, 8, "chebyshev", assign="natural"), max_patterns=30, seed=0)
     spr = measure(rs(40, 8, "chebyshev", assign="spread"), max_patterns=30, seed=0)
@@ -132,7 +132,7 @@ def test_ill_conditioned_warning_fires_where_unusable():
 
 
 def test_amplification_predicts_error():
-    from gclib.studies.reed_solomon.stability import measure
+    from gclib.studies.reed_solomon.study import measure
 
     for code in (rs(40, 8, "equispaced", assign="natural"), rs(30, 5, "chebyshev", assign="natural")):
         r = measure(code, max_patterns=20, seed=2)

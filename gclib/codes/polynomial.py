@@ -14,7 +14,7 @@ available, so this normalization, the padding rule and the evaluation points are
 verified exactly by :mod:`gclib.symbolic`.
 
 Evaluation points (``points=``; default ``"equispaced"`` with the ``"spread"`` assignment, the real choice the
-stability study of notebook 02 (:mod:`gclib.studies.reed_solomon.stability`) favours; its claims table says by how
+stability study of notebook 02 (:mod:`gclib.studies.reed_solomon.study`) favours; its claims table says by how
 much):
 
 * ``"chebyshev"``: Chebyshev nodes of the first kind, scaled to ``[-2, 2]`` (real messages);

@@ -39,7 +39,7 @@ from gclib.reproduce import NOTEBOOKS as NOTEBOOK_FOLDER
 from gclib.runtime.namespace_hosts import rate_bits
 from gclib.schemes import SCHEMES
 from gclib.studies.mpi_runs.study import MODELS, build
-from gclib.studies.reed_solomon.stability import divisor_stragglers
+from gclib.studies.reed_solomon.study import divisor_stragglers
 from gclib.studies.your_model.perceptron import FRAMEWORKS
 from gclib.timings import shipped
 
