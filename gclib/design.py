@@ -38,7 +38,7 @@ from gclib.codes.base import GradientCode
 from gclib import checks, design_space
 from gclib.design_space import Candidate  # noqa: F401 - the record of a design, where the studies import it
 from gclib.progress import progress as _progress
-from gclib.simulate import (
+from gclib.simulator import (
     CANDIDATE_TRIAL_BYTES, Schedule, _per_worker, chunk_bytes, chunk_trials, chunks_of, simulate, simulate_chunk,
     simulate_workers)
 from gclib.stats import mean_ci
@@ -87,7 +87,7 @@ def candidates(K: int, r: int, *, order_grid: Iterable[int] | None = None, max_o
 
 
 def fast_chunk(code: GradientCode, finish: np.ndarray, comm=None) -> dict:
-    """:func:`gclib.simulate.simulate_chunk` on ``finish`` ``(trials, workers, >= code.load)``, which may be
+    """:func:`gclib.simulator.simulate_chunk` on ``finish`` ``(trials, workers, >= code.load)``, which may be
     float32 (the rules keep its dtype; a communication delay makes the arrivals float64)."""
     return simulate_chunk(code, finish[:, :, : code.load], comm)
 
@@ -102,8 +102,8 @@ def evaluate_trials(codes: list, model: ComputeModel, K: int, trials: int = 10_0
     :func:`evaluate`; see it for the rounding to ``dtype``, the chunks and eq. 5).
 
     Args:
-        codes: :class:`gclib.simulate.Schedule` (or codes) with ``K`` workers each. keys: which of
-            :data:`TRIAL_KEYS` to keep. comm: a :class:`gclib.simulate.Communication` (``None``: messages cost
+        codes: :class:`gclib.simulator.Schedule` (or codes) with ``K`` workers each. keys: which of
+            :data:`TRIAL_KEYS` to keep. comm: a :class:`gclib.simulator.Communication` (``None``: messages cost
             nothing).
     Returns:
         one dict per code: ``{key: (trials,) array}``.
@@ -143,8 +143,8 @@ def evaluate(cands: list, model: ComputeModel, K: int, trials: int = 10_000, see
 
     The sampled times are rounded to ``dtype`` (float32 by default: a relative error below ``6e-8``, and about
     half the memory traffic of float64) before the rules run; the same seed gives the same numbers. Under eq. 5
-    the chunk holds one draw per worker (:func:`gclib.simulate.simulate_workers`); the candidates are kept as
-    their schedules (:class:`gclib.simulate.Schedule`), without their encoding matrices. A request whose results
+    the chunk holds one draw per worker (:func:`gclib.simulator.simulate_workers`); the candidates are kept as
+    their schedules (:class:`gclib.simulator.Schedule`), without their encoding matrices. A request whose results
     and chunk would exceed the memory budget is refused before anything is built.
 
     Returns:

@@ -14,7 +14,7 @@ The fit (:func:`fit`), on the master's clock:
 * **latency**: what a lone message spends on its way besides that time: half the median round trip of the
   smallest message (a request and an answer) minus the master's time for it (at least 0).
 
-:func:`communication` turns it into the simulator's model (:class:`gclib.simulate.Communication` with the master's
+:func:`communication` turns it into the simulator's model (:class:`gclib.simulator.Communication` with the master's
 queue, ``queue=True``) in seconds and gradients: the bandwidth is divided by the bytes of one gradient message
 (``8 dim`` for a float64 gradient of ``dim`` numbers: the profile's ``--dim``, as large as the run's).
 
@@ -39,7 +39,7 @@ from pathlib import Path
 import numpy as np
 
 from gclib import checks, files
-from gclib.simulate import Communication
+from gclib.simulator import Communication
 
 FORMAT = "gclib network profile"
 VERSION = 1
@@ -69,7 +69,7 @@ class NetworkProfile:
     flood: list = field(default_factory=list)
 
     def communication(self, gradient_bytes: int | None = None):
-        """The simulator's model in seconds and gradients (:class:`gclib.simulate.Communication`, the master's
+        """The simulator's model in seconds and gradients (:class:`gclib.simulator.Communication`, the master's
         queue): bandwidth in gradients per second, for gradients of ``gradient_bytes`` (default: the profile's)."""
         g = self.gradient_bytes if gradient_bytes is None else checks.integer("gradient_bytes", gradient_bytes,
                                                                               low=1)
@@ -155,7 +155,7 @@ MAX_MESSAGE_SECONDS = 1e100
 
 
 def check_cost(comm, what: str):
-    """``comm`` (a :class:`gclib.simulate.Communication`) when one message of one gradient takes a finite time
+    """``comm`` (a :class:`gclib.simulator.Communication`) when one message of one gradient takes a finite time
     below :data:`MAX_MESSAGE_SECONDS`; else a ``ValueError`` naming ``what``, before any simulation."""
     cost = comm.latency + comm.overhead + (1.0 / comm.bandwidth if comm.bandwidth > 0 else math.inf)
     if not cost <= MAX_MESSAGE_SECONDS:
@@ -197,7 +197,7 @@ SPEC = "latency=SECONDS,bandwidth=GRADIENTS_PER_SECOND[,overhead=SECONDS][,queue
 
 
 def parse(text: str, trace=None):
-    """The network ``gclib advise --network`` names, as a :class:`gclib.simulate.Communication` (seconds and
+    """The network ``gclib advise --network`` names, as a :class:`gclib.simulator.Communication` (seconds and
     gradients) or ``None`` (messages cost nothing):
 
     * ``latency=S,bandwidth=G[,overhead=S][,queue=no]``: stated by hand (seconds; gradients per second, ``inf``

@@ -95,7 +95,7 @@ class Scheme:
         args: ``{parameter of PARAMS: the constructor's argument it becomes}``, in the order of the help.
         paper: where the scheme comes from.
         help: one line for the command line's help.
-        schedule: what the simulator reads of the code (:class:`gclib.simulate.Schedule`) from the constructor's
+        schedule: what the simulator reads of the code (:class:`gclib.simulator.Schedule`) from the constructor's
             arguments, without its encoding matrix (:mod:`gclib.code_schedules`); ``None``: the scheme needs its code.
     """
 
@@ -278,7 +278,7 @@ def param_help(param: str) -> str:
 
 def simulable(name: str, **kw):
     """What the simulator needs of scheme ``name``, from keyword parameters as :func:`build` takes them: its
-    :class:`gclib.simulate.Schedule` where :mod:`gclib.code_schedules` has the family's formulas (GC, CRC, RS, FRC,
+    :class:`gclib.simulator.Schedule` where :mod:`gclib.code_schedules` has the family's formulas (GC, CRC, RS, FRC,
     uncoded, LCC, UC-MMC, correlated and uncorrelated GC-MMC and their clusterings, the hybrid, Ye-Abbe's and
     Kadhe et al.'s Gaussian codes), which needs memory in proportion to the messages only; else the code itself
     (:func:`build`, refused up front when its matrix would not fit). Parameters the construction refuses raise

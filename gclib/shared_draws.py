@@ -18,7 +18,7 @@ workers' finish times alone (:class:`Draws`), without a schedule and without an 
 The numbers are those of :func:`gclib.design.evaluate_trials` on the same draws (the draws rounded to float32,
 then the arrivals; the tests compare every family of :func:`gclib.advise.candidates` at small ``K``), except the
 volume, which is the messages times their size here (a sum in another order there: equal to rounding). The
-communication delays of :class:`gclib.simulate.Communication` without the master's queue shift every arrival of a
+communication delays of :class:`gclib.simulator.Communication` without the master's queue shift every arrival of a
 design by one constant and are applied exactly; the master's queue (``queue=True``) depends on the order of every
 arrival: :func:`evaluate` then gives, per trial, bounds of the completion time (:func:`queue_bounds`), which is
 what the advice's screening needs; the designs it keeps are simulated exactly from their schedules.
@@ -32,7 +32,7 @@ import numpy as np
 
 from gclib import checks
 from gclib.codes.mmc import cluster_sizes
-from gclib.simulate import _per_worker, queued
+from gclib.simulator import _per_worker, queued
 
 #: What :func:`evaluate` can return per design and trial.
 OUTPUTS = ("time", "messages", "volume", "computations")
@@ -362,7 +362,7 @@ def times(specs: list, D: Draws) -> list:
 
 
 def queue_bounds(specs: list, D: Draws, t0: list, comm) -> list:
-    """Bounds of the completion time in the master's queue (:class:`gclib.simulate.Communication` with
+    """Bounds of the completion time in the master's queue (:class:`gclib.simulator.Communication` with
     ``queue=True``) from the completion times ``t0`` without the queue (arrivals ``latency`` after the sends).
 
     The master takes the messages in one at a time in the order they reach it, each for ``s`` (one size per
@@ -429,7 +429,7 @@ def protocol(spec: Spec, D: Draws, t0: np.ndarray, comm=None) -> tuple:
     UC-MMC's in one cluster on the same draws).
 
     The round trip after the coverage is charged with the model that charges every other design's messages
-    (:class:`gclib.simulate.Communication`), like with like:
+    (:class:`gclib.simulator.Communication`), like with like:
 
     * ``comm`` ``None`` (or free): nothing; the time is ``t0``, UC-MMC's in one cluster.
     * independent delays: the report that completes the coverage reaches the master ``delay(SMALL)`` after it is
@@ -487,7 +487,7 @@ def evaluate(specs: list, D: Draws, outputs=OUTPUTS, comm=None) -> list:
 
     ``time``: the completion time (float64; ``inf`` where the design never decodes); ``messages``: messages
     received by then (int64); ``volume``: their length in gradients; ``computations``: partial gradients computed
-    by all workers by then. ``comm``: a :class:`gclib.simulate.Communication`; without the master's queue its
+    by all workers by then. ``comm``: a :class:`gclib.simulator.Communication`; without the master's queue its
     delay shifts every arrival; with the queue, ``time`` is the lower bound of :func:`queue_bounds`, ``time_high``
     its upper bound, and ``messages`` those that reached the master by the completion time without the queue
     (``computations`` is then not given). A protocol's design (:attr:`Spec.protocol`) is charged its round trip

@@ -13,8 +13,7 @@ code's fast rule, checked against the exact span test in the tests). Reported pe
 * ``computations``: partial gradients computed by all workers by then;
 * ``volume``: communication volume received by then, in gradient-length units.
 
-Tables of the simulator over a range of parameters are in :mod:`gclib.sweeps`; :mod:`gclib.simulate` gathers both
-under the names the notebooks use.
+Tables of the simulator over a range of parameters are in :mod:`gclib.sweeps`.
 """
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ from gclib.cli import advise as cli_advise
 from gclib.cli import main, options
 from gclib.cli import run as cli_run
 from gclib.codes.conditioning import unit_roundoff
-from gclib.simulate import Communication, Schedule
+from gclib.simulator import Communication, Schedule
 from gclib.stragglers import Pareto, Persistent, ShiftedExponential
 
 STEADY = ShiftedExponential(mu=1e9, alpha=1.0)  # every task takes one time unit: no variation at all

@@ -7,7 +7,7 @@ import pytest
 from gclib import code_schedules, codes
 from gclib.codes import lcc, mmc
 from gclib.codes.mmc import FullOrThreshold
-from gclib.simulate import Schedule, simulate
+from gclib.simulator import Schedule, simulate
 from gclib.stragglers import Pareto, ShiftedExponential
 from gclib.studies.scale import study as scale_study
 

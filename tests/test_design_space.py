@@ -8,7 +8,7 @@ import pytest
 
 from gclib import advise, design, design_space, schemes
 from gclib.codes import mmc
-from gclib.simulate import Communication, Schedule
+from gclib.simulator import Communication, Schedule
 
 CHARGED = Communication(0.01, 7.0)
 
@@ -104,5 +104,5 @@ def test_the_partial_straggler_protocol_is_a_design_of_its_own_only_where_messag
         a, b = Schedule.of(d.schedule()), Schedule.of(code)
         assert np.array_equal(a.sender, b.sender) and np.array_equal(a.ready, b.ready)
     assert not [c for c in design.candidates(12, 4, max_orders=1) if c.family == "rmg"]  # the advice's alone
-    with pytest.raises(TypeError, match="network must be a gclib.simulate.Communication"):
+    with pytest.raises(TypeError, match="network must be a gclib.simulator.Communication"):
         advise.candidates(12, 4, network="fast")

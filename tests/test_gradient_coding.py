@@ -13,7 +13,8 @@ import sympy as sp
 from gclib import codes, diagnostics, symbolic
 from gclib.codes import repetition
 from gclib.studies.gradient_coding import plots as figures
-from gclib.simulate import Z95, agreement, argmin_set, best, closed_form_z, sweep
+from gclib.simulator import Z95
+from gclib.sweeps import agreement, argmin_set, best, closed_form_z, sweep
 from gclib.stragglers import Pareto, ShiftedExponential
 
 matplotlib.use("Agg")

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from gclib import message_cost
-from gclib.simulate import Communication
+from gclib.simulator import Communication
 
 LAT, OVER, BW = 50e-6, 20e-6, 1e9  # seconds, seconds, bytes per second
 

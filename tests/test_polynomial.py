@@ -178,7 +178,8 @@ def test_decoder_outcomes_silent_warned_refused():
 
 
 def test_points_cost_counts_complex_messages_twice():
-    from gclib.simulate import Communication, points_cost
+    from gclib.simulator import Communication
+    from gclib.sweeps import points_cost
     from gclib.stragglers import ShiftedExponential
 
     df = points_cost(6, 1, ShiftedExponential(), comm=Communication(0.01, 10.0), trials=300, seed=0)

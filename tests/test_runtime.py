@@ -21,7 +21,7 @@ from gclib.codes.mmc import uc_mmc
 from gclib.learning import TandonAGD, make_problem
 from gclib.runtime import RunSpec, RuntimeFailure, launch, predicted_times, sample_finish
 from gclib.runtime.command import mpiexec_command
-from gclib.simulate import arrival_times
+from gclib.simulator import arrival_times
 from gclib.stragglers import Persistent, ShiftedExponential
 
 ROOT = Path(__file__).resolve().parents[1]

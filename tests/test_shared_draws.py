@@ -5,7 +5,7 @@ import pytest
 
 from gclib import advise, shared_draws
 from gclib.design import evaluate_trials
-from gclib.simulate import Communication
+from gclib.simulator import Communication
 from gclib.stragglers import Pareto, Persistent, Replay, ShiftedExponential
 
 RNG = np.random.default_rng(0)

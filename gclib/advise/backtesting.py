@@ -55,7 +55,7 @@ def observed(durations, K: int | None = None, max_load: int | None = None, *, ma
 
     Args:
         durations: ``(iterations, workers, tasks)`` with every worker observed in every iteration.
-        network: a :class:`gclib.simulate.Communication` charged on every message (as
+        network: a :class:`gclib.simulator.Communication` charged on every message (as
             :func:`gclib.advise.advise` charges it).
         per_iteration: also return each design's ``(iterations,)`` times (column ``times``), for paired comparisons.
     Returns:

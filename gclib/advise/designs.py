@@ -23,7 +23,7 @@ import math
 
 from gclib import checks, design_space
 from gclib.codes.base import matrix_bytes
-from gclib.simulate import CANDIDATE_TRIAL_BYTES, Communication
+from gclib.simulator import CANDIDATE_TRIAL_BYTES, Communication
 from gclib.design_space import Candidate, grid
 
 #: Scheme families of :func:`candidates`, in the order they are built (ties in the ranking keep this order): those
@@ -91,14 +91,14 @@ def candidates(K: int, max_load: int | None = None, *, max_orders: int = 2, netw
     Args:
         K: workers. max_load: the largest computation load (default :func:`default_max_load`).
         max_orders: longest order vector of the uncorrelated GC-MMC and hybrid designs.
-        network: the :class:`gclib.simulate.Communication` the advice charges (``None`` or free: messages cost
+        network: the :class:`gclib.simulator.Communication` the advice charges (``None`` or free: messages cost
             nothing, and the partial-straggler protocol, then UC-MMC in one cluster, is not listed).
     """
     K = checks.integer("K", K, low=2)
     R = default_max_load(K) if max_load is None else checks.integer("max_load", max_load, low=1, high=K)
     max_orders = checks.integer("max_orders", max_orders, low=1)
     if network is not None and not isinstance(network, Communication):
-        raise checks.ParameterTypeError(f"network must be a gclib.simulate.Communication or None, got "
+        raise checks.ParameterTypeError(f"network must be a gclib.simulator.Communication or None, got "
                                         f"{type(network).__name__}")
     sp = design_space.Space("advise", K, (1, *grid(2, R)), max_orders, comm=network is not None and not network.free)
     return [p.candidate(advice=True) for p in design_space.points(sp)]

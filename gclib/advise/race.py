@@ -19,7 +19,7 @@ import numpy as np
 
 from gclib import shared_draws
 from gclib.advise.designs import DRAW_BUDGET, FAMILIES, RACE_ALPHA, SCREEN_KEEP, SCREEN_ROUNDS
-from gclib.simulate import chunks_of
+from gclib.simulator import chunks_of
 from gclib.stats import t_quantile
 from gclib.stragglers import ComputeModel
 

@@ -20,8 +20,8 @@ from gclib.advise.designs import (DRAW_BUDGET, MIN_TRIALS, PRECISION, STABILITY_
 from gclib.advise.race import chunks
 from gclib.codes.conditioning import decoding_amplification, unit_roundoff
 from gclib.design import TRIAL_KEYS, evaluate_trials
-from gclib.simulate import Schedule, _per_worker, arrival_times, chunks_of
-from gclib.simulate import chunk_trials as sim_chunk_trials
+from gclib.simulator import Schedule, _per_worker, arrival_times, chunks_of
+from gclib.simulator import chunk_trials as sim_chunk_trials
 from gclib.stats import mean_ci, paired_change
 from gclib.stragglers import ComputeModel
 

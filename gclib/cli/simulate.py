@@ -1,4 +1,4 @@
-"""``gclib simulate``: a Monte Carlo of one code under one compute-time model (:func:`gclib.simulate.simulate`)."""
+"""``gclib simulate``: a Monte Carlo of one code under one compute-time model (:func:`gclib.simulator.simulate`)."""
 from __future__ import annotations
 
 import argparse
@@ -8,7 +8,7 @@ import math
 from gclib import checks
 from gclib.cli import options, registries
 from gclib.jsonable import jsonable
-from gclib.simulate import Communication, completion_tail_index, median_ci, simulate, tail_index
+from gclib.simulator import Communication, completion_tail_index, median_ci, simulate, tail_index
 
 
 #: The command, and its line in ``gclib --help``.
@@ -53,7 +53,7 @@ def add_parser(sub):
 
 
 def communication(a):
-    """The :class:`gclib.simulate.Communication` of ``--network`` (or of the old ``--latency`` and
+    """The :class:`gclib.simulator.Communication` of ``--network`` (or of the old ``--latency`` and
     ``--bandwidth``), ``None`` when messages cost nothing."""
     from gclib import message_cost
 

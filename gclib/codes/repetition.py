@@ -253,7 +253,7 @@ def builders(n: int, seed=0) -> dict:
 
     Returns:
         ``{"uncoded": f, "ignore": f, "frc": f, "crc": f}`` with ``f(s) -> GradientCode`` (uncoded ignores ``s``;
-        FRC raises ``ValueError`` where ``s + 1`` does not divide ``n``, which :func:`gclib.simulate.sweep`
+        FRC raises ``ValueError`` where ``s + 1`` does not divide ``n``, which :func:`gclib.sweeps.sweep`
         reads as "not defined here"). ``seed`` draws CRC's random ``H``.
     """
     n, _ = check_ns(n, 0)

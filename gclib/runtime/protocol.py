@@ -64,7 +64,7 @@ import json
 import numpy as np
 
 from gclib.learning.model import ModelError
-from gclib.simulate import arrival_times
+from gclib.simulator import arrival_times
 
 #: Prefix of the master's event lines on stdout (``MARK {"kind": ..., ...}``, read by the launcher).
 MARK = "@gclib "

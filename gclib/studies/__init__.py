@@ -1,6 +1,6 @@
 """The studies: one package per notebook, named like it, with the notebook's study (``study``: the functions that
 compute its tables), its figures (``plots``) and its claims (``claims``: the paper's statements, our readings and our
-checks, judged from the tables). They import the core (``gclib.codes``, ``gclib.simulate``, ...) and the runtime, never
+checks, judged from the tables). They import the core (``gclib.codes``, ``gclib.simulator``, ...) and the runtime, never
 the other way round (``tests/test_floors.py`` checks every arrow); ``gclib.studies.params`` checks the notebooks'
 parameters and ``gclib.studies.gallery`` describes every figure.
 

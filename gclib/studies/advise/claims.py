@@ -14,7 +14,7 @@
   uncoded in the real runs.
 
 * ``N1``: on this machine, charging the network ``gclib profile`` measured (the master's queue of
-  :class:`gclib.simulate.Communication`) changes the recommendation; ``N2``: the design advised with the network
+  :class:`gclib.simulator.Communication`) changes the recommendation; ``N2``: the design advised with the network
   charged is faster in real runs than the one advised without it; ``N3``: with the network charged, the advised
   design's real mean iteration time lies within :data:`REL` of the prediction; ``N4``: the same for the design
   advised without communication, against its prediction without communication (where charging nothing misleads);

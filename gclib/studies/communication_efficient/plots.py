@@ -53,7 +53,7 @@ def iteration_time(itime: pd.DataFrame, title: str = ""):
     horizontal lines (left), and the volume received per iteration (right).
 
     Args:
-        itime: ``table`` of :func:`gclib.simulate.comm_efficient_sweep` (``scheme, m, mean_time, ci95_time,
+        itime: ``table`` of :func:`gclib.sweeps.comm_efficient_sweep` (``scheme, m, mean_time, ci95_time,
             mean_volume``).
     Returns:
         the matplotlib Figure (two axes).

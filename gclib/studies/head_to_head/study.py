@@ -24,7 +24,7 @@ from gclib.codes import approximate as ap, partial_work as R
 from gclib.design import fast_chunk
 from gclib.correlated_paces import IterationReplay, WorkerEffects
 from gclib.progress import progress as _progress
-from gclib.simulate import Communication, Schedule
+from gclib.simulator import Communication, Schedule
 from gclib.stats import mean_ci
 from gclib.stragglers import model_set
 from gclib.studies.partial_stragglers.study import rmg_times

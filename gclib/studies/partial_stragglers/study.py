@@ -26,7 +26,7 @@ from gclib.learning import TandonAGD, make_problem
 from gclib.progress import progress as _progress
 from gclib.runtime.launcher import launch
 from gclib.runtime.spec import RunSpec
-from gclib.simulate import Communication, arrival_times, simulate_chunk
+from gclib.simulator import Communication, arrival_times, simulate_chunk
 from gclib.stats import Estimate, paired_change
 from gclib.stragglers import ShiftedExponential
 from gclib.symbolic import exact_matrix, exact_target, is_decodable_exact
@@ -178,7 +178,7 @@ def exact_times(n: int, l: int, models: dict, *, trials: int, mmc_order: int, la
     """Exact-recovery time and communication of every scheme of :func:`schemes_of` on the same sampled worker
     times (trial ``i`` of every scheme sees the same chunk finish times), per compute-time model and per way the
     master takes uploads in (:data:`UPLOADS`: independent delays, or the master's queue of
-    :class:`gclib.simulate.Communication`).
+    :class:`gclib.simulator.Communication`).
 
     Returns:
         ``(table, per_trial)``: ``table`` one row per ``(uploads, model, scheme)`` with ``mean_time, ci95_time,

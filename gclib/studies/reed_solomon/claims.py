@@ -285,7 +285,7 @@ def judge(stab: pd.DataFrame, cost: pd.DataFrame, vandermonde: pd.DataFrame, out
         stab: the stability sweep (:func:`gclib.studies.reed_solomon.study.fraction_study`: ``n, s, points,
             assign, s/n``, ``worst_kappa, worst_error64, median_error64, median_error64_lo, median_error64_hi,
             worst_error32, uniform_patterns``).
-        cost: :func:`gclib.simulate.points_cost` (``points, volume, volume ci95, mean time, ci95``).
+        cost: :func:`gclib.sweeps.points_cost` (``points, volume, volume ci95, mean time, ci95``).
         vandermonde: :func:`gclib.studies.reed_solomon.study.vandermonde_table` (``n, s, equispaced,
             chebyshev``).
         outcomes: :func:`gclib.diagnostics.decoder_outcomes` (``case, kappa, outcome``).

@@ -31,7 +31,7 @@ from gclib.codes import uncoded
 from gclib.learning import GD
 from gclib.learning.model import load
 from gclib.runtime import RunSpec, launch
-from gclib.simulate import Communication
+from gclib.simulator import Communication
 from gclib.stats import Estimate, paired_difference
 from gclib.stragglers import Trace, filled
 from gclib.timings import load as load_trace, shipped
@@ -153,7 +153,7 @@ class Study:
 def advised(trace, workers: int, *, seed: int = 0, bootstrap: int = 200, trials: int | None = None, network=None,
             progress: bool = False):
     """``gclib advise --trace`` for ``workers`` workers (:func:`gclib.advise.from_trace`), communication charged
-    when ``network`` (a :class:`gclib.simulate.Communication` in the trace's seconds) is given."""
+    when ``network`` (a :class:`gclib.simulator.Communication` in the trace's seconds) is given."""
     return _advise.from_trace(trace, workers, seed=seed, bootstrap=bootstrap, trials=trials, network=network,
                               progress=progress)
 
