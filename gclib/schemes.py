@@ -18,7 +18,7 @@ import inspect
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping
 
-from gclib import checks, codes
+from gclib import checks, code_schedules, codes
 from gclib.codes import approximate, lcc, mmc, partial_work
 from gclib.codes.base import GradientCode
 from gclib.codes.polynomial import POINTS
@@ -162,41 +162,32 @@ def _complex(points) -> float:
     return 2.0 if points == "roots-of-unity" else 1.0
 
 
-def _code_schedules():
-    from gclib import code_schedules  # on first use: the registry itself stays light to import
-
-    return code_schedules
-
-
 def _cl(build, K, r, P, name):
-    cs = _code_schedules()
-    return cs.named(cs.clustered(build, K, P, r, name), name, clusters=int(P))
+    return code_schedules.named(code_schedules.clustered(build, K, P, r, name), name, clusters=int(P))
 
 
 def _schedules() -> dict:
     """The schedule of every scheme that has one, by name, from the constructor's arguments (the same defaults);
     ``None`` for parameters whose code is not the family's formula (Kadhe et al.'s code on another generator)."""
-    sc = _code_schedules
+    cs = code_schedules
     return {
-        "uncoded": lambda n: sc().uncoded(n),
-        "frc": lambda n, s: sc().named(sc().frc(n, s + 1), "frc"),
-        "crc": lambda n, s, seed=0, exact=False: sc().named(sc().gc(n, s + 1, "crc"), "crc"),
-        "rs": lambda n, s, points="equispaced", exact=False: sc().sized(sc().gc(n, s + 1, "rs"), _complex(points),
-                                                                        "rs"),
-        "ye-abbe": lambda n, s, m=1, points="equispaced", exact=False: sc().sized(sc().ye_abbe(n, s, m),
-                                                                                  _complex(points)),
+        "uncoded": lambda n: cs.uncoded(n),
+        "frc": lambda n, s: cs.named(cs.frc(n, s + 1), "frc"),
+        "crc": lambda n, s, seed=0, exact=False: cs.named(cs.gc(n, s + 1, "crc"), "crc"),
+        "rs": lambda n, s, points="equispaced", exact=False: cs.sized(cs.gc(n, s + 1, "rs"), _complex(points), "rs"),
+        "ye-abbe": lambda n, s, m=1, points="equispaced", exact=False: cs.sized(cs.ye_abbe(n, s, m), _complex(points)),
         "kadhe": lambda n, s, m=None, generator="gaussian", seed=0, exact=False: (
-            sc().kadhe(n, s, 1 if m is None else m) if generator == "gaussian" else None),
-        "gc": lambda K, r, P=1, seed=0, exact=False: _cl(lambda k: sc().gc(k, r), K, r, P, "gc"),
-        "gc-mmc-correlated": lambda K, r, m, P=1, seed=0, exact=False: _cl(lambda k: sc().correlated(k, r, m), K,
-                                                                            r, P, "gc-mmc-correlated"),
-        "gc-mmc-uncorrelated": lambda K, r, orders, P=1, points="chebyshev", exact=False: sc().sized(
-            _cl(lambda k: sc().uncorrelated(k, r, orders), K, r, P, "gc-mmc-uncorrelated"), _complex(points)),
-        "uc-mmc": lambda K, r, P=1: _cl(lambda k: sc().uc_mmc(k, r), K, r, P, "uc-mmc"),
-        "hybrid": lambda K, r, orders, points="chebyshev": sc().sized(sc().hybrid(K, r, orders), _complex(points)),
-        "lcc": lambda K, r: sc().lcc(K, r),
+            cs.kadhe(n, s, 1 if m is None else m) if generator == "gaussian" else None),
+        "gc": lambda K, r, P=1, seed=0, exact=False: _cl(lambda k: cs.gc(k, r), K, r, P, "gc"),
+        "gc-mmc-correlated": lambda K, r, m, P=1, seed=0, exact=False: _cl(lambda k: cs.correlated(k, r, m), K,
+                                                                          r, P, "gc-mmc-correlated"),
+        "gc-mmc-uncorrelated": lambda K, r, orders, P=1, points="chebyshev", exact=False: cs.sized(
+            _cl(lambda k: cs.uncorrelated(k, r, orders), K, r, P, "gc-mmc-uncorrelated"), _complex(points)),
+        "uc-mmc": lambda K, r, P=1: _cl(lambda k: cs.uc_mmc(k, r), K, r, P, "uc-mmc"),
+        "hybrid": lambda K, r, orders, points="chebyshev": cs.sized(cs.hybrid(K, r, orders), _complex(points)),
+        "lcc": lambda K, r: cs.lcc(K, r),
         "rmg": lambda workers, load, ordering="optimal", seed=0: (
-            sc().named(sc().correlated(workers, load, 1, "rmg"), "rmg", ordering="cyclic")
+            cs.named(cs.correlated(workers, load, 1, "rmg"), "rmg", ordering="cyclic")
             if ordering == "cyclic" else None),
     }
 

@@ -5,7 +5,7 @@ import argparse
 import json
 import math
 
-from gclib import checks
+from gclib import checks, message_cost
 from gclib.cli import options, registries
 from gclib.jsonable import jsonable
 from gclib.simulator import Communication, completion_tail_index, median_ci, simulate, tail_index
@@ -55,8 +55,6 @@ def add_parser(sub):
 def communication(a):
     """The :class:`gclib.simulator.Communication` of ``--network`` (or of the old ``--latency`` and
     ``--bandwidth``), ``None`` when messages cost nothing."""
-    from gclib import message_cost
-
     latency, bandwidth = getattr(a, "old_latency", None), getattr(a, "old_bandwidth", None)
     if latency is None and bandwidth is None:
         comm = message_cost.parse(a.network)
