@@ -309,9 +309,15 @@ def markdown(df: pd.DataFrame, columns: Sequence[str] = ("id", "kind", "claim", 
 
 def show(df: pd.DataFrame):
     """An IPython Markdown display of :func:`markdown` (for a notebook's last cell)."""
+    return _markdown(markdown(df))
+
+
+def _markdown(text: str):
+    """IPython's Markdown display of ``text`` (IPython, which notebooks have, is imported here: gclib does not
+    depend on it)."""
     from IPython.display import Markdown
 
-    return Markdown(markdown(df))
+    return Markdown(text)
 
 
 #: The columns of a reproduction table and their headings.
@@ -349,17 +355,15 @@ class ReproductionView:
     (in JupyterLab and in the notebook papermill writes alike)."""
 
     def __init__(self):
-        from IPython.display import Markdown, display
+        from IPython.display import display
 
-        self._handle = display(Markdown("*The reproduction table appears here once the claims are judged, at the "
+        self._handle = display(_markdown("*The reproduction table appears here once the claims are judged, at the "
                                         "end of the notebook.*"), display_id=True)
 
     def update(self, df: pd.DataFrame) -> None:
         """Show the reproduction table of the claims table ``df`` in place of the placeholder."""
-        from IPython.display import Markdown
-
         if self._handle is not None:
-            self._handle.update(Markdown(reproduction_markdown(df)))
+            self._handle.update(_markdown(reproduction_markdown(df)))
 
 
 def path(notebook: str, figures_dir) -> Path:
