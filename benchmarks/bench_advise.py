@@ -78,7 +78,7 @@ def _advise_cli(K: int) -> dict:
 
 def _tie(K: int = 100) -> dict:
     """The screened recommendation against the exhaustive search's, paired."""
-    from gclib import advise, effects, fit, timings
+    from gclib import advise, correlated_paces, fit, timings
     from gclib.stats import paired_change
 
     t = timings.read(TRACE)
@@ -86,7 +86,7 @@ def _tie(K: int = 100) -> dict:
     a = advise.from_trace(t, K)
     sec = time.perf_counter() - t0
     e = advise.from_trace(t, K, screen=False)
-    models = {**fit.fit(t, seed=0, bootstrap=0).models(), **effects.models(t)[0]}
+    models = {**fit.fit(t, seed=0, bootstrap=0).models(), **correlated_paces.models(t)[0]}
     primary = a.primary
     la, le = a.advice.best["label"], e.advice.best["label"]
     times = advise.trial_times([la, le], models[primary], K, a.advice.settings["max_load"], trials=advise.TRIALS,

@@ -3,7 +3,7 @@
     python -m benchmarks.bench_backtest        # one JSON object
 
 Each trace of ``data/straggler-analysis`` is converted, fitted on its first half and advised for its own workers,
-and the advice checked on the held-out half with every worker kept (:func:`gclib.studies.real_traces.traces.study`, the
+and the advice checked on the held-out half with every worker kept (:func:`gclib.studies.real_traces.study.study`, the
 defaults
 of ``gclib advise``: 4000 trials, 200 bootstrap replicates, seed 0). Targets (:data:`gclib.advise.TARGETS`): on the
 fitted half, uncoded's and the advised design's predicted mean iteration time within 5%; on the held-out half, the
@@ -21,7 +21,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 def main() -> dict:
     from gclib import advise
-    from gclib.studies.real_traces import traces as real_traces
+    from gclib.studies.real_traces import study as real_traces
 
     t0, c0 = time.perf_counter(), time.process_time()
     s = real_traces.study(holdout=0.5, seed=0, trials=advise.TRIALS, bootstrap=200)

@@ -14,7 +14,7 @@ import time
 
 def main(argv=None) -> dict:
     from gclib.learning import lag_synthetic, train
-    from gclib.studies.lazy_aggregation.experiments import mean_one_models, paper_schemes, run_grid
+    from gclib.studies.lazy_aggregation.study import mean_one_models, paper_schemes, run_grid
 
     argv = sys.argv[1:] if argv is None else argv
     workers, groups, target = 12, 4, 1e-6

@@ -9,7 +9,7 @@ import time
 import numpy as np
 
 from gclib.schemes import build
-from gclib.simulate import simulate
+from gclib.simulator import simulate
 from gclib.stragglers import ShiftedExponential
 
 

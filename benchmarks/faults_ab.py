@@ -13,7 +13,7 @@ without it, ``mpiexec`` starts the rank's program itself (an ``mpiexec`` that dr
   drawn in [1, 8] is reported;
 * ``freeze``: the same code, 40 iterations (past the ~32 after which a frozen worker used to exhaust the master's
   shared-memory send cells); one worker stopped by SIGSTOP at such an iteration, and left stopped;
-* ``kill-remote``: three hosts as network namespaces (:class:`gclib.runtime.localhosts.LocalHosts`, slots 3, 2, 2;
+* ``kill-remote``: three hosts as network namespaces (:class:`gclib.runtime.namespace_hosts.LocalHosts`, slots 3, 2, 2;
   the ranks talk over TCP), CRC with 6 workers tolerating 1, 20 iterations; a worker of the second host (MPI rank
   3 or 4) killed by SIGKILL at such an iteration. Left out, saying why, where the namespaces cannot be made.
 
@@ -43,7 +43,7 @@ from pathlib import Path
 from benchmarks.runtime_arms import rank_pids, unguarded_mpiexec
 from gclib import schemes
 from gclib.learning import TandonAGD, make_problem
-from gclib.runtime import RuntimeFailure, RunSpec, launch, localhosts
+from gclib.runtime import RuntimeFailure, RunSpec, launch, namespace_hosts
 from gclib.runtime.processes import job_processes
 from gclib.stats import wilson
 from gclib.stragglers import ShiftedExponential
@@ -55,7 +55,7 @@ SCENARIOS = {"kill": (4, 1, 20, "SIGKILL", None), "freeze": (4, 1, 40, "SIGSTOP"
 SLOTS = (3, 2, 2)
 ARMS = ("with_guard", "without_guard")
 #: How the arm without guards is made (said in the output).
-SWITCH = "mpiexec starts python -m gclib.runtime.mpi_main itself (benchmarks.runtime_arms.unguarded_mpiexec)"
+SWITCH = "mpiexec starts python -m gclib.runtime.rank itself (benchmarks.runtime_arms.unguarded_mpiexec)"
 #: Seconds a trial's job may take (a survived one takes under 15 here): a hung job counts as not survived.
 JOB_TIMEOUT = 45.0
 #: The block of a Markdown file that ``--render`` fills.
@@ -138,11 +138,11 @@ def run(trials=10, scenarios=tuple(SCENARIOS), seed=42) -> dict:
         for scenario in scenarios:
             hosts = None
             if scenario == "kill-remote":
-                why = localhosts.why_not()
+                why = namespace_hosts.why_not()
                 if why is None:
                     try:
-                        hosts = localhosts.LocalHosts(SLOTS, directory=Path(base) / "hosts").__enter__()
-                    except localhosts.HostsUnavailable as e:
+                        hosts = namespace_hosts.LocalHosts(SLOTS, directory=Path(base) / "hosts").__enter__()
+                    except namespace_hosts.HostsUnavailable as e:
                         why = str(e)
                 if why is not None:
                     skipped[scenario] = why

@@ -139,14 +139,14 @@ class ArmWorker(_Settled, Worker):
 
 
 #: The program :func:`unguarded_mpiexec` writes: the real ``mpiexec`` with each rank's guard replaced by the rank's
-#: program (``python -I .../guard.py RUN_DIR`` becomes ``python -m gclib.runtime.mpi_main RUN_DIR``).
+#: program (``python -I .../guard.py RUN_DIR`` becomes ``python -m gclib.runtime.rank RUN_DIR``).
 UNGUARD = '''import os
 import sys
 
 real, args = sys.argv[1], sys.argv[2:]
 for i in range(len(args) - 1):
     if args[i] == "-I" and args[i + 1].endswith("guard.py"):
-        args[i:i + 2] = ["-m", "gclib.runtime.mpi_main"]
+        args[i:i + 2] = ["-m", "gclib.runtime.rank"]
         break
 os.execv(real, [real, *args])
 '''

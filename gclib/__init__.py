@@ -8,9 +8,9 @@ The curated API, imported with the package::
     res.summary()["mean_time"]
 
 ``gclib.codes`` (every construction), ``gclib.build`` and ``gclib.SCHEMES`` (a code from a scheme's name and
-parameters), ``gclib.simulate`` (the function; its module is ``sys.modules["gclib.simulate"]``, and
-``from gclib.simulate import ...`` works as usual), the compute-time models, and ``gclib.checks``. They need NumPy
-alone. The other entry points load what they need (SymPy, SciPy, pandas, MPI) when imported by name:
+parameters), ``gclib.simulate`` (the simulator's function, from :mod:`gclib.simulator`; its tables over a range of
+parameters are in :mod:`gclib.sweeps`), the compute-time models, and ``gclib.checks``. They need NumPy alone. The other
+entry points load what they need (SymPy, SciPy, pandas, MPI) when imported by name:
 
 * ``from gclib.symbolic import verify``: exact (SymPy) verification of a code's encoding and decoding;
 * ``from gclib.design import search``: the design search of GC-MMC (orders and clusters);
@@ -56,7 +56,7 @@ if _command_line():
 from gclib import checks, codes, stragglers  # noqa: E402
 from gclib.codes import DecodingError, GradientCode  # noqa: E402
 from gclib.schemes import SCHEMES, build  # noqa: E402
-from gclib.simulate import Communication, SimResult, simulate  # noqa: E402  (the function replaces the module's name)
+from gclib.simulator import Communication, SimResult, simulate  # noqa: E402
 from gclib.stragglers import Exponential, Pareto, Persistent, ShiftedExponential  # noqa: E402
 
 __all__ = ["checks", "codes", "stragglers", "DecodingError", "GradientCode", "SCHEMES", "build", "Communication",

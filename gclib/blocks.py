@@ -45,7 +45,7 @@ class Blocks:
 
 
 def plan(code) -> Blocks | None:
-    """The :class:`Blocks` of a schedule (:class:`gclib.simulate.Schedule`), ``None`` where its messages are
+    """The :class:`Blocks` of a schedule (:class:`gclib.simulator.Schedule`), ``None`` where its messages are
     not one per worker with one ``ready``, its workers' loads differ, or its rule is not a threshold on equal
     consecutive blocks (one class per message, or one class per block with threshold 1)."""
     K, rule = int(code.n_workers), code.rule
@@ -108,7 +108,7 @@ def largest_within(r: int, t: np.ndarray, v: np.ndarray) -> np.ndarray:
 
 def evaluate(bl: Blocks, x: np.ndarray, size: np.ndarray) -> dict | None:
     """One chunk of finite draws ``x`` ``(trials, workers)`` of a schedule read as :class:`Blocks`: the results
-    of :func:`gclib.simulate.simulate_workers` in float64 (``time``, ``messages``, ``cluster_messages``,
+    of :func:`gclib.simulator.simulate_workers` in float64 (``time``, ``messages``, ``cluster_messages``,
     ``volume``, ``computations``, each ``(trials,)``), or ``None`` where draws below :data:`TINY` leave the
     count of ties unproven (the caller then forms the arrivals)."""
     n, K = x.shape

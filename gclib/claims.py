@@ -27,7 +27,7 @@ The ``paper`` rows of a notebook are its *reproduction table* (:func:`reproducti
 paper, the paper's setting and number, ours in that setting, and the verdict. A notebook shows it first
 (:class:`ReproductionView`, filled in when the claims are judged at its end).
 
-The per-paper modules (:mod:`.tandon`, ...) turn a notebook's result tables into such a table; this module holds
+The claims modules (``gclib.studies.*.claims``) turn a notebook's result tables into such a table; this module holds
 what they share: :class:`gclib.stats.Estimate` (a number with its interval; the intervals themselves are made in
 :mod:`gclib.stats`), the verdict rules (:func:`less`, :func:`at_most`, :func:`within`, :func:`majority`, :func:`exact`, :func:`all_hold`),
 :func:`ids`, :func:`row` and :func:`table`, and the renderings (:func:`markdown`, :func:`show`, :func:`counts`,
@@ -309,9 +309,15 @@ def markdown(df: pd.DataFrame, columns: Sequence[str] = ("id", "kind", "claim", 
 
 def show(df: pd.DataFrame):
     """An IPython Markdown display of :func:`markdown` (for a notebook's last cell)."""
+    return _markdown(markdown(df))
+
+
+def _markdown(text: str):
+    """IPython's Markdown display of ``text`` (IPython, which notebooks have, is imported here: gclib does not
+    depend on it)."""
     from IPython.display import Markdown
 
-    return Markdown(markdown(df))
+    return Markdown(text)
 
 
 #: The columns of a reproduction table and their headings.
@@ -349,17 +355,15 @@ class ReproductionView:
     (in JupyterLab and in the notebook papermill writes alike)."""
 
     def __init__(self):
-        from IPython.display import Markdown, display
+        from IPython.display import display
 
-        self._handle = display(Markdown("*The reproduction table appears here once the claims are judged, at the "
+        self._handle = display(_markdown("*The reproduction table appears here once the claims are judged, at the "
                                         "end of the notebook.*"), display_id=True)
 
     def update(self, df: pd.DataFrame) -> None:
         """Show the reproduction table of the claims table ``df`` in place of the placeholder."""
-        from IPython.display import Markdown
-
         if self._handle is not None:
-            self._handle.update(Markdown(reproduction_markdown(df)))
+            self._handle.update(_markdown(reproduction_markdown(df)))
 
 
 def path(notebook: str, figures_dir) -> Path:

@@ -6,7 +6,7 @@ the search returns the design with the lowest mean completion time whose mean co
 a budget. :func:`pareto_front` keeps the designs no other design beats on both time and load.
 
 Candidates (all at ``K`` workers, computation load at most ``r``), drawn from the table of families of
-:mod:`gclib.space` that the advice draws from too (a family is added there):
+:mod:`gclib.design_space` that the advice draws from too (a family is added there):
 
 * ``gc``: plain GC (CRC) with load ``r`` in ``P`` clusters (``P = K / r`` is fractional repetition);
 * ``rs``: Reed-Solomon GC with ``s = r' - 1`` for every ``r' <= r``; ``frc``: fractional repetition for every
@@ -35,27 +35,28 @@ import pandas as pd
 
 from gclib.codes import mmc
 from gclib.codes.base import GradientCode
-from gclib import checks, space
-from gclib.space import Candidate  # noqa: F401 - the record of a design, where the studies import it
+from gclib import checks, design_space
+from gclib.design_space import Candidate  # noqa: F401 - the record of a design, where the studies import it
 from gclib.progress import progress as _progress
-from gclib.simulate import (
+from gclib.simulator import (
     CANDIDATE_TRIAL_BYTES, Schedule, _per_worker, chunk_bytes, chunk_trials, chunks_of, simulate, simulate_chunk,
     simulate_workers)
 from gclib.stats import mean_ci
 from gclib.stragglers import ComputeModel
 
 LOADS = ("messages", "cluster_messages")
-#: The scheme families of :func:`candidates`, in the order they are built (:func:`gclib.space.names`).
-FAMILIES = space.names("design")
+#: The scheme families of :func:`candidates`, in the order they are built (:func:`gclib.design_space.names`).
+FAMILIES = design_space.names("design")
 
 
 def label(family: str, **params) -> str:
     """The label of a design in :func:`candidates` (``"corr m=6 P=4"``, ``"unc [6, 8, 10] P=4"``, ``"gc P=1"``,
     ``"frc r=2"``, ``"hybrid [1, 10]"``, ``"lcc"``) from its family and parameters (``clusters``, ``order``,
-    ``orders``, ``load``); other parameters are ignored. The templates are those of :data:`gclib.space.FAMILIES`."""
+    ``orders``, ``load``); other parameters are ignored. The templates are those of
+    :data:`gclib.design_space.FAMILIES`."""
     if family not in FAMILIES:
         raise ValueError(f"family must be one of {FAMILIES}, got {family!r}")
-    return space.FAMILIES[family].label_of(params)
+    return design_space.FAMILIES[family].label_of(params)
 
 
 def valid_clusters(K: int, r: int) -> list:
@@ -66,14 +67,14 @@ def valid_clusters(K: int, r: int) -> list:
 def candidates(K: int, r: int, *, order_grid: Iterable[int] | None = None, max_orders: int = 3,
                clusters: Iterable[int] | None = None, baselines: bool = True) -> list:
     """Every candidate design (see the module docstring), drawn from the table of families
-    (:func:`gclib.space.points` on a ``"design"`` space).
+    (:func:`gclib.design_space.points` on a ``"design"`` space).
 
     Args:
         K: workers. r: computation load budget. order_grid: orders allowed in order vectors (default ``1..r``).
         max_orders: longest order vector. clusters: cluster counts (default every valid one).
         baselines: include GC, RS, FRC, UC-MMC and LCC.
     Returns:
-        list of :class:`gclib.space.Candidate`.
+        list of :class:`gclib.design_space.Candidate`.
     """
     grid = sorted(set(range(1, r + 1) if order_grid is None else order_grid))
     if not grid or grid[0] < 1 or grid[-1] > r:
@@ -81,12 +82,12 @@ def candidates(K: int, r: int, *, order_grid: Iterable[int] | None = None, max_o
     Ps = valid_clusters(K, r) if clusters is None else sorted(set(clusters))
     for P in Ps:
         mmc.cluster_sizes(K, P, r)
-    sp = space.Space("design", K, (r,), max_orders, tuple(grid), tuple(Ps), baselines)
-    return [p.candidate() for p in space.points(sp)]
+    sp = design_space.Space("design", K, (r,), max_orders, tuple(grid), tuple(Ps), baselines)
+    return [p.candidate() for p in design_space.points(sp)]
 
 
 def fast_chunk(code: GradientCode, finish: np.ndarray, comm=None) -> dict:
-    """:func:`gclib.simulate.simulate_chunk` on ``finish`` ``(trials, workers, >= code.load)``, which may be
+    """:func:`gclib.simulator.simulate_chunk` on ``finish`` ``(trials, workers, >= code.load)``, which may be
     float32 (the rules keep its dtype; a communication delay makes the arrivals float64)."""
     return simulate_chunk(code, finish[:, :, : code.load], comm)
 
@@ -101,8 +102,8 @@ def evaluate_trials(codes: list, model: ComputeModel, K: int, trials: int = 10_0
     :func:`evaluate`; see it for the rounding to ``dtype``, the chunks and eq. 5).
 
     Args:
-        codes: :class:`gclib.simulate.Schedule` (or codes) with ``K`` workers each. keys: which of
-            :data:`TRIAL_KEYS` to keep. comm: a :class:`gclib.simulate.Communication` (``None``: messages cost
+        codes: :class:`gclib.simulator.Schedule` (or codes) with ``K`` workers each. keys: which of
+            :data:`TRIAL_KEYS` to keep. comm: a :class:`gclib.simulator.Communication` (``None``: messages cost
             nothing).
     Returns:
         one dict per code: ``{key: (trials,) array}``.
@@ -142,8 +143,8 @@ def evaluate(cands: list, model: ComputeModel, K: int, trials: int = 10_000, see
 
     The sampled times are rounded to ``dtype`` (float32 by default: a relative error below ``6e-8``, and about
     half the memory traffic of float64) before the rules run; the same seed gives the same numbers. Under eq. 5
-    the chunk holds one draw per worker (:func:`gclib.simulate.simulate_workers`); the candidates are kept as
-    their schedules (:class:`gclib.simulate.Schedule`), without their encoding matrices. A request whose results
+    the chunk holds one draw per worker (:func:`gclib.simulator.simulate_workers`); the candidates are kept as
+    their schedules (:class:`gclib.simulator.Schedule`), without their encoding matrices. A request whose results
     and chunk would exceed the memory budget is refused before anything is built.
 
     Returns:

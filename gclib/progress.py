@@ -10,9 +10,7 @@ def progress(items: Iterable, desc: str, show: bool = True, **kw) -> Iterable:
     in the same order either way."""
     if not show:
         return items
-    from tqdm.auto import tqdm
-
-    return tqdm(items, desc=desc, leave=False, **kw)
+    return _tqdm()(items, desc=desc, leave=False, **kw)
 
 
 class _Quiet:
@@ -48,6 +46,12 @@ def bar(total: float, desc: str, show: bool = True, **kw):
     left (ETA) it shows; a do-nothing stand-in when not ``show``. Use it as a context manager."""
     if not show:
         return _Quiet(total)
+    return _tqdm()(total=total, desc=desc, leave=False, **kw)
+
+
+def _tqdm():
+    """tqdm's class for this front end (a notebook's widget or a terminal's text), imported when a bar is first
+    shown: ``import gclib`` loads this module, and a loop shown without a bar never needs tqdm."""
     from tqdm.auto import tqdm
 
-    return tqdm(total=total, desc=desc, leave=False, **kw)
+    return tqdm

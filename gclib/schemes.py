@@ -18,8 +18,8 @@ import inspect
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping
 
-from gclib import checks, codes
-from gclib.codes import approximate, lcc, mmc, rmg
+from gclib import checks, code_schedules, codes
+from gclib.codes import approximate, lcc, mmc, partial_work
 from gclib.codes.base import GradientCode
 from gclib.codes.polynomial import POINTS
 
@@ -59,7 +59,7 @@ PARAMS: dict[str, Param] = {
     "stragglers": Param(int, None, "stragglers tolerated s", checks.integer, {"low": 0}),
     "seed": Param(int, 0, "seed of the random constructions", checks.integer, {"low": 0}),
     "pieces": Param(int, None, "data pieces per worker P", checks.integer, {"low": 1}),
-    # The stability study (gclib.studies.reed_solomon.stability, docs/codes.md) makes equispaced points (spread over the
+    # The stability study (gclib.studies.reed_solomon.study, docs/codes.md) makes equispaced points (spread over the
     # workers) the
     # default: the most accurate real-valued choice; roots-of-unity are better still but cost twice the
     # communication.
@@ -78,7 +78,7 @@ PARAMS: dict[str, Param] = {
                     checks.int_list, {"low": 1}),
     "clusters": Param(int, 1, "number of clusters P", checks.integer, {"low": 1}),
     "ordering": Param(str, "optimal", "optimal, cyclic or random order of the parts",
-                      checks.choice, {"choices": rmg.ORDERINGS}),
+                      checks.choice, {"choices": partial_work.ORDERINGS}),
     # approximate codes
     "decoder": Param(str, "optimal", "decoding coefficients: optimal or fixed", checks.choice,
                      {"choices": approximate.DECODERS}),
@@ -95,8 +95,8 @@ class Scheme:
         args: ``{parameter of PARAMS: the constructor's argument it becomes}``, in the order of the help.
         paper: where the scheme comes from.
         help: one line for the command line's help.
-        schedule: what the simulator reads of the code (:class:`gclib.simulate.Schedule`) from the constructor's
-            arguments, without its encoding matrix (:mod:`gclib.scale`); ``None``: the scheme needs its code.
+        schedule: what the simulator reads of the code (:class:`gclib.simulator.Schedule`) from the constructor's
+            arguments, without its encoding matrix (:mod:`gclib.code_schedules`); ``None``: the scheme needs its code.
     """
 
     name: str
@@ -120,7 +120,7 @@ class Scheme:
 
     @property
     def constructor_name(self) -> str:
-        """The constructor's dotted name, e.g. ``gclib.codes.tandon.crc``."""
+        """The constructor's dotted name, e.g. ``gclib.codes.repetition.crc``."""
         return f"{self.constructor.__module__}.{self.constructor.__qualname__}"
 
     def build(self, **kw) -> GradientCode:
@@ -162,41 +162,32 @@ def _complex(points) -> float:
     return 2.0 if points == "roots-of-unity" else 1.0
 
 
-def _scale():
-    from gclib import scale  # on first use: the registry itself stays light to import
-
-    return scale
-
-
 def _cl(build, K, r, P, name):
-    scale = _scale()
-    return scale.named(scale.clustered(build, K, P, r, name), name, clusters=int(P))
+    return code_schedules.named(code_schedules.clustered(build, K, P, r, name), name, clusters=int(P))
 
 
 def _schedules() -> dict:
     """The schedule of every scheme that has one, by name, from the constructor's arguments (the same defaults);
     ``None`` for parameters whose code is not the family's formula (Kadhe et al.'s code on another generator)."""
-    sc = _scale
+    cs = code_schedules
     return {
-        "uncoded": lambda n: sc().uncoded(n),
-        "frc": lambda n, s: sc().named(sc().frc(n, s + 1), "frc"),
-        "crc": lambda n, s, seed=0, exact=False: sc().named(sc().gc(n, s + 1, "crc"), "crc"),
-        "rs": lambda n, s, points="equispaced", exact=False: sc().sized(sc().gc(n, s + 1, "rs"), _complex(points),
-                                                                        "rs"),
-        "ye-abbe": lambda n, s, m=1, points="equispaced", exact=False: sc().sized(sc().ye_abbe(n, s, m),
-                                                                                  _complex(points)),
+        "uncoded": lambda n: cs.uncoded(n),
+        "frc": lambda n, s: cs.named(cs.frc(n, s + 1), "frc"),
+        "crc": lambda n, s, seed=0, exact=False: cs.named(cs.gc(n, s + 1, "crc"), "crc"),
+        "rs": lambda n, s, points="equispaced", exact=False: cs.sized(cs.gc(n, s + 1, "rs"), _complex(points), "rs"),
+        "ye-abbe": lambda n, s, m=1, points="equispaced", exact=False: cs.sized(cs.ye_abbe(n, s, m), _complex(points)),
         "kadhe": lambda n, s, m=None, generator="gaussian", seed=0, exact=False: (
-            sc().kadhe(n, s, 1 if m is None else m) if generator == "gaussian" else None),
-        "gc": lambda K, r, P=1, seed=0, exact=False: _cl(lambda k: sc().gc(k, r), K, r, P, "gc"),
-        "gc-mmc-correlated": lambda K, r, m, P=1, seed=0, exact=False: _cl(lambda k: sc().correlated(k, r, m), K,
-                                                                            r, P, "gc-mmc-correlated"),
-        "gc-mmc-uncorrelated": lambda K, r, orders, P=1, points="chebyshev", exact=False: sc().sized(
-            _cl(lambda k: sc().uncorrelated(k, r, orders), K, r, P, "gc-mmc-uncorrelated"), _complex(points)),
-        "uc-mmc": lambda K, r, P=1: _cl(lambda k: sc().uc_mmc(k, r), K, r, P, "uc-mmc"),
-        "hybrid": lambda K, r, orders, points="chebyshev": sc().sized(sc().hybrid(K, r, orders), _complex(points)),
-        "lcc": lambda K, r: sc().lcc(K, r),
+            cs.kadhe(n, s, 1 if m is None else m) if generator == "gaussian" else None),
+        "gc": lambda K, r, P=1, seed=0, exact=False: _cl(lambda k: cs.gc(k, r), K, r, P, "gc"),
+        "gc-mmc-correlated": lambda K, r, m, P=1, seed=0, exact=False: _cl(lambda k: cs.correlated(k, r, m), K,
+                                                                          r, P, "gc-mmc-correlated"),
+        "gc-mmc-uncorrelated": lambda K, r, orders, P=1, points="chebyshev", exact=False: cs.sized(
+            _cl(lambda k: cs.uncorrelated(k, r, orders), K, r, P, "gc-mmc-uncorrelated"), _complex(points)),
+        "uc-mmc": lambda K, r, P=1: _cl(lambda k: cs.uc_mmc(k, r), K, r, P, "uc-mmc"),
+        "hybrid": lambda K, r, orders, points="chebyshev": cs.sized(cs.hybrid(K, r, orders), _complex(points)),
+        "lcc": lambda K, r: cs.lcc(K, r),
         "rmg": lambda workers, load, ordering="optimal", seed=0: (
-            sc().named(sc().correlated(workers, load, 1, "rmg"), "rmg", ordering="cyclic")
+            cs.named(cs.correlated(workers, load, 1, "rmg"), "rmg", ordering="cyclic")
             if ordering == "cyclic" else None),
     }
 
@@ -241,7 +232,7 @@ SCHEMES: dict[str, Scheme] = {s.name: s for s in [
            "clusters of r workers: uncorrelated GC-MMC below order r, the plain cluster sum at r"),
     Scheme("lcc", lcc.lcc_code, KR, "Yu et al., Lagrange Coded Computing (2019) / Li et al., PCR (baseline [4])",
            "Lagrange coded linear regression: any 2 ceil(K/r) - 1 results (threshold-rule stand-in)"),
-    Scheme("rmg", rmg.rmg, {"workers": "workers", "load": "load", "ordering": "ordering", "seed": "seed"},
+    Scheme("rmg", partial_work.rmg, {"workers": "workers", "load": "load", "ordering": "ordering", "seed": "seed"},
            "Ramamoorthy, Meng and Girimaji, Leveraging partial stragglers within gradient coding (NeurIPS 2024), "
            "reconstructed", "partial stragglers used: chunks sent as computed, exact recovery once they cover all"),
     # approximate codes
@@ -278,7 +269,7 @@ def param_help(param: str) -> str:
 
 def simulable(name: str, **kw):
     """What the simulator needs of scheme ``name``, from keyword parameters as :func:`build` takes them: its
-    :class:`gclib.simulate.Schedule` where :mod:`gclib.scale` has the family's formulas (GC, CRC, RS, FRC,
+    :class:`gclib.simulator.Schedule` where :mod:`gclib.code_schedules` has the family's formulas (GC, CRC, RS, FRC,
     uncoded, LCC, UC-MMC, correlated and uncorrelated GC-MMC and their clusterings, the hybrid, Ye-Abbe's and
     Kadhe et al.'s Gaussian codes), which needs memory in proportion to the messages only; else the code itself
     (:func:`build`, refused up front when its matrix would not fit). Parameters the construction refuses raise

@@ -13,8 +13,7 @@ code's fast rule, checked against the exact span test in the tests). Reported pe
 * ``computations``: partial gradients computed by all workers by then;
 * ``volume``: communication volume received by then, in gradient-length units.
 
-Tables of the simulator over a range of parameters are in :mod:`gclib.sweeps`; :mod:`gclib.simulate` gathers both
-under the names the notebooks use.
+Tables of the simulator over a range of parameters are in :mod:`gclib.sweeps`.
 """
 from __future__ import annotations
 
@@ -170,7 +169,7 @@ class SimResult:
 class Schedule:
     """What the simulator reads of a code: who sends each message, after how many partial gradients, how large
     it is, and the code's fast rule - without the encoding matrix. :meth:`of` takes it from a
-    :class:`GradientCode`; :mod:`gclib.scale` builds it directly for codes too large to hold their matrix.
+    :class:`GradientCode`; :mod:`gclib.code_schedules` builds it directly for codes too large to hold their matrix.
 
     Attributes:
         name: scheme name. n_workers: workers. sender, ready, size: ``(n_messages,)`` as in

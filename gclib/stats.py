@@ -295,7 +295,7 @@ def paired_change(a, b) -> tuple[float, float, float, int]:
     (trial ``i`` of both under the same draws), with a 95% delta-method interval over the paired trials.
 
     Args:
-        a, b: ``(trials,)`` per-trial values (e.g. :attr:`gclib.simulate.SimResult.time`); trials where either is
+        a, b: ``(trials,)`` per-trial values (e.g. :attr:`gclib.simulator.SimResult.time`); trials where either is
             not finite are left out.
     Returns:
         ``(change, lo, hi, trials used)``; the interval is NaN with fewer than two paired trials. With

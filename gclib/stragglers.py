@@ -17,8 +17,9 @@ Models:
 * :class:`Trace` ``(times)``: replays recorded per-task times (e.g. from a real run);
 * :class:`Replay` ``(times)``: bootstraps recorded (iteration, worker) rows of task times, for any number of
   workers and tasks (the empirical model of a timing trace, :mod:`gclib.timings`), every row independently;
-* :class:`gclib.effects.IterationReplay` and :class:`gclib.effects.WorkerEffects` keep what independent rows lose:
-  the workers themselves, and the slowness an iteration's workers share (:mod:`gclib.effects`).
+* :class:`gclib.correlated_paces.IterationReplay` and :class:`gclib.correlated_paces.WorkerEffects` keep what
+  independent rows lose: the workers themselves, and the slowness an iteration's workers share
+  (:mod:`gclib.correlated_paces`).
 
 All randomness comes from the ``numpy.random.Generator`` passed in.
 """
@@ -373,7 +374,7 @@ def _pareto(p):
 #:   heavy-tailed Pareto;
 #: * ``"scale"``: notebook 08's schemes as ``K`` grows (:mod:`gclib.studies.scale.study`), the same two named by
 #:   their parameters;
-#: * ``"mpi-runs"``: notebook 07's real runs (:mod:`gclib.studies.mpi_runs.experiments`), by their ``--model``
+#: * ``"mpi-runs"``: notebook 07's real runs (:mod:`gclib.studies.mpi_runs.study`), by their ``--model``
 #:   names, the Pareto of shape 1.5;
 #: * ``"timing"``: notebook 04's two conventions of the shifted exponential (:mod:`gclib.studies.gc_mmc.study`),
 #:   one draw per worker (eq. 5) and independent task times.
@@ -453,7 +454,7 @@ def _exp_per_task(p):
     return Exponential(p["rate"], per_task=True)
 
 
-#: ``"calibration"``: notebook 09's generating models (:func:`gclib.studies.advise.calibration.truths`), the
+#: ``"calibration"``: notebook 09's generating models (:func:`gclib.studies.advise.study.truths`), the
 #: GC-MMC paper's shifted exponential drawn per worker (its eq. 5), an exponential drawn per task and a Pareto drawn
 #: per worker (of shape 2.5).
 MODEL_SETS["calibration"] = ({"shifted-exp per worker": _shifted_exp, "exp per task": _exp_per_task,

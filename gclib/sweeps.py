@@ -7,8 +7,7 @@
 * :func:`comm_efficient_sweep`: the iteration time of the communication-efficient codes against ``m``
   (:class:`CommSweep`).
 
-The notebooks import them from :mod:`gclib.simulate`, which gathers the simulator (:mod:`gclib.simulator`) and
-these tables.
+The notebooks import them from here, and the simulator itself from :mod:`gclib.simulator`.
 """
 from __future__ import annotations
 

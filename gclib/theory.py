@@ -19,7 +19,7 @@ def expected_time(code: GradientCode, model: ComputeModel, comm=None) -> float:
     """Closed-form expected completion time, or ``nan`` where none applies (multi-message codes, per-task
     models, unequal loads, unequal groups).
 
-    ``comm`` (a :class:`gclib.simulate.Communication`) adds its delay when every message has the same size (then
+    ``comm`` (a :class:`gclib.simulator.Communication`) adds its delay when every message has the same size (then
     every arrival is shifted by the same amount, and so is the completion time); ``nan`` otherwise, and for the
     master's queue (``comm.queue``), whose waits depend on the order of the arrivals."""
     t = _expected_compute_time(code, model)

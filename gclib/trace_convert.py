@@ -116,8 +116,8 @@ def parse_columns(text) -> dict:
 
 def check_complete(t: Timings) -> Timings:
     """``t`` when every worker has a task time (finite or ``inf``) in every iteration; else ValueError naming the
-    first worker and iteration missing, and how many more. A worker's identity (:mod:`gclib.effects`) can only be
-    kept across iterations it took part in: leave out the iterations it missed."""
+    first worker and iteration missing, and how many more. A worker's identity (:mod:`gclib.correlated_paces`) can only
+    be kept across iterations it took part in: leave out the iterations it missed."""
     seen = ~np.isnan(t.durations).all(axis=2)
     if seen.all():
         return t

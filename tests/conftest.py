@@ -62,7 +62,7 @@ def quick_runs(tmp_path_factory):
 #: Files whose tests start MPI jobs (or ranks across network namespaces): one worker runs them all, one job at a
 #: time, as a session without xdist does.
 MPI_FILES = ("test_runtime.py", "test_runtime_faults.py", "test_multihost.py", "test_sequential_mpi.py",
-             "test_measure.py", "test_bell.py", "test_experiments.py", "test_partial_rmg.py", "test_sequential.py",
+             "test_measure.py", "test_wakeup.py", "test_mpi_runs.py", "test_partial_work.py", "test_sequential.py",
              "test_cli_examples.py", "test_hostile_inputs.py", "test_runtime_models.py", "test_your_model_guide.py")
 #: Notebooks whose quick profile runs MPI jobs: with the MPI tests.
 MPI_NOTEBOOKS = ("07_mpi_runs", "09_advise", "15_your_model")

@@ -55,14 +55,14 @@ def write_executed_copies(folder: Path) -> None:
     """Executed copies of the notebooks of ``EXECUTED`` in ``folder/<profile>/``."""
     from gclib import codes, symbolic
     from gclib.studies import gallery as gallery
-    from gclib.codes import tandon
+    from gclib.codes import repetition
 
     figures = str(ROOT / "figures")
     # the claims tables are read from an empty folder: the links, not the verdicts, are what the site shows here
     index = _with_outputs("00_index", [
         _markdown_output(gallery.markdown(figures, data_dir=folder / "no-claims", notebooks_dir=".")),
         _markdown_output(gallery.status(figures))])
-    small = tandon.exact_examples(6, 2, 1)
+    small = repetition.exact_examples(6, 2, 1)
     table = symbolic.verification(small)
     wide = table.assign(**{f"column {i}": "a long cell that makes the table wider than the page" for i in range(6)})
     derivations = _with_outputs("01_gradient_coding", [

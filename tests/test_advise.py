@@ -12,7 +12,7 @@ from gclib.cli import advise as cli_advise
 from gclib.cli import main, options
 from gclib.cli import run as cli_run
 from gclib.codes.conditioning import unit_roundoff
-from gclib.simulate import Communication, Schedule
+from gclib.simulator import Communication, Schedule
 from gclib.stragglers import Pareto, Persistent, ShiftedExponential
 
 STEADY = ShiftedExponential(mu=1e9, alpha=1.0)  # every task takes one time unit: no variation at all
@@ -287,12 +287,12 @@ def test_cli_fits_the_trace_once_and_checks_the_workload_once(tmp_path, capsys, 
 
 
 def test_one_record_for_a_candidate_design():
-    """The design search's candidates and the advice's are one record (gclib.space.Candidate)."""
-    from gclib import design, space
+    """The design search's candidates and the advice's are one record (gclib.design_space.Candidate)."""
+    from gclib import design, design_space
 
-    assert design.Candidate is space.Candidate and adv.Design is space.Candidate
+    assert design.Candidate is design_space.Candidate and adv.Design is design_space.Candidate
     searched, advised = design.candidates(8, 2, max_orders=1), adv.candidates(8, 2)
-    assert {type(c) for c in searched + advised} == {space.Candidate}
+    assert {type(c) for c in searched + advised} == {design_space.Candidate}
     assert all(c.command == "" and c.spec is None for c in searched)
     assert all(c.spec is not None and (c.scheme is None) == (c.command == "") for c in advised)
 

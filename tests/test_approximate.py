@@ -11,7 +11,7 @@ import pytest
 from gclib import schemes as sch
 from gclib.cli import main
 from gclib.codes import approximate as ap
-from gclib.studies.approximate import errors
+from gclib.studies.approximate import study
 
 # the 4-cycle 0-1-2-3-0: the only 2-regular simple graph on 4 vertices
 C4 = np.array([[0, 1, 0, 1], [1, 0, 1, 0], [0, 1, 0, 1], [1, 0, 1, 0]], dtype=float)
@@ -126,7 +126,7 @@ PUBLISHED = {3: (1.653, 1.008, 0.311), 5: (2.181, 1.324, 0.504), 7: (2.639, 1.60
 
 @pytest.mark.parametrize("s", sorted(PUBLISHED))
 def test_the_expander_code_agrees_with_the_authors_published_benchmark(s):
-    res = errors.benchmark(50, 3, [s], graphs=10, draws=100, seed=11)
+    res = study.benchmark(50, 3, [s], graphs=10, draws=100, seed=11)
     for column, ref in zip(("bound", "fixed", "optimal"), PUBLISHED[s]):
         per_graph = res.groupby("graph")[column].mean()
         # our mean and theirs each spread like the mean of 10 graphs: tolerance 4 sigma of their difference
@@ -176,16 +176,16 @@ def test_the_training_summaries_read_a_hand_made_run():
 
 
 def test_the_error_sweep_shares_straggler_sets_and_ignore_errs_by_its_formula():
-    df = errors.sweep(12, 2, [0.25], graphs=2, draws=5, seed=0)
-    assert set(df["scheme"]) == set(errors.SCHEMES) and (df["s"] == 3).all()
+    df = study.sweep(12, 2, [0.25], graphs=2, draws=5, seed=0)
+    assert set(df["scheme"]) == set(study.SCHEMES) and (df["s"] == 3).all()
     uniform = df[df["scheme"] != "stochastic GC"]
     assert (uniform["stragglers"] == 3).all()
     ign = df[df["scheme"] == "ignore stragglers"]["error"]
     assert np.allclose(ign, math.sqrt(12 * 3 / 9))
     crc = df[df["scheme"] == "CRC (exact)"]  # load 2 tolerates 1 straggler, not 3
     assert (crc["error"] > 1e-6).any()
-    s = errors.summary(df)
-    assert len(s) == len(errors.SCHEMES)
+    s = study.summary(df)
+    assert len(s) == len(study.SCHEMES)
     row = s.set_index("scheme").loc["ignore stragglers"]
     assert row["sq_error"] == pytest.approx(3 / 9) and row["worst_error"] == pytest.approx(2.0)  # 12 * 3 / 9 / 12
 
@@ -195,10 +195,10 @@ def test_the_claims_table_of_a_small_study():
     from gclib.studies.approximate import claims as approx_claims
     from gclib.studies.approximate import training
 
-    sweep = errors.sweep(12, 2, [0.25, 0.5], graphs=2, draws=4, seed=1)
-    bench = errors.benchmark(50, 3, [3], graphs=2, draws=3, seed=1)
+    sweep = study.sweep(12, 2, [0.25, 0.5], graphs=2, draws=4, seed=1)
+    bench = study.benchmark(50, 3, [3], graphs=2, draws=3, seed=1)
     totals, curves = training.runs(8, 3, 2, seeds=(0, 1), max_iter=40, rel_target=1e-3)
-    table = approx_claims.judge(sweep, errors.summary(sweep), bench, errors.benchmark_table(bench), totals, curves,
+    table = approx_claims.judge(sweep, study.summary(sweep), bench, study.benchmark_table(bench), totals, curves,
                                 d=2, rel_target=1e-3, workers=8, stragglers=2, shape=1.5, problem="linreg")
     claims.check(table)
     v = table.set_index("id")["verdict"]

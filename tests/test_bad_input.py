@@ -15,7 +15,8 @@ import gclib
 from gclib import checks, codes
 from gclib.cli import build_parser, main
 from gclib.cli.options import code_from_args
-from gclib.simulate import CHUNK, simulate_bytes, sweep
+from gclib.simulator import CHUNK, simulate_bytes
+from gclib.sweeps import sweep
 from gclib.stragglers import Pareto, ShiftedExponential
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -291,7 +292,7 @@ def _interrupt_after(p: subprocess.Popen, line: str) -> tuple[str, str]:
 def test_ctrl_c_from_outside_is_one_line_and_exit_130():
     # a long simulation interrupted by a real SIGINT, as Ctrl-C sends it, once the command is running
     # the child says 'ready' from inside the simulation, so the signal reaches a running command
-    code = ("import importlib, sys; from gclib.cli import main; sim = importlib.import_module('gclib.simulate'); "
+    code = ("import importlib, sys; from gclib.cli import main; sim = importlib.import_module('gclib.simulator'); "
             "run = sim.simulate\n"
             "def announced(*a, **k):\n    print('ready', flush=True)\n    return run(*a, **k)\n"
             "sim.simulate = announced\n"
@@ -358,11 +359,11 @@ def test_the_help_and_a_bad_option_start_without_the_heavy_packages(argv):
 
 def test_the_package_api_is_imported_with_the_package():
     code = ("import sys, gclib\n"
-            "import gclib.simulate\n"  # the submodule: gclib.simulate stays the function
+            "import gclib.simulator\n"  # the simulator's module: gclib.simulate is its function, no module's name
             "from gclib import *\n"
             "from gclib import simulate, codes as c, build\n"
             "assert gclib.simulate is simulate and callable(simulate) and c is gclib.codes\n"
-            "assert sys.modules['gclib.simulate'].simulate is simulate\n"
+            "assert gclib.simulator.simulate is simulate and 'gclib.simulate' not in sys.modules\n"
             "res = gclib.simulate(gclib.codes.crc(4, 1, seed=0), ShiftedExponential(mu=10, alpha=0.01), trials=20, "
             "seed=1)\n"
             "assert res.summary()['trials'] == 20 and isinstance(res, SimResult)\n"

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from gclib import blocks, schemes
-from gclib.simulate import Schedule, simulate_chunk, simulate_workers
+from gclib.simulator import Schedule, simulate_chunk, simulate_workers
 
 #: Schedules the reduce reads, sized so that the selections of kth_smallest run: the few largest (CRC,
 #: K = 5000, s = 2), a partition (LCC, CRC at K = 300), a minimum of short blocks (FRC), a maximum (uncoded),

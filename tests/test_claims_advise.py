@@ -80,7 +80,7 @@ def network_case(free="uc-mmc r=3 P=1", charged="frc r=2", real_free=(0.030, 0.0
                  real_charged=(0.024, 0.023, 0.025), pred_free=0.020, pred_charged=0.0245, link=(0.0296, 0.010)):
     from types import SimpleNamespace
 
-    from gclib.network import NetworkProfile
+    from gclib.message_cost import NetworkProfile
 
     def adv(label):
         return SimpleNamespace(best={"label": label}, settings={"K": 8})

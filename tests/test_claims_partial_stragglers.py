@@ -8,9 +8,9 @@ import pandas as pd
 import pytest
 
 from gclib import claims
-from gclib.codes import rmg as R
+from gclib.codes import partial_work as R
 from gclib.codes.mmc import gc_cyclic, uc_mmc
-from gclib.simulate import Communication, arrival_times, simulate_chunk
+from gclib.simulator import Communication, arrival_times, simulate_chunk
 from gclib.stragglers import ShiftedExponential, model_set
 from gclib.studies.partial_stragglers import claims as ps_claims
 from gclib.studies.partial_stragglers import study

@@ -13,7 +13,7 @@ from gclib import schemes
 from gclib.cli import main as cli_main
 from gclib.codes import frc, kadhe, min_distance, repetition_generator, ye_abbe
 from gclib.codes.comm_efficient import BasesRule, top_coefficient_weights
-from gclib.simulate import Communication, simulate
+from gclib.simulator import Communication, simulate
 from gclib.stragglers import ShiftedExponential
 from gclib.symbolic import check_rule, verify
 
@@ -258,7 +258,7 @@ def test_ye_abbe_random_against_oracle(n, s, m, seed, points):
 
 # ------------------------------------------------------------------------------- the notebook's studies
 def test_paired_change_by_hand():
-    from gclib.simulate import paired_change
+    from gclib.simulator import paired_change
 
     # means 3 and 1.5: ratio 2; a - 2 b = 0 in every trial, so the interval has width 0
     assert paired_change(np.array([2.0, 4.0]), np.array([1.0, 2.0])) == (1.0, 1.0, 1.0, 2)
@@ -274,7 +274,7 @@ def test_paired_change_by_hand():
 
 
 def test_comm_efficient_sweep_skips_and_pairs():
-    from gclib.simulate import comm_efficient_sweep
+    from gclib.sweeps import comm_efficient_sweep
 
     sw = comm_efficient_sweep(6, 1, [1, 2, 4], ShiftedExponential(), comm=Communication(0.01, 1.0), trials=500,
                               seed=0)

@@ -210,7 +210,7 @@ def test_a_per_worker_trace_replays_at_its_own_pace():
 
 def test_every_model_of_a_report_runs_in_the_simulator_for_any_number_of_workers():
     from gclib.codes import crc
-    from gclib.simulate import simulate
+    from gclib.simulator import simulate
 
     d = trace(TRUTH["shifted-exp"], 10, 6, 2, seed=4)
     d[:, 5, :] = np.inf  # one worker never answers

@@ -78,9 +78,9 @@ def test_every_arrow_points_down():
 
 
 @pytest.mark.parametrize("module, source, expected", [
-    ("gclib.simulate", "def f():\n    from .studies.scale import claims\n", "core gclib.simulate imports studies"),
+    ("gclib.simulator", "def f():\n    from .studies.scale import claims\n", "core gclib.simulator imports studies"),
     ("gclib.codes.base", "from ..runtime import launch\n", "core gclib.codes.base imports runtime"),
-    ("gclib.runtime.master", "import gclib.studies.mpi_runs.experiments\n", "runtime gclib.runtime.master imports "
+    ("gclib.runtime.master", "import gclib.studies.mpi_runs.study\n", "runtime gclib.runtime.master imports "
                                                                              "studies"),
     ("gclib.studies.scale.claims", "from gclib.cli import main\n", "studies gclib.studies.scale.claims imports cli"),
 ])
@@ -98,7 +98,7 @@ def test_the_core_imports_without_the_other_floors():
     import subprocess
     import sys
 
-    code = ("import sys, gclib.advise, gclib.simulate, gclib.symbolic, gclib.design, gclib.fit, gclib.learning; "
+    code = ("import sys, gclib.advise, gclib.simulator, gclib.symbolic, gclib.design, gclib.fit, gclib.learning; "
             "print(sorted(m for m in sys.modules if m.startswith(('gclib.runtime', 'gclib.studies', 'gclib.cli'))))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          cwd=PACKAGE.parent).stdout.strip()

@@ -11,16 +11,17 @@ import pytest
 import sympy as sp
 
 from gclib import codes, diagnostics, symbolic
-from gclib.codes import tandon
+from gclib.codes import repetition
 from gclib.studies.gradient_coding import plots as figures
-from gclib.simulate import Z95, agreement, argmin_set, best, closed_form_z, sweep
+from gclib.simulator import Z95
+from gclib.sweeps import agreement, argmin_set, best, closed_form_z, sweep
 from gclib.stragglers import Pareto, ShiftedExponential
 
 matplotlib.use("Agg")
 
 
 def test_builders_give_the_four_schemes_at_n():
-    b = tandon.builders(6, seed=2)
+    b = repetition.builders(6, seed=2)
     assert list(b) == ["uncoded", "ignore", "frc", "crc"]
     assert b["uncoded"](3).n_workers == 6 and b["uncoded"](3).stragglers == 0
     assert b["ignore"](2).rule.thresholds.tolist() == [4]
@@ -29,18 +30,18 @@ def test_builders_give_the_four_schemes_at_n():
         b["frc"](3)  # 4 does not divide 6
     np.testing.assert_array_equal(b["crc"](2).B, codes.crc(6, 2, 2).B)
     with pytest.raises(ValueError, match="workers"):
-        tandon.builders(0)
+        repetition.builders(0)
 
 
 def test_exact_examples_skip_frc_where_it_is_not_defined():
-    assert [c.name for c in tandon.exact_examples(6, 2)] == ["frc", "crc"]
-    small = tandon.exact_examples(5, 1)
+    assert [c.name for c in repetition.exact_examples(6, 2)] == ["frc", "crc"]
+    small = repetition.exact_examples(5, 1)
     assert [c.name for c in small] == ["crc"] and small[0].B_exact is not None
 
 
 def test_sweep_over_several_models_is_the_concatenation_of_single_sweeps():
     models = {"exp": ShiftedExponential(10, 0.01), "par": Pareto(0.1, 1.5)}
-    b = tandon.builders(4, seed=1)
+    b = repetition.builders(4, seed=1)
     df = sweep(b, [0, 1, 2], models, trials=50, seed=3)
     assert list(df.columns[:3]) == ["model", "scheme", "value"]
     assert list(dict.fromkeys(df["model"])) == ["exp", "par"]
@@ -93,7 +94,7 @@ def test_verification_and_derivation_of_the_worked_example():
     assert symbolic.verification([ex], reference={ex.name: exact_ref})["reference"].tolist() == ["matches"]
     tex = symbolic.derivation(ex, product=True)
     assert tex.count("$$") == 2 and r"\frac{1}{2}" in tex and "AB =" in tex
-    two = symbolic.derivation(tandon.exact_examples(6, 2, 1), rows=5)
+    two = symbolic.derivation(repetition.exact_examples(6, 2, 1), rows=5)
     assert two.count("$$") == 4 and r"\text{first 5 of 15 rows}" in two
 
 

@@ -7,7 +7,7 @@ import pytest
 
 from gclib import schemes
 from gclib.design import fast_chunk
-from gclib.simulate import Schedule
+from gclib.simulator import Schedule
 from gclib.stragglers import ShiftedExponential
 from gclib.studies.head_to_head import claims as h2h_claims
 from gclib.studies.head_to_head import study as h2h

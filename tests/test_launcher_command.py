@@ -195,7 +195,7 @@ def test_the_arm_without_guards_is_an_mpiexec_that_starts_the_ranks_program_itse
     with unguarded_mpiexec(real) as exe:
         said = subprocess.run([exe, *cmd[1:]], capture_output=True, text=True, check=True).stdout.splitlines()
         assert said[:3] == ["-disable-auto-cleanup", "-n", "9"]
-        assert said[3:] == [sys.executable, "-m", "gclib.runtime.mpi_main", "/runs/spec.pkl"] and GUARD not in said
+        assert said[3:] == [sys.executable, "-m", "gclib.runtime.rank", "/runs/spec.pkl"] and GUARD not in said
         assert subprocess.run([exe, "--version"], capture_output=True, text=True).stdout == "--version\n"
     assert not Path(exe).exists()  # removed on exit
 

@@ -250,7 +250,7 @@ def test_cli_train_bad_groups_exits_2(capsys):
 
 
 def test_grid_on_a_tiny_grid():
-    from gclib.studies.lazy_aggregation.experiments import ORDER, paper_schemes, run_grid, spread
+    from gclib.studies.lazy_aggregation.study import ORDER, paper_schemes, run_grid, spread
 
     p = lag_synthetic(workers=8, dim=20, seed=0)
     schemes = paper_schemes(8, 4)
@@ -323,7 +323,7 @@ def test_silent_warmup_needs_no_worker_until_the_rule_asks():
 
 # ------------------------------------------------------------------------------------------ notebook 06's runs
 def test_lag_check_runs_gd_once_and_each_lazy_scheme_per_warmup():
-    from gclib.studies.lazy_aggregation.experiments import lag_check
+    from gclib.studies.lazy_aggregation.study import lag_check
 
     p, tot, cur = lag_check(3, 6, 1, target=1e-4)
     assert p.n_samples == 18 and tot[["scheme", "warmup"]].values.tolist() == [
@@ -340,7 +340,7 @@ def test_lag_check_runs_gd_once_and_each_lazy_scheme_per_warmup():
 
 
 def test_comparison_on_a_tiny_grid():
-    from gclib.studies.lazy_aggregation.experiments import ORDER, comparison
+    from gclib.studies.lazy_aggregation.study import ORDER, comparison
 
     c = comparison(4, 2, 8, 0, shapes=[1.5], seeds=2, target=1e-3, max_iter=2000)
     assert set(c.totals.model) == {"pareto 1.5", "exp", "shifted-exp"} and len(c.totals) == 3 * 2 * len(ORDER)
@@ -360,7 +360,7 @@ def test_comparison_on_a_tiny_grid():
 
 
 def test_comparison_counts_runs_and_picks_curves():
-    from gclib.studies.lazy_aggregation.experiments import Comparison
+    from gclib.studies.lazy_aggregation.study import Comparison
 
     totals = pd.DataFrame({"status": ["converged", "max_iter", "converged"]})
     curves = pd.DataFrame({"model": ["pareto 1.5", "exp", "exp"], "iteration": [0, 0, 1]})
@@ -372,7 +372,7 @@ def test_comparison_counts_runs_and_picks_curves():
 
 
 def test_mean_one_models_match_the_mean_and_say_the_spread():
-    from gclib.studies.lazy_aggregation.experiments import mean_one_models, model_table
+    from gclib.studies.lazy_aggregation.study import mean_one_models, model_table
 
     m = mean_one_models([1.5, 3.0], shift=0.25)
     assert list(m) == ["pareto 1.5", "pareto 3", "exp", "shifted-exp"]
@@ -391,7 +391,7 @@ def test_mean_one_models_match_the_mean_and_say_the_spread():
 
 
 def test_paper_schemes_build_every_lazy_scheme_with_each_trigger():
-    from gclib.studies.lazy_aggregation.experiments import lazy_label, paper_schemes
+    from gclib.studies.lazy_aggregation.study import lazy_label, paper_schemes
 
     s = paper_schemes(8, 4, triggers=["ps"])
     assert list(s) == ["gd", "gc", "grouping", "lag-ps", "lagc-ps", "g-lag-ps"]
@@ -426,7 +426,7 @@ def test_every_scheme_with_either_trigger_converges_on_the_generic_family():
     the family (both losses, both designs, condition numbers 1 to 100, two data seeds); with Chen et al.'s
     server-side constant G-LAG does not (the reason gclib's differs)."""
     from gclib.learning import family
-    from gclib.studies.lazy_aggregation.experiments import ORDER, mean_one_models, robustness
+    from gclib.studies.lazy_aggregation.study import ORDER, mean_one_models, robustness
 
     problems = family(conds=(1.0, 10.0, 100.0), seeds=(0, 1))
     models = {"pareto 1.5": mean_one_models([1.5])["pareto 1.5"]}
@@ -441,7 +441,7 @@ def test_every_scheme_with_either_trigger_converges_on_the_generic_family():
 
 def test_robustness_refuses_bad_input():
     from gclib.learning import generic
-    from gclib.studies.lazy_aggregation.experiments import robustness
+    from gclib.studies.lazy_aggregation.study import robustness
 
     p = generic("linreg", parts=6)
     with pytest.raises(ValueError, match="12 parts"):
@@ -453,7 +453,7 @@ def test_robustness_refuses_bad_input():
 
 
 def test_bar_data_medians_and_written_tables(tmp_path):
-    from gclib.studies.lazy_aggregation.experiments import bar_data, medians, model_label, write_table
+    from gclib.studies.lazy_aggregation.study import bar_data, medians, model_label, write_table
 
     assert model_label(1.5) == "pareto 1.5" and model_label() == "exp"
     rows = [{"model": "exp", "scheme": s, "seed": k, "status": "converged", "time": float(k + 1) * f,

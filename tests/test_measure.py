@@ -144,8 +144,8 @@ def test_profile_measures_what_a_message_costs_beside_the_trace(tmp_path):
     """After its iterations a profile times round trips and floods of messages of every size over MPI (the
     runtime's own sends), fits the latency, the master's time per message and the bandwidth, and writes them
     beside the trace, where gclib advise finds them."""
-    from gclib import network
-    from gclib.runtime.network import FLOOD, FLOODS, PINGS
+    from gclib import message_cost
+    from gclib.runtime.message_probe import FLOOD, FLOODS, PINGS
 
     K, dim = 3, 40
     path = tmp_path / "p.csv"
@@ -153,21 +153,21 @@ def test_profile_measures_what_a_message_costs_beside_the_trace(tmp_path):
                  "--out", path, "--quiet", tmp_path=tmp_path)
     assert out.returncode == 0, out.stderr
     assert "network: latency" in out.stdout
-    prof = network.read(network.beside(path))
-    sizes = network.sizes_for(dim)
+    prof = message_cost.read(message_cost.beside(path))
+    sizes = message_cost.sizes_for(dim)
     assert prof.gradient_bytes == 8 * dim and prof.workers == K and len(prof.hosts) == K
     assert sorted({r[0] for r in prof.ping}) == [8 * s for s in sizes]
     assert len(prof.ping) == len(sizes) * K * PINGS and len(prof.flood) == len(sizes) * FLOODS
     assert all(r[1] == K * FLOOD and 0 < r[2] <= r[3] for r in prof.flood)
     assert all(r[2] > 0 for r in prof.ping)
     assert prof.latency >= 0 and prof.overhead >= 0 and prof.bandwidth > 0
-    assert prof == network.fit({"ping": prof.ping, "flood": prof.flood, "workers": K}, 8 * dim, prof.hosts)
+    assert prof == message_cost.fit({"ping": prof.ping, "flood": prof.flood, "workers": K}, 8 * dim, prof.hosts)
 
 
 def test_profile_without_network_asks_for_none():
     from gclib.cli import options
     from gclib.cli.profile import add_arguments, spec_from_args
-    from gclib.network import sizes_for
+    from gclib.message_cost import sizes_for
 
     p = options.Parser(prog="gclib profile")
     add_arguments(p)

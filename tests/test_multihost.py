@@ -1,14 +1,14 @@
 """Runs across "hosts" with their own network stacks and no shared directory, on one Linux machine.
 
 The tests marked ``multihost`` make three network namespaces joined by veth pairs to a bridge (an address range of
-the private 10.213.0.0/16 that exists only on that bridge; :class:`gclib.runtime.localhosts.LocalHosts`), and run ``gclib run --hosts`` with the ranks spread
-over them by Hydra's launcher: a small program that Hydra calls as ``PROGRAM -x HOST COMMAND...`` enters HOST's
-namespace with a private mount namespace (its own /dev/shm, its own host name, and an empty folder over the
-launching host's private folder) and runs the command there. The ranks talk over TCP only (``UCX_TLS=tcp,self``:
-UCX's shared memory would cross namespaces), which the veths' byte counters confirm. The run directory lies in the
-launching host's private folder, which no "host" sees (the checkout and its venv may lie anywhere, /tmp included:
-every host sees them, as on a cluster where they are installed at the same path): the launcher program refuses to
-start a proxy that could see it, so a finished run shows that no rank read it.
+the private 10.213.0.0/16 that exists only on that bridge; :class:`gclib.runtime.namespace_hosts.LocalHosts`), and run
+``gclib run --hosts`` with the ranks spread over them by Hydra's launcher: a small program that Hydra calls as
+``PROGRAM -x HOST COMMAND...`` enters HOST's namespace with a private mount namespace (its own /dev/shm, its own host
+name, and an empty folder over the launching host's private folder) and runs the command there. The ranks talk over TCP
+only (``UCX_TLS=tcp,self``: UCX's shared memory would cross namespaces), which the veths' byte counters confirm. The run
+directory lies in the launching host's private folder, which no "host" sees (the checkout and its venv may lie anywhere,
+/tmp included: every host sees them, as on a cluster where they are installed at the same path): the launcher program
+refuses to start a proxy that could see it, so a finished run shows that no rank read it.
 
 One more measures, through a link into the master's host limited by the kernel's token bucket, the rate of that
 link with ``gclib profile``'s network measurement. The other tests check the pieces without namespaces: the spec's
@@ -29,18 +29,18 @@ from pathlib import Path
 import pytest
 
 from gclib.cli import main
-from gclib.runtime import localhosts
+from gclib.runtime import namespace_hosts
 from gclib.runtime.command import mpiexec_command, mpiexec_options
 from gclib.runtime.processes import job_processes, rank_processes
 from gclib.runtime.master import DeathNotices
-from gclib.runtime.mpi_main import read_spec
+from gclib.runtime.rank import read_spec
 from gclib.runtime.protocol import MARK
 
 import fault_helpers
 
 ROOT = Path(__file__).resolve().parents[1]
 #: The ranks' network: UCX over TCP only (its shared-memory transports would work across network namespaces).
-NETWORK = {"UCX_TLS": localhosts.UCX_TLS}
+NETWORK = {"UCX_TLS": namespace_hosts.UCX_TLS}
 HOSTS = ("h0", "h1", "h2")
 #: Ranks per host in the hostfile: rank 0 (the master) and workers 0, 1 on h0; workers 2, 3 on h1; 4, 5 on h2.
 SLOTS = (3, 2, 2)
@@ -144,19 +144,19 @@ def test_gclib_run_refuses_bad_mpiexec_args(capsys):
 # ---------------------------------------------------------------------------------------------- the hosts
 @pytest.fixture
 def hosts(tmp_path):
-    """Three "hosts" (:class:`gclib.runtime.localhosts.LocalHosts`): network namespaces on a bridge, a hostfile,
+    """Three "hosts" (:class:`gclib.runtime.namespace_hosts.LocalHosts`): network namespaces on a bridge, a hostfile,
     and the launcher program that enters them; the launching host's private folder holds the run directory, which
     no host may see. Everything is removed at the end, whatever happened (and the removal is checked)."""
-    why = localhosts.why_not()
+    why = namespace_hosts.why_not()
     if why:
         pytest.skip(why)
     private = tmp_path / "launching-host"
     run_dir = private / "run"
     run_dir.mkdir(parents=True)
-    made = localhosts.LocalHosts(SLOTS, private=private, check=run_dir, directory=tmp_path)
+    made = namespace_hosts.LocalHosts(SLOTS, private=private, check=run_dir, directory=tmp_path)
     try:
         made.__enter__()
-    except localhosts.HostsUnavailable as e:
+    except namespace_hosts.HostsUnavailable as e:
         pytest.skip(str(e))
     try:
         yield {"local": made, "hostfile": made.hostfile, "program": made.program, "bridge": made.bridge,
@@ -323,14 +323,14 @@ def test_a_worker_frozen_during_start_up_on_another_host_is_started_again(hosts)
 
 # ---------------------------------------------------------------------------------------------- a throttled link
 def test_rates_and_slots_of_local_hosts():
-    from gclib.studies.advise.calibration import network_slots
+    from gclib.studies.advise.study import network_slots
 
-    assert localhosts.rate_bits("100mbit") == 10**8 and localhosts.rate_bits("1.5gbit") == 15 * 10**8
-    assert localhosts.rate_bits(64000) == 64000
+    assert namespace_hosts.rate_bits("100mbit") == 10**8 and namespace_hosts.rate_bits("1.5gbit") == 15 * 10**8
+    assert namespace_hosts.rate_bits(64000) == 64000
     with pytest.raises(ValueError, match="rate must be bits per second.*'fast'"):
-        localhosts.rate_bits("fast")
+        namespace_hosts.rate_bits("fast")
     with pytest.raises(ValueError, match="rate"):
-        localhosts.rate_bits("1bit")  # below what a token bucket can hold to
+        namespace_hosts.rate_bits("1bit")  # below what a token bucket can hold to
     assert network_slots(8, 4) == (1, 2, 2, 2, 2) and network_slots(7, 3) == (1, 3, 2, 2)
     with pytest.raises(ValueError, match="hosts"):
         network_slots(3, 4)
@@ -341,18 +341,18 @@ def test_rates_and_slots_of_local_hosts():
 def test_a_profile_across_local_hosts_measures_the_rate_of_the_masters_link():
     """Two workers on two hosts, the link into the master's host limited to 40 Mbit/s (5 MB/s) by the kernel:
     the bandwidth ``gclib profile``'s network measurement fits is that rate, which nothing told it."""
-    from gclib import network
+    from gclib import message_cost
     from gclib.runtime import launch
     from gclib.runtime.measure import profile_spec
 
-    why = localhosts.why_not(rate="40mbit")
+    why = namespace_hosts.why_not(rate="40mbit")
     if why:
         pytest.skip(why)
-    spec = profile_spec(2, 1, 2, samples=8, dim=16, time_scale=0.02, network=network.sizes_for(16))
-    with localhosts.LocalHosts((1, 1, 1), rate="40mbit") as h:
+    spec = profile_spec(2, 1, 2, samples=8, dim=16, time_scale=0.02, network=message_cost.sizes_for(16))
+    with namespace_hosts.LocalHosts((1, 1, 1), rate="40mbit") as h:
         res = launch(spec, **h.launch_options)
         left = h.processes()
     assert left == {"h0": [], "h1": [], "h2": []}
     assert sorted(res.hosts.values()) == ["h1", "h2"]
-    fitted = network.fit(res.network, 8 * 16)
+    fitted = message_cost.fit(res.network, 8 * 16)
     assert 0.8 * 5e6 < fitted.bandwidth < 1.25 * 5e6, fitted.text()

@@ -7,7 +7,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from gclib import plotting  # noqa: E402
+from gclib import plotting# noqa: E402
 from gclib.studies.advise import plots as plot  # noqa: E402
 
 

@@ -10,7 +10,7 @@ from gclib.codes import COND_WARN, IllConditionedWarning, polynomial_code, rs
 from gclib.codes.conditioning import decoding_amplification
 from gclib.codes.polynomial import (golden_stride, leading_coefficient_weights, point_permutation,
                                     rational_points)
-from gclib.codes.tandon import cyclic_support
+from gclib.codes.repetition import cyclic_support
 from gclib.symbolic import check_rule, verify
 
 from code_helpers import roundtrip
@@ -106,7 +106,7 @@ def test_polynomial_code_general_mask_more_rows_than_workers():
 
 
 def test_spread_assignment_is_far_better_conditioned():
-    from gclib.studies.reed_solomon.stability import measure
+    from gclib.studies.reed_solomon.study import measure
 
     nat = measure(rs(40, 8, "chebyshev", assign="natural"), max_patterns=30, seed=0)
     spr = measure(rs(40, 8, "chebyshev", assign="spread"), max_patterns=30, seed=0)
@@ -132,7 +132,7 @@ def test_ill_conditioned_warning_fires_where_unusable():
 
 
 def test_amplification_predicts_error():
-    from gclib.studies.reed_solomon.stability import measure
+    from gclib.studies.reed_solomon.study import measure
 
     for code in (rs(40, 8, "equispaced", assign="natural"), rs(30, 5, "chebyshev", assign="natural")):
         r = measure(code, max_patterns=20, seed=2)
@@ -178,7 +178,8 @@ def test_decoder_outcomes_silent_warned_refused():
 
 
 def test_points_cost_counts_complex_messages_twice():
-    from gclib.simulate import Communication, points_cost
+    from gclib.simulator import Communication
+    from gclib.sweeps import points_cost
     from gclib.stragglers import ShiftedExponential
 
     df = points_cost(6, 1, ShiftedExponential(), comm=Communication(0.01, 10.0), trials=300, seed=0)

@@ -22,7 +22,7 @@ from gclib.codes import DecodingError, IllConditionedWarning, decoding_amplifica
 from gclib.codes.base import amplification_threshold
 from gclib.codes.mmc import gc_mmc_correlated, gc_mmc_uncorrelated, hybrid, uc_mmc
 from gclib.codes.lcc import lcc_code
-from gclib.simulate import CHUNK, arrival_times
+from gclib.simulator import CHUNK, arrival_times
 from gclib.stragglers import Exponential, Pareto, Persistent, ShiftedExponential
 
 EXAMPLES = int(os.environ.get("GCLIB_PROPERTY_EXAMPLES", "150"))

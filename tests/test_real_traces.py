@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from gclib import claims
-from gclib.studies.real_traces import traces as real_traces
+from gclib.studies.real_traces import study as real_traces
 from gclib.advise import TARGETS
 from gclib.studies.real_traces import claims as rc
 from gclib.studies.real_traces import plots as plot

@@ -21,7 +21,7 @@ from gclib.codes.mmc import uc_mmc
 from gclib.learning import TandonAGD, make_problem
 from gclib.runtime import RunSpec, RuntimeFailure, launch, predicted_times, sample_finish
 from gclib.runtime.command import mpiexec_command
-from gclib.simulate import arrival_times
+from gclib.simulator import arrival_times
 from gclib.stragglers import Persistent, ShiftedExponential
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -57,18 +57,18 @@ def test_predicted_times_are_the_simulator_on_the_same_delays():
 
 
 def test_a_rank_imports_what_a_rank_runs_and_not_the_launcher(tmp_path):
-    """What ``python -m gclib.runtime.mpi_main`` loads before it runs the master or a worker (its packages, its own
+    """What ``python -m gclib.runtime.rank`` loads before it runs the master or a worker (its packages, its own
     module, the spec it unpickles), in a fresh interpreter: the ranks' modules, never the launcher's stack."""
     path = tmp_path / "spec.pkl"
     path.write_bytes(pickle.dumps(_spec(schemes.build("crc", workers=4, stragglers=1))))
-    code = ("import importlib, pickle, sys; importlib.import_module('gclib.runtime.mpi_main'); "
+    code = ("import importlib, pickle, sys; importlib.import_module('gclib.runtime.rank'); "
             f"pickle.loads(open({str(path)!r}, 'rb').read()); "
             "print(' '.join(sorted(m for m in sys.modules if m.startswith('gclib.runtime'))))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
     loaded = set(out.stdout.split())
-    assert {f"gclib.runtime.{m}" for m in ("mpi_main", "master", "worker", "spec", "protocol", "bell")} <= loaded
+    assert {f"gclib.runtime.{m}" for m in ("rank", "master", "worker", "spec", "protocol", "wakeup")} <= loaded
     launcher = {f"gclib.runtime.{m}" for m in ("launcher", "job", "result", "resume", "hosts", "preflight",
-                                               "command", "processes", "signals", "localhosts", "measure")}
+                                               "command", "processes", "signals", "namespace_hosts", "measure")}
     assert not loaded & launcher, sorted(loaded & launcher)
     # ... while the package's names are all there for a user, each loaded from its module when first used
     names = {"launch", "RunSpec", "RunResult", "RuntimeFailure", "predicted_times", "sample_finish"}
@@ -631,7 +631,7 @@ def test_the_master_silences_a_stopped_worker_at_once_and_stops_when_the_launche
 def test_a_worker_rings_the_master_for_messages_but_not_for_task_reports():
     from types import SimpleNamespace
 
-    from gclib.runtime import bell as B
+    from gclib.runtime import wakeup as B
     from gclib.runtime import protocol as P
     from gclib.runtime.worker import Worker
 
@@ -866,7 +866,7 @@ def test_an_arms_ranks_leave_out_their_mechanisms_and_the_baselines_keep_them(mo
     import gc
 
     from benchmarks.runtime_arms import MECHANISMS, ArmSpec, NotAhead
-    from gclib.runtime import bell, protocol, worker
+    from gclib.runtime import protocol, wakeup, worker
     from gclib.runtime.decoding import DECODERS_KEPT
 
     comm = _mpi_free(monkeypatch)
@@ -874,7 +874,7 @@ def test_an_arms_ranks_leave_out_their_mechanisms_and_the_baselines_keep_them(mo
     monkeypatch.setattr(gc, "freeze", lambda: settled.append("freeze"))
     slack = SimpleNamespace(prctl=lambda *a: settled.append("slack"))
     monkeypatch.setattr(protocol.ctypes, "CDLL", lambda *a, **k: slack)
-    monkeypatch.setattr(bell, "make", lambda: "a bell")
+    monkeypatch.setattr(wakeup, "make", lambda: "a bell")
     code = schemes.build("crc", workers=4, stragglers=1)
     for left in ((), tuple(MECHANISMS)):
         spec = _spec(code, cls=ArmSpec, left_out=left)

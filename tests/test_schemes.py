@@ -69,7 +69,7 @@ def test_every_parameter_has_one_row_with_its_check():
 def test_list_json_names_each_constructor_and_argument(capsys):
     assert main(["list", "--json"]) == 0
     data = {s["name"]: s for s in json.loads(capsys.readouterr().out)["schemes"]}
-    assert data["crc"]["constructor"] == "gclib.codes.tandon.crc"
+    assert data["crc"]["constructor"] == "gclib.codes.repetition.crc"
     assert data["crc"]["parameters"]["stragglers"]["argument"] == "s"
     assert data["gc-mmc-correlated"]["parameters"]["order"]["argument"] == "m"
     for name, s in data.items():
@@ -94,7 +94,7 @@ SCHEDULED = [("uncoded", {"workers": 7}), ("frc", {"workers": 8, "stragglers": 1
 def test_the_schedule_simulates_as_the_code(name, kw):
     """The simulator reads the same of a scheme's schedule as of its code: the same numbers for the same seed,
     under eq. 5, per task and with communication delays (the master's queue included)."""
-    from gclib.simulate import Communication, Schedule, simulate
+    from gclib.simulator import Communication, Schedule, simulate
     from gclib.stragglers import Pareto, ShiftedExponential
 
     s = sch.simulable(name, **kw)
@@ -124,7 +124,7 @@ def test_a_scheme_without_a_schedule_builds_its_code():
 
 def test_cli_simulate_on_schedules_equals_the_dense_path(capsys):
     """`gclib simulate` runs the schedule; its numbers are those of the code with its matrix, same seed."""
-    from gclib.simulate import simulate
+    from gclib.simulator import simulate
     from gclib.stragglers import ShiftedExponential
 
     for name, kw in SCHEDULED:

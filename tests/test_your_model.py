@@ -11,27 +11,27 @@ import pytest
 
 from gclib import claims as C
 from gclib.learning import check_model
-from gclib.network import NetworkProfile
+from gclib.message_cost import NetworkProfile
 from gclib.studies.your_model import claims as your_claims
-from gclib.studies.your_model import network, plots, study
+from gclib.studies.your_model import perceptron, plots, study
 
 
 def test_the_digits_are_scikit_learns():
     from sklearn.datasets import load_digits
 
     d = load_digits()
-    shipped = network.shipped_digits()
+    shipped = perceptron.shipped_digits()
     np.testing.assert_array_equal(shipped[:, :64], d.data)
     np.testing.assert_array_equal(shipped[:, 64], d.target)
-    Xtr, ytr, Xte, yte = network.digits(data_seed=3, test_fraction=0.25)
+    Xtr, ytr, Xte, yte = perceptron.digits(data_seed=3, test_fraction=0.25)
     assert len(Xte) == 449 and len(Xtr) == 1797 - 449 and set(ytr) == set(range(10))
     np.testing.assert_allclose(Xtr.mean(axis=0), 0, atol=1e-12)
 
 
 def test_the_network_is_the_same_in_pytorch_and_numpy():
-    a = network.digits_mlp(4, hidden=5, framework="numpy", seed=2)
-    b = network.digits_mlp(4, hidden=5, framework="torch", seed=2)
-    assert a.dim == b.dim == network.size(5) == 5 * 64 + 5 + 10 * 5 + 10
+    a = perceptron.digits_mlp(4, hidden=5, framework="numpy", seed=2)
+    b = perceptron.digits_mlp(4, hidden=5, framework="torch", seed=2)
+    assert a.dim == b.dim == perceptron.size(5) == 5 * 64 + 5 + 10 * 5 + 10
     np.testing.assert_array_equal(a.initial(), b.initial())
     check_model(a)
     check_model(b)
@@ -41,7 +41,7 @@ def test_the_network_is_the_same_in_pytorch_and_numpy():
     assert a.loss(theta) == pytest.approx(b.loss(theta), rel=1e-13)
     assert a.test_metrics(theta)["accuracy"] == b.test_metrics(theta)["accuracy"]
     with pytest.raises(ValueError, match="framework must be one of"):
-        network.digits_mlp(4, framework="jax")
+        perceptron.digits_mlp(4, framework="jax")
 
 
 def test_the_delays_replay_recorded_workers_from_a_step_on():

@@ -33,7 +33,7 @@ from gclib.advise.race import _dominated, _elimination_level  # noqa: F401 - rea
 from gclib.advise.ranking import COLUMNS, TEXT_ROWS, Advice, advise, network_text
 from gclib.advise.report import reliance_text
 from gclib.advise.simulation import stability_margin, trial_times
-from gclib.space import GRID_DENSE, GRID_RATIO, MAX_CLUSTER_COUNTS, grid
+from gclib.design_space import GRID_DENSE, GRID_RATIO, MAX_CLUSTER_COUNTS, grid
 
 __all__ = [
     # the front door

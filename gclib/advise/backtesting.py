@@ -14,7 +14,7 @@ from gclib.advise.designs import candidates, default_max_load
 from gclib.advise.model_choice import BOOTSTRAP, TraceAdvice, check_trace, from_trace
 from gclib.advise.report import reliance_text
 from gclib.advise.simulation import schedule_trials
-from gclib.effects import paces, slowest_worker
+from gclib.correlated_paces import paces, slowest_worker
 from gclib.jsonable import jsonable
 from gclib.stats import Estimate, paired_change
 from gclib.stragglers import ComputeModel, filled, whole_rows
@@ -55,7 +55,7 @@ def observed(durations, K: int | None = None, max_load: int | None = None, *, ma
 
     Args:
         durations: ``(iterations, workers, tasks)`` with every worker observed in every iteration.
-        network: a :class:`gclib.simulate.Communication` charged on every message (as
+        network: a :class:`gclib.simulator.Communication` charged on every message (as
             :func:`gclib.advise.advise` charges it).
         per_iteration: also return each design's ``(iterations,)`` times (column ``times``), for paired comparisons.
     Returns:

@@ -1,19 +1,19 @@
 """The candidate designs of the advice and the limits of its work, known before any simulation.
 
-Candidates (:data:`FAMILIES`, drawn from the table of families of :mod:`gclib.space` that the design search of
+Candidates (:data:`FAMILIES`, drawn from the table of families of :mod:`gclib.design_space` that the design search of
 :mod:`gclib.design` draws from too): uncoded; Tandon's cyclic (``crc``) and fractional (``frc``) repetition and
 Reed-Solomon (``rs``) for every load ``r``; the communication-efficient codes of Ye-Abbe and Kadhe et al. (load
 ``s + m``, messages of ``1/m`` gradient); GC in clusters; UC-MMC; correlated and uncorrelated GC-MMC (orders and
 cluster counts) and the hybrid design at every load; the partial-straggler protocol of Ramamoorthy, Meng and
 Girimaji (``rmg``, one cluster, the cyclic assignment in its natural order) at every load where communication is
 charged (``network``: its coverage is UC-MMC's in one cluster, its round trip after it charged by
-:func:`gclib.bulk.protocol`, and its command runs that exchange, ``--exchange two-phase``; where messages cost nothing
-it is UC-MMC in one cluster and is not listed twice); LCC
+:func:`gclib.shared_draws.protocol`, and its command runs that exchange, ``--exchange two-phase``; where messages cost
+nothing it is UC-MMC in one cluster and is not listed twice); LCC
 where its threshold fits (a simulator stand-in that cannot run over MPI: it is ranked but never recommended, and its
 ``command`` is empty).
 
-Loads and orders are tried one by one up to :data:`gclib.space.GRID_DENSE` and on a geometric grid above
-(:func:`gclib.space.grid`).
+Loads and orders are tried one by one up to :data:`gclib.design_space.GRID_DENSE` and on a geometric grid above
+(:func:`gclib.design_space.grid`).
 :func:`workload` says what the advice would simulate and hold, :func:`check_workload` refuses a request of hours or
 beyond the memory before the work.
 """
@@ -21,14 +21,14 @@ from __future__ import annotations
 
 import math
 
-from gclib import checks, space
+from gclib import checks, design_space
 from gclib.codes.base import matrix_bytes
-from gclib.simulate import CANDIDATE_TRIAL_BYTES, Communication
-from gclib.space import Candidate, grid
+from gclib.simulator import CANDIDATE_TRIAL_BYTES, Communication
+from gclib.design_space import Candidate, grid
 
 #: Scheme families of :func:`candidates`, in the order they are built (ties in the ranking keep this order): those
-#: of :data:`gclib.space.FAMILIES` that the advice takes, in the table's order.
-FAMILIES = space.names("advise")
+#: of :data:`gclib.design_space.FAMILIES` that the advice takes, in the table's order.
+FAMILIES = design_space.names("advise")
 #: Trials per model of :func:`gclib.advise.advise` at most by default: the designs kept are simulated chunk by chunk,
 #: from :data:`MIN_TRIALS` on, until every mean time is known within :data:`PRECISION` of itself (95% half-width); at
 #: large ``K``, where an iteration's time varies little, a few hundred trials do.
@@ -46,7 +46,7 @@ SCREEN_TRIALS = sum(SCREEN_ROUNDS)
 RACE_ALPHA = 0.01
 #: Designs kept per model by the screen (besides those on the fronts and the fastest of each family).
 SCREEN_KEEP = 16
-#: Bytes a chunk of draws (:class:`gclib.bulk.Draws`) may take: the simulation never holds more of the
+#: Bytes a chunk of draws (:class:`gclib.shared_draws.Draws`) may take: the simulation never holds more of the
 #: ``trials x workers x load`` finish times than this.
 DRAW_BUDGET = 128 * 2 ** 20
 #: Rows of the ranked table whose stability margin is computed, and the straggler patterns sampled for each
@@ -78,30 +78,30 @@ def default_max_load(K: int) -> int:
     return int(min(K, max(2, math.isqrt(K - 1) + 1)))
 
 
-#: The record of a candidate design (:class:`gclib.space.Candidate`, the design search's too), under the name the
+#: The record of a candidate design (:class:`gclib.design_space.Candidate`, the design search's too), under the name the
 #: advice gave it.
 Design = Candidate
 
 
 def candidates(K: int, max_load: int | None = None, *, max_orders: int = 2, network=None) -> list:
-    """Every design the advice compares (see the module docstring), as :class:`gclib.space.Candidate`, drawn from
-    the table of families (:func:`gclib.space.points` on an ``"advise"`` space: uncoded at load 1, then every load
-    of :func:`gclib.space.grid` up to ``max_load``).
+    """Every design the advice compares (see the module docstring), as :class:`gclib.design_space.Candidate`, drawn from
+    the table of families (:func:`gclib.design_space.points` on an ``"advise"`` space: uncoded at load 1, then every
+    load of :func:`gclib.design_space.grid` up to ``max_load``).
 
     Args:
         K: workers. max_load: the largest computation load (default :func:`default_max_load`).
         max_orders: longest order vector of the uncorrelated GC-MMC and hybrid designs.
-        network: the :class:`gclib.simulate.Communication` the advice charges (``None`` or free: messages cost
+        network: the :class:`gclib.simulator.Communication` the advice charges (``None`` or free: messages cost
             nothing, and the partial-straggler protocol, then UC-MMC in one cluster, is not listed).
     """
     K = checks.integer("K", K, low=2)
     R = default_max_load(K) if max_load is None else checks.integer("max_load", max_load, low=1, high=K)
     max_orders = checks.integer("max_orders", max_orders, low=1)
     if network is not None and not isinstance(network, Communication):
-        raise checks.ParameterTypeError(f"network must be a gclib.simulate.Communication or None, got "
+        raise checks.ParameterTypeError(f"network must be a gclib.simulator.Communication or None, got "
                                         f"{type(network).__name__}")
-    sp = space.Space("advise", K, (1, *grid(2, R)), max_orders, comm=network is not None and not network.free)
-    return [p.candidate(advice=True) for p in space.points(sp)]
+    sp = design_space.Space("advise", K, (1, *grid(2, R)), max_orders, comm=network is not None and not network.free)
+    return [p.candidate(advice=True) for p in design_space.points(sp)]
 
 
 def stability_patterns(K: int) -> int:

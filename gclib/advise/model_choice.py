@@ -1,8 +1,9 @@
 """The model the advice of a trace ranks under: the trace checked, the compute-time models fitted to it
-(:func:`gclib.fit.fit`) and those that keep worker identity and whole iterations (:func:`gclib.effects.models`),
-judged on the trace's whole iterations (:func:`gclib.effects.support`); the advice (:func:`gclib.advise.advise`)
-under the first supported one of :func:`gclib.effects.choose`'s order, and how much of its recommendation rests on
-the slowest worker (:func:`reliance`).
+(:func:`gclib.fit.fit`) and those that keep worker identity and whole iterations
+(:func:`gclib.correlated_paces.models`), judged on the trace's whole iterations
+(:func:`gclib.correlated_paces.support`); the advice (:func:`gclib.advise.advise`) under the first supported one of
+:func:`gclib.correlated_paces.choose`'s order, and how much of its recommendation rests on the slowest worker
+(:func:`reliance`).
 """
 from __future__ import annotations
 
@@ -12,13 +13,13 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from gclib import checks, effects, fit
+from gclib import checks, correlated_paces, fit
 from gclib.advise import report as _report
 from gclib.advise.designs import TRIALS, default_max_load
 from gclib.advise.ranking import Advice, advise
 from gclib.advise.report import reliance_text
 from gclib.advise.simulation import design_times
-from gclib.effects import PREFERENCE, IterationReplay, WorkerEffects, slowest_worker, without_slowest
+from gclib.correlated_paces import PREFERENCE, IterationReplay, WorkerEffects, slowest_worker, without_slowest
 from gclib.jsonable import jsonable
 from gclib.timings import Timings
 
@@ -62,9 +63,9 @@ class TraceAdvice:
 
     Attributes:
         advice: the :class:`gclib.advise.Advice`, ranked under ``primary``. report: the fits (:func:`gclib.fit.fit`).
-        split: :func:`gclib.effects.split` of the trace (``None`` when the trace cannot have it). support: the
-            goodness of fit of every model on the trace's whole iterations (:func:`gclib.effects.support`; empty
-            when the trace cannot be judged). primary: the model the advice ranks under; reason: why (a sentence);
+        split: :func:`gclib.correlated_paces.split` of the trace (``None`` when the trace cannot have it). support: the
+            goodness of fit of every model on the trace's whole iterations (:func:`gclib.correlated_paces.support`;
+            empty when the trace cannot be judged). primary: the model the advice ranks under; reason: why (a sentence);
             primary_model: that model.
         left_out: the fits the bootstrap KS test rejects (left out of the advice unless ``all_models``).
         skipped: models the trace cannot have, ``{name: why}``. reliance: how much of the recommendation's
@@ -124,7 +125,7 @@ class TraceAdvice:
 
 
 def _order(report) -> list:
-    """The preference order of :func:`gclib.effects.choose`: the models that keep a trace, then the fits, the
+    """The preference order of :func:`gclib.correlated_paces.choose`: the models that keep a trace, then the fits, the
     best first and the others by AIC."""
     fits = sorted(report.fits, key=lambda f: (f.name != report.best.name, f.aic)) if report.fits else []
     return list(PREFERENCE) + [f.name for f in fits]
@@ -137,8 +138,8 @@ class TraceFit:
     Attributes:
         report: the fits (:func:`gclib.fit.fit`). left_out: the fits the bootstrap KS test rejects. extra, skipped:
             the models that keep worker identity and whole iterations and those the trace cannot have
-            (:func:`gclib.effects.models`). split, support: as :class:`TraceAdvice`. primary, reason: the model the
-            advice ranks under and why. models: the models the advice simulates for ``K`` workers.
+            (:func:`gclib.correlated_paces.models`). split, support: as :class:`TraceAdvice`. primary, reason: the model
+            the advice ranks under and why. models: the models the advice simulates for ``K`` workers.
     """
 
     report: object
@@ -165,18 +166,18 @@ def fit_trace(t, K: int | None = None, *, seed=0, bootstrap: int = BOOTSTRAP, al
     report = fit.fit(t, seed=seed, bootstrap=bootstrap) if report is None else report
     level = None if all_models else REJECT_LEVEL
     left_out = [] if level is None else report.rejected(level)
-    extra, skipped = effects.models(t)
+    extra, skipped = correlated_paces.models(t)
     judged = {**report.models(), **extra}
     split, sup = None, pd.DataFrame(columns=["model", "distance", "p_value", "supported", "slowest_model",
                                              "slowest_trace", "slowest_error", "fastest_error", "note"])
     try:
-        split = effects.split(t, bootstrap=bootstrap, seed=seed)
-        sup = effects.support(judged, t, bootstrap=max(bootstrap, 1), seed=seed)
-        primary, reason = effects.choose(sup, judged, K, order=_order(report))
+        split = correlated_paces.split(t, bootstrap=bootstrap, seed=seed)
+        sup = correlated_paces.support(judged, t, bootstrap=max(bootstrap, 1), seed=seed)
+        primary, reason = correlated_paces.choose(sup, judged, K, order=_order(report))
     except ValueError as e:  # a trace with workers missing from iterations, or that never answered
         primary = "replay"
         reason = f"'replay': the trace's whole iterations cannot be judged ({e})"
-    models = {n: m for n, m in {**report.models(level=level), **extra}.items() if effects.can_simulate(m, K)}
+    models = {n: m for n, m in {**report.models(level=level), **extra}.items() if correlated_paces.can_simulate(m, K)}
     if primary not in models:
         models[primary] = judged[primary]
     return TraceFit(report, left_out, extra, skipped, split, sup, primary, reason, models)
@@ -189,10 +190,11 @@ def from_trace(t, K: int | None = None, *, seed=0, bootstrap: int = BOOTSTRAP, t
 
     The fits of :func:`gclib.fit.fit` (those the bootstrap KS test does not reject, or all with ``all_models``),
     the replay of independent rows, and the models that keep worker identity and whole iterations
-    (:func:`gclib.effects.models`) are judged on the trace's whole iterations (:func:`gclib.effects.support`); the
-    advice (:func:`gclib.advise.advise`, every model that simulates ``K`` workers) ranks under the first supported
-    one of :func:`gclib.effects.choose`'s order (:func:`fit_trace`). When the ranking model keeps the trace's
-    workers, :func:`reliance` says how much of the recommendation's speed-up rests on the slowest worker.
+    (:func:`gclib.correlated_paces.models`) are judged on the trace's whole iterations
+    (:func:`gclib.correlated_paces.support`); the advice (:func:`gclib.advise.advise`, every model that simulates ``K``
+    workers) ranks under the first supported one of :func:`gclib.correlated_paces.choose`'s order (:func:`fit_trace`).
+    When the ranking model keeps the trace's workers, :func:`reliance` says how much of the recommendation's speed-up
+    rests on the slowest worker.
 
     Args:
         t: a :class:`gclib.timings.Timings`. K: workers to advise (default: the trace's). seed: the fits'
@@ -221,7 +223,7 @@ def reliance(t, label: str, model_name: str, *, max_load: int | None = None, tri
              seed=0, network=None) -> dict:
     """How much of a design's predicted speed-up over uncoded rests on the trace's slowest worker: the speed-up
     under ``model_name`` (``"replay by iteration"`` or ``"worker effects"``) fitted to the trace, and fitted to the
-    trace with that worker's pace brought to the median worker's (:func:`gclib.effects.without_slowest`); with
+    trace with that worker's pace brought to the median worker's (:func:`gclib.correlated_paces.without_slowest`); with
     ``network`` charged as :func:`gclib.advise.advise` charges it.
 
     Returns:

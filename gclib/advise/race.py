@@ -5,7 +5,7 @@ Rounds of :data:`~gclib.advise.designs.SCREEN_ROUNDS` trials (a few hundred in a
 when another that receives no more messages and gradient units on average, and runs if it does, is faster by more
 than the Bonferroni-corrected Student-t quantile of :data:`~gclib.advise.designs.RACE_ALPHA` over the paired trials
 (in the master's queue: the lower bound of its time against the other's upper bound,
-:func:`gclib.bulk.queue_bounds`). Of the designs left, the :data:`~gclib.advise.designs.SCREEN_KEEP` fastest
+:func:`gclib.shared_draws.queue_bounds`). Of the designs left, the :data:`~gclib.advise.designs.SCREEN_KEEP` fastest
 (designs with the same numbers in every trial counted once, the lightest kept), those on the fronts of time against
 messages and against gradient units, and the fastest of every family are then simulated in full
 (:mod:`gclib.advise.simulation`).
@@ -17,9 +17,9 @@ from typing import Mapping
 
 import numpy as np
 
-from gclib import bulk
+from gclib import shared_draws
 from gclib.advise.designs import DRAW_BUDGET, FAMILIES, RACE_ALPHA, SCREEN_KEEP, SCREEN_ROUNDS
-from gclib.simulate import chunks_of
+from gclib.simulator import chunks_of
 from gclib.stats import t_quantile
 from gclib.stragglers import ComputeModel
 
@@ -35,8 +35,8 @@ def _front(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 
 def chunks(trials: int, K: int, R: int) -> list:
-    """``trials`` cut into chunks of :class:`gclib.bulk.Draws` that fit :data:`DRAW_BUDGET`."""
-    return chunks_of(int(trials), bulk.chunk_trials(K, R, DRAW_BUDGET))
+    """``trials`` cut into chunks of :class:`gclib.shared_draws.Draws` that fit :data:`DRAW_BUDGET`."""
+    return chunks_of(int(trials), shared_draws.chunk_trials(K, R, DRAW_BUDGET))
 
 
 def _elimination_level(n: int, candidates: int) -> float:
@@ -97,8 +97,8 @@ def _race(designs: list, model: ComputeModel, K: int, R: int, seed: int, comm, b
     for n_round in SCREEN_ROUNDS:
         parts = {k: [] for k in data}
         for c in chunks(n_round, K, R):
-            D = bulk.Draws(model, rng, c, K, R)
-            res = bulk.evaluate([specs[i] for i in alive], D, outputs=("time", "messages", "volume"), comm=comm)
+            D = shared_draws.Draws(model, rng, c, K, R)
+            res = shared_draws.evaluate([specs[i] for i in alive], D, outputs=("time", "messages", "volume"), comm=comm)
             parts["lo"].append(np.stack([r["time"] for r in res]))
             parts["hi"].append(np.stack([r.get("time_high", r["time"]) for r in res]))
             parts["msgs"].append(np.stack([r["messages"] for r in res]).astype(np.float64))

@@ -30,7 +30,7 @@ from gclib.advise.race import screen as race_screen
 from gclib.advise.simulation import simulate, stability_margin
 from gclib.jsonable import jsonable
 from gclib.progress import bar as _bar
-from gclib.simulate import Communication
+from gclib.simulator import Communication
 from gclib.stragglers import ComputeModel
 
 #: Rows :meth:`Advice.text` shows.
@@ -42,7 +42,7 @@ COLUMNS = ["rank", "label", "scheme", "family", "load", "mean_time", "ci95_time"
 
 
 def network_text(net: dict | None) -> str:
-    """What the advice charges for communication, in words (:meth:`gclib.simulate.Communication.describe`)."""
+    """What the advice charges for communication, in words (:meth:`gclib.simulator.Communication.describe`)."""
     if not net:
         return "communication not charged (messages cost nothing)"
     bw = "no bandwidth limit" if math.isinf(net["bandwidth"]) else f"{net['bandwidth']:.4g} gradients per unit"
@@ -66,7 +66,7 @@ class Advice:
         settings: ``K, max_load, budget, trials`` (the most per model), ``trials_by_model``, ``precision`` (of
             the default trials; ``None`` when ``trials`` was given), ``seed, primary, models`` (their descriptions),
             ``candidates``, ``screened`` (designs given the full trials), ``screen`` (the race's rounds, level and
-            keep; ``None`` without a race), ``network`` (:meth:`gclib.simulate.Communication.describe`, ``None``:
+            keep; ``None`` without a race), ``network`` (:meth:`gclib.simulator.Communication.describe`, ``None``:
             messages cost nothing), ``stability_rows``, ``stability_patterns``.
     """
 
@@ -155,7 +155,7 @@ def advise(models: Mapping[str, ComputeModel], K: int, *, max_load: int | None =
         seed: seed of the sampled times (the same for every model). primary: the model that ranks (default
             ``"replay"`` when present, else the first). progress: a progress bar on stderr, with the time left.
         max_orders: longest order vector of the uncorrelated GC-MMC and hybrid designs.
-        network: a :class:`gclib.simulate.Communication` (e.g. :func:`gclib.network.read` of a measured network,
+        network: a :class:`gclib.simulator.Communication` (e.g. :func:`gclib.message_cost.read` of a measured network,
             in the models' time unit): every message is charged; ``None``: messages cost nothing.
         screen: race the candidates before the full simulation; ``None``: when there are more than
             :data:`~gclib.advise.designs.SCREEN_ABOVE`; ``False``: simulate every candidate with ``trials`` (the
@@ -211,7 +211,7 @@ def _checked(models, K, max_load, budget, trials, seed, network, primary) -> tup
         trials = checks.integer("trials", trials, low=2)
     seed = checks.integer("seed", seed, low=0)
     if network is not None and not isinstance(network, Communication):
-        raise checks.ParameterTypeError(f"network must be a gclib.simulate.Communication or None, got "
+        raise checks.ParameterTypeError(f"network must be a gclib.simulator.Communication or None, got "
                                         f"{type(network).__name__}")
     if network is not None and network.free:
         network = None

@@ -1,7 +1,7 @@
 """The full simulation of the advice: every design kept under every model on common random numbers (every design of
 one model sees the same sampled compute times, so differences and speed-ups are paired), from its family's structure
-(:mod:`gclib.bulk`: the simulator's numbers without its schedule or an array of every message), in chunks of draws
-that never exceed :data:`~gclib.advise.designs.DRAW_BUDGET`; ``trials`` per model, or by default until every mean
+(:mod:`gclib.shared_draws`: the simulator's numbers without its schedule or an array of every message), in chunks of
+draws that never exceed :data:`~gclib.advise.designs.DRAW_BUDGET`; ``trials`` per model, or by default until every mean
 time is known within :data:`~gclib.advise.designs.PRECISION`. Also the numerical-stability margin of a code
 (:func:`stability_margin`) and the per-trial times of a few named designs (:func:`trial_times`).
 """
@@ -14,14 +14,14 @@ from typing import Mapping
 import numpy as np
 import pandas as pd
 
-from gclib import bulk, checks
+from gclib import checks, shared_draws
 from gclib.advise.designs import (DRAW_BUDGET, MIN_TRIALS, PRECISION, STABILITY_PATTERNS, TRIALS, candidates,
                                   default_max_load)
 from gclib.advise.race import chunks
 from gclib.codes.conditioning import decoding_amplification, unit_roundoff
 from gclib.design import TRIAL_KEYS, evaluate_trials
-from gclib.simulate import Schedule, _per_worker, arrival_times, chunks_of
-from gclib.simulate import chunk_trials as sim_chunk_trials
+from gclib.simulator import Schedule, _per_worker, arrival_times, chunks_of
+from gclib.simulator import chunk_trials as sim_chunk_trials
 from gclib.stats import mean_ci, paired_change
 from gclib.stragglers import ComputeModel
 
@@ -85,8 +85,8 @@ def _precise(res: list) -> bool:
 def schedule_trials(designs: list, model: ComputeModel, K: int, trials: int, seed, keys, comm, *, again=None,
                      schedules: list | None = None) -> list:
     """:func:`gclib.design.evaluate_trials` of the designs' schedules, with a protocol's design
-    (:attr:`gclib.bulk.Spec.protocol`: its schedule sends the progress reports, not its round trip) replaced by
-    :func:`gclib.bulk.protocol_outputs` on the same draws: drawn again, in the same chunks, from a copy of the
+    (:attr:`gclib.shared_draws.Spec.protocol`: its schedule sends the progress reports, not its round trip) replaced by
+    :func:`gclib.shared_draws.protocol_outputs` on the same draws: drawn again, in the same chunks, from a copy of the
     stream taken before, from ``again`` (a second copy of ``model`` where drawing changes the model) or ``model``.
     """
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
@@ -103,12 +103,12 @@ def schedule_trials(designs: list, model: ComputeModel, K: int, trials: int, see
     parts = {i: [] for i in idx}
     source = model if again is None else again
     for c in chunks_of(int(trials), size):
-        D = bulk.Draws(source, twin, c, K, R)
+        D = shared_draws.Draws(source, twin, c, K, R)
         for i in idx:
-            parts[i].append(bulk.protocol_outputs(designs[i].spec, D, comm))
+            parts[i].append(shared_draws.protocol_outputs(designs[i].spec, D, comm))
         del D
     for i in idx:
-        got = {k: np.concatenate([p[k] for p in parts[i]]) for k in bulk.OUTPUTS}
+        got = {k: np.concatenate([p[k] for p in parts[i]]) for k in shared_draws.OUTPUTS}
         got["cluster_messages"] = got["messages"]  # one cluster
         res[i] = {k: got[k] for k in keys}
     return res
@@ -116,9 +116,9 @@ def schedule_trials(designs: list, model: ComputeModel, K: int, trials: int, see
 
 def simulate(designs: list, models: Mapping, K: int, trials: int | None, seed: int, comm, bar) -> tuple:
     """Per-design stats (:func:`_stats`) of ``designs`` under every model on common random numbers (the same seed
-    for every model), from their families' structure (:mod:`gclib.bulk`), or from their schedules in the master's
-    queue. ``trials`` per model; ``None``: chunk by chunk, from :data:`MIN_TRIALS` until every mean time is known
-    within :data:`PRECISION` (:func:`_precise`), at most :data:`TRIALS`.
+    for every model), from their families' structure (:mod:`gclib.shared_draws`), or from their schedules in the
+    master's queue. ``trials`` per model; ``None``: chunk by chunk, from :data:`MIN_TRIALS` until every mean time is
+    known within :data:`PRECISION` (:func:`_precise`), at most :data:`TRIALS`.
 
     Returns:
         ``({model name: stats}, {model name: trials simulated})``.
@@ -135,13 +135,13 @@ def simulate(designs: list, models: Mapping, K: int, trials: int | None, seed: i
         rng = np.random.default_rng(seed)
         parts = [[] for _ in designs]
         n = 0
-        size = bulk.chunk_trials(K, R, DRAW_BUDGET)
+        size = shared_draws.chunk_trials(K, R, DRAW_BUDGET)
         for c in chunks_of(most, size if trials is not None else min(size, MIN_TRIALS)):
             if queue:
                 res = schedule_trials(designs, model, K, c, rng, TRIAL_KEYS, comm, schedules=schedules)
             else:
-                D = bulk.Draws(model, rng, c, K, R)
-                res = bulk.evaluate(specs, D, comm=comm)
+                D = shared_draws.Draws(model, rng, c, K, R)
+                res = shared_draws.evaluate(specs, D, comm=comm)
                 del D
             for acc, r in zip(parts, res):
                 acc.append(r)
@@ -149,7 +149,7 @@ def simulate(designs: list, models: Mapping, K: int, trials: int | None, seed: i
             bar.update(c * len(designs))
             if trials is None and n >= MIN_TRIALS and _precise([[p["time"] for p in acc] for acc in parts]):
                 break
-        res = [{k: np.concatenate([p[k] for p in acc]) for k in bulk.OUTPUTS} for acc in parts]
+        res = [{k: np.concatenate([p[k] for p in acc]) for k in shared_draws.OUTPUTS} for acc in parts]
         out[name], used[name] = _stats(res, labels), n
     return out, used
 
@@ -208,8 +208,8 @@ def trial_times(labels, model: ComputeModel, K: int, max_load: int | None = None
     acc = [[] for _ in designs]
     RR = max(d.load for d in designs)
     for c in chunks(trials, K, RR):
-        D = bulk.Draws(model, rng, c, K, RR)
-        for a, r in zip(acc, bulk.evaluate([d.spec for d in designs], D, outputs=("time",), comm=network)):
+        D = shared_draws.Draws(model, rng, c, K, RR)
+        for a, r in zip(acc, shared_draws.evaluate([d.spec for d in designs], D, outputs=("time",), comm=network)):
             a.append(r["time"])
     return {lab: np.concatenate(a) for lab, a in zip(labels, acc)}
 

@@ -10,8 +10,8 @@ argument, one line ``gclib: error: ...`` on stderr naming the option (the option
 :mod:`gclib.checks`, the checks the library runs too); 130 interrupted (Ctrl-C), one line.
 
 Start-up: ``import gclib`` loads the core (NumPy, the codes, the simulator, the models); this package adds
-``importlib``, ``os`` and ``sys``. :func:`main` imports the command modules, and builds the options of the command
-its arguments name only (:func:`build_parser`), so that ``gclib --help`` and a bad option start without SciPy,
+``importlib``, ``os``, ``signal`` and ``sys``. :func:`main` imports the command modules, and builds the options of the
+command its arguments name only (:func:`build_parser`), so that ``gclib --help`` and a bad option start without SciPy,
 pandas, SymPy or MPI (``python -m benchmarks.bench_startup`` measures them), and a Ctrl-C while the command loads
 is already :func:`main`'s to report in one line.
 """
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import signal
 import sys
 
 import gclib
@@ -89,8 +90,6 @@ def error(message) -> None:
 def _own_ctrl_c() -> None:
     """Take Ctrl-C back from the handler of the command line's start (``gclib._interrupted_while_starting``): from
     here a Ctrl-C is a ``KeyboardInterrupt`` that :func:`main` reports (and a run's launcher can catch)."""
-    import signal
-
     if signal.getsignal(signal.SIGINT) is getattr(gclib, "_interrupted_while_starting", None):
         signal.signal(signal.SIGINT, signal.default_int_handler)
 

@@ -6,7 +6,13 @@ supported one); with ``--holdout``, the back-test of that advice on the trace's 
 just after it otherwise."""
 from __future__ import annotations
 
+import json
+import math
+
+from gclib import checks
 from gclib.cli import options
+from gclib.jsonable import jsonable
+from gclib.sequential_replay import MU
 
 #: As :data:`gclib.advise.MAX_WORKERS` (not imported here: ``gclib advise --help`` stays light).
 MAX_WORKERS = 10_000
@@ -29,8 +35,6 @@ EXAMPLES = (
 
 
 def add_parser(sub):
-    from gclib import checks
-
     p = sub.add_parser(NAME, help=HELP,
                        description="Read a timing trace (CSV: iteration, worker, task, seconds; other shapes: gclib "
                                    "trace convert), fit the compute-time models to it, together with the trace "
@@ -78,9 +82,9 @@ def add_parser(sub):
 
 
 def run(a) -> int:
-    from gclib import advise, network, timings
+    from gclib import advise, message_cost, timings
 
-    net = network.parse(a.network, trace=a.trace)  # a bad --network is refused before any work
+    net = message_cost.parse(a.network, trace=a.trace)  # a bad --network is refused before any work
     trials = a.trials  # None: until every mean is known within 1% (at most advise.TRIALS)
     _check_before_reading(a)
     trace = advise.check_trace(timings.load(a.trace))  # refused before any fit: zeros, one time, 1e300, denormals
@@ -159,10 +163,6 @@ def _figure(res, path) -> None:
 
 def _print_json(a, trace, fa, bt, across) -> None:
     """The advice (or the back-test, the advice in it) as one JSON object, with the fits and the trace's shape."""
-    import json
-
-    from gclib.jsonable import jsonable
-
     if bt is not None:
         out = bt.to_dict()
         out["advice"]["fits"] = _fits_rows(fa.report, fa.left_out)
@@ -188,7 +188,7 @@ def _check_before_reading(a) -> None:
 def _check_work(a, K: int) -> None:
     """The load (--max-load at most ``K``), the workload (:func:`gclib.advise.check_workload`) and the work of
     --sequential for ``K`` workers, before any fit."""
-    from gclib import advise, checks
+    from gclib import advise
 
     if a.max_load is not None:
         checks.option_check("--max-load", checks.integer, a.max_load, low=1, high=K, why=f" (at most the {K} workers)")
@@ -229,11 +229,7 @@ def _across(fa, K, seed):
 
 def _across_text(t, fa) -> str:
     """The table of :func:`_across` and a sentence against the recommendation."""
-    import math
-
     s = fa.advice.settings
-    from gclib.sequential import MU
-
     head = (f"Coding across iterations (gclib sequential: a gradient may finish T rounds after it starts; deadline "
             f"(1 + {MU:g}) x a round's fastest, --deadline-factor {MU:g}): each scheme's parameters chosen on draws of '{s['primary']}' "
             f"(at most {s['max_load']} data parts per worker and round), judged on the next {int(t['jobs'].iloc[0])} "
@@ -260,8 +256,6 @@ def _across_text(t, fa) -> str:
 
 
 def _fits_rows(report, left_out) -> list:
-    from gclib.jsonable import jsonable
-
     best = report.best.name
     return jsonable([{"name": f.name, "params": f.params, "ci": {k: list(v) for k, v in f.ci.items()},
                       "ks": f.ks, "p_value": f.p_value, "aic": f.aic, "n": f.n, "best": f.name == best,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 
-from gclib import checks
+from gclib import checks, message_cost
 from gclib.cli import options, registries
 from gclib.cli.run import checked_kill, kill_map
 
@@ -29,8 +29,7 @@ EXAMPLES = (
 
 
 def add_parser(sub):
-    from gclib.runtime.measure import PROFILE_DIM, PROFILE_SAMPLES
-
+    samples, dim = _task_size()
     p = sub.add_parser(
         NAME, help=HELP,
         description="Run uncoded iterations over MPI (one master and --workers workers, mpiexec -n workers+1) in "
@@ -39,7 +38,7 @@ def add_parser(sub):
                     "every task goes to --out, one row per iteration, worker and task (columns in "
                     "docs/runtime.md, 'Timing traces'). No delay is injected unless --model is given.\n\n"
                     "Task size: a task is the logistic-regression gradient of samples / (workers x tasks) rows of "
-                    f"dim features (default {PROFILE_SAMPLES} x {PROFILE_DIM}). To profile tasks as heavy as your "
+                    f"dim features (default {samples} x {dim}). To profile tasks as heavy as your "
                     "real ones, set --samples to the rows of your data set (each task then gets one part of "
                     "them, as in a run with the same workers and load) and --dim to its features.",
         epilog=options.examples(EXAMPLES) + "\n\n" + registries.epilog(schemes=False))  # uncoded: no --scheme
@@ -47,9 +46,17 @@ def add_parser(sub):
     p.set_defaults(fn=run)
 
 
-def add_arguments(p):
+def _task_size() -> tuple[int, int]:
+    """The default rows and features of the synthetic data set (:data:`gclib.runtime.measure.PROFILE_SAMPLES`,
+    :data:`~gclib.runtime.measure.PROFILE_DIM`), imported on first use: the runtime loads SciPy, which ``gclib
+    --help`` does without."""
     from gclib.runtime.measure import PROFILE_DIM, PROFILE_SAMPLES
 
+    return PROFILE_SAMPLES, PROFILE_DIM
+
+
+def add_arguments(p):
+    samples, dim = _task_size()
     count = checks.option(checks.integer, low=1)
     seconds = checks.option(checks.seconds)
     p.add_argument("--workers", type=count, required=True, help="worker ranks (K)")
@@ -57,9 +64,9 @@ def add_arguments(p):
     p.add_argument("--iterations", type=count, default=20, help="iterations measured")
     p.add_argument("--out", type=checks.option(checks.output_file), required=True, metavar="CSV",
                    help="where to write the timing trace")
-    p.add_argument("--samples", type=count, default=PROFILE_SAMPLES,
+    p.add_argument("--samples", type=count, default=samples,
                    help="rows of the synthetic data set, split over workers x tasks parts")
-    p.add_argument("--dim", type=count, default=PROFILE_DIM, help="features of the synthetic data set")
+    p.add_argument("--dim", type=count, default=dim, help="features of the synthetic data set")
     p.add_argument("--data-seed", type=checks.option(checks.integer, low=0), default=0, help="seed of the data set")
     p.add_argument("--seed", type=checks.option(checks.integer, low=0), default=None,
                    help="with --model: seed of the injected delays (default 0)")
@@ -103,12 +110,10 @@ def spec_from_args(a):
     if a.samples < a.workers * a.tasks:
         raise ValueError(f"argument --samples: must be at least workers x tasks = {a.workers * a.tasks} (one row per "
                          f"data part), got {a.samples}")
-    from gclib.network import sizes_for
-
     return profile_spec(a.workers, a.tasks, a.iterations, samples=a.samples, dim=a.dim, model=model,
                         time_scale=0.05 if a.time_scale is None else a.time_scale,
                         seed=0 if a.seed is None else a.seed, timeout=a.timeout, kill=kill, data_seed=a.data_seed,
-                        network=() if getattr(a, "no_network", False) else sizes_for(a.dim))
+                        network=() if getattr(a, "no_network", False) else message_cost.sizes_for(a.dim))
 
 
 def _line(r):
@@ -157,14 +162,13 @@ def run(a) -> int:
 
 
 def _write_network(res, a) -> None:
-    """The fitted cost of a message (gclib.network), beside the trace."""
-    from gclib import network
+    """The fitted cost of a message (gclib.message_cost), beside the trace."""
     from gclib.runtime.measure import host_names
 
     try:
-        prof = network.fit(res.network, 8 * a.dim, hosts=host_names(res.hosts, a.workers))
+        prof = message_cost.fit(res.network, 8 * a.dim, hosts=host_names(res.hosts, a.workers))
     except ValueError as e:
         print(f"note: network not measured: {e}", flush=True)
         return
-    path = network.write(network.beside(a.out), prof)
+    path = message_cost.write(message_cost.beside(a.out), prof)
     print(f"network: {prof.text()}; written to {path}", flush=True)

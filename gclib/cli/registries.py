@@ -59,11 +59,10 @@ TRAINING = {"gd": "gradient descent: every worker computes and uploads, the serv
 
 def training_text(indent: int = 2) -> str:
     """Every training scheme of ``gclib train`` with a few words each (the lazy ones take --trigger wk|ps|none)."""
-    from gclib.learning.optim import SCHEME_NAMES
-
+    names = training_names()
     pad = " " * indent
-    w = max(map(len, SCHEME_NAMES)) + 1
-    return "\n".join(f"{pad}{n:<{w}} {TRAINING[n]}" for n in SCHEME_NAMES)
+    w = max(map(len, names)) + 1
+    return "\n".join(f"{pad}{n:<{w}} {TRAINING[n]}" for n in names)
 
 
 # ------------------------------------------------------------------------------------------------ listings
@@ -164,7 +163,7 @@ def registry_json() -> dict:
                     for n, s in sorted(SCHEMES.items())],
         "models": [{"name": n, "help": _doc_line(c), "parameters": {f: d for f, d in model_fields(c)}}
                    for n, c in sorted(MODELS.items())],
-        "training": [{"name": n, "help": TRAINING[n]} for n in _training_names()],
+        "training": [{"name": n, "help": TRAINING[n]} for n in training_names()],
         "sequential": _sequential_json(),
     }
 
@@ -189,7 +188,9 @@ def sequential_text(indent: int = 2) -> str:
     return "\n".join(lines)
 
 
-def _training_names():
+def training_names() -> tuple:
+    """The training schemes of ``gclib train`` (:data:`gclib.learning.optim.SCHEME_NAMES`, imported on first use:
+    the learning package loads SciPy, which ``gclib --help`` does without)."""
     from gclib.learning.optim import SCHEME_NAMES
 
     return SCHEME_NAMES

@@ -35,7 +35,7 @@ EXAMPLES = (
      "--measure times.csv",
      "worker 3 dies at iteration 2 and the code goes on; every task's time written as a timing trace"),
     ("gclib run --scheme crc --workers 4 --stragglers 1 --iterations 5 --time-scale 0.01 --lr 1 "
-     "--model gclib.studies.your_model.network:digits_mlp --model-args framework=numpy,hidden=16",
+     "--model gclib.studies.your_model.perceptron:digits_mlp --model-args framework=numpy,hidden=16",
      "your own model, named by its import path and built on every rank: notebook 15's network on the digits "
      "(docs/your_model.md)"))
 

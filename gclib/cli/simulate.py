@@ -1,14 +1,14 @@
-"""``gclib simulate``: a Monte Carlo of one code under one compute-time model (:func:`gclib.simulate.simulate`)."""
+"""``gclib simulate``: a Monte Carlo of one code under one compute-time model (:func:`gclib.simulator.simulate`)."""
 from __future__ import annotations
 
 import argparse
 import json
 import math
 
-from gclib import checks
+from gclib import checks, message_cost
 from gclib.cli import options, registries
 from gclib.jsonable import jsonable
-from gclib.simulate import Communication, completion_tail_index, median_ci, simulate, tail_index
+from gclib.simulator import Communication, completion_tail_index, median_ci, simulate, tail_index
 
 
 #: The command, and its line in ``gclib --help``.
@@ -53,13 +53,11 @@ def add_parser(sub):
 
 
 def communication(a):
-    """The :class:`gclib.simulate.Communication` of ``--network`` (or of the old ``--latency`` and
+    """The :class:`gclib.simulator.Communication` of ``--network`` (or of the old ``--latency`` and
     ``--bandwidth``), ``None`` when messages cost nothing."""
-    from gclib import network
-
     latency, bandwidth = getattr(a, "old_latency", None), getattr(a, "old_bandwidth", None)
     if latency is None and bandwidth is None:
-        comm = network.parse(a.network)
+        comm = message_cost.parse(a.network)
         return None if comm is None or comm.free else comm
     if a.network is not None:
         raise ValueError("argument --network: cannot be given with --latency or --bandwidth (their new form: "

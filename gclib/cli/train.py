@@ -105,10 +105,8 @@ def _code_or_algorithm(codes, algorithms):
 def renamed(a) -> None:
     """The options given by their old names, read as the new ones: ``--scheme ALGORITHM`` (then ``--code CODE``)
     is ``--algorithm ALGORITHM --scheme CODE``; a warning says so. Refuses an algorithm missing or given twice."""
-    from gclib.learning.optim import SCHEME_NAMES
-
     old_code = getattr(a, "old_code", None)
-    if a.scheme in SCHEME_NAMES:
+    if a.scheme in registries.training_names():
         if a.algorithm is not None:
             raise ValueError(f"argument --scheme: with --algorithm, --scheme names the code of --algorithm gc, not "
                              f"an algorithm ({a.scheme!r})")

@@ -4,7 +4,7 @@ from gclib.codes.conditioning import COND_WARN, IllConditionedWarning, condition
 from gclib.codes.compose import clustered, split_evenly
 from gclib.codes.polynomial import evaluation_points, polynomial_code, rs
 from gclib.codes.rules import AnyOf, ThresholdRule, coverage, threshold
-from gclib.codes.tandon import (
+from gclib.codes.repetition import (
     crc, crc_matrix, cyclic_support, example_n3, example_n3_code, frc, ignore_stragglers, partial_stragglers, uncoded)
 
 __all__ = [

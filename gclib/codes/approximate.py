@@ -18,7 +18,7 @@
   workers straggling independently with probability ``p``, adds the received messages scaled by
   ``1 / (d (1 - p))``: unbiased, whatever the number received.
 
-"Ignore stragglers" (:func:`gclib.codes.tandon.ignore_stragglers`) is the approximate code of load 1.
+"Ignore stragglers" (:func:`gclib.codes.repetition.ignore_stragglers`) is the approximate code of load 1.
 
 Every code here has ``exact=False`` and the threshold rule ``n - s`` (the master waits for the ``n - s`` fastest
 workers); :func:`decoding_error` measures what a decode misses, :func:`spectral_bound` and

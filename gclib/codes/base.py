@@ -121,7 +121,7 @@ class FunctionDecoder(Decoder):
 
 
 @dataclass(frozen=True)
-class PartialStragglers(Decoder):
+class LastMessageLost(Decoder):
     """Least-squares decoding for codes whose stragglers are partial: a straggler sends every message but its
     last one (Tandon et al.'s scheme for partial stragglers, :func:`gclib.codes.partial_stragglers`)."""
 

@@ -42,7 +42,7 @@ from gclib.codes.generator_matrix import (  # noqa: F401  (this module's interfa
     is_rational, load_generator, min_distance, numeric_rank, parallel_classes, repetition_generator)
 from gclib.codes.polynomial import assigned_points
 from gclib.codes.rules import ThresholdRule, threshold
-from gclib.codes.tandon import cyclic_support
+from gclib.codes.repetition import cyclic_support
 
 
 # ---------------------------------------------------------------------------------------------- Ye and Abbe

@@ -12,7 +12,7 @@ measures.
   a given precision.
 
 The studies built on them are :mod:`gclib.diagnostics` (per pattern, worst case, what the decoder does) and
-:mod:`gclib.studies.reed_solomon.stability` (the stability study of notebooks 02 and 03). This module imports nothing of
+:mod:`gclib.studies.reed_solomon.study` (the stability study of notebooks 02 and 03). This module imports nothing of
 gclib but
 :mod:`gclib.checks`: the codes' base module leans on it.
 """
@@ -77,7 +77,7 @@ def decoding_amplification(BR: np.ndarray, A: np.ndarray, target: np.ndarray) ->
     message (``|delta y_i| <= eps |BR[i]| |G|``) moves the decoded piece ``t`` by at most ``eps`` times this
     factor relative to the size of a sum of independent random parts. Unlike ``cond(BR)`` it does not change
     when a worker scales its message (a row of ``BR``), which the decoding error does not either; the stability
-    study (``gclib.studies.reed_solomon.stability``) shows that ``eps`` times it predicts the measured relative error of
+    study (``gclib.studies.reed_solomon.study``) shows that ``eps`` times it predicts the measured relative error of
     polynomial codes within a small factor, while ``cond(BR)`` overstates it by up to 20 orders of magnitude.
 
     Args:

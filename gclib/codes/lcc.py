@@ -26,7 +26,7 @@ import numpy as np
 from gclib import checks
 from gclib.codes.base import DecodingError, GradientCode, _as_ids, reserve_code
 from gclib.codes.rules import threshold
-from gclib.codes.tandon import cyclic_support
+from gclib.codes.repetition import cyclic_support
 
 
 def chebyshev(n: int, half_width: float = 1.0) -> np.ndarray:

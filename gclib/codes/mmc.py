@@ -42,7 +42,7 @@ from gclib.codes.compose import clustered, split_evenly
 from gclib.codes.polynomial import polynomial_code
 from gclib.codes.rules import ThresholdRule, check_messages_axis, threshold
 from gclib.codes.span_rule import SpanRule, with_exact_rule  # noqa: F401  (this module's interface)
-from gclib.codes.tandon import crc, cyclic_support
+from gclib.codes.repetition import crc, cyclic_support
 
 
 # ---------------------------------------------------------------------------------------------- validation

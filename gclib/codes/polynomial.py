@@ -14,7 +14,7 @@ available, so this normalization, the padding rule and the evaluation points are
 verified exactly by :mod:`gclib.symbolic`.
 
 Evaluation points (``points=``; default ``"equispaced"`` with the ``"spread"`` assignment, the real choice the
-stability study of notebook 02 (:mod:`gclib.studies.reed_solomon.stability`) favours; its claims table says by how
+stability study of notebook 02 (:mod:`gclib.studies.reed_solomon.study`) favours; its claims table says by how
 much):
 
 * ``"chebyshev"``: Chebyshev nodes of the first kind, scaled to ``[-2, 2]`` (real messages);
@@ -37,7 +37,7 @@ import numpy as np
 from gclib import checks
 from gclib.codes.base import Decoder, DecodingError, GradientCode, check_ns, load_sympy, reserve_code
 from gclib.codes.rules import threshold
-from gclib.codes.tandon import cyclic_support
+from gclib.codes.repetition import cyclic_support
 
 POINTS = ("chebyshev", "equispaced", "roots-of-unity")
 ASSIGN = ("spread", "natural")

@@ -66,7 +66,7 @@ from scipy.special import expit
 from gclib import checks
 from gclib.codes.base import GradientCode, split_pieces
 from gclib.progress import progress as _progress
-from gclib.simulate import arrival_times
+from gclib.simulator import arrival_times
 from gclib.stragglers import ComputeModel
 from gclib.learning import lazy
 from gclib.learning.model import Model, as_model, model_name, step_size

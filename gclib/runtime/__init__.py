@@ -5,7 +5,7 @@ simulator (see ``docs/runtime.md``).
     res = launch(RunSpec(code, problem, TandonAGD(lr), ShiftedExponential(10, 0.01), iterations=20))
     res.summary()["mean_time"], res.summary()["mean_predicted"]
 
-The names below are loaded from their modules when first used: every rank (``python -m gclib.runtime.mpi_main``)
+The names below are loaded from their modules when first used: every rank (``python -m gclib.runtime.rank``)
 imports this package too, and loads only what a rank runs (the master's or a worker's loop, the spec), not the
 launcher's stack.
 """

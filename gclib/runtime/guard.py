@@ -4,7 +4,7 @@
 
 Hydra's proxy kills every process it started on its host (SIGKILL) when it sees one of them die by a signal,
 whatever ``-disable-auto-cleanup`` says; it lets the others run on only when a process *exits*. So the process
-Hydra starts is this guard: it forks, the child execs the rank (``python -m gclib.runtime.mpi_main RUN_DIR --rank
+Hydra starts is this guard: it forks, the child execs the rank (``python -m gclib.runtime.rank RUN_DIR --rank
 R``, so that ``ps`` tells the two apart) and the guard waits for it. When the rank dies by a signal (or exits
 with a non-zero code), the guard writes one line after :data:`REPORT` on stderr (``mpiexec`` forwards it to the
 launcher, from every host) and exits with ``128 + signal``: Hydra sees an exit, and the rest of the job runs on.
@@ -40,8 +40,8 @@ REPORT = "@gclib-rank-exit "
 #: Prefix of a guard's line when its rank is stopped by a signal (SIGSTOP, SIGTSTP, ...) or continued:
 #: ``STOPPED {"rank": r, "pid": p, "stopped": "SIGSTOP", "host": h, "time": t}`` (``"stopped": null``: continued).
 STOPPED = "@gclib-rank-stop "
-#: Argument that marks the rank process under a guard (``... mpi_main RUN_DIR --rank R``; worker ``R - 1``, or the
-#: master for ``R = 0``).
+#: Argument that marks the rank process under a guard (``... gclib.runtime.rank RUN_DIR --rank R``; worker ``R - 1``, or
+#: the master for ``R = 0``).
 RANK = "--rank"
 #: Signals a guard passes on to its rank (SIGKILL and SIGSTOP cannot be caught).
 FORWARD = ("SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT", "SIGUSR2", "SIGALRM", "SIGPIPE")
@@ -75,7 +75,7 @@ def _die_with_parent() -> None:
 
 
 def guard(rank: int, argv) -> None:
-    """Fork and exec the MPI rank in the child, as ``python -m gclib.runtime.mpi_main RUN_DIR --rank R``; wait for
+    """Fork and exec the MPI rank in the child, as ``python -m gclib.runtime.rank RUN_DIR --rank R``; wait for
     it and exit with it (never returns).
 
     The parent closes its copy of Hydra's PMI socket, so that the socket closes when the *rank* ends and Hydra
@@ -130,7 +130,7 @@ def _become_rank(rank: int, argv, parent: int, mine, theirs) -> None:
     # a traceback and exit code 1 instead of a death by signal.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
-        os.execv(sys.executable, [sys.executable, "-m", "gclib.runtime.mpi_main", *argv, RANK, str(rank)])
+        os.execv(sys.executable, [sys.executable, "-m", "gclib.runtime.rank", *argv, RANK, str(rank)])
     except OSError:
         os._exit(1)
 

@@ -7,7 +7,7 @@ tested, not waited for, so a worker that dies in the middle of a large message h
 tested, never waited for, too.
 
 What the master prints on stdout (one JSON object per line after the marker :data:`MARK`, read by the launcher):
-``init`` (from :mod:`gclib.runtime.mpi_main`: every rank is through ``MPI_Init``), ``start`` (the predicted
+``init`` (from :mod:`gclib.runtime.rank`: every rank is through ``MPI_Init``), ``start`` (the predicted
 times, the workers' process ids), ``iter`` (one per finished iteration, with the
 parameters and the update's state, so the launcher keeps a resumable state even if the job is killed), and
 ``end`` (status, error, dead workers).
@@ -54,9 +54,9 @@ from typing import NamedTuple
 import numpy as np
 
 from gclib.jsonable import jsonable
-from gclib.runtime import bell as bell_mod
-from gclib.runtime import network
+from gclib.runtime import message_probe
 from gclib.runtime import protocol as P
+from gclib.runtime import wakeup
 from gclib.runtime.decoding import Collect, Decoding
 from gclib.runtime.protocol import pack_step_state, unpack_step_state
 from gclib.runtime.receive import ORPHANED, Gradient, IterationTimeout, Poll, Report, receive
@@ -137,7 +137,7 @@ class Master(P.Rank):
 
     def __init__(self, comm, spec, finish, sends=(), deaths=None, bell=None):
         super().__init__(comm, spec)
-        self.bell = bell  # gclib.runtime.bell.Bell shared with the workers of this host, or None
+        self.bell = bell  # gclib.runtime.wakeup.Bell shared with the workers of this host, or None
         self.sends.extend(sends)
         self.K = self.code.n_workers
         self.finish = np.array(finish, dtype=float)
@@ -165,8 +165,8 @@ class Master(P.Rank):
     @classmethod
     def make_bell(cls):
         """Rank 0, before the run starts: the bell the master shares with the workers of its host
-        (:func:`gclib.runtime.bell.make`; ``None`` where there is none to make)."""
-        return bell_mod.make()
+        (:func:`gclib.runtime.wakeup.make`; ``None`` where there is none to make)."""
+        return wakeup.make()
 
     # ------------------------------------------------------------------ dead workers
     def check_deaths(self, force=False) -> bool:
@@ -344,7 +344,7 @@ class Master(P.Rank):
             except self.MPI.Exception:
                 self._mark_dead(w, "MPI error while sending")
         if self.bell is not None:
-            self.bell.ring(bell_mod.TO_WORKERS)
+            self.bell.ring(wakeup.TO_WORKERS)
 
     def _send_to(self, w, arr, tag):
         try:
@@ -406,12 +406,12 @@ class Master(P.Rank):
     def _rung(self) -> int:
         """The count of the master's bell, read before a look for messages (0 without a bell): :meth:`_idle` then
         wakes at a ring after it."""
-        return self.bell.value(bell_mod.TO_MASTER) if self.bell is not None else 0
+        return self.bell.value(wakeup.TO_MASTER) if self.bell is not None else 0
 
     def _idle(self, rung: int) -> None:
         """Nothing arrived: sleep one slice, or until a worker of this host rings the bell after ``rung``."""
         if self.bell is not None:
-            self.bell.wait(bell_mod.TO_MASTER, rung, self.slice)
+            self.bell.wait(wakeup.TO_MASTER, rung, self.slice)
         else:
             time.sleep(self.spec.poll)
 
@@ -479,8 +479,8 @@ class Master(P.Rank):
         self.warm_up()
         self.emit_start(spec.start)
         theta, status, error = self.iterations(state, theta)
-        if status == "ok" and spec.network:  # a profile: what a message costs (gclib.runtime.network)
-            emit("network", measured=network.probe(self, spec.network))
+        if status == "ok" and spec.network:  # a profile: what a message costs (gclib.runtime.message_probe)
+            emit("network", measured=message_probe.probe(self, spec.network))
         return self.finish_run(status, error, theta)
 
     def iterations(self, state, theta) -> tuple:

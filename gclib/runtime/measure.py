@@ -72,8 +72,8 @@ def profile_spec(workers: int, tasks: int, iterations: int, *, samples: int = PR
     """The :class:`~gclib.runtime.spec.RunSpec` of a profile (:func:`profile_code`) on Tandon's synthetic
     logistic regression of ``samples`` x ``dim`` (each task: the gradient of ``samples / (workers * tasks)`` rows).
     ``model=None``: no injected delay, the machine's own times. ``network``: message sizes (floats) whose cost
-    the master measures after the last iteration (:mod:`gclib.runtime.network`; ``gclib.network.sizes_for(dim)``
-    is what ``gclib profile`` asks)."""
+    the master measures after the last iteration (:mod:`gclib.runtime.message_probe`;
+    ``gclib.message_cost.sizes_for(dim)`` is what ``gclib profile`` asks)."""
     code = profile_code(workers, tasks)
     problem = make_problem("tandon-logistic", parts=code.n_parts, seed=data_seed,
                            n_samples=checks.integer("samples", samples, low=code.n_parts,

@@ -32,7 +32,7 @@ def job_commands(run_dir) -> dict:
         if not e.isdigit() or int(e) == os.getpid():
             continue
         cmd = command_line(e)
-        if cmd and needle in cmd and any(c.endswith((b"gclib.runtime.mpi_main", b"guard.py")) for c in cmd):
+        if cmd and needle in cmd and any(c.endswith((b"gclib.runtime.rank", b"guard.py")) for c in cmd):
             out[int(e)] = cmd
     return out
 
@@ -45,7 +45,7 @@ def job_processes(run_dir) -> list:
 
 def rank_processes(run_dir) -> dict:
     """``{rank: pid}`` of the rank processes of a running job on this host (the children of the guards,
-    ``... mpi_main RUN_DIR --rank R``; worker ``R - 1``); for tests and for users who want to kill one."""
+    ``... gclib.runtime.rank RUN_DIR --rank R``; worker ``R - 1``); for tests and for users who want to kill one."""
     out = {}
     for pid, cmd in job_commands(run_dir).items():
         cmd = [c.decode() for c in cmd]

@@ -27,7 +27,7 @@ Messages (all point to point on ``COMM_WORLD``; rank 0 is the master, rank ``w +
   message;
 * master -> worker, tag :data:`TAG_NETWORK`: ``float64 [size, count]``, after a profile's last iteration
   (``RunSpec.network``): answer with ``count`` messages of ``size`` floats, tag :data:`TAG_ECHO`, to measure
-  what a message costs (:mod:`gclib.runtime.network`);
+  what a message costs (:mod:`gclib.runtime.message_probe`);
 * worker -> master, tag :data:`TAG_TASKS`: ``float64 [iteration, t_1, ..., t_n]``, the worker-side finish times
   (seconds since it received that iteration's parameters) of the ``n`` partial gradients it computed in that
   iteration, sent once per iteration when the worker stops working on it (all its tasks done, newer parameters
@@ -64,7 +64,7 @@ import json
 import numpy as np
 
 from gclib.learning.model import ModelError
-from gclib.simulate import arrival_times
+from gclib.simulator import arrival_times
 
 #: Prefix of the master's event lines on stdout (``MARK {"kind": ..., ...}``, read by the launcher).
 MARK = "@gclib "
@@ -82,7 +82,7 @@ TAG_ECHO = 11
 TAG_PROGRESS = 12
 TAG_SUM = 13
 
-#: A wait that the bell ends (:mod:`gclib.runtime.bell`) sleeps at most this many polls (``RunSpec.poll``): the
+#: A wait that the bell ends (:mod:`gclib.runtime.wakeup`) sleeps at most this many polls (``RunSpec.poll``): the
 #: master's when every worker alive shares its bell, a worker's when it does.
 BELL_SLICE_POLLS = 20
 GRAD_BASE = 100

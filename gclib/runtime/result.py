@@ -75,7 +75,7 @@ class RunResult:
             started again; nothing had run): the workers killed by a signal, or stopped (``stopped``), before every
             rank was through it; ``{}`` for a start-up past ``startup_timeout`` that no rank explained.
         hosts: ``{worker: host name}`` (as the workers told the master at start-up).
-        bells: the workers that shared the master's bell (:mod:`gclib.runtime.bell`: those of its host), as
+        bells: the workers that shared the master's bell (:mod:`gclib.runtime.wakeup`: those of its host), as
             they told it at start-up; the others were polled.
         tasks: the workers' task reports, ``[worker, iteration, [t_1, ..., t_n]]``: the finish times (seconds on
             the worker's clock, from receiving the iteration's parameters) of the ``n`` partial gradients it
@@ -83,7 +83,7 @@ class RunResult:
             arrived (``inf``, or ``None`` in JSON, for a task that never finishes); :meth:`task_durations` makes
             the table of them.
         network: what the master measured of the messages' cost after the last iteration
-            (:func:`gclib.runtime.network.probe`; ``None`` when the spec asked for none or the run stopped early).
+            (:func:`gclib.runtime.message_probe.probe`; ``None`` when the spec asked for none or the run stopped early).
     """
 
     records: list

@@ -30,7 +30,7 @@ is ``worker * tasks + task`` (``-1 - worker`` for a worker with no task in the r
 stop, goodbye, death notices, frozen workers) is the runtime's (:mod:`gclib.runtime.protocol`).
 
 Data: no coding, GC and SR-SGC split the data in ``n`` parts and use a GC(``s``) code of gclib (cyclic repetition,
-:func:`gclib.codes.tandon.crc`; ``s`` is SR-SGC's ``ceil(B lambd / (W - 1 + B))``); M-SGC splits a job's data in
+:func:`gclib.codes.repetition.crc`; ``s`` is SR-SGC's ``ceil(B lambd / (W - 1 + B))``); M-SGC splits a job's data in
 ``n (W - 1)`` uncoded pieces of ``lambd + 1`` parts each (worker ``i``'s piece ``k``) and ``B`` groups of ``n``
 parts coded by a GC(``lambd``) code, so that a piece and a coded task of a group are the same work.
 """
@@ -52,8 +52,8 @@ from gclib.codes.conditioning import decoding_amplification
 from gclib.learning.model import part_gradient, step_size
 from gclib.learning.problems import make_problem
 from gclib.learning.steps import GD
-from gclib.runtime import bell as bell_mod
 from gclib.runtime import protocol as P
+from gclib.runtime import wakeup
 from gclib.runtime.master import SILENT_AFTER, Master, emit
 from gclib.runtime.protocol import pack_step_state
 from gclib.runtime.receive import Book, IterationTimeout, receive
@@ -412,7 +412,7 @@ class RoundMaster(Master):
             if w not in self.skip:
                 self._send_plan(w, self._plan_message(r, plan[w], self.thetas))
         if self.bell is not None:  # the workers of this host wake at once
-            self.bell.ring(bell_mod.TO_WORKERS)
+            self.bell.ring(wakeup.TO_WORKERS)
         bcast = time.perf_counter() - t_start
         ok, late, arrivals, results, t_rule = receive(self, r, Round(self, r, plan, t_start),
                                                       t_start + self.spec.timeout)

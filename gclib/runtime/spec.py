@@ -35,7 +35,7 @@ class RunSpec:
         seed: seed of the injected delays (the same seed replays the same delays).
         timeout: seconds the master waits in one iteration for a decodable set before it stops with an error.
         poll: seconds between two polls of the master; a worker sleeps in slices of ``5 * poll`` (four times longer
-            where the master's bell reaches it, see :mod:`gclib.runtime.bell`).
+            where the master's bell reaches it, see :mod:`gclib.runtime.wakeup`).
         stop_timeout: seconds the master waits for every worker's goodbye at the end (longer: a dead worker).
         kill: ``{worker: iteration}``: fault injection, the worker's process exits abruptly when it receives
             that iteration's parameters, or those of a later one (a late worker may skip the iteration).
@@ -45,7 +45,7 @@ class RunSpec:
             profile, :mod:`gclib.runtime.measure`), not for the first decodable set; a dead worker does not stop
             the run then, and the code's decoder gets what came.
         network: message sizes (float64 numbers per message) whose cost the master measures after the last
-            iteration, with every worker (:mod:`gclib.runtime.network`; ``gclib profile``); empty: none.
+            iteration, with every worker (:mod:`gclib.runtime.message_probe`; ``gclib profile``); empty: none.
         sequential: a :class:`gclib.runtime.rounds.Sequential` (sequential gradient coding: a plan per worker and
             round, the deadline rule, a job decoded ``T`` rounds after it starts; :mod:`gclib.runtime.rounds`), or
             ``None`` (the default: one gradient per iteration, decoded as soon as the received messages decode).
@@ -54,7 +54,7 @@ class RunSpec:
         exchange: ``"messages"`` (the default: every message a worker readies is sent whole as it is ready) or
             ``"two-phase"`` (the partial-straggler protocol: small progress reports, then one summed vector per
             worker the master picks; :mod:`gclib.runtime.two_phase`), only for a code whose decoder names the chunk
-            of every message (``rmg``'s :class:`~gclib.codes.rmg.CoverDecoder`).
+            of every message (``rmg``'s :class:`~gclib.codes.partial_work.CoverDecoder`).
         start, state0, wall0: where a resumed run continues (set by ``launch(..., resume=STATE)``): the first
             iteration to run, the update's state after the one before (as :func:`gclib.runtime.protocol.
             pack_step_state` stores it) and the wall time so far. A fresh run starts at 0.
@@ -183,7 +183,7 @@ class RunSpec:
                          f"message")
 
     def roles(self) -> tuple:
-        """``(master class, worker class)``: what rank 0 and the other ranks run (:mod:`gclib.runtime.mpi_main`).
+        """``(master class, worker class)``: what rank 0 and the other ranks run (:mod:`gclib.runtime.rank`).
         :class:`~gclib.runtime.master.Master` and :class:`~gclib.runtime.worker.Worker`; the two-phase exchange's
         master (:class:`~gclib.runtime.two_phase.TwoPhaseMaster`); a sequential run's rounds
         (:meth:`gclib.runtime.rounds.Sequential.roles`). A subclass of RunSpec may run subclasses of its own (the

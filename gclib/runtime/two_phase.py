@@ -1,13 +1,13 @@
 """The two-phase exchange of the partial-straggler protocol (``RunSpec.exchange = "two-phase"``), after
-:mod:`gclib.codes.rmg`: the upload of one exact recovery is one vector per picked worker, not one per chunk.
+:mod:`gclib.codes.partial_work`: the upload of one exact recovery is one vector per picked worker, not one per chunk.
 
 1. **Progress.** A worker computes its chunks in its order and keeps their partial gradients; for every finished
    chunk it sends a small report (:data:`~gclib.runtime.protocol.TAG_PROGRESS`: the message id, whose chunk the
    code's decoder names), not the chunk's gradient.
 2. **Picks.** The master reads the reports as the received set of the one data model: its coverage rule decides
    when they cover every chunk. Then it picks one finisher per chunk (:meth:`Picks.pick`: the greedy set cover of
-   :func:`gclib.codes.rmg.decode_plan`, so few workers upload) and tells each picked worker which of its finished
-   chunks to add (:data:`~gclib.runtime.protocol.TAG_SUM`).
+   :func:`gclib.codes.partial_work.decode_plan`, so few workers upload) and tells each picked worker which of its
+   finished chunks to add (:data:`~gclib.runtime.protocol.TAG_SUM`).
 3. **Vectors.** Each picked worker uploads the sum of those chunks' partial gradients, one full-size vector tagged
    with the iteration's gradient tag (a late one drains like a late gradient); the master adds the vectors, every
    chunk exactly once. The iteration ends when the last picked vector is in: the round trip is on its clock.
@@ -32,9 +32,9 @@ from collections import deque
 import numpy as np
 
 from gclib.codes.conditioning import decoding_amplification
-from gclib.codes.rmg import CoverDecoder
-from gclib.runtime import bell as bell_mod
+from gclib.codes.partial_work import CoverDecoder
 from gclib.runtime import protocol as P
+from gclib.runtime import wakeup
 from gclib.runtime.master import Master
 from gclib.runtime.receive import Book, Collected, IterationTimeout, Report
 
@@ -48,7 +48,7 @@ ANSWER_FRACTION = 0.25
 def check_exchange(exchange, code, dim: int, wait_all: bool = False) -> str:
     """``exchange`` checked for ``code`` (ValueError naming what is wrong): one of :data:`EXCHANGES`;
     ``"two-phase"`` only for a code whose decoder names the chunk of every message (``rmg``'s
-    :class:`~gclib.codes.rmg.CoverDecoder`), with unit messages of whole partial gradients, an instruction that
+    :class:`~gclib.codes.partial_work.CoverDecoder`), with unit messages of whole partial gradients, an instruction that
     fits the worker's control buffer (``load <= dim``), and not for a profile (``wait_all``)."""
     if not isinstance(exchange, str) or exchange not in EXCHANGES:
         raise ValueError(f"exchange must be one of {', '.join(map(repr, EXCHANGES))}, got {exchange!r}")
@@ -111,8 +111,8 @@ class Picks:
     def pick(self, exclude=()) -> dict:
         """``{worker: chunks}``: a finisher for every needed chunk (:meth:`needed`) among the workers not dropped
         and not in ``exclude`` (dead or silent ones), by the greedy set cover of
-        :func:`gclib.codes.rmg.decode_plan` (most needed chunks first, ties: lowest id; each worker's chunks in its
-        order). Empty when nothing is needed, or when a needed chunk has no such finisher yet (wait for more
+        :func:`gclib.codes.partial_work.decode_plan` (most needed chunks first, ties: lowest id; each worker's chunks in
+        its order). Empty when nothing is needed, or when a needed chunk has no such finisher yet (wait for more
         progress)."""
         left = self.needed()
         if not left:
@@ -265,7 +265,7 @@ class Exchange(Book):
                 picks.instruct(w, chunks, now)
                 master._send_to(w, np.array([float(self.it), *chunks]), P.TAG_SUM)
             if master.bell is not None:
-                master.bell.ring(bell_mod.TO_WORKERS)
+                master.bell.ring(wakeup.TO_WORKERS)
             failed = [w for w in plan if w in master.skip]  # an MPI error while sending: dead
             if not failed:
                 return

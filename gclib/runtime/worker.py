@@ -44,9 +44,9 @@ import numpy as np
 
 from gclib.codes.base import split_pieces
 from gclib.learning.model import part_gradient
-from gclib.runtime import bell as bell_mod
-from gclib.runtime import network
+from gclib.runtime import message_probe
 from gclib.runtime import protocol as P
+from gclib.runtime import wakeup
 from gclib.runtime.guard import hand_over_sockets
 
 #: A task's real work starts this many times its recent longest duration before the task's injected end ...
@@ -102,7 +102,7 @@ class Worker(P.Rank):
 
     def __init__(self, comm, spec, finish, bell=None):
         super().__init__(comm, spec)
-        self.bell = bell  # gclib.runtime.bell.Bell of the master's host, or None
+        self.bell = bell  # gclib.runtime.wakeup.Bell of the master's host, or None
         self.w = comm.Get_rank() - 1
         self.order = self.code.order[self.w]
         self.msgs = self.code.messages_of(self.w)
@@ -155,8 +155,8 @@ class Worker(P.Rank):
                 self._answer(buf[:st.Get_count(self.MPI.DOUBLE)])
             elif tag == P.TAG_HELLO and not self.handed:
                 self._hand_over()
-            elif tag == P.TAG_NETWORK:  # a profile measures what a message costs (gclib.runtime.network)
-                network.answer(self, buf)
+            elif tag == P.TAG_NETWORK:  # a profile measures what a message costs (gclib.runtime.message_probe)
+                message_probe.answer(self, buf)
             req.Start()
             if tag == P.TAG_STOP:
                 raise _Stop
@@ -179,7 +179,7 @@ class Worker(P.Rank):
         iteration being worked on is decoded. The last ``spin`` seconds poll without sleeping."""
         bell = self.bell
         while True:
-            rung = bell.value(bell_mod.TO_WORKERS) if bell is not None else 0  # before looking
+            rung = bell.value(wakeup.TO_WORKERS) if bell is not None else 0  # before looking
             new = self._receive_control()
             if new is not None or self.decoded >= self.current:
                 return new
@@ -188,7 +188,7 @@ class Worker(P.Rank):
                 return None
             if deadline - now > spin:
                 if bell is not None:
-                    bell.wait(bell_mod.TO_WORKERS, rung, min(self.slice, deadline - now - spin))
+                    bell.wait(wakeup.TO_WORKERS, rung, min(self.slice, deadline - now - spin))
                 else:
                     time.sleep(min(self.slice, deadline - now - spin))
 
@@ -289,7 +289,7 @@ class Worker(P.Rank):
     def _isend(self, arr, dest, tag):
         super()._isend(arr, dest, tag)
         if self.bell is not None and tag != P.TAG_TASKS:  # a report of task times waits for the master's next look
-            self.bell.ring(bell_mod.TO_MASTER)
+            self.bell.ring(wakeup.TO_MASTER)
 
     def _messages(self, G, j):
         """``[(message id, buffer)]``: the messages that task ``j`` readies, encoded from the partial gradients
@@ -378,7 +378,7 @@ class Worker(P.Rank):
         bye = np.array([float(self.sent), float(self.abandoned)])
         req = self.comm.Isend(bye, dest=0, tag=P.TAG_BYE)
         if self.bell is not None:
-            self.bell.ring(bell_mod.TO_MASTER)
+            self.bell.ring(wakeup.TO_MASTER)
         while not req.Test() and time.perf_counter() < deadline:
             time.sleep(self.slice)
         while self.final is LastWord.AWAITED and time.perf_counter() < deadline:

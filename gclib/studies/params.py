@@ -36,11 +36,11 @@ from gclib import checks
 from gclib.learning.problems import DATASETS
 from gclib.reproduce import FIGURES, PROFILES, load_profiles
 from gclib.reproduce import NOTEBOOKS as NOTEBOOK_FOLDER
-from gclib.runtime.localhosts import rate_bits
+from gclib.runtime.namespace_hosts import rate_bits
 from gclib.schemes import SCHEMES
-from gclib.studies.mpi_runs.experiments import MODELS, build
-from gclib.studies.reed_solomon.stability import divisor_stragglers
-from gclib.studies.your_model.network import FRAMEWORKS
+from gclib.studies.mpi_runs.study import MODELS, build
+from gclib.studies.reed_solomon.study import divisor_stragglers
+from gclib.studies.your_model.perceptron import FRAMEWORKS
 from gclib.timings import shipped
 
 __all__ = ["Parameters", "apply_profile", "notebook", "NOTEBOOKS"]

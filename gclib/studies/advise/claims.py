@@ -1,5 +1,5 @@
 """Claims of notebook 09: does the advice of ``gclib advise`` hold? Judged from the tables of
-:mod:`gclib.studies.advise.calibration`.
+:mod:`gclib.studies.advise.study`.
 
 * ``F1`` rows, per generating model and parameter: the fit's 95% intervals cover the true parameter in at least
   :data:`COVERAGE_FLOOR` of the repetitions (traces drawn by gclib's own models, fitted by
@@ -14,7 +14,7 @@
   uncoded in the real runs.
 
 * ``N1``: on this machine, charging the network ``gclib profile`` measured (the master's queue of
-  :class:`gclib.simulate.Communication`) changes the recommendation; ``N2``: the design advised with the network
+  :class:`gclib.simulator.Communication`) changes the recommendation; ``N2``: the design advised with the network
   charged is faster in real runs than the one advised without it; ``N3``: with the network charged, the advised
   design's real mean iteration time lies within :data:`REL` of the prediction; ``N4``: the same for the design
   advised without communication, against its prediction without communication (where charging nothing misleads);
@@ -147,15 +147,15 @@ def judge(coverage: pd.DataFrame, goodness: pd.DataFrame, machine: dict, real: p
     """The claims table of notebook 09.
 
     Args:
-        coverage: :func:`gclib.studies.advise.calibration.coverage` (``truth, parameter, true_value, repeats,
+        coverage: :func:`gclib.studies.advise.study.coverage` (``truth, parameter, true_value, repeats,
             covered``).
-        goodness: :func:`gclib.studies.advise.calibration.goodness` (``truth, repeats, wins``: repetitions in which
+        goodness: :func:`gclib.studies.advise.study.goodness` (``truth, repeats, wins``: repetitions in which
             the generating family fitted best).
-        machine: :attr:`gclib.studies.advise.calibration.Machine.fit_check` (``fit``, ``injected_mean``,
+        machine: :attr:`gclib.studies.advise.study.Machine.fit_check` (``fit``, ``injected_mean``,
             ``fitted_mean``, ``fitted_lo``, ``fitted_hi``: seconds per task).
-        real: :attr:`gclib.studies.advise.calibration.Machine.real` (``role`` "advised" / "uncoded", ``label``,
+        real: :attr:`gclib.studies.advise.study.Machine.real` (``role`` "advised" / "uncoded", ``label``,
             ``predicted``, ``predicted_lo``, ``predicted_hi``, ``mean_time``, ``lo``, ``hi``, ``iterations``).
-        network: a :class:`gclib.studies.advise.calibration.NetworkCase` (the rows ``N1`` .. ``N4``), or ``None``.
+        network: a :class:`gclib.studies.advise.study.NetworkCase` (the rows ``N1`` .. ``N4``), or ``None``.
     """
     rows = [*_fit_rows(coverage, goodness), _machine_row(machine), *_advice_rows(real)]
     if network is not None:
@@ -183,7 +183,7 @@ def _network_estimates(r: pd.DataFrame):
 
 def judge_network(case) -> list:
     """The rows ``N1`` .. ``N5`` of notebook 09's claims table (see the module docstring), from a
-    :class:`gclib.studies.advise.calibration.NetworkCase`."""
+    :class:`gclib.studies.advise.study.NetworkCase`."""
     free_best = case.free.best["label"] if case.free.best is not None else None
     charged_best = case.charged.best["label"] if case.charged.best is not None else None
     real, pred = _network_estimates(case.real.set_index("label") if len(case.real) else case.real)

@@ -128,12 +128,12 @@ def predicted_vs_real(real: pd.DataFrame, log: pd.DataFrame, rel: float):
 
 
 def network(real: pd.DataFrame, rel: float):
-    """Per design run for real in the network case (:func:`gclib.studies.advise.calibration.network_case`): the
+    """Per design run for real in the network case (:func:`gclib.studies.advise.study.network_case`): the
     advice's prediction without communication (open squares), its prediction with the measured network charged
     (filled squares) and the real mean iteration time (circles), each with its 95% interval; the band of +/- ``rel``
     around the charged prediction shaded; and, where the table has it (``link``), the time the measured network needs
     for every message the run sent (a cross). One column wide; the profile behind the charge is printed beside it in
-    the notebook (:meth:`gclib.network.NetworkProfile.text`)."""
+    the notebook (:meth:`gclib.message_cost.NetworkProfile.text`)."""
     fig, ax = plt.subplots(figsize=(SINGLE, 0.8 * len(real) + 1.8), layout="constrained")
     names = {"free": "advised with messages free", "charged": "advised with the network charged",
              "both": "advised either way"}

@@ -209,8 +209,8 @@ def training_rows(totals: pd.DataFrame, floors: pd.DataFrame, times: pd.DataFram
 def judge(sweep, summary, bench, bench_table, totals, curves, *, d: int, rel_target: float, workers: int,
           stragglers: int, shape: float, problem: str) -> pd.DataFrame:
     """The claims table of notebook 13 from its tables (see :func:`error_rows`, :func:`training_rows`): the
-    error study's ``sweep`` and ``summary`` (:mod:`.errors`), the benchmark and its table, and the training runs'
-    ``totals`` and ``curves`` (:func:`gclib.studies.approximate.training.runs`)."""
+    error study's ``sweep`` and ``summary`` (:mod:`gclib.studies.approximate.study`), the benchmark and its table,
+    and the training runs' ``totals`` and ``curves`` (:func:`gclib.studies.approximate.training.runs`)."""
     n = int(sweep["n"].iloc[0])
     fractions = ', '.join(f'{f:g}' for f in sorted(sweep['fraction'].unique()))
     error_setting = (f"n = {n}, load d = {d}, fractions {fractions}; {sweep['graph'].nunique()} random instances x "

@@ -23,7 +23,7 @@ def errors(summary: pd.DataFrame, n: int, d: int):
     (right), mean and 95% band over the graphs, one line per scheme.
 
     Args:
-        summary: :func:`gclib.studies.approximate.errors.summary`.
+        summary: :func:`gclib.studies.approximate.study.summary`.
     """
     fig, axes = plt.subplots(1, 2, figsize=(DOUBLE, 3.0), layout="constrained")
     for name, g in summary.groupby("scheme", sort=False):
@@ -44,7 +44,7 @@ def benchmark(table: pd.DataFrame):
     (crosses): the spectral bound, the fixed decoder and the optimal decoder against ``s``.
 
     Args:
-        table: :func:`gclib.studies.approximate.errors.benchmark_table`.
+        table: :func:`gclib.studies.approximate.study.benchmark_table`.
     """
     fig, ax = plt.subplots(figsize=(SINGLE, 2.8), layout="constrained")
     series = {"bound": ("spectral bound", "0.3"), "fixed": ("fixed decoder", COLORS["expander, fixed"]),

@@ -265,8 +265,8 @@ def judge(checks: pd.DataFrame, trade: pd.DataFrame, hamming: dict, itime: pd.Da
             the case of the user generator contains ``"hamming"``.
         trade: :func:`gclib.codes.comm_efficient.tradeoff` (``s, m, family, load d``).
         hamming: :func:`gclib.codes.comm_efficient.generator_report` of the user generator.
-        itime, changes: ``table`` and ``changes`` of :func:`gclib.simulate.comm_efficient_sweep`.
-        stab: :func:`gclib.studies.reed_solomon.stability.regime_study` (``regime, label, n, s, m, worst_error64``).
+        itime, changes: ``table`` and ``changes`` of :func:`gclib.sweeps.comm_efficient_sweep`.
+        stab: :func:`gclib.studies.reed_solomon.study.regime_study` (``regime, label, n, s, m, worst_error64``).
         n, s: workers and stragglers of the iteration-time sweep.
     Returns:
         the claims table (:data:`gclib.claims.COLUMNS`).

@@ -53,7 +53,7 @@ def iteration_time(itime: pd.DataFrame, title: str = ""):
     horizontal lines (left), and the volume received per iteration (right).
 
     Args:
-        itime: ``table`` of :func:`gclib.simulate.comm_efficient_sweep` (``scheme, m, mean_time, ci95_time,
+        itime: ``table`` of :func:`gclib.sweeps.comm_efficient_sweep` (``scheme, m, mean_time, ci95_time,
             mean_volume``).
     Returns:
         the matplotlib Figure (two axes).
@@ -82,7 +82,7 @@ def stability(stab: pd.DataFrame, m: int, *, tol: float = 1e-6):
     evaluation points of Ye-Abbe's code (solid: spread assignment, dotted: natural), Kadhe et al.'s code bold.
 
     Args:
-        stab: :func:`gclib.studies.reed_solomon.stability.regime_study` (``regime, label, points, assign, n,
+        stab: :func:`gclib.studies.reed_solomon.study.regime_study` (``regime, label, points, assign, n,
             worst_error64, worst_error32``).
     Returns:
         the matplotlib Figure (2 x 2 axes).

@@ -7,7 +7,7 @@ from the tables of notebook 01.
   the paper's decoding matrix;
 * ``verified``: :func:`gclib.symbolic.verification` of the small exact FRC and CRC;
 * ``cond``: :func:`gclib.diagnostics.conditioning` of CRC (one row per ``n`` and seed);
-* ``times``: :func:`gclib.simulate.sweep` of uncoded, ignore, FRC and CRC against ``s`` with a ``model`` column;
+* ``times``: :func:`gclib.sweeps.sweep` of uncoded, ignore, FRC and CRC against ``s`` with a ``model`` column;
 * ``models``: ``{model label: compute-time model}`` of ``times``: where a point's completion time has no finite
   variance under its model (:func:`finite_variance`), its Monte Carlo interval means nothing, so the rules on
   intervals use the closed form instead (or no interval) and the z-check leaves the point out; a model missing
@@ -30,8 +30,8 @@ import pandas as pd
 from gclib.claims import (
     CHECK, EXTENSION, FAILS, HOLDS, INCONCLUSIVE, PAPER, Claim, Estimate, all_hold, any_holds, beyond, exact, greater,
     ids, less, table, untestable)
-from gclib.codes.tandon import ignore_stragglers
-from gclib.simulate import argmin_set, closed_form_z
+from gclib.codes.repetition import ignore_stragglers
+from gclib.sweeps import argmin_set, closed_form_z
 from gclib.stats import Z95
 
 #: Largest ``|z|`` of a Monte Carlo mean against its closed form that counts as agreement (z in standard errors).
@@ -291,7 +291,7 @@ def _ignore_rows(times: pd.DataFrame, models: dict) -> list:
 
 def _agreement(g: pd.DataFrame, m) -> tuple[str, str]:
     """Verdict and measured text of the Monte Carlo against the closed forms under one model (``g``: its rows of
-    :func:`gclib.simulate.closed_form_z` with a z)."""
+    :func:`gclib.sweeps.closed_form_z` with a z)."""
     finite = np.array([m is None or finite_variance(m, _tolerated(r)) for _, r in g.iterrows()], dtype=bool)
     kept, dropped = g[finite], int((~finite).sum())
     if not len(kept):

@@ -35,7 +35,7 @@ def conditioning(cond: pd.DataFrame):
 
 def completion_time(times: pd.DataFrame):
     """``01_completion_time``: expected completion time against ``s``, one column per model, from a
-    :func:`gclib.simulate.sweep` table with a ``model`` column. Top: the Monte Carlo means (markers) on the closed
+    :func:`gclib.sweeps.sweep` table with a ``model`` column. Top: the Monte Carlo means (markers) on the closed
     forms (wide pale lines, where one exists). Bottom: the Monte Carlo mean relative to the closed form, minus 1,
     with its 95% band, which is where the intervals are large enough to see."""
     models = list(dict.fromkeys(times["model"]))

@@ -1,8 +1,8 @@
 """Notebook 14's study: every family of the design space, the partial-straggler protocol, the sequential schemes
 and the approximate codes, on the same models, as mean iteration time against computation and communication.
 
-* The families of :mod:`gclib.space` (2017-2024), at every load of :func:`gclib.advise.candidates` up to a largest
-  one, the partial-straggler protocol and the approximate codes are simulated on the same sampled compute times
+* The families of :mod:`gclib.design_space` (2017-2024), at every load of :func:`gclib.advise.candidates` up to a
+  largest one, the partial-straggler protocol and the approximate codes are simulated on the same sampled compute times
   (paired: every design of one model reads the same iterations); the sequential schemes choose their parameters on
   the first iterations of the same draws and are judged on the next ones, as rounds (:func:`sequential_entries`).
 * Each model is a compute-time model of :mod:`gclib.stragglers` or a shipped real trace (:func:`models`).
@@ -20,11 +20,11 @@ import numpy as np
 import pandas as pd
 
 from gclib import advise, checks, schemes, sequential as sq, timings
-from gclib.codes import approximate as ap, rmg as R
+from gclib.codes import approximate as ap, partial_work as R
 from gclib.design import fast_chunk
-from gclib.effects import IterationReplay, WorkerEffects
+from gclib.correlated_paces import IterationReplay, WorkerEffects
 from gclib.progress import progress as _progress
-from gclib.simulate import Communication, Schedule
+from gclib.simulator import Communication, Schedule
 from gclib.stats import mean_ci
 from gclib.stragglers import model_set
 from gclib.studies.partial_stragglers.study import rmg_times
@@ -73,8 +73,8 @@ def models(K: int, traces=("SE", "AR"), **params) -> dict:
     """The models of the study, ``{name: model}``: the shifted exponential of eq. 5 and the Pareto of
     :func:`gclib.stragglers.model_set` (``"scale"``, with ``params``), then each shipped trace named in ``traces``
     (:func:`gclib.timings.shipped`): its recorded iterations replayed whole when it has ``K`` workers
-    (:class:`gclib.effects.IterationReplay`), else its worker and iteration effects drawn for ``K`` workers
-    (:class:`gclib.effects.WorkerEffects`)."""
+    (:class:`gclib.correlated_paces.IterationReplay`), else its worker and iteration effects drawn for ``K`` workers
+    (:class:`gclib.correlated_paces.WorkerEffects`)."""
     K = checks.integer("K", K, low=2)
     out = dict(model_set("scale", **params))
     found = timings.shipped()
@@ -289,9 +289,9 @@ def sequential_entries(K: int, max_load: int, *, mu: float | None = None, max_de
 
 
 def rmg_entries(K: int, max_load: int) -> list:
-    """The partial-straggler protocol of Ramamoorthy, Meng and Girimaji (:func:`gclib.codes.rmg.rmg` on the cyclic
-    assignment in its natural order, which meets the lower bound of ``Q_max``, like UC-MMC's) at every load from 2
-    to ``max_load``: its exact recovery once the finished chunks cover every part,
+    """The partial-straggler protocol of Ramamoorthy, Meng and Girimaji (:func:`gclib.codes.partial_work.rmg` on the
+    cyclic assignment in its natural order, which meets the lower bound of ``Q_max``, like UC-MMC's) at every load from
+    2 to ``max_load``: its exact recovery once the finished chunks cover every part,
     and the vectors its two-phase exchange uploads (one per picked worker); communication costs nothing here, as
     for every other design of the study."""
     def run_for(r):

@@ -4,14 +4,14 @@ and Yin (LAG, NeurIPS 2018, arXiv 1805.09965), judged from the tables of noteboo
 :func:`judge` takes
 
 * ``totals``: one row per (model, scheme, seed) with ``time, uploads, computations`` to the target (NaN when the
-  run did not get there) and ``status`` (:func:`gclib.studies.lazy_aggregation.experiments.run_grid`), the schemes
+  run did not get there) and ``status`` (:func:`gclib.studies.lazy_aggregation.study.run_grid`), the schemes
   labelled as in
-  :data:`gclib.studies.lazy_aggregation.experiments.ORDER` (every lazy scheme with both triggers);
+  :data:`gclib.studies.lazy_aggregation.study.ORDER` (every lazy scheme with both triggers);
 * ``lag``: the LAG check on Chen et al.'s problem, one row per (scheme, warmup)
-  (:func:`gclib.studies.lazy_aggregation.experiments.lag_check`);
+  (:func:`gclib.studies.lazy_aggregation.study.lag_check`);
 * ``literal``: LAGC with the literal threshold ``M = n``, one row per seed (``status``);
 * ``family``: the same schemes on a family of generic problems
-  (:func:`gclib.studies.lazy_aggregation.experiments.robustness`);
+  (:func:`gclib.studies.lazy_aggregation.study.robustness`);
 
 and returns the claims table. Comparisons are like for like: a lazy scheme is compared with the other lazy
 schemes *of the same trigger* (and with GD, GC and grouping, which have none), and every claim is judged once per
@@ -38,7 +38,7 @@ from dataclasses import replace
 import pandas as pd
 
 from gclib.claims import CHECK, PAPER, READING, Claim, exact, majority, proportion, table
-from gclib.studies.lazy_aggregation.experiments import CHEN_CAP
+from gclib.studies.lazy_aggregation.study import CHEN_CAP
 
 #: Chen et al.'s stopping accuracy (``accuracy=1e-8``) on their loss, summed over the samples.
 AUTHORS_ACCURACY = 1e-8
@@ -402,8 +402,8 @@ def judge(totals: pd.DataFrame, lag: pd.DataFrame | None = None, literal: pd.Dat
             of ``totals`` that is not a Pareto tail).
         claim_models: the models whose comparison claims are judged (default every model of ``totals``).
         setting: the comparison's parameters in words
-            (:attr:`gclib.studies.lazy_aggregation.experiments.Comparison.setting`).
-        family, family_setting: :attr:`gclib.studies.lazy_aggregation.experiments.Robustness.totals` and its setting.
+            (:attr:`gclib.studies.lazy_aggregation.study.Comparison.setting`).
+        family, family_setting: :attr:`gclib.studies.lazy_aggregation.study.Robustness.totals` and its setting.
     Returns:
         rows ``L-wk``, ``L-ps`` (Chen et al.), ``W-wk``, ``W-ps`` (the warm-ups) when ``lag`` is given; per model
         of ``claim_models`` and trigger ``T, U, C, LU, SU, SC, LT, G`` (ids ``T-ps:p1.5``, ``T-wk:exp``, ...); per

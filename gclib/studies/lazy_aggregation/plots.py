@@ -1,5 +1,5 @@
 """The figures of notebook 06 (lazy aggregation): one function per figure, each taking a result table of
-:mod:`gclib.studies.lazy_aggregation.experiments` and returning the matplotlib Figure (the notebook saves it with
+:mod:`gclib.studies.lazy_aggregation.study` and returning the matplotlib Figure (the notebook saves it with
 :func:`gclib.plotting.save`, the table beside it).
 """
 from __future__ import annotations
@@ -8,7 +8,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from gclib.studies.lazy_aggregation.experiments import ORDER
+from gclib.studies.lazy_aggregation.study import ORDER
 from gclib.plotting import DOUBLE, PALETTE, plain_log, time_label
 
 #: One colour per scheme of notebook 06: one hue per scheme, dark for the worker-side trigger, light for the
@@ -36,7 +36,7 @@ def lag_check(curves: pd.DataFrame):
 
     Args:
         curves: one row per iterate with ``scheme, warmup, iteration, gap, uploads`` (the curves of
-            :func:`gclib.studies.lazy_aggregation.experiments.lag_check`). Chen et al.'s warm-up is solid, ours dashed.
+            :func:`gclib.studies.lazy_aggregation.study.lag_check`). Chen et al.'s warm-up is solid, ours dashed.
     """
     _need(curves, ("scheme", "warmup", "iteration", "gap", "uploads"), "lag_check")
     fig, axes = plt.subplots(1, 2, figsize=(DOUBLE, 2.9), layout="constrained")
@@ -56,7 +56,7 @@ def bars(data: pd.DataFrame, title: str, target: float):
     a panel per metric, a horizontal bar per scheme (named once, on the left). Two columns wide.
 
     Args:
-        data: :func:`gclib.studies.lazy_aggregation.experiments.bar_data` (``metric, scheme, median, q25, q75``).
+        data: :func:`gclib.studies.lazy_aggregation.study.bar_data` (``metric, scheme, median, q25, q75``).
     """
     _need(data, ("metric", "scheme", "median", "q25", "q75"), "bars")
     metrics = list(dict.fromkeys(data.metric))
@@ -104,7 +104,7 @@ def shapes(times: pd.DataFrame, target: float):
     """Median time to ``target`` (quartiles shaded) against the Pareto shape, one line per scheme.
 
     Args:
-        times: :func:`gclib.studies.lazy_aggregation.experiments.spread` of ``time`` (``model, scheme, median, q25, q75,
+        times: :func:`gclib.studies.lazy_aggregation.study.spread` of ``time`` (``model, scheme, median, q25, q75,
             runs``); the rows of models ``"pareto <shape>"`` are drawn.
     """
     _need(times, ("model", "scheme", "median", "q25", "q75", "runs"), "shapes")
@@ -128,7 +128,7 @@ def family(totals: pd.DataFrame):
     dot per problem, model and seed); runs that did not converge are drawn at the top, as crosses.
 
     Args:
-        totals: :attr:`gclib.studies.lazy_aggregation.experiments.Robustness.totals` (``problem, model, scheme, seed,
+        totals: :attr:`gclib.studies.lazy_aggregation.study.Robustness.totals` (``problem, model, scheme, seed,
             status, iterations``).
     """
     _need(totals, ("problem", "model", "scheme", "seed", "status", "iterations"), "family")

@@ -1,3 +1,3 @@
 """Notebook ``07_mpi_runs``: real MPI runs of every code with injected stragglers. Modules: :mod:`.claims`,
-:mod:`.experiments`, :mod:`.plots`.
+:mod:`.study`, :mod:`.plots`.
 """

@@ -1,9 +1,9 @@
 """Claims about real MPI runs of Tandon et al.'s codes (notebook 07), judged from the iteration log and the test
-scores of a :class:`gclib.studies.mpi_runs.experiments.Grid`.
+scores of a :class:`gclib.studies.mpi_runs.study.Grid`.
 
 The exact codes decode the full gradient, so all of them follow the same loss trajectory per iteration and differ
 only in how long an iteration takes. Every scheme of a model sees the same injected delays in iteration ``i``,
-and so does every data set (:func:`gclib.studies.mpi_runs.experiments.paired_times`): a code is compared with uncoded
+and so does every data set (:func:`gclib.studies.mpi_runs.study.paired_times`): a code is compared with uncoded
 iteration by iteration, by the Student-t 95% interval of the mean paired difference of their iteration times
 (each iteration's time averaged over the data sets, which measure the same delays, so each comparison is one row,
 not one per data set). Below :data:`MIN_ITERATIONS` pairs the verdict is inconclusive. Where the injected delays
@@ -33,7 +33,7 @@ from gclib.claims import (
 from gclib.learning.problems import auc
 from gclib.stats import paired_difference, paired_sign
 from gclib.studies.gradient_coding.claims import finite_variance
-from gclib.studies.mpi_runs.experiments import MODELS, auc_difference, build, iteration_times, overhead, paired_times
+from gclib.studies.mpi_runs.study import MODELS, auc_difference, build, iteration_times, overhead, paired_times
 from gclib.theory import expected_time
 
 #: Fewest iterations per run for a verdict on iteration times.
@@ -100,7 +100,7 @@ def _exact_schemes(schemes, workers, stragglers, seed) -> list:
 
 
 def _time(r, finite: bool = True) -> Estimate:
-    """The mean iteration time of a run of :func:`gclib.studies.mpi_runs.experiments.iteration_times`, with its
+    """The mean iteration time of a run of :func:`gclib.studies.mpi_runs.study.iteration_times`, with its
     interval only when the iteration time has a finite variance."""
     if not finite:
         return Estimate(r["mean_time"], math.nan, math.nan, int(r["iterations"]))
@@ -271,10 +271,10 @@ def judge(log: pd.DataFrame, test: pd.DataFrame, *, workers: int, stragglers: in
     """The claims table of notebook 07.
 
     Args:
-        log, test: the ``log`` and ``test`` tables of :func:`gclib.studies.mpi_runs.experiments.run_grid`.
+        log, test: the ``log`` and ``test`` tables of :func:`gclib.studies.mpi_runs.study.run_grid`.
         workers, stragglers, time_scale, seed: the settings of the runs (the closed forms of ``M2`` and which
             schemes are exact are computed from them).
-        models: compute-time models by name (default :data:`gclib.studies.mpi_runs.experiments.MODELS`).
+        models: compute-time models by name (default :data:`gclib.studies.mpi_runs.study.MODELS`).
     Returns:
         ``M1*`` each exact code against uncoded (per model, paired by iteration), ``M2`` CRC against uncoded under the
         shifted exponential (closed forms), ``M3`` exact decoding, ``M4*`` ignore-stragglers' test AUC against

@@ -12,7 +12,7 @@ from gclib.plotting import DOUBLE, color
 
 def curves(data: pd.DataFrame, ylabel: str):
     """``07_loss_vs_time`` / ``07_auc_vs_time``: one panel per (data set, model), one line per scheme of the
-    metric against wall-clock time, from :func:`gclib.studies.mpi_runs.experiments.curve_table` (its last column is the
+    metric against wall-clock time, from :func:`gclib.studies.mpi_runs.study.curve_table` (its last column is the
     metric). Two columns wide, the legend under the panels."""
     metric = data.columns[-1]
     datasets = list(dict.fromkeys(data["dataset"]))

@@ -1,5 +1,5 @@
 """Claims of notebook 11: Ramamoorthy, Meng and Girimaji, "Leveraging partial stragglers within gradient coding"
-(NeurIPS 2024, arXiv 2405.19509), reconstructed in :mod:`gclib.codes.rmg`.
+(NeurIPS 2024, arXiv 2405.19509), reconstructed in :mod:`gclib.codes.partial_work`.
 
 Only the abstract and a public summary were available: the ``paper`` rows judge the abstract's statements under
 our models and our reconstruction of the protocol, the nearest setting we can build (the paper's own is not

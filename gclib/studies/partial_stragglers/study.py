@@ -1,5 +1,5 @@
 """The study of notebook 11: the partial-straggler scheme of Ramamoorthy, Meng and Girimaji (NeurIPS 2024, arXiv
-2405.19509) as reconstructed in :mod:`gclib.codes.rmg`, against GC (CRC, the same load), UC-MMC and correlated
+2405.19509) as reconstructed in :mod:`gclib.codes.partial_work`, against GC (CRC, the same load), UC-MMC and correlated
 GC-MMC.
 
 * :func:`qmax_table`: ``Q_max`` of the optimal (perfect-matching), natural and random orderings, on the cyclic and
@@ -20,13 +20,13 @@ import pandas as pd
 import sympy as sp
 
 from gclib import checks, schemes
-from gclib.codes import rmg as R
+from gclib.codes import partial_work as R
 from gclib.codes.mmc import correlated, gc_cyclic, uc_mmc
 from gclib.learning import TandonAGD, make_problem
 from gclib.progress import progress as _progress
 from gclib.runtime.launcher import launch
 from gclib.runtime.spec import RunSpec
-from gclib.simulate import Communication, arrival_times, simulate_chunk
+from gclib.simulator import Communication, arrival_times, simulate_chunk
 from gclib.stats import Estimate, paired_change
 from gclib.stragglers import ShiftedExponential
 from gclib.symbolic import exact_matrix, exact_target, is_decodable_exact
@@ -53,7 +53,7 @@ def qmax_table(ns, l: int, draws: int = 20, seed: int = 0) -> pd.DataFrame:
 
     Returns:
         One row per ``(assignment, n, l, ordering)``: ``q_max_mean``, ``q_max_min``, ``q_max_max`` over the draws
-        (of the random assignments and the random orderings), ``bound`` (:func:`gclib.codes.rmg.q_max_bound`),
+        (of the random assignments and the random orderings), ``bound`` (:func:`gclib.codes.partial_work.q_max_bound`),
         ``excess_mean`` (mean ``Q_max`` over the bound) and ``draws``.
     """
     draws = checks.integer("draws", draws, low=1)
@@ -135,7 +135,8 @@ def _progress_at(order, finish: np.ndarray, t: np.ndarray) -> np.ndarray:
 
 
 def _vectors(order, prog: np.ndarray) -> np.ndarray:
-    """Vectors uploaded by the exact recovery at every trial's progress state (:func:`gclib.codes.rmg.decode_plan`)."""
+    """Vectors uploaded by the exact recovery at every trial's progress state
+    (:func:`gclib.codes.partial_work.decode_plan`)."""
     out = np.empty(prog.shape[0], dtype=np.int64)
     cache = {}
     for i, k in enumerate(map(tuple, prog.tolist())):
@@ -177,7 +178,7 @@ def exact_times(n: int, l: int, models: dict, *, trials: int, mmc_order: int, la
     """Exact-recovery time and communication of every scheme of :func:`schemes_of` on the same sampled worker
     times (trial ``i`` of every scheme sees the same chunk finish times), per compute-time model and per way the
     master takes uploads in (:data:`UPLOADS`: independent delays, or the master's queue of
-    :class:`gclib.simulate.Communication`).
+    :class:`gclib.simulator.Communication`).
 
     Returns:
         ``(table, per_trial)``: ``table`` one row per ``(uploads, model, scheme)`` with ``mean_time, ci95_time,
@@ -216,8 +217,8 @@ def approx_mse(n: int, l: int, models: dict, *, fractions, trials: int, mmc_orde
     compute-time model.
 
     The deadlines are ``fractions`` of GC's mean exact-recovery time on these draws. RMG and UC-MMC: the sum of
-    the covered chunks, not rescaled (:func:`gclib.codes.rmg.coverage_mse`); GC and GC-MMC: the least-squares
-    decode of the messages received (:func:`gclib.codes.rmg.lstsq_mse`; an error below :data:`ROUNDOFF` is 0).
+    the covered chunks, not rescaled (:func:`gclib.codes.partial_work.coverage_mse`); GC and GC-MMC: the least-squares
+    decode of the messages received (:func:`gclib.codes.partial_work.lstsq_mse`; an error below :data:`ROUNDOFF` is 0).
 
     Returns:
         One row per ``(model, fraction, scheme)``: ``deadline, mean_mse, lo, hi`` (95% interval over trials),

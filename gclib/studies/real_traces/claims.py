@@ -1,5 +1,5 @@
 """Claims of notebook 10: the advice on real traces, fitted on the first half and checked on the held-out half.
-Judged from a :class:`gclib.studies.real_traces.traces.Study`.
+Judged from a :class:`gclib.studies.real_traces.study.Study`.
 
 * ``R1`` rows, ``reading``: what the artifact of Lin et al. (OSDI 2025, arXiv:2505.05713) says of the root cause of
   each shipped trace's stragglers, read as a statement about the converted trace: trace AR's (an artificial slowdown
@@ -33,7 +33,7 @@ from gclib.advise import TARGETS
 from gclib.claims import (
     CHECK, READING, Claim, Estimate, FAILS, HOLDS, INCONCLUSIVE, at_most, exact, greater, ids, less, proportion, table,
     within)
-from gclib.studies.real_traces.traces import BEFORE
+from gclib.studies.real_traces.study import BEFORE
 
 #: The pace of the slowest worker over the median worker's above which a worker counts as persistently slow.
 SLOW_RATIO = 1.2
@@ -147,7 +147,7 @@ def _replay_rows(key: str, name: str, b, where: str) -> list:
 
 
 def judge(study) -> pd.DataFrame:
-    """The claims table of notebook 10 from a :class:`gclib.studies.real_traces.traces.Study`."""
+    """The claims table of notebook 10 from a :class:`gclib.studies.real_traces.study.Study`."""
     names = list(study.backtests)
     readings = [n for n in names if n in CAUSES]
     rows = [_reading_row(key, name, study.splits[name]) for key, name in zip(ids("R1", len(readings)), readings)]

@@ -15,7 +15,7 @@ MODEL_COLORS = {"replay": "#ff7f0e", "replay by iteration": "#2ca02c", "worker e
 
 def variance_split(splits: pd.DataFrame):
     """One row per trace and part: the share of the variance of the log paces (dot) with its 95% interval (line).
-    ``splits``: :meth:`gclib.studies.real_traces.traces.Study.splits_table`."""
+    ``splits``: :meth:`gclib.studies.real_traces.study.Study.splits_table`."""
     traces = list(dict.fromkeys(splits["trace"]))
     parts = list(dict.fromkeys(splits["part"]))
     fig, ax = plt.subplots(figsize=(SINGLE, 0.55 + 0.62 * len(traces)))
@@ -41,7 +41,7 @@ def predicted_vs_held(designs: pd.DataFrame, band: float):
     model the advice ranks under, hollow: the independent replay) against its mean time on the held-out half with
     every worker kept; the diagonal and a band of ``+/- band``; uncoded (a cross) and the advised design (a ring)
     marked, the legend under the panels. One column wide.
-    ``designs``: :meth:`gclib.studies.real_traces.traces.Study.designs`."""
+    ``designs``: :meth:`gclib.studies.real_traces.study.Study.designs`."""
     traces = list(dict.fromkeys(designs["trace"]))
     fig, axes = plt.subplots(len(traces), 1, figsize=(SINGLE, 1.9 * len(traces) + 0.8), squeeze=False,
                              layout="constrained")
@@ -76,7 +76,7 @@ def predicted_vs_held(designs: pd.DataFrame, band: float):
 def model_errors(models: pd.DataFrame, in_sample: float, held_out: float):
     """One panel per trace: for every model the advice simulated, the error of its prediction of uncoded on the
     fitted half (circle) and on the held-out half (cross), and of its own recommendation on the held-out half
-    (triangle); the bands of the targets. ``models``: :meth:`gclib.studies.real_traces.traces.Study.models`."""
+    (triangle); the bands of the targets. ``models``: :meth:`gclib.studies.real_traces.study.Study.models`."""
     traces = list(dict.fromkeys(models["trace"]))
     fig, axes = plt.subplots(len(traces), 1, figsize=(SINGLE, 1.75 * len(traces) + 0.5), squeeze=False,
                              sharex=False)

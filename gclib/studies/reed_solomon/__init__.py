@@ -1,3 +1,3 @@
 """Notebook ``02_reed_solomon``: Reed-Solomon gradient codes and their numerical stability. Modules: :mod:`.claims`,
-:mod:`.plots`, :mod:`.stability`.
+:mod:`.plots`, :mod:`.study`.
 """

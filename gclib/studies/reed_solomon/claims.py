@@ -20,7 +20,7 @@ import pandas as pd
 
 from gclib.claims import CHECK, FAILS, HOLDS, INCONCLUSIVE, PAPER, Claim, Estimate, all_hold, exact, less, table, within
 from gclib.codes import COND_WARN
-from gclib.studies.reed_solomon.stability import limit_table
+from gclib.studies.reed_solomon.study import limit_table
 
 #: A float64 decode is *accurate* when its worst relative error is below this.
 TOL64 = 1e-6
@@ -282,11 +282,11 @@ def judge(stab: pd.DataFrame, cost: pd.DataFrame, vandermonde: pd.DataFrame, out
     """The claims table of notebook 02.
 
     Args:
-        stab: the stability sweep (:func:`gclib.studies.reed_solomon.stability.fraction_study`: ``n, s, points,
+        stab: the stability sweep (:func:`gclib.studies.reed_solomon.study.fraction_study`: ``n, s, points,
             assign, s/n``, ``worst_kappa, worst_error64, median_error64, median_error64_lo, median_error64_hi,
             worst_error32, uniform_patterns``).
-        cost: :func:`gclib.simulate.points_cost` (``points, volume, volume ci95, mean time, ci95``).
-        vandermonde: :func:`gclib.studies.reed_solomon.stability.vandermonde_table` (``n, s, equispaced,
+        cost: :func:`gclib.sweeps.points_cost` (``points, volume, volume ci95, mean time, ci95``).
+        vandermonde: :func:`gclib.studies.reed_solomon.study.vandermonde_table` (``n, s, equispaced,
             chebyshev``).
         outcomes: :func:`gclib.diagnostics.decoder_outcomes` (``case, kappa, outcome``).
         checks: :func:`gclib.symbolic.exact_checks` of the small exact code (one row: ``n, s, patterns,

@@ -18,7 +18,7 @@ def conditioning(stab: pd.DataFrame, s_fracs, *, warn: float | None = None, tol:
     spread assignment and dotted for the natural one.
 
     Args:
-        stab: :func:`gclib.studies.reed_solomon.stability.fraction_study` (``n, points, assign, s/n, worst_kappa,
+        stab: :func:`gclib.studies.reed_solomon.study.fraction_study` (``n, points, assign, s/n, worst_kappa,
             worst_error64, worst_error32``).
         s_fracs: the fractions, one panel column each.
         warn: the decoder's warning threshold (default ``gclib.codes.COND_WARN``); tol: the error line.

@@ -1,5 +1,5 @@
 """Notebook 08's study: completion time, coding gain and message load as the number of workers ``K`` grows to ten
-thousand, on the schedules of :mod:`gclib.scale`.
+thousand, on the schedules of :mod:`gclib.code_schedules`.
 
 :func:`plan` lists the points of a study with their sizes and memory; :func:`study` simulates them under one or
 several eq. 5 models with common random numbers (every scheme of one ``K`` sees the same worker draws), beside the
@@ -15,7 +15,7 @@ import pandas as pd
 
 from gclib import checks, schemes
 from gclib.progress import progress as _progress
-from gclib.simulate import RESULT_BYTES, Schedule, simulate, simulate_bytes
+from gclib.simulator import RESULT_BYTES, Schedule, simulate, simulate_bytes
 from gclib.stats import paired_change
 from gclib.stragglers import ComputeModel, model_set
 from gclib.theory import expected_time
@@ -165,7 +165,7 @@ def study(Ks, models: dict, *, trials: int = 10_000, seed=0, settings=SETTINGS, 
     Every point of :func:`plan` that is not skipped is simulated with ``trials`` trials under every model of
     ``models`` (``{name: eq. 5 model}``), with the same ``seed`` for every scheme of one ``K`` (so trial ``i``
     sees the same worker draws: the gain ``E[T_uncoded] / E[T]`` has a paired 95% interval,
-    :func:`gclib.simulate.paired_change`). The memory of the largest point is checked against the budget before
+    :func:`gclib.simulator.paired_change`). The memory of the largest point is checked against the budget before
     anything runs (:func:`gclib.checks.need_memory`).
 
     Returns:
@@ -224,7 +224,7 @@ def models(mu: float = 10.0, alpha: float = 0.01, pareto_scale: float = 0.05, pa
 
 
 class _Sizes:
-    """The sizes :func:`gclib.simulate.simulate_bytes` reads."""
+    """The sizes :func:`gclib.simulator.simulate_bytes` reads."""
 
     def __init__(self, K, load, messages):
         self.n_workers, self.load, self.n_messages = int(K), int(load), int(messages)

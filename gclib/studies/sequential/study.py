@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 
 from gclib import checks, sequential as sq, stragglers, timings
-from gclib.effects import WorkerEffects
+from gclib.correlated_paces import WorkerEffects
 from gclib.runtime import rounds as R
 from gclib.runtime.launcher import launch
 from gclib.runtime.measure import profile_spec
@@ -47,9 +47,9 @@ from gclib.progress import progress as _progress
 CODED = ("gc", "sr-sgc", "m-sgc")
 BASELINES = ("no-coding", "no-wait")
 #: Log-scale standard deviations of the persistent worker factor and of the round factor, as gclib's two-way
-#: decomposition (:class:`gclib.effects.WorkerEffects`) finds them in the shipped traces, each in the trace that has
-#: it: the worker effect of trace AR (one worker slow in every iteration), the iteration effect of trace ST (its
-#: variance mostly iteration-wide); rounded, for when the traces cannot be read.
+#: decomposition (:class:`gclib.correlated_paces.WorkerEffects`) finds them in the shipped traces, each in the trace
+#: that has it: the worker effect of trace AR (one worker slow in every iteration), the iteration effect of trace ST
+#: (its variance mostly iteration-wide); rounded, for when the traces cannot be read.
 EFFECTS = {"worker": 0.15, "iteration": 0.02}
 #: Which shipped trace gives each effect's size.
 EFFECT_TRACES = {"worker": "AR", "iteration": "ST"}
@@ -57,7 +57,7 @@ EFFECT_TRACES = {"worker": "AR", "iteration": "ST"}
 
 def effect_sizes() -> dict:
     """The spreads (log scale) of the worker effect of the shipped trace AR and of the iteration effect of trace ST
-    (:class:`gclib.effects.WorkerEffects`), or :data:`EFFECTS` when the traces cannot be read."""
+    (:class:`gclib.correlated_paces.WorkerEffects`), or :data:`EFFECTS` when the traces cannot be read."""
     try:
         out = {}
         for part, name in EFFECT_TRACES.items():

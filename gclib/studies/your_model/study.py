@@ -1,9 +1,9 @@
-"""Notebook 15's study: the network of :mod:`gclib.studies.your_model.network` trained over MPI with the codes
+"""Notebook 15's study: the network of :mod:`gclib.studies.your_model.perceptron` trained over MPI with the codes
 ``gclib advise`` recommends for a shipped real trace, against uncoded, under that trace's recorded delays.
 
 1. The advice: :func:`gclib.advise.from_trace` on the trace for ``workers`` workers, once without charging
    communication and once with the messages' cost on this machine charged, as the first uncoded run measured it
-   (:mod:`gclib.runtime.network`, fitted by :func:`gclib.network.fit`, in the trace's seconds: the runs go
+   (:mod:`gclib.runtime.message_probe`, fitted by :func:`gclib.message_cost.fit`, in the trace's seconds: the runs go
    ``time_scale`` times faster than the trace).
 2. The delays: per seed, ``workers`` of the trace's recorded workers drawn at random and its recorded steps from a
    random one on, replayed step by step (:func:`replayed`): iteration ``i`` of a run waits for the recorded
@@ -26,18 +26,18 @@ import numpy as np
 import pandas as pd
 
 from gclib import advise as _advise
-from gclib import checks, network as _network, schemes
+from gclib import checks, message_cost, schemes
 from gclib.codes import uncoded
 from gclib.learning import GD
 from gclib.learning.model import load
 from gclib.runtime import RunSpec, launch
-from gclib.simulate import Communication
+from gclib.simulator import Communication
 from gclib.stats import Estimate, paired_difference
 from gclib.stragglers import Trace, filled
 from gclib.timings import load as load_trace, shipped
 
 #: The import path every rank builds the network from.
-NETWORK = "gclib.studies.your_model.network:digits_mlp"
+NETWORK = "gclib.studies.your_model.perceptron:digits_mlp"
 #: What each run is to the comparison.
 UNCODED, FREE, CHARGED, BOTH = "uncoded", "advised", "advised with communication charged", "advised either way"
 #: The columns kept of every iteration's record.
@@ -67,7 +67,7 @@ def code_of(command: str):
 
 
 def trace_units(profile, time_scale: float, gradient_bytes: int) -> Communication:
-    """The measured network (:class:`gclib.network.NetworkProfile`, seconds) in the trace's seconds: a run goes
+    """The measured network (:class:`gclib.message_cost.NetworkProfile`, seconds) in the trace's seconds: a run goes
     ``time_scale`` real seconds per trace second, so a message's real cost is ``1 / time_scale`` times as long
     there."""
     c = profile.communication(gradient_bytes)
@@ -82,7 +82,7 @@ class Study:
     Attributes:
         settings: the parameters. trace: the :class:`gclib.timings.Timings` replayed. advice: ``{"free": ...,
             "charged": ...}`` the :class:`gclib.advise.TraceAdvice` without and with communication. network: the
-            measured :class:`gclib.network.NetworkProfile`. schemes: one row per scheme run (``scheme, role,
+            measured :class:`gclib.message_cost.NetworkProfile`. schemes: one row per scheme run (``scheme, role,
             command, family`` (its scheme's name) ``, tolerates, predicted_free, predicted_charged``: the advices'
             mean iteration times, trace seconds). runs: one row per
             iteration of every run (``scheme, seed, kind`` (``"compare"`` or ``"kill"``), ``killed``, and
@@ -153,7 +153,7 @@ class Study:
 def advised(trace, workers: int, *, seed: int = 0, bootstrap: int = 200, trials: int | None = None, network=None,
             progress: bool = False):
     """``gclib advise --trace`` for ``workers`` workers (:func:`gclib.advise.from_trace`), communication charged
-    when ``network`` (a :class:`gclib.simulate.Communication` in the trace's seconds) is given."""
+    when ``network`` (a :class:`gclib.simulator.Communication` in the trace's seconds) is given."""
     return _advise.from_trace(trace, workers, seed=seed, bootstrap=bootstrap, trials=trials, network=network,
                               progress=progress)
 
@@ -176,7 +176,7 @@ class _Runner:
         model = self.model(code.n_parts)
         spec = RunSpec(code, model, GD(self.lr), delays, iterations=self.iterations, time_scale=self.time_scale,
                        seed=seed, kill=dict(kill or {}), timeout=60.0,
-                       network=_network.sizes_for(model.dim) if probe else ())
+                       network=message_cost.sizes_for(model.dim) if probe else ())
         return launch(spec)
 
 
@@ -231,7 +231,7 @@ def run(*, trace: str = "SE", workers: int = 8, hidden: int = 32, framework: str
         first = res if i == 0 else first
         rows += _rows(res, UNCODED, seed + i, "compare")
     dim = runner.model(workers).dim
-    profile = _network.fit(first.network or {}, 8 * dim, hosts=sorted(set(first.hosts.values())))
+    profile = message_cost.fit(first.network or {}, 8 * dim, hosts=sorted(set(first.hosts.values())))
     charged = advised(t, workers, seed=seed, bootstrap=bootstrap, trials=trials,
                       network=trace_units(profile, time_scale, 8 * dim), progress=progress)
     table = _schemes(free, charged, workers)

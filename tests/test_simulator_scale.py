@@ -5,8 +5,9 @@ import pytest
 
 from gclib import codes
 from gclib.codes import lcc, mmc
-from gclib.simulate import (CHUNK, CHUNK_BYTES, Communication, Schedule, chunk_bytes, chunk_trials, chunks_of,
-                            simulate, simulate_chunk, tasks_done)
+from gclib.simulator import (
+    CHUNK, CHUNK_BYTES, Communication, Schedule, chunk_bytes, chunk_trials, chunks_of, simulate, simulate_chunk,
+    tasks_done)
 from gclib.stragglers import Exponential, Pareto, Persistent, ShiftedExponential
 
 
@@ -93,7 +94,7 @@ def test_per_worker_refuses_per_task_models_and_overflow():
 
 def test_design_evaluate_eq5_path_equals_every_task_in_float32():
     from gclib import design
-    from gclib.simulate import mean_ci
+    from gclib.simulator import mean_ci
 
     cands = design.candidates(12, 3, max_orders=2)
     for model in (ShiftedExponential(), Pareto(0.05, 2.0), Persistent(ShiftedExponential(), count=2)):
@@ -117,7 +118,8 @@ def test_design_evaluate_refuses_a_request_above_the_budget(monkeypatch):
 
 
 def test_sweep_is_refused_before_its_first_point(monkeypatch):
-    from gclib.simulate import simulate_bytes, sweep
+    from gclib.simulator import simulate_bytes
+    from gclib.sweeps import sweep
 
     model = ShiftedExponential()
     small = codes.crc(10, 1)

@@ -24,14 +24,14 @@ import pandas as pd
 from gclib import advise as _advise
 from gclib import checks, schemes
 from gclib import fit as _fit
-from gclib import network as _network
+from gclib import message_cost
 from gclib.learning import TandonAGD
 from gclib.progress import progress as _progress
-from gclib.runtime import RunSpec, launch, localhosts
+from gclib.runtime import RunSpec, launch, namespace_hosts
 from gclib.runtime.measure import host_names, profile_spec
 from gclib.stats import Estimate
 from gclib.stragglers import ComputeModel, expected_order_statistic, model_set
-from gclib.studies.mpi_runs.experiments import problem
+from gclib.studies.mpi_runs.study import problem
 from gclib.timings import Timings
 
 
@@ -226,7 +226,7 @@ class NetworkCase:
 
     Attributes:
         trace: the profile's task durations (seconds). report: their fits. network: the measured cost of a message
-            (:class:`gclib.network.NetworkProfile`). free, charged: the advice without communication and with the
+            (:class:`gclib.message_cost.NetworkProfile`). free, charged: the advice without communication and with the
             measured network charged (:class:`gclib.advise.Advice`). real: one row per design run for real
             (``role`` "free" / "charged" / "both" when the two advices agree, ``label, command``, the predictions
             of both advices ``free, free_lo, free_hi, charged, charged_lo, charged_hi``, the real ``mean_time, lo,
@@ -262,7 +262,7 @@ def network_case(*, workers: int, tasks: int, iterations: int, model: ComputeMod
     """Profile, measure the network, advise with and without charging it, and run both recommendations for real.
 
     ``gclib profile`` with injected delays of ``model`` and gradients of ``dim`` numbers, then its measurement of
-    what a message costs (:mod:`gclib.runtime.network`, fitted by :func:`gclib.network.fit`); the fits of the
+    what a message costs (:mod:`gclib.runtime.message_probe`, fitted by :func:`gclib.message_cost.fit`); the fits of the
     trace; the advice for the same workers without communication and with the measured network
     (:func:`gclib.advise.advise`, ``network=``); then ``gclib run``'s runtime trains with each recommended design
     (once if they agree), ``run_iterations`` iterations under the same injected delays (the same seed for both)
@@ -270,19 +270,19 @@ def network_case(*, workers: int, tasks: int, iterations: int, model: ComputeMod
     part of the profile). Times are in seconds.
 
     Where: ``rate`` (bits per second, or e.g. ``"100mbit"``) runs everything on local hosts
-    (:class:`gclib.runtime.localhosts.LocalHosts`): the master alone on one, the workers on ``worker_hosts``
+    (:class:`gclib.runtime.namespace_hosts.LocalHosts`): the master alone on one, the workers on ``worker_hosts``
     more, talking over TCP through a link into the master's host limited to ``rate`` by the kernel; where they
     cannot be made (not Linux, not root), on ``hosts`` as without ``rate``, and :attr:`NetworkCase.where` says
     why. Without ``rate``: this machine, or ``hosts`` (a hostfile, or an object with ``launch_options``).
     """
-    why = "no link rate given" if rate is None else localhosts.why_not(rate)
+    why = "no link rate given" if rate is None else namespace_hosts.why_not(rate)
     if why is None:
         slots = network_slots(workers, worker_hosts)
-        bits = localhosts.rate_bits(rate)
-        local = localhosts.LocalHosts(slots, rate=bits)
+        bits = namespace_hosts.rate_bits(rate)
+        local = namespace_hosts.LocalHosts(slots, rate=bits)
         try:
             local.__enter__()
-        except localhosts.HostsUnavailable as e:
+        except namespace_hosts.HostsUnavailable as e:
             why = str(e)
         else:
             where = (f"the master alone on one host, the {workers} workers on {worker_hosts} more (network "
@@ -306,10 +306,10 @@ def _network_case(where_opts, where, workers, tasks, iterations, model, time_sca
     dim = checks.integer("dim", dim, low=1)
     samples = 2 * workers * tasks if samples is None else samples
     spec = profile_spec(workers, tasks, iterations, samples=samples, dim=dim, model=model, time_scale=time_scale,
-                        seed=seed, network=_network.sizes_for(dim))
+                        seed=seed, network=message_cost.sizes_for(dim))
     res = launch(spec, **where_opts)
     trace = res.task_durations()
-    net = _network.fit(res.network or {}, 8 * dim, hosts=host_names(res.hosts, workers))
+    net = message_cost.fit(res.network or {}, 8 * dim, hosts=host_names(res.hosts, workers))
     report = _fit.fit(trace, seed=seed, bootstrap=bootstrap)
     models = report.models(level=_advise.REJECT_LEVEL)
     kw = dict(max_load=max_load, trials=trials, seed=seed)

@@ -45,7 +45,7 @@ import numpy as np
 from gclib import checks
 from gclib.codes.base import DecodingError, Decoder, GradientCode, reserve_code
 from gclib.codes.rules import ThresholdRule
-from gclib.codes.tandon import cyclic_support
+from gclib.codes.repetition import cyclic_support
 
 #: The orderings :func:`rmg` knows.
 ORDERINGS = ("optimal", "cyclic", "random")
@@ -333,7 +333,7 @@ class CoverDecoder(Decoder):
 
 def coverage_rule(chunk, n_parts: int) -> ThresholdRule:
     """The fast rule: messages of one chunk are one class, and all ``n_parts`` classes are needed, in one cluster
-    (the rule of UC-MMC's schedule, :func:`gclib.scale.correlated` with order 1)."""
+    (the rule of UC-MMC's schedule, :func:`gclib.code_schedules.correlated` with order 1)."""
     chunk = np.asarray(chunk, dtype=np.int64)
     return ThresholdRule(chunk, np.zeros(n_parts, dtype=np.int64), np.array([n_parts]))
 

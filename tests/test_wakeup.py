@@ -7,11 +7,11 @@ import time
 
 import pytest
 
-from gclib.runtime import bell
+from gclib.runtime import wakeup
 
 @pytest.fixture
 def made():
-    b = bell.make()
+    b = wakeup.make()
     if b is None:
         pytest.skip("no futex bell on this system")
     yield b
@@ -19,52 +19,52 @@ def made():
 
 
 def _waiter(path, seen, seconds, out):
-    b = bell.join(path)
+    b = wakeup.join(path)
     t = time.monotonic()
-    b.wait(bell.TO_WORKERS, seen, seconds)
+    b.wait(wakeup.TO_WORKERS, seen, seconds)
     out.put(time.monotonic() - t)
 
 
 def test_a_ring_wakes_a_rank_of_another_process_before_its_timeout(made):
-    seen = made.value(bell.TO_WORKERS)
+    seen = made.value(wakeup.TO_WORKERS)
     out = multiprocessing.get_context("fork").Queue()
     child = multiprocessing.get_context("fork").Process(target=_waiter, args=(made.path, seen, 60.0, out))
     child.start()
     try:
         time.sleep(0.5)  # the child is asleep on the word by now (a ring before its wait also ends it: below)
-        made.ring(bell.TO_WORKERS)
+        made.ring(wakeup.TO_WORKERS)
         waited = out.get(timeout=30)
     finally:
         child.join(timeout=30)
     assert waited < 30.0  # woken by the ring, not by its 60 s timeout
-    assert made.value(bell.TO_WORKERS) == seen + 1
+    assert made.value(wakeup.TO_WORKERS) == seen + 1
 
 
 def test_a_ring_before_the_wait_is_not_lost(made):
-    seen = made.value(bell.TO_MASTER)
-    made.ring(bell.TO_MASTER)  # rung between reading the count and waiting: the wait must return at once
+    seen = made.value(wakeup.TO_MASTER)
+    made.ring(wakeup.TO_MASTER)  # rung between reading the count and waiting: the wait must return at once
     t = time.monotonic()
-    made.wait(bell.TO_MASTER, seen, 60.0)
+    made.wait(wakeup.TO_MASTER, seen, 60.0)
     assert time.monotonic() - t < 30.0
-    assert made.value(bell.TO_MASTER) != seen and made.value(bell.TO_WORKERS) == 0  # the words are separate
+    assert made.value(wakeup.TO_MASTER) != seen and made.value(wakeup.TO_WORKERS) == 0  # the words are separate
 
 
 def test_an_unrung_wait_times_out(made):
     t = time.monotonic()
-    made.wait(bell.TO_WORKERS, made.value(bell.TO_WORKERS), 0.05)
+    made.wait(wakeup.TO_WORKERS, made.value(wakeup.TO_WORKERS), 0.05)
     assert time.monotonic() - t >= 0.04
 
 
 def test_a_rank_that_cannot_open_the_bell_polls_instead(made, tmp_path):
-    assert bell.join(str(tmp_path / "not-there")) is None  # another host: no such file
-    assert bell.join(None) is None  # the master made none
-    other = bell.join(made.path)
-    assert other is not None and other.value(bell.TO_WORKERS) == made.value(bell.TO_WORKERS)
+    assert wakeup.join(str(tmp_path / "not-there")) is None  # another host: no such file
+    assert wakeup.join(None) is None  # the master made none
+    other = wakeup.join(made.path)
+    assert other is not None and other.value(wakeup.TO_WORKERS) == made.value(wakeup.TO_WORKERS)
     made.unlink()
     assert not os.path.exists(made.path)  # the name is gone ...
-    made.ring(bell.TO_WORKERS)
-    assert other.value(bell.TO_WORKERS) == made.value(bell.TO_WORKERS)  # ... and the mapping still shared
-    assert bell.join(made.path) is None  # a late worker polls
+    made.ring(wakeup.TO_WORKERS)
+    assert other.value(wakeup.TO_WORKERS) == made.value(wakeup.TO_WORKERS)  # ... and the mapping still shared
+    assert wakeup.join(made.path) is None  # a late worker polls
     made.unlink()  # twice is harmless
 
 
@@ -81,7 +81,7 @@ def test_runs_leave_no_bell_behind_whether_they_end_well_or_lose_a_worker():
     from gclib.stragglers import ShiftedExponential
 
     before = _bells()
-    made = bell.make()
+    made = wakeup.make()
     can_ring = made is not None
     if can_ring:
         made.unlink()

@@ -1,4 +1,4 @@
-"""The program of every MPI rank: ``python -m gclib.runtime.mpi_main JOB --rank R``, started by the rank's
+"""The program of every MPI rank: ``python -m gclib.runtime.rank JOB --rank R``, started by the rank's
 guard (:mod:`gclib.runtime.guard`, what ``mpiexec`` runs). ``JOB`` only names the job in ``ps`` (the launcher
 passes its run directory, which no rank reads: the run directory may not even exist on the rank's host).
 
@@ -26,7 +26,7 @@ import sys
 import time
 import traceback
 
-from gclib.runtime.bell import join
+from gclib.runtime.wakeup import join
 from gclib.runtime.master import DeathNotices, emit, run_master
 from gclib.runtime.protocol import MARK, TAG_SPEC, Exit, report_failure, sample_finish
 from gclib.runtime.worker import run_worker
@@ -85,13 +85,13 @@ def read_spec(fd=0, window=None) -> bytes:
 
 def _start(comm, MPI, window):
     """Rank 0: receive the spec from the launcher (:func:`read_spec`), sample the delays, make the host's bell
-    (:mod:`gclib.runtime.bell`) and send all three to every worker (non-blocking: a worker that died holds up
+    (:mod:`gclib.runtime.wakeup`) and send all three to every worker (non-blocking: a worker that died holds up
     nobody). Workers: receive them, and open the bell if they can.
 
     Returns ``(payload, sends, bell)``: ``payload`` is ``(spec, finish, the bell's path or None)``, ``None`` when
     the run cannot start (rank 0 said why on stdout) or ``False`` when no spec came within :data:`SPEC_WAIT` (a
     worker whose master is gone) or the worker cannot build the model (it said why on stdout); ``sends`` is rank
-    0's list of ``(request, buffer)`` still to complete; ``bell`` the rank's :class:`~gclib.runtime.bell.Bell`, or
+    0's list of ``(request, buffer)`` still to complete; ``bell`` the rank's :class:`~gclib.runtime.wakeup.Bell`, or
     ``None``."""
     if comm.Get_rank() == 0:
         payload, bell = _master_payload(comm, window)

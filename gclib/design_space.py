@@ -6,7 +6,7 @@ candidates.
 * which candidates it makes for ``K`` workers at a computation load ``r`` of a search's space (:class:`Space`),
   and their parameters (``points``);
 * the scheme of :mod:`gclib.schemes` that builds them (its code with :func:`gclib.schemes.build`, its schedule
-  with :func:`gclib.schemes.simulable`) and what :mod:`gclib.bulk` reads of them (``spec``);
+  with :func:`gclib.schemes.simulable`) and what :mod:`gclib.shared_draws` reads of them (``spec``);
 * their label (``label``, a template of the parameters).
 
 Two searches draw from the table through :func:`points`:
@@ -21,12 +21,12 @@ Two searches draw from the table through :func:`points`:
 To add a family, add a :class:`Family` to :data:`FAMILIES`; both searches take it (``searches`` says which), the
 advice after the families before it in the table (ties in its ranking keep the table's order).
 
-The partial-straggler protocol (``rmg``, :mod:`gclib.codes.rmg`) is a family of the advice alone, on the cyclic
+The partial-straggler protocol (``rmg``, :mod:`gclib.codes.partial_work`) is a family of the advice alone, on the cyclic
 assignment in its natural order (``ordering="cyclic"``; the scheme's default, ``"optimal"``, is the
 perfect-matching order, which meets the same bound of ``Q_max`` in another order). Its chunks are covered exactly
 when UC-MMC in one cluster decodes (the same coverage of the same draws, notebook 14); what differs is its
 communication, a round trip after the coverage (a progress report, the server's instruction, one vector per
-picked worker), which :func:`gclib.bulk.protocol` charges with the model that charges every other design's
+picked worker), which :func:`gclib.shared_draws.protocol` charges with the model that charges every other design's
 messages. So it is a design of its own only where the advice charges communication (:attr:`Space.comm`): when
 messages cost nothing its time is UC-MMC's in one cluster, and the advice, which ranks by time, then fewer
 messages, would otherwise list the same design twice and let the second name win the tie on the vectors it
@@ -51,7 +51,7 @@ from typing import Callable, Iterable, Iterator
 
 import numpy as np
 
-from gclib import bulk, checks, scale, schemes
+from gclib import checks, code_schedules, schemes, shared_draws
 from gclib.codes.lcc import lcc_threshold
 
 #: The searches that draw from the table.
@@ -160,8 +160,8 @@ class Candidate:
             (``schedule()``; ``None``: read from the code).
         load: its computation load. scheme, options: the scheme and the options of ``gclib run`` that build it
             (``scheme`` ``None``: it cannot run over MPI, or no list of the advice made it). spec: what
-            :mod:`gclib.bulk` reads of it. run: the options of ``gclib run`` beyond the scheme's that run it as the
-            advice charges it (the partial-straggler protocol's two-phase exchange).
+            :mod:`gclib.shared_draws` reads of it. run: the options of ``gclib run`` beyond the scheme's that run it as
+            the advice charges it (the partial-straggler protocol's two-phase exchange).
     """
 
     family: str
@@ -172,7 +172,7 @@ class Candidate:
     load: int | None = None
     scheme: str | None = None
     options: dict = field(default_factory=dict)
-    spec: bulk.Spec | None = None
+    spec: shared_draws.Spec | None = None
     run: dict = field(default_factory=dict)
 
     @property
@@ -219,8 +219,8 @@ class Point:
         """What the simulator reads of it (:func:`gclib.schemes.simulable`), without its encoding matrix."""
         return schemes.simulable(self.family.scheme, **self.parameters, **self.family.fixed)
 
-    def spec(self) -> bulk.Spec:
-        """What :mod:`gclib.bulk` reads of it."""
+    def spec(self) -> shared_draws.Spec:
+        """What :mod:`gclib.shared_draws` reads of it."""
         return self.family.spec(self.space.K, self.r, self.load, self.params)
 
     def candidate(self, *, advice: bool = False) -> Candidate:
@@ -245,7 +245,7 @@ class Family:
             ``key`` the value of its ``loop`` (below), ``load`` its computation load, ``params`` its parameters.
         label: the template of its label (:meth:`str.format` of the parameters; ``{r}`` is ``" r=<load>"``
             where the search runs over loads, else empty).
-        spec: ``spec(K, r, load, params)``: what :mod:`gclib.bulk` reads of a candidate.
+        spec: ``spec(K, r, load, params)``: what :mod:`gclib.shared_draws` reads of a candidate.
         loop: what its candidates run over (``"load"``, ``"comm"``, ``"clusters"``) when the next or previous
             family of a search runs over the same: their candidates are then interleaved, value by value of
             ``key`` (e.g. GC and UC-MMC cluster count by cluster count); ``None``: never interleaved.
@@ -261,7 +261,7 @@ class Family:
     scheme: str
     points: Callable[[Space, int], Iterable[tuple]]
     label: str
-    spec: Callable[[int, int, int, dict], bulk.Spec]
+    spec: Callable[[int, int, int, dict], shared_draws.Spec]
     loop: str | None = None
     runnable: bool = True
     baseline: bool = False
@@ -373,47 +373,47 @@ def _hybrid(sp, r):
 
 def _lcc(sp, r):
     try:
-        sch = scale.lcc(sp.K, r)
+        sch = code_schedules.lcc(sp.K, r)
     except ValueError:  # too few workers for its threshold
         return
     yield None, int(sch.load), {}
 
 
 def _lcc_spec(K, r, load, p):
-    return bulk.single(K, load, lcc_threshold(-(-K // r)))
+    return shared_draws.single(K, load, lcc_threshold(-(-K // r)))
 
 
 CHEBYSHEV = {"points": "chebyshev"}  # the constructors' own default, not the registry's
 
 #: Every family, in the order the advice builds them (ties in its ranking keep this order).
 FAMILIES: dict[str, Family] = {f.name: f for f in [
-    Family("uncoded", "uncoded", _uncoded, "uncoded", lambda K, r, load, p: bulk.single(K, 1, K), loop="load",
+    Family("uncoded", "uncoded", _uncoded, "uncoded", lambda K, r, load, p: shared_draws.single(K, 1, K), loop="load",
            searches=("advise",)),
-    Family("crc", "crc", _tandon(False), "crc r={load}", lambda K, r, load, p: bulk.gc(K, load), loop="load",
+    Family("crc", "crc", _tandon(False), "crc r={load}", lambda K, r, load, p: shared_draws.gc(K, load), loop="load",
            searches=("advise",)),
     Family("frc", "frc", _tandon(True), "frc r={load}",
-           lambda K, r, load, p: bulk.single(K, load, 1, groups=load), loop="load", baseline=True),
-    Family("rs", "rs", _tandon(False), "rs r={load}", lambda K, r, load, p: bulk.gc(K, load), loop="load",
+           lambda K, r, load, p: shared_draws.single(K, load, 1, groups=load), loop="load", baseline=True),
+    Family("rs", "rs", _tandon(False), "rs r={load}", lambda K, r, load, p: shared_draws.gc(K, load), loop="load",
            baseline=True),
     Family("ye-abbe", "ye-abbe", _comm_efficient(False), "ye-abbe s={stragglers} m={comm}",
-           lambda K, r, load, p: bulk.single(K, load, K - p["stragglers"], size=1 / p["comm"]), loop="comm",
+           lambda K, r, load, p: shared_draws.single(K, load, K - p["stragglers"], size=1 / p["comm"]), loop="comm",
            searches=("advise",)),
     Family("kadhe", "kadhe", _comm_efficient(True), "kadhe s={stragglers} m={comm}",
-           lambda K, r, load, p: bulk.single(K, load, p["comm"], groups=load, size=1 / p["comm"]), loop="comm",
+           lambda K, r, load, p: shared_draws.single(K, load, p["comm"], groups=load, size=1 / p["comm"]), loop="comm",
            searches=("advise",)),
-    Family("gc", "gc", _gc, "gc{r} P={clusters}", lambda K, r, load, p: bulk.gc(K, r, p["clusters"]),
+    Family("gc", "gc", _gc, "gc{r} P={clusters}", lambda K, r, load, p: shared_draws.gc(K, r, p["clusters"]),
            loop="clusters", baseline=True),
     Family("uc-mmc", "uc-mmc", _uc_mmc, "uc-mmc{r} P={clusters}",
-           lambda K, r, load, p: bulk.correlated(K, r, 1, p["clusters"]), loop="clusters", baseline=True),
-    Family("rmg", "rmg", _rmg, "rmg{r}", lambda K, r, load, p: bulk.rmg(K, load), loop="clusters",
+           lambda K, r, load, p: shared_draws.correlated(K, r, 1, p["clusters"]), loop="clusters", baseline=True),
+    Family("rmg", "rmg", _rmg, "rmg{r}", lambda K, r, load, p: shared_draws.rmg(K, load), loop="clusters",
            searches=("advise",), run={"exchange": "two-phase"}),
     Family("gc-mmc-correlated", "gc-mmc-correlated", _correlated, "corr{r} m={order} P={clusters}",
-           lambda K, r, load, p: bulk.correlated(K, r, p["order"], p["clusters"]), loop="clusters"),
+           lambda K, r, load, p: shared_draws.correlated(K, r, p["order"], p["clusters"]), loop="clusters"),
     Family("gc-mmc-uncorrelated", "gc-mmc-uncorrelated", _uncorrelated, "unc{r} {orders} P={clusters}",
-           lambda K, r, load, p: bulk.uncorrelated(K, r, p["orders"], p["clusters"]), loop="clusters",
+           lambda K, r, load, p: shared_draws.uncorrelated(K, r, p["orders"], p["clusters"]), loop="clusters",
            fixed=CHEBYSHEV),
-    Family("hybrid", "hybrid", _hybrid, "hybrid{r} {orders}", lambda K, r, load, p: bulk.hybrid(K, r, p["orders"]),
-           fixed=CHEBYSHEV),
+    Family("hybrid", "hybrid", _hybrid, "hybrid{r} {orders}",
+           lambda K, r, load, p: shared_draws.hybrid(K, r, p["orders"]), fixed=CHEBYSHEV),
     Family("lcc", "lcc", _lcc, "lcc{r}", _lcc_spec, runnable=False, baseline=True),
 ]}
 

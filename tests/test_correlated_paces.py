@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gclib import effects
-from gclib.effects import IterationReplay, WorkerEffects
+from gclib import correlated_paces
+from gclib.correlated_paces import IterationReplay, WorkerEffects
 from gclib.stragglers import Replay, filled
 from gclib.timings import Timings
 
@@ -22,42 +22,42 @@ def _trace(I=40, W=6, J=3, sd_worker=0.3, sd_iteration=0.2, sd_residual=0.1, see
 
 
 def test_decompose_a_table_by_hand():
-    d = effects.decompose([[1.0, 2.0], [3.0, 4.0]])
+    d = correlated_paces.decompose([[1.0, 2.0], [3.0, 4.0]])
     assert d["mu"] == 2.5 and d["a"].tolist() == [-1, 1] and d["b"].tolist() == [-0.5, 0.5]
     assert np.allclose(d["e"], 0) and d["var_residual"] == 0
     assert d["var_iteration"] == pytest.approx(2.0) and d["var_worker"] == pytest.approx(0.5)
     with pytest.raises(ValueError, match="at least 2 of each"):
-        effects.decompose([[1.0, 2.0]])
+        correlated_paces.decompose([[1.0, 2.0]])
 
 
 def test_split_recovers_the_parts_that_made_the_trace():
-    s = effects.split(_trace(I=80, W=40, seed=3), bootstrap=200, seed=1)
+    s = correlated_paces.split(_trace(I=80, W=40, seed=3), bootstrap=200, seed=1)
     truth = np.array([0.3, 0.2, 0.1]) ** 2
-    truth = dict(zip(effects.PARTS, truth / truth.sum()))
-    for p in effects.PARTS:
+    truth = dict(zip(correlated_paces.PARTS, truth / truth.sum()))
+    for p in correlated_paces.PARTS:
         lo, hi = s.ci[p]
         assert lo <= s.fraction[p] <= hi and lo <= truth[p] <= hi, (p, s.fraction[p], s.ci[p], truth[p])
     assert sum(s.fraction.values()) == pytest.approx(1.0)
-    assert list(s.table()["part"]) == list(effects.PARTS) and "worker" in s.text()
+    assert list(s.table()["part"]) == list(correlated_paces.PARTS) and "worker" in s.text()
 
 
 def test_split_same_seed_same_intervals_and_refuses_a_missing_worker():
     d = _trace(seed=2)
-    assert effects.split(d, seed=5).ci == effects.split(d, seed=5).ci
+    assert correlated_paces.split(d, seed=5).ci == correlated_paces.split(d, seed=5).ci
     d[3, 1, :] = np.nan
     with pytest.raises(ValueError, match="worker 1 has none in iteration 3"):
-        effects.split(d)
+        correlated_paces.split(d)
 
 
 def test_slowest_worker_and_the_trace_without_it():
     d = np.ones((4, 3, 2))
     d[:, 2, :] = 2.0
     d[0, 0, :] = 3.0  # worker 0 is the slowest once
-    s = effects.slowest_worker(d)
+    s = correlated_paces.slowest_worker(d)
     assert s["index"] == 2 and s["share"] == 0.75 and s["pace"] == 2.0
     assert s["ratio"] == pytest.approx(2.0 / 1.5)  # worker means 1.5, 1, 2: median 1.5
-    w = effects.without_slowest(d)
-    assert effects.paces(w).mean(axis=0)[2] == pytest.approx(1.5) and np.array_equal(w[:, :2], d[:, :2])
+    w = correlated_paces.without_slowest(d)
+    assert correlated_paces.paces(w).mean(axis=0)[2] == pytest.approx(1.5) and np.array_equal(w[:, :2], d[:, :2])
 
 
 def test_iteration_replay_draws_whole_recorded_iterations():
@@ -80,7 +80,7 @@ def test_worker_effects_keep_the_workers_or_draw_them():
     m = WorkerEffects(d)
     own = m.sample(np.random.default_rng(1), 4000, 5, 2)[:, :, -1] / 2
     # the same workers: each keeps its place, its mean pace within 2% of the trace's
-    trace_mean = effects.paces(d).mean(axis=0)
+    trace_mean = correlated_paces.paces(d).mean(axis=0)
     assert np.argsort(own.mean(axis=0)).tolist() == np.argsort(trace_mean).tolist()
     assert np.allclose(own.mean(axis=0), trace_mean, rtol=0.02)
     # any other number of workers: effects drawn from the pool, every worker alike in distribution
@@ -98,17 +98,17 @@ def test_support_rejects_independent_rows_on_a_persistent_straggler():
     d = _trace(I=30, W=8, sd_worker=0.05, sd_iteration=0.05, sd_residual=0.05, seed=8)
     d[:, 3, :] *= 1.6  # one machine slow in every iteration
     t = Timings.from_array(d)
-    extra, why = effects.models(t)
+    extra, why = correlated_paces.models(t)
     assert set(extra) == {"replay by iteration", "worker effects"} and not why
     cands = {"replay": Replay(d), **extra}
-    sup = effects.support(cands, t, bootstrap=200, seed=0).set_index("model")
+    sup = correlated_paces.support(cands, t, bootstrap=200, seed=0).set_index("model")
     assert not sup.at["replay", "supported"] and sup.at["replay", "slowest_error"] < -0.05
     assert sup.at["replay by iteration", "supported"] and abs(sup.at["replay by iteration", "slowest_error"]) < 0.01
     assert sup.at["worker effects", "supported"]
     assert ((sup["p_value"] > 0) & (sup["p_value"] <= 1)).all()
-    name, why = effects.choose(sup.reset_index(), cands, 8)
+    name, why = correlated_paces.choose(sup.reset_index(), cands, 8)
     assert name == "replay by iteration" and "first model supported" in why
-    name, why = effects.choose(sup.reset_index(), cands, 20)
+    name, why = correlated_paces.choose(sup.reset_index(), cands, 20)
     assert name == "worker effects" and "does not simulate 20 workers" in why
 
 
@@ -119,12 +119,12 @@ def test_choose_falls_back_to_the_largest_p_value():
     cands = {"replay": Replay(d), "replay by iteration": IterationReplay(d)}
     table = pd.DataFrame({"model": ["replay", "replay by iteration"], "p_value": [0.03, 0.01],
                           "supported": [False, False]})
-    name, why = effects.choose(table, cands, 3)
+    name, why = correlated_paces.choose(table, cands, 3)
     assert name == "replay" and "none is supported" in why
 
 
 def test_models_says_why_a_trace_cannot_have_them():
     d = _trace(I=6, W=3, seed=10)
     d[2, 0, 1:] = np.inf  # worker 0 never finished its second task in iteration 2
-    extra, why = effects.models(d)
+    extra, why = correlated_paces.models(d)
     assert "replay by iteration" in extra and "worker effects" in why and "never answered" in why["worker effects"]

@@ -1,9 +1,9 @@
-"""gclib.studies.advise.calibration: the fit-recovery study and its summaries (the machine study runs MPI: notebook
+"""gclib.studies.advise.study: the fit-recovery study and its summaries (the machine study runs MPI: notebook
 09's test)."""
 import numpy as np
 import pytest
 
-from gclib.studies.advise import calibration as cal
+from gclib.studies.advise import study as cal
 from gclib import fit
 from gclib.stragglers import Exponential, Pareto, ShiftedExponential
 
@@ -60,16 +60,16 @@ def test_run_options_of_an_advice_command():
 
 
 def test_the_network_case_runs_on_this_machine_when_no_throttled_hosts_can_be_made(monkeypatch):
-    from gclib.runtime import localhosts
+    from gclib.runtime import namespace_hosts
 
     calls = []
     monkeypatch.setattr(cal, "_network_case", lambda opts, where, *rest: calls.append((opts, where)) or "case")
-    monkeypatch.setattr(localhosts, "why_not", lambda rate=None: None)
+    monkeypatch.setattr(namespace_hosts, "why_not", lambda rate=None: None)
 
     def refused(self):
-        raise localhosts.HostsUnavailable("cannot make local hosts: ip netns add: Operation not permitted")
+        raise namespace_hosts.HostsUnavailable("cannot make local hosts: ip netns add: Operation not permitted")
 
-    monkeypatch.setattr(localhosts.LocalHosts, "__enter__", refused)
+    monkeypatch.setattr(namespace_hosts.LocalHosts, "__enter__", refused)
     kw = dict(workers=4, tasks=1, iterations=2, model=ShiftedExponential(10, 0.01), time_scale=0.02,
               run_iterations=2, dim=8)
     assert cal.network_case(rate="100mbit", **kw) == "case"
@@ -78,7 +78,7 @@ def test_the_network_case_runs_on_this_machine_when_no_throttled_hosts_can_be_ma
     assert where == ("this machine (no throttled local hosts: cannot make local hosts: ip netns add: Operation not "
                      "permitted)")
     calls.clear()
-    monkeypatch.setattr(localhosts, "why_not", lambda rate=None: "network namespaces need root")
+    monkeypatch.setattr(namespace_hosts, "why_not", lambda rate=None: "network namespaces need root")
     cal.network_case(rate="100mbit", hosts="hosts.txt", **kw)
     assert calls == [({"hosts": "hosts.txt"}, "the hostfile's hosts (no throttled local hosts: network namespaces "
                                               "need root)")]

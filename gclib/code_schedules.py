@@ -2,7 +2,7 @@
 notebook 08 that uses them is :mod:`gclib.studies.scale.study`).
 
 The simulator reads of a code only who sends each message, after how many partial gradients, and the fast rule
-(:class:`gclib.simulate.Schedule`). The builders here give that directly from the construction's formulas, in
+(:class:`gclib.simulator.Schedule`). The builders here give that directly from the construction's formulas, in
 memory that grows with the messages (a dense encoding matrix at ``K = 10,000`` workers is 800 MB and more); the
 tests check each against the schedule of the real code at small ``K``:
 
@@ -28,7 +28,7 @@ from gclib import checks
 from gclib.codes.lcc import lcc_threshold
 from gclib.codes.mmc import FullOrThreshold, _check_orders, cluster_sizes
 from gclib.codes.rules import ThresholdRule, coverage, threshold
-from gclib.simulate import Schedule
+from gclib.simulator import Schedule
 
 
 #: Bytes a schedule takes per message at most while it is built (its arrays, its rule's, and a clustered

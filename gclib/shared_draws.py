@@ -18,7 +18,7 @@ workers' finish times alone (:class:`Draws`), without a schedule and without an 
 The numbers are those of :func:`gclib.design.evaluate_trials` on the same draws (the draws rounded to float32,
 then the arrivals; the tests compare every family of :func:`gclib.advise.candidates` at small ``K``), except the
 volume, which is the messages times their size here (a sum in another order there: equal to rounding). The
-communication delays of :class:`gclib.simulate.Communication` without the master's queue shift every arrival of a
+communication delays of :class:`gclib.simulator.Communication` without the master's queue shift every arrival of a
 design by one constant and are applied exactly; the master's queue (``queue=True``) depends on the order of every
 arrival: :func:`evaluate` then gives, per trial, bounds of the completion time (:func:`queue_bounds`), which is
 what the advice's screening needs; the designs it keeps are simulated exactly from their schedules.
@@ -32,7 +32,7 @@ import numpy as np
 
 from gclib import checks
 from gclib.codes.mmc import cluster_sizes
-from gclib.simulate import _per_worker, queued
+from gclib.simulator import _per_worker, queued
 
 #: What :func:`evaluate` can return per design and trial.
 OUTPUTS = ("time", "messages", "volume", "computations")
@@ -100,7 +100,8 @@ def single(K: int, column: int, need: int, *, groups: int | None = None, size: f
 
 
 def gc(K: int, r: int, P: int = 1) -> Spec:
-    """Plain GC with load ``r`` in ``P`` clusters (:func:`gclib.scale.gc`, :func:`gclib.scale.clustered`)."""
+    """Plain GC with load ``r`` in ``P`` clusters (:func:`gclib.code_schedules.gc`,
+    :func:`gclib.code_schedules.clustered`)."""
     b = _blocks(K, P, r)
     return Spec("single", r, (r,), b, tuple(k - r + 1 for k in b))
 
@@ -112,7 +113,7 @@ def correlated(K: int, r: int, m: int, P: int = 1) -> Spec:
 
 
 def rmg(K: int, l: int) -> Spec:
-    """The partial-straggler protocol of Ramamoorthy, Meng and Girimaji (:func:`gclib.codes.rmg.rmg`) on the
+    """The partial-straggler protocol of Ramamoorthy, Meng and Girimaji (:func:`gclib.codes.partial_work.rmg`) on the
     cyclic assignment in its natural order, ``K`` workers of ``l`` chunks: every worker reports after each chunk
     (the reports are sent when UC-MMC's messages are, in one cluster), the coverage of the chunks is UC-MMC's
     (:func:`correlated` with ``m = 1``, ``P = 1``), and the round trip after it is charged by :func:`protocol`."""
@@ -361,7 +362,7 @@ def times(specs: list, D: Draws) -> list:
 
 
 def queue_bounds(specs: list, D: Draws, t0: list, comm) -> list:
-    """Bounds of the completion time in the master's queue (:class:`gclib.simulate.Communication` with
+    """Bounds of the completion time in the master's queue (:class:`gclib.simulator.Communication` with
     ``queue=True``) from the completion times ``t0`` without the queue (arrivals ``latency`` after the sends).
 
     The master takes the messages in one at a time in the order they reach it, each for ``s`` (one size per
@@ -400,7 +401,7 @@ SMALL = 0.0
 def charged_vectors(D: Draws, decided: np.ndarray, shift=0.0) -> np.ndarray:
     """``(n,)`` int64: the vectors the partial-straggler protocol is charged per trial: the workers whose first
     report has reached the master by the time it decides (``decided``; a report reaches it ``shift`` after its chunk
-    is done). :func:`gclib.codes.rmg.decode_plan` picks only workers that finished a chunk the master knows of,
+    is done). :func:`gclib.codes.partial_work.decode_plan` picks only workers that finished a chunk the master knows of,
     each once, so this bounds its count from above; and it is at most the messages UC-MMC in one cluster has
     received by then (one per finished chunk, the first among them)."""
     return D.counts([1], np.asarray(decided, dtype=np.float64), shift)[:, 0]
@@ -428,7 +429,7 @@ def protocol(spec: Spec, D: Draws, t0: np.ndarray, comm=None) -> tuple:
     UC-MMC's in one cluster on the same draws).
 
     The round trip after the coverage is charged with the model that charges every other design's messages
-    (:class:`gclib.simulate.Communication`), like with like:
+    (:class:`gclib.simulator.Communication`), like with like:
 
     * ``comm`` ``None`` (or free): nothing; the time is ``t0``, UC-MMC's in one cluster.
     * independent delays: the report that completes the coverage reaches the master ``delay(SMALL)`` after it is
@@ -486,7 +487,7 @@ def evaluate(specs: list, D: Draws, outputs=OUTPUTS, comm=None) -> list:
 
     ``time``: the completion time (float64; ``inf`` where the design never decodes); ``messages``: messages
     received by then (int64); ``volume``: their length in gradients; ``computations``: partial gradients computed
-    by all workers by then. ``comm``: a :class:`gclib.simulate.Communication`; without the master's queue its
+    by all workers by then. ``comm``: a :class:`gclib.simulator.Communication`; without the master's queue its
     delay shifts every arrival; with the queue, ``time`` is the lower bound of :func:`queue_bounds`, ``time_high``
     its upper bound, and ``messages`` those that reached the master by the completion time without the queue
     (``computations`` is then not given). A protocol's design (:attr:`Spec.protocol`) is charged its round trip

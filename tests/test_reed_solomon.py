@@ -4,7 +4,7 @@ import pytest
 
 from gclib.codes import crc, kadhe, rs, ye_abbe
 from gclib.codes.base import decoding_amplification
-from gclib.studies.reed_solomon.stability import (
+from gclib.studies.reed_solomon.study import (
     Config, decoding_condition, divisor_stragglers, grid, limit_table, measure, patterns, study)
 
 
@@ -23,7 +23,7 @@ def test_patterns_enumerate_small_and_sample_large():
 
 
 def test_the_median_is_read_from_the_uniform_patterns_only(monkeypatch):
-    import gclib.studies.reed_solomon.stability as st
+    import gclib.studies.reed_solomon.study as st
 
     def error(code, A, idx, g, dtype):
         """1 when the stragglers form a run of consecutive workers, 1e-16 otherwise."""
@@ -108,7 +108,7 @@ def test_unknown_assign():
 
 # ------------------------------------------------------------------------- the notebooks' study helpers
 def test_fraction_grid_rounds_and_skips():
-    from gclib.studies.reed_solomon.stability import fraction_grid
+    from gclib.studies.reed_solomon.study import fraction_grid
 
     pairs = fraction_grid([4, 10], [0.25, 0.9])
     # n = 4: s = max(1, round(1.0)) = 1 and round(3.6) = 4 >= n is skipped; n = 10: s = round(2.5) = 2 and 9
@@ -118,7 +118,7 @@ def test_fraction_grid_rounds_and_skips():
 
 
 def test_fraction_study_carries_the_fraction():
-    from gclib.studies.reed_solomon.stability import fraction_study
+    from gclib.studies.reed_solomon.study import fraction_study
 
     df = fraction_study([6], [0.5], max_patterns=5, seed=0)
     assert len(df) == 6 and (df["s/n"] == 0.5).all() and (df["s"] == 3).all()
@@ -128,7 +128,7 @@ def test_fraction_study_carries_the_fraction():
 
 
 def test_regime_study_labels_the_two_regimes():
-    from gclib.studies.reed_solomon.stability import regime_study
+    from gclib.studies.reed_solomon.study import regime_study
 
     df = regime_study([12], 2, constructions=("kadhe",), max_patterns=5)
     assert list(df["s"]) == [1, 4]  # (s + 2) | 12 with s <= 6: s = 1, 2, 4; the smallest and the largest
@@ -139,7 +139,7 @@ def test_regime_study_labels_the_two_regimes():
 def test_limit_table_by_hand():
     import pandas as pd
 
-    from gclib.studies.reed_solomon.stability import limit_table
+    from gclib.studies.reed_solomon.study import limit_table
 
     df = pd.DataFrame({"g": ["a"] * 3 + ["b"] * 2 + ["c"] * 2, "n": [10, 20, 30, 10, 20, 10, 20],
                        "err": [1e-9, 1e-3, 1e-9, 1e-9, 1e-8, 1e-2, 1e-9]})
@@ -152,7 +152,7 @@ def test_limit_table_by_hand():
 
 
 def test_worst_vandermonde_by_hand():
-    from gclib.studies.reed_solomon.stability import vandermonde_table, worst_vandermonde
+    from gclib.studies.reed_solomon.study import vandermonde_table, worst_vandermonde
 
     # points -1, 1: V = [[-1, 1], [1, 1]] has orthogonal columns of equal norm: condition number 1
     assert worst_vandermonde(2, 0, "equispaced") == pytest.approx(1.0)

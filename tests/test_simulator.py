@@ -4,7 +4,8 @@ import pytest
 
 import gclib
 from gclib import codes
-from gclib.simulate import Communication, arrival_times, mean_ci, simulate, sweep
+from gclib.simulator import Communication, arrival_times, mean_ci, simulate
+from gclib.sweeps import sweep
 from gclib.stragglers import (Exponential, Pareto, Persistent, ShiftedExponential, Trace,
                               expected_max_of_group_minima, expected_order_statistic, make_model)
 from gclib.theory import expected_time
@@ -238,7 +239,7 @@ def _queue_by_hand(arrival, service):
 
 
 def test_the_masters_queue_by_hand():
-    from gclib.simulate import queued
+    from gclib.simulator import queued
 
     rng = np.random.default_rng(4)
     a = rng.exponential(1.0, (30, 7))

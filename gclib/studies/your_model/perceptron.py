@@ -9,7 +9,7 @@ nn.Tanh(), nn.Linear(hidden, 10))``: ``W1`` (``hidden x 64``, row by row), ``b1`
 ``b2``; both start at the same draw, PyTorch's default initialization of a linear layer (uniform within ``1 /
 sqrt(fan_in)``) made from ``seed``.
 
-A run over MPI names it by its import path, ``gclib.studies.your_model.network:digits_mlp``, and every rank builds it
+A run over MPI names it by its import path, ``gclib.studies.your_model.perceptron:digits_mlp``, and every rank builds it
 from that name and its arguments.
 """
 from __future__ import annotations

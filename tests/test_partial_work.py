@@ -1,4 +1,4 @@
-"""The partial-straggler scheme of Ramamoorthy, Meng and Girimaji as we reconstruct it (gclib.codes.rmg): Q_max
+"""The partial-straggler scheme of Ramamoorthy, Meng and Girimaji as we reconstruct it (gclib.codes.partial_work): Q_max
 by hand, by brute force over progress states and minimized by exhaustive search over orderings; the coverage rule
 against the span oracle on every progress state; the 0/1 decode in exact arithmetic."""
 from __future__ import annotations
@@ -11,7 +11,7 @@ import sympy as sp
 
 from gclib import schemes
 from gclib.codes import DecodingError
-from gclib.codes import rmg as R
+from gclib.codes import partial_work as R
 from gclib.symbolic import exact_matrix, exact_target, is_decodable_exact, verify
 
 SMALL = [(4, 2), (4, 3), (5, 2), (5, 3), (6, 2), (6, 3)]

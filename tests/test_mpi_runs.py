@@ -1,4 +1,4 @@
-"""gclib.studies.mpi_runs.experiments: the run grid of notebook 07 (one small real MPI grid, marked ``mpi``) and the
+"""gclib.studies.mpi_runs.study: the run grid of notebook 07 (one small real MPI grid, marked ``mpi``) and the
 pure
 aggregations of an iteration log, on hand-made logs whose results are known by hand."""
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from gclib.studies.mpi_runs import plots as figures
-from gclib.studies.mpi_runs import experiments as experiments
+from gclib.studies.mpi_runs import study
 
 matplotlib.use("Agg")
 T2 = 4.302652729911275  # Student t quantile 0.975 with 2 degrees of freedom
@@ -26,37 +26,37 @@ def log_rows(scheme, times, predicted, losses=None, dataset="d", model="m"):
 
 
 def test_build_names_every_scheme_of_the_notebook():
-    uc = experiments.build("uc-mmc", 4, 1)
+    uc = study.build("uc-mmc", 4, 1)
     assert uc.name == "uc-mmc" and uc.n_messages == 8 and sorted(uc.ready.tolist()) == [1] * 4 + [2] * 4
     assert uc.is_decodable(uc.surviving([2]))  # any one straggler
-    assert experiments.build("crc", 4, 1, seed=2).stragglers == 1
+    assert study.build("crc", 4, 1, seed=2).stragglers == 1
     with pytest.raises(ValueError, match="divisible"):
-        experiments.build("frc", 4, 2)
+        study.build("frc", 4, 2)
     with pytest.raises(ValueError, match="scheme"):
-        experiments.build("nope", 4, 1)
-    assert experiments.problem("tandon-logistic", 4, samples=40, dim=3).X.shape == (40, 3)
+        study.build("nope", 4, 1)
+    assert study.problem("tandon-logistic", 4, samples=40, dim=3).X.shape == (40, 3)
 
 
 def test_tables_of_the_figures_keep_their_columns():
     log = pd.DataFrame(log_rows("a", [1.0, 2.0], [0.9, 1.9]))
-    assert list(experiments.curve_table(log, "loss").columns) == ["dataset", "model", "scheme", "iteration",
+    assert list(study.curve_table(log, "loss").columns) == ["dataset", "model", "scheme", "iteration",
                                                                  "wall", "loss"]
-    assert list(experiments.timing_table(log).columns) == ["dataset", "model", "scheme", "iteration", "predicted",
+    assert list(study.timing_table(log).columns) == ["dataset", "model", "scheme", "iteration", "predicted",
                                                            "time"]
     with pytest.raises(ValueError, match="metric"):
-        experiments.curve_table(log, "nope")
+        study.curve_table(log, "nope")
 
 
 def test_iteration_times_and_overhead_by_hand():
     log = pd.DataFrame(log_rows("a", [1.1, 1.2, 1.3], [1.0, 1.0, 1.0]) + log_rows("b", [2.0], [1.0]))
-    it = experiments.iteration_times(log).set_index("scheme")
+    it = study.iteration_times(log).set_index("scheme")
     half = T2 * 0.1 / math.sqrt(3)
     assert it.at["a", "mean_time"] == pytest.approx(1.2) and it.at["a", "hi"] == pytest.approx(1.2 + half)
     assert it.at["a", "mean_predicted"] == 1.0 and it.at["b", "iterations"] == 1 and math.isnan(it.at["b", "lo"])
-    o = experiments.overhead(log).set_index("scheme")
+    o = study.overhead(log).set_index("scheme")
     assert o.at["a", "mean_overhead"] == pytest.approx(0.2) and o.at["a", "ratio"] == pytest.approx(1.2)
     assert o.at["a", "ratio_lo"] == pytest.approx(1.2 - half) and o.at["a", "ratio_hi"] == pytest.approx(1.2 + half)
-    both = experiments.overhead(log, by=("dataset", "model"))
+    both = study.overhead(log, by=("dataset", "model"))
     assert both["iterations"].tolist() == [4] and both["mean_overhead"].iloc[0] == pytest.approx(0.4)
 
 
@@ -64,12 +64,12 @@ def test_time_to_target_by_hand():
     log = pd.DataFrame(log_rows("a", [1.0, 1.0, 1.0], [1, 1, 1], [1.0, 0.5, 0.3])
                        + log_rows("b", [0.5, 0.5, 0.5], [1, 1, 1], [1.0, 0.302, 0.301])
                        + log_rows("c", [0.5, 0.5], [1, 1], [1.0, 0.9]))
-    tt = experiments.time_to_target(log, rel=0.01)  # target 1.01 * 0.3 = 0.303
+    tt = study.time_to_target(log, rel=0.01)  # target 1.01 * 0.3 = 0.303
     row = tt.loc[("d", "m")]
     assert list(tt.columns) == ["a", "b", "c"]
     assert row["a"] == 3.0 and row["b"] == 1.0 and math.isnan(row["c"])
     with pytest.raises(ValueError, match="rel"):
-        experiments.time_to_target(log, rel=-1)
+        study.time_to_target(log, rel=-1)
 
 
 def test_auc_difference_by_hand():
@@ -79,30 +79,30 @@ def test_auc_difference_by_hand():
                              "label": labels, "score": scores})
     perfect, reversed_ = labels * 2.0, -labels
     test = pd.concat([scored("exact", perfect), scored("ignore", reversed_)], ignore_index=True)
-    d = experiments.auc_difference(test, "ignore", "exact", reps=200, seed=1).iloc[0]
+    d = study.auc_difference(test, "ignore", "exact", reps=200, seed=1).iloc[0]
     assert (d["auc_reference"], d["auc"], d["difference"], d["lo"], d["hi"]) == (1.0, 0.0, 1.0, 1.0, 1.0)
-    assert experiments.auc_difference(test, "ignore", "absent").empty
+    assert study.auc_difference(test, "ignore", "absent").empty
     bad = test.copy()
     bad.loc[bad.scheme == "ignore", "label"] = 1.0
     with pytest.raises(ValueError, match="different test sets"):
-        experiments.auc_difference(bad, "ignore", "exact")
+        study.auc_difference(bad, "ignore", "exact")
     with pytest.raises(ValueError, match="reps"):
-        experiments.auc_difference(test, "ignore", "exact", reps=0)
+        study.auc_difference(test, "ignore", "exact", reps=0)
 
 
 def test_figures_have_one_panel_per_pair_and_one_line_per_scheme():
     log = pd.DataFrame(log_rows("uncoded", [1.0, 1.0], [0.9, 0.9]) + log_rows("crc", [0.5, 0.5], [0.4, 0.4])
                        + log_rows("crc", [0.5, 0.5], [0.4, 0.4], model="p"))
-    fig = figures.curves(experiments.curve_table(log, "loss"), "training loss")
+    fig = figures.curves(study.curve_table(log, "loss"), "training loss")
     assert len(fig.axes) == 2 and [len(ax.lines) for ax in fig.axes] == [2, 1]
-    fig = figures.measured_vs_simulated(experiments.timing_table(log))
+    fig = figures.measured_vs_simulated(study.timing_table(log))
     ax = fig.axes[0]
     assert len(ax.collections) == 2 and len(ax.lines) == 1  # one scatter per scheme and the diagonal
 
 
 @pytest.mark.mpi
 def test_run_grid_runs_every_triple_over_mpi():
-    grid = experiments.run_grid(["tandon-logistic"], ["shifted-exp"], ["uncoded", "ignore"], workers=4,
+    grid = study.run_grid(["tandon-logistic"], ["shifted-exp"], ["uncoded", "ignore"], workers=4,
                                 stragglers=1, iterations=2, time_scale=0.01, samples=400, dim=10, seed=3,
                                 timeout=5.0, job_timeout=60)
     assert grid.summary[["scheme"]].values.ravel().tolist() == ["uncoded", "ignore"]
@@ -116,5 +116,5 @@ def test_run_grid_runs_every_triple_over_mpi():
         assert auc(g["score"].to_numpy(), g["label"].to_numpy()) == pytest.approx(
             grid.summary.set_index("scheme").at[scheme, "final_auc"])
     with pytest.raises(ValueError, match="models"):
-        experiments.run_grid(["tandon-logistic"], ["nope"], ["uncoded"], workers=4, stragglers=1, iterations=1,
+        study.run_grid(["tandon-logistic"], ["nope"], ["uncoded"], workers=4, stragglers=1, iterations=1,
                              time_scale=0.01, samples=400, dim=10)

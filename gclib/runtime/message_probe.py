@@ -12,7 +12,7 @@ hosts). For every message size (in floats):
   at which the master took in the first and the last of them (the master takes messages in one at a time: their
   spacing is its time per message when they queue).
 
-:mod:`gclib.network` fits the latency, the master's time per message and the bandwidth to these numbers and writes
+:mod:`gclib.message_cost` fits the latency, the master's time per message and the bandwidth to these numbers and writes
 them beside the trace; ``gclib advise`` charges them.
 """
 from __future__ import annotations
@@ -21,8 +21,8 @@ import time
 
 import numpy as np
 
-from gclib.runtime import bell as bell_mod
 from gclib.runtime import protocol as P
+from gclib.runtime import wakeup
 
 #: Round trips per worker and size (after one untimed round).
 PINGS = 5
@@ -54,7 +54,7 @@ def _take(master, n: int, size: int, deadline: float) -> list:
     st = MPI.Status()
     inflight, done = [], []
     while len(done) < n and time.perf_counter() < deadline:
-        rung = bell.value(bell_mod.TO_MASTER) if bell is not None else 0
+        rung = bell.value(wakeup.TO_MASTER) if bell is not None else 0
         moved = False
         for _ in range(master.probes):  # twice, as the master's iteration probes (see Master._receive_one)
             try:
@@ -76,7 +76,7 @@ def _take(master, n: int, size: int, deadline: float) -> list:
         inflight = keep
         if not moved and len(done) < n:
             if bell is not None:
-                bell.wait(bell_mod.TO_MASTER, rung, master.slice)
+                bell.wait(wakeup.TO_MASTER, rung, master.slice)
             else:
                 time.sleep(master.spec.poll)
     for req, buf in inflight:
@@ -91,7 +91,7 @@ def _ask(master, workers, size: int, count: int) -> float:
     for w in workers:
         master._isend(np.array([float(size), float(count)]), dest=w + 1, tag=P.TAG_NETWORK)
     if master.bell is not None:
-        master.bell.ring(bell_mod.TO_WORKERS)
+        master.bell.ring(wakeup.TO_WORKERS)
     return t0
 
 

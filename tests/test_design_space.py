@@ -1,4 +1,4 @@
-"""The design space: one table of families (gclib.space) that both searches draw from."""
+"""The design space: one table of families (gclib.design_space) that both searches draw from."""
 from __future__ import annotations
 
 from dataclasses import replace
@@ -6,9 +6,9 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from gclib import advise, design, schemes, space
+from gclib import advise, design, design_space, schemes
 from gclib.codes import mmc
-from gclib.simulate import Communication, Schedule
+from gclib.simulator import Communication, Schedule
 
 CHARGED = Communication(0.01, 7.0)
 
@@ -16,28 +16,28 @@ CHARGED = Communication(0.01, 7.0)
 def test_every_family_of_the_table_is_a_candidate_of_the_searches_it_names():
     made = {"design": {c.family for c in design.candidates(12, 4, max_orders=2)},
             "advise": {d.family for d in advise.candidates(12, 4, network=CHARGED)}}
-    for name, fam in space.FAMILIES.items():
-        assert fam.searches and set(fam.searches) <= set(space.SEARCHES), name
+    for name, fam in design_space.FAMILIES.items():
+        assert fam.searches and set(fam.searches) <= set(design_space.SEARCHES), name
         assert fam.scheme in schemes.SCHEMES, name
-        for search in space.SEARCHES:
+        for search in design_space.SEARCHES:
             assert (name in made[search]) == (search in fam.searches), (name, search)
-            assert (name in space.names(search)) == (search in fam.searches), (name, search)
+            assert (name in design_space.names(search)) == (search in fam.searches), (name, search)
 
 
 def test_the_orders_of_the_searches():
-    assert design.FAMILIES == space.names("design") == (
+    assert design.FAMILIES == design_space.names("design") == (
         "gc", "uc-mmc", "rs", "frc", "lcc", "gc-mmc-correlated", "gc-mmc-uncorrelated", "hybrid")
-    assert advise.FAMILIES == space.names("advise") == tuple(space.FAMILIES) == (
+    assert advise.FAMILIES == design_space.names("advise") == tuple(design_space.FAMILIES) == (
         "uncoded", "crc", "frc", "rs", "ye-abbe", "kadhe", "gc", "uc-mmc", "rmg", "gc-mmc-correlated",
         "gc-mmc-uncorrelated", "hybrid", "lcc")
     with pytest.raises(ValueError, match="search"):
-        space.names("nope")
+        design_space.names("nope")
 
 
 def test_a_family_added_to_the_table_is_a_candidate_of_both_searches(monkeypatch):
-    table = dict(space.FAMILIES)
-    table["rs-twin"] = replace(space.FAMILIES["rs"], name="rs-twin", label="rs-twin r={load}", loop=None)
-    monkeypatch.setattr(space, "FAMILIES", table)
+    table = dict(design_space.FAMILIES)
+    table["rs-twin"] = replace(design_space.FAMILIES["rs"], name="rs-twin", label="rs-twin r={load}", loop=None)
+    monkeypatch.setattr(design_space, "FAMILIES", table)
     d = [c for c in design.candidates(8, 2, max_orders=1) if c.family == "rs-twin"]
     a = [x for x in advise.candidates(8, 3) if x.family == "rs-twin"]
     assert [c.label for c in d] == ["rs-twin r=1", "rs-twin r=2"]
@@ -74,14 +74,14 @@ def test_labels_name_a_missing_parameter():
         design.label("gc-mmc-correlated", clusters=2)
     with pytest.raises(ValueError, match="family must be one of"):
         design.label("crc", load=2)  # a family of the advice only
-    assert space.FAMILIES["hybrid"].label_of({"orders": (1, 3)}, 3) == "hybrid r=3 [1, 3]"
+    assert design_space.FAMILIES["hybrid"].label_of({"orders": (1, 3)}, 3) == "hybrid r=3 [1, 3]"
 
 
 def test_a_family_leaves_a_search_by_its_searches_alone(monkeypatch):
-    table = dict(space.FAMILIES)
-    table["lcc"] = replace(space.FAMILIES["lcc"], searches=("advise",))
-    monkeypatch.setattr(space, "FAMILIES", table)
-    assert "lcc" not in space.names("design") and "lcc" in space.names("advise")
+    table = dict(design_space.FAMILIES)
+    table["lcc"] = replace(design_space.FAMILIES["lcc"], searches=("advise",))
+    monkeypatch.setattr(design_space, "FAMILIES", table)
+    assert "lcc" not in design_space.names("design") and "lcc" in design_space.names("advise")
     assert not [c for c in design.candidates(8, 2, max_orders=1) if c.family == "lcc"]
 
 
@@ -104,5 +104,5 @@ def test_the_partial_straggler_protocol_is_a_design_of_its_own_only_where_messag
         a, b = Schedule.of(d.schedule()), Schedule.of(code)
         assert np.array_equal(a.sender, b.sender) and np.array_equal(a.ready, b.ready)
     assert not [c for c in design.candidates(12, 4, max_orders=1) if c.family == "rmg"]  # the advice's alone
-    with pytest.raises(TypeError, match="network must be a gclib.simulate.Communication"):
+    with pytest.raises(TypeError, match="network must be a gclib.simulator.Communication"):
         advise.candidates(12, 4, network="fast")

@@ -1,13 +1,13 @@
-"""gclib.scale: schedules from the formulas equal those of the real codes; the study and its plan."""
+"""gclib.code_schedules: schedules from the formulas equal those of the real codes; the study and its plan."""
 import math
 
 import numpy as np
 import pytest
 
-from gclib import codes, scale
+from gclib import code_schedules, codes
 from gclib.codes import lcc, mmc
 from gclib.codes.mmc import FullOrThreshold
-from gclib.simulate import Schedule, simulate
+from gclib.simulator import Schedule, simulate
 from gclib.stragglers import Pareto, ShiftedExponential
 from gclib.studies.scale import study as scale_study
 
@@ -24,19 +24,20 @@ def same_schedule(a: Schedule, b: Schedule):
 
 
 @pytest.mark.parametrize("fast, code", [
-    (lambda: scale.gc(12, 4), lambda: mmc.gc_cyclic(12, 4)),
-    (lambda: scale.gc(12, 4), lambda: codes.crc(12, 3)),
-    (lambda: scale.frc(12, 3), lambda: codes.frc(12, 2)),
-    (lambda: scale.uncoded(7), lambda: codes.uncoded(7)),
-    (lambda: scale.lcc(12, 4), lambda: lcc.lcc_code(12, 4)),
-    (lambda: scale.lcc(13, 4), lambda: lcc.lcc_code(13, 4)),
-    (lambda: scale.correlated(12, 4, 2), lambda: mmc.correlated(12, 4, 2)),
-    (lambda: scale.uc_mmc(10, 3), lambda: mmc.uc_mmc(10, 3)),
-    (lambda: scale.uncorrelated(12, 4, (2, 4)), lambda: mmc.uncorrelated(12, 4, (2, 4))),
-    (lambda: scale.clustered(lambda k: scale.correlated(k, 4, 2), 27, 3, 4), lambda: mmc.gc_mmc_correlated(27, 4, 2, 3)),
-    (lambda: scale.clustered(lambda k: scale.uncorrelated(k, 3, (1, 3)), 20, 4, 3),
+    (lambda: code_schedules.gc(12, 4), lambda: mmc.gc_cyclic(12, 4)),
+    (lambda: code_schedules.gc(12, 4), lambda: codes.crc(12, 3)),
+    (lambda: code_schedules.frc(12, 3), lambda: codes.frc(12, 2)),
+    (lambda: code_schedules.uncoded(7), lambda: codes.uncoded(7)),
+    (lambda: code_schedules.lcc(12, 4), lambda: lcc.lcc_code(12, 4)),
+    (lambda: code_schedules.lcc(13, 4), lambda: lcc.lcc_code(13, 4)),
+    (lambda: code_schedules.correlated(12, 4, 2), lambda: mmc.correlated(12, 4, 2)),
+    (lambda: code_schedules.uc_mmc(10, 3), lambda: mmc.uc_mmc(10, 3)),
+    (lambda: code_schedules.uncorrelated(12, 4, (2, 4)), lambda: mmc.uncorrelated(12, 4, (2, 4))),
+    (lambda: code_schedules.clustered(lambda k: code_schedules.correlated(k, 4, 2), 27, 3, 4),
+     lambda: mmc.gc_mmc_correlated(27, 4, 2, 3)),
+    (lambda: code_schedules.clustered(lambda k: code_schedules.uncorrelated(k, 3, (1, 3)), 20, 4, 3),
      lambda: mmc.gc_mmc_uncorrelated(20, 3, (1, 3), 4)),
-    (lambda: scale.clustered(lambda k: scale.gc(k, 3), 20, 1, 3), lambda: mmc.gc_cyclic(20, 3)),
+    (lambda: code_schedules.clustered(lambda k: code_schedules.gc(k, 3), 20, 1, 3), lambda: mmc.gc_cyclic(20, 3)),
 ])
 def test_schedules_equal_the_real_codes(fast, code):
     same_schedule(fast(), Schedule.of(code()))
@@ -44,7 +45,7 @@ def test_schedules_equal_the_real_codes(fast, code):
 
 def test_a_schedule_simulates_like_its_code():
     model = Pareto(1, 1.5)
-    a = simulate(scale.clustered(lambda k: scale.correlated(k, 4, 2), 27, 3, 4), model, 800, 3)
+    a = simulate(code_schedules.clustered(lambda k: code_schedules.correlated(k, 4, 2), 27, 3, 4), model, 800, 3)
     b = simulate(mmc.gc_mmc_correlated(27, 4, 2, 3), model, 800, 3)
     for k in ("time", "messages", "cluster_messages", "computations", "volume"):
         assert np.array_equal(getattr(a, k), getattr(b, k))
@@ -52,15 +53,15 @@ def test_a_schedule_simulates_like_its_code():
 
 def test_builders_refuse_bad_sizes():
     with pytest.raises(ValueError, match="load must divide workers = 10"):
-        scale.frc(10, 3)
+        code_schedules.frc(10, 3)
     with pytest.raises(ValueError, match="order must be"):
-        scale.correlated(10, 3, 4)
+        code_schedules.correlated(10, 3, 4)
     with pytest.raises(ValueError, match="load must be"):
-        scale.gc(5, 6)
+        code_schedules.gc(5, 6)
     with pytest.raises(ValueError, match="LCC with load r = 1"):
-        scale.lcc(10, 1)
+        code_schedules.lcc(10, 1)
     with pytest.raises(ValueError, match="tile needs"):
-        scale.tile([])
+        code_schedules.tile([])
 
 
 def test_point_sizes():
@@ -112,7 +113,7 @@ def test_design_candidates_schedules_equal_their_codes(K, r):
     from gclib import design
 
     cands = design.candidates(K, r, max_orders=2)
-    assert all(c.schedule is not None for c in cands)  # the hybrid's too (gclib.scale.hybrid)
+    assert all(c.schedule is not None for c in cands)  # the hybrid's too (gclib.code_schedules.hybrid)
     for c in cands:
         same_schedule(c.schedule(), Schedule.of(c.build()))
 
@@ -124,4 +125,4 @@ def test_every_scheme_of_the_study_is_built_by_the_registry():
     assert set(scale_study.REGISTRY.values()) <= set(schemes.SCHEMES)
     sch = scale_study.build("cluster size", "GC-MMC", 40)
     same_schedule(sch, schemes.simulable("gc-mmc-correlated", workers=40, load=10, order=6, clusters=4))
-    same_schedule(scale_study.build("load fraction", "FRC", 40), scale.frc(40, 4))
+    same_schedule(scale_study.build("load fraction", "FRC", 40), code_schedules.frc(40, 4))

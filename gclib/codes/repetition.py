@@ -20,7 +20,7 @@ from functools import partial
 import numpy as np
 
 from gclib import checks
-from gclib.codes.base import DecodingError, GradientCode, PartialStragglers, check_ns, load_sympy, reserve_code
+from gclib.codes.base import DecodingError, GradientCode, LastMessageLost, check_ns, load_sympy, reserve_code
 from gclib.codes.rules import ThresholdRule, coverage, threshold
 
 
@@ -220,7 +220,7 @@ def partial_stragglers(n: int, s: int, pieces: int, seed=0, *, exact: bool = Fal
     rule = ThresholdRule(np.arange(2 * n), np.r_[np.zeros(n, int), np.ones(n, int)], np.array([n, n - s]))
     return GradientCode(name="partial", n_workers=n, n_parts=k, order=order, B=B,
                         sender=np.r_[np.arange(n), np.arange(n)], ready=np.r_[np.full(n, sep), np.full(n, P)],
-                        rule=rule, stragglers=s, decoder=PartialStragglers(), B_exact=B_exact,
+                        rule=rule, stragglers=s, decoder=LastMessageLost(), B_exact=B_exact,
                         params={"n": n, "s": s, "P": P,
                                 "seed": seed if not isinstance(seed, np.random.Generator) else None, "exact": exact,
                                 "straggler_kind": "partial"})
@@ -253,7 +253,7 @@ def builders(n: int, seed=0) -> dict:
 
     Returns:
         ``{"uncoded": f, "ignore": f, "frc": f, "crc": f}`` with ``f(s) -> GradientCode`` (uncoded ignores ``s``;
-        FRC raises ``ValueError`` where ``s + 1`` does not divide ``n``, which :func:`gclib.simulate.sweep`
+        FRC raises ``ValueError`` where ``s + 1`` does not divide ``n``, which :func:`gclib.sweeps.sweep`
         reads as "not defined here"). ``seed`` draws CRC's random ``H``.
     """
     n, _ = check_ns(n, 0)

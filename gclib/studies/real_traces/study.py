@@ -1,7 +1,7 @@
 """Notebook 10: the shipped public traces through convert -> fit -> advise -> back-test.
 
 :func:`study` converts each trace of :func:`gclib.timings.shipped` (or any files), splits the variance of its log
-paces (:func:`gclib.effects.split`) and back-tests the advice on it (:func:`gclib.advise.backtest`). The
+paces (:func:`gclib.correlated_paces.split`) and back-tests the advice on it (:func:`gclib.advise.backtest`). The
 :class:`Study` it returns gives the tables of the notebook's figures and of its claims: :meth:`Study.splits`,
 :meth:`Study.designs` (every design's predicted time under the ranking model and under the independent replay the
 advice ranked under before, against its observed time on each part), :meth:`Study.models` (every model's errors and
@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from gclib import advise, checks, effects, timings
+from gclib import advise, checks, correlated_paces, timings
 from gclib.jsonable import jsonable
 from gclib.progress import progress as _progress
 
@@ -27,7 +27,7 @@ BEFORE = "replay"
 @dataclass
 class Study:
     """Per trace name: ``conversions`` (:class:`gclib.timings.Conversion`), ``splits``
-    (:class:`gclib.effects.VarianceSplit`), ``backtests`` (:class:`gclib.advise.Backtest`); ``settings``."""
+    (:class:`gclib.correlated_paces.VarianceSplit`), ``backtests`` (:class:`gclib.advise.Backtest`); ``settings``."""
 
     conversions: dict
     splits: dict
@@ -164,6 +164,6 @@ def study(traces=None, *, holdout: float = 0.5, seed=0, trials: int | None = Non
     for name in _progress(list(traces), "traces", progress):
         c = timings.convert(traces[name])
         conv[name] = c
-        splits[name] = effects.split(c.timings, bootstrap=bootstrap, seed=seed)
+        splits[name] = correlated_paces.split(c.timings, bootstrap=bootstrap, seed=seed)
         bts[name] = advise.backtest(c.timings, holdout, seed=seed, trials=trials, bootstrap=bootstrap)
     return Study(conv, splits, bts, {"holdout": holdout, "seed": seed, "trials": trials, "bootstrap": bootstrap})

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from gclib.claims import FAILS, HOLDS, INCONCLUSIVE, NOT_TESTABLE
-from gclib.studies.gradient_coding import claims as tandon
+from gclib.studies.gradient_coding import claims
 from gclib.stragglers import Pareto, ShiftedExponential
 
 NAN = math.nan
@@ -37,17 +37,17 @@ def curve(points):
     ([(0, 3, .1, 3.0), (1, 1, .1, 1.0)], INCONCLUSIVE, "no intermediate s"),
 ])
 def test_minimum_at_an_intermediate_s(points, verdict, words):
-    v, text = tandon.minimum_verdict(curve(points))
+    v, text = claims.minimum_verdict(curve(points))
     assert v == verdict and words in text, text
 
 
 def test_spans_and_finite_variance():
-    assert tandon.spans([5, 1, 2, 3, 7, 8]) == "1-3, 5, 7, 8"
-    assert tandon.spans([]) == "none"
+    assert claims.spans([5, 1, 2, 3, 7, 8]) == "1-3, 5, 7, 8"
+    assert claims.spans([]) == "none"
     pareto = Pareto(0.1, 1.5)
-    assert not tandon.finite_variance(pareto, 0)          # the max of Pareto(1.5) draws: infinite variance
-    assert tandon.finite_variance(pareto, 1)              # (1 + 1) * 1.5 = 3 > 2
-    assert tandon.finite_variance(ShiftedExponential(10, 0.01), 0)
+    assert not claims.finite_variance(pareto, 0)          # the max of Pareto(1.5) draws: infinite variance
+    assert claims.finite_variance(pareto, 1)              # (1 + 1) * 1.5 = 3 > 2
+    assert claims.finite_variance(ShiftedExponential(10, 0.01), 0)
 
 
 def tables(light_ignore_s1=0.5, heavy_crc_s2=(1.3, 1.3)):
@@ -82,7 +82,7 @@ def verdicts(table):
 
 
 def test_judge_gives_the_verdicts_computed_by_hand():
-    t = tandon.judge(*tables())
+    t = claims.judge(*tables())
     v = verdicts(t)
     assert v["T1"] == HOLDS and v["T2"] == HOLDS
     # T3: per model (light, heavy) and code (frc, crc)
@@ -106,21 +106,21 @@ def test_judge_gives_the_verdicts_computed_by_hand():
 
 
 def test_judge_turns_against_the_data():
-    t = verdicts(tandon.judge(*tables(light_ignore_s1=0.85, heavy_crc_s2=(1.3, 1.0))))
+    t = verdicts(claims.judge(*tables(light_ignore_s1=0.85, heavy_crc_s2=(1.3, 1.0))))
     assert t["T6a"] == FAILS      # ignore at s = 1 (0.85) is not below FRC (0.8)
     assert t["T7b"] == FAILS      # heavy CRC at s = 2: z = 0.3 / (0.01 / 1.96) far above the bound
-    assert "s = 0, 2 (an exact tie)" in tandon.minimum_verdict(  # a tie that includes an end is not inside
-        tandon._curve(tables(heavy_crc_s2=(1.3, 1.0))[3], "heavy", "crc"))[1]
+    assert "s = 0, 2 (an exact tie)" in claims.minimum_verdict(  # a tie that includes an end is not inside
+        claims._curve(tables(heavy_crc_s2=(1.3, 1.0))[3], "heavy", "crc"))[1]
 
 
 def test_judge_is_inconclusive_without_enough_seeds_or_a_failed_proof():
     example, verified, cond, times, models = tables()
     one_seed = cond[cond["seed"] == 0]
     failed = verified.assign(verified=[True, False])
-    t = verdicts(tandon.judge(example.assign(reference="differs"), failed, one_seed, times, models))
+    t = verdicts(claims.judge(example.assign(reference="differs"), failed, one_seed, times, models))
     assert t["T8"] == INCONCLUSIVE and t["T2"] == FAILS and t["T1"] == FAILS
     with pytest.raises(ValueError, match="model column"):
-        tandon.judge(example, verified, cond, times.drop(columns="model"), models)
+        claims.judge(example, verified, cond, times.drop(columns="model"), models)
 
 
 def test_a_point_without_finite_variance_enters_by_its_closed_form():
@@ -133,14 +133,14 @@ def test_a_point_without_finite_variance_enters_by_its_closed_form():
     times = pd.DataFrame(rows)
     example, verified, cond, _, _ = tables()
     models = {"heavy": Pareto(0.1, 1.5)}
-    t = tandon.judge(example, verified, cond, times, models).set_index("id")
+    t = claims.judge(example, verified, cond, times, models).set_index("id")
     assert t.at["T4a", "verdict"] == HOLDS and t.at["T4b", "verdict"] == FAILS
     assert "against uncoded 1 (closed form: no finite variance)" in t.at["T4a", "measured"]
     assert "closed form (exact)" in t.at["T4a", "criterion"]
     # read as if the variance were finite, the meaningless interval [0.5, 5.5] overlaps both codes
-    blind = tandon.judge(example, verified, cond, times).set_index("id")
+    blind = claims.judge(example, verified, cond, times).set_index("id")
     assert blind.at["T4a", "verdict"] == blind.at["T4b", "verdict"] == INCONCLUSIVE
     # without a closed form there is no interval at all: inconclusive, and said so
     no_cf = times.assign(closed_form_time=np.where(times["scheme"] == "uncoded", NAN, times["closed_form_time"]))
-    t = tandon.judge(example, verified, cond, no_cf, models).set_index("id")
+    t = claims.judge(example, verified, cond, no_cf, models).set_index("id")
     assert t.at["T4a", "verdict"] == INCONCLUSIVE and "3 (no interval: no finite variance)" in t.at["T4a", "measured"]

@@ -1,5 +1,5 @@
 """What a message costs on the user's hosts: measured by ``gclib profile`` with the runtime's own sends
-(:mod:`gclib.runtime.network`), fitted here, written beside the timing trace, and charged by ``gclib advise``.
+(:mod:`gclib.runtime.message_probe`), fitted here, written beside the timing trace, and charged by ``gclib advise``.
 
 The fit (:func:`fit`), on the master's clock:
 
@@ -14,7 +14,7 @@ The fit (:func:`fit`), on the master's clock:
 * **latency**: what a lone message spends on its way besides that time: half the median round trip of the
   smallest message (a request and an answer) minus the master's time for it (at least 0).
 
-:func:`communication` turns it into the simulator's model (:class:`gclib.simulate.Communication` with the master's
+:func:`communication` turns it into the simulator's model (:class:`gclib.simulator.Communication` with the master's
 queue, ``queue=True``) in seconds and gradients: the bandwidth is divided by the bytes of one gradient message
 (``8 dim`` for a float64 gradient of ``dim`` numbers: the profile's ``--dim``, as large as the run's).
 
@@ -39,7 +39,7 @@ from pathlib import Path
 import numpy as np
 
 from gclib import checks, files
-from gclib.simulate import Communication
+from gclib.simulator import Communication
 
 FORMAT = "gclib network profile"
 VERSION = 1
@@ -69,7 +69,7 @@ class NetworkProfile:
     flood: list = field(default_factory=list)
 
     def communication(self, gradient_bytes: int | None = None):
-        """The simulator's model in seconds and gradients (:class:`gclib.simulate.Communication`, the master's
+        """The simulator's model in seconds and gradients (:class:`gclib.simulator.Communication`, the master's
         queue): bandwidth in gradients per second, for gradients of ``gradient_bytes`` (default: the profile's)."""
         g = self.gradient_bytes if gradient_bytes is None else checks.integer("gradient_bytes", gradient_bytes,
                                                                               low=1)
@@ -90,8 +90,8 @@ class NetworkProfile:
 
 
 def fit(measured: dict, gradient_bytes: int, hosts=None) -> NetworkProfile:
-    """Fit the latency, the master's time per message and the bandwidth to what :func:`gclib.runtime.network.probe`
-    measured (see the module docstring).
+    """Fit the latency, the master's time per message and the bandwidth to what
+    :func:`gclib.runtime.message_probe.probe` measured (see the module docstring).
 
     Raises:
         ValueError: nothing was measured (no flood brought two messages, no round trip).
@@ -148,20 +148,20 @@ def _number(path, data, key, *, low=0.0, finite=True):
 
 
 #: The most a network profile file may hold, checked before it is read.
-PROFILE_BUDGET = files.Budget("a network profile", files.MIB, constant="gclib.network.PROFILE_BUDGET")
+PROFILE_BUDGET = files.Budget("a network profile", files.MIB, constant="gclib.message_cost.PROFILE_BUDGET")
 #: The longest a message may take (seconds: latency, overhead and one gradient at the bandwidth): the simulator
 #: adds the messages of every worker and every iteration, which overflow float64 beyond it.
 MAX_MESSAGE_SECONDS = 1e100
 
 
 def check_cost(comm, what: str):
-    """``comm`` (a :class:`gclib.simulate.Communication`) when one message of one gradient takes a finite time
+    """``comm`` (a :class:`gclib.simulator.Communication`) when one message of one gradient takes a finite time
     below :data:`MAX_MESSAGE_SECONDS`; else a ``ValueError`` naming ``what``, before any simulation."""
     cost = comm.latency + comm.overhead + (1.0 / comm.bandwidth if comm.bandwidth > 0 else math.inf)
     if not cost <= MAX_MESSAGE_SECONDS:
         raise ValueError(f"{what}: a message of one gradient would take {cost:.3g} s (latency + overhead + "
                          f"1 / bandwidth), beyond the {MAX_MESSAGE_SECONDS:g} s the simulator can add up "
-                         f"(gclib.network.MAX_MESSAGE_SECONDS)")
+                         f"(gclib.message_cost.MAX_MESSAGE_SECONDS)")
     return comm
 
 
@@ -197,7 +197,7 @@ SPEC = "latency=SECONDS,bandwidth=GRADIENTS_PER_SECOND[,overhead=SECONDS][,queue
 
 
 def parse(text: str, trace=None):
-    """The network ``gclib advise --network`` names, as a :class:`gclib.simulate.Communication` (seconds and
+    """The network ``gclib advise --network`` names, as a :class:`gclib.simulator.Communication` (seconds and
     gradients) or ``None`` (messages cost nothing):
 
     * ``latency=S,bandwidth=G[,overhead=S][,queue=no]``: stated by hand (seconds; gradients per second, ``inf``
