@@ -210,6 +210,9 @@ def test_study_hand_check_and_claims_on_a_small_study():
     assert sorted(zip(h["label"], h["simulator"])) == sorted((sq.label(s, p), sim) for _, s, p, sim, *_ in CASES)
     s = st.study(n=8, probe=12, held=12, seeds=2, mus=(0.5,), max_delay=2, models=("Lambda-like",), traces=(),
                  effects=False)
+    two = st.study(n=8, probe=12, held=12, seeds=2, mus=(0.5,), max_delay=2, models=("Lambda-like",), traces=(),
+                   effects=False, processes=2)
+    assert s.runs.equals(two.runs)  # the replays in two processes: the same rows in the same order
     g = s.gains()
     assert set(g["source"]) == {"Lambda-like, proportional", "Lambda-like, shift",
                                 "Lambda-like, shift, simulator's convention"}

@@ -262,6 +262,7 @@ def _advise(p: Parameters):
     p.integer("fit_tasks", low=1)
     p.integer("repeats", low=2)  # a coverage needs more than one repetition
     p.integer("bootstrap", low=20)  # the intervals are bootstrap quantiles
+    p.integer("processes", low=1)
     for name in ("mu", "rate", "pareto_scale", "time_scale"):
         p.real(name, above=0)
     p.real("alpha", low=0)
@@ -367,6 +368,7 @@ def _sequential(p: Parameters):
     p.integer("seeds", low=2)  # a paired interval needs two seeds
     p.real("mu", low=0)
     p.reals("mus", low=0)
+    p.integer("processes", low=1)
     p.integer("lambda_step", low=1)
     p.choices("models", ["Lambda-like", "shifted-exp", "Pareto"], distinct=True)
     p.choices("load_models", ["proportional", "shift"], distinct=True)

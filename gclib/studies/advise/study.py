@@ -26,7 +26,7 @@ from gclib import checks, schemes
 from gclib import fit as _fit
 from gclib import message_cost
 from gclib.learning import TandonAGD
-from gclib.progress import progress as _progress
+from gclib.parallel import ordered_map
 from gclib.runtime import RunSpec, launch, namespace_hosts
 from gclib.runtime.measure import host_names, profile_spec
 from gclib.stats import Estimate
@@ -60,8 +60,10 @@ def _matching(report, model: ComputeModel):
 
 
 def recovery(models: dict, *, workers: int, iterations: int, tasks: int, repeats: int, seed: int = 0,
-             bootstrap: int = 200, progress: bool = False) -> pd.DataFrame:
-    """Fit ``repeats`` traces of every model of ``models`` (label -> model).
+             bootstrap: int = 200, progress: bool = False, processes: int = 1) -> pd.DataFrame:
+    """Fit ``repeats`` traces of every model of ``models`` (label -> model), the fits in ``processes`` processes
+    (:func:`gclib.parallel.ordered_map`: the traces and the fits' seeds are drawn here first, in order, so that the
+    numbers do not depend on ``processes``).
 
     Returns:
         one row per (truth, repeat, parameter): ``truth, repeat, parameter, true_value, estimate, lo, hi,
@@ -70,21 +72,29 @@ def recovery(models: dict, *, workers: int, iterations: int, tasks: int, repeats
     """
     repeats = checks.integer("repeats", repeats, low=1)
     rng = np.random.default_rng(checks.integer("seed", seed, low=0))
+    jobs = []
+    for label in models:
+        for r in range(repeats):
+            d = durations(models[label], workers, iterations, tasks, rng)
+            jobs.append((label, r, models[label], d, int(rng.integers(2 ** 31)), bootstrap))
+    done = ordered_map(_recovered, jobs, processes, desc="fit", show=progress, chunksize=4)
+    return pd.DataFrame([row for rows in done for row in rows])
+
+
+def _recovered(job) -> list[dict]:
+    """The rows of :func:`recovery` for one trace: ``job`` is ``(label, repeat, model, durations, seed,
+    bootstrap)``."""
+    label, r, model, d, fit_seed, bootstrap = job
+    report = _fit.fit(d, seed=fit_seed, bootstrap=bootstrap)
+    f = _matching(report, model)
     rows = []
-    jobs = [(label, r) for label in models for r in range(repeats)]
-    for label, r in _progress(jobs, "fit", progress):
-        model = models[label]
-        d = durations(model, workers, iterations, tasks, rng)
-        report = _fit.fit(d, seed=int(rng.integers(2 ** 31)), bootstrap=bootstrap)
-        f = _matching(report, model)
-        winner = report.best.name
-        for p, est in f.params.items():
-            truth = float(getattr(model, p))
-            lo, hi = f.ci[p]
-            rows.append({"truth": label, "fit": f.name, "repeat": r, "parameter": p, "true_value": truth,
-                         "estimate": float(est), "lo": float(lo), "hi": float(hi),
-                         "covered": bool(lo <= truth <= hi), "winner": winner})
-    return pd.DataFrame(rows)
+    for p, est in f.params.items():
+        truth = float(getattr(model, p))
+        lo, hi = f.ci[p]
+        rows.append({"truth": label, "fit": f.name, "repeat": r, "parameter": p, "true_value": truth,
+                     "estimate": float(est), "lo": float(lo), "hi": float(hi), "covered": bool(lo <= truth <= hi),
+                     "winner": report.best.name})
+    return rows
 
 
 def coverage(rec: pd.DataFrame) -> pd.DataFrame:

@@ -29,6 +29,7 @@ probe traces; :data:`LAMBDA` and :data:`LAMBDA_LIKE` are taken from those.
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 
@@ -41,6 +42,7 @@ from gclib.runtime import rounds as R
 from gclib.runtime.launcher import launch
 from gclib.runtime.measure import profile_spec
 from gclib.stats import Estimate, paired_difference
+from gclib.parallel import ordered_map
 from gclib.progress import progress as _progress
 
 #: The coded schemes compared, and the baselines.
@@ -215,6 +217,14 @@ def _model_jobs(chosen: dict, fx: dict, effects: bool, *, n, probe, held, seeds,
     return jobs
 
 
+def _replayed(job: tuple, max_delay: int) -> list[dict]:
+    """The rows of :func:`study` for one of :func:`_model_jobs`' (or :func:`_fixed_jobs`') tuples."""
+    src, model, lm, fxd, k, m, unit, p, h, lam, conv = job
+    return [{"source": src, "model": model, "load_model": lm, "effects": fxd, "seed": k, "workers": unit.shape[0],
+             **r} for r in replay(unit, p, h, mu=m, max_delay=min(max_delay, p - 2, h - 2), lambdas=lam,
+                                  load_model=lm, convention=conv)]
+
+
 def _fixed_jobs(traces, mpi_iterations: int, *, mu, seed) -> list:
     """The replays of the fixed matrices (the shipped traces, a real MPI run of ``mpi_iterations``), their rounds
     split in half, as :func:`_model_jobs`' tuples."""
@@ -233,14 +243,16 @@ def _fixed_jobs(traces, mpi_iterations: int, *, mu, seed) -> list:
 def study(*, n: int = 64, probe: int = 60, held: int = 60, seeds: int = 3, mu: float = sq.MU,
           mus=(0.5, 1.0, 2.0), max_delay: int = 4, lambda_step: int = 1,
           models=(LAMBDA_LIKE, "shifted-exp", "Pareto"), load_models=LOAD_MODELS, effects: bool = True,
-          traces=("AR", "SE", "ST"), mpi_iterations: int = 0, seed: int = 0, progress: bool = False) -> Study:
+          traces=("AR", "SE", "ST"), mpi_iterations: int = 0, seed: int = 0, progress: bool = False,
+          processes: int = 1) -> Study:
     """The notebook's study. Model sources: each of ``models`` (:data:`LAMBDA_LIKE`, or names in the ``"scale"``
     model set starting with them) under each of ``load_models``, without effects and (``effects``) with the worker
     and round effects of :func:`effect_sizes`: ``n`` workers, ``probe + held`` rounds, ``seeds`` seeds; the sources
     without effects under the shift at every ``mu`` of ``mus``, the others at ``mu``; the first model under the
     shift also under the simulator's convention. The traces ``traces`` and a real MPI run of ``mpi_iterations``
     iterations (0: none), proportional load, at ``mu``, their rounds split in half. ``lambd`` is swept in steps of
-    ``lambda_step``; ``T <= max_delay``."""
+    ``lambda_step``; ``T <= max_delay``. The replays run in ``processes`` processes (:func:`gclib.parallel.ordered_map`:
+    every delay matrix is drawn first, so the numbers do not depend on it)."""
     n = checks.integer("n", n, low=2)
     max_delay = checks.integer("max_delay", max_delay, low=1)
     probe = checks.integer("probe", probe, low=max_delay + 2)
@@ -256,12 +268,9 @@ def study(*, n: int = 64, probe: int = 60, held: int = 60, seeds: int = 3, mu: f
     jobs = [*_model_jobs(chosen, fx, effects, n=n, probe=probe, held=held, seeds=seeds, mu=mu, mus=mus,
                          load_models=load_models, lams=lams, seed=seed),
             *_fixed_jobs(traces, mpi_iterations, mu=mu, seed=seed)]
-    rows = []
-    for src, model, lm, fxd, k, m, unit, p, h, lam, conv in _progress(jobs, desc="sequential", disable=not progress):
-        for r in replay(unit, p, h, mu=m, max_delay=min(max_delay, p - 2, h - 2), lambdas=lam, load_model=lm,
-                        convention=conv):
-            rows.append({"source": src, "model": model, "load_model": lm, "effects": fxd, "seed": k,
-                         "workers": unit.shape[0], **r})
+    done = ordered_map(functools.partial(_replayed, max_delay=max_delay), jobs, processes, desc="sequential",
+                       show=progress)
+    rows = [row for job_rows in done for row in job_rows]
     settings = {"n": n, "probe": probe, "held": held, "seeds": seeds, "mu": mu, "mus": mus, "max_delay": max_delay,
                 "lambda_step": lambda_step, "models": {k: v.describe() for k, v in chosen.items()},
                 "load_models": list(load_models), "effects": fx, "lambda_model": dict(LAMBDA),
