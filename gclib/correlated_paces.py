@@ -15,8 +15,8 @@ This module measures both and builds the models that keep them:
   :class:`gclib.stragglers.ComputeModel`, or why a trace cannot have them;
 * :func:`support`: the goodness of fit of any model on what the advice needs, the paces of a whole iteration: the
   mean over iterations of the ``k``-th fastest worker's pace, ``k = 1 .. W`` (every design completes at one of
-  them), against the model's, by a parametric bootstrap; :func:`choose`: the model the advice ranks under, the
-  first supported one in the order of :data:`PREFERENCE`.
+  them), against the model's, by a parametric bootstrap (which of them the advice ranks under, and why, is
+  :func:`gclib.advise.model_choice.choose`'s).
 """
 from __future__ import annotations
 
@@ -39,9 +39,6 @@ BOOTSTRAP = 200
 REFERENCE_TRIALS = 4000
 #: The level below which :func:`support` calls a model not supported.
 LEVEL = 0.05
-#: The models that keep most of a trace first: the one the advice ranks under is the first supported one that can
-#: simulate the workers asked for; the fitted families follow, by AIC (:func:`choose`).
-PREFERENCE = ("replay by iteration", "worker effects", "replay")
 
 
 def decompose(y) -> dict:
@@ -358,37 +355,3 @@ def support(candidates: dict, t, *, bootstrap: int = BOOTSTRAP, trials: int = RE
                      "note": ""})
     return pd.DataFrame(rows, columns=["model", "distance", "p_value", "supported", "slowest_model",
                                        "slowest_trace", "slowest_error", "fastest_error", "note"])
-
-
-def choose(table: pd.DataFrame, candidates: dict, K: int, order=None) -> tuple[str, str]:
-    """The model the advice ranks under, and why: the first model of ``order`` (default :data:`PREFERENCE`, then
-    the other models in ``candidates``' order) that can simulate ``K`` workers and is supported by :func:`support`'s
-    ``table``; when none is, the one of largest p-value among those that can (ties: the order).
-
-    Returns:
-        ``(name, sentence)``.
-    """
-    order = list(PREFERENCE if order is None else order)
-    order += [n for n in candidates if n not in order]
-    order = [n for n in order if n in candidates]
-    by = table.set_index("model") if len(table) else pd.DataFrame(columns=["p_value", "supported"])
-    able = [n for n in order if can_simulate(candidates[n], K)]
-    if not able:
-        raise ValueError(f"no model simulates {K} workers: {', '.join(order)}")
-
-    def p(n):
-        return float(by.at[n, "p_value"]) if n in by.index else math.nan
-
-    for n in able:
-        if n in by.index and bool(by.at[n, "supported"]):
-            skipped = [m for m in order[:order.index(n)] if m in by.index]
-            why = "; ".join(f"'{m}' " + ("does not simulate " + str(K) + " workers" if m not in able else
-                                           f"not supported (p = {p(m):.3g})") for m in skipped)
-            return n, (f"'{n}', the first model supported by the trace's whole iterations (p = {p(n):.3g} >= "
-                       f"{LEVEL:g})" + (f"; before it {why}" if why else ""))
-    judged = [n for n in able if not math.isnan(p(n))]
-    if not judged:
-        return able[0], f"'{able[0]}': no model could be judged on the trace's whole iterations"
-    best = max(judged, key=lambda n: (p(n), -order.index(n)))
-    return best, (f"'{best}', the largest p-value ({p(best):.3g}) of the models that simulate {K} workers; none is "
-                  f"supported by the trace's whole iterations at {LEVEL:g}")

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from gclib import correlated_paces
+from gclib.advise import model_choice
 from gclib.correlated_paces import IterationReplay, WorkerEffects
 from gclib.stragglers import Replay, filled
 from gclib.timings import Timings
@@ -106,9 +107,9 @@ def test_support_rejects_independent_rows_on_a_persistent_straggler():
     assert sup.at["replay by iteration", "supported"] and abs(sup.at["replay by iteration", "slowest_error"]) < 0.01
     assert sup.at["worker effects", "supported"]
     assert ((sup["p_value"] > 0) & (sup["p_value"] <= 1)).all()
-    name, why = correlated_paces.choose(sup.reset_index(), cands, 8)
+    name, why = model_choice.choose(sup.reset_index(), cands, 8)
     assert name == "replay by iteration" and "first model supported" in why
-    name, why = correlated_paces.choose(sup.reset_index(), cands, 20)
+    name, why = model_choice.choose(sup.reset_index(), cands, 20)
     assert name == "worker effects" and "does not simulate 20 workers" in why
 
 
@@ -119,7 +120,7 @@ def test_choose_falls_back_to_the_largest_p_value():
     cands = {"replay": Replay(d), "replay by iteration": IterationReplay(d)}
     table = pd.DataFrame({"model": ["replay", "replay by iteration"], "p_value": [0.03, 0.01],
                           "supported": [False, False]})
-    name, why = correlated_paces.choose(table, cands, 3)
+    name, why = model_choice.choose(table, cands, 3)
     assert name == "replay" and "none is supported" in why
 
 

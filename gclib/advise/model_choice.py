@@ -2,7 +2,7 @@
 (:func:`gclib.fit.fit`) and those that keep worker identity and whole iterations
 (:func:`gclib.correlated_paces.models`), judged on the trace's whole iterations
 (:func:`gclib.correlated_paces.support`); the advice (:func:`gclib.advise.advise`) under the first supported one of
-:func:`gclib.correlated_paces.choose`'s order, and how much of its recommendation rests on the slowest worker
+:func:`choose`'s order, and how much of its recommendation rests on the slowest worker
 (:func:`reliance`).
 """
 from __future__ import annotations
@@ -19,7 +19,7 @@ from gclib.advise.designs import TRIALS, default_max_load
 from gclib.advise.ranking import Advice, advise
 from gclib.advise.report import reliance_text
 from gclib.advise.simulation import design_times
-from gclib.correlated_paces import PREFERENCE, IterationReplay, WorkerEffects, slowest_worker, without_slowest
+from gclib.correlated_paces import LEVEL, IterationReplay, WorkerEffects, can_simulate, slowest_worker, without_slowest
 from gclib.jsonable import jsonable
 from gclib.timings import Timings
 
@@ -124,11 +124,52 @@ class TraceAdvice:
         return out
 
 
-def _order(report) -> list:
-    """The preference order of :func:`gclib.correlated_paces.choose`: the models that keep a trace, then the fits, the
-    best first and the others by AIC."""
+#: The models that keep most of a trace first: the one the advice ranks under is the first supported one that can
+#: simulate the workers asked for; the fitted families follow, the best fit first and the others by AIC
+#: (:func:`choose`).
+PREFERENCE = ("replay by iteration", "worker effects", "replay")
+
+
+def preference(report) -> list:
+    """The order :func:`choose` tries the models of a trace in: :data:`PREFERENCE`, then the fits of ``report``
+    (:func:`gclib.fit.fit`), its best fit first and the others by AIC."""
     fits = sorted(report.fits, key=lambda f: (f.name != report.best.name, f.aic)) if report.fits else []
     return list(PREFERENCE) + [f.name for f in fits]
+
+
+def choose(table: pd.DataFrame, candidates: dict, K: int, order=None) -> tuple[str, str]:
+    """The model the advice ranks under, and why: the first model of ``order`` (default :data:`PREFERENCE`, then
+    the other models in ``candidates``' order) that can simulate ``K`` workers and is supported by ``table``
+    (:func:`gclib.correlated_paces.support`'s); when none is, the one of largest p-value among those that can
+    (ties: the order).
+
+    Returns:
+        ``(name, sentence)``.
+    """
+    order = list(PREFERENCE if order is None else order)
+    order += [n for n in candidates if n not in order]
+    order = [n for n in order if n in candidates]
+    by = table.set_index("model") if len(table) else pd.DataFrame(columns=["p_value", "supported"])
+    able = [n for n in order if can_simulate(candidates[n], K)]
+    if not able:
+        raise ValueError(f"no model simulates {K} workers: {', '.join(order)}")
+
+    def p(n):
+        return float(by.at[n, "p_value"]) if n in by.index else math.nan
+
+    for n in able:
+        if n in by.index and bool(by.at[n, "supported"]):
+            skipped = [m for m in order[:order.index(n)] if m in by.index]
+            why = "; ".join(f"'{m}' " + ("does not simulate " + str(K) + " workers" if m not in able else
+                                           f"not supported (p = {p(m):.3g})") for m in skipped)
+            return n, (f"'{n}', the first model supported by the trace's whole iterations (p = {p(n):.3g} >= "
+                       f"{LEVEL:g})" + (f"; before it {why}" if why else ""))
+    judged = [n for n in able if not math.isnan(p(n))]
+    if not judged:
+        return able[0], f"'{able[0]}': no model could be judged on the trace's whole iterations"
+    best = max(judged, key=lambda n: (p(n), -order.index(n)))
+    return best, (f"'{best}', the largest p-value ({p(best):.3g}) of the models that simulate {K} workers; none is "
+                  f"supported by the trace's whole iterations at {LEVEL:g}")
 
 
 @dataclass
@@ -173,7 +214,7 @@ def fit_trace(t, K: int | None = None, *, seed=0, bootstrap: int = BOOTSTRAP, al
     try:
         split = correlated_paces.split(t, bootstrap=bootstrap, seed=seed)
         sup = correlated_paces.support(judged, t, bootstrap=max(bootstrap, 1), seed=seed)
-        primary, reason = correlated_paces.choose(sup, judged, K, order=_order(report))
+        primary, reason = choose(sup, judged, K, order=preference(report))
     except ValueError as e:  # a trace with workers missing from iterations, or that never answered
         primary = "replay"
         reason = f"'replay': the trace's whole iterations cannot be judged ({e})"
@@ -192,7 +233,7 @@ def from_trace(t, K: int | None = None, *, seed=0, bootstrap: int = BOOTSTRAP, t
     the replay of independent rows, and the models that keep worker identity and whole iterations
     (:func:`gclib.correlated_paces.models`) are judged on the trace's whole iterations
     (:func:`gclib.correlated_paces.support`); the advice (:func:`gclib.advise.advise`, every model that simulates ``K``
-    workers) ranks under the first supported one of :func:`gclib.correlated_paces.choose`'s order (:func:`fit_trace`).
+    workers) ranks under the first supported one of :func:`choose`'s order (:func:`fit_trace`).
     When the ranking model keeps the trace's workers, :func:`reliance` says how much of the recommendation's speed-up
     rests on the slowest worker.
 
