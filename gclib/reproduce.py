@@ -456,7 +456,7 @@ def duration_text(manifest: Path = FIGURES / MANIFEST) -> str:
     nbs = m["notebooks"]
     total, jobs = notebook_schedule.wall_seconds(nbs)
     longest = max(nbs, key=lambda k: float(nbs[k].get("duration_s", 0.0)))
-    at_once = f", {jobs} at a time," if jobs > 1 else ""
+    at_once = f", {jobs} at a time" if jobs > 1 else ""
     return (f"The last `{m['profile']}` run took {int(total // 60)} min {int(total % 60):02d} s for its {len(nbs)} "
             f"notebooks{at_once} (the longest, `{longest}`, {nbs[longest]['duration_s']:.0f} s; recorded in "
             f"`{manifest.parent.name}/{manifest.name}`).")
