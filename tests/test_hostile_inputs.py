@@ -449,7 +449,7 @@ def test_a_diverged_run_says_so_and_exits_1(tmp_path):
 
 
 def test_sequential_over_mpi_that_stops_exits_1_and_leaves_no_run_directory(tmp_path):
-    np.save(tmp_path / "d.npy", 1 + np.random.default_rng(2).exponential(1.0, (4, 12)))
+    np.save(tmp_path / "d.npy", 0.05 * (1 + np.random.default_rng(2).exponential(1.0, (4, 12))))  # rounds of 0.1 s
     for json_out in (True, False):
         p = _gclib(["sequential", "--delays", tmp_path / "d.npy", "--scheme", "gc", "--stragglers", "1", "--mpi", "--kill",
                     "0:1,1:1", *(["--json"] if json_out else [])], tmp_path)
