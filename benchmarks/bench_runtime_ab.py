@@ -234,11 +234,9 @@ def main(argv=None):
         p.error("--rounds must be at least 2 (a paired interval needs two pairs per scheme)")
     if a.iterations < 1:
         p.error("--iterations must be at least 1")
-    progress = None
-    if a.verbose:
-        def progress(r):
-            print(json.dumps(r), file=sys.stderr, flush=True)
-    out = run(a.rounds, a.iterations, a.time_scale, tuple(a.schemes), a.arms, progress=progress)
+    def progress(r):
+        print(json.dumps(r), file=sys.stderr, flush=True)
+    out = run(a.rounds, a.iterations, a.time_scale, tuple(a.schemes), a.arms, progress=progress if a.verbose else None)
     text = json.dumps(out)
     if a.out:
         with open(a.out, "w") as fh:

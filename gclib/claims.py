@@ -43,7 +43,6 @@ Example::
 from __future__ import annotations
 
 import io
-import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence

@@ -114,7 +114,7 @@ def decoder_outcome(code: GradientCode, stragglers=None) -> dict:
             "message": message}
 
 
-def decoder_outcomes(codes) -> "pandas.DataFrame":
+def decoder_outcomes(codes) -> pd.DataFrame:
     """:func:`decoder_outcome` of every code of ``{case label: code}`` (default stragglers).
 
     Returns:

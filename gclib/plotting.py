@@ -98,9 +98,11 @@ def _shown(t: Text) -> bool:
     return ax is None or ax.get_visible()
 
 
-def saved_width(fig) -> float:
-    """The width in inches of ``fig`` as :func:`save` writes it (its tight box and the padding)."""
-    fig.canvas.draw()
+def saved_width(fig, drawn: bool = False) -> float:
+    """The width in inches of ``fig`` as :func:`save` writes it (its tight box and the padding); ``drawn``: the
+    figure was drawn since it last changed, and is not drawn again."""
+    if not drawn:
+        fig.canvas.draw()
     box = fig.get_tightbbox(fig.canvas.get_renderer())
     return float(box.width) + 2 * float(plt.rcParams["savefig.pad_inches"])
 
@@ -110,13 +112,14 @@ def problems(fig) -> list[str]:
     as saved; a text below :data:`MIN_FONT` points (the first few named); an axis label about time without its unit
     in parentheses. Empty when there is nothing."""
     out = []
-    if not _defines_time_unit(fig):
+    shown = texts(fig)  # the one drawing the checks read
+    if not _defines_time_unit(shown):
         out.append(f"it speaks of {TIME_UNIT} without saying what they are (gclib.plotting.define_time_unit; "
                    f"layout='constrained' and save() does it)")
-    width = saved_width(fig)
+    width = saved_width(fig, drawn=True)
     if width > MAX_WIDTH + 1e-6:
         out.append(f"it is {width:.2f} in wide as saved, more than {MAX_WIDTH:g} in (two columns)")
-    small = sorted({(round(t.get_fontsize(), 2), t.get_text()[:30]) for t in texts(fig)
+    small = sorted({(round(t.get_fontsize(), 2), t.get_text()[:30]) for t in shown
                     if t.get_fontsize() < MIN_FONT - 1e-9})
     if small:
         out.append(f"{len(small)} texts are smaller than {MIN_FONT:g} pt, e.g. "
@@ -128,22 +131,29 @@ def problems(fig) -> list[str]:
     return out
 
 
-def _defines_time_unit(fig) -> bool:
-    """Whether a text of ``fig`` defines :data:`TIME_UNIT`, or none speaks of it."""
-    shown = [t.get_text() for t in texts(fig)]
+def _defines_time_unit(shown: list[Text]) -> bool:
+    """Whether one of the texts ``shown`` (:func:`texts`) defines :data:`TIME_UNIT`, or none speaks of it."""
+    shown = [t.get_text() for t in shown]
     return not any(TIME_UNIT in s for s in shown) or any(TIME_UNIT_NOTE.split(":")[0] + ":" in s for s in shown)
 
 
-def define_time_unit(fig) -> None:
+def define_time_unit(fig) -> bool:
     """Write :data:`TIME_UNIT_NOTE` under the title of ``fig`` (the title made of it when there is none) when a text
     of ``fig`` says :data:`TIME_UNIT` and none defines it; for a figure whose layout makes room for its title
-    (``layout="constrained"``, as :func:`save` does by itself)."""
-    if _defines_time_unit(fig):
-        return
+    (``layout="constrained"``, as :func:`save` does by itself). Returns whether it wrote the note."""
+    if _defines_time_unit(texts(fig)):
+        return False
     chars = max(40, int(fig.get_figwidth() * 72 / (0.55 * STYLE["figure.titlesize"] * 0.9)))
     note = textwrap.fill(TIME_UNIT_NOTE, chars)
     title = fig.get_suptitle()
     fig.suptitle(f"{title}\n{note}" if title else note, fontsize=STYLE["font.size"])
+    return True
+
+
+#: Drawings of a figure with a constrained layout after :func:`define_time_unit` wrote its note, before the one
+#: the checks read: the layout takes three passes to make room for the note (with one, some figures moved by a
+#: pixel).
+SETTLE = 2
 
 
 def save(fig, data: pd.DataFrame, name: str, figures_dir) -> Path:
@@ -156,7 +166,9 @@ def save(fig, data: pd.DataFrame, name: str, figures_dir) -> Path:
     """
     engine = fig.get_layout_engine()
     if engine is not None and type(engine).__name__ == "ConstrainedLayoutEngine":  # room is made for the title
-        define_time_unit(fig)
+        if define_time_unit(fig):
+            for _ in range(SETTLE):
+                fig.canvas.draw()
     wrong = problems(fig)
     if wrong:
         raise ValueError(f"figure {name}: {'; '.join(wrong)}")

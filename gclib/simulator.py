@@ -27,7 +27,7 @@ from gclib.blocks import tasks_done  # noqa: F401  (part of this module's interf
 from gclib.codes.base import GradientCode
 from gclib.jsonable import jsonable
 from gclib.progress import progress as _progress
-from gclib.stats import Z95, mean_ci, median_ci, paired_change  # noqa: F401  (part of this module's interface)
+from gclib.stats import mean_ci
 from gclib.stragglers import ComputeModel, Pareto, Persistent
 
 

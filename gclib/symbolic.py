@@ -180,7 +180,7 @@ def check_rule(code: GradientCode, sizes: Optional[Iterable[int]] = None) -> lis
     return bad
 
 
-def exact_checks(codes) -> "pandas.DataFrame":
+def exact_checks(codes) -> pd.DataFrame:
     """:func:`verify` and :func:`check_rule` of every code of ``{case label: code}`` (exact codes only).
 
     Returns:

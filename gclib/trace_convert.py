@@ -458,7 +458,7 @@ def _microbatch_times(c: pd.DataFrame, stages: str, dropped: dict) -> tuple[pd.D
     ranks = int(per_rank.groupby(level=["step", "dp", "stage", "mb"]).size().max())
     S = int(per_stage.groupby(["step", "dp"])["stage"].nunique().max())
     tidy = pd.DataFrame({"iteration": agg["step"], "worker": agg["dp"], "task": agg["mb"] + 1, "seconds": agg["d"]})
-    notes = (f"iteration = step, worker = dp_rank (a data-parallel replica), task = microbatch mb_id + 1",
+    notes = ("iteration = step, worker = dp_rank (a data-parallel replica), task = microbatch mb_id + 1",
              f"seconds = the microbatch's forward + backward compute, summed over a rank's model chunks, the slowest "
              f"of the ranks recorded for a stage ({ranks} at most), {'summed' if stages == 'sum' else 'the slowest'} "
              f"over the replica's pipeline stages ({S} at most)",

@@ -258,7 +258,7 @@ def test_ye_abbe_random_against_oracle(n, s, m, seed, points):
 
 # ------------------------------------------------------------------------------- the notebook's studies
 def test_paired_change_by_hand():
-    from gclib.simulator import paired_change
+    from gclib.stats import paired_change
 
     # means 3 and 1.5: ratio 2; a - 2 b = 0 in every trial, so the interval has width 0
     assert paired_change(np.array([2.0, 4.0]), np.array([1.0, 2.0])) == (1.0, 1.0, 1.0, 2)

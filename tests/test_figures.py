@@ -99,3 +99,21 @@ def test_save_defines_model_time_units_under_the_title_and_writes_the_png_at_its
     w, _, dpi = png_inches(tmp_path / "f.png")
     assert dpi == pytest.approx(plotting.DPI, abs=0.05) and w <= plotting.SINGLE + 0.05
     assert (tmp_path / "f.csv").read_text() == "a\n1\n"
+
+
+@pytest.mark.parametrize("label, drawings", [("iterations", 2), (plotting.time_label(), 2 + plotting.SETTLE)])
+def test_save_draws_a_plain_figure_once_for_its_checks_and_one_given_a_note_until_its_layout_settles(
+        tmp_path, label, drawings):
+    """Before the file is written: one drawing to look for the note, then (a note written) the SETTLE passes the
+    constrained layout needs, then the one drawing every check reads."""
+    plotting.theme()
+    fig, ax = plt.subplots(layout="constrained")
+    ax.plot([0, 1], [1, 2])
+    ax.set_xlabel(label)
+    calls = []
+    draw = fig.canvas.draw
+    fig.canvas.draw = lambda: (calls.append(1), draw())[1]
+    fig.savefig = lambda *a, **k: None  # the file's own drawings are matplotlib's
+    plotting.save(fig, pd.DataFrame({"x": [0]}), "f", tmp_path)
+    plt.close(fig)
+    assert len(calls) == drawings

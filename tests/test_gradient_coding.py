@@ -13,7 +13,7 @@ import sympy as sp
 from gclib import codes, diagnostics, symbolic
 from gclib.codes import repetition
 from gclib.studies.gradient_coding import plots as figures
-from gclib.simulator import Z95
+from gclib.stats import Z95
 from gclib.sweeps import agreement, argmin_set, best, closed_form_z, sweep
 from gclib.stragglers import Pareto, ShiftedExponential
 

@@ -4,7 +4,8 @@ import pytest
 
 import gclib
 from gclib import codes
-from gclib.simulator import Communication, arrival_times, mean_ci, simulate
+from gclib.simulator import Communication, arrival_times, simulate
+from gclib.stats import mean_ci
 from gclib.sweeps import sweep
 from gclib.stragglers import (Exponential, Pareto, Persistent, ShiftedExponential, Trace,
                               expected_max_of_group_minima, expected_order_statistic, make_model)

@@ -94,7 +94,7 @@ def test_per_worker_refuses_per_task_models_and_overflow():
 
 def test_design_evaluate_eq5_path_equals_every_task_in_float32():
     from gclib import design
-    from gclib.simulator import mean_ci
+    from gclib.stats import mean_ci
 
     cands = design.candidates(12, 3, max_orders=2)
     for model in (ShiftedExponential(), Pareto(0.05, 2.0), Persistent(ShiftedExponential(), count=2)):

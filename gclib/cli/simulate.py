@@ -8,7 +8,8 @@ import math
 from gclib import checks, message_cost
 from gclib.cli import options, registries
 from gclib.jsonable import jsonable
-from gclib.simulator import Communication, completion_tail_index, median_ci, simulate, tail_index
+from gclib.simulator import Communication, completion_tail_index, simulate, tail_index
+from gclib.stats import median_ci
 
 
 #: The command, and its line in ``gclib --help``.

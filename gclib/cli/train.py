@@ -162,7 +162,7 @@ def reject_unread(a) -> None:
     if a.trigger is not None and own is not None and a.trigger != own:
         lazy_one = {"wk": "lag-wk", "ps": "lag-ps"}.get(a.trigger) if alg in ("gd", "lag-wk", "lag-ps") else None
         hint = (f"--algorithm {lazy_one}" if lazy_one else "--algorithm gd" if a.trigger == "none" else
-                f"--algorithm lagc (the lazy rule on CRC's messages)")
+                "--algorithm lagc (the lazy rule on CRC's messages)")
         what = "never lazy" if own == "none" else f"lazy with the {own} trigger"
         raise ValueError(f"argument --trigger: algorithm {alg!r} is {what}, got --trigger {a.trigger} (for that: "
                          f"{hint})")

@@ -29,7 +29,7 @@ import numpy as np
 
 from gclib import checks
 from gclib.codes.conditioning import (
-    COND_WARN, IllConditionedWarning, amplification_threshold, condition_number, decoding_amplification, unit_roundoff,
+    COND_WARN, IllConditionedWarning, amplification_threshold, decoding_amplification, unit_roundoff,
     working_dtype)
 
 

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from gclib import checks, files
-from gclib.runtime.preflight import check_mpiexec, os_reason
+from gclib.runtime.preflight import check_mpiexec
 
 #: How a job is started: ``auto`` (see :func:`choose_launcher`), a Hydra ``mpiexec``, or SLURM's ``srun``.
 LAUNCHERS = ("auto", "mpiexec", "srun")

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 from matplotlib import ticker
 
-from gclib.plotting import DOUBLE, color, errorbars, plain_log, time_label
+from gclib.plotting import DOUBLE, color, plain_log, time_label
 
 
 def conditioning(cond: pd.DataFrame):

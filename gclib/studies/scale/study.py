@@ -165,7 +165,7 @@ def study(Ks, models: dict, *, trials: int = 10_000, seed=0, settings=SETTINGS, 
     Every point of :func:`plan` that is not skipped is simulated with ``trials`` trials under every model of
     ``models`` (``{name: eq. 5 model}``), with the same ``seed`` for every scheme of one ``K`` (so trial ``i``
     sees the same worker draws: the gain ``E[T_uncoded] / E[T]`` has a paired 95% interval,
-    :func:`gclib.simulator.paired_change`). The memory of the largest point is checked against the budget before
+    :func:`gclib.stats.paired_change`). The memory of the largest point is checked against the budget before
     anything runs (:func:`gclib.checks.need_memory`).
 
     Returns:
