@@ -16,10 +16,10 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy.stats import rankdata
 
 from gclib import schemes as registry
 from gclib.learning import TandonAGD, make_problem
+from gclib.learning.problems import average_ranks
 from gclib.stats import Estimate, percentile_interval
 from gclib.progress import progress as _progress
 from gclib.runtime import RunSpec, launch
@@ -214,7 +214,8 @@ def time_to_target(log: pd.DataFrame, rel: float = 0.01) -> pd.DataFrame:
 def _auc_rows(scores: np.ndarray, pos: np.ndarray) -> np.ndarray:
     """AUC of every row of ``scores`` ``(reps, m)`` against the boolean labels ``pos`` ``(reps, m)`` (ties count
     one half; NaN for a row with one class only)."""
-    ranks = rankdata(scores, axis=1)
+    ranks = np.array([average_ranks(row) for row in scores]).reshape(scores.shape)
+    ranks[np.isnan(scores).any(axis=1)] = np.nan  # as scipy.stats.rankdata: a row with a NaN has no ranks
     n_pos = pos.sum(axis=1)
     n_neg = pos.shape[1] - n_pos
     with np.errstate(invalid="ignore", divide="ignore"):
