@@ -119,7 +119,8 @@ def notebook_paths(only=None, notebooks_dir: Path | None = None) -> list[Path]:
 
 
 @dataclass
-class RunResult:
+class NotebookRun:
+    """One notebook's run through papermill (a run over MPI is :class:`gclib.runtime.result.RunResult`)."""
     notebook: str
     ok: bool
     seconds: float
@@ -179,7 +180,7 @@ def _kernel_manager_class():
 
 
 def run_notebook(path: Path, profile: str = "full", out_dir: Path | None = None, figures_dir: Path | None = None,
-                 extra: dict | None = None, profiles: dict | None = None, progress: bool = False) -> RunResult:
+                 extra: dict | None = None, profiles: dict | None = None, progress: bool = False) -> NotebookRun:
     """Execute one notebook with its profile parameters; never raises for a failing notebook. With ``progress``,
     a bar on stderr counts its cells done (removed when the notebook ends)."""
     import papermill as pm
@@ -205,11 +206,11 @@ def run_notebook(path: Path, profile: str = "full", out_dir: Path | None = None,
             pm.execute_notebook(str(path), str(out), parameters=params, cwd=str(path.parent), progress_bar=bar,
                                 kernel_name="python3", log_output=False,
                                 kernel_manager_class=_kernel_manager_class())
-        r = RunResult(path.stem, True, time.perf_counter() - t0, params, output=str(out), **meta)
+        r = NotebookRun(path.stem, True, time.perf_counter() - t0, params, output=str(out), **meta)
     except pm.PapermillExecutionError:
-        r = RunResult(path.stem, False, time.perf_counter() - t0, params, _failed_cell(out), str(out), **meta)
+        r = NotebookRun(path.stem, False, time.perf_counter() - t0, params, _failed_cell(out), str(out), **meta)
     except Exception as e:  # kernel died, notebook unreadable, ...
-        r = RunResult(path.stem, False, time.perf_counter() - t0, params, f"{type(e).__name__}: {_one_line(e)}",
+        r = NotebookRun(path.stem, False, time.perf_counter() - t0, params, f"{type(e).__name__}: {_one_line(e)}",
                       str(out), **meta)
     r.figures = _written(fig_dir, before, prefix=f"{path.stem[:2]}_")
     return r
@@ -327,7 +328,7 @@ def environment() -> dict:
             "packages": package_versions()}
 
 
-def manifest_entry(r: RunResult, profile: str, env: dict) -> dict:
+def manifest_entry(r: NotebookRun, profile: str, env: dict) -> dict:
     """One notebook's record in the manifest."""
     return {
         "notebook": r.notebook, "profile": profile, "ok": r.ok, "status": "ok" if r.ok else "failed",
@@ -362,7 +363,7 @@ def read_manifest(out_dir: Path) -> dict:
         return {}
 
 
-def write_manifest(out_dir: Path, profile: str, results: list[RunResult], env: dict | None = None,
+def write_manifest(out_dir: Path, profile: str, results: list[NotebookRun], env: dict | None = None,
                    figures_dir=None, relative_to: Path | None = None) -> Path:
     """Record ``results`` in ``out_dir/manifest.json``; entries of notebooks not run this time are kept (a run
     with ``--only`` does not forget the others), unless the manifest was for another profile. Written atomically.
@@ -545,7 +546,7 @@ def main(profile: str = "full", only=None, figures_dir=None, out_dir=None, noteb
     t0 = time.perf_counter()
     env = dict(environment(), run={"started": _utcnow(), "jobs": jobs})  # each entry says which run made it
 
-    def done(r: RunResult) -> None:
+    def done(r: NotebookRun) -> None:
         results.append(r)
         write_manifest(exec_dir, profile, [r], env, figures_dir)
         if profile == FULL and _is_committed_figures(figures_dir):  # the record committed with the figures
@@ -595,5 +596,5 @@ def _arguments(profile, only, figures_dir, out_dir, notebooks_dir, jobs):
     return figures_dir, out_dir, profiles, paths, alone
 
 
-def _status(r: RunResult) -> str:
+def _status(r: NotebookRun) -> str:
     return f"{'ok' if r.ok else 'FAILED':6s} {r.seconds:7.1f} s" + ("" if r.ok else f"  {r.error}")

@@ -43,7 +43,7 @@ def docs_site(tmp_path_factory):
 @pytest.fixture(scope="session")
 def quick_runs(tmp_path_factory):
     """Run a notebook in the quick profile at most once per session (per worker under xdist: the tests that read
-    one notebook's run share a group below), on demand: ``quick_runs(path) -> (RunResult, figures folder)``."""
+    one notebook's run share a group below), on demand: ``quick_runs(path) -> (NotebookRun, figures folder)``."""
     from gclib import reproduce
 
     cache = {}

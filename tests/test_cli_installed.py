@@ -68,7 +68,7 @@ def test_one_notebook_is_one_notebook(monkeypatch, tmp_path, capsys):
     from gclib import reproduce
 
     def ran(path, profile, **kw):
-        return reproduce.RunResult(path.stem, True, 0.1, {}, output=str(tmp_path / "x.ipynb"))
+        return reproduce.NotebookRun(path.stem, True, 0.1, {}, output=str(tmp_path / "x.ipynb"))
 
     monkeypatch.setattr(reproduce, "run_notebook", ran)
     monkeypatch.setattr(reproduce, "write_manifest", lambda *a, **k: None)

@@ -97,7 +97,7 @@ def test_manifest_records_environment(suite_run):
 
 
 def _result(name, ok=True, seconds=1.0, **kw):
-    return rp.RunResult(name, ok, seconds, {"seed": 1}, **kw)
+    return rp.NotebookRun(name, ok, seconds, {"seed": 1}, **kw)
 
 
 ENV = {"git": {"commit": "abc", "dirty": False}, "python": "3.11.0", "platform": "x", "packages": {"numpy": "2"}}

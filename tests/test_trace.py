@@ -19,7 +19,7 @@ def _record(tmp_path, profile, content, name="07_demo.png", started="2030-01-02T
     figs = tmp_path / f"figures-{profile}"
     figs.mkdir(exist_ok=True)
     (figs / name).write_bytes(content)
-    r = rp.RunResult("07_demo", True, 2.5, {"seed": seed, "profile": profile}, effective={"seed": seed, "n": 9},
+    r = rp.NotebookRun("07_demo", True, 2.5, {"seed": seed, "profile": profile}, effective={"seed": seed, "n": 9},
                      started=started, figures={name: rp.sha256(figs / name)})
     rp.write_manifest(tmp_path / "executed" / profile, profile, [r], ENV, figs)
     return figs / name
@@ -104,10 +104,10 @@ def test_committed_manifest_is_relative_and_kept_for_notebooks_not_rerun(tmp_pat
     figs = tmp_path / "figures"
     figs.mkdir()
     (figs / "01_a.png").write_bytes(b"a")
-    r = rp.RunResult("01_a", True, 1.0, {"figures_dir": str(figs)}, source=str(tmp_path / "notebooks" / "01_a.ipynb"),
+    r = rp.NotebookRun("01_a", True, 1.0, {"figures_dir": str(figs)}, source=str(tmp_path / "notebooks" / "01_a.ipynb"),
                      figures={"01_a.png": rp.sha256(figs / "01_a.png")})
     rp.write_manifest(figs, "full", [r], ENV, figs, relative_to=tmp_path)
-    rp.write_manifest(figs, "full", [rp.RunResult("02_b", True, 1.0, {})], ENV, figs, relative_to=tmp_path)
+    rp.write_manifest(figs, "full", [rp.NotebookRun("02_b", True, 1.0, {})], ENV, figs, relative_to=tmp_path)
     man = rp.read_manifest(figs)
     assert man["figures_dir"] == "figures" and set(man["notebooks"]) == {"01_a", "02_b"}
     e = man["notebooks"]["01_a"]
