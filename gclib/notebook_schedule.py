@@ -12,11 +12,12 @@ that the two cores end together.
 from __future__ import annotations
 
 import datetime as _dt
-import multiprocessing
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, wait
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
+
+from gclib.parallel import spawn_pool
 
 #: the key of ``profiles.toml`` that names, per profile, the notebooks that run alone (it is no profile)
 ALONE = "alone"
@@ -97,9 +98,7 @@ def run(stages: list[Stage], jobs: int, run_one: Callable[[Path], object], done:
 
 
 def _side_by_side(paths, jobs: int, run_one, done) -> None:
-    # spawn: a forked copy of a process that already holds threads or kernels' sockets is not safe to run a kernel
-    ctx = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=min(jobs, len(paths)), mp_context=ctx) as pool:
+    with spawn_pool(min(jobs, len(paths))) as pool:
         pending = {pool.submit(run_one, p) for p in paths}
         try:
             while pending:

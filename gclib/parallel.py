@@ -15,6 +15,12 @@ from gclib import checks
 from gclib.progress import progress as _progress
 
 
+def spawn_pool(workers: int) -> ProcessPoolExecutor:
+    """A pool of ``workers`` processes started fresh ("spawn", not "fork": a forked copy of a Jupyter kernel, of a
+    process that holds threads or a kernel's sockets, is not safe to run)."""
+    return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+
+
 def ordered_map(fn: Callable, items: Sequence, processes: int = 1, desc: str = "", show: bool = False,
                 chunksize: int = 1) -> list:
     """``[fn(x) for x in items]``, computed in ``processes`` processes when more than one.
@@ -33,8 +39,6 @@ def ordered_map(fn: Callable, items: Sequence, processes: int = 1, desc: str = "
     items = list(items)
     if processes == 1 or len(items) < 2:
         return [fn(x) for x in _progress(items, desc, show)]
-    # spawn, not fork: a forked copy of a Jupyter kernel or of a threaded process is not safe
-    ctx = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=min(processes, len(items)), mp_context=ctx) as pool:
+    with spawn_pool(min(processes, len(items))) as pool:
         results: Iterable = pool.map(fn, items, chunksize=checks.integer("chunksize", chunksize, low=1))
         return list(_progress(results, desc, show, total=len(items)))
