@@ -218,7 +218,7 @@ def fit_trace(t, K: int | None = None, *, seed=0, bootstrap: int = BOOTSTRAP, al
     except ValueError as e:  # a trace with workers missing from iterations, or that never answered
         primary = "replay"
         reason = f"'replay': the trace's whole iterations cannot be judged ({e})"
-    models = {n: m for n, m in {**report.models(level=level), **extra}.items() if correlated_paces.can_simulate(m, K)}
+    models = {n: m for n, m in {**report.models(level=level), **extra}.items() if can_simulate(m, K)}
     if primary not in models:
         models[primary] = judged[primary]
     return TraceFit(report, left_out, extra, skipped, split, sup, primary, reason, models)
