@@ -369,6 +369,43 @@ def test_master_receive_path_tells_late_hellos_byes_and_stale_gradients_from_gra
     assert m._receive_one(1) is Poll.IDLE and m._receive_one(1) is Poll.IDLE and len(m.inflight) == 1
 
 
+class _LateComm(_FakeComm):
+    """A :class:`_FakeComm` whose messages arrive only ``after`` seconds from now (a rank still importing)."""
+
+    def __init__(self, queue, after):
+        super().__init__(queue)
+        self.at = time.perf_counter() + after
+
+    def Improbe(self, source, tag, status):
+        return super().Improbe(source, tag, status) if time.perf_counter() >= self.at else None
+
+
+def test_the_master_waits_at_the_start_for_a_worker_slower_than_the_stop_timeout(monkeypatch):
+    """A worker whose start-up ends after ``stop_timeout`` (its imports on a crowded host) is still waited for
+    before the first iteration, up to START_WAIT more, so that it is not silent from the start and reported as never
+    having said goodbye; a worker known dead is not waited for, and neither is anyone once START_WAIT is spent."""
+    from types import SimpleNamespace
+
+    from gclib.runtime import master as M
+    from gclib.runtime import protocol as P
+
+    m = _receiving_master([], width=1)
+    m.K, m.owed, m._deaths = 3, [0] * 3, None
+    m.spec = SimpleNamespace(stop_timeout=0.01, named=False, poll=1e-4)
+    m.comm = _LateComm([(1, P.TAG_READY, [0.0]), (2, P.TAG_READY, [0.0])], after=0.2)
+    m.dead, m.skip = {2: {"signal": 9}}, {2}  # worker 2 died: the wait ends when 0 and 1 are ready
+    t0 = time.perf_counter()
+    m.await_ready()
+    assert m.ready == {0, 1} and time.perf_counter() - t0 >= 0.2
+    monkeypatch.setattr(M, "START_WAIT", 0.05)  # a worker that never starts: the wait ends all the same
+    m = _receiving_master([], width=1)
+    m.K, m.owed, m._deaths = 2, [0] * 2, None
+    m.spec, m.comm = SimpleNamespace(stop_timeout=0.01, named=False, poll=1e-4), _FakeComm([(1, P.TAG_READY, [0.0])])
+    t0 = time.perf_counter()
+    m.await_ready()
+    assert m.ready == {0} and 0.06 <= time.perf_counter() - t0 < 5
+
+
 class _FakeControl:
     """Just enough of a worker's persistent control receive: each ``Test`` of a started request completes with
     the next queued ``(tag, data)`` (written into the buffer), else fails; ``Start`` posts it again."""

@@ -76,6 +76,11 @@ SILENT_AFTER = 6
 #: named by its import path (each rank imports the model's framework: PyTorch takes seconds per rank on a host
 #: whose cores the ranks share). A worker that dies, or cannot build the model, is not waited for.
 BUILD_WAIT = 120.0
+#: Seconds more the master waits at the start for workers that are neither ready nor known dead or stopped, when
+#: no model is to be built: a rank's imports take a fraction of a second alone, but seconds on a host whose cores
+#: many processes share, and a worker that starts after the first iterations would owe answers, be silent, and be
+#: reported at the end as one that never said goodbye.
+START_WAIT = 30.0
 
 
 
@@ -456,16 +461,22 @@ class Master(P.Rank):
         # connections to its guard, and says it is ready when its start-up is over (a model named by its import
         # path is built first: a dead worker, or one that cannot build it, is not waited for).
         self._send_all(np.zeros(self.dim + 1), P.TAG_HELLO)
-        deadline = time.perf_counter() + self.spec.stop_timeout + (BUILD_WAIT if self.spec.named else 0.0)
-        while len(self.ready | self.skip) < self.K and time.perf_counter() < deadline and not self.orphaned:
-            if self._receive_one(-1) is Poll.IDLE:
-                self.check_deaths()
-                time.sleep(self.spec.poll)
+        self.await_ready()
         self._reap()
         if self.bell is not None:  # every worker that will open the bell has (before its hello): remove its name
             self.bell.unlink()
         self.slice = self._wait_slice()
         self.settle()
+
+    def await_ready(self):
+        """Take in the workers' start-up messages until every worker is ready or known dead or stopped, for at
+        most ``stop_timeout`` + :data:`START_WAIT` seconds (+ :data:`BUILD_WAIT` instead when the model is
+        named by its import path), or until the launcher is gone."""
+        deadline = time.perf_counter() + self.spec.stop_timeout + (BUILD_WAIT if self.spec.named else START_WAIT)
+        while len(self.ready | self.skip) < self.K and time.perf_counter() < deadline and not self.orphaned:
+            if self._receive_one(-1) is Poll.IDLE:
+                self.check_deaths()
+                time.sleep(self.spec.poll)
 
     # ------------------------------------------------------------------ the run
     def run(self):
