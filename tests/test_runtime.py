@@ -380,27 +380,30 @@ class _LateComm(_FakeComm):
         return super().Improbe(source, tag, status) if time.perf_counter() >= self.at else None
 
 
+def _starting_master(K, comm):
+    """A master without MPI at its start, ``K`` workers, messages from ``comm``, nobody telling it of deaths."""
+    from types import SimpleNamespace
+
+    m = _receiving_master([], width=1)
+    m.K, m.owed, m._deaths, m.comm = K, [0] * K, None, comm
+    m.spec = SimpleNamespace(stop_timeout=0.01, named=False, poll=1e-4)
+    return m
+
+
 def test_the_master_waits_at_the_start_for_a_worker_slower_than_the_stop_timeout(monkeypatch):
     """A worker whose start-up ends after ``stop_timeout`` (its imports on a crowded host) is still waited for
     before the first iteration, up to START_WAIT more, so that it is not silent from the start and reported as never
     having said goodbye; a worker known dead is not waited for, and neither is anyone once START_WAIT is spent."""
-    from types import SimpleNamespace
-
     from gclib.runtime import master as M
     from gclib.runtime import protocol as P
 
-    m = _receiving_master([], width=1)
-    m.K, m.owed, m._deaths = 3, [0] * 3, None
-    m.spec = SimpleNamespace(stop_timeout=0.01, named=False, poll=1e-4)
-    m.comm = _LateComm([(1, P.TAG_READY, [0.0]), (2, P.TAG_READY, [0.0])], after=0.2)
+    m = _starting_master(3, _LateComm([(1, P.TAG_READY, [0.0]), (2, P.TAG_READY, [0.0])], after=0.2))
     m.dead, m.skip = {2: {"signal": 9}}, {2}  # worker 2 died: the wait ends when 0 and 1 are ready
     t0 = time.perf_counter()
     m.await_ready()
     assert m.ready == {0, 1} and time.perf_counter() - t0 >= 0.2
     monkeypatch.setattr(M, "START_WAIT", 0.05)  # a worker that never starts: the wait ends all the same
-    m = _receiving_master([], width=1)
-    m.K, m.owed, m._deaths = 2, [0] * 2, None
-    m.spec, m.comm = SimpleNamespace(stop_timeout=0.01, named=False, poll=1e-4), _FakeComm([(1, P.TAG_READY, [0.0])])
+    m = _starting_master(2, _FakeComm([(1, P.TAG_READY, [0.0])]))
     t0 = time.perf_counter()
     m.await_ready()
     assert m.ready == {0} and 0.06 <= time.perf_counter() - t0 < 5
