@@ -210,8 +210,7 @@ def _check_figure(path) -> None:
 
 def _check_across(K: int, max_load) -> None:
     """The work of --sequential (:func:`gclib.sequential.check_advice`) for ``K`` workers, before any fit."""
-    from gclib import advise
-    from gclib import sequential as sq
+    from gclib import advise, sequential as sq
 
     R = advise.default_max_load(K) if max_load is None else max_load
     try:

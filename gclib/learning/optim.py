@@ -61,7 +61,7 @@ from collections import deque
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.special import expit
+from gclib.learning.sigmoid import expit
 
 from gclib import checks
 from gclib.codes.base import GradientCode, split_pieces

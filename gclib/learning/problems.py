@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
-from scipy.special import expit, log_expit
+from gclib.learning.sigmoid import expit, log_expit
 
 from gclib import checks
 from gclib.learning.model import Model
