@@ -36,19 +36,6 @@ SOURCE = textwrap.dedent('''
                              y_test=y[rows:], metrics={"rmse": rmse}, name="linear")
 
 
-    def mlp(parts, hidden=8, rows=160, seed=0):
-        """A small PyTorch network classifying three classes of a linear rule."""
-        import torch
-
-        torch.manual_seed(seed)
-        rng = np.random.default_rng(seed)
-        X = rng.standard_normal((rows + 60, 5))
-        y = np.argmax(X @ rng.standard_normal((5, 3)), axis=1)
-        net = torch.nn.Sequential(torch.nn.Linear(5, hidden), torch.nn.Tanh(), torch.nn.Linear(hidden, 3))
-        return gl.from_torch(net, torch.nn.CrossEntropyLoss(), X[:rows], y[:rows], parts, X_test=X[rows:],
-                             y_test=y[rows:], metrics={"accuracy": gl.accuracy})
-
-
     def wrong_shape(parts):
         X, y = _data(60, 4, 0)
         return gl.from_numpy(_loss, lambda theta, X, y: np.zeros(5), np.zeros(4), X, y, parts)

@@ -85,21 +85,6 @@ def test_a_numpy_model_by_name_trains_over_mpi_with_stragglers_and_a_killed_work
 
 
 @pytest.mark.mpi
-@pytest.mark.timeout(300)
-def test_a_pytorch_model_from_the_command_line_survives_a_killed_worker(usermodels, tmp_path):
-    p = _gclib(RUN + ["--model", f"{usermodels}:mlp", "--model-args", "hidden=6", "--lr", "0.5", "--kill", "1:2",
-                      "--json"], Path.cwd(), tmp_path)
-    assert p.returncode == 0, p.stderr
-    doc = json.loads(p.stdout)
-    s = doc["summary"]
-    assert s["status"] == "ok" and s["dead_workers"] == [1] and s["iterations"] == 6
-    assert s["max_grad_error"] < 1e-9
-    assert set(s["final_metrics"]) == {"accuracy", "test_loss"} and 0 <= s["final_metrics"]["accuracy"] <= 1
-    assert doc["spec"]["model_import"] == {"target": f"{usermodels}:mlp", "kwargs": {"hidden": 6, "parts": 4}}
-    assert doc["spec"]["dim"] == 5 * 6 + 6 + 6 * 3 + 3
-
-
-@pytest.mark.mpi
 @pytest.mark.timeout(240)
 def test_sequential_rounds_train_a_named_model(usermodels):
     delays = 0.02 * (1 + np.random.default_rng(0).exponential(0.1, (4, 6)))

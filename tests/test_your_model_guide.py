@@ -3,6 +3,7 @@ gives and run with ``python`` in a folder of its own, trains over MPI with a kil
 command line does the same for the PyTorch model. The JAX example skips, saying so, where JAX is not installed."""
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -72,11 +73,20 @@ def test_the_jax_example_trains_over_mpi_where_jax_is_installed(tmp_path):
 @pytest.mark.mpi
 @pytest.mark.timeout(400)
 def test_the_guides_command_line_trains_the_pytorch_model(tmp_path):
+    """The guide's command as written, with ``--state`` beside it to read what the run did: the model named with
+    its arguments, exact decoding past the killed worker, the model's own metrics in every record."""
     folder = tmp_path / "project"
     folder.mkdir()
     (folder / "mymodel_torch.py").write_text(_examples()["mymodel_torch.py"])
-    p = subprocess.run([sys.executable, "-m", "gclib", *_command()[1:]], cwd=folder, env=_env(tmp_path),
-                       capture_output=True, text=True, timeout=300)
+    p = subprocess.run([sys.executable, "-m", "gclib", *_command()[1:], "--state", "state.json"], cwd=folder,
+                       env=_env(tmp_path), capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stderr[-3000:]
     assert "crc: 30 iterations" in p.stdout and "note: worker processes died: 3" in p.stdout
     assert re.search(r"  accuracy 0\.\d+", p.stdout.splitlines()[-3])  # the last iteration's line shows it
+    state = json.loads((folder / "state.json").read_text())
+    assert state["spec"]["model_import"] == {"target": "mymodel_torch:mlp", "kwargs": {"hidden": 32, "parts": 4}}
+    assert state["spec"]["dim"] == 64 * 32 + 32 + 32 * 10 + 10  # the guide's network's parameters
+    records = state["records"]
+    assert len(records) == 30 and max(r["grad_error"] for r in records) < 1e-9
+    assert all(3 not in r["workers"] for r in records[11:])  # decoded without the dead worker
+    assert {"accuracy", "test_loss"} <= set(records[-1]) and 0 <= records[-1]["accuracy"] <= 1
