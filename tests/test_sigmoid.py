@@ -1,6 +1,6 @@
 """gclib.learning.sigmoid: the logistic function and its logarithm, computed value by value while SciPy is not
 loaded, are SciPy's ``expit`` and ``log_expit`` to the bit, at the edges of float64 too; a process that has SciPy
-already, or has spent its budget of values computed one by one, goes through SciPy's ufuncs."""
+already, a large array, or a run announced as long goes through SciPy's ufuncs."""
 from __future__ import annotations
 
 import subprocess
@@ -30,26 +30,34 @@ def test_value_by_value_is_scipy_to_the_bit(scale):
         np.testing.assert_array_equal(_bits(ours(x)), _bits(theirs(x)))  # SciPy is loaded here: its ufunc
 
 
-def test_shapes_and_the_budget_beyond_which_scipy_computes(monkeypatch):
+def test_a_large_array_or_a_long_run_loads_scipy(monkeypatch):
     assert sigmoid.expit(np.array(0.0)).shape == () and sigmoid.log_expit(np.zeros((2, 3))).shape == (2, 3)
     assert sigmoid.expit(2.0) == special.expit(2.0)
-    x = np.linspace(-50, 50, 1000)
-    calls = []
-    monkeypatch.setattr(sigmoid, "_elementwise", lambda f, v: calls.append(v.size))
+    calls, loads = [], []
+    load = sigmoid.load_scipy
+    monkeypatch.setattr(sigmoid, "_elementwise", lambda f, v: calls.append(np.size(v)))
+    monkeypatch.setattr(sigmoid, "load_scipy", lambda: loads.append(1) or load())
     monkeypatch.setattr(sigmoid, "sys", SimpleNamespace(modules={}))  # as in a process that has not loaded SciPy
-    monkeypatch.setattr(sigmoid, "_spent", sigmoid.ELEMENTWISE_BUDGET - 1500)
-    sigmoid.expit(x)  # within the budget: value by value, and counted
-    assert calls == [1000] and sigmoid._spent == sigmoid.ELEMENTWISE_BUDGET - 500
-    np.testing.assert_array_equal(sigmoid.log_expit(x), special.log_expit(x))  # beyond it: SciPy's ufunc
-    assert calls == [1000]
+    sigmoid.expit(np.zeros(sigmoid.ELEMENTWISE_MAX))
+    assert calls == [sigmoid.ELEMENTWISE_MAX] and loads == []  # value by value
+    big = np.linspace(-50, 50, sigmoid.ELEMENTWISE_MAX + 1)
+    np.testing.assert_array_equal(sigmoid.log_expit(big), special.log_expit(big))
+    assert calls == [sigmoid.ELEMENTWISE_MAX] and loads == [1]  # SciPy's ufunc
+    sigmoid.expect(sigmoid.ELEMENTWISE_BUDGET)
+    assert loads == [1]
+    sigmoid.expect(sigmoid.ELEMENTWISE_BUDGET + 1)
+    assert loads == [1, 1]
 
 
-def test_a_logistic_problem_trains_without_loading_scipy():
-    """A fresh interpreter builds the default problem of ``gclib run``, computes its parts' gradients, its loss and
-    its test metrics (what a rank and the master do), without SciPy."""
+def test_a_short_run_of_a_logistic_problem_never_loads_scipy_and_a_long_one_loads_it_at_its_start():
+    """A fresh interpreter builds the default problem of ``gclib run`` (small), prepares it for a short run as every
+    rank does, computes its parts' gradients, its loss and its test metrics (what a rank and the master do) without
+    SciPy; prepared for a long run, it loads SciPy before the first iteration."""
     code = ("import sys; from gclib.learning import make_problem; "
-            "p = make_problem('tandon-logistic', parts=4, seed=0, n_samples=400, dim=10); "
+            "p = make_problem('tandon-logistic', parts=4, seed=0, n_samples=400, dim=10); p.prepare(10); "
             "t = p.initial() + 0.1; g = sum(p.partial_gradient(t, j) for j in range(4)); "
-            "print(float(p.loss(t)), sorted(p.test_metrics(t)), [m for m in sys.modules if m.startswith('scipy')])")
+            "print(float(p.loss(t)), sorted(p.test_metrics(t)), 'scipy.special' in sys.modules); "
+            "p.prepare(10_000); print('scipy.special' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.rstrip().endswith("['auc', 'test_loss'] []"), out.stdout
+    assert out.stdout.split("\n")[:2] == [out.stdout.split(" ", 1)[0] + " ['auc', 'test_loss'] False", "True"], \
+        out.stdout

@@ -100,6 +100,10 @@ class Model:
         """``{name: value}`` on held-out data (none here)."""
         return {}
 
+    def prepare(self, iterations: int) -> None:
+        """Before a timed run of ``iterations`` (on every MPI rank, at its start): load what the computation will
+        need, so that no measured iteration pays for an import (nothing here)."""
+
 
 class _Adapted(Model):
     """Any object with the required attributes of :data:`REQUIRED`, with the defaults of :class:`Model` for the

@@ -262,6 +262,7 @@ class _Server:
         self.xi, self.M_thr, self.D = scheme.weight if trig else 0.0, scheme.threshold_units, scheme.D
         self.part_grads = partial_gradient_fn(problem)
         self.decoded: dict = {}
+        problem.prepare(max_iter)  # what up to max_iter iterations will need, loaded before the first
         self.held = np.zeros((U, -(-self.d // self.m)), dtype=self.B_rep.dtype)
         self.has = np.zeros(U, dtype=bool)
         self.theta_hat = np.zeros((U, self.d))

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
-from gclib.learning.sigmoid import expit, log_expit
+from gclib.learning.sigmoid import expect, expit, log_expit
 
 from gclib import checks
 from gclib.learning.model import Model
@@ -171,6 +171,13 @@ class Problem(Model):
             p = expit(self.y * (self.X @ theta))
             H = (self.X * (p * (1 - p))[:, None]).T @ self.X / self.n_samples
         return H + self.reg * np.eye(self.dim)
+
+    def prepare(self, iterations: int) -> None:
+        """A logistic problem of many samples times ``iterations`` loads SciPy's logistic function now
+        (:func:`gclib.learning.sigmoid.expect`)."""
+        if self.kind == "logistic":
+            n_test = 0 if self.X_test is None else len(self.X_test)
+            expect(iterations * (self.n_samples + n_test))
 
     # ------------------------------------------------------------------ constants
     def part_smoothness(self) -> np.ndarray:

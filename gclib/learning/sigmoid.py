@@ -3,14 +3,15 @@ importing SciPy in a process that has not.
 
 Importing ``scipy.special`` costs an MPI rank more CPU time than the rest of its imports together (SciPy's
 array-API layer loads much of NumPy's namespace: ``python -X importtime -c "import scipy.special"``), and a rank of
-a logistic problem needs nothing else from SciPy. Both functions here are what SciPy's are: ``expit(x) = 1 / (1 + exp(-x))``, ``log_expit(x) =
-x - log1p(exp(x))`` for ``x < 0`` and ``-log1p(exp(-x))`` otherwise, with the C library's ``exp`` and ``log1p``.
-NumPy's own ``exp`` may not be the C library's (it has vector versions that differ in the last bit), so they are
-computed value by value with Python's ``math`` module, which calls the C library, until the process has computed
-:data:`ELEMENTWISE_BUDGET` values that way or has loaded SciPy; from then on SciPy's ufuncs compute them. Value by
-value is some twenty times slower than SciPy's ufunc: the budget is about what importing ``scipy.special`` costs, so
-that a short run never pays for the import and a long one pays at most twice what it would have.
-``tests/test_sigmoid.py`` checks that the two ways agree to the bit.
+a logistic problem needs nothing else from SciPy. Both functions here are what SciPy's are: ``expit(x) = 1 / (1 +
+exp(-x))``, and ``log_expit(x) = x - log1p(exp(x))`` for ``x < 0``, ``-log1p(exp(-x))`` otherwise, with the C
+library's ``exp`` and ``log1p``. NumPy's own ``exp`` may not be the C library's (it has vector versions that differ
+in the last bit), so while SciPy is not loaded they are computed value by value with Python's ``math`` module,
+which calls the C library; SciPy's ufuncs compute them once SciPy is loaded. Value by value is many times slower
+than SciPy's ufunc, so an array of more than :data:`ELEMENTWISE_MAX` values loads SciPy, and so does
+:func:`expect` for a process about to compute more than :data:`ELEMENTWISE_BUDGET` values in a timed run (an MPI
+rank of a long run loads SciPy at its start, not in the middle of a measured iteration). A short run (the tests', an
+example's) never loads it. ``tests/test_sigmoid.py`` checks that the two ways agree to the bit.
 """
 from __future__ import annotations
 
@@ -19,10 +20,11 @@ import sys
 
 import numpy as np
 
-#: Values a process computes one by one before it loads ``scipy.special`` (they take about the CPU time of the
-#: import).
-ELEMENTWISE_BUDGET = 1 << 20
-_spent = 0
+#: The largest array computed value by value while SciPy is not loaded.
+ELEMENTWISE_MAX = 1 << 14
+#: The most values a run computes value by value (:func:`expect`): some milliseconds of work, well below what the
+#: import costs.
+ELEMENTWISE_BUDGET = 1 << 16
 
 
 def _expit(v: float) -> float:
@@ -39,14 +41,25 @@ def _log_expit(v: float) -> float:
 
 
 def _scipy_special(x):
-    """``scipy.special`` when SciPy's ufunc is to compute ``x`` (SciPy is loaded already, or ``x`` would take the
-    values computed one by one beyond :data:`ELEMENTWISE_BUDGET`), else None (and ``x`` is counted)."""
-    global _spent
-    if "scipy.special" not in sys.modules and _spent + np.size(x) <= ELEMENTWISE_BUDGET:
-        _spent += np.size(x)
-        return None
+    """``scipy.special`` when SciPy's ufunc is to compute ``x`` (SciPy is loaded already, or ``x`` has more than
+    :data:`ELEMENTWISE_MAX` values), else None."""
+    if "scipy.special" in sys.modules or np.size(x) > ELEMENTWISE_MAX:
+        return load_scipy()
+    return None
+
+
+def load_scipy():
+    """``scipy.special``, imported if it was not."""
     import scipy.special
     return scipy.special
+
+
+def expect(values: int) -> None:
+    """Say that this process is about to compute the logistic function of about ``values`` values in all (an MPI
+    rank at the start of a run): more than :data:`ELEMENTWISE_BUDGET` loads SciPy now, so that its ufuncs compute
+    them from the first iteration on."""
+    if values > ELEMENTWISE_BUDGET:
+        load_scipy()
 
 
 def _elementwise(f, x) -> np.ndarray:

@@ -164,6 +164,7 @@ class RunSpec:
                 raise ModelError(f"model {model_name(model)} has {model.dim} parameters on this rank, "
                                  f"{len(self.theta0)} where the run was launched")
             self.problem = model
+        self.problem.prepare(self.iterations)
         return self
 
     def _check_decodes(self):
