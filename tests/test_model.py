@@ -57,6 +57,11 @@ def test_any_object_with_the_attributes_is_a_model_with_the_defaults():
     np.testing.assert_array_equal(m.initial(), [0.0, 0.0])
     np.testing.assert_array_equal(m.gradient(np.zeros(2)), [-6.0, -9.0])  # the sum of the parts' gradients
     assert m.test_metrics(np.zeros(2)) == {} and m.loss(np.zeros(2)) == pytest.approx(27.5)
+    assert m.prepare(10) is None  # nothing to prepare without the object's own ``prepare``...
+    prepared = []
+    m.inner.prepare = prepared.append  # ... and the object's own is called with the run's iterations
+    m.prepare(10)
+    assert prepared == [10]
     check_model(m)
     with pytest.raises(TypeError, match="model must be a model .* got list without dim, n_parts, partial_gradient, "
                                         "loss"):

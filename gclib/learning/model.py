@@ -127,6 +127,11 @@ class _Adapted(Model):
         f = getattr(self.inner, "initial", None)
         return np.zeros(self.dim) if f is None else f()
 
+    def prepare(self, iterations):
+        f = getattr(self.inner, "prepare", None)
+        if f is not None:
+            f(iterations)
+
     def partial_gradient(self, theta, j):
         return self.inner.partial_gradient(theta, j)
 
