@@ -156,7 +156,8 @@ class RunSpec:
 
     def build_model(self) -> "RunSpec":
         """On a rank: build the model of an unpickled spec that arrived as its name (its sizes checked against the
-        code's); nothing to do for a model that was pickled. Raises :class:`gclib.learning.model.ModelError` (a
+        code's; a model that was pickled is used as it is), then let it prepare for the run's iterations
+        (:meth:`gclib.learning.model.Model.prepare`). Raises :class:`gclib.learning.model.ModelError` (a
         ``ValueError``) naming the model."""
         if isinstance(self.problem, ModelRef):
             model = as_model(self.problem.build())
