@@ -19,7 +19,7 @@ from gclib import schemes
 from gclib.codes import rs
 from gclib.codes.mmc import uc_mmc
 from gclib.learning import TandonAGD, make_problem
-from gclib.runtime import RunSpec, RuntimeFailure, launch, predicted_times, sample_finish
+from gclib.runtime import RunSpec, RuntimeFailure, launch, launch_series, predicted_times, sample_finish
 from gclib.runtime.command import mpiexec_command
 from gclib.simulator import arrival_times
 from gclib.stragglers import Persistent, ShiftedExponential
@@ -138,10 +138,13 @@ def _codes():
 @pytest.mark.mpi
 @pytest.mark.timeout(120)
 def test_decoded_gradients_equal_the_full_gradient():
-    for name, code in _codes().items():
-        res = launch(_spec(code, iterations=2, dim=11), job_timeout=60)
+    codes = _codes()  # (in one series: one job, the same ranks, runs every code)
+    results = launch_series([_spec(code, iterations=2, dim=11) for code in codes.values()], job_timeout=60)
+    assert len({tuple(sorted(r.pids.items())) for r in results}) == 1
+    assert results[-1].returncode == 0 and all(r.returncode is None for r in results[:-1])  # the job's exit: the last's
+    for (name, code), res in zip(codes.items(), results):
         assert res.ok, (name, res.error)
-        assert len(res.records) == 2 and res.returncode == 0
+        assert len(res.records) == 2 and res.run_dir is None
         assert max(r["grad_error"] for r in res.records) < 1e-9, name
         # every decode's error amplification is recorded, and these small codes are well conditioned
         assert all(1 <= r["amplification"] < 1e3 for r in res.records), name
@@ -234,6 +237,29 @@ def test_a_dead_worker_is_a_straggler_that_never_answers():
     assert res.returncode == 17  # mpiexec reports the dead rank's exit code (its guard exits with it)
     assert "died" in res.error and res.deaths[3]["code"] == 17 and res.deaths[3]["signal"] is None
     assert all(3 not in r["workers"] for r in res.records[1:])
+
+
+@pytest.mark.mpi
+@pytest.mark.timeout(120)
+def test_a_series_runs_each_spec_as_alone_and_goes_on_in_a_new_job_after_a_run_that_lost_a_worker():
+    code = schemes.build("crc", workers=4, stragglers=1)
+    specs = [_spec(code, iterations=3), _spec(code, iterations=3, kill={3: 1}), _spec(code, iterations=3)]
+    first, killed, after = launch_series(specs, job_timeout=60)
+    alone = launch(specs[0], job_timeout=60)
+    # the same injected delays, hence the same predicted times, and the same decoded updates as the run alone
+    assert [r["predicted"] for r in first.records] == [r["predicted"] for r in alone.records]
+    np.testing.assert_allclose(first.theta, alone.theta, rtol=1e-9, atol=1e-12)
+    assert killed.ok and killed.dead_workers == [3] and killed.returncode == 17  # the first job ended with it
+    assert first.pids == killed.pids and set(after.pids.values()).isdisjoint(first.pids.values())
+    assert after.ok and after.dead_workers == [] and after.returncode == 0 and len(after.records) == 3
+
+
+def test_a_series_refuses_no_spec_and_specs_of_different_sizes():
+    with pytest.raises(ValueError, match="at least one run"):
+        launch_series([])
+    small, large = schemes.build("crc", workers=4, stragglers=1), schemes.build("crc", workers=5, stragglers=1)
+    with pytest.raises(ValueError, match=r"same number of ranks, got \[5, 6\]"):
+        launch_series([_spec(small), _spec(large)])
 
 
 @pytest.mark.mpi

@@ -13,8 +13,8 @@ import importlib
 
 #: The public names of the package and the module of each.
 WHERE = {"RunResult": "gclib.runtime.result", "RunSpec": "gclib.runtime.spec", "RuntimeFailure": "gclib.runtime.result",
-         "launch": "gclib.runtime.launcher", "predicted_times": "gclib.runtime.protocol",
-         "sample_finish": "gclib.runtime.protocol"}
+         "launch": "gclib.runtime.launcher", "launch_series": "gclib.runtime.launcher",
+         "predicted_times": "gclib.runtime.protocol", "sample_finish": "gclib.runtime.protocol"}
 
 __all__ = list(WHERE)
 

@@ -241,10 +241,15 @@ def _hold(socks, exit_code) -> None:
                 return
 
 
+#: The sockets (``/proc/self/fd`` links) a rank has handed to its guard: a run after the first in the same job
+#: (:func:`gclib.runtime.launcher.launch_series`) hands only the ones it opened since.
+_HANDED: set = set()
+
+
 def hand_over_sockets() -> int:
     """In a rank under a guard: pass every network socket this process has open (but Hydra's PMI socket) to the
-    guard, which keeps them open after the rank's death (see :func:`_hold`). Returns how many were passed (0
-    outside a guard or where ``/proc/self/fd`` is missing)."""
+    guard, which keeps them open after the rank's death (see :func:`_hold`); once each. Returns how many were
+    passed (0 outside a guard or where ``/proc/self/fd`` is missing)."""
     chan = os.environ.get(CHANNEL, "")
     if not chan.isdigit() or not hasattr(socket, "send_fds"):
         return 0
@@ -258,18 +263,22 @@ def hand_over_sockets() -> int:
         if n in skip:
             continue
         try:
-            if os.readlink(f"/proc/self/fd/{n}").startswith("socket:"):
-                fds.append(int(n))
+            link = os.readlink(f"/proc/self/fd/{n}")
         except OSError:
             continue
+        if link.startswith("socket:") and link not in _HANDED:
+            fds.append((int(n), link))
+    if not fds:
+        return 0
     sock = socket.socket(fileno=int(chan))
     try:
         for i in range(0, len(fds), FDS_PER_MESSAGE):
-            socket.send_fds(sock, [b"s"], fds[i:i + FDS_PER_MESSAGE])
+            socket.send_fds(sock, [b"s"], [fd for fd, _ in fds[i:i + FDS_PER_MESSAGE]])
     except OSError:
         return 0
     finally:
         sock.detach()
+    _HANDED.update(link for _, link in fds)
     return len(fds)
 
 

@@ -10,7 +10,12 @@ Three threads run beside the main thread, one per pipe of ``mpiexec``:
 * :meth:`Job.read_guards` reads the job's standard error, copies it to ``stderr.txt`` in the run directory, and
   takes the guards' reports of a rank that died or was stopped (:mod:`gclib.runtime.guard`), each queued as a notice
   for the master;
-* :meth:`Job.feed_rank0` writes rank 0's standard input: the pickled spec, a window at a time, then the notices.
+* :meth:`Job.feed_rank0` writes rank 0's standard input: the pickled spec, a window at a time, then the notices;
+  after a run's end, the next spec of a series, or a length of 0 when none follows (:mod:`gclib.runtime.rank`).
+
+A job runs one spec (:func:`gclib.runtime.launcher.launch`) or several one after the other
+(:func:`gclib.runtime.launcher.launch_series`): the next one starts only after a run that ended cleanly (status
+``ok``, no worker dead or stopped), and what each finished run said is kept in :attr:`Job.finished`.
 
 The main thread watches the job (:meth:`Job.watch`): a dead master, a start-up that a rank holds, a job that does
 not exit after the master's end, and the job timeout end it (:meth:`Job.kill`). What the job comes to is
@@ -53,20 +58,42 @@ STOPPED_AT_START = 1.0
 TOPOLOGY_EVERY = 0.25
 #: Why :meth:`Job.watch` killed a job after which it is started again (nothing ran; see :func:`run_job`).
 RESTARTABLE = ("startup-stopped", "startup-timeout")
+#: Rank 0's input after a run's end (:meth:`Job.feed_rank0`): the next spec of the series, or that none follows.
+NEXT = "the next spec"
+NONE_FOLLOWS = b"0\n"
+
+
+def _events(init=None) -> dict:
+    """What the master says of one run: its iterations' ``records``, ``state`` and ``tasks``, and the last line
+    of each other kind (``init`` is the job's: rank 0 says it once)."""
+    return {"records": [], "state": None, "init": init, "start": None, "end": None, "tasks": [], "failed": None}
+
+
+class FinishedRun:
+    """A run of a series that ended cleanly before the job's last one, as :func:`gclib.runtime.result.job_result`
+    reads a job: its spec, what the master said, and its seconds from its spec's sending to its end (the first
+    one's from the job's start). No rank died or stopped, the launcher killed nothing, and the job's exit code is
+    not the run's (``proc`` is ``None``)."""
+
+    deaths, stopped, master_death, killed, interrupted, proc = {}, {}, None, None, None, None
+
+    def __init__(self, spec, events: dict, seconds: float):
+        self.spec, self.events, self.seconds = spec, events, seconds
 
 
 def run_job(spec, pickled, run_dir, hosts, exe, job_timeout, progress, prior, args, extra=(),
             startup_timeout=STARTUP_TIMEOUT):
     """Run the MPI job, started again (up to ``START_RETRIES`` times) when a rank was killed by a signal, was
-    stopped, or did not get through ``MPI_Init`` within ``startup_timeout`` seconds. Returns ``(job, restarts)``:
-    the job that ran and, per job started again, what happened to its ranks (``{worker: what}``, ``{}`` when
-    nobody knows which rank held the start-up)."""
+    stopped, or did not get through ``MPI_Init`` within ``startup_timeout`` seconds. ``spec`` and ``pickled`` are
+    one spec, or lists of a series' specs (one after the other in the job). Returns ``(job, restarts)``: the job
+    that ran and, per job started again, what happened to its ranks (``{worker: what}``, ``{}`` when nobody knows
+    which rank held the start-up)."""
     restarts = []  # what stopped each start-up, before the job that ran
     while True:
         job = Job(spec, run_dir, hosts, exe, job_timeout, progress, append=bool(restarts), extra=extra,
                   startup_timeout=startup_timeout)
         try:
-            job.run(pickled)
+            job.run(pickled if isinstance(pickled, list) else [pickled])
         except BaseException:  # a bug of ours: no rank left, and what the job reported is kept
             job.kill()
             try:
@@ -93,13 +120,17 @@ class Job:
 
     def __init__(self, spec, run_dir, hosts, exe, job_timeout, progress, append=False, extra=(),
                  startup_timeout=STARTUP_TIMEOUT):
+        self.specs = list(spec) if isinstance(spec, list) else [spec]  # the series' specs (one for a run alone)
+        self.index = 0  # the run under way: self.specs[self.index]
+        self.finished = []  # a FinishedRun per run that ended cleanly before it
+        self.pickled = []
+        spec = self.specs[0]
         self.spec, self.run_dir, self.job_timeout, self.progress = spec, Path(run_dir), job_timeout, progress
         self.startup_timeout = startup_timeout
         self.append = append  # a job started again keeps the stderr of the earlier attempts
         # the job's name in the ranks' command lines (they never read it): how job_processes finds them
         self.cmd = mpiexec_command(self.run_dir, spec.ranks, hosts, exe, extra=extra)
-        self.events = {"records": [], "state": None, "init": None, "start": None, "end": None,
-                       "tasks": [], "failed": None}
+        self.events = _events()
         self.deaths = {}  # worker -> what its guard reported
         self.stopped = {}  # rank -> (what its guard reported, when we heard it): ranks stopped now (SIGSTOP, ...)
         self.master_death = None  # what the master's guard reported
@@ -122,7 +153,8 @@ class Job:
     def run(self, pickled: bytes) -> None:
         """Start the job, run the three threads, watch it to its end (or kill it); the outcome is in the job's
         attributes."""
-        t0 = time.perf_counter()
+        self.run_began = time.perf_counter()
+        self.pickled = list(pickled) if isinstance(pickled, list) else [pickled]
         handlers = catch_stop_signals()
         threads = []
         try:
@@ -135,8 +167,7 @@ class Job:
                     threads = [threading.Thread(target=self.read_master, name="gclib-master-lines", daemon=True),
                                threading.Thread(target=self.read_guards, args=(err,), name="gclib-guard-lines",
                                                 daemon=True),
-                               threading.Thread(target=self.feed_rank0, args=(pickled,), name="gclib-rank0-input",
-                                                daemon=True)]
+                               threading.Thread(target=self.feed_rank0, name="gclib-rank0-input", daemon=True)]
                     for t in threads:
                         t.start()
                     self.killed = self.watch()
@@ -154,7 +185,7 @@ class Job:
         finally:
             restore(handlers)
             remove_files(self.topology or ())
-            self.seconds = time.perf_counter() - t0
+            self.seconds = time.perf_counter() - self.run_began  # (the last run's: the job's when alone)
 
     def watch(self) -> str | None:
         """Wait for the job to end; kill it when it cannot go on. Returns why it was killed (``"master"``: the
@@ -278,11 +309,30 @@ class Job:
             elif kind == "failed":  # a rank's model failed (gclib.runtime.protocol.report_failure): the first says
                 if self.events["failed"] is None:
                     self.events["failed"] = ev
+            elif kind == "end":
+                self.run_ended(ev)
             else:
-                if kind == "end":
-                    with self.lock:
-                        self.events["tasks"].extend(ev.get("tasks") or [])
                 self.events[kind] = ev
+
+    def run_ended(self, end: dict) -> None:
+        """The master's end of the run under way: when it ended cleanly and a spec of the series follows, keep
+        the run in :attr:`finished` and start the next one; else the job's end. Either way rank 0 hears which
+        (the next spec, or that none follows: :meth:`feed_rank0`)."""
+        with self.lock:
+            self.events["tasks"].extend(end.get("tasks") or [])
+            clean = (end.get("status") == "ok" and not end.get("dead_workers") and not self.deaths
+                     and not self.stopped and self.events["failed"] is None and not self.killing)
+            if clean and self.index + 1 < len(self.specs):
+                now = time.perf_counter()
+                self.finished.append(FinishedRun(self.spec, dict(self.events, end=end), now - self.run_began))
+                self.index += 1
+                self.spec = self.specs[self.index]
+                self.events = _events(init=self.events["init"])
+                self.run_began = now
+                self.notices.put(NEXT)
+                return
+            self.events["end"] = end
+        self.notices.put(NONE_FOLLOWS)
 
     # ------------------------------------------------------------------ standard error: the guards' lines
     def read_guards(self, err) -> None:
@@ -347,30 +397,41 @@ class Job:
             self.notices.put(json.dumps(note).encode() + b"\n")
 
     # ------------------------------------------------------------------ standard input: rank 0's
-    def feed_rank0(self, pickled: bytes) -> None:
-        """Thread: write to rank 0's standard input (through ``mpiexec``): the spec once rank 0 is through
-        ``MPI_Init``, a window at a time, each once rank 0 has read the one before (Hydra's proxy gives up when
-        rank 0's pipe is full); then the notices as they come, until ``None`` or the job's end."""
+    def feed_rank0(self) -> None:
+        """Thread: write to rank 0's standard input (through ``mpiexec``): the first spec once rank 0 is through
+        ``MPI_Init`` (:meth:`send_spec`); then the notices as they come, and after each run's end the next spec
+        (:data:`NEXT`) or a length of 0 (:data:`NONE_FOLLOWS`), until ``None`` or the job's end."""
         out = self.proc.stdin.buffer  # bytes, under the text wrapper
         try:
-            if not self._heard(lambda: self.window is not None):
+            if not self._heard(lambda: self.window is not None) or not self.send_spec(out, self.pickled[0]):
                 return
-            window = self.window
-            out.write(b"%d\n" % len(pickled))
-            for at in range(0, len(pickled), window):
-                piece = pickled[at:at + window]
-                out.write(piece)
-                out.flush()
-                if not self._heard(lambda: self.acked >= at + len(piece)):
-                    return
             while True:
                 line = self.notices.get()
                 if line is None:
                     return
+                if line is NEXT:
+                    if not self.send_spec(out, self.pickled[self.index]):
+                        return
+                    continue
                 out.write(line)
                 out.flush()
         except (OSError, ValueError):  # the job ended: nobody reads any more
             return
+
+    def send_spec(self, out, pickled: bytes) -> bool:
+        """Write one pickled spec, a window at a time, each once rank 0 has read the one before (Hydra's proxy
+        gives up when rank 0's pipe is full). False when the job ended first."""
+        with self.lock:
+            self.acked = 0
+        window = self.window
+        out.write(b"%d\n" % len(pickled))
+        for at in range(0, len(pickled), window):
+            piece = pickled[at:at + window]
+            out.write(piece)
+            out.flush()
+            if not self._heard(lambda: self.acked >= at + len(piece)):
+                return False
+        return True
 
     def _heard(self, test) -> bool:
         """Wait until ``test()`` holds (under the lock): True; False when the job ended (or is being killed)

@@ -98,6 +98,73 @@ def launch(spec: RunSpec, *, hosts=None, job_timeout: float | None = None, state
     return res
 
 
+def launch_series(specs, *, hosts=None, job_timeout: float | None = None, check: bool = True, progress=None,
+                  mpiexec=None, launcher: str = "auto", mpiexec_args=None,
+                  startup_timeout: float | None = None) -> list[RunResult]:
+    """Run ``specs`` one after the other over MPI, in as few jobs as it takes: the ranks start once (Python, the
+    model's framework, ``MPI_Init``) and run spec after spec, each from its own warm-up, as :func:`launch` would
+    run it alone. The next spec starts in the same job only after a run that ended cleanly (status ``ok``, no
+    worker dead or stopped); after any other end, the specs left start in a new job. Worth it when the start-up
+    is a large part of a run (a framework such as PyTorch imported by every rank; short runs).
+
+    Args:
+        specs: the runs, each a :class:`~gclib.runtime.spec.RunSpec`, all with the same number of ranks.
+        job_timeout: seconds allowed per run (default :func:`default_job_timeout` of each); a job is killed past
+            the sum over its runs.
+        check: raise :class:`~gclib.runtime.result.RuntimeFailure` at the first run that stops early (carrying
+            its result, and in ``results`` those of the runs before it).
+        progress: optional callback ``progress(record)`` after every iteration of every run.
+        hosts, mpiexec, launcher, mpiexec_args, startup_timeout: as for :func:`launch`.
+    Returns:
+        One :class:`~gclib.runtime.result.RunResult` per spec, in order. A failed run keeps its run directory
+        (the ranks' stderr, its state file, from which ``launch(spec, resume=...)`` continues it); the others'
+        are removed.
+    Raises:
+        gclib.learning.model.ModelError: a rank could not build a spec's model (``results``: the runs before it).
+    """
+    specs = list(specs)
+    if not specs:
+        raise ValueError("specs must name at least one run, got none")
+    checked = [_check_launch(s, hosts=hosts, job_timeout=job_timeout, state_file=None, run_dir=None, resume=None)
+               for s in specs]
+    ranks = {s.ranks for s in specs}
+    if len(ranks) > 1:
+        raise ValueError(f"the specs of a series must have the same number of ranks, got {sorted(ranks)}")
+    startup_timeout = STARTUP_TIMEOUT if startup_timeout is None else checks.seconds("startup_timeout",
+                                                                                      startup_timeout)
+    extra = mpiexec_options("mpiexec_args", mpiexec_args)
+    hosts = checked[0][2]
+    exe = choose_launcher(launcher, mpiexec, hosts, specs[0].ranks)
+    results = []
+    while len(results) < len(specs):
+        left = checked[len(results):]
+        timeout = sum(default_job_timeout(c[0]) if c[5] is None else c[5] for c in left)
+        run_dir = _make_run_dir(None)
+        job, restarts = run_job([c[0] for c in left], [c[6] for c in left], run_dir, hosts, exe, timeout,
+                                progress, ([], []), None, extra, startup_timeout=startup_timeout)
+        ran = job.finished + ([job] if job.index == 0 or job.events["start"] is not None
+                              or job.events["failed"] is not None else [])
+        for i, run in enumerate(ran):
+            try:
+                res = _measured(run, restarts if i == 0 else [], ([], []), run_dir)
+            except ModelError as e:
+                e.results = results
+                raise
+            if not res.ok and run.spec.sequential is None:
+                save_state(res, run_dir / "state.json", run_dir, None)
+            results.append(res)
+        if all(r.ok for r in results[-len(ran):]):
+            shutil.rmtree(run_dir, ignore_errors=True)
+            for r in results[-len(ran):]:
+                r.run_dir = None
+        failed = next((r for r in results if not r.ok), None)
+        if check and failed is not None:
+            raise RuntimeFailure(f"{failed.error}{_where(failed)}", failed, results=results[:results.index(failed)])
+        if job.interrupted is not None:  # a stop signal ends the series, with what ran so far
+            break
+    return results
+
+
 def _measured(job, restarts, prior, run_dir) -> RunResult:
     """The result of the job that ran (:func:`gclib.runtime.result.job_result`), with the start-ups started again
     (``restarts``) said in its error; raises :class:`~gclib.learning.model.ModelError` when a rank could not build

@@ -11,6 +11,11 @@ the others the workers. A model named by its import path reaches every rank as t
 one line per dead worker on the same channel (see :class:`gclib.runtime.master.DeathNotices`). Ranks that know a
 peer died leave without ``MPI_Finalize`` (it would wait for the dead rank forever).
 
+One job may run several specs one after the other (:func:`gclib.runtime.launcher.launch_series`): after a run that
+ended cleanly (every worker said goodbye and every message was drained), rank 0 reads the next spec from the
+launcher, or a length of 0 when there is none, and every rank starts the next run, or leaves through
+``MPI_Finalize``. A series thus pays for the ranks' start-up (Python, the model's framework, ``MPI_Init``) once.
+
 Every rank runs under a guard that turns its death by a signal into an exit Hydra tolerates and reports it
 (see :mod:`gclib.runtime.guard` and ``docs/runtime.md``). Python would turn SIGINT into ``KeyboardInterrupt``,
 after which a rank hangs in ``MPI_Finalize`` at exit: here SIGINT kills a rank like any other signal.
@@ -35,6 +40,10 @@ from gclib.runtime.worker import run_worker
 SPEC_WAIT = 120.0
 #: Bytes rank 0 asks for as the buffer of its standard input (a pipe from Hydra's proxy).
 STDIN_BUFFER = 1 << 20
+#: Longest line rank 0 reads before a spec: its length, or a notice of the launcher between two runs.
+LINE_MAX = 4096
+#: What rank 0 sends every worker when the series is over: no run follows, leave through ``MPI_Finalize``.
+DONE = "done"
 #: Linux ``fcntl`` commands that set and get the size of a pipe's buffer.
 F_SETPIPE_SZ, F_GETPIPE_SZ = 1031, 1032
 
@@ -56,22 +65,26 @@ def stdin_window(fd=0) -> int:
     return max(1024, size // 2)
 
 
-def read_spec(fd=0, window=None) -> bytes:
+def read_spec(fd=0, window=None, notices=None) -> bytes:
     """Rank 0: read the pickled spec from the launcher on ``fd`` (its standard input).
 
     The launcher sends ``b"<length>\\n"``, then the bytes in windows of ``window`` bytes; after each window
     (and at the end) rank 0 prints ``MARK {"kind": "spec", "received": n}`` on stdout and the launcher sends the
-    next one only then. Raises ``EOFError`` when the input ends first."""
+    next one only then. A length of 0 says that no run follows (empty bytes are returned). Between the runs of a
+    series a notice of the launcher (a JSON line, see :class:`gclib.runtime.master.DeathNotices`) may come before
+    the length: it is appended to ``notices`` (given to the next run's master), or refused when ``notices`` is
+    ``None``. Raises ``EOFError`` when the input ends first."""
     window = window or stdin_window(fd)
-    head = b""
-    while not head.endswith(b"\n"):
-        c = os.read(fd, 1)
-        if not c:
-            raise EOFError("the launcher closed rank 0's standard input before the spec's length")
-        head += c
-        if len(head) > 24:
-            raise ValueError(f"rank 0's standard input does not start with the spec's length: {head!r}")
-    total = int(head)
+    while True:
+        head = _line(fd)
+        if head.startswith(b"{") and notices is not None:
+            notices.append(head)
+            continue
+        try:
+            total = int(head)
+        except ValueError:
+            raise ValueError(f"rank 0's standard input does not start with the spec's length: {head[:24]!r}") from None
+        break
     data = bytearray()
     while len(data) < total:
         chunk = os.read(fd, min(total - len(data), window - len(data) % window))
@@ -83,18 +96,31 @@ def read_spec(fd=0, window=None) -> bytes:
     return bytes(data)
 
 
-def _start(comm, MPI, window):
-    """Rank 0: receive the spec from the launcher (:func:`read_spec`), sample the delays, make the host's bell
-    (:mod:`gclib.runtime.wakeup`) and send all three to every worker (non-blocking: a worker that died holds up
-    nobody). Workers: receive them, and open the bell if they can.
+def _line(fd) -> bytes:
+    """One line of ``fd`` with its newline (a spec's length, or a notice: at most :data:`LINE_MAX` bytes)."""
+    head = b""
+    while not head.endswith(b"\n"):
+        c = os.read(fd, 1)
+        if not c:
+            raise EOFError("the launcher closed rank 0's standard input before the spec's length")
+        head += c
+        if len(head) > LINE_MAX:
+            raise ValueError(f"rank 0's standard input does not start with the spec's length: {head[:24]!r}")
+    return head
 
-    Returns ``(payload, sends, bell)``: ``payload`` is ``(spec, finish, the bell's path or None)``, ``None`` when
-    the run cannot start (rank 0 said why on stdout) or ``False`` when no spec came within :data:`SPEC_WAIT` (a
-    worker whose master is gone) or the worker cannot build the model (it said why on stdout); ``sends`` is rank
-    0's list of ``(request, buffer)`` still to complete; ``bell`` the rank's :class:`~gclib.runtime.wakeup.Bell`, or
-    ``None``."""
+
+def _start(comm, MPI, window, notices=None):
+    """Rank 0: receive the spec from the launcher (:func:`read_spec`; the notices that came before it go to
+    ``notices``), sample the delays, make the host's bell (:mod:`gclib.runtime.wakeup`) and send all three to every
+    worker (non-blocking: a worker that died holds up nobody). Workers: receive them, and open the bell if they can.
+
+    Returns ``(payload, sends, bell)``: ``payload`` is ``(spec, finish, the bell's path or None)``; :data:`DONE`
+    when no run follows (the launcher sent a length of 0); ``None`` when the run cannot start (rank 0 said why on
+    stdout) or ``False`` when no spec came within :data:`SPEC_WAIT` (a worker whose master is gone) or the worker
+    cannot build the model (it said why on stdout); ``sends`` is rank 0's list of ``(request, buffer)`` still to
+    complete; ``bell`` the rank's :class:`~gclib.runtime.wakeup.Bell`, or ``None``."""
     if comm.Get_rank() == 0:
-        payload, bell = _master_payload(comm, window)
+        payload, bell = _master_payload(comm, window, notices)
         data = bytearray(pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL))
         sends = []
         for dest in range(1, comm.Get_size()):
@@ -112,7 +138,7 @@ def _start(comm, MPI, window):
     data = bytearray(st.Get_count(MPI.BYTE))
     comm.Recv([data, MPI.BYTE], source=0, tag=TAG_SPEC)
     payload = pickle.loads(data)
-    if not payload:
+    if not payload or payload == DONE:
         return payload, [], None
     try:
         payload[0].build_model()
@@ -125,12 +151,20 @@ def _start(comm, MPI, window):
     return payload, [], join(payload[2])
 
 
-def _master_payload(comm, window) -> tuple:
-    """Rank 0: what goes to every worker, ``(spec, finish, the bell's path or None)`` (``None`` when the run cannot
-    start: said on stdout), and rank 0's bell (made by the master's class:
+def _master_payload(comm, window, notices=None) -> tuple:
+    """Rank 0: what goes to every worker, ``(spec, finish, the bell's path or None)`` (:data:`DONE` when no run
+    follows; ``None`` when the run cannot start: said on stdout), and rank 0's bell (made by the master's class:
     :meth:`gclib.runtime.master.Master.make_bell`)."""
     try:
-        spec = pickle.loads(read_spec(0, window))
+        try:
+            data = read_spec(0, window, notices)
+        except EOFError:
+            if notices is None:  # (the first run: no spec at all)
+                raise
+            data = b""  # the launcher is gone between two runs: none follows
+        if not data:
+            return DONE, None
+        spec = pickle.loads(data)
         try:
             spec.build_model()  # a model named by its import path is built here, on every rank
         except Exception as e:
@@ -179,25 +213,39 @@ def main() -> None:
     # An MPI error (a peer that died, say) raises MPI.Exception where we can handle it, instead of aborting.
     comm.Set_errhandler(MPI.ERRORS_RETURN)
     payload, sends, bell = _start(comm, MPI, window)
-    if not payload:  # the run cannot start (rank 0 said why), or no spec came (the master is gone)
-        _complete(MPI, sends, 5.0)  # rank 0: let the workers hear that there is nothing to do
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(1 if payload is False else 0)
+    notices = []  # rank 0: the launcher's notices that came before the spec (between two runs), for its master
+    while True:
+        if payload == DONE:  # the series is over: every rank leaves through MPI_Finalize
+            _complete(MPI, sends, 5.0)  # rank 0: let the workers hear it
+            return
+        if not payload:  # the run cannot start (rank 0 said why), or no spec came (the master is gone)
+            _complete(MPI, sends, 5.0)  # rank 0: let the workers hear that there is nothing to do
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(1 if payload is False else 0)
+        if _run(comm, payload, sends, bell, notices) is Exit.HARD:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(0)
+        # a clean end (every worker said goodbye, nothing in flight): the next run of the series, if any
+        notices = []
+        payload, sends, bell = _start(comm, MPI, window, notices)
+
+
+def _run(comm, payload, sends, bell, notices) -> Exit:
+    """Run one spec: the master on rank 0 (``notices``: the launcher's lines read before the spec, for it), a
+    worker on the others; returns how the rank leaves it."""
     spec, finish, _ = payload
     master, worker = spec.roles()
-    if comm.Get_rank() == 0:
-        try:
-            how = run_master(comm, spec, finish, sends=sends, deaths=DeathNotices(0), bell=bell, cls=master)
-        finally:
-            if bell is not None:
-                bell.unlink()
-    else:
-        how = run_worker(comm, spec, finish, bell=bell, cls=worker)
-    if how is Exit.HARD:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(0)
+    if comm.Get_rank() != 0:
+        return run_worker(comm, spec, finish, bell=bell, cls=worker)
+    deaths = DeathNotices(0)
+    deaths.rest = b"".join(notices)
+    try:
+        return run_master(comm, spec, finish, sends=sends, deaths=deaths, bell=bell, cls=master)
+    finally:
+        if bell is not None:
+            bell.unlink()
 
 
 if __name__ == "__main__":

@@ -22,11 +22,13 @@ from gclib.runtime.signals import signal_name
 
 
 class RuntimeFailure(RuntimeError):
-    """A distributed run stopped before its last iteration; ``result`` holds the state saved so far."""
+    """A distributed run stopped before its last iteration; ``result`` holds the state saved so far, and
+    ``results`` the runs of a series that finished before it (:func:`gclib.runtime.launcher.launch_series`)."""
 
-    def __init__(self, message, result=None):
+    def __init__(self, message, result=None, results=()):
         super().__init__(message)
         self.result = result
+        self.results = list(results)
 
 
 @dataclass

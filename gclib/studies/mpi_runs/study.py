@@ -1,7 +1,7 @@
 """Grids of real MPI runs (notebook 07) and the pure aggregations of their iteration logs.
 
-:func:`run_grid` launches one MPI job per (data set, compute-time model, scheme) with :func:`gclib.runtime.launch`
-and returns a :class:`Grid` of three tables: one row per run (``summary``), one per iteration (``log``) and one
+:func:`run_grid` runs every (data set, compute-time model, scheme) over MPI, in series in as few jobs as it takes
+(:func:`gclib.runtime.launch_series`), and returns a :class:`Grid` of three tables: one row per run (``summary``), one per iteration (``log``) and one
 per test sample of each run's final parameters (``test``, for intervals on the test AUC). The functions below it
 read those tables only (no MPI): :func:`curve_table`, :func:`timing_table`, :func:`iteration_times`,
 :func:`paired_times`, :func:`overhead`, :func:`time_to_target` and :func:`auc_difference`.
@@ -21,8 +21,8 @@ from gclib import schemes as registry
 from gclib.learning import TandonAGD, make_problem
 from gclib.learning.problems import average_ranks
 from gclib.stats import Estimate, percentile_interval
-from gclib.progress import progress as _progress
-from gclib.runtime import RunSpec, launch
+from gclib.progress import bar
+from gclib.runtime import RunSpec, launch_series
 from gclib.stragglers import model_set
 
 #: The compute-time models of notebook 07 by name (model time units; a run scales them by its time scale): the set
@@ -72,9 +72,10 @@ class Grid:
 def run_grid(datasets, models, schemes, *, workers: int, stragglers: int, iterations: int, time_scale: float,
              samples: int, dim: int, seed: int = 0, timeout: float = 60.0, job_timeout: float | None = None,
              progress: bool = False) -> Grid:
-    """One MPI job per (data set, model, scheme), each ``workers + 1`` ranks, accelerated gradient descent with
-    step ``1 / L`` (Tandon et al.'s update), ``iterations`` iterations, delays of ``models[...]`` scaled by
-    ``time_scale`` seconds per unit and drawn from ``seed``.
+    """One run per (data set, model, scheme), in series (:func:`gclib.runtime.launch_series`: the ranks start once
+    for them all), each of ``workers + 1`` ranks, accelerated gradient descent with step ``1 / L`` (Tandon et
+    al.'s update), ``iterations`` iterations, delays of ``models[...]`` scaled by ``time_scale`` seconds per unit and
+    drawn from ``seed``.
 
     Args:
         datasets: names of :data:`gclib.learning.DATASETS`. models: names of :data:`MODELS`.
@@ -87,14 +88,18 @@ def run_grid(datasets, models, schemes, *, workers: int, stragglers: int, iterat
     if bad:
         raise ValueError(f"models must be among {sorted(MODELS)}, got {bad}")
     jobs = [(ds, m, s) for ds in datasets for m in models for s in schemes]
-    jobs = _progress(jobs, "MPI runs", progress)
-    rows, logs, tests = [], [], []
+    runs = []
     for ds, mname, name in jobs:
         code = build(name, workers, stragglers, seed)
         prob = problem(ds, code.n_parts, samples=samples, dim=dim)
-        spec = RunSpec(code, prob, TandonAGD(1.0 / prob.smoothness), MODELS[mname], iterations=iterations,
-                       time_scale=time_scale, seed=seed, timeout=timeout, label=name)
-        res = launch(spec, job_timeout=job_timeout)
+        runs.append((prob, RunSpec(code, prob, TandonAGD(1.0 / prob.smoothness), MODELS[mname],
+                                   iterations=iterations, time_scale=time_scale, seed=seed, timeout=timeout,
+                                   label=name)))
+    with bar(len(runs) * iterations, "MPI runs (iterations)", progress) as shown:
+        done = launch_series([spec for _, spec in runs], job_timeout=job_timeout,
+                             progress=lambda record: shown.update())
+    rows, logs, tests = [], [], []
+    for (ds, mname, name), (prob, _), res in zip(jobs, runs, done):
         s = res.summary()
         key = {"dataset": ds, "model": mname, "scheme": name}
         rows.append({**key, **{k: s[k] for k in SUMMARY}})

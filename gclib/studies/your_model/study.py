@@ -11,7 +11,8 @@
    delays (a paired comparison).
 3. The runs: for every seed, uncoded and every advised code (each once, whichever advice named it) train the network
    named by its import path (every rank builds it) with gradient descent; then each advised code that tolerates a
-   straggler runs again with one worker killed at ``kill_iteration``.
+   straggler runs again with one worker killed at ``kill_iteration``. The runs go in series
+   (:func:`gclib.runtime.launch_series`): every rank imports PyTorch once per series, not once per run.
 
 :class:`Study` holds every iteration of every run; :meth:`Study.time_to_target`, :meth:`Study.savings` and
 :meth:`Study.timing` make the tables the figures and the claims read.
@@ -30,7 +31,7 @@ from gclib import checks, message_cost, schemes
 from gclib.codes import uncoded
 from gclib.learning import GD
 from gclib.learning.model import load
-from gclib.runtime import RunSpec, launch
+from gclib.runtime import RunSpec, launch_series
 from gclib.simulator import Communication
 from gclib.stats import Estimate, paired_difference
 from gclib.stragglers import Trace, filled
@@ -172,12 +173,15 @@ class _Runner:
             self.models[parts] = load(NETWORK, parts=parts, **self.kw)
         return self.models[parts]
 
-    def __call__(self, code, delays, seed: int, kill=None, probe: bool = False):
+    def spec(self, code, delays, seed: int, kill=None, probe: bool = False) -> RunSpec:
         model = self.model(code.n_parts)
-        spec = RunSpec(code, model, GD(self.lr), delays, iterations=self.iterations, time_scale=self.time_scale,
+        return RunSpec(code, model, GD(self.lr), delays, iterations=self.iterations, time_scale=self.time_scale,
                        seed=seed, kill=dict(kill or {}), timeout=60.0,
                        network=message_cost.sizes_for(model.dim) if probe else ())
-        return launch(spec)
+
+    def __call__(self, runs) -> list:
+        """The results of ``runs``, each the arguments of :meth:`spec`, run in series."""
+        return launch_series([self.spec(*run) for run in runs]) if runs else []
 
 
 def _rows(res, scheme: str, seed: int, kind: str, killed=None) -> list:
@@ -225,19 +229,21 @@ def run(*, trace: str = "SE", workers: int = 8, hidden: int = 32, framework: str
     runner = _Runner(hidden=hidden, framework=framework, lr=lr, iterations=iterations, time_scale=time_scale,
                      model_seed=seed)
     draws = [replayed(t.durations, workers, s) for s in range(seed, seed + seeds)]
-    rows, first = [], None
-    for i, (delays, _, _) in enumerate(draws):  # uncoded first: its first run measures the network
-        res = runner(uncoded(workers), delays, seed + i, probe=i == 0)
-        first = res if i == 0 else first
+    rows = []
+    # uncoded first: its first run measures the network
+    done = runner([(uncoded(workers), delays, seed + i, None, i == 0) for i, (delays, _, _) in enumerate(draws)])
+    first = done[0]
+    for i, res in enumerate(done):
         rows += _rows(res, UNCODED, seed + i, "compare")
     dim = runner.model(workers).dim
     profile = message_cost.fit(first.network or {}, 8 * dim, hosts=sorted(set(first.hosts.values())))
     charged = advised(t, workers, seed=seed, bootstrap=bootstrap, trials=trials,
                       network=trace_units(profile, time_scale, 8 * dim), progress=progress)
     table = _schemes(free, charged, workers)
-    for sch, cmd in zip(table["scheme"][1:], table["command"][1:]):
-        for i, (delays, _, _) in enumerate(draws):
-            rows += _rows(runner(code_of(cmd), delays, seed + i), sch, seed + i, "compare")
+    runs = [(sch, code_of(cmd), i) for sch, cmd in zip(table["scheme"][1:], table["command"][1:])
+            for i in range(len(draws))]
+    for (sch, _, i), res in zip(runs, runner([(code, draws[i][0], seed + i) for _, code, i in runs])):
+        rows += _rows(res, sch, seed + i, "compare")
     rows_k, kills = _kill_runs(runner, table, draws[0][0], seed, kill_iteration, workers)
     delays = pd.DataFrame([{"seed": seed + i, "workers": " ".join(map(str, c)), "first_step": f}
                            for i, (_, c, f) in enumerate(draws)])
@@ -250,8 +256,8 @@ def _kill_runs(runner, table: pd.DataFrame, delays, seed: int, at: int, workers:
     at iteration ``at``: ``(iteration rows, one summary row per run)``."""
     rows, summary = [], []
     killed = workers - 1
-    for r in table[(table["scheme"] != UNCODED) & (table["tolerates"] >= 1)].itertuples():
-        res = runner(code_of(r.command), delays, seed, kill={killed: at})
+    tolerant = list(table[(table["scheme"] != UNCODED) & (table["tolerates"] >= 1)].itertuples())
+    for r, res in zip(tolerant, runner([(code_of(r.command), delays, seed, {killed: at}) for r in tolerant])):
         rows += _rows(res, r.scheme, seed, "kill", killed)
         errors = [x["grad_error"] for x in res.records]
         summary.append({"scheme": r.scheme, "killed": killed, "at": at, "iterations": runner.iterations,
