@@ -24,7 +24,7 @@ from gclib.codes import partial_work as R
 from gclib.codes.mmc import correlated, gc_cyclic, uc_mmc
 from gclib.learning import TandonAGD, make_problem
 from gclib.progress import progress as _progress
-from gclib.runtime.launcher import launch
+from gclib.runtime.launcher import launch_series
 from gclib.runtime.spec import RunSpec
 from gclib.simulator import Communication, arrival_times, simulate_chunk
 from gclib.stats import Estimate, paired_change
@@ -286,12 +286,12 @@ def mpi_exchanges(n: int = 8, l: int = 3, *, iterations: int = 30, mu: float = 1
     l = checks.integer("l", l, low=1, high=n)
     code = schemes.build("rmg", workers=n, load=l, ordering="cyclic")
     problem = make_problem("tandon-logistic", parts=n, seed=seed, n_samples=100 * n, dim=10)
+    iterations = checks.integer("iterations", iterations, low=2)
+    specs = [RunSpec(code, problem, TandonAGD(1.0 / problem.smoothness), ShiftedExponential(mu=mu, alpha=alpha),
+                     iterations=iterations, seed=seed, time_scale=time_scale, timeout=10.0, exchange=exchange)
+             for exchange in EXCHANGES]
     rows = []
-    for exchange in EXCHANGES:
-        spec = RunSpec(code, problem, TandonAGD(1.0 / problem.smoothness), ShiftedExponential(mu=mu, alpha=alpha),
-                       iterations=checks.integer("iterations", iterations, low=2), seed=seed, time_scale=time_scale,
-                       timeout=10.0, exchange=exchange)
-        res = launch(spec, job_timeout=job_timeout)
+    for exchange, res in zip(EXCHANGES, launch_series(specs, job_timeout=job_timeout)):  # (one job)
         for r in res.records:
             rows.append({"exchange": exchange, "iteration": r["iteration"], "time": r["time"],
                          "predicted": r["predicted"], "vectors": r.get("vectors", r["messages"]),
