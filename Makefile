@@ -13,7 +13,7 @@ export MPLBACKEND ?= Agg
 # Import gclib from this checkout, whichever venv is used.
 export PYTHONPATH := $(CURDIR)$(if $(PYTHONPATH),:$(PYTHONPATH))
 
-.PHONY: setup reproduce test bench lab docs lock clean
+.PHONY: setup compile reproduce test bench lab docs lock clean
 
 $(VENV)/.installed: pyproject.toml requirements.lock
 	@test -x $(PY) || { echo "setup: creating $(VENV)"; $(PYTHON) -m venv $(VENV); }
@@ -26,15 +26,21 @@ $(VENV)/.installed: pyproject.toml requirements.lock
 
 setup: $(VENV)/.installed
 
+# gclib's modules compiled ahead, once: the hundreds of processes a run or the suite starts (MPI ranks, kernels,
+# command lines) then read them instead of each compiling them again, as each would where PYTHONDONTWRITEBYTECODE is
+# set (a checkout that cannot be written only loses the saving).
+compile: setup
+	@$(PY) -m compileall -q gclib >/dev/null || echo "compile: gclib's modules were not all compiled ahead"
+
 # Two notebooks at a time on two cores; those that start MPI jobs run alone (notebooks/profiles.toml's [alone]).
 JOBS ?= 2
-reproduce: setup
+reproduce: compile
 	$(PY) -m gclib reproduce --profile $(PROFILE) --figures-dir $(FIGURES) --jobs $(JOBS)
 
 # Two pytest-xdist workers; the MPI tests stay together on one of them, one job at a time (tests/conftest.py), and
 # the session ends with one line saying where its time went (python tools/durations.py keeps a full run's).
 TEST_WORKERS ?= 2
-test: setup
+test: compile
 	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadgroup
 
 bench: setup
