@@ -107,12 +107,13 @@ def saved_width(fig, drawn: bool = False) -> float:
     return float(box.width) + 2 * float(plt.rcParams["savefig.pad_inches"])
 
 
-def problems(fig) -> list[str]:
+def problems(fig, shown: list[Text] | None = None) -> list[str]:
     """What keeps ``fig`` from reading at one or two columns, one sentence each: wider than :data:`MAX_WIDTH`
     as saved; a text below :data:`MIN_FONT` points (the first few named); an axis label about time without its unit
-    in parentheses. Empty when there is nothing."""
+    in parentheses. Empty when there is nothing. ``shown``: :func:`texts` of ``fig`` drawn as it is now (else it is
+    drawn here)."""
     out = []
-    shown = texts(fig)  # the one drawing the checks read
+    shown = texts(fig) if shown is None else shown  # the one drawing the checks read
     if not _defines_time_unit(shown):
         out.append(f"it speaks of {TIME_UNIT} without saying what they are (gclib.plotting.define_time_unit; "
                    f"layout='constrained' and save() does it)")
@@ -143,11 +144,16 @@ def define_time_unit(fig) -> bool:
     (``layout="constrained"``, as :func:`save` does by itself). Returns whether it wrote the note."""
     if _defines_time_unit(texts(fig)):
         return False
+    _write_time_unit(fig)
+    return True
+
+
+def _write_time_unit(fig) -> None:
+    """Write :data:`TIME_UNIT_NOTE` under the title of ``fig`` (the title made of it when there is none)."""
     chars = max(40, int(fig.get_figwidth() * 72 / (0.55 * STYLE["figure.titlesize"] * 0.9)))
     note = textwrap.fill(TIME_UNIT_NOTE, chars)
     title = fig.get_suptitle()
     fig.suptitle(f"{title}\n{note}" if title else note, fontsize=STYLE["font.size"])
-    return True
 
 
 #: Drawings of a figure with a constrained layout after :func:`define_time_unit` wrote its note, before the one
@@ -165,11 +171,15 @@ def save(fig, data: pd.DataFrame, name: str, figures_dir) -> Path:
         ValueError: naming the figure and what keeps it from reading at its size; nothing is written.
     """
     engine = fig.get_layout_engine()
+    shown = None
     if engine is not None and type(engine).__name__ == "ConstrainedLayoutEngine":  # room is made for the title
-        if define_time_unit(fig):
+        shown = texts(fig)
+        if not _defines_time_unit(shown):
+            _write_time_unit(fig)
             for _ in range(SETTLE):
                 fig.canvas.draw()
-    wrong = problems(fig)
+            shown = None  # (the figure changed: drawn again for the checks)
+    wrong = problems(fig, shown)
     if wrong:
         raise ValueError(f"figure {name}: {'; '.join(wrong)}")
     d = Path(figures_dir)

@@ -101,11 +101,11 @@ def test_save_defines_model_time_units_under_the_title_and_writes_the_png_at_its
     assert (tmp_path / "f.csv").read_text() == "a\n1\n"
 
 
-@pytest.mark.parametrize("label, drawings", [("iterations", 2), (plotting.time_label(), 2 + plotting.SETTLE)])
+@pytest.mark.parametrize("label, drawings", [("iterations", 1), (plotting.time_label(), 2 + plotting.SETTLE)])
 def test_save_draws_a_plain_figure_once_for_its_checks_and_one_given_a_note_until_its_layout_settles(
         tmp_path, label, drawings):
-    """Before the file is written: one drawing to look for the note, then (a note written) the SETTLE passes the
-    constrained layout needs, then the one drawing every check reads."""
+    """Before the file is written: one drawing to look for the note, which every check reads when no note is
+    needed; else the note, the SETTLE passes the constrained layout needs, and one more drawing for the checks."""
     plotting.theme()
     fig, ax = plt.subplots(layout="constrained")
     ax.plot([0, 1], [1, 2])
