@@ -74,6 +74,24 @@ def test_read_spec_refuses_a_cut_input():
         os.close(r)
 
 
+def test_read_spec_between_two_runs_keeps_the_notices_before_the_length_and_reads_0_as_none_follows(capfd):
+    r, w = os.pipe()
+    try:
+        os.write(w, b'{"worker": 2, "continued": true}\n0\n')
+        notices = []
+        assert read_spec(r, window=64, notices=notices) == b"" and capfd.readouterr().out == ""
+        assert notices == [b'{"worker": 2, "continued": true}\n']
+        later = DeathNotices(r)  # the next run's master reads them first
+        later.rest = b"".join(notices)
+        assert later.read() == {2: {"continued": True}}
+        os.write(w, b'{"worker": 1, "signal": 9}\n5\n')
+        with pytest.raises(ValueError, match="length"):  # where the first spec's length belongs, a notice is wrong
+            read_spec(r, window=64)
+    finally:
+        os.close(w)
+        os.close(r)
+
+
 def test_death_notices_keep_a_cut_line_and_skip_garbage():
     r, w = os.pipe()
     try:

@@ -142,8 +142,9 @@ def launch_series(specs, *, hosts=None, job_timeout: float | None = None, check:
         run_dir = _make_run_dir(None)
         job, restarts = run_job([c[0] for c in left], [c[6] for c in left], run_dir, hosts, exe, timeout,
                                 progress, ([], []), None, extra, startup_timeout=startup_timeout)
-        ran = job.finished + ([job] if job.index == 0 or job.events["start"] is not None
-                              or job.events["failed"] is not None else [])
+        # the runs the job finished, and the one under way at its end unless it never began (then the next job's)
+        began = job.index == 0 or any(job.events[k] is not None for k in ("start", "end", "failed"))
+        ran = job.finished + ([job] if began else [])
         for i, run in enumerate(ran):
             try:
                 res = _measured(run, restarts if i == 0 else [], ([], []), run_dir)

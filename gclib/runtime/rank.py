@@ -26,6 +26,7 @@ import fcntl
 import json
 import os
 import pickle
+import select
 import signal
 import sys
 import time
@@ -42,6 +43,9 @@ SPEC_WAIT = 120.0
 STDIN_BUFFER = 1 << 20
 #: Longest line rank 0 reads before a spec: its length, or a notice of the launcher between two runs.
 LINE_MAX = 4096
+#: Seconds rank 0 waits after a run's end for the launcher's next spec (or its word that none follows) before it
+#: ends the job as if none followed; below :data:`SPEC_WAIT`, so that the workers hear it first.
+NEXT_WAIT = 60.0
 #: What rank 0 sends every worker when the series is over: no run follows, leave through ``MPI_Finalize``.
 DONE = "done"
 #: Linux ``fcntl`` commands that set and get the size of a pipe's buffer.
@@ -157,11 +161,13 @@ def _master_payload(comm, window, notices=None) -> tuple:
     :meth:`gclib.runtime.master.Master.make_bell`)."""
     try:
         try:
+            if notices is not None and not select.select([0], [], [], NEXT_WAIT)[0]:
+                raise EOFError("no word from the launcher after the run's end")
             data = read_spec(0, window, notices)
         except EOFError:
             if notices is None:  # (the first run: no spec at all)
                 raise
-            data = b""  # the launcher is gone between two runs: none follows
+            data = b""  # the launcher is gone, or silent, between two runs: none follows
         if not data:
             return DONE, None
         spec = pickle.loads(data)
