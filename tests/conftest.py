@@ -15,28 +15,61 @@ _HYPOTHESIS_HOME = None
 _CLOCK = {}  # the session's start and the machine's load then
 
 
+#: Where a run of the whole suite builds the documentation site in the background (tests/docs_site.py's start):
+#: set by the session's first process, read by every worker's ``docs_site`` fixture.
+DOCS_BUILD = "GCLIB_TEST_DOCS_BUILD"
+_DOCS = {}  # the background build's process and folder, in the process that started it
+
+
 def pytest_configure(config):
     """Hypothesis keeps caches (constants, unicode data) in a folder of its own: a temporary one for the session,
     removed at the end, so that the tests leave nothing in the checkout (a folder the caller chose is kept). The
-    session's clock starts here (:func:`pytest_terminal_summary`)."""
+    session's clock starts here (:func:`pytest_terminal_summary`). A run of the whole suite starts building the
+    documentation site now, in the background (tests/docs_site.py)."""
     global _HYPOTHESIS_HOME
     _CLOCK.update(start=time.perf_counter(), load=_load())
     if not os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
         _HYPOTHESIS_HOME = tempfile.mkdtemp(prefix="gclib-hypothesis-")
         os.environ["HYPOTHESIS_STORAGE_DIRECTORY"] = _HYPOTHESIS_HOME
+    if not os.environ.get(DOCS_BUILD) and _runs_the_docs_site(config):
+        import docs_site as site
+
+        work = Path(tempfile.mkdtemp(prefix="gclib-docs-site-"))
+        _DOCS.update(proc=site.start(work), work=work)
+        os.environ[DOCS_BUILD] = str(work)
+
+
+def _runs_the_docs_site(config) -> bool:
+    """Whether the session names the tests folder itself or a file whose tests read the site (not a subset of
+    other files, for which the build would be wasted)."""
+    here = Path(__file__).resolve().parent
+    for arg in config.args:
+        path = Path(arg.split("::", 1)[0]).resolve()
+        if path == here or path.name in SHARED and SHARED[path.name] == "docs site":
+            return True
+    return False
 
 
 def pytest_unconfigure(config):
     if _HYPOTHESIS_HOME is not None:
         shutil.rmtree(_HYPOTHESIS_HOME, ignore_errors=True)
         os.environ.pop("HYPOTHESIS_STORAGE_DIRECTORY", None)
+    if _DOCS:
+        if _DOCS["proc"].poll() is None:  # a session that ended before the site was built
+            _DOCS["proc"].kill()
+            _DOCS["proc"].wait()
+        shutil.rmtree(_DOCS.pop("work"), ignore_errors=True)
+        os.environ.pop(DOCS_BUILD, None)
 
 
 @pytest.fixture(scope="session")
 def docs_site(tmp_path_factory):
-    """The documentation site, staged and built once per session (tests/docs_site.py): its folder."""
+    """The documentation site, staged and built once per session (tests/docs_site.py): its folder; built in the
+    background since the session's start when the whole suite runs."""
     import docs_site as site
 
+    if os.environ.get(DOCS_BUILD):
+        return site.wait(Path(os.environ[DOCS_BUILD]))
     return site.build(tmp_path_factory.mktemp("docs"))
 
 

@@ -6,14 +6,21 @@ notebooks made here, without a kernel: the index with the output of its gallery 
 Markdown for the committed ``figures/`` (written with the absolute folder, as a run writes it), and notebook 01
 with the exact derivations ``gclib.symbolic`` renders (matrices as LaTeX, one of them wider than the page) and a
 wide table. Every other notebook is shown as committed, without outputs.
+
+A run of the whole suite builds the site in the background from the session's start (:func:`start`, from
+``tests/conftest.py``), at the lowest CPU priority, so that it takes the cores' idle time (MPI ranks waiting out their
+injected delays) rather than the tests' own; the fixture waits for it (:func:`wait`). ``python tests/docs_site.py
+WORK`` is that build.
 """
 from __future__ import annotations
 
 import functools
 import importlib.util
 import json
+import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -86,3 +93,58 @@ def build(work: Path) -> Path:
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=900, cwd=ROOT)
     assert p.returncode == 0, f"the site did not build:\n{p.stdout[-3000:]}\n{p.stderr[-6000:]}"
     return work / "site"
+
+
+#: What the background build writes in its folder when it ends: ``{"ok": bool, "error": "..."}``.
+RESULT = "result.json"
+
+
+def start(work: Path) -> subprocess.Popen:
+    """Build the site in ``work`` in a process of its own, at the lowest CPU priority (``nice`` 19)."""
+    work.mkdir(parents=True, exist_ok=True)
+    with open(work / "stderr.txt", "w") as err:
+        proc = subprocess.Popen([sys.executable, __file__, str(work)], cwd=ROOT, stdout=subprocess.DEVNULL,
+                                stderr=err, preexec_fn=lambda: os.nice(19))
+    (work / "pid").write_text(str(proc.pid))
+    return proc
+
+
+def wait(work: Path, timeout: float = 900.0) -> Path:
+    """The site the background build (:func:`start`) made in ``work``, once it is done; AssertionError with its
+    error when it failed, died without a word, or did not end within ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    pid = int((work / "pid").read_text())
+    while not (work / RESULT).exists():
+        assert time.monotonic() < deadline, f"the site's background build did not end in {timeout:g} s"
+        if not _alive(pid) and not (work / RESULT).exists():
+            raise AssertionError(f"the site's background build died: {(work / 'stderr.txt').read_text()[-3000:]}")
+        time.sleep(0.2)
+    result = json.loads((work / RESULT).read_text())
+    assert result["ok"], result["error"]
+    return work / "site"
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` runs (a zombie, dead but not yet waited for by its parent, does not)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            pass
+        return True
+
+
+if __name__ == "__main__":
+    folder = Path(sys.argv[1])
+    try:
+        build(folder)
+        outcome = {"ok": True, "error": ""}
+    except BaseException as e:  # what the waiting fixture raises
+        outcome = {"ok": False, "error": f"{type(e).__name__}: {e}"}
+    (folder / (RESULT + ".part")).write_text(json.dumps(outcome))
+    (folder / (RESULT + ".part")).rename(folder / RESULT)
