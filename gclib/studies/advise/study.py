@@ -27,7 +27,7 @@ from gclib import fit as _fit
 from gclib import message_cost
 from gclib.learning import TandonAGD
 from gclib.parallel import ordered_map
-from gclib.runtime import RunSpec, launch, namespace_hosts
+from gclib.runtime import RunSpec, launch, launch_series, namespace_hosts
 from gclib.runtime.measure import host_names, profile_spec
 from gclib.stats import Estimate
 from gclib.stragglers import ComputeModel, expected_order_statistic, model_set
@@ -173,23 +173,28 @@ def _run_options(command: str) -> tuple:
     return scheme, {k[2:].replace("-", "_"): int(v) if v.isdigit() else v for k, v in opts.items()}
 
 
-def run_advised(command: str, model: ComputeModel, *, samples: int, dim: int, iterations: int, time_scale: float,
-                seed: int, where: dict):
-    """Run an advice's design for real: ``gclib run``'s runtime trains with the design of ``command`` (an advice's
-    run options) for ``iterations`` iterations under delays of ``model`` (``time_scale`` seconds per unit, ``seed``)
-    on Tandon's synthetic logistic regression of ``samples`` rows (at least one per data part) of ``dim``
-    features, on the hosts of ``where`` (:func:`gclib.runtime.launch`'s ``hosts`` and ``mpiexec_args``).
+def run_advised(commands, model: ComputeModel, *, samples: int, dim: int, iterations: int, time_scale: float,
+                seed: int, where: dict) -> list:
+    """Run advices' designs for real, in series (:func:`gclib.runtime.launch_series`): ``gclib run``'s runtime
+    trains with the design of each of ``commands`` (an advice's run options) for ``iterations`` iterations under
+    delays of ``model`` (``time_scale`` seconds per unit, ``seed``) on Tandon's synthetic logistic regression of
+    ``samples`` rows (at least one per data part) of ``dim`` features, on the hosts of ``where``
+    (:func:`gclib.runtime.launch`'s ``hosts`` and ``mpiexec_args``).
 
     Returns:
-        ``(result, code, estimate)``: the :class:`gclib.runtime.RunResult`, the code run, and the Student-t mean of
-        its iteration times (seconds).
+        per command, ``(result, code, estimate)``: the :class:`gclib.runtime.RunResult`, the code run, and the
+        Student-t mean of its iteration times (seconds).
     """
-    scheme, opts = _run_options(command)
-    code = schemes.build(scheme, **opts)
-    prob = problem("tandon-logistic", code.n_parts, samples=max(samples, code.n_parts), dim=dim)
-    run = launch(RunSpec(code, prob, TandonAGD(1.0 / prob.smoothness), model, iterations=iterations,
-                         time_scale=time_scale, seed=seed, timeout=60.0), **where)
-    return run, code, Estimate.of(np.array([x["time"] for x in run.records]))
+    codes, specs = [], []
+    for command in commands:
+        scheme, opts = _run_options(command)
+        code = schemes.build(scheme, **opts)
+        prob = problem("tandon-logistic", code.n_parts, samples=max(samples, code.n_parts), dim=dim)
+        codes.append(code)
+        specs.append(RunSpec(code, prob, TandonAGD(1.0 / prob.smoothness), model, iterations=iterations,
+                             time_scale=time_scale, seed=seed, timeout=60.0))
+    runs = launch_series(specs, **where) if specs else []
+    return [(run, code, Estimate.of(np.array([x["time"] for x in run.records]))) for run, code in zip(runs, codes)]
 
 
 def machine(*, workers: int, tasks: int, iterations: int, model: ComputeModel, time_scale: float,
@@ -211,12 +216,11 @@ def machine(*, workers: int, tasks: int, iterations: int, model: ComputeModel, t
     chosen = [("advised", advice.best)]
     unc = advice.ranked[advice.ranked["family"] == "uncoded"]
     chosen.append(("uncoded", unc.iloc[0].to_dict() if len(unc) else None))
+    chosen = [(role, r) for role, r in chosen if r is not None]
+    ran = run_advised([r["command"] for _, r in chosen], model, samples=samples, dim=dim, iterations=run_iterations,
+                      time_scale=time_scale, seed=seed + 1, where={"hosts": hosts})
     rows, logs = [], []
-    for role, r in chosen:
-        if r is None:
-            continue
-        run, code, e = run_advised(r["command"], model, samples=samples, dim=dim, iterations=run_iterations,
-                                   time_scale=time_scale, seed=seed + 1, where={"hosts": hosts})
+    for (role, r), (run, code, e) in zip(chosen, ran):
         rows.append({"role": role, "label": r["label"], "command": r["command"], "predicted": r["mean_time"],
                      "predicted_lo": r["mean_time"] - r["ci95_time"], "predicted_hi": r["mean_time"] + r["ci95_time"],
                      "mean_time": e.value, "lo": e.lo, "hi": e.hi, "iterations": len(run.records)})
@@ -338,12 +342,13 @@ def _network_case(where_opts, where, workers, tasks, iterations, model, time_sca
         m, h = float(r["mean_time"].iloc[0]), float(r["ci95_time"].iloc[0])
         return m, m - h, m + h
 
+    commands = {label: (free.best if roles[0] == "free" else charged.best)["command"] for label, roles in picks.items()}
+    ran = run_advised(list(commands.values()), model, samples=samples, dim=dim, iterations=run_iterations,
+                      time_scale=time_scale, seed=seed + 1, where=where_opts)
     rows, logs = [], []
-    for label, roles in picks.items():
-        command = (free.best if roles[0] == "free" else charged.best)["command"]
+    for (label, roles), (run, code, e) in zip(picks.items(), ran):
+        command = commands[label]
         (f, f_lo, f_hi), (c, c_lo, c_hi) = predicted(free, label), predicted(charged, label)
-        run, code, e = run_advised(command, model, samples=samples, dim=dim, iterations=run_iterations,
-                                   time_scale=time_scale, seed=seed + 1, where=where_opts)
         sent = run.messages_sent / max(1, len(run.records))
         one = net.overhead + 8 * dim * float(np.mean(code.size)) / net.bandwidth  # the master's time per message
         rows.append({"role": "both" if len(roles) == 2 else roles[0], "label": label, "command": command,

@@ -1,10 +1,10 @@
 """Grids of real MPI runs (notebook 07) and the pure aggregations of their iteration logs.
 
 :func:`run_grid` runs every (data set, compute-time model, scheme) over MPI, in series in as few jobs as it takes
-(:func:`gclib.runtime.launch_series`), and returns a :class:`Grid` of three tables: one row per run (``summary``), one per iteration (``log``) and one
-per test sample of each run's final parameters (``test``, for intervals on the test AUC). The functions below it
-read those tables only (no MPI): :func:`curve_table`, :func:`timing_table`, :func:`iteration_times`,
-:func:`paired_times`, :func:`overhead`, :func:`time_to_target` and :func:`auc_difference`.
+(:func:`gclib.runtime.launch_series`), and returns a :class:`Grid` of three tables: one row per run (``summary``),
+one per iteration (``log``) and one per test sample of each run's final parameters (``test``, for intervals on the
+test AUC). The functions below it read those tables only (no MPI): :func:`curve_table`, :func:`timing_table`,
+:func:`iteration_times`, :func:`paired_times`, :func:`overhead`, :func:`time_to_target` and :func:`auc_difference`.
 
 All schemes of one (data set, model) pair use the same seed, so they see the same injected delays per worker and
 iteration (common random numbers); the data of a data set is the same in every run (its own seed, 0).
