@@ -79,6 +79,35 @@ def test_tasks_are_counted_on_the_rounded_products():
     assert blocks.tasks_done(x, np.array([0.3]), np.array([4, 4, 4, 4]))[0] == 7
 
 
+def _counted(x, t, L, dtype):
+    """``#{1 <= j <= L : dtype(j * x) <= t, finite}`` by the products themselves, entry by entry."""
+    out = np.zeros(x.shape)
+    for j in range(1, int(L) + 1):
+        with np.errstate(over="ignore", invalid="ignore"):
+            p = (x * j).astype(dtype)
+        out += (p <= t) & np.isfinite(p)
+    return out
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_task_counts_estimated_in_float32_are_exact_at_every_rounding_edge(dtype):
+    """Times at exact multiples of the draws, one float either side of them, and the usual draws and edges (0, inf,
+    subnormal, huge but with every product within the dtype's range): the float32 estimate recounts every entry it
+    cannot be sure of."""
+    rng = np.random.default_rng(11)
+    huge = 1e300 if dtype is np.float64 else 1e30
+    x = np.concatenate([rng.exponential(0.1, 3000), 0.01 + rng.exponential(1.0, 3000),
+                        [0.0, np.inf, 5e-324, 1e-40, huge, 1 / 3, 0.1, 0.7]])
+    j = rng.integers(1, 11, x.size).astype(float)
+    base = (x * j).astype(dtype).astype(float)
+    for t in (base, np.nextafter(base, np.inf), np.nextafter(base, -np.inf), np.full(x.size, 0.35), np.zeros(x.size),
+              np.full(x.size, np.inf)):
+        for L in (1.0, 10.0, 37.0):
+            got = blocks.task_counts(x, t, L, dtype=dtype)
+            want = _counted(x, t, L, dtype)
+            assert np.array_equal(got, want), (dtype, L, x[got != want][:5], t[got != want][:5])
+
+
 def test_a_message_sent_before_the_whole_load_counts_every_task():
     """``ready`` below the load: the workers whose message arrived have not all computed their whole load."""
     from gclib.codes.rules import threshold
