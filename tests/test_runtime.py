@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import os
 import pickle
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -252,6 +253,22 @@ def test_a_series_runs_each_spec_as_alone_and_goes_on_in_a_new_job_after_a_run_t
     assert killed.ok and killed.dead_workers == [3] and killed.returncode == 17  # the first job ended with it
     assert first.pids == killed.pids and set(after.pids.values()).isdisjoint(first.pids.values())
     assert after.ok and after.dead_workers == [] and after.returncode == 0 and len(after.records) == 3
+
+
+@pytest.mark.mpi
+@pytest.mark.timeout(120)
+def test_a_run_of_a_series_that_stops_early_ends_its_job_through_finalize_and_the_next_runs_in_a_new_one():
+    from gclib.learning import GD
+
+    code = schemes.build("crc", workers=4, stragglers=1)
+    problem = make_problem("tandon-logistic", parts=code.n_parts, seed=0, n_samples=400, dim=10)
+    diverges = RunSpec(code, problem, GD(1e308), MODEL, iterations=3, seed=3, time_scale=0.01, timeout=5.0)
+    bad, good = launch_series([diverges, _spec(code, iterations=3)], job_timeout=60, check=False)
+    assert bad.status == "diverged" and bad.dead_workers == [] and bad.returncode == 0  # every rank finalized
+    assert good.ok and len(good.records) == 3 and good.returncode == 0
+    assert set(good.pids.values()).isdisjoint(bad.pids.values())
+    assert bad.run_dir is not None and (Path(bad.run_dir) / "stderr.txt").exists() and good.run_dir is None
+    shutil.rmtree(bad.run_dir)  # (kept for the failed run, in the temporary directory)
 
 
 def test_a_series_refuses_no_spec_and_specs_of_different_sizes():

@@ -93,7 +93,7 @@ def run_job(spec, pickled, run_dir, hosts, exe, job_timeout, progress, prior, ar
         job = Job(spec, run_dir, hosts, exe, job_timeout, progress, append=bool(restarts), extra=extra,
                   startup_timeout=startup_timeout)
         try:
-            job.run(pickled if isinstance(pickled, list) else [pickled])
+            job.run(pickled)
         except BaseException:  # a bug of ours: no rank left, and what the job reported is kept
             job.kill()
             try:
@@ -150,9 +150,9 @@ class Job:
         self.looked = -math.inf
 
     # ------------------------------------------------------------------ the job
-    def run(self, pickled: bytes) -> None:
+    def run(self, pickled) -> None:
         """Start the job, run the three threads, watch it to its end (or kill it); the outcome is in the job's
-        attributes."""
+        attributes. ``pickled``: the pickled spec, or the list of a series' pickled specs."""
         self.run_began = time.perf_counter()
         self.pickled = list(pickled) if isinstance(pickled, list) else [pickled]
         handlers = catch_stop_signals()
@@ -316,11 +316,13 @@ class Job:
 
     def run_ended(self, end: dict) -> None:
         """The master's end of the run under way: when it ended cleanly and a spec of the series follows, keep
-        the run in :attr:`finished` and start the next one; else the job's end. Either way rank 0 hears which
-        (the next spec, or that none follows: :meth:`feed_rank0`)."""
+        the run in :attr:`finished` and start the next one; else the job's end. Where rank 0 waits for a word
+        (``reads_next``), it hears which: the next spec, or that none follows (:meth:`feed_rank0`); else nothing is
+        written to it (it is leaving, and Hydra fails a job whose input reaches a rank that is gone)."""
+        reads = bool(end.get("reads_next"))
         with self.lock:
             self.events["tasks"].extend(end.get("tasks") or [])
-            clean = (end.get("status") == "ok" and not end.get("dead_workers") and not self.deaths
+            clean = (reads and end.get("status") == "ok" and not end.get("dead_workers") and not self.deaths
                      and not self.stopped and self.events["failed"] is None and not self.killing)
             if clean and self.index + 1 < len(self.specs):
                 now = time.perf_counter()
@@ -332,7 +334,8 @@ class Job:
                 self.notices.put(NEXT)
                 return
             self.events["end"] = end
-        self.notices.put(NONE_FOLLOWS)
+        if reads:
+            self.notices.put(NONE_FOLLOWS)
 
     # ------------------------------------------------------------------ standard error: the guards' lines
     def read_guards(self, err) -> None:

@@ -80,10 +80,7 @@ def launch(spec: RunSpec, *, hosts=None, job_timeout: float | None = None, state
     # ---- every check first: nothing is created or started for a refused run
     spec, prior, hosts, run_dir, state_file, job_timeout, pickled = _check_launch(
         spec, hosts=hosts, job_timeout=job_timeout, state_file=state_file, run_dir=run_dir, resume=resume)
-    startup_timeout = STARTUP_TIMEOUT if startup_timeout is None else checks.seconds("startup_timeout",
-                                                                                      startup_timeout)
-    extra = mpiexec_options("mpiexec_args", mpiexec_args)
-    exe = choose_launcher(launcher, mpiexec, hosts, spec.ranks)
+    exe, extra, startup_timeout = _starter(launcher, mpiexec, hosts, spec.ranks, mpiexec_args, startup_timeout)
     job_timeout = default_job_timeout(spec) if job_timeout is None else job_timeout
     # ---- the run directory, then the job
     own = run_dir is None
@@ -130,11 +127,8 @@ def launch_series(specs, *, hosts=None, job_timeout: float | None = None, check:
     ranks = {s.ranks for s in specs}
     if len(ranks) > 1:
         raise ValueError(f"the specs of a series must have the same number of ranks, got {sorted(ranks)}")
-    startup_timeout = STARTUP_TIMEOUT if startup_timeout is None else checks.seconds("startup_timeout",
-                                                                                      startup_timeout)
-    extra = mpiexec_options("mpiexec_args", mpiexec_args)
     hosts = checked[0][2]
-    exe = choose_launcher(launcher, mpiexec, hosts, specs[0].ranks)
+    exe, extra, startup_timeout = _starter(launcher, mpiexec, hosts, specs[0].ranks, mpiexec_args, startup_timeout)
     results = []
     while len(results) < len(specs):
         left = checked[len(results):]
@@ -164,6 +158,14 @@ def launch_series(specs, *, hosts=None, job_timeout: float | None = None, check:
         if job.interrupted is not None:  # a stop signal ends the series, with what ran so far
             break
     return results
+
+
+def _starter(launcher, mpiexec, hosts, ranks: int, mpiexec_args, startup_timeout) -> tuple:
+    """What starts a job of ``ranks`` ranks, checked: ``(executable, more mpiexec options, start-up timeout)``."""
+    startup_timeout = STARTUP_TIMEOUT if startup_timeout is None else checks.seconds("startup_timeout",
+                                                                                      startup_timeout)
+    extra = mpiexec_options("mpiexec_args", mpiexec_args)
+    return choose_launcher(launcher, mpiexec, hosts, ranks), extra, startup_timeout
 
 
 def _measured(job, restarts, prior, run_dir) -> RunResult:

@@ -529,14 +529,17 @@ class Master(P.Rank):
 
     def finish_run(self, status: str, error: str, theta, tasks: bool = True) -> P.Exit:
         """Stop the workers (:meth:`stop`) and tell the launcher how the run ended, with the task reports that came
-        until then (``tasks``); returns how to leave."""
+        until then (``tasks``), and whether rank 0 now reads its next word (``reads_next``: the next spec of a
+        series, or that none follows; only after a run that finished with every worker alive and every message
+        drained); returns how to leave."""
         stopped = self.stop()
+        reads_next = stopped.exit is P.Exit.CLEAN and status == "ok"
         emit("end", status=status, error=error, dead_workers=stopped.dead, theta=theta, stale=self.stale,
              silent={w: why for w, why in sorted(self.silent.items()) if w in stopped.dead},
              tasks=self.take_tasks() if tasks else [],
              messages_sent=sum(b[0] for b in self.byes.values()), messages_received=self.received_total,
-             abandoned={w: b[1] for w, b in sorted(self.byes.items())})
-        return stopped.exit
+             abandoned={w: b[1] for w, b in sorted(self.byes.items())}, reads_next=reads_next)
+        return stopped.exit if reads_next or stopped.exit is P.Exit.HARD else P.Exit.LAST
 
     def stop(self) -> Stopped:
         """Stop every worker, drain every message still in flight, and find the workers that died."""

@@ -103,10 +103,12 @@ def report_failure(worker, stage: str, error: BaseException, iteration=None) -> 
 
 
 class Exit(enum.Enum):
-    """How a rank leaves the job: ``CLEAN`` through ``MPI_Finalize``; ``HARD`` without it (a peer died, or never
-    said its last word, and finalize would wait for it forever)."""
+    """How a rank leaves a run: ``CLEAN``, ready for the next run of a series (or ``MPI_Finalize``); ``LAST``
+    (rank 0) through ``MPI_Finalize`` with no run after it in this job (the run stopped early, every rank alive);
+    ``HARD`` without finalize (a peer died, or never said its last word, and finalize would wait for it forever)."""
 
     CLEAN = "clean"
+    LAST = "last"
     HARD = "hard"
 
 

@@ -113,7 +113,7 @@ def _line(fd) -> bytes:
     return head
 
 
-def _start(comm, MPI, window, notices=None):
+def _start(comm, MPI, window, notices=None, last=False):
     """Rank 0: receive the spec from the launcher (:func:`read_spec`; the notices that came before it go to
     ``notices``), sample the delays, make the host's bell (:mod:`gclib.runtime.wakeup`) and send all three to every
     worker (non-blocking: a worker that died holds up nobody). Workers: receive them, and open the bell if they can.
@@ -122,9 +122,10 @@ def _start(comm, MPI, window, notices=None):
     when no run follows (the launcher sent a length of 0); ``None`` when the run cannot start (rank 0 said why on
     stdout) or ``False`` when no spec came within :data:`SPEC_WAIT` (a worker whose master is gone) or the worker
     cannot build the model (it said why on stdout); ``sends`` is rank 0's list of ``(request, buffer)`` still to
-    complete; ``bell`` the rank's :class:`~gclib.runtime.wakeup.Bell`, or ``None``."""
+    complete; ``bell`` the rank's :class:`~gclib.runtime.wakeup.Bell`, or ``None``. ``last``: rank 0 reads nothing
+    and sends :data:`DONE`."""
     if comm.Get_rank() == 0:
-        payload, bell = _master_payload(comm, window, notices)
+        payload, bell = (DONE, None) if last else _master_payload(comm, window, notices)
         data = bytearray(pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL))
         sends = []
         for dest in range(1, comm.Get_size()):
@@ -229,13 +230,15 @@ def main() -> None:
             sys.stdout.flush()
             sys.stderr.flush()
             os._exit(1 if payload is False else 0)
-        if _run(comm, payload, sends, bell, notices) is Exit.HARD:
+        how = _run(comm, payload, sends, bell, notices)
+        if how is Exit.HARD:
             sys.stdout.flush()
             sys.stderr.flush()
             os._exit(0)
-        # a clean end (every worker said goodbye, nothing in flight): the next run of the series, if any
+        # every worker said goodbye, nothing in flight: the next run of the series, if any (rank 0 reads the
+        # launcher's word only after a run that finished: LAST, none follows)
         notices = []
-        payload, sends, bell = _start(comm, MPI, window, notices)
+        payload, sends, bell = _start(comm, MPI, window, notices, last=how is Exit.LAST)
 
 
 def _run(comm, payload, sends, bell, notices) -> Exit:
