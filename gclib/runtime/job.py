@@ -35,7 +35,7 @@ from pathlib import Path
 
 from gclib.runtime.command import ROOT, job_env, mpiexec_command
 from gclib.runtime.guard import REPORT, STOPPED
-from gclib.runtime.processes import hydra_files, job_processes, remove_files
+from gclib.runtime.processes import hydra_files, job_processes, remove_files, shm_segments
 from gclib.runtime.protocol import MARK
 from gclib.runtime.result import job_result
 from gclib.runtime.signals import Interrupted, catch_stop_signals, restore, signal_name
@@ -148,6 +148,8 @@ class Job:
         self.topology = None  # Hydra's topology files of this job, once found (removed after it: a killed proxy
         # leaves them behind); set() when there are none to find
         self.looked = -math.inf
+        self.segments = None  # MPICH's shared-memory files of this job's ranks on this host, once every rank is
+        # through MPI_Init (removed after the job: ranks that leave without MPI_Finalize leave them in memory)
 
     # ------------------------------------------------------------------ the job
     def run(self, pickled) -> None:
@@ -185,6 +187,7 @@ class Job:
         finally:
             restore(handlers)
             remove_files(self.topology or ())
+            remove_files(self.segments or ())
             self.seconds = time.perf_counter() - self.run_began  # (the last run's: the job's when alone)
 
     def watch(self) -> str | None:
@@ -205,6 +208,7 @@ class Job:
             now = time.monotonic()
             why = None
             self.look_for_topology(now)
+            self.look_for_segments()
             if self.events["failed"] is not None and self.events["end"] is None:
                 why = "failed"  # a rank's model failed (it said so): the run cannot go on
             elif self.master_death is not None and self.events["end"] is None:
@@ -240,6 +244,12 @@ class Job:
         found = hydra_files(self.proc.pid)
         if found or self.events["init"] is not None:
             self.topology = found
+
+    def look_for_segments(self) -> None:
+        """Note MPICH's shared-memory files that this job's ranks on this host map (:attr:`segments`), once,
+        when every rank is through ``MPI_Init`` (where MPICH makes them)."""
+        if self.segments is None and self.events["init"] is not None:
+            self.segments = shm_segments(job_processes(self.run_dir))
 
     def kill(self) -> None:
         """Kill the job: mpiexec (Hydra forwards the signal to its proxies, which kill the ranks), then any rank

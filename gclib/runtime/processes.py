@@ -107,6 +107,24 @@ def hydra_files(pid: int) -> set:
     return {f for child in descendants(pid) for f in open_files(child) if f.startswith(HYDRA_TOPOLOGY)}
 
 
+#: Where MPICH keeps the shared memory of a host's ranks; it removes the file in ``MPI_Finalize``, so a job whose
+#: ranks leave without it (a dead peer) leaves the file behind, in memory (``/dev/shm`` is a tmpfs).
+MPICH_SHM = "/dev/shm/mpich_shm_"
+
+
+def shm_segments(pids) -> set:
+    """The MPICH shared-memory files (:data:`MPICH_SHM`) that processes ``pids`` have mapped (Linux
+    ``/proc/PID/maps``; empty elsewhere): a job's, told apart from other jobs' by who maps them."""
+    out = set()
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/maps") as f:
+                out.update(line.split(None, 5)[5].strip() for line in f if MPICH_SHM in line)
+        except (OSError, IndexError):
+            continue
+    return {f for f in out if f.startswith(MPICH_SHM) and not f.endswith("(deleted)")}
+
+
 def remove_files(paths) -> None:
     """Remove the files ``paths`` that are still there (what a killed job's proxies left)."""
     for p in paths:
