@@ -230,12 +230,17 @@ def test_too_many_stragglers_stop_with_a_clear_error_and_the_state_saved(tmp_pat
 
 @pytest.mark.mpi
 @pytest.mark.timeout(90)
-def test_a_dead_worker_is_a_straggler_that_never_answers():
+def test_a_dead_worker_is_a_straggler_that_never_answers(monkeypatch):
+    import gclib.runtime.job as J
+    from gclib.runtime.processes import shm_segments
+
+    noted = []
+    monkeypatch.setattr(J, "shm_segments", lambda pids: noted.append(shm_segments(pids)) or noted[-1])
     code = schemes.build("crc", workers=4, stragglers=1)
-    shm = set(Path("/dev/shm").glob("mpich_shm_*"))
     res = launch(_spec(code, iterations=3, kill={3: 1}), job_timeout=60, check=False)
     # the ranks left without MPI_Finalize, which removes MPICH's shared memory: the launcher removed it after them
-    assert set(Path("/dev/shm").glob("mpich_shm_*")) <= shm
+    if Path("/dev/shm").is_dir():
+        assert len(noted) == 1 and noted[0] and not any(Path(f).exists() for f in noted[0]), noted
     assert res.ok, res.error
     assert len(res.records) == 3 and res.dead_workers == [3]
     assert res.returncode == 17  # mpiexec reports the dead rank's exit code (its guard exits with it)
