@@ -180,15 +180,16 @@ def task_counts(x: np.ndarray, t, L, dtype=np.float64) -> np.ndarray:
     ``j``. Returns float32 counts (float64 for loads of ``2**24`` tasks and more)."""
     dtype = np.dtype(dtype)
     L = np.asarray(L, dtype=float)
+    most = float(L.max())
     # The estimate in float32 where the load is small (half the memory to stream): its quotient is within 2**-22 of
     # t / x relatively, far inside the tolerance below, so every entry it leaves out of the recount is exact.
-    est = np.float32 if float(L.max()) <= ESTIMATE32_MAX_LOAD else np.float64
-    tol = 16 * float(np.finfo(np.float32 if est is np.float32 else dtype).eps) * (float(L.max()) + 2)
+    est = np.float32 if most <= ESTIMATE32_MAX_LOAD else np.float64
+    tol = 16 * max(float(np.finfo(est).eps), float(np.finfo(dtype).eps)) * (most + 2)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
         r = np.divide(np.asarray(t, dtype=est), np.asarray(x, dtype=est), dtype=est)
     np.minimum(r, L + 0.5, out=r, casting="same_kind")  # far beyond the last task: all done (NaN stays NaN)
     # the counts in float32 where they are exact (below 2**24): half the memory a fresh array costs to touch
-    q = np.floor(r, out=np.empty(r.shape, np.float32 if float(L.max()) < 2 ** 24 else np.float64))
+    q = np.floor(r, out=np.empty(r.shape, np.float32 if most < 2 ** 24 else np.float64))
     np.subtract(r, q, out=r)
     near = np.greater_equal(r, tol)
     np.logical_not(near, out=near)  # NaN (0 / 0, inf / inf) is near too
