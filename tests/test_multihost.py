@@ -81,8 +81,7 @@ def test_read_spec_between_two_runs_keeps_the_notices_before_the_length_and_read
         notices = []
         assert read_spec(r, window=64, notices=notices) == b"" and capfd.readouterr().out == ""
         assert notices == [b'{"worker": 2, "continued": true}\n']
-        later = DeathNotices(r)  # the next run's master reads them first
-        later.rest = b"".join(notices)
+        later = DeathNotices(r, b"".join(notices))  # the next run's master reads them first
         assert later.read() == {2: {"continued": True}}
         os.write(w, b'{"worker": 1, "signal": 9}\n5\n')
         with pytest.raises(ValueError, match="length"):  # where the first spec's length belongs, a notice is wrong

@@ -89,12 +89,13 @@ class DeathNotices:
     forwarded by ``mpiexec``): one JSON line ``{"worker": w, "signal": ..., "code": ..., ...}`` per dead worker,
     after the spec, and ``{"worker": w, "stopped": "SIGSTOP"}`` / ``{"worker": w, "continued": true}`` when a
     worker's process is stopped by a signal or continued. Only JSON is parsed here, nothing is unpickled.
-    :attr:`open` turns false when the launcher closes the input (it is gone)."""
+    :attr:`open` turns false when the launcher closes the input (it is gone). ``read_before``: lines already read
+    from ``fd`` (between two runs of a series), parsed first."""
 
-    def __init__(self, fd=0):
+    def __init__(self, fd=0, read_before=b""):
         self.fd = fd
         self.open = True
-        self.rest = b""
+        self.rest = read_before
 
     def read(self) -> dict:
         """``{worker: info}`` of the notices that arrived since the last call (empty when none did)."""

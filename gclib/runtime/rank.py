@@ -248,10 +248,9 @@ def _run(comm, payload, sends, bell, notices) -> Exit:
     master, worker = spec.roles()
     if comm.Get_rank() != 0:
         return run_worker(comm, spec, finish, bell=bell, cls=worker)
-    deaths = DeathNotices(0)
-    deaths.rest = b"".join(notices)
     try:
-        return run_master(comm, spec, finish, sends=sends, deaths=deaths, bell=bell, cls=master)
+        return run_master(comm, spec, finish, sends=sends, deaths=DeathNotices(0, b"".join(notices)), bell=bell,
+                          cls=master)
     finally:
         if bell is not None:
             bell.unlink()
