@@ -136,28 +136,33 @@ def launch_series(specs, *, hosts=None, job_timeout: float | None = None, check:
         run_dir = _make_run_dir(None)
         job, restarts = run_job([c[0] for c in left], [c[6] for c in left], run_dir, hosts, exe, timeout,
                                 progress, ([], []), None, extra, startup_timeout=startup_timeout)
-        # the runs the job finished, and the one under way at its end unless it never began (then the next job's)
-        began = job.index == 0 or any(job.events[k] is not None for k in ("start", "end", "failed"))
-        ran = job.finished + ([job] if began else [])
-        for i, run in enumerate(ran):
-            try:
-                res = _measured(run, restarts if i == 0 else [], ([], []), run_dir)
-            except ModelError as e:
-                e.results = results
-                raise
-            if not res.ok and run.spec.sequential is None:
-                save_state(res, run_dir / "state.json", run_dir, None)
-            results.append(res)
-        if all(r.ok for r in results[-len(ran):]):
-            shutil.rmtree(run_dir, ignore_errors=True)
-            for r in results[-len(ran):]:
-                r.run_dir = None
+        _series_results(job, restarts, run_dir, results)
         failed = next((r for r in results if not r.ok), None)
         if check and failed is not None:
             raise RuntimeFailure(f"{failed.error}{_where(failed)}", failed, results=results[:results.index(failed)])
         if job.interrupted is not None:  # a stop signal ends the series, with what ran so far
             break
     return results
+
+
+def _series_results(job, restarts, run_dir, results: list) -> None:
+    """Append to ``results`` those of the runs ``job`` finished, and of the one under way at its end unless it never
+    began (then the next job's); removes the run directory when all of them ended ok."""
+    began = job.index == 0 or any(job.events[k] is not None for k in ("start", "end", "failed"))
+    ran = job.finished + ([job] if began else [])
+    for i, run in enumerate(ran):
+        try:
+            res = _measured(run, restarts if i == 0 else [], ([], []), run_dir)
+        except ModelError as e:
+            e.results = results
+            raise
+        if not res.ok and run.spec.sequential is None:
+            save_state(res, run_dir / "state.json", run_dir, None)
+        results.append(res)
+    if all(r.ok for r in results[-len(ran):]):
+        shutil.rmtree(run_dir, ignore_errors=True)
+        for r in results[-len(ran):]:
+            r.run_dir = None
 
 
 def _starter(launcher, mpiexec, hosts, ranks: int, mpiexec_args, startup_timeout) -> tuple:

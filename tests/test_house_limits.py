@@ -1,0 +1,45 @@
+"""The house's limits on size: no module of gclib over 600 lines, no function over 60, at most 80 imports inside
+functions, no more lines over 120 characters than today; measured by ``tools/house.py``, which prints the same
+survey as JSON."""
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+TOOL = Path(__file__).resolve().parents[1] / "tools" / "house.py"
+
+
+@pytest.fixture(scope="module")
+def survey() -> dict:
+    spec = importlib.util.spec_from_file_location("house", TOOL)
+    house = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(house)
+    return house.survey(top=5)
+
+
+def test_no_module_is_over_600_lines(survey):
+    assert survey["modules_over_600"] == []
+
+
+def test_no_function_is_over_60_lines(survey):
+    assert survey["functions_over_60"] == 0, survey["longest_functions"]
+
+
+def test_at_most_80_imports_sit_inside_functions(survey):
+    assert survey["function_level_imports"] <= 80
+
+
+def test_lines_over_120_characters_do_not_grow(survey):
+    assert survey["lines_over_120"] <= 17
+
+
+def test_the_survey_sees_a_long_function(tmp_path):
+    spec = importlib.util.spec_from_file_location("house", TOOL)
+    house = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(house)
+    body = "\n".join(f"    x{i} = {i}" for i in range(70))
+    tree = __import__("ast").parse(f"def f():\n    import os\n{body}\n")
+    assert [n for _, _, n in house.functions(tree)] == [72]
+    assert house.inner_imports(tree) == 1
