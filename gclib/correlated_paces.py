@@ -10,9 +10,9 @@ This module measures both and builds the models that keep them:
   per cell: :func:`decompose`), with 95% intervals from a pigeonhole bootstrap (iterations and workers resampled
   independently with replacement; Owen, "The pigeonhole bootstrap", Annals of Applied Statistics 2007), and which
   worker is the slowest how often (:func:`slowest_worker`);
-* :func:`models`: :class:`IterationReplay` (recorded iterations replayed whole, every worker itself; the
-  trace's workers only) and :class:`WorkerEffects` (the three parts drawn, any number of workers), both
-  :class:`gclib.stragglers.ComputeModel`, or why a trace cannot have them;
+* :func:`models`: :class:`gclib.stragglers.Replay` by iteration (recorded iterations replayed whole, every worker
+  itself; the trace's workers only) and :class:`WorkerEffects` (the three parts drawn, any number of workers), or
+  why a trace cannot have them;
 * :func:`support`: the goodness of fit of any model on what the advice needs, the paces of a whole iteration: the
   mean over iterations of the ``k``-th fastest worker's pace, ``k = 1 .. W`` (every design completes at one of
   them), against the model's, by a parametric bootstrap (which of them the advice ranks under, and why, is
@@ -28,7 +28,7 @@ import pandas as pd
 
 from gclib import checks
 from gclib.stats import percentile_interval
-from gclib.stragglers import ComputeModel, filled, whole_rows
+from gclib.stragglers import ComputeModel, Replay, filled, whole_rows
 from gclib.timings import Timings
 
 #: The parts of the variance of the log paces, in display order.
@@ -65,39 +65,6 @@ def decompose(y) -> dict:
     ms_cols = float(I * (b ** 2).sum() / (W - 1))
     return {"mu": mu, "a": a, "b": b, "e": e, "var_iteration": max(0.0, (ms_rows - ms_res) / W),
             "var_worker": max(0.0, (ms_cols - ms_res) / I), "var_residual": ms_res}
-
-
-@dataclass(eq=False)
-class IterationReplay(ComputeModel):
-    """Recorded iterations replayed whole: every trial takes one recorded iteration, drawn uniformly with
-    replacement with the ``rng``, and worker ``w`` gets its own row of task durations of that iteration. What a
-    cluster's iterations hold is kept: the workers themselves (one that is slow in every iteration stays slow) and
-    the slowness its workers share within an iteration. It simulates the trace's own workers only (``workers`` =
-    the trace's); :class:`WorkerEffects` draws any number.
-
-    ``times``: ``(iterations, workers, tasks)`` recorded durations, every worker observed in every iteration
-    (``nan`` = a task not observed, ``inf`` = never finished), made whole as :func:`filled` says.
-    """
-
-    times: np.ndarray = None
-    name = "replay by iteration"
-    per_task = True
-
-    def __post_init__(self):
-        self.times = whole_rows(self.times, "replay by iteration")
-        self._rows = filled(self.times)
-
-    def sample(self, rng, trials, workers, n_tasks):
-        it, w, k = self._rows.shape
-        if workers != w:
-            raise ValueError(f"replay by iteration keeps the trace's {w} workers, got {workers} workers; the worker "
-                             f"effects model draws any number")
-        rows = self._rows if n_tasks <= k else filled(self.times, n_tasks)
-        idx = rng.integers(0, it, size=trials)
-        return np.cumsum(rows[idx][:, :, :n_tasks], axis=2)
-
-    def describe(self):
-        return {"model": "replay by iteration", "shape": list(self.times.shape)}
 
 
 @dataclass(eq=False)
@@ -275,13 +242,13 @@ def models(t) -> tuple[dict, dict]:
     """The models of :mod:`gclib.stragglers` that keep worker identity and whole iterations, fitted to ``t``.
 
     Returns:
-        ``({name: model}, {name: why not})``: ``"replay by iteration"`` (:class:`IterationReplay`)
+        ``({name: model}, {name: why not})``: ``"replay by iteration"`` (:class:`gclib.stragglers.Replay`)
         and ``"worker effects"`` (:class:`WorkerEffects`), each with the reason when ``t`` cannot
         have it (a worker missing from an iteration, a worker that never answered, a single iteration).
     """
     d = t.durations if isinstance(t, Timings) else np.asarray(t, dtype=float)
     out, why = {}, {}
-    for name, cls in (("replay by iteration", IterationReplay), ("worker effects", WorkerEffects)):
+    for name, cls in (("replay by iteration", by_iteration), ("worker effects", WorkerEffects)):
         try:
             if name == "worker effects":
                 _complete_paces(d, name)
@@ -291,11 +258,14 @@ def models(t) -> tuple[dict, dict]:
     return out, why
 
 
+def by_iteration(times) -> Replay:
+    """The trace ``times`` replayed by whole iterations (:class:`gclib.stragglers.Replay`, ``by="iteration"``)."""
+    return Replay(times, by="iteration")
+
+
 def can_simulate(model: ComputeModel, K: int) -> bool:
-    """Whether ``model`` draws ``K`` workers (:class:`IterationReplay` only the trace's)."""
-    if isinstance(model, IterationReplay):
-        return model.times.shape[1] == K
-    return True
+    """Whether ``model`` draws ``K`` workers (a replay by iteration only the trace's)."""
+    return not isinstance(model, Replay) or model.workers() in (None, K)
 
 
 def support(candidates: dict, t, *, bootstrap: int = BOOTSTRAP, trials: int = REFERENCE_TRIALS, seed=0,

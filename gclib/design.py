@@ -38,9 +38,7 @@ from gclib.codes.base import GradientCode
 from gclib import checks, design_space
 from gclib.design_space import Candidate  # noqa: F401 - the record of a design, where the studies import it
 from gclib.progress import progress as _progress
-from gclib.simulator import (
-    CANDIDATE_TRIAL_BYTES, Schedule, _per_worker, chunk_bytes, chunk_trials, chunks_of, simulate, simulate_chunk,
-    simulate_workers)
+from gclib.simulator import CANDIDATE_TRIAL_BYTES, Schedule, simulate, simulate_trials
 from gclib.stats import mean_ci
 from gclib.stragglers import ComputeModel
 
@@ -86,57 +84,6 @@ def candidates(K: int, r: int, *, order_grid: Iterable[int] | None = None, max_o
     return [p.candidate() for p in design_space.points(sp)]
 
 
-def fast_chunk(code: GradientCode, finish: np.ndarray, comm=None) -> dict:
-    """:func:`gclib.simulator.simulate_chunk` on ``finish`` ``(trials, workers, >= code.load)``, which may be
-    float32 (the rules keep its dtype; a communication delay makes the arrivals float64)."""
-    return simulate_chunk(code, finish[:, :, : code.load], comm)
-
-
-#: What :func:`evaluate_trials` keeps per trial: the per-trial results of the simulator.
-TRIAL_KEYS = ("time", "messages", "cluster_messages", "computations", "volume")
-
-
-def evaluate_trials(codes: list, model: ComputeModel, K: int, trials: int = 10_000, seed=0, *,
-                    progress: bool = False, dtype=np.float32, keys=TRIAL_KEYS[:4], comm=None) -> list:
-    """The per-trial results of every schedule of ``codes`` on the same sampled compute times (the engine of
-    :func:`evaluate`; see it for the rounding to ``dtype``, the chunks and eq. 5).
-
-    Args:
-        codes: :class:`gclib.simulator.Schedule` (or codes) with ``K`` workers each. keys: which of
-            :data:`TRIAL_KEYS` to keep. comm: a :class:`gclib.simulator.Communication` (``None``: messages cost
-            nothing).
-    Returns:
-        one dict per code: ``{key: (trials,) array}``.
-    """
-    if not isinstance(trials, (int, np.integer)) or trials < 1:
-        raise ValueError(f"trials must be a positive integer, got {trials!r}")
-    codes = [Schedule.of(c) for c in codes]
-    if any(c.n_workers != K for c in codes):
-        raise ValueError(f"every candidate must have {K} workers")
-    n_tasks = max(c.load for c in codes)
-    pw = _per_worker(model)
-    size = min(chunk_trials(K, n_tasks, c.n_messages, per_worker=pw) for c in codes)
-    checks.need_memory("evaluate", 8 * len(keys) * int(trials) * len(codes) + chunk_bytes(
-        K, n_tasks, max(c.n_messages for c in codes), min(size, int(trials)), per_worker=pw),
-        sizes=f"{len(codes)} candidates, trials = {trials}, {K} workers", lower="trials or the candidates")
-    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
-    acc = [{k: [] for k in keys} for _ in codes]
-    chunks = chunks_of(int(trials), size)
-    it = _progress(chunks, "evaluate", progress)
-    for n in it:
-        if pw:
-            x = model.per_worker(rng, n, K, n_tasks)
-            run = lambda code: simulate_workers(code, x, comm, dtype=dtype)  # noqa: E731
-        else:
-            finish = model.sample(rng, n, K, n_tasks).astype(dtype, copy=False)
-            run = lambda code: fast_chunk(code, finish, comm)  # noqa: E731
-        for a, code in zip(acc, codes):
-            res = run(code)
-            for k in a:
-                a[k].append(res[k])
-    return [{k: np.concatenate(v) for k, v in a.items()} for a in acc]
-
-
 def evaluate(cands: list, model: ComputeModel, K: int, trials: int = 10_000, seed=0, *,
              progress: bool = False, dtype=np.float32, keep_trials: bool = False):
     """Simulate every candidate on the same sampled compute times.
@@ -160,7 +107,7 @@ def evaluate(cands: list, model: ComputeModel, K: int, trials: int = 10_000, see
                        sizes=f"{len(cands)} candidates, trials = {trials}", lower="trials or the candidates")
     items = _progress(cands, "build", progress)
     codes = [c.schedule() if c.schedule is not None else Schedule.of(c.build()) for c in items]
-    acc = evaluate_trials(codes, model, K, trials, seed, progress=progress, dtype=dtype)
+    acc = simulate_trials(codes, model, K, trials, seed, progress=progress, dtype=dtype)
     rows = []
     for cand, a in zip(cands, acc):
         t = a["time"]

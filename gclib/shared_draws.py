@@ -1,6 +1,6 @@
 """The simulator's numbers for whole families of designs, from their parameters, on shared draws.
 
-:func:`gclib.design.evaluate_trials` reads each design's schedule (who sends every message, after how many
+:func:`gclib.simulator.simulate_trials` reads each design's schedule (who sends every message, after how many
 partial gradients, the rule) and forms its ``(trials, messages)`` arrival times. The designs the advice compares
 have a structure the schedule does not say, and this module computes the same per-trial numbers from it, from the
 workers' finish times alone (:class:`Draws`), without a schedule and without an array of every message:
@@ -15,7 +15,7 @@ workers' finish times alone (:class:`Draws`), without a schedule and without an 
 * the messages received by a time and the partial gradients computed by then are counts of workers done with
   task ``k`` by that time, each a binary search in the column sorted once per chunk.
 
-The numbers are those of :func:`gclib.design.evaluate_trials` on the same draws (the draws rounded to float32,
+The numbers are those of :func:`gclib.simulator.simulate_trials` on the same draws (the draws rounded to float32,
 then the arrivals; the tests compare every family of :func:`gclib.advise.candidates` at small ``K``), except the
 volume, which is the messages times their size here (a sum in another order there: equal to rounding). The
 communication delays of :class:`gclib.simulator.Communication` without the master's queue shift every arrival of a
@@ -32,7 +32,7 @@ import numpy as np
 
 from gclib import checks
 from gclib.codes.mmc import cluster_sizes
-from gclib.simulator import _per_worker, queued
+from gclib.simulator import draws_per_worker, queued
 
 #: What :func:`evaluate` can return per design and trial.
 OUTPUTS = ("time", "messages", "volume", "computations")
@@ -142,17 +142,17 @@ def hybrid(K: int, r: int, orders) -> Spec:
 # ------------------------------------------------------------------------------------------------ the draws
 class Draws:
     """One chunk of draws of a compute-time model: the finish time of every worker's ``k``-th partial gradient,
-    ``k = 1 .. R``, in ``n`` trials, rounded to float32 as :func:`gclib.design.evaluate_trials` rounds them
+    ``k = 1 .. R``, in ``n`` trials, rounded to float32 as :func:`gclib.simulator.simulate_trials` rounds them
     (under eq. 5 the product ``k X`` is formed in float64, then rounded; per task, the cumulative sums).
 
     ``col(k)`` is the ``(n, K)`` column of task ``k``; the columns are also kept sorted along the workers for
-    :meth:`counts`. The random stream is the one :func:`gclib.design.evaluate_trials` draws a chunk from
+    :meth:`counts`. The random stream is the one :func:`gclib.simulator.simulate_trials` draws a chunk from
     (``model.per_worker`` under eq. 5, ``model.sample`` otherwise, with ``R`` tasks).
     """
 
     def __init__(self, model, rng, n: int, K: int, R: int):
         self.n, self.K, self.R = int(n), int(K), int(R)
-        self.eq5 = _per_worker(model)
+        self.eq5 = draws_per_worker(model)
         self._cols = {}
         if self.eq5:
             self.x = model.per_worker(rng, self.n, self.K, self.R)

@@ -268,8 +268,11 @@ def _counts(code, arr: np.ndarray, arrived) -> dict:
 
 
 def simulate_chunk(code, finish: np.ndarray, comm: Communication | None = None) -> dict:
-    """Evaluate one chunk of sampled finish times ``(trials, workers, n_tasks)`` (see :func:`simulate`)."""
+    """Evaluate one chunk of sampled finish times ``(trials, workers, n_tasks >= code's load)`` (see
+    :func:`simulate`), which may be float32 (the rules keep its dtype; a communication delay makes the arrivals
+    float64)."""
     code = Schedule.of(code)
+    finish = finish[:, :, : code.load]
     arr = arrival_times(code, finish, comm)
     arrived = np.isfinite(arr)
     out = _counts(code, arr, None if arrived.all() else arrived)
@@ -313,7 +316,8 @@ CHUNK = 10_000
 #: working memory of one chunk: a chunk holds at most :data:`CHUNK` trials and as many fewer as keep it under
 #: this many bytes. A constant, so that the chunking is a function of the problem's size alone: the numbers of
 #: a seed do not depend on the machine (draws split across chunks equal one draw, except for the models that
-#: draw per chunk - :class:`gclib.stragglers.Persistent` with a random ``count``, :class:`~gclib.stragglers.Trace`).
+#: draw per chunk - :class:`gclib.stragglers.Persistent` with a random ``count``, :class:`~gclib.stragglers.Replay`
+#: by cycle).
 CHUNK_BYTES = 512 * 2 ** 20
 #: bytes kept per trial: five result arrays of 8 bytes, twice while the chunks are joined.
 RESULT_BYTES = 2 * 5 * 8
@@ -343,17 +347,63 @@ def chunks_of(trials: int, size: int) -> list:
     return [size] * (trials // size) + ([trials % size] if trials % size else [])
 
 
-def _per_worker(model) -> bool:
+def draws_per_worker(model) -> bool:
     """Whether ``model`` is sampled by one draw per worker (:meth:`ComputeModel.per_worker`): an eq. 5 model
     whose :meth:`~ComputeModel.sample` is the default one, or that defines its own ``per_worker``."""
     cls = type(model)
     return not model.per_task and (cls.sample is ComputeModel.sample or cls.per_worker is not ComputeModel.per_worker)
 
 
+#: What :func:`simulate_trials` keeps per trial: the per-trial results of the simulator.
+TRIAL_KEYS = ("time", "messages", "cluster_messages", "computations", "volume")
+
+
+def simulate_trials(codes: list, model: ComputeModel, K: int, trials: int = 10_000, seed=0, *,
+                    progress: bool = False, dtype=np.float32, keys=TRIAL_KEYS[:4], comm=None) -> list:
+    """The per-trial results of every schedule of ``codes`` on the same sampled compute times (common random
+    numbers: the engine of :func:`gclib.design.evaluate` and of the advice; see the former for the rounding to
+    ``dtype``, the chunks and eq. 5).
+
+    Args:
+        codes: :class:`gclib.simulator.Schedule` (or codes) with ``K`` workers each. keys: which of
+            :data:`TRIAL_KEYS` to keep. comm: a :class:`gclib.simulator.Communication` (``None``: messages cost
+            nothing).
+    Returns:
+        one dict per code: ``{key: (trials,) array}``.
+    """
+    if not isinstance(trials, (int, np.integer)) or trials < 1:
+        raise ValueError(f"trials must be a positive integer, got {trials!r}")
+    codes = [Schedule.of(c) for c in codes]
+    if any(c.n_workers != K for c in codes):
+        raise ValueError(f"every candidate must have {K} workers")
+    n_tasks = max(c.load for c in codes)
+    pw = draws_per_worker(model)
+    size = min(chunk_trials(K, n_tasks, c.n_messages, per_worker=pw) for c in codes)
+    checks.need_memory("evaluate", 8 * len(keys) * int(trials) * len(codes) + chunk_bytes(
+        K, n_tasks, max(c.n_messages for c in codes), min(size, int(trials)), per_worker=pw),
+        sizes=f"{len(codes)} candidates, trials = {trials}, {K} workers", lower="trials or the candidates")
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    acc = [{k: [] for k in keys} for _ in codes]
+    chunks = chunks_of(int(trials), size)
+    it = _progress(chunks, "evaluate", progress)
+    for n in it:
+        if pw:
+            x = model.per_worker(rng, n, K, n_tasks)
+            run = lambda code: simulate_workers(code, x, comm, dtype=dtype)  # noqa: E731
+        else:
+            finish = model.sample(rng, n, K, n_tasks).astype(dtype, copy=False)
+            run = lambda code: simulate_chunk(code, finish, comm)  # noqa: E731
+        for a, code in zip(acc, codes):
+            res = run(code)
+            for k in a:
+                a[k].append(res[k])
+    return [{k: np.concatenate(v) for k, v in a.items()} for a in acc]
+
+
 def simulate_bytes(code, trials: int, model: ComputeModel | None = None) -> int:
     """Memory :func:`simulate` needs for ``trials`` trials of ``code``: :data:`RESULT_BYTES` per trial and one
     chunk (:func:`chunk_bytes`, :func:`chunk_trials`); ``model`` (default: a per-task one) says which path."""
-    pw = model is not None and _per_worker(model)
+    pw = model is not None and draws_per_worker(model)
     c = chunk_trials(code.n_workers, code.load, code.n_messages, per_worker=pw)
     return RESULT_BYTES * trials + chunk_bytes(code.n_workers, code.load, code.n_messages, min(trials, c),
                                                per_worker=pw)
@@ -372,7 +422,7 @@ def _check_request(code, model, trials, comm) -> int:
     need = simulate_bytes(code, trials, model)
     budget, _ = checks.memory_budget()
     if budget is not None and need > budget:
-        pw = _per_worker(model)
+        pw = draws_per_worker(model)
         per_trial = chunk_bytes(code.n_workers, code.load, code.n_messages, 1, per_worker=pw)
         c = chunk_trials(code.n_workers, code.load, code.n_messages, per_worker=pw)
         full_chunk = c * per_trial
@@ -408,7 +458,7 @@ def simulate(code, model: ComputeModel, trials: int = 10_000, seed=0, *,
     rng = checks.generator(seed, "seed")
     sch = Schedule.of(code)
     n_tasks = sch.load
-    pw = _per_worker(model)
+    pw = draws_per_worker(model)
     parts = {k: [] for k in ("time", "messages", "cluster_messages", "computations", "volume")}
     chunks = chunks_of(trials, chunk_trials(sch.n_workers, n_tasks, sch.n_messages, per_worker=pw))
     it = _progress(chunks, f"simulate {sch.name}", progress, unit="chunk")

@@ -14,11 +14,11 @@ Models:
 * :class:`Exponential` ``(rate)``: task time ``Exp(rate)``;
 * :class:`Pareto` ``(scale, shape)``: task time with ``P(T > t) = (scale / t) ** shape`` for ``t >= scale``;
 * :class:`Persistent` ``(base, ...)``: wraps a model; some workers never answer (time ``inf``);
-* :class:`Trace` ``(times)``: replays recorded per-task times (e.g. from a real run);
-* :class:`Replay` ``(times)``: bootstraps recorded (iteration, worker) rows of task times, for any number of
-  workers and tasks (the empirical model of a timing trace, :mod:`gclib.timings`), every row independently;
-* :class:`gclib.correlated_paces.IterationReplay` and :class:`gclib.correlated_paces.WorkerEffects` keep what
-  independent rows lose: the workers themselves, and the slowness an iteration's workers share
+* :class:`Replay` ``(times, by)``: recorded per-task times replayed (e.g. from a real run): (iteration, worker)
+  rows drawn independently for any number of workers and tasks (the empirical model of a timing trace,
+  :mod:`gclib.timings`), whole iterations drawn (the workers themselves, and the slowness an iteration's workers
+  share, kept), or the iterations in turn;
+* :class:`gclib.correlated_paces.WorkerEffects` keeps what independent rows lose for any number of workers
   (:mod:`gclib.correlated_paces`).
 
 All randomness comes from the ``numpy.random.Generator`` passed in.
@@ -71,7 +71,7 @@ class ComputeModel:
                 out = np.cumsum(self.task_draws(rng, (trials, workers, n_tasks)), axis=2)
             else:
                 out = self.task_draws(rng, (trials, workers, 1)) * np.arange(1, n_tasks + 1)
-        if not np.isfinite(out).all():  # only Persistent and Trace may say "never" (inf)
+        if not np.isfinite(out).all():  # only Persistent and Replay may say "never" (inf)
             raise ValueError(f"compute-time model {self.describe()} gives finish times beyond the float64 range "
                              f"(inf) for {n_tasks} tasks per worker; measure time in a larger unit")
         return out
@@ -222,71 +222,84 @@ class Persistent(ComputeModel):
         return {"model": "persistent", "count": self.count, "workers": self.workers, "base": self.base.describe()}
 
 
-@dataclass
-class Trace(ComputeModel):
-    """Replay recorded task durations ``times`` of shape ``(iterations, workers, n_tasks)``, cycling through the
-    iterations (trial ``t`` uses iteration ``t mod iterations``)."""
-
-    times: np.ndarray = None
-    name = "trace"
-    per_task = True
-
-    def __post_init__(self):
-        self.times = np.asarray(self.times, dtype=float)
-        if self.times.ndim != 3 or self.times.size == 0 or not np.all(self.times >= 0):  # NaN fails >= 0 too
-            raise ValueError(f"times must be a non-empty (iterations, workers, n_tasks) array of non-negative "
-                             f"durations (inf for a task that never finishes), got shape {self.times.shape}"
-                             + (" with NaN or negative entries" if self.times.size else ""))
-
-    def sample(self, rng, trials, workers, n_tasks):
-        it, w, k = self.times.shape
-        if w != workers or k < n_tasks:
-            raise ValueError(f"trace has {w} workers x {k} tasks, need {workers} x {n_tasks}")
-        idx = np.arange(trials) % it
-        return np.cumsum(self.times[idx][:, :, :n_tasks], axis=2)
-
-    def describe(self):
-        return {"model": "trace", "shape": list(self.times.shape)}
+#: The ways :class:`Replay` draws a trial's durations from a record, and the model's name for each.
+REPLAY_NAMES = {"row": "replay", "iteration": "replay by iteration", "cycle": "trace", "order": "recorded"}
 
 
 @dataclass(eq=False)
 class Replay(ComputeModel):
-    """The empirical model of a timing trace: every (trial, worker) gets the task durations of one recorded
-    (iteration, worker) row, drawn uniformly with replacement with the ``rng``, so that a worker's tasks keep the
-    pace they had together, and any number of workers can be sampled.
+    """A timing trace replayed: the task durations of recorded ``(iteration, worker)`` rows, drawn in one of four
+    ways (``by``):
+
+    * ``"row"`` (the model ``"replay"``, the empirical model of a timing trace): every (trial, worker) gets the
+      tasks of one recorded row, drawn uniformly with replacement with the ``rng``, so that a worker's tasks keep
+      the pace they had together, and any number of workers can be drawn; workers that never answered come back at
+      their recorded rate, each worker independently (unlike :class:`Persistent`, whose ``count`` is fixed);
+    * ``"iteration"`` (``"replay by iteration"``): every trial takes one recorded iteration, drawn uniformly with
+      replacement, and worker ``w`` gets its own row of it: the workers themselves (one slow in every iteration
+      stays slow) and the slowness an iteration's workers share are kept; the trace's own workers only
+      (:class:`gclib.correlated_paces.WorkerEffects` draws any number);
+    * ``"cycle"`` (``"trace"``): trial ``t`` of every draw takes iteration ``t mod iterations``, no randomness;
+    * ``"order"`` (``"recorded"``): the iterations in their order, one per trial, continuing from one draw to the
+      next (each recorded iteration once, for the observed times of a back-test).
 
     ``times``: ``(iterations, workers, tasks)`` recorded durations (``nan`` = not observed, ``inf`` = never
-    finished). A row with no observed task is left out. A task not observed, and every task beyond the recorded
-    ones (when more tasks are asked than recorded), takes the mean of the row's finite durations (the worker's own
-    pace in that iteration); after a task that never finished, every task is ``inf``. Workers that never answered
-    come back at their recorded rate, each worker independently (unlike :class:`Persistent`, whose ``count`` is
-    fixed in every trial).
+    finished). By row, a row with no observed task is left out; by iteration, every worker must be observed in
+    every iteration; by cycle or order, every duration must be observed. A task not observed, and every task beyond
+    the recorded ones (when more tasks are asked than recorded), takes the mean of the row's finite durations (the
+    worker's own pace in that iteration, :func:`filled`); after a task that never finished, every task is ``inf``.
     """
 
     times: np.ndarray = None
-    name = "replay"
+    by: str = "row"
     per_task = True
 
     def __post_init__(self):
+        self.by = checks.choice("by", self.by, tuple(REPLAY_NAMES))
+        self.name = REPLAY_NAMES[self.by]
+        self._next = 0
+        if self.by == "iteration":
+            self.times = whole_rows(self.times, "replay by iteration")
+            self._rows = filled(self.times)
+            return
         t = np.asarray(self.times, dtype=float)
+        if self.by != "row":
+            if t.ndim != 3 or t.size == 0 or not np.all(t >= 0):  # NaN fails >= 0 too
+                raise ValueError(f"times must be a non-empty (iterations, workers, n_tasks) array of non-negative "
+                                 f"durations (inf for a task that never finishes), got shape {t.shape}"
+                                 + (" with NaN or negative entries" if t.size else ""))
+            self.times = self._rows = t
+            return
         if t.ndim != 3 or t.size == 0 or (t < 0).any():
             raise ValueError(f"times must be a non-empty (iterations, workers, tasks) array of durations >= 0 (nan = "
                              f"not observed, inf = never), got shape {t.shape}"
                              + (" with negative entries" if t.size and (t < 0).any() else ""))
-        rows = t.reshape(-1, t.shape[2])
+        rows = filled(t, t.shape[2] + 1).reshape(-1, t.shape[2] + 1)  # the last column: the pace beyond the record
         rows = rows[~np.isnan(rows).all(axis=1)]
         if not len(rows):
             raise ValueError("times must hold at least one observed duration, got only nan")
-        fin = np.isfinite(rows)
-        with np.errstate(invalid="ignore"):
-            pace = np.where(fin, rows, 0.0).sum(axis=1) / fin.sum(axis=1)  # nan for a row without a finite time
-        dead = np.cumsum(np.isinf(rows), axis=1) > 0
-        pace = np.where(np.isnan(pace), np.inf, pace)
-        self._rows = np.where(dead, np.inf, np.where(np.isnan(rows), pace[:, None], rows))
-        self._pace = np.where(dead[:, -1], np.inf, pace)  # the pace of the tasks beyond the record
+        self._rows, self._pace = rows[:, :-1], rows[:, -1]
         self.times = t
 
     def sample(self, rng, trials, workers, n_tasks):
+        if self.by == "row":
+            return self._by_row(rng, trials, workers, n_tasks)
+        it, w, k = self._rows.shape
+        if self.by == "iteration":
+            if workers != w:
+                raise ValueError(f"replay by iteration keeps the trace's {w} workers, got {workers} workers; the "
+                                 f"worker effects model draws any number")
+            rows = self._rows if n_tasks <= k else filled(self.times, n_tasks)
+            idx = rng.integers(0, it, size=trials)
+        else:
+            if self.by == "cycle" and (w != workers or k < n_tasks):
+                raise ValueError(f"trace has {w} workers x {k} tasks, need {workers} x {n_tasks}")
+            rows = self._rows
+            idx = (self._next + np.arange(trials)) % it
+            self._next += trials if self.by == "order" else 0
+        return np.cumsum(rows[idx][:, :, :n_tasks], axis=2)
+
+    def _by_row(self, rng, trials, workers, n_tasks):
         idx = rng.integers(0, len(self._rows), size=(trials, workers))
         k = self._rows.shape[1]
         d = self._rows[idx][:, :, :n_tasks]
@@ -294,8 +307,13 @@ class Replay(ComputeModel):
             d = np.concatenate([d, np.repeat(self._pace[idx][:, :, None], n_tasks - k, axis=2)], axis=2)
         return np.cumsum(d, axis=2)
 
+    def workers(self) -> int | None:
+        """How many workers this replay draws: the trace's by iteration, any (``None``) by row."""
+        return None if self.by == "row" else int(self.times.shape[1])
+
     def describe(self):
-        return {"model": "replay", "shape": list(self.times.shape), "rows": int(len(self._rows))}
+        out = {"model": self.name, "shape": list(self.times.shape)}
+        return {**out, "rows": int(len(self._rows))} if self.by == "row" else out
 
 
 def filled(times, n_tasks: int | None = None) -> np.ndarray:

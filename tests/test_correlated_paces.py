@@ -7,7 +7,7 @@ import pytest
 
 from gclib import correlated_paces
 from gclib.advise import model_choice
-from gclib.correlated_paces import IterationReplay, WorkerEffects
+from gclib.correlated_paces import WorkerEffects, by_iteration
 from gclib.stragglers import Replay, filled
 from gclib.timings import Timings
 
@@ -63,7 +63,7 @@ def test_slowest_worker_and_the_trace_without_it():
 
 def test_iteration_replay_draws_whole_recorded_iterations():
     d = _trace(I=5, W=4, J=2, seed=4)
-    m = IterationReplay(d)
+    m = by_iteration(d)
     f = m.sample(np.random.default_rng(0), 200, 4, 3)  # one task beyond the record: at the row's pace
     rec = np.cumsum(filled(d, 3), axis=2)
     hits = [int(np.flatnonzero([np.allclose(x, r) for r in rec])[0]) for x in f]
@@ -73,7 +73,7 @@ def test_iteration_replay_draws_whole_recorded_iterations():
     gap = d.copy()
     gap[1, 2, :] = np.nan
     with pytest.raises(ValueError, match="worker 2 has none in iteration 1"):
-        IterationReplay(gap)
+        by_iteration(gap)
 
 
 def test_worker_effects_keep_the_workers_or_draw_them():
@@ -117,7 +117,7 @@ def test_choose_falls_back_to_the_largest_p_value():
     import pandas as pd
 
     d = _trace(I=6, W=3, seed=9)
-    cands = {"replay": Replay(d), "replay by iteration": IterationReplay(d)}
+    cands = {"replay": Replay(d), "replay by iteration": by_iteration(d)}
     table = pd.DataFrame({"model": ["replay", "replay by iteration"], "p_value": [0.03, 0.01],
                           "supported": [False, False]})
     name, why = model_choice.choose(table, cands, 3)

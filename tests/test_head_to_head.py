@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from gclib import schemes
-from gclib.design import fast_chunk
+from gclib.simulator import simulate_chunk
 from gclib.simulator import Schedule
 from gclib.stragglers import ShiftedExponential
 from gclib.studies.head_to_head import claims as h2h_claims
@@ -27,7 +27,7 @@ def test_round_times_interpolate_between_tasks_and_extrapolate_at_the_pace():
 def test_the_partial_straggler_protocol_takes_uc_mmcs_coverage_time_on_the_same_draws():
     K, r, trials = 10, 3, 300
     finish = ShiftedExponential(10.0, 0.01).sample(np.random.default_rng(5), trials, K, r)
-    uc = fast_chunk(Schedule.of(schemes.simulable("uc-mmc", workers=K, load=r)), finish)
+    uc = simulate_chunk(Schedule.of(schemes.simulable("uc-mmc", workers=K, load=r)), finish)
     (entry,) = [e for e in h2h.rmg_entries(K, r) if e.load == r]
     (row,) = entry.run(finish)
     assert np.array_equal(np.asarray(row["time"], float), np.asarray(uc["time"], float))

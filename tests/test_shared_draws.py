@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from gclib import advise, shared_draws
-from gclib.design import evaluate_trials
+from gclib.simulator import simulate_trials
 from gclib.simulator import Communication
 from gclib.stragglers import Pareto, Persistent, Replay, ShiftedExponential
 
@@ -21,7 +21,7 @@ def test_every_candidate_as_the_schedule_simulates_it(K, R, name):
     designs = advise.candidates(K, R)
     schedules = [d.schedule() for d in designs]
     for comm in (None, Communication(0.01, 7.0, overhead=0.003)):
-        ref = evaluate_trials(schedules, model, K, 150, 3, keys=("time", "messages", "computations", "volume"),
+        ref = simulate_trials(schedules, model, K, 150, 3, keys=("time", "messages", "computations", "volume"),
                               comm=comm)
         draws = shared_draws.Draws(model, np.random.default_rng(3), 150, K, R)
         got = shared_draws.evaluate([d.spec for d in designs], draws, comm=comm)
@@ -37,7 +37,7 @@ def test_the_masters_queue_lies_between_the_bounds(name):
     model = MODELS[name]
     designs = advise.candidates(K, R)
     comm = Communication(0.01, 30.0, overhead=0.003, queue=True)
-    ref = evaluate_trials([d.schedule() for d in designs], model, K, 200, 5, keys=("time",), comm=comm)
+    ref = simulate_trials([d.schedule() for d in designs], model, K, 200, 5, keys=("time",), comm=comm)
     draws = shared_draws.Draws(model, np.random.default_rng(5), 200, K, R)
     got = shared_draws.evaluate([d.spec for d in designs], draws, outputs=("time", "messages"), comm=comm)
     for d, a, b in zip(designs, ref, got):
@@ -145,7 +145,7 @@ def test_the_protocol_in_the_masters_queue_as_the_schedules_simulate_its_reports
     q = Communication(0.01, 5.0, overhead=0.004, queue=True)
     reports = Communication(q.latency, overhead=float(q.service(shared_draws.SMALL)), queue=True)
     d = [x for x in advise.candidates(K, l, network=q) if x.label == f"rmg r={l}"][0]
-    (ref,) = evaluate_trials([d.schedule()], model, K, n, 8, keys=("time",), comm=reports)
+    (ref,) = simulate_trials([d.schedule()], model, K, n, 8, keys=("time",), comm=reports)
     D = shared_draws.Draws(model, np.random.default_rng(8), n, K, l)
     (got,) = shared_draws.evaluate([d.spec], D, outputs=("time", "messages"), comm=q)
     v = shared_draws.charged_vectors(D, ref["time"], q.latency)
@@ -154,6 +154,6 @@ def test_the_protocol_in_the_masters_queue_as_the_schedules_simulate_its_reports
     # the advice's exact path (the schedules, the protocol on the same draws) gives the same numbers
     t = advise.trial_times([f"uc-mmc r={l} P=1", f"rmg r={l}"], model, K, l, trials=n, seed=8, network=q)
     assert np.array_equal(t[f"rmg r={l}"], got["time"])
-    (uc,) = evaluate_trials([x.schedule() for x in advise.candidates(K, l) if x.label == f"uc-mmc r={l} P=1"],
+    (uc,) = simulate_trials([x.schedule() for x in advise.candidates(K, l) if x.label == f"uc-mmc r={l} P=1"],
                             model, K, n, 8, keys=("time",), comm=q)
     assert np.array_equal(t[f"uc-mmc r={l} P=1"], uc["time"])

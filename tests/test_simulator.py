@@ -3,13 +3,18 @@ import numpy as np
 import pytest
 
 import gclib
-from gclib import codes
+from gclib import codes, simulator
 from gclib.simulator import Communication, arrival_times, simulate
 from gclib.stats import mean_ci
 from gclib.sweeps import sweep
-from gclib.stragglers import (Exponential, Pareto, Persistent, ShiftedExponential, Trace,
+from gclib.stragglers import (Exponential, Pareto, Persistent, Replay, ShiftedExponential,
                               expected_max_of_group_minima, expected_order_statistic, make_model)
 from gclib.theory import expected_time
+
+
+def _cycle(times):
+    """The recorded iterations replayed in turn."""
+    return Replay(times, by="cycle")
 
 
 # ------------------------------------------------------------------------------------------------ models
@@ -120,17 +125,17 @@ def test_simulate_is_reproducible():
 def test_accounting_on_a_hand_example():
     """Two workers, uncoded; worker 0 finishes at 1, worker 1 at 3: done at 3, 2 messages, 2 computations."""
     code = codes.uncoded(2)
-    res = simulate(code, Trace(np.array([[[1.0], [3.0]]])), trials=1)
+    res = simulate(code, _cycle(np.array([[[1.0], [3.0]]])), trials=1)
     assert res.time[0] == 3.0 and res.messages[0] == 2 and res.computations[0] == 2 and res.volume[0] == 2.0
     # FRC n=2, s=1 with per-task times: worker 0 finishes its 2 parts at 1+1=2, worker 1 at 3+3=6
     code = codes.frc(2, 1)
-    res = simulate(code, Trace(np.array([[[1.0, 1.0], [3.0, 3.0]]])), trials=1)
+    res = simulate(code, _cycle(np.array([[[1.0, 1.0], [3.0, 3.0]]])), trials=1)
     assert res.time[0] == 2.0 and res.messages[0] == 1 and res.computations[0] == 2  # worker 1 did 0 parts
 
 
 def test_communication_delay_shifts_arrivals():
     code = codes.uncoded(3)
-    tr = Trace(np.array([[[1.0], [2.0], [4.0]]]))
+    tr = _cycle(np.array([[[1.0], [2.0], [4.0]]]))
     base = simulate(code, tr, 1).time[0]
     delayed = simulate(code, tr, 1, comm=Communication(latency=0.5, bandwidth=4.0)).time[0]
     assert delayed == pytest.approx(base + 0.5 + 1 / 4)
@@ -204,11 +209,23 @@ def test_trace_rejects_nan_and_empty_durations():
     times = np.ones((2, 3, 2))
     times[0, 1, 0] = np.nan
     with pytest.raises(ValueError, match="NaN or negative"):
-        Trace(times)
+        _cycle(times)
     with pytest.raises(ValueError, match="non-empty"):
-        Trace(np.ones((0, 3, 2)))
+        _cycle(np.ones((0, 3, 2)))
     times[0, 1, 0] = np.inf  # a task that never finishes is allowed
-    assert np.isinf(Trace(times).sample(None, 2, 3, 2)[0, 1]).all()
+    assert np.isinf(_cycle(times).sample(None, 2, 3, 2)[0, 1]).all()
+
+
+def test_a_replay_in_order_goes_on_from_draw_to_draw_and_a_cycle_starts_again():
+    times = np.arange(1.0, 4.0).reshape(3, 1, 1) * np.ones((3, 2, 1))
+    order, cycle = Replay(times, by="order"), _cycle(times)
+    assert order.name == "recorded" and cycle.name == "trace" and Replay(times).name == "replay"
+    assert order.sample(None, 2, 2, 1)[:, 0, 0].tolist() == [1.0, 2.0]
+    assert order.sample(None, 2, 2, 1)[:, 0, 0].tolist() == [3.0, 1.0]
+    assert cycle.sample(None, 2, 2, 1)[:, 0, 0].tolist() == cycle.sample(None, 2, 2, 1)[:, 0, 0].tolist() == [1, 2]
+    assert order.workers() == cycle.workers() == 2 and Replay(times).workers() is None
+    with pytest.raises(ValueError, match="by must be one of 'row', 'iteration', 'cycle', 'order', got 'rows'"):
+        Replay(times, by="rows")
 
 
 def test_never_decoding_trials_do_not_count_messages_that_never_arrive():
@@ -222,7 +239,7 @@ def test_never_decoding_trials_do_not_count_messages_that_never_arrive():
     assert np.isinf(res.time).all()
     assert (res.messages == 4).all() and (res.volume == 4.0).all() and (res.computations == 4 * 2).all()
     finish = model.sample(np.random.default_rng(1), 50, 6, 2)
-    fast = design.fast_chunk(code, finish)
+    fast = simulator.simulate_chunk(code, finish)
     assert (fast["messages"] == 4).all() and (fast["computations"] == 8).all()
 
 
@@ -254,7 +271,7 @@ def test_the_masters_queue_by_hand():
 
 def test_queue_charges_every_message():
     # three workers done at 1, 2 and 2: uncoded takes the messages in at 1 + 0.5, then 2 + 0.5 and 2 + 1
-    tr = Trace(np.array([[[1.0], [2.0], [2.0]]]))
+    tr = _cycle(np.array([[[1.0], [2.0], [2.0]]]))
     comm = Communication(latency=0.5, bandwidth=4.0, overhead=0.25, queue=True)
     res = simulate(codes.uncoded(3), tr, 1, comm=comm)
     assert res.time[0] == pytest.approx(2.5 + 2 * 0.5)  # service 0.25 + 1 / 4 = 0.5 per message

@@ -3,7 +3,7 @@ sampling every task, exactly."""
 import numpy as np
 import pytest
 
-from gclib import codes
+from gclib import codes, simulator
 from gclib.codes import lcc, mmc
 from gclib.simulator import (
     CHUNK, CHUNK_BYTES, Communication, Schedule, chunk_bytes, chunk_trials, chunks_of, simulate, simulate_chunk,
@@ -102,7 +102,7 @@ def test_design_evaluate_eq5_path_equals_every_task_in_float32():
         rng = np.random.default_rng(4)
         finish = model.sample(rng, 1500, 12, 3).astype(np.float32)
         for cand, row in zip(cands, table.itertuples()):
-            ref = design.fast_chunk(cand.build(), finish)
+            ref = simulator.simulate_chunk(cand.build(), finish)
             done = np.isfinite(ref["time"])
             for k in ("time", "messages", "cluster_messages", "computations"):
                 got = (getattr(row, f"mean_{k}"), getattr(row, f"ci95_{k}"))

@@ -17,7 +17,7 @@ from gclib.advise.simulation import schedule_trials
 from gclib.correlated_paces import paces, slowest_worker
 from gclib.jsonable import jsonable
 from gclib.stats import Estimate, paired_change
-from gclib.stragglers import ComputeModel, filled, whole_rows
+from gclib.stragglers import Replay, filled, whole_rows
 from gclib.timings import MIN_SAMPLES, Timings, check_complete
 
 #: The targets of :func:`backtest`: the largest relative error of the prediction on the fitted iterations (uncoded
@@ -25,26 +25,6 @@ from gclib.timings import MIN_SAMPLES, Timings, check_complete
 TARGETS = {"in_sample": 0.05, "held_out": 0.07, "regret": 0.03}
 #: The fewest iterations each part of a back-test holds.
 MIN_PART = 5
-
-
-class _InOrder(ComputeModel):
-    """Recorded iterations in their order, one per trial, continuing across calls: the iterations themselves,
-    replayed with every worker kept, for the observed times of :func:`observed`."""
-
-    per_task = True
-    name = "recorded"
-
-    def __init__(self, rows: np.ndarray):
-        self.rows = rows
-        self.next = 0
-
-    def sample(self, rng, trials, workers, n_tasks):
-        idx = (self.next + np.arange(trials)) % len(self.rows)
-        self.next += trials
-        return np.cumsum(self.rows[idx][:, :, :n_tasks], axis=2)
-
-    def describe(self):
-        return {"model": "recorded", "shape": list(self.rows.shape)}
 
 
 def observed(durations, K: int | None = None, max_load: int | None = None, *, max_orders: int = 2,
@@ -72,8 +52,8 @@ def observed(durations, K: int | None = None, max_load: int | None = None, *, ma
     designs = candidates(K, R, max_orders=max_orders, network=network)
     schedules = [x.schedule() for x in designs]
     rows = filled(d, max(s.load for s in schedules))
-    res = schedule_trials(designs, _InOrder(rows), K, I, 0, ("time", "messages"), network, again=_InOrder(rows),
-                           schedules=schedules)
+    res = schedule_trials(designs, Replay(rows, by="order"), K, I, 0, ("time", "messages"), network,
+                          again=Replay(rows, by="order"), schedules=schedules)
     out = []
     for x, r in zip(designs, res):
         t = r["time"]

@@ -19,7 +19,7 @@ from gclib.advise.designs import TRIALS, default_max_load
 from gclib.advise.ranking import Advice, advise
 from gclib.advise.report import reliance_text
 from gclib.advise.simulation import design_times
-from gclib.correlated_paces import LEVEL, IterationReplay, WorkerEffects, can_simulate, slowest_worker, without_slowest
+from gclib.correlated_paces import LEVEL, WorkerEffects, by_iteration, can_simulate, slowest_worker, without_slowest
 from gclib.jsonable import jsonable
 from gclib.timings import Timings
 
@@ -272,7 +272,7 @@ def reliance(t, label: str, model_name: str, *, max_load: int | None = None, tri
         median worker's), ``speedup``, ``speedup_without``, ``share``: ``(speedup - speedup_without) / (speedup -
         1)``, the part of the saving that rests on it (NaN without a saving).
     """
-    cls = {"replay by iteration": IterationReplay, "worker effects": WorkerEffects}
+    cls = {"replay by iteration": by_iteration, "worker effects": WorkerEffects}
     if model_name not in cls:
         raise ValueError(f"model_name must be one of {sorted(cls)}, got {model_name!r}")
     d = t.durations

@@ -19,15 +19,14 @@ from gclib.advise.designs import (DRAW_BUDGET, MIN_TRIALS, PRECISION, STABILITY_
                                   default_max_load)
 from gclib.advise.race import chunks
 from gclib.codes.conditioning import decoding_amplification, unit_roundoff
-from gclib.design import TRIAL_KEYS, evaluate_trials
-from gclib.simulator import Schedule, _per_worker, arrival_times, chunks_of
+from gclib.simulator import TRIAL_KEYS, Schedule, arrival_times, chunks_of, draws_per_worker, simulate_trials
 from gclib.simulator import chunk_trials as sim_chunk_trials
 from gclib.stats import mean_ci, paired_change
 from gclib.stragglers import ComputeModel
 
 
 def _stats(results: list, labels: list) -> pd.DataFrame:
-    """Per design under one model: means and intervals from the per-trial results (:func:`design.evaluate_trials`);
+    """Per design under one model: means and intervals from the per-trial results (:func:`gclib.simulator.simulate_trials`);
     a design that fails to decode in some trial has an infinite expected time."""
     rows = []
     base = results[0]["time"]  # uncoded is the first design
@@ -84,7 +83,7 @@ def _precise(res: list) -> bool:
 
 def schedule_trials(designs: list, model: ComputeModel, K: int, trials: int, seed, keys, comm, *, again=None,
                      schedules: list | None = None) -> list:
-    """:func:`gclib.design.evaluate_trials` of the designs' schedules, with a protocol's design
+    """:func:`gclib.simulator.simulate_trials` of the designs' schedules, with a protocol's design
     (:attr:`gclib.shared_draws.Spec.protocol`: its schedule sends the progress reports, not its round trip) replaced by
     :func:`gclib.shared_draws.protocol_outputs` on the same draws: drawn again, in the same chunks, from a copy of the
     stream taken before, from ``again`` (a second copy of ``model`` where drawing changes the model) or ``model``.
@@ -93,12 +92,12 @@ def schedule_trials(designs: list, model: ComputeModel, K: int, trials: int, see
     schedules = [d.schedule() for d in designs] if schedules is None else schedules
     idx = [i for i, d in enumerate(designs) if d.spec is not None and d.spec.protocol is not None]
     twin = copy.deepcopy(rng) if idx else None
-    res = evaluate_trials(schedules, model, K, trials, rng, keys=keys, comm=comm)
+    res = simulate_trials(schedules, model, K, trials, rng, keys=keys, comm=comm)
     if not idx:
         return res
     sch = [Schedule.of(x) for x in schedules]
     R = max(x.load for x in sch)
-    per_worker = _per_worker(model)
+    per_worker = draws_per_worker(model)
     size = min(sim_chunk_trials(K, R, x.n_messages, per_worker=per_worker) for x in sch)
     parts = {i: [] for i in idx}
     source = model if again is None else again

@@ -21,10 +21,9 @@ import pandas as pd
 
 from gclib import advise, checks, schemes, sequential as sq, timings
 from gclib.codes import approximate as ap, partial_work as R
-from gclib.design import fast_chunk
-from gclib.correlated_paces import IterationReplay, WorkerEffects
+from gclib.correlated_paces import WorkerEffects, by_iteration
 from gclib.progress import progress as _progress
-from gclib.simulator import Communication, Schedule
+from gclib.simulator import Communication, Schedule, simulate_chunk
 from gclib.stats import mean_ci
 from gclib.stragglers import model_set
 from gclib.studies.partial_stragglers.study import rmg_times
@@ -73,7 +72,7 @@ def models(K: int, traces=("SE", "AR"), **params) -> dict:
     """The models of the study, ``{name: model}``: the shifted exponential of eq. 5 and the Pareto of
     :func:`gclib.stragglers.model_set` (``"scale"``, with ``params``), then each shipped trace named in ``traces``
     (:func:`gclib.timings.shipped`): its recorded iterations replayed whole when it has ``K`` workers
-    (:class:`gclib.correlated_paces.IterationReplay`), else its worker and iteration effects drawn for ``K`` workers
+    (:func:`gclib.correlated_paces.by_iteration`), else its worker and iteration effects drawn for ``K`` workers
     (:class:`gclib.correlated_paces.WorkerEffects`)."""
     K = checks.integer("K", K, low=2)
     out = dict(model_set("scale", **params))
@@ -83,7 +82,7 @@ def models(K: int, traces=("SE", "AR"), **params) -> dict:
             raise ValueError(f"traces must name shipped traces among {sorted(found)}, got {name!r}")
         t = timings.convert(found[name]).timings.durations
         if t.shape[1] == K:
-            out[f"trace {name} (its {K} workers, whole iterations)"] = IterationReplay(t)
+            out[f"trace {name} (its {K} workers, whole iterations)"] = by_iteration(t)
         else:
             out[f"trace {name} (effects of its {t.shape[1]} workers, drawn for {K})"] = WorkerEffects(
                 t, keep_workers=False)
@@ -157,7 +156,7 @@ def study(K: int, max_load: int, model_map: dict, *, trials: int = 4000, seed=0,
     for (name, model), ss in _progress(list(zip(model_map.items(), seeds)), "models", progress):
         finish = model.sample(np.random.default_rng(ss), trials, K, n_tasks)
         for e, b in zip(sched, built):
-            r = fast_chunk(b, finish)
+            r = simulate_chunk(b, finish)
             rows.append(_row(name, e, np.asarray(r["time"], float), np.asarray(r["volume"], float)))
         for e in own:
             for r in e.run(finish):
@@ -193,7 +192,7 @@ def approximate_entries(K: int, max_load: int, *, fraction: float = APPROX_FRACT
         schedule = Schedule.of(code)
 
         def run(finish):
-            out = fast_chunk(schedule, finish)
+            out = simulate_chunk(schedule, finish)
             last = finish[:patterns, :, r - 1]
             mask = np.zeros(last.shape, bool)
             np.put_along_axis(mask, np.argsort(last, axis=1, kind="stable")[:, K - s:], True, axis=1)

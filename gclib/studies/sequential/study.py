@@ -304,7 +304,7 @@ def mpi_delays(*, workers: int = 4, iterations: int = 16, slow_worker: int = 1, 
     rng = np.random.default_rng(seed)
     x = 1.0 + rng.exponential(0.2, (iterations, workers, 1))
     x[::every, slow_worker, 0] *= checks.real("slow_factor", slow_factor, low=1)
-    spec = profile_spec(workers, 1, iterations, samples=100 * workers, dim=10, model=stragglers.Trace(x),
+    spec = profile_spec(workers, 1, iterations, samples=100 * workers, dim=10, model=stragglers.Replay(x, by="cycle"),
                         time_scale=time_scale, seed=seed, timeout=30.0, kill=kill)
     res = launch(spec, job_timeout=job_timeout)
     t = res.task_durations()

@@ -34,7 +34,7 @@ from gclib.learning.model import load
 from gclib.runtime import RunSpec, launch_series
 from gclib.simulator import Communication
 from gclib.stats import Estimate, paired_difference
-from gclib.stragglers import Trace, filled
+from gclib.stragglers import Replay, filled
 from gclib.timings import load as load_trace, shipped
 
 #: The import path every rank builds the network from.
@@ -48,7 +48,7 @@ RECORD = ("iteration", "time", "predicted", "wall", "loss", "accuracy", "grad_er
 def replayed(durations: np.ndarray, workers: int, seed: int) -> tuple:
     """The delays of one seed: ``workers`` of the recorded workers of ``durations`` ``(steps, recorded workers,
     tasks)`` drawn without replacement, and the steps from a random one on (cycling), replayed as recorded
-    (:class:`gclib.stragglers.Trace`; a task not observed takes its row's mean, :func:`gclib.stragglers.filled`).
+    (:class:`gclib.stragglers.Replay` by cycle; a task not observed takes its row's mean, :func:`gclib.stragglers.filled`).
     Returns ``(model, chosen workers, first step)``."""
     d = np.asarray(durations, dtype=float)
     workers = checks.integer("workers", workers, low=2, high=d.shape[1],
@@ -56,7 +56,7 @@ def replayed(durations: np.ndarray, workers: int, seed: int) -> tuple:
     rng = checks.generator(seed)
     chosen = np.sort(rng.choice(d.shape[1], size=workers, replace=False))
     first = int(rng.integers(d.shape[0]))
-    return Trace(np.roll(filled(d[:, chosen, :]), -first, axis=0)), chosen, first
+    return Replay(np.roll(filled(d[:, chosen, :]), -first, axis=0), by="cycle"), chosen, first
 
 
 def code_of(command: str):
