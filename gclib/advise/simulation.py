@@ -26,8 +26,9 @@ from gclib.stragglers import ComputeModel
 
 
 def _stats(results: list, labels: list) -> pd.DataFrame:
-    """Per design under one model: means and intervals from the per-trial results (:func:`gclib.simulator.simulate_trials`);
-    a design that fails to decode in some trial has an infinite expected time."""
+    """Per design under one model: means and intervals from the per-trial results
+    (:func:`gclib.simulator.simulate_trials`); a design that fails to decode in some trial has an infinite expected
+    time."""
     rows = []
     base = results[0]["time"]  # uncoded is the first design
     for lab, res in zip(labels, results):

@@ -48,7 +48,8 @@ RECORD = ("iteration", "time", "predicted", "wall", "loss", "accuracy", "grad_er
 def replayed(durations: np.ndarray, workers: int, seed: int) -> tuple:
     """The delays of one seed: ``workers`` of the recorded workers of ``durations`` ``(steps, recorded workers,
     tasks)`` drawn without replacement, and the steps from a random one on (cycling), replayed as recorded
-    (:class:`gclib.stragglers.Replay` by cycle; a task not observed takes its row's mean, :func:`gclib.stragglers.filled`).
+    (:class:`gclib.stragglers.Replay` by cycle; a task not observed takes its row's mean,
+    :func:`gclib.stragglers.filled`).
     Returns ``(model, chosen workers, first step)``."""
     d = np.asarray(durations, dtype=float)
     workers = checks.integer("workers", workers, low=2, high=d.shape[1],
