@@ -65,6 +65,9 @@ FIRST = {"design": ("gc", "uc-mmc", "rs", "frc", "lcc", "gc-mmc-correlated", "gc
 #: (:func:`grid`).
 GRID_DENSE = 16
 GRID_RATIO = 1.25
+#: The most workers a search lists the candidate designs for (the advice, and the advice across iterations): the
+#: candidates of 10,000 workers take seconds to list, and the number of them grows with ``K``.
+MAX_WORKERS = 10_000
 #: Cluster counts the advice tries per load at most (spread geometrically between 1 and ``K // r``).
 MAX_CLUSTER_COUNTS = 6
 

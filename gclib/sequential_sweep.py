@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from gclib import checks
+from gclib.design_space import MAX_WORKERS
 from gclib.schemes import SEQUENTIAL
 from gclib.sequential_replay import MU, _scheme, delay, label, load, run
 from gclib.stats import paired_difference
@@ -194,16 +195,13 @@ def task_delays(finish) -> Callable[[float], np.ndarray]:
 ADVISED = ("no-coding", "gc", "sr-sgc", "m-sgc")
 
 
-#: The most workers the advice across iterations weighs (as :data:`gclib.advise.MAX_WORKERS`).
-MAX_WORKERS = 10_000
-
-
 def check_advice(K: int, max_parts: int, *, probe: int = 100, held: int = 100, seeds: int = 3, max_delay: int = 4,
                  lambdas: Optional[Iterable[int]] = None) -> dict:
     """The arguments of :func:`advice` checked, and its work bounded before anything is drawn: ``K`` at most
-    :data:`MAX_WORKERS`, the draws within the memory budget (:func:`gclib.checks.need_memory`), the rounds its
-    sweeps replay within :data:`MAX_REPLAY_WORK` (:func:`check_work`). Returns the checked values (``K``, ``R``,
-    ``probe``, ``held``, ``seeds``, ``max_delay``) and ``fits``, the schemes with parameters within ``R`` parts.
+    :data:`gclib.design_space.MAX_WORKERS`, the draws within the memory budget (:func:`gclib.checks.need_memory`),
+    the rounds its sweeps replay within :data:`MAX_REPLAY_WORK` (:func:`check_work`). Returns the checked values
+    (``K``, ``R``, ``probe``, ``held``, ``seeds``, ``max_delay``) and ``fits``, the schemes with parameters within
+    ``R`` parts.
 
     Raises:
         ValueError naming the argument, or the work and what to lower.

@@ -47,7 +47,7 @@ MIN_SAMPLES = 30
 #: Its fits' bootstrap (:func:`gclib.fit.fit`) draws about 2 x 200 replicates of every sample, a minute or so at this
 #: size on one core; a million task times describe a cluster's stragglers as well as more would.
 MAX_ROWS = 1_000_000
-#: the most columns a trace file's header may have: the workers of a wide trace (gclib.advise.MAX_WORKERS), and an
+#: the most columns a trace file's header may have: the workers of a wide trace (gclib.design_space.MAX_WORKERS), and an
 #: iteration column.
 MAX_COLUMNS = 10_001
 #: What a trace file (CSV, tidy or wide; plain, gzip, bzip2 or xz) may hold, checked before it is parsed: its rows

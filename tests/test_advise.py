@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 
 from gclib import advise as adv
-from gclib.cli import advise as cli_advise
 from gclib.cli import main, options
 from gclib.cli import run as cli_run
 from gclib.codes.conditioning import unit_roundoff
@@ -432,7 +431,3 @@ def test_the_advice_across_iterations_says_which_schemes_do_not_fit_the_load():
     for scheme in ("sr-sgc", "m-sgc"):  # SR-SGC needs 2 parts a round, M-SGC more than 1
         assert t.at[scheme, "chosen"] == "none within 1 parts" and np.isnan(t.at[scheme, "time"])
 
-
-def test_the_command_lines_bound_on_workers_is_the_librarys():
-    """The command line keeps its own copy of the bound (its help must not load the advice); the two stay equal."""
-    assert cli_advise.MAX_WORKERS == adv.MAX_WORKERS

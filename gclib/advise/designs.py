@@ -24,7 +24,7 @@ import math
 from gclib import checks, design_space
 from gclib.codes.base import matrix_bytes
 from gclib.simulator import CANDIDATE_TRIAL_BYTES, Communication
-from gclib.design_space import Candidate, grid
+from gclib.design_space import MAX_WORKERS, Candidate, grid
 
 #: Scheme families of :func:`candidates`, in the order they are built (ties in the ranking keep this order): those
 #: of :data:`gclib.design_space.FAMILIES` that the advice takes, in the table's order.
@@ -56,9 +56,6 @@ STABILITY_PATTERNS = 100
 #: The stability margin is computed only for codes whose encoding matrix (built three times over) takes at most
 #: this many bytes (at ``K`` in the thousands it is not: ``digits`` is then unknown).
 STABILITY_BYTES = 256 * 2 ** 20
-#: The most workers :func:`gclib.advise.advise` takes: the candidates of 10,000 workers take seconds to list, and the
-#: number of them grows with ``K``.
-MAX_WORKERS = 10_000
 #: The most task times :func:`gclib.advise.advise` draws in all (over every model, the race included; every design reads
 #: the same draws; in the master's queue, with every message of the designs kept: see :func:`workload`): some minutes on
 #: one core of a laptop. A request beyond it is refused before the work, naming what to lower.

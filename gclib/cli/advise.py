@@ -12,10 +12,8 @@ import math
 from gclib import checks
 from gclib.cli import options
 from gclib.jsonable import jsonable
+from gclib.design_space import MAX_WORKERS
 from gclib.sequential_replay import MU
-
-#: As :data:`gclib.advise.MAX_WORKERS` (not imported here: ``gclib advise --help`` stays light).
-MAX_WORKERS = 10_000
 
 
 #: The command, and its line in ``gclib --help``.
