@@ -318,8 +318,11 @@ def test_workers_frozen_on_other_hosts_are_survived(hosts, ranks):
     assert s["dead_workers"] == workers, s
     for w in workers:
         assert doc["deaths"][str(w)]["stopped"] == "SIGSTOP" and doc["deaths"][str(w)]["host"] == HOSTS[w // 2]
+        # silent from the notice on, whatever it sent before it stopped arrives after the notice; a gradient it
+        # sent then may still be decoded in the iteration of the notice, never in a later one
         known = next(i for i, r in enumerate(doc["records"]) if w in r["silent"])
-        assert all(w in r["silent"] and w not in r["workers"] for r in doc["records"][known:])
+        assert all(w in r["silent"] for r in doc["records"][known:])
+        assert all(w not in r["workers"] for r in doc["records"][known + 1:])
     assert "worker processes stopped: 2 (SIGSTOP, MPI rank 3" in text
 
 

@@ -385,7 +385,7 @@ def _receiving_master(queue, width):
     m.comm, m.byes, m.pids, m.received_total, m.stale = _FakeComm(queue), {}, {}, 0, 0
     m.hosts, m.tasks, m.belled, m.ready = {}, [], set(), set()
     m.inflight, m.dead, m.width_buf, m.dtype = [], {}, P.HEADER + width, float
-    m.K, m.owed, m.silent, m.skip, m.probes = 8, [0] * 8, {}, set(), 2
+    m.K, m.owed, m.silent, m.skip, m.probes, m.frozen = 8, [0] * 8, {}, set(), 2, set()
     return m
 
 
@@ -706,6 +706,10 @@ def test_the_master_silences_a_stopped_worker_at_once_and_stops_when_the_launche
     assert m.check_deaths(force=True) and m.silent == {2: "stopped (SIGSTOP)"} and m.dead == {}
     m._send_all(np.zeros(2), P.TAG_PARAMS)
     assert 3 not in m.comm.sent and m.comm.sent.keys() == {1, 2}
+    # a message it sent before it stopped, arriving after the notice (from another host), leaves it silent
+    m.comm.queue = [(3, P.TAG_TASKS, [0.0, 0.1])]
+    m._receive_one(0)
+    assert m.silent == {2: "stopped (SIGSTOP)"} and 3 not in m.comm.sent
     os.write(w, b'{"worker": 2, "continued": true}\n{"worker": 0, "signal": 9, "name": "SIGKILL"}\n')
     assert m.check_deaths(force=True) and m.silent == {} and m.dead.keys() == {0} and m.skip == {0}
     assert (m.predicted > before).all()  # from now on the prediction takes worker 0 as a straggler
@@ -767,7 +771,7 @@ def _collecting_master(code, arrivals, cls=None, kept=None):
     m = object.__new__(cls or Master)
     m.code, m.dead, m._deaths, m.bell = code, {}, None, None
     m.decoding = Decoding(code, kept=DECODERS_KEPT if kept is None else kept)
-    m.silent, m.skip, m.orphaned = {}, set(), False
+    m.silent, m.skip, m.orphaned, m.frozen = {}, set(), False, set()
     m.spec = SimpleNamespace(wait_all=False, poll=0.0)
     m.width, m.dtype = 1, P.message_dtype(code)
     script = iter(Poll.IDLE if a is None else Gradient(a[0], a[1], None) for a in arrivals)

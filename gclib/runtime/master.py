@@ -160,6 +160,7 @@ class Master(P.Rank):
         self.inflight = []  # receives started and not yet complete: [request, buffer, source, tag]
         self.dead = {}  # worker -> what the launcher (or an MPI error) told us
         self.silent = {}  # worker -> why the master does not send to it (see SILENT_AFTER), until it answers
+        self.frozen = set()  # the silent workers whose guard saw them stopped: silent until they continue
         self.owed = [0] * self.K  # worker -> messages sent to it since the last message from it
         self.skip = set()  # the workers sent nothing: dead or silent
         self._deaths = deaths  # DeathNotices, or None: nobody tells us
@@ -190,16 +191,19 @@ class Master(P.Rank):
             if not 0 <= w < self.K or w in self.dead:
                 continue
             info = info if isinstance(info, dict) else {}
-            if info.get("stopped"):  # alive but frozen: nothing more is sent to it until it answers
+            if info.get("stopped"):  # alive but frozen: nothing more is sent to it until it continues
+                self.frozen.add(w)
                 if w not in self.silent:
                     self._silence(w, f"stopped ({info['stopped']})")
                     new = True
             elif info.get("continued"):  # it may answer again: it gets messages until it owes too many
+                self.frozen.discard(w)
                 if w in self.silent:
                     self._unsilence(w)
             else:
                 self.dead[w] = info
                 self.silent.pop(w, None)
+                self.frozen.discard(w)
                 self.skip.add(w)
                 new = died = True
         if died:
@@ -220,11 +224,13 @@ class Master(P.Rank):
 
     def _heard(self, w):
         """A message from worker ``w`` arrived: it owes nothing, and a silent worker is sent to again, starting
-        with what it missed of the present (the parameters of the iteration under way, or the stop)."""
+        with what it missed of the present (the parameters of the iteration under way, or the stop). A worker seen
+        stopped stays silent until the notice that it continued: what arrives from it meanwhile (a message still on
+        its way to another host) was sent before it stopped."""
         if not 0 <= w < self.K:
             return
         self.owed[w] = 0
-        if w in self.silent:
+        if w in self.silent and w not in self.frozen:
             self._unsilence(w)
             if w in self.skip:
                 return
