@@ -128,17 +128,6 @@ def _names(heading: str, names, indent: int = 2, width: int = 78) -> str:
 LIST_POINTER = "`gclib list` shows every scheme with its paper and its options, and every model."
 
 
-def schemes_epilog() -> str:
-    """The end of the help of a command that takes ``--scheme``: the names, and where their papers and options
-    are listed (a scheme reads only its own options; the others are refused)."""
-    return f"{_names(SCHEMES_HEADING, SCHEMES)}\n\n{LIST_POINTER}"
-
-
-def models_epilog() -> str:
-    """The end of the help of a command that takes ``--model``: the names, and where their options are listed."""
-    return f"{_names(MODELS_HEADING, MODELS)}\n\n{LIST_POINTER}"
-
-
 def epilog(schemes=True, models: bool = True) -> str:
     """The end of the help of a command that takes ``--scheme`` (``schemes``: every scheme, or the names it takes)
     and/or ``--model`` (``models``)."""

@@ -198,18 +198,6 @@ def q_max_bound(n: int, l: int) -> int:
     return 1 + (n - l) * l + l * (l - 1) // 2
 
 
-def q_max_by_states(order, n_parts: int | None = None) -> int:
-    """:func:`q_max` by brute force, for tests: ``1 +`` the largest total progress over every progress state
-    (chunks done per worker) whose finished chunks miss some chunk."""
-    rows = check_assignment(order, n_parts)
-    N = len(rows) if n_parts is None else n_parts
-    best = -1
-    for k in product(*[range(len(o) + 1) for o in rows]):
-        if not covers(rows, k, N):
-            best = max(best, sum(k))
-    return best + 1
-
-
 def min_q_max_exhaustive(assignment, n_parts: int | None = None, limit: int = 2_000_000) -> tuple:
     """``(min Q_max, orderings tried)`` over every ordering of ``assignment`` (``(l!)^n`` of them; small cases,
     at most ``limit``): the per-chunk sums of :func:`q_max` for every combination of the workers' permutations,

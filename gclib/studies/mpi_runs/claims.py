@@ -107,10 +107,6 @@ def _time(r, finite: bool = True) -> Estimate:
     return Estimate(r["mean_time"], r["lo"], r["hi"], int(r["iterations"]))
 
 
-def _time_text(e: Estimate) -> str:
-    return e.text() + (" s" if e.known else " s: no finite variance")
-
-
 def _finite(names, models: dict, workers, stragglers, seed) -> dict:
     """``{(model name, scheme): whether its iteration time has a finite variance}`` (see the module docstring)."""
     return {(m, s): finite_variance(models[m], build(s, workers, stragglers, seed).stragglers)

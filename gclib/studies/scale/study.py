@@ -207,16 +207,6 @@ def study(Ks, models: dict, *, trials: int = 10_000, seed=0, settings=SETTINGS, 
                        "mean_computations": float})
 
 
-def gain_at(table: pd.DataFrame, model: str, setting: str, scheme: str, K: int):
-    """``(gain, lo, hi)`` of one point of :func:`study` (NaN when absent)."""
-    g = table[(table["model"] == model) & (table["setting"] == setting) & (table["scheme"] == scheme)
-              & (table["K"] == K)]
-    if g.empty:
-        return math.nan, math.nan, math.nan
-    r = g.iloc[0]
-    return float(r["gain"]), float(r["gain_lo"]), float(r["gain_hi"])
-
-
 def models(mu: float = 10.0, alpha: float = 0.01, pareto_scale: float = 0.05, pareto_shape: float = 2.0) -> dict:
     """The two eq. 5 models of notebook 08: ``{name: model}``, the paper's shifted exponential and a
     heavy-tailed Pareto (the set ``"scale"`` of :func:`gclib.stragglers.model_set`)."""
