@@ -43,3 +43,14 @@ def test_the_survey_sees_a_long_function(tmp_path):
     tree = __import__("ast").parse(f"def f():\n    import os\n{body}\n")
     assert [n for _, _, n in house.functions(tree)] == [72]
     assert house.inner_imports(tree) == 1
+
+
+def test_the_call_path_counts_the_functions_a_command_runs(capsys):
+    spec = importlib.util.spec_from_file_location("call_path", TOOL.parent / "call_path.py")
+    call_path = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(call_path)
+    out = call_path.follow(["list", "--json"])
+    assert out["exit_code"] == 0 and out["functions"] == sum(out["functions_by_module"].values())
+    assert {"gclib.cli", "gclib.cli.registries"} <= set(out["functions_by_module"])
+    assert out["modules"] == len(out["functions_by_module"]) and out["lines_of_functions"] > 0
+    assert '"schemes"' in capsys.readouterr().err  # the command's own output, kept off stdout
