@@ -245,9 +245,10 @@ class Replay(ComputeModel):
 
     ``times``: ``(iterations, workers, tasks)`` recorded durations (``nan`` = not observed, ``inf`` = never
     finished). By row, a row with no observed task is left out; by iteration, every worker must be observed in
-    every iteration; by cycle or order, every duration must be observed. A task not observed, and every task beyond
-    the recorded ones (when more tasks are asked than recorded), takes the mean of the row's finite durations (the
-    worker's own pace in that iteration, :func:`filled`); after a task that never finished, every task is ``inf``.
+    every iteration; by cycle or order, every duration must be observed, and a draw takes the trace's workers and
+    at most its tasks. By row or iteration, a task not observed, and every task beyond the recorded ones (when more
+    tasks are asked than recorded), takes the mean of the row's finite durations (the worker's own pace in that
+    iteration, :func:`filled`); after a task that never finished, every task is ``inf``.
     """
 
     times: np.ndarray = None
@@ -292,7 +293,7 @@ class Replay(ComputeModel):
             rows = self._rows if n_tasks <= k else filled(self.times, n_tasks)
             idx = rng.integers(0, it, size=trials)
         else:
-            if self.by == "cycle" and (w != workers or k < n_tasks):
+            if w != workers or k < n_tasks:
                 raise ValueError(f"trace has {w} workers x {k} tasks, need {workers} x {n_tasks}")
             rows = self._rows
             idx = (self._next + np.arange(trials)) % it
@@ -308,7 +309,7 @@ class Replay(ComputeModel):
         return np.cumsum(d, axis=2)
 
     def workers(self) -> int | None:
-        """How many workers this replay draws: the trace's by iteration, any (``None``) by row."""
+        """How many workers this replay draws: any (``None``) by row, the trace's otherwise."""
         return None if self.by == "row" else int(self.times.shape[1])
 
     def describe(self):

@@ -710,8 +710,10 @@ def test_the_master_silences_a_stopped_worker_at_once_and_stops_when_the_launche
     m.comm.queue = [(3, P.TAG_TASKS, [0.0, 0.1])]
     m._receive_one(0)
     assert m.silent == {2: "stopped (SIGSTOP)"} and 3 not in m.comm.sent
+    m.params, m.stopping = np.zeros(2), False
     os.write(w, b'{"worker": 2, "continued": true}\n{"worker": 0, "signal": 9, "name": "SIGKILL"}\n')
     assert m.check_deaths(force=True) and m.silent == {} and m.dead.keys() == {0} and m.skip == {0}
+    assert m.comm.sent[3] == [P.TAG_PARAMS]  # once it continues, it gets the parameters it missed
     assert (m.predicted > before).all()  # from now on the prediction takes worker 0 as a straggler
     assert not m.orphaned
     os.close(w)

@@ -224,6 +224,8 @@ def test_a_replay_in_order_goes_on_from_draw_to_draw_and_a_cycle_starts_again():
     assert order.sample(None, 2, 2, 1)[:, 0, 0].tolist() == [3.0, 1.0]
     assert cycle.sample(None, 2, 2, 1)[:, 0, 0].tolist() == cycle.sample(None, 2, 2, 1)[:, 0, 0].tolist() == [1, 2]
     assert order.workers() == cycle.workers() == 2 and Replay(times).workers() is None
+    with pytest.raises(ValueError, match=r"trace has 2 workers x 1 tasks, need 3 x 1"):
+        order.sample(None, 1, 3, 1)
     with pytest.raises(ValueError, match="by must be one of 'row', 'iteration', 'cycle', 'order', got 'rows'"):
         Replay(times, by="rows")
 
@@ -231,8 +233,6 @@ def test_a_replay_in_order_goes_on_from_draw_to_draw_and_a_cycle_starts_again():
 def test_never_decoding_trials_do_not_count_messages_that_never_arrive():
     # With t = inf, arrival inf <= t was True: the 2 dead workers' messages, their volume and their never-computed
     # tasks were counted as received/computed in every failed trial.
-    from gclib import design
-
     code = codes.crc(6, 1)
     model = Persistent(ShiftedExponential(), count=2)
     res = simulate(code, model, 50, seed=0)

@@ -3,11 +3,11 @@ line to its output (how many modules a reader meets on the way).
 
     python tools/call_path.py advise --trace se.csv --workers 16
 
-Counted: every gclib function that starts while the command runs (the command line's parsing included), grouped by
-module; what runs while a module is being imported (module and class bodies, decorators, dataclasses' generated
-methods) is left out, as it is not the command's path. A function's lines are its whole definition (docstring
-included); a function nested in another counts once, within its parent. The command's own output goes to stderr,
-so that stdout holds the JSON alone.
+Counted: every gclib function or method (by its qualified name; a lambda counts, a comprehension does not) that
+starts while the command runs (the command line's parsing included), grouped by module; what runs while a module is
+being imported (under Python's import machinery: module and class bodies, decorators) is left out, as it is not the
+command's path. A function's lines are its whole definition (docstring included); a function nested in another
+counts once, within its parent. The command's own output goes to stderr, so that stdout holds the JSON alone.
 """
 from __future__ import annotations
 
@@ -19,11 +19,15 @@ from collections import Counter
 from pathlib import Path
 
 
+#: Code objects that are not functions of their own (their lines are their function's).
+COMPREHENSIONS = ("<listcomp>", "<dictcomp>", "<setcomp>", "<genexpr>")
+
+
 def _importing(frame) -> bool:
-    """Whether a module (other than the script run) is being imported below ``frame``."""
+    """Whether ``frame`` runs under Python's import machinery (a module being imported)."""
     f = frame.f_back
     while f is not None:
-        if f.f_code.co_name == "<module>" and f.f_globals.get("__name__") != "__main__":
+        if f.f_code.co_filename.startswith("<frozen importlib"):
             return True
         f = f.f_back
     return False
@@ -52,11 +56,11 @@ def follow(argv: list) -> dict:
     started: set = set()
 
     def hook(frame, event, arg):
-        if event != "call" or frame.f_code.co_name == "<module>":
+        if event != "call" or frame.f_code.co_name in ("<module>", *COMPREHENSIONS):
             return
         module = frame.f_globals.get("__name__", "")
         if (module == "gclib" or module.startswith("gclib.")) and not _importing(frame):
-            calls[module, frame.f_code.co_name] += 1
+            calls[module, frame.f_code.co_qualname] += 1
             if frame.f_code.co_filename.endswith(".py"):
                 started.add((frame.f_code.co_filename, frame.f_code.co_firstlineno))
 

@@ -37,7 +37,8 @@ it in holds one of the sender's MPI send buffers, and MPICH's shared-memory tran
 per process, shared by every destination. So the master counts, per worker, the messages it sent since it last
 heard from it, and sends nothing more to a worker that owes :data:`SILENT_AFTER` of them, or whose guard said it
 was stopped by a signal: the worker is *silent* (a straggler, as far as decoding goes) until a message of its own
-arrives, and then gets what it missed of the present (the iteration's parameters, or the stop). Nothing of the
+arrives (a stopped one: until its guard says it continued), and then gets what it missed of the present (the
+iteration's parameters, or the stop). Nothing of the
 master grows with the iterations a frozen worker does not answer. When the launcher is gone (it closed the
 master's standard input), the master stops the run: nobody records it.
 """
@@ -81,7 +82,6 @@ BUILD_WAIT = 120.0
 #: many processes share, and a worker that starts after the first iterations would owe answers, be silent, and be
 #: reported at the end as one that never said goodbye.
 START_WAIT = 30.0
-
 
 
 class DeathNotices:
@@ -199,7 +199,7 @@ class Master(P.Rank):
             elif info.get("continued"):  # it may answer again: it gets messages until it owes too many
                 self.frozen.discard(w)
                 if w in self.silent:
-                    self._unsilence(w)
+                    self._rejoin(w)
             else:
                 self.dead[w] = info
                 self.silent.pop(w, None)
@@ -213,14 +213,10 @@ class Master(P.Rank):
         return new
 
     def _silence(self, w, why):
-        """Send nothing more to worker ``w`` until a message of its own arrives (:meth:`_heard`)."""
+        """Send nothing more to worker ``w`` until a message of its own arrives (:meth:`_heard`), or, when it was
+        stopped, until it continues (:meth:`check_deaths`)."""
         self.silent[w] = why
         self.skip.add(w)
-
-    def _unsilence(self, w):
-        self.silent.pop(w, None)
-        if w not in self.dead:
-            self.skip.discard(w)
 
     def _heard(self, w):
         """A message from worker ``w`` arrived: it owes nothing, and a silent worker is sent to again, starting
@@ -231,13 +227,19 @@ class Master(P.Rank):
             return
         self.owed[w] = 0
         if w in self.silent and w not in self.frozen:
-            self._unsilence(w)
-            if w in self.skip:
-                return
-            if self.stopping:
-                self._send_to(w, np.zeros(1), P.TAG_STOP)
-            elif self.params is not None:
-                self._send_to(w, self.params, P.TAG_PARAMS)
+            self._rejoin(w)
+
+    def _rejoin(self, w):
+        """Send to the silent worker ``w`` again, starting with what it missed of the present (the parameters of
+        the iteration under way, or the stop)."""
+        self.silent.pop(w, None)
+        if w in self.dead:
+            return
+        self.skip.discard(w)
+        if self.stopping:
+            self._send_to(w, np.zeros(1), P.TAG_STOP)
+        elif self.params is not None:
+            self._send_to(w, self.params, P.TAG_PARAMS)
 
     def _predict_without_dead(self):
         """From now on the simulator's time treats the dead workers as persistent stragglers (the iteration in
