@@ -45,10 +45,11 @@ def build_parser(only: str | None = None):
     from gclib.cli import registries
     from gclib.cli.options import Parser, same_metavars
 
-    p = Parser(prog="gclib", description="Gradient coding: build, verify, simulate and run codes.",
-               epilog=f"{registries.registry_text()}\n\nscheme parameters:\n{registries.params_text()}\n\n"
-                      "`gclib list` prints the schemes with their papers; `gclib COMMAND --help` the options of a "
-                      "command.")
+    listed = None  # the registry, shown by gclib --help only: a command's parse does without it
+    if not only:
+        listed = (f"{registries.registry_text()}\n\nscheme parameters:\n{registries.params_text()}\n\n`gclib "
+                  "list` prints the schemes with their papers; `gclib COMMAND --help` the options of a command.")
+    p = Parser(prog="gclib", description="Gradient coding: build, verify, simulate and run codes.", epilog=listed)
     p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = p.add_subparsers(dest="cmd", required=True, parser_class=Parser)
     for name in COMMANDS:
