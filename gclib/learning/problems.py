@@ -120,12 +120,6 @@ class Problem(Model):
                        self.X_test, self.y_test, dict(self.info))
 
     # ------------------------------------------------------------------ loss and gradients
-    def _part_loss(self, theta, idx):
-        z = self.X[idx] @ theta
-        if self.kind == "linreg":
-            return 0.5 * np.sum((z - self.y[idx]) ** 2) / self.n_samples
-        return -np.sum(log_expit(self.y[idx] * z)) / self.n_samples
-
     def _part_grad(self, theta, idx):
         Xj = self.X[idx]
         z = Xj @ theta

@@ -37,8 +37,6 @@ parts coded by a GC(``lambd``) code, so that a piece and a coded task of a group
 from __future__ import annotations
 
 import math
-import os
-import sys
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -58,7 +56,7 @@ from gclib.runtime.master import SILENT_AFTER, Master, emit
 from gclib.runtime.protocol import pack_step_state
 from gclib.runtime.receive import Book, IterationTimeout, receive
 from gclib.runtime.spec import RunSpec
-from gclib.runtime.worker import IDLE, Worker, _Stop
+from gclib.runtime.worker import Worker
 
 
 @dataclass
@@ -234,24 +232,7 @@ class RoundWorker(Worker):
         k = self.seq.tasks
         return 2 + 3 * k + k * self.dim
 
-    def iterate(self, it, plan):
-        kill = self.spec.kill.get(self.w)
-        if kill is not None and it >= kill:  # (the first plan from that round on: a skipped round sends none)
-            sys.stdout.flush()
-            os._exit(17)  # fault injection: the process dies without a word
-        self.current = it
-        try:
-            return self._round(it, plan)
-        except _Stop:
-            raise
-        except Exception:
-            self.failed_at = it  # (run_worker names the round)
-            raise
-        finally:
-            self.current = IDLE
-
-    def _round(self, r, plan):
-        t0 = self.received_at
+    def _iterate(self, r, plan, t0):  # a round's work (Worker.iterate: the kill, the failure's round)
         k = int(plan[0])
         labels = plan[1:1 + 3 * k].reshape(k, 3)
         thetas = plan[1 + 3 * k:1 + 3 * k + k * self.dim].reshape(k, self.dim)
