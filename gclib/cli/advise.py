@@ -11,8 +11,8 @@ import math
 
 from gclib import checks
 from gclib.cli import options
-from gclib.jsonable import jsonable
 from gclib.design_space import MAX_WORKERS
+from gclib.jsonable import jsonable
 from gclib.sequential_replay import MU
 
 
