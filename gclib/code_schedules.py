@@ -196,20 +196,15 @@ def tile(schedules: Iterable[Schedule], name: str | None = None) -> Schedule:
     parts = list(schedules)
     if not parts or any(not isinstance(s.rule, ThresholdRule) for s in parts):
         raise ValueError("tile needs at least one schedule, each with a threshold rule")
-    sender, ready, size, lengths, msg_class, class_cluster, thresholds = ([] for _ in range(7))
-    w_off = cls_off = cl_off = 0
+    sender, ready, size, lengths = ([] for _ in range(4))
+    w_off = 0
     for s in parts:
         sender.append(s.sender + w_off)
         ready.append(s.ready)
         size.append(s.size)
         lengths.append(s.lengths)
-        msg_class.append(s.rule.msg_class + cls_off)
-        class_cluster.append(s.rule.class_cluster + cl_off)
-        thresholds.append(s.rule.thresholds)
         w_off += s.n_workers
-        cls_off += s.rule.class_cluster.size
-        cl_off += s.rule.n_clusters
-    rule = ThresholdRule(np.concatenate(msg_class), np.concatenate(class_cluster), np.concatenate(thresholds))
+    rule = ThresholdRule.stacked(s.rule for s in parts)
     name = name or parts[0].name
     out = Schedule(name, w_off, np.concatenate(sender), np.concatenate(ready), np.concatenate(size), rule,
                    np.concatenate(lengths), dict(parts[0].info))

@@ -54,25 +54,19 @@ def clustered(codes: Sequence[GradientCode], name: str | None = None) -> Gradien
     reserve_code(name or "clustered", n_msg, k * m, workers=n, load=max(c.load for c in codes), complex_=complex_,
                  sizes=f"{len(codes)} clusters, {n_msg} messages, {k} parts", lower="the number or size of clusters")
     B = np.zeros((n_msg, k * m), dtype=complex if complex_ else float)
-    order, sender, ready, size = [], [], [], []
-    msg_class, class_cluster, thresholds, blocks = [], [], [], []
-    w_off = p_off = j_off = cls_off = cl_off = 0
+    order, sender, ready, size, blocks = [], [], [], [], []
+    w_off = p_off = j_off = 0
     for c in codes:
         B[j_off:j_off + c.n_messages, p_off * m:(p_off + c.n_parts) * m] = c.B
         order += [tuple(p + p_off for p in o) for o in c.order]
         sender.append(c.sender + w_off)
         ready.append(c.ready)
         size.append(c.size)
-        msg_class.append(c.rule.msg_class + cls_off)
-        class_cluster.append(c.rule.class_cluster + cl_off)
-        thresholds.append(c.rule.thresholds)
         blocks.append((c, j_off))
         w_off += c.n_workers
         p_off += c.n_parts
         j_off += c.n_messages
-        cls_off += c.rule.class_cluster.size
-        cl_off += c.rule.n_clusters
-    rule = ThresholdRule(np.concatenate(msg_class), np.concatenate(class_cluster), np.concatenate(thresholds))
+    rule = ThresholdRule.stacked(c.rule for c in codes)
     exact = all(c.exact for c in codes)
     B_exact = None
     if all(c.B_exact is not None for c in codes):

@@ -97,6 +97,17 @@ class ThresholdRule:
                         and np.array_equal(class_cluster, np.repeat(np.arange(n_clusters), block)))
         object.__setattr__(self, "_block", block if equal_blocks else 0)
 
+    @classmethod
+    def stacked(cls, rules) -> "ThresholdRule":
+        """The rules of codes side by side, their classes and clusters numbered on from the rule before: the rule
+        of the composite, which decodes when every part does."""
+        rules = list(rules)
+        classes = np.cumsum([0] + [r.class_cluster.size for r in rules])
+        clusters = np.cumsum([0] + [r.n_clusters for r in rules])
+        return cls(np.concatenate([r.msg_class + classes[i] for i, r in enumerate(rules)]),
+                   np.concatenate([r.class_cluster + clusters[i] for i, r in enumerate(rules)]),
+                   np.concatenate([r.thresholds for r in rules]))
+
     @property
     def n_clusters(self) -> int:
         return int(self.thresholds.size)
