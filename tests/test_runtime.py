@@ -239,8 +239,8 @@ def test_a_dead_worker_is_a_straggler_that_never_answers(monkeypatch):
     code = schemes.build("crc", workers=4, stragglers=1)
     res = launch(_spec(code, iterations=3, kill={3: 1}), job_timeout=60, check=False)
     # the ranks left without MPI_Finalize, which removes MPICH's shared memory: the launcher removed it after them
-    if Path("/dev/shm").is_dir():
-        assert len(noted) == 1 and noted[0] and not any(Path(f).exists() for f in noted[0]), noted
+    if Path("/dev/shm").is_dir():  # (looked for at every watch of the job until found)
+        assert set().union(*noted) and not any(Path(f).exists() for f in set().union(*noted)), noted
     assert res.ok, res.error
     assert len(res.records) == 3 and res.dead_workers == [3]
     assert res.returncode == 17  # mpiexec reports the dead rank's exit code (its guard exits with it)

@@ -56,6 +56,9 @@ STARTUP_TIMEOUT = 60.0
 STOPPED_AT_START = 1.0
 #: Seconds between two looks for the topology files of a job's Hydra proxies (:meth:`Job.look_for_topology`).
 TOPOLOGY_EVERY = 0.25
+#: Seconds after rank 0's word that every rank is through ``MPI_Init`` that the launcher still looks for MPICH's
+#: shared-memory files of the job's ranks on this host, when it has found none (:meth:`Job.look_for_segments`).
+SEGMENTS_AFTER_INIT = 2.0
 #: Why :meth:`Job.watch` killed a job after which it is started again (nothing ran; see :func:`run_job`).
 RESTARTABLE = ("startup-stopped", "startup-timeout")
 #: Rank 0's input after a run's end (:meth:`Job.feed_rank0`): the next spec of the series, or that none follows.
@@ -148,8 +151,10 @@ class Job:
         self.topology = None  # Hydra's topology files of this job, once found (removed after it: a killed proxy
         # leaves them behind); set() when there are none to find
         self.looked = -math.inf
-        self.segments = None  # MPICH's shared-memory files of this job's ranks on this host, once every rank is
-        # through MPI_Init (removed after the job: ranks that leave without MPI_Finalize leave them in memory)
+        self.segments = set()  # MPICH's shared-memory files of this job's ranks on this host (removed after the
+        # job: ranks that leave without MPI_Finalize leave them in memory), looked for until found
+        self.init_at = None  # when rank 0's word that every rank is through MPI_Init came
+        self.segments_done = False  # no more looks for them
 
     # ------------------------------------------------------------------ the job
     def run(self, pickled) -> None:
@@ -187,7 +192,7 @@ class Job:
         finally:
             restore(handlers)
             remove_files(self.topology or ())
-            remove_files(self.segments or ())
+            remove_files(self.segments)
             self.seconds = time.perf_counter() - self.run_began  # (the last run's: the job's when alone)
 
     def watch(self) -> str | None:
@@ -208,7 +213,7 @@ class Job:
             now = time.monotonic()
             why = None
             self.look_for_topology(now)
-            self.look_for_segments()
+            self.look_for_segments(now)
             if self.events["failed"] is not None and self.events["end"] is None:
                 why = "failed"  # a rank's model failed (it said so): the run cannot go on
             elif self.master_death is not None and self.events["end"] is None:
@@ -245,11 +250,16 @@ class Job:
         if found or self.events["init"] is not None:
             self.topology = found
 
-    def look_for_segments(self) -> None:
-        """Note MPICH's shared-memory files that this job's ranks on this host map (:attr:`segments`), once,
-        when every rank is through ``MPI_Init`` (where MPICH makes them)."""
-        if self.segments is None and self.events["init"] is not None:
-            self.segments = shm_segments(job_processes(self.run_dir))
+    def look_for_segments(self, now: float) -> None:
+        """Note MPICH's shared-memory files that this job's ranks on this host map (:attr:`segments`), at every
+        watch from the job's start: until a look after rank 0 said every rank is through ``MPI_Init`` (where MPICH
+        makes them) finds some, or for :data:`SEGMENTS_AFTER_INIT` seconds after that word (a job without a rank
+        here maps none). Not only at that word: it can reach the launcher late, when a short run's ranks are gone."""
+        if self.segments_done:
+            return
+        self.segments |= shm_segments(job_processes(self.run_dir))
+        init = self.init_at
+        self.segments_done = init is not None and (bool(self.segments) or now - init > SEGMENTS_AFTER_INIT)
 
     def kill(self) -> None:
         """Kill the job: mpiexec (Hydra forwards the signal to its proxies, which kill the ranks), then any rank
@@ -323,6 +333,8 @@ class Job:
                 self.run_ended(ev)
             else:
                 self.events[kind] = ev
+                if kind == "init":
+                    self.init_at = time.monotonic()
 
     def run_ended(self, end: dict) -> None:
         """The master's end of the run under way: when it ended cleanly and a spec of the series follows, keep
