@@ -271,10 +271,7 @@ class Replay(ComputeModel):
                                  + (" with NaN or negative entries" if t.size else ""))
             self.times = self._rows = t
             return
-        if t.ndim != 3 or t.size == 0 or (t < 0).any():
-            raise ValueError(f"times must be a non-empty (iterations, workers, tasks) array of durations >= 0 (nan = "
-                             f"not observed, inf = never), got shape {t.shape}"
-                             + (" with negative entries" if t.size and (t < 0).any() else ""))
+        _recorded(t)
         rows = filled(t, t.shape[2] + 1).reshape(-1, t.shape[2] + 1)  # the last column: the pace beyond the record
         rows = rows[~np.isnan(rows).all(axis=1)]
         if not len(rows):
@@ -342,15 +339,21 @@ def filled(times, n_tasks: int | None = None) -> np.ndarray:
     return out
 
 
-def whole_rows(t, who: str) -> np.ndarray:
-    """``t`` as a float ``(iterations, workers, tasks)`` array of durations >= 0 in which every worker has a task
-    observed (finite or ``inf``) in every iteration; ValueError naming ``who`` and the first worker and iteration
-    missing otherwise."""
-    t = checks.real_array("times", t, what="durations (real numbers)")
+def _recorded(t: np.ndarray) -> np.ndarray:
+    """``t`` (float) when it is a non-empty ``(iterations, workers, tasks)`` array of durations >= 0 (``nan`` and
+    ``inf`` allowed); ValueError otherwise."""
     if t.ndim != 3 or t.size == 0 or (t < 0).any():
         raise ValueError(f"times must be a non-empty (iterations, workers, tasks) array of durations >= 0 (nan = not "
                          f"observed, inf = never), got shape {t.shape}"
                          + (" with negative entries" if t.size and (t < 0).any() else ""))
+    return t
+
+
+def whole_rows(t, who: str) -> np.ndarray:
+    """``t`` as a float ``(iterations, workers, tasks)`` array of durations >= 0 in which every worker has a task
+    observed (finite or ``inf``) in every iteration; ValueError naming ``who`` and the first worker and iteration
+    missing otherwise."""
+    t = _recorded(checks.real_array("times", t, what="durations (real numbers)"))
     empty = np.isnan(t).all(axis=2)
     if empty.any():
         i, w = (int(v) for v in np.argwhere(empty)[0])
