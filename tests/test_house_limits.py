@@ -3,20 +3,26 @@ functions, no more lines over 120 characters than today; measured by ``tools/hou
 survey as JSON."""
 from __future__ import annotations
 
+import ast
 import importlib.util
 from pathlib import Path
 
 import pytest
 
-TOOL = Path(__file__).resolve().parents[1] / "tools" / "house.py"
+TOOLS = Path(__file__).resolve().parents[1] / "tools"
+
+
+def _tool(name: str):
+    """The developer tool ``tools/NAME.py`` as a module (``tools`` is not a package)."""
+    spec = importlib.util.spec_from_file_location(name, TOOLS / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 @pytest.fixture(scope="module")
 def survey() -> dict:
-    spec = importlib.util.spec_from_file_location("house", TOOL)
-    house = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(house)
-    return house.survey(top=5)
+    return _tool("house").survey(top=5)
 
 
 def test_no_module_is_over_600_lines(survey):
@@ -35,21 +41,16 @@ def test_lines_over_120_characters_do_not_grow(survey):
     assert survey["lines_over_120"] <= 17
 
 
-def test_the_survey_sees_a_long_function(tmp_path):
-    spec = importlib.util.spec_from_file_location("house", TOOL)
-    house = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(house)
+def test_the_survey_sees_a_long_function():
+    house = _tool("house")
     body = "\n".join(f"    x{i} = {i}" for i in range(70))
-    tree = __import__("ast").parse(f"def f():\n    import os\n{body}\n")
+    tree = ast.parse(f"def f():\n    import os\n{body}\n")
     assert [n for _, _, n in house.functions(tree)] == [72]
     assert house.inner_imports(tree) == 1
 
 
 def test_the_call_path_counts_the_functions_a_command_runs(capsys):
-    spec = importlib.util.spec_from_file_location("call_path", TOOL.parent / "call_path.py")
-    call_path = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(call_path)
-    out = call_path.follow(["list", "--json"])
+    out = _tool("call_path").follow(["list", "--json"])
     assert out["exit_code"] == 0 and out["functions"] == sum(out["functions_by_module"].values())
     assert {"gclib.cli", "gclib.cli.registries"} <= set(out["functions_by_module"])
     assert out["modules"] == len(out["functions_by_module"]) and out["lines_of_functions"] > 0
