@@ -49,6 +49,11 @@ def test_the_survey_sees_a_long_function():
     assert house.inner_imports(tree) == 1
 
 
+def test_the_survey_tells_code_from_docstrings_comments_and_blank_lines():
+    text = '"""A module."""\n\n# a comment\ndef f():\n    """Two\n    lines."""\n    return 1  # not a comment line\n'
+    assert _tool("house").kinds(text, ast.parse(text)) == {"docstring": 3, "blank": 1, "comment": 1, "code": 2}
+
+
 def test_the_call_path_counts_the_functions_a_command_runs(capsys):
     out = _tool("call_path").follow(["list", "--json"])
     assert out["exit_code"] == 0 and out["functions"] == sum(out["functions_by_module"].values())

@@ -4,9 +4,9 @@ line to its output (how many modules a reader meets on the way).
     python tools/call_path.py advise --trace se.csv --workers 16
 
 Counted: every gclib function or method (by its qualified name; a lambda counts, a comprehension does not) that
-starts while the command runs (the command line's parsing included), grouped by module; what runs while a module is
-being imported (under Python's import machinery: module and class bodies, decorators) is left out, as it is not the
-command's path. A function's lines are its whole definition (docstring included); a function nested in another
+starts while the command runs (the command line's parsing included), grouped by module; code that a decorator
+generates (a dataclass's ``__init__``) is not counted, nor what runs while a module is being imported (under
+Python's import machinery: module and class bodies, decorators), which is not the command's path. A function's lines are its whole definition (docstring included); a function nested in another
 counts once, within its parent. The command's own output goes to stderr, so that stdout holds the JSON alone.
 """
 from __future__ import annotations
@@ -59,10 +59,10 @@ def follow(argv: list) -> dict:
         if event != "call" or frame.f_code.co_name in ("<module>", *COMPREHENSIONS):
             return
         module = frame.f_globals.get("__name__", "")
-        if (module == "gclib" or module.startswith("gclib.")) and not _importing(frame):
+        written = frame.f_code.co_filename.endswith(".py")  # not code a decorator generates (a dataclass's __init__)
+        if (module == "gclib" or module.startswith("gclib.")) and written and not _importing(frame):
             calls[module, frame.f_code.co_qualname] += 1
-            if frame.f_code.co_filename.endswith(".py"):
-                started.add((frame.f_code.co_filename, frame.f_code.co_firstlineno))
+            started.add((frame.f_code.co_filename, frame.f_code.co_firstlineno))
 
     from gclib.cli import main
 
