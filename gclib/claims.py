@@ -20,7 +20,7 @@ Every notebook ends with a *claims table*: one row per claim, with the columns o
 * ``criterion``: the rule that turns the numbers into a verdict, written in code before looking at them;
 * ``verdict``: one of :data:`VERDICTS`: ``holds``, ``does not hold``, or ``inconclusive`` (the intervals overlap,
   or too few trials: a verdict the data cannot carry is never given); a ``paper`` row whose setting cannot be
-  rebuilt here (a cluster, traces or data we do not have) is ``not testable here`` (:func:`untestable`), never
+  rebuilt here (a cluster, traces or data we do not have) is ``not testable here`` (:meth:`Claim.untestable`), never
   "does not hold".
 
 The ``paper`` rows of a notebook are its *reproduction table* (:func:`reproduction`): each headline result of the
@@ -53,7 +53,7 @@ from gclib import files
 from gclib.stats import Z95, Estimate, proportion, wilson  # noqa: F401  (part of this module's interface)
 
 HOLDS, FAILS, INCONCLUSIVE, NOT_TESTABLE = "holds", "does not hold", "inconclusive", "not testable here"
-#: The verdicts, in display order; the rules give the first three, :func:`untestable` the last.
+#: The verdicts, in display order; the rules give the first three, :meth:`Claim.untestable` the last.
 VERDICTS = (HOLDS, FAILS, INCONCLUSIVE, NOT_TESTABLE)
 PAPER, EXTENSION, READING, CHECK = "paper", "extension", "reading", "check"
 #: The four kinds of claim, in display order.
@@ -195,12 +195,13 @@ def beyond(paper: str, why: str) -> str:
     return f"{paper}; {BEYOND}: {why}"
 
 
+#: The criterion of a paper's claim whose setting cannot be rebuilt here (:meth:`Claim.untestable`).
+NOT_REBUILT = "needs the paper's own setting, which cannot be rebuilt here"
+
+
 def untestable(id: str, claim: str, *, paper: str, missing: str, setting: str) -> dict:
-    """A ``paper`` row whose setting cannot be rebuilt here: the paper's result (``paper``: where it stands and its
-    number), the paper's setting (``setting``) and what we lack to test it (``missing``). Its verdict is
-    :data:`NOT_TESTABLE`, never "does not hold"."""
-    return row(id, claim, kind=PAPER, paper=paper, setting=setting, measured=f"not measured: {missing}",
-               criterion="needs the paper's own setting, which cannot be rebuilt here", verdict=NOT_TESTABLE)
+    """The row of a ``paper`` claim not in a table of :class:`Claim` entries (see :meth:`Claim.untestable`)."""
+    return Claim(id, PAPER, claim, paper, NOT_REBUILT).untestable(setting=setting, missing=missing)
 
 
 @dataclass(frozen=True)
@@ -233,6 +234,12 @@ class Claim:
             kind, text["paper"] = EXTENSION, beyond(text["paper"], carried)
         return row(id or self.id, text["claim"], kind=kind, paper=text["paper"], setting=setting,
                    measured=measured, criterion=text["criterion"], verdict=verdict)
+
+    def untestable(self, *, setting: str, missing: str) -> dict:
+        """This claim's row when its setting cannot be rebuilt here: the paper's setting (``setting``) and what we
+        lack to test it (``missing``). Its verdict is :data:`NOT_TESTABLE`, never "does not hold"."""
+        return row(self.id, self.claim, kind=self.kind, paper=self.paper, setting=setting,
+                   measured=f"not measured: {missing}", criterion=self.criterion, verdict=NOT_TESTABLE)
 
 
 def table(rows: Sequence[dict]) -> pd.DataFrame:

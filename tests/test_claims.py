@@ -161,6 +161,8 @@ def test_an_extension_says_so_and_only_a_paper_row_is_not_testable():
     u = claims.untestable("U", "x is fast on EC2", paper="Paper, Fig. 2: -20%", missing="the EC2 cluster",
                           setting="EC2, 10 workers")
     assert u["kind"] == "paper" and u["verdict"] == claims.NOT_TESTABLE and "the EC2 cluster" in u["measured"]
+    entry = claims.Claim("U", "paper", "x is fast on EC2", "Paper, Fig. 2: -20%", claims.NOT_REBUILT)
+    assert entry.untestable(setting="EC2, 10 workers", missing="the EC2 cluster") == u
     t = claims.table([u, ext, *_rows()])
     rep = claims.reproduction(t)
     assert list(rep["id"]) == ["U", _rows()[0]["id"]] and list(rep.columns) == list(claims.REPRODUCTION)

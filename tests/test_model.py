@@ -193,3 +193,11 @@ def test_the_auc_ranks_are_scipys_without_importing_scipy_stats():
         np.testing.assert_array_equal(average_ranks(y), rankdata(y))
     assert auc([0.1, 0.4, 0.35, 0.8], [-1, -1, 1, 1]) == 0.75
     assert auc([1.0, 1.0], [-1, 1]) == 0.5 and np.isnan(auc([np.nan, 1.0], [-1, 1]))
+
+
+def test_the_learning_package_loads_each_name_from_its_module_when_first_used():
+    import gclib.learning as learning
+    from gclib.learning import optim
+    assert set(learning.WHERE) <= set(dir(learning)) and learning.train is optim.train
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        learning.nope

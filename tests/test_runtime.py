@@ -59,18 +59,21 @@ def test_predicted_times_are_the_simulator_on_the_same_delays():
 
 def test_a_rank_imports_what_a_rank_runs_and_not_the_launcher(tmp_path):
     """What ``python -m gclib.runtime.rank`` loads before it runs the master or a worker (its packages, its own
-    module, the spec it unpickles), in a fresh interpreter: the ranks' modules, never the launcher's stack."""
+    module, the spec it unpickles), in a fresh interpreter: the ranks' modules, never the launcher's stack, nor the
+    optimizers and training schemes of the simulated clock."""
     path = tmp_path / "spec.pkl"
     path.write_bytes(pickle.dumps(_spec(schemes.build("crc", workers=4, stragglers=1))))
     code = ("import importlib, pickle, sys; importlib.import_module('gclib.runtime.rank'); "
             f"pickle.loads(open({str(path)!r}, 'rb').read()); "
-            "print(' '.join(sorted(m for m in sys.modules if m.startswith('gclib.runtime'))))")
+            "print(' '.join(sorted(m for m in sys.modules if m.startswith(('gclib.runtime', 'gclib.learning')))))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
     loaded = set(out.stdout.split())
     assert {f"gclib.runtime.{m}" for m in ("rank", "master", "worker", "spec", "protocol", "wakeup")} <= loaded
     launcher = {f"gclib.runtime.{m}" for m in ("launcher", "job", "result", "resume", "hosts", "preflight",
                                                "command", "processes", "signals", "namespace_hosts", "measure")}
     assert not loaded & launcher, sorted(loaded & launcher)
+    training = {f"gclib.learning.{m}" for m in ("optim", "lazy", "training_schemes")}
+    assert "gclib.learning.model" in loaded and not loaded & training, sorted(loaded & training)
     # ... while the package's names are all there for a user, each loaded from its module when first used
     names = {"launch", "RunSpec", "RunResult", "RuntimeFailure", "predicted_times", "sample_finish"}
     assert names <= set(dir(runtime_package))

@@ -9,7 +9,7 @@ The names below are loaded from their modules when first used: every rank (``pyt
 imports this package too, and loads only what a rank runs (the master's or a worker's loop, the spec), not the
 launcher's stack.
 """
-import importlib
+from gclib import deferred
 
 #: The public names of the package and the module of each.
 WHERE = {"RunResult": "gclib.runtime.result", "RunSpec": "gclib.runtime.spec", "RuntimeFailure": "gclib.runtime.result",
@@ -17,16 +17,4 @@ WHERE = {"RunResult": "gclib.runtime.result", "RunSpec": "gclib.runtime.spec", "
          "predicted_times": "gclib.runtime.protocol", "sample_finish": "gclib.runtime.protocol"}
 
 __all__ = list(WHERE)
-
-
-def __getattr__(name: str):
-    """``gclib.runtime.NAME`` of :data:`WHERE`, from its module (imported then, once)."""
-    if name not in WHERE:
-        raise AttributeError(f"module 'gclib.runtime' has no attribute {name!r}")
-    value = getattr(importlib.import_module(WHERE[name]), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__():
-    return sorted(set(globals()) | set(WHERE))
+__getattr__, __dir__ = deferred.names(globals(), WHERE)

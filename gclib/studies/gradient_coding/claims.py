@@ -28,8 +28,8 @@ import numpy as np
 import pandas as pd
 
 from gclib.claims import (
-    CHECK, EXTENSION, FAILS, HOLDS, INCONCLUSIVE, PAPER, Claim, Estimate, all_hold, any_holds, beyond, exact, greater,
-    ids, less, table, untestable)
+    CHECK, EXTENSION, FAILS, HOLDS, INCONCLUSIVE, NOT_REBUILT, PAPER, Claim, Estimate, all_hold, any_holds, beyond,
+    exact, greater, ids, less, table)
 from gclib.codes.repetition import ignore_stragglers
 from gclib.sweeps import argmin_set, closed_form_z
 from gclib.stats import Z95
@@ -166,6 +166,13 @@ CLAIMS = {c.id: c for c in (
     Claim("T2", PAPER, "FRC and CRC decode from any n - s workers",
           f"{TANDON}: both schemes tolerate any s stragglers (CRC with probability 1)",
           "exact: every pattern of s stragglers decodes to the all-ones row in rational arithmetic"),
+    Claim("EC2a", PAPER, "the coded schemes run faster than the baselines on EC2",
+          f"{TANDON}, abstract and experiments: FRC and CRC compared with uncoded and ignore-stragglers in running "
+          f"time on Amazon EC2 (the figures' numbers are not available to us)", NOT_REBUILT),
+    Claim("EC2b", PAPER, "ignoring stragglers generalizes worse than the exact codes",
+          f"{TANDON}, abstract and experiments: the schemes compared in generalization error (a third party's re-run "
+          f"reads the paper's final test AUC as about 0.88 for FRC and CRC against about 0.84 for ignore-stragglers)",
+          NOT_REBUILT),
     Claim("T3", CHECK, "{code}: the completion time has its minimum at an intermediate s",
           "our check: redundancy pays up to a point, then its extra work costs more than it saves",
           f"closed form (exact, ties within {TIE_RTOL:g} relative) where every s has one: every minimizing s "
@@ -330,20 +337,12 @@ def _conditioning_row(cond: pd.DataFrame) -> dict:
 
 def _ec2_rows() -> list:
     """The paper's EC2 results: not testable here."""
-    return [untestable("EC2a", "the coded schemes run faster than the baselines on EC2",
-                       paper=f"{TANDON}, abstract and experiments: FRC and CRC compared with uncoded and "
-                             f"ignore-stragglers in running time on Amazon EC2 (the figures' numbers are not "
-                             f"available to us)",
-                       setting=EC2, missing="the EC2 cluster and its own stragglers, and each figure's n, s and "
-                                            "numbers; the same statement under compute-time models is T4, under "
-                                            "injected delays over MPI notebook 07"),
-            untestable("EC2b", "ignoring stragglers generalizes worse than the exact codes",
-                       paper=f"{TANDON}, abstract and experiments: the schemes compared in generalization error (a "
-                             f"third party's re-run reads the paper's final test AUC as about 0.88 for FRC and CRC "
-                             f"against about 0.84 for ignore-stragglers)",
-                       setting=f"{EC2}, on the Amazon Employee Access data",
-                       missing="the Amazon Employee Access data set and the EC2 runs; notebook 07 carries the "
-                               "statement to other data under injected delays")]
+    return [CLAIMS["EC2a"].untestable(setting=EC2, missing="the EC2 cluster and its own stragglers, and each figure's "
+                                                          "n, s and numbers; the same statement under compute-time "
+                                                          "models is T4, under injected delays over MPI notebook 07"),
+            CLAIMS["EC2b"].untestable(setting=f"{EC2}, on the Amazon Employee Access data",
+                                      missing="the Amazon Employee Access data set and the EC2 runs; notebook 07 "
+                                              "carries the statement to other data under injected delays")]
 
 
 def judge(example: pd.DataFrame, verified: pd.DataFrame, cond: pd.DataFrame, times: pd.DataFrame,
