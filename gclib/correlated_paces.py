@@ -248,7 +248,7 @@ def models(t) -> tuple[dict, dict]:
     """
     d = t.durations if isinstance(t, Timings) else np.asarray(t, dtype=float)
     out, why = {}, {}
-    for name, cls in (("replay by iteration", by_iteration), ("worker effects", WorkerEffects)):
+    for name, cls in TRACE_MODELS.items():
         try:
             if name == "worker effects":
                 _complete_paces(d, name)
@@ -261,6 +261,10 @@ def models(t) -> tuple[dict, dict]:
 def by_iteration(times) -> Replay:
     """The trace ``times`` replayed by whole iterations (:class:`gclib.stragglers.Replay`, ``by="iteration"``)."""
     return Replay(times, by="iteration")
+
+
+#: The models of :func:`models` by name, each from a trace's durations ``(iterations, workers, tasks)``.
+TRACE_MODELS = {"replay by iteration": by_iteration, "worker effects": WorkerEffects}
 
 
 def can_simulate(model: ComputeModel, K: int) -> bool:

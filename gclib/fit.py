@@ -47,7 +47,7 @@ from scipy import stats
 from gclib import checks
 from gclib.progress import progress as _progress
 from gclib.stats import basic_interval
-from gclib.stragglers import ComputeModel, Exponential, Pareto, Persistent, Replay, ShiftedExponential
+from gclib.stragglers import MODELS, ComputeModel, Persistent, Replay
 from gclib.timings import Timings
 
 __all__ = ["FAMILIES", "PARAMETERS", "Fit", "FitReport", "fit", "samples", "task_correlation"]
@@ -56,7 +56,6 @@ __all__ = ["FAMILIES", "PARAMETERS", "Fit", "FitReport", "fit", "samples", "task
 FAMILIES = ("shifted-exp", "exp", "pareto")
 #: each family's parameters, named as the fields of its :mod:`gclib.stragglers` model.
 PARAMETERS = {"shifted-exp": ("mu", "alpha"), "exp": ("rate",), "pareto": ("scale", "shape")}
-_CLASSES = {"shifted-exp": ShiftedExponential, "exp": Exponential, "pareto": Pareto}
 _LOCATION = {"alpha"}  # intervals on the raw scale; the others on the log scale
 _MINIMUM = {"alpha", "scale"}  # estimated by the sample minimum, which they cannot exceed
 _CHUNK_CELLS = 2_000_000  # bootstrap samples drawn at a time (16 MB)
@@ -285,7 +284,7 @@ def _why_not(family, x) -> Optional[str]:
 
 def _fit_one(family, per_task, x, rng, bootstrap, persistent) -> Fit:
     params = _scipy_fit(family, x)
-    base = _CLASSES[family](**params, per_task=per_task)  # checks the parameters (e.g. a rate beyond float64)
+    base = MODELS[family](**params, per_task=per_task)  # checks the parameters (e.g. a rate beyond float64)
     dist = _frozen(family, params)
     loglik = float(dist.logpdf(x).sum())
     ks = float(stats.kstest(x, dist.cdf).statistic)

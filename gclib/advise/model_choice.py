@@ -19,7 +19,7 @@ from gclib.advise.designs import TRIALS, default_max_load
 from gclib.advise.ranking import Advice, advise
 from gclib.advise.report import reliance_text
 from gclib.advise.simulation import design_times
-from gclib.correlated_paces import LEVEL, WorkerEffects, by_iteration, can_simulate, slowest_worker, without_slowest
+from gclib.correlated_paces import LEVEL, TRACE_MODELS, can_simulate, slowest_worker, without_slowest
 from gclib.jsonable import jsonable
 from gclib.timings import Timings
 
@@ -272,16 +272,15 @@ def reliance(t, label: str, model_name: str, *, max_load: int | None = None, tri
         median worker's), ``speedup``, ``speedup_without``, ``share``: ``(speedup - speedup_without) / (speedup -
         1)``, the part of the saving that rests on it (NaN without a saving).
     """
-    cls = {"replay by iteration": by_iteration, "worker effects": WorkerEffects}
-    if model_name not in cls:
-        raise ValueError(f"model_name must be one of {sorted(cls)}, got {model_name!r}")
+    if model_name not in TRACE_MODELS:
+        raise ValueError(f"model_name must be one of {sorted(TRACE_MODELS)}, got {model_name!r}")
     d = t.durations
     K = d.shape[1]
     R = default_max_load(K) if max_load is None else max_load
     s = slowest_worker(t)
     out = {"worker": s["worker"], "share_slowest": s["share"], "ratio": s["ratio"]}
     for key, dd in (("speedup", d), ("speedup_without", without_slowest(t))):
-        times = design_times(["uncoded", label], cls[model_name](dd), K, R, trials, seed, network)
+        times = design_times(["uncoded", label], TRACE_MODELS[model_name](dd), K, R, trials, seed, network)
         out[key] = times["uncoded"] / times[label]
     sp, sw = out["speedup"], out["speedup_without"]
     out["share"] = (sp - sw) / (sp - 1) if sp > 1 and math.isfinite(sp) else math.nan
