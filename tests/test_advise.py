@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from gclib import advise as adv
+from gclib.advise import race
 from gclib.cli import main, options
 from gclib.cli import run as cli_run
 from gclib.codes.conditioning import unit_roundoff
@@ -337,18 +338,18 @@ def test_the_race_drops_only_what_another_design_beats():
     lo = np.stack([base, base + 0.5, base + 1e-3 * rng.standard_normal(64), base - 0.2])
     msgs = np.array([[10.0], [10.0], [10.0], [50.0]]).repeat(64, axis=1)
     runnable = np.array([True, True, True, False])
-    out = adv._dominated(lo, lo, msgs, msgs, runnable, level=5.0)
+    out = race._dominated(lo, lo, msgs, msgs, runnable, level=5.0)
     # 1 is slower by 0.5 in every trial with as many messages: dropped; 2 ties with 0; 3 is faster (more messages)
     assert out.tolist() == [False, True, False, False]
     # a design that cannot run never drops one that can
-    out = adv._dominated(lo[[1, 3]], lo[[1, 3]], np.full((2, 64), 10.0), np.full((2, 64), 10.0),
+    out = race._dominated(lo[[1, 3]], lo[[1, 3]], np.full((2, 64), 10.0), np.full((2, 64), 10.0),
                          np.array([True, False]), level=5.0)
     assert not out.any()
     # a design that fails in a trial is beaten by one that never fails
     bad = lo[:2].copy()
     bad[1] = base - 0.5
     bad[1, 3] = np.inf
-    assert adv._dominated(bad, bad, msgs[:2], msgs[:2], runnable[:2], level=5.0).tolist() == [False, True]
+    assert race._dominated(bad, bad, msgs[:2], msgs[:2], runnable[:2], level=5.0).tolist() == [False, True]
 
 
 def test_default_trials_stop_once_the_means_are_precise():

@@ -107,10 +107,10 @@ def test_basic_interval_reflects_the_quantiles_about_the_point():
 def test_t_quantile_is_the_race_level():
     from scipy.stats import t
 
-    from gclib import advise
+    from gclib.advise import race
 
     assert stats.t_quantile(0.975, 9) == pytest.approx(float(t.ppf(0.975, 9)))
-    assert advise._elimination_level(17, 100) == stats.t_quantile(1 - advise.RACE_ALPHA / 100, 16)
+    assert race._elimination_level(17, 100) == stats.t_quantile(1 - race.RACE_ALPHA / 100, 16)
 
 
 def test_an_interval_of_rounding_width_is_exact_and_a_sampled_one_is_not():

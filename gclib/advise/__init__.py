@@ -29,7 +29,6 @@ from gclib.advise.designs import (DRAW_BUDGET, FAMILIES, KEPT_AT_MOST, MAX_CELLS
                                   check_workload, default_max_load, stability_patterns, workload)
 from gclib.advise.model_choice import (BOOTSTRAP, REJECT_LEVEL, TIME_RANGE, TraceAdvice, TraceFit, check_trace,
                                        fit_trace, from_trace, reliance)
-from gclib.advise.race import _dominated, _elimination_level  # noqa: F401 - read by the tests of the race
 from gclib.advise.ranking import COLUMNS, TEXT_ROWS, Advice, advise, network_text
 from gclib.advise.report import reliance_text
 from gclib.advise.simulation import stability_margin, trial_times
