@@ -482,7 +482,12 @@ class Master(P.Rank):
         most ``stop_timeout`` + :data:`START_WAIT` seconds (+ :data:`BUILD_WAIT` instead when the model is
         named by its import path), or until the launcher is gone."""
         deadline = time.perf_counter() + self.spec.stop_timeout + (BUILD_WAIT if self.spec.named else START_WAIT)
-        while len(self.ready | self.skip) < self.K and time.perf_counter() < deadline and not self.orphaned:
+        self._take_in(lambda: len(self.ready | self.skip) >= self.K or self.orphaned, deadline)
+
+    def _take_in(self, done, deadline: float) -> None:
+        """Take in messages until ``done()`` or the ``deadline`` (of ``time.perf_counter``), looking for dead
+        workers and sleeping ``poll`` seconds whenever none waits."""
+        while not done() and time.perf_counter() < deadline:
             if self._receive_one(-1) is Poll.IDLE:
                 self.check_deaths()
                 time.sleep(self.spec.poll)
@@ -555,12 +560,8 @@ class Master(P.Rank):
         MPI = self.MPI
         self.stopping = True
         self._send_all(np.zeros(1), P.TAG_STOP)
-        deadline = time.perf_counter() + self.spec.stop_timeout
         # (a silent worker is not waited for: it gets the stop if it answers meanwhile)
-        while time.perf_counter() < deadline and len(set(self.byes) | self.skip) < self.K:
-            if self._receive_one(-1) is Poll.IDLE:
-                self.check_deaths()
-                time.sleep(self.spec.poll)
+        self._take_in(lambda: len(set(self.byes) | self.skip) >= self.K, time.perf_counter() + self.spec.stop_timeout)
         self.check_deaths(force=True)
         dead = sorted(set(range(self.K)) - set(self.byes) | set(self.dead))
         final = np.array([1.0 if dead else 0.0])
