@@ -648,6 +648,22 @@ def test_a_state_of_another_run_is_refused_and_a_finished_one_has_nothing_to_res
     assert state_document(full)["next_iteration"] == 4
 
 
+def test_a_state_that_cannot_be_written_where_asked_is_written_in_the_run_directory(tmp_path):
+    from gclib.runtime.resume import save_state
+
+    spec = _spec(iterations=4)
+    res = RunResult(records=[_record(0)], theta=np.zeros(10), status="error", spec=spec.describe(),
+                    step_state=pack_step_state(TandonAGD(0.1).init(np.zeros(10))), error="worker 2 died")
+    save_state(res, tmp_path / "state.json", tmp_path)
+    assert res.spec["state_file"] == str(tmp_path / "state.json") and res.error == "worker 2 died"
+    (tmp_path / "a file").write_text("")
+    asked = tmp_path / "a file" / "state.json"  # under a file: no folder can be made there
+    save_state(res, asked, tmp_path / "run")
+    assert res.spec["state_file"] == str(tmp_path / "run" / "state.json")
+    assert res.error.startswith("worker 2 died; could not write the state to ") and str(asked) in res.error
+    assert load_state(tmp_path / "run" / "state.json")["next_iteration"] == 1
+
+
 def test_a_resumed_run_does_not_inject_again_the_kills_due_by_then(tmp_path):
     """A run stopped by the kills it injected stops in the iteration they were due: resumed there, it would stop
     the same way every time. The kills due at or before the iteration it resumes at are dropped, later ones

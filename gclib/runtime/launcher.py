@@ -30,8 +30,8 @@ from gclib.runtime.command import mpiexec_options
 from gclib.runtime.hosts import check_hostfile, choose_launcher
 from gclib.runtime.job import END_GRACE, STARTUP_TIMEOUT, run_job
 from gclib.runtime.preflight import check_host_memory, os_reason
-from gclib.runtime.result import RunResult, RuntimeFailure, failure_text, job_result, note_restarts, save_state
-from gclib.runtime.resume import continued
+from gclib.runtime.result import RunResult, RuntimeFailure, failure_text, job_result, note_restarts
+from gclib.runtime.resume import continued, save_state
 from gclib.runtime.spec import RunSpec
 
 

@@ -1,8 +1,7 @@
 """What a run measured (:class:`RunResult`, and :class:`RuntimeFailure` when it stopped early), and what a job
 comes to: the result built from what the master and the guards said (:func:`job_result`), why a run stopped in
 words (a dead master, a held start-up, a timeout, ``mpiexec``'s own report: :func:`stop_reason`; the workers that
-died, stopped or never said goodbye: :func:`deaths_text`), the start-ups that were started again, and the state file
-saved (:func:`save_state`).
+died, stopped or never said goodbye: :func:`deaths_text`), and the start-ups that were started again.
 """
 from __future__ import annotations
 
@@ -15,7 +14,6 @@ import numpy as np
 
 from gclib.codes import conditioning
 from gclib.jsonable import jsonable
-from gclib.runtime.preflight import os_reason
 from gclib.runtime.protocol import unpack_step_state
 from gclib.runtime.resume import write_state
 from gclib.runtime.signals import signal_name
@@ -373,16 +371,3 @@ def note_restarts(res: RunResult, restarts: list) -> None:
     note = "; ".join(("before MPI_Init, " + deaths_text(r)) if r else
                      "a start-up did not get through MPI_Init in time (no rank of it said why)" for r in restarts)
     res.error = note + f"; the job was started again ({len(restarts)}x)" + ("; " + res.error if res.error else "")
-
-
-def save_state(res: RunResult, path, run_dir, args) -> None:
-    """Write the state file to ``path``; when that fails, to the run directory, saying so in the error."""
-    try:
-        res.save(path, args=args)
-        res.spec["state_file"] = str(path)
-    except OSError as e:  # the state cannot be written where asked: keep it in the run directory
-        fallback = run_dir / "state.json"
-        res.save(fallback, args=args)
-        res.spec["state_file"] = str(fallback)
-        res.error = (res.error + "; " if res.error else "") + (
-            f"could not write the state to {str(path)!r} ({os_reason(e)}), wrote {str(fallback)!r}")

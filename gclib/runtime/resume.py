@@ -1,7 +1,8 @@
 """Resuming a stopped run, in one place: its state file (what it holds, written and read back and checked:
-:func:`write_state`, :func:`load_state`), the spec that continues it where the file ends (:func:`resume_spec`,
-:func:`continued`) without the injected kills that fired already (:func:`kills_left`), and the checks of the command
-line a state file keeps for ``gclib run --resume`` (:func:`saved_args`).
+:func:`write_state`, :func:`load_state`; where a run leaves it: :func:`save_state`), the spec that continues it where
+the file ends (:func:`resume_spec`, :func:`continued`) without the injected kills that fired already
+(:func:`kills_left`), and the checks of the command line a state file keeps for ``gclib run --resume``
+(:func:`saved_args`).
 
 The state file of a run is what ``gclib run --resume STATE`` (and ``launch(..., resume=STATE)``) needs to continue a
 stopped run from its last completed iteration. It is one JSON object: the result so far (per-iteration ``records``,
@@ -32,6 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from gclib import __version__, files
+from gclib.runtime.preflight import os_reason
 from gclib.runtime.protocol import unpack_step_state
 
 FORMAT = "gclib-run-state"
@@ -161,6 +163,20 @@ def write_state(result, path, args=None) -> None:
 
 
 # ---------------------------------------------------------------------------------------------- the run that continues
+def save_state(result, path, run_dir, args=None) -> None:
+    """Write ``result``'s state file to ``path`` (:func:`write_state`); when that fails, to the run directory
+    ``run_dir``, saying so in the result's error."""
+    try:
+        write_state(result, path, args)
+        result.spec["state_file"] = str(path)
+    except OSError as e:  # the state cannot be written where asked: keep it in the run directory
+        fallback = Path(run_dir) / "state.json"
+        write_state(result, fallback, args)
+        result.spec["state_file"] = str(fallback)
+        result.error = (result.error + "; " if result.error else "") + (
+            f"could not write the state to {str(path)!r} ({os_reason(e)}), wrote {str(fallback)!r}")
+
+
 def resume_spec(spec, state) -> tuple:
     """``spec`` (a :class:`~gclib.runtime.spec.RunSpec`) set to continue the run saved in ``state`` (a path, or a
     document of :func:`load_state`), without the injected kills due by then (:func:`kills_left`). Returns ``(spec,
