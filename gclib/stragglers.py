@@ -489,6 +489,12 @@ def mean_one_label(shape: float | None = None) -> str:
     return "exp" if shape is None else f"pareto {shape:g}"
 
 
+def mean_one_pareto(shape: float = 1.5) -> Pareto:
+    """The Pareto of ``shape`` (above 1, where the mean is finite) and mean 1: scale ``(shape - 1) / shape``."""
+    shape = checks.real("shape", shape, above=1)
+    return Pareto((shape - 1) / shape, shape)
+
+
 def mean_one_models(shapes=(1.5, 3.0), shift: float = 0.5) -> dict:
     """Notebook 06's set: compute-time models of mean 1 per unit of work, heavy and light tails at the same mean
     (a function rather than an entry of :data:`MODEL_SETS`: its Pareto members are one per shape of ``shapes``):
@@ -502,8 +508,8 @@ def mean_one_models(shapes=(1.5, 3.0), shift: float = 0.5) -> dict:
     """
     out = {}
     for a in shapes:
-        a = checks.real("shape", a, above=1)
-        out[mean_one_label(a)] = Pareto((a - 1) / a, a)
+        pareto = mean_one_pareto(a)
+        out[mean_one_label(pareto.shape)] = pareto
     shift = checks.real("shift", shift, low=0)
     if not shift < 1:
         raise ValueError(f"shift must be below the mean 1, got {shift!r}")

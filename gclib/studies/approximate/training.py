@@ -19,16 +19,10 @@ from gclib.codes import approximate as ap
 from gclib.codes import crc, ignore_stragglers
 from gclib.learning.optim import compare, make_scheme
 from gclib.learning.problems import generic
-from gclib.stragglers import Pareto
+from gclib.stragglers import mean_one_pareto
 
 #: The schemes of :func:`schemes`, in display order.
 ORDER = ("expander, optimal", "expander, fixed", "stochastic GC", "ignore stragglers", "CRC (exact)", "uncoded")
-
-
-def mean_one_pareto(shape: float = 1.5) -> Pareto:
-    """Notebook 06's heavy tail: the Pareto of ``shape`` and mean 1 (scale ``(shape - 1) / shape``)."""
-    shape = checks.real("shape", shape, above=1)
-    return Pareto((shape - 1) / shape, shape)
 
 
 def schemes(n: int = 20, d: int = 3, s: int = 4, seed=0) -> dict:
