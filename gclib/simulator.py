@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from gclib import blocks, checks
-from gclib.blocks import tasks_done  # noqa: F401  (part of this module's interface)
+from gclib import checks, reduce_on_draws
+from gclib.reduce_on_draws import tasks_done  # noqa: F401  (part of this module's interface)
 from gclib.codes.base import GradientCode
 from gclib.jsonable import jsonable
 from gclib.progress import progress as _progress
@@ -262,7 +262,7 @@ def _counts(code, arr: np.ndarray, arrived) -> dict:
             got_c &= arrived
     messages = got.sum(axis=1)
     cluster_messages = messages if got_c is got else got_c.sum(axis=1)
-    volume = blocks.received_volume(got, messages, code.size)
+    volume = reduce_on_draws.received_volume(got, messages, code.size)
     return {"time": t.astype(float), "messages": messages, "cluster_messages": cluster_messages,
             "volume": volume, "_t": t}
 
@@ -287,13 +287,13 @@ def simulate_workers(code, x: np.ndarray, comm: Communication | None = None, dty
     """Evaluate one chunk of eq. 5 draws ``x`` ``(trials, workers)`` (worker ``w`` finishes its ``j``-th task at
     ``j * x[:, w]``): the same numbers as :func:`simulate_chunk` on the finish times ``x[:, :, None] * j``
     (rounded to ``dtype``), in memory that grows with the messages and workers only. A code whose messages are
-    its workers' draws scaled (:func:`gclib.blocks.plan`) is reduced on the draws themselves, without the
-    arrivals (:func:`gclib.blocks.evaluate`)."""
+    its workers' draws scaled (:func:`gclib.reduce_on_draws.plan`) is reduced on the draws themselves, without the
+    arrivals (:func:`gclib.reduce_on_draws.evaluate`)."""
     code = Schedule.of(code)
     finite = bool(np.isfinite(x).all())
     if finite and comm is None and np.dtype(dtype) == np.float64 and x.dtype == np.float64:
-        bl = blocks.plan(code)
-        out = blocks.evaluate(bl, x, code.size) if bl is not None else None
+        bl = reduce_on_draws.plan(code)
+        out = reduce_on_draws.evaluate(bl, x, code.size) if bl is not None else None
         if out is not None:
             return out
     ready = code.ready[0] if np.all(code.ready == code.ready[0]) else code.ready

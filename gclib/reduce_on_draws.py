@@ -8,7 +8,7 @@ its messages have arrived (FRC: once one of its group's identical messages has).
 So the ``k``-th arrival of a cluster is ``fl(r * v)`` with ``v`` the ``k``-th smallest draw of the cluster, and
 the messages received by a time ``t`` are the draws up to the largest ``y`` with ``fl(r * y) <= t``
 (:func:`largest_within`): the ``(trials, workers)`` arrivals are never formed, and the numbers are those of the
-arrivals, to every digit (``tests/test_blocks.py`` checks them against the general reduce, ties included).
+arrivals, to every digit (``tests/test_reduce_on_draws.py`` checks them against the general reduce, ties included).
 
 :func:`plan` says whether a schedule reads this way, :func:`evaluate` reduces one chunk of draws,
 :func:`kth_smallest` takes the one order statistic a cluster needs (a minimum, a maximum, the few largest through

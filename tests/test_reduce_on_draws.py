@@ -1,9 +1,9 @@
-"""The reduce on the draws themselves (gclib.blocks): the numbers of the arrival times, to every digit, ties and
+"""The reduce on the draws themselves (gclib.reduce_on_draws): the numbers of the arrival times, to every digit, ties and
 zeros included, for every schedule it reads, and its order statistics against a sort."""
 import numpy as np
 import pytest
 
-from gclib import blocks, schemes
+from gclib import reduce_on_draws, schemes
 from gclib.simulator import Schedule, simulate_chunk, simulate_workers
 
 #: Schedules the reduce reads, sized so that the selections of kth_smallest run: the few largest (CRC,
@@ -29,12 +29,12 @@ def draws(kind: str, n: int, K: int, rng) -> np.ndarray:
 @pytest.mark.parametrize("name,kw", READ, ids=[f"{n}-{k.get('workers')}" for n, k in READ])
 def test_the_reduce_on_draws_gives_the_numbers_of_every_task(name, kw):
     sch = Schedule.of(schemes.simulable(name, **kw))
-    bl = blocks.plan(sch)
+    bl = reduce_on_draws.plan(sch)
     assert bl is not None
     rng = np.random.default_rng(7)
     for kind in ("continuous", "ties", "zeros"):
         x = draws(kind, 12, sch.n_workers, rng)
-        got = blocks.evaluate(bl, x, sch.size)
+        got = reduce_on_draws.evaluate(bl, x, sch.size)
         ref = simulate_chunk(sch, x[:, :, None] * np.arange(1, sch.load + 1))  # every task's finish time
         for k, v in ref.items():
             assert got[k].dtype == v.dtype and np.array_equal(got[k], v), (name, kind, k)
@@ -47,7 +47,7 @@ def test_the_reduce_on_draws_gives_the_numbers_of_every_task(name, kw):
                                      ("uc-mmc", dict(workers=12, load=3)),
                                      ("gc", dict(workers=41, load=10, clusters=4))])
 def test_codes_of_several_messages_per_worker_or_unequal_clusters_are_not_read_on_draws(name, kw):
-    assert blocks.plan(Schedule.of(schemes.simulable(name, **kw))) is None
+    assert reduce_on_draws.plan(Schedule.of(schemes.simulable(name, **kw))) is None
 
 
 def test_the_order_statistic_is_the_sorted_entry():
@@ -59,7 +59,7 @@ def test_the_order_statistic_is_the_sorted_entry():
                 xb = np.round(xb / grid) * grid  # ties
             ref = np.sort(xb, axis=2)
             for k in sorted({1, 2, 3, 7, B // 2, B - 6, B - 1, B}):
-                assert np.array_equal(blocks.kth_smallest(xb, k), ref[:, :, k - 1]), (n, P, B, k)
+                assert np.array_equal(reduce_on_draws.kth_smallest(xb, k), ref[:, :, k - 1]), (n, P, B, k)
 
 
 def test_the_largest_draw_received_by_a_time_is_exact():
@@ -67,7 +67,7 @@ def test_the_largest_draw_received_by_a_time_is_exact():
     v = np.concatenate([rng.exponential(1.0, 2000), [0.0, 0.1, 1e-300, 3.0]])
     for r in (1, 3, 10, 4991):
         t = v * r
-        b = blocks.largest_within(r, t, v)
+        b = reduce_on_draws.largest_within(r, t, v)
         assert np.all(b >= v) and np.all(b * r <= t)
         assert np.all(np.nextafter(b, np.inf) * r > t)
 
@@ -75,8 +75,8 @@ def test_the_largest_draw_received_by_a_time_is_exact():
 def test_tasks_are_counted_on_the_rounded_products():
     x = np.array([[0.1, 0.0, 0.25, 1.0 / 3]])
     # 3 * 0.1 = 0.30000000000000004 > 0.3: two tasks; 0 * j = 0: all four; 0.25: one; 3 * (1/3) = 1.0 > 0.3: none
-    assert blocks.task_counts(x, np.array([[0.3]]), 4.0).tolist() == [[2.0, 4.0, 1.0, 0.0]]
-    assert blocks.tasks_done(x, np.array([0.3]), np.array([4, 4, 4, 4]))[0] == 7
+    assert reduce_on_draws.task_counts(x, np.array([[0.3]]), 4.0).tolist() == [[2.0, 4.0, 1.0, 0.0]]
+    assert reduce_on_draws.tasks_done(x, np.array([0.3]), np.array([4, 4, 4, 4]))[0] == 7
 
 
 def _counted(x, t, L, dtype):
@@ -103,7 +103,7 @@ def test_task_counts_estimated_in_float32_are_exact_at_every_rounding_edge(dtype
     for t in (base, np.nextafter(base, np.inf), np.nextafter(base, -np.inf), np.full(x.size, 0.35), np.zeros(x.size),
               np.full(x.size, np.inf)):
         for L in (1.0, 10.0, 37.0):
-            got = blocks.task_counts(x, t, L, dtype=dtype)
+            got = reduce_on_draws.task_counts(x, t, L, dtype=dtype)
             want = _counted(x, t, L, dtype)
             assert np.array_equal(got, want), (dtype, L, x[got != want][:5], t[got != want][:5])
 
@@ -114,11 +114,11 @@ def test_a_message_sent_before_the_whole_load_counts_every_task():
 
     K = 50
     sch = Schedule("early", K, np.arange(K), np.full(K, 2), np.ones(K), threshold(K, 40), np.full(K, 3))
-    bl = blocks.plan(sch)
+    bl = reduce_on_draws.plan(sch)
     assert (bl.ready, bl.length, bl.k) == (2, 3, 40)
     rng = np.random.default_rng(2)
     for kind in ("continuous", "ties", "zeros"):
         x = draws(kind, 30, K, rng)
-        got = blocks.evaluate(bl, x, sch.size)
+        got = reduce_on_draws.evaluate(bl, x, sch.size)
         ref = simulate_chunk(sch, x[:, :, None] * np.arange(1, 4))
         assert all(np.array_equal(got[k], v) for k, v in ref.items()), kind
