@@ -5,7 +5,7 @@ import pytest
 from gclib.codes import crc, kadhe, rs, ye_abbe
 from gclib.codes.base import decoding_amplification
 from gclib.studies.reed_solomon.study import (
-    Config, decoding_condition, divisor_stragglers, grid, limit_table, measure, patterns, study)
+    CodeSetting, decoding_condition, divisor_stragglers, grid, limit_table, measure, patterns, study)
 
 
 def test_patterns_enumerate_small_and_sample_large():
@@ -83,14 +83,14 @@ def test_divisor_stragglers_and_grid():
     assert divisor_stragglers(12, 2, count=10) == [1, 2, 4]  # s + 2 in {3, 4, 6}, s <= 6
     assert divisor_stragglers(100, 2, count=3) == [2, 8, 48]
     cfg = grid([12], 2, points=("equispaced",), assigns=("spread",), per_n=2)
-    assert Config("rs", 12, 1, 1, "equispaced", "spread") in cfg
-    assert Config("kadhe", 12, 4, 2) in cfg
+    assert CodeSetting("rs", 12, 1, 1, "equispaced", "spread") in cfg
+    assert CodeSetting("kadhe", 12, 4, 2) in cfg
     assert all(c.n % (c.s + 2) == 0 for c in cfg)
 
 
 def test_study_table():
-    cfg = [Config("rs", 12, 2, 1, "equispaced", "spread"), Config("kadhe", 12, 2, 2),
-           Config("ye-abbe", 12, 2, 2, "roots-of-unity", "natural")]
+    cfg = [CodeSetting("rs", 12, 2, 1, "equispaced", "spread"), CodeSetting("kadhe", 12, 2, 2),
+           CodeSetting("ye-abbe", 12, 2, 2, "roots-of-unity", "natural")]
     df = study(cfg, max_patterns=20, seed=0)
     assert list(df["label"]) == ["rs equispaced spread", "kadhe", "ye-abbe roots-of-unity natural"]
     assert {"worst_kappa", "worst_error64", "median_error32", "enumerated"} <= set(df.columns)
@@ -114,7 +114,7 @@ def test_fraction_grid_rounds_and_skips():
     # n = 4: s = max(1, round(1.0)) = 1 and round(3.6) = 4 >= n is skipped; n = 10: s = round(2.5) = 2 and 9
     assert sorted({(c.n, c.s, f) for f, c in pairs}) == [(4, 1, 0.25), (10, 2, 0.25), (10, 9, 0.9)]
     assert len(pairs) == 3 * 6  # three point families times two assignments per (n, s)
-    assert pairs[0] == (0.25, Config("rs", 4, 1, 1, "equispaced", "spread"))
+    assert pairs[0] == (0.25, CodeSetting("rs", 4, 1, 1, "equispaced", "spread"))
 
 
 def test_fraction_study_carries_the_fraction():

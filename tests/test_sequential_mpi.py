@@ -65,7 +65,7 @@ def test_every_task_layout_sums_to_the_full_gradient(scheme, params):
     every coded group), in exact agreement with the problem's gradient at the same point."""
     from gclib.learning import make_problem
 
-    seq = R.Sequential(scheme, np.ones((4, 8)), params=params)
+    seq = R.SequentialRun(scheme, np.ones((4, 8)), params=params)
     code = seq.code(0)
     problem = make_problem("tandon-logistic", parts=seq.parts(), seed=1, n_samples=4 * seq.parts(), dim=5)
     theta = np.linspace(-1, 1, 5)
@@ -104,10 +104,10 @@ def test_a_nan_delay_is_refused():
 
 
 def test_the_prediction_with_a_killed_worker_stops_where_the_scheme_must_wait_for_it():
-    seq = R.Sequential("no-coding", _delays())
+    seq = R.SequentialRun("no-coding", _delays())
     p = seq.predicted({1: 3})
     assert np.isfinite(p[:3]).all() and np.isinf(p[3:]).all()
-    seq = R.Sequential("sr-sgc", _delays(slow=()), params={"B": 1, "W": 2, "lambd": 1})
+    seq = R.SequentialRun("sr-sgc", _delays(slow=()), params={"B": 1, "W": 2, "lambd": 1})
     assert np.isfinite(seq.predicted({1: 3})).all()
 
 
@@ -120,7 +120,7 @@ def test_a_live_run_decodes_every_job_exactly_and_replays_to_its_own_rounds(tmp_
     d = _delays()
     res = launch(R.sequential_spec(scheme, d, **params), job_timeout=90, check=False)
     assert res.ok, res.error
-    seq = R.Sequential(scheme, d, params=params)
+    seq = R.SequentialRun(scheme, d, params=params)
     assert len(res.records) == seq.rounds
     decoded = [r for r in res.records if r["job"] is not None]
     assert [r["job"] for r in decoded] == list(range(seq.jobs))

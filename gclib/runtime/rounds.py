@@ -10,7 +10,7 @@ the real partial gradients the workers computed, then steps the model with it (g
 A round, on the master's clock from its sends:
 
 * every worker computes its tasks' partial gradients at once, then waits until its injected delay of the round
-  (``Sequential.delays[w, r]`` seconds after the plan arrived; ``inf``: it never answers that round) and sends one
+  (``SequentialRun.delays[w, r]`` seconds after the plan arrived; ``inf``: it never answers that round) and sends one
   message per task (an empty one when the round gave it none);
 * the first worker whose messages are all in sets the deadline, ``(1 + mu)`` times its time; at the deadline the
   workers not in yet are the round's stragglers, and the scheme's model says whether the round goes on without
@@ -60,7 +60,7 @@ from gclib.runtime.worker import Worker
 
 
 @dataclass
-class Sequential:
+class SequentialRun:
     """A sequential scheme to run over MPI: ``scheme`` (one of :data:`gclib.sequential.SCHEMES` but ``no-wait``) with
     its ``params``, the injected ``delays`` ``(workers, rounds)`` seconds (``inf``: the worker never answers that
     round), the deadline factor ``mu`` and the number of ``jobs`` (default: as many as the rounds allow)."""
@@ -202,7 +202,7 @@ def check_replay(result) -> dict:
 
 
 # ------------------------------------------------------------------------------------------------ the data layout
-def task_vector(problem, code, seq: Sequential, w: int, task, theta) -> np.ndarray:
+def task_vector(problem, code, seq: SequentialRun, w: int, task, theta) -> np.ndarray:
     """Worker ``w``'s result of one task ``(job, kind, index)`` at ``theta``: its coded combination of partial
     gradients (:data:`gclib.sequential.GC_TASK`, :data:`~gclib.sequential.GROUP`) or the sum of its uncoded piece's
     (:data:`~gclib.sequential.PIECE`)."""
@@ -492,7 +492,7 @@ def sequential_spec(scheme: str, delays, *, problem=None, samples: int | None = 
     ``samples`` x ``dim`` split in the scheme's parts). ``kill``: ``{worker: round}``, a worker whose process exits
     when that round's plan arrives. ``timeout``: seconds a round may wait for its workers; ``poll``: the master's
     poll; ``stop_timeout``: seconds the stop waits for every worker's goodbye (a dead worker's never comes)."""
-    seq = Sequential(scheme, delays, params=params, mu=mu, jobs=jobs)
+    seq = SequentialRun(scheme, delays, params=params, mu=mu, jobs=jobs)
     if problem is None:
         parts = seq.parts()
         samples = 4 * parts if samples is None else checks.integer(

@@ -46,7 +46,7 @@ class RunSpec:
             the run then, and the code's decoder gets what came.
         network: message sizes (float64 numbers per message) whose cost the master measures after the last
             iteration, with every worker (:mod:`gclib.runtime.message_probe`; ``gclib profile``); empty: none.
-        sequential: a :class:`gclib.runtime.rounds.Sequential` (sequential gradient coding: a plan per worker and
+        sequential: a :class:`gclib.runtime.rounds.SequentialRun` (sequential gradient coding: a plan per worker and
             round, the deadline rule, a job decoded ``T`` rounds after it starts; :mod:`gclib.runtime.rounds`), or
             ``None`` (the default: one gradient per iteration, decoded as soon as the received messages decode).
             With it, ``iterations`` is the scheme's rounds, the injected delays are its matrix (``model`` is
@@ -188,7 +188,7 @@ class RunSpec:
         """``(master class, worker class)``: what rank 0 and the other ranks run (:mod:`gclib.runtime.rank`).
         :class:`~gclib.runtime.master.Master` and :class:`~gclib.runtime.worker.Worker`; the two-phase exchange's
         master (:class:`~gclib.runtime.two_phase.TwoPhaseMaster`); a sequential run's rounds
-        (:meth:`gclib.runtime.rounds.Sequential.roles`). A subclass of RunSpec may run subclasses of its own (the
+        (:meth:`gclib.runtime.rounds.SequentialRun.roles`). A subclass of RunSpec may run subclasses of its own (the
         arms of ``benchmarks/bench_runtime_ab.py``)."""
         if self.sequential is not None:
             return self.sequential.roles()

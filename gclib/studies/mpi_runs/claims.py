@@ -1,5 +1,5 @@
 """Claims about real MPI runs of Tandon et al.'s codes (notebook 07), judged from the iteration log and the test
-scores of a :class:`gclib.studies.mpi_runs.study.Grid`.
+scores of a :class:`gclib.studies.mpi_runs.study.GridResult`.
 
 The exact codes decode the full gradient, so all of them follow the same loss trajectory per iteration and differ
 only in how long an iteration takes. Every scheme of a model sees the same injected delays in iteration ``i``,

@@ -1,7 +1,7 @@
 """Grids of real MPI runs (notebook 07) and the pure aggregations of their iteration logs.
 
 :func:`run_grid` runs every (data set, compute-time model, scheme) over MPI, in series in as few jobs as it takes
-(:func:`gclib.runtime.launch_series`), and returns a :class:`Grid` of three tables: one row per run (``summary``),
+(:func:`gclib.runtime.launch_series`), and returns a :class:`GridResult` of three tables: one row per run (``summary``),
 one per iteration (``log``) and one per test sample of each run's final parameters (``test``, for intervals on the
 test AUC). The functions below it read those tables only (no MPI): :func:`curve_table`, :func:`timing_table`,
 :func:`iteration_times`, :func:`paired_times`, :func:`overhead`, :func:`time_to_target` and :func:`auc_difference`.
@@ -52,7 +52,7 @@ def problem(dataset: str, parts: int, *, samples: int, dim: int):
 
 
 @dataclass
-class Grid:
+class GridResult:
     """What :func:`run_grid` measured.
 
     Attributes:
@@ -71,7 +71,7 @@ class Grid:
 
 def run_grid(datasets, models, schemes, *, workers: int, stragglers: int, iterations: int, time_scale: float,
              samples: int, dim: int, seed: int = 0, timeout: float = 60.0, job_timeout: float | None = None,
-             progress: bool = False) -> Grid:
+             progress: bool = False) -> GridResult:
     """One run per (data set, model, scheme), in series (:func:`gclib.runtime.launch_series`: the ranks start once
     for them all), each of ``workers + 1`` ranks, accelerated gradient descent with step ``1 / L`` (Tandon et
     al.'s update), ``iterations`` iterations, delays of ``models[...]`` scaled by ``time_scale`` seconds per unit and
@@ -82,7 +82,7 @@ def run_grid(datasets, models, schemes, *, workers: int, stragglers: int, iterat
         schemes: names for :func:`build`.
         timeout: seconds the master waits for a decodable set in one iteration.
     Returns:
-        :class:`Grid`; a run that stops early raises :class:`gclib.runtime.RuntimeFailure`.
+        :class:`GridResult`; a run that stops early raises :class:`gclib.runtime.RuntimeFailure`.
     """
     bad = [m for m in models if m not in MODELS]
     if bad:
@@ -111,7 +111,7 @@ def run_grid(datasets, models, schemes, *, workers: int, stragglers: int, iterat
     log = log[KEYS + [c for c in log.columns if c not in KEYS]]
     test = (pd.concat(tests, ignore_index=True) if tests
             else pd.DataFrame(columns=KEYS + ["sample", "label", "score"]))
-    return Grid(pd.DataFrame(rows), log, test)
+    return GridResult(pd.DataFrame(rows), log, test)
 
 
 # ---------------------------------------------------------------------------------------------- aggregations
@@ -232,7 +232,7 @@ def auc_difference(test: pd.DataFrame, scheme: str, reference: str, *, reps: int
     interval over the test samples (both runs scored on the same resampled test set; percentile interval).
 
     Args:
-        test: the ``test`` table of a :class:`Grid`.
+        test: the ``test`` table of a :class:`GridResult`.
     Returns:
         one row per (dataset, model) where both schemes ran: ``auc, auc_reference, difference, lo, hi, samples,
         reps`` (``lo``/``hi`` NaN when no resample holds both classes).

@@ -143,7 +143,7 @@ def measure(code: GradientCode, stragglers: int | None = None, *, max_patterns: 
 
 
 @dataclass(frozen=True)
-class Config:
+class CodeSetting:
     """One code of a stability study."""
 
     construction: str
@@ -166,7 +166,7 @@ def divisor_stragglers(n: int, m: int, count: int = 4, s_max: int | None = None)
 
 
 def grid(ns, m: int = 2, *, constructions=("rs", "ye-abbe", "kadhe"), points=("chebyshev", "equispaced",
-         "roots-of-unity"), assigns=("spread", "natural"), per_n: int = 4) -> list[Config]:
+         "roots-of-unity"), assigns=("spread", "natural"), per_n: int = 4) -> list[CodeSetting]:
     """The configurations of a study: for every ``n``, the straggler numbers of :func:`divisor_stragglers`;
     ``rs`` uses ``m = 1`` (its load is ``s + 1``), the communication-efficient codes use ``m``."""
     out = []
@@ -175,9 +175,9 @@ def grid(ns, m: int = 2, *, constructions=("rs", "ye-abbe", "kadhe"), points=("c
             for c in constructions:
                 mm = 1 if c in ("rs", "crc") else m
                 if c in USES_POINTS:
-                    out += [Config(c, n, s, mm, p, a) for p in points for a in assigns]
+                    out += [CodeSetting(c, n, s, mm, p, a) for p in points for a in assigns]
                 else:
-                    out.append(Config(c, n, s, mm))
+                    out.append(CodeSetting(c, n, s, mm))
     return out
 
 
@@ -204,12 +204,12 @@ STUDY_POINTS = ("equispaced", "chebyshev", "roots-of-unity")
 STUDY_ASSIGNS = ("spread", "natural")
 
 
-def fraction_grid(ns, s_fracs, *, points=STUDY_POINTS, assigns=STUDY_ASSIGNS) -> list[tuple[float, Config]]:
+def fraction_grid(ns, s_fracs, *, points=STUDY_POINTS, assigns=STUDY_ASSIGNS) -> list[tuple[float, CodeSetting]]:
     """RS configurations with ``s = max(1, round(frac * n))`` for every ``n`` and fraction (pairs with
     ``s >= n`` are skipped), each point family and assignment.
 
     Returns:
-        ``[(frac, Config), ...]`` in the order ``n``, fraction, points, assignment.
+        ``[(frac, CodeSetting), ...]`` in the order ``n``, fraction, points, assignment.
     """
     out = []
     for n in ns:
@@ -217,7 +217,7 @@ def fraction_grid(ns, s_fracs, *, points=STUDY_POINTS, assigns=STUDY_ASSIGNS) ->
             s = max(1, int(round(f * n)))
             if s >= n:
                 continue
-            out += [(f, Config("rs", n, s, 1, p, a)) for p in points for a in assigns]
+            out += [(f, CodeSetting("rs", n, s, 1, p, a)) for p in points for a in assigns]
     return out
 
 

@@ -355,7 +355,7 @@ def live_runs(*, workers: int = 8, probe: int = 30, held: int = 16, round_second
         spec = R.sequential_spec(scheme, d, kill=kill, seed=seed, **p)
         res = launch(spec, job_timeout=job_timeout, check=False)
         rows.append(_live_row(scheme, p, kill, res, spec, workers=workers,
-                              planned=len(R.Sequential(scheme, d, params=p).predicted()),
+                              planned=len(R.SequentialRun(scheme, d, params=p).predicted()),
                               agrees=bool(R.check_replay(res)["agree"])))
     return pd.DataFrame(rows)
 
