@@ -162,7 +162,6 @@ def write_state(result, path, args=None) -> None:
     write_json(path, state_document(result, args))
 
 
-# ---------------------------------------------------------------------------------------------- the run that continues
 def save_state(result, path, run_dir, args=None) -> None:
     """Write ``result``'s state file to ``path`` (:func:`write_state`); when that fails, to the run directory
     ``run_dir``, saying so in the result's error."""
@@ -177,6 +176,7 @@ def save_state(result, path, run_dir, args=None) -> None:
             f"could not write the state to {str(path)!r} ({os_reason(e)}), wrote {str(fallback)!r}")
 
 
+# ---------------------------------------------------------------------------------------------- the run that continues
 def resume_spec(spec, state) -> tuple:
     """``spec`` (a :class:`~gclib.runtime.spec.RunSpec`) set to continue the run saved in ``state`` (a path, or a
     document of :func:`load_state`), without the injected kills due by then (:func:`kills_left`). Returns ``(spec,
