@@ -5,7 +5,7 @@ import pytest
 from gclib import claims
 from gclib.claims import FAILS, HOLDS, INCONCLUSIVE
 from gclib.studies.gc_mmc import claims as gc_mmc
-from gclib.codes.mmc import Example1Facts
+from gclib.codes.mmc import WorkedExampleFacts
 
 
 def facts(**kw):
@@ -20,7 +20,7 @@ def facts(**kw):
              scenario=True, scenario_gc=False,
              counts=pd.DataFrame(counts, columns=["design", "received", "size", "decoding", "sets"]))
     f.update(kw)
-    return Example1Facts(**f)
+    return WorkedExampleFacts(**f)
 
 
 def bars(model, gc, lcc, uc, g1, g2):
@@ -66,7 +66,7 @@ def table():
     return gc_mmc.judge(facts(), FIG1, SWEEP, EXACT, K=40, order=3, trials=1000, sweep_trials=500)
 
 
-def test_example1_rows(table):
+def test_worked_example_rows(table):
     v = dict(zip(table["id"], table["verdict"]))
     assert [v[f"E{i}"] for i in range(1, 12)] == [HOLDS, HOLDS, FAILS, HOLDS, HOLDS, HOLDS, HOLDS, HOLDS, HOLDS,
                                                  FAILS, HOLDS]
@@ -75,7 +75,7 @@ def test_example1_rows(table):
     assert "14 of 20 triples" in m["E7"] and "(1, 2, 3)" in m["E7"]
 
 
-def test_example1_rows_follow_the_counts():
+def test_worked_example_rows_follow_the_counts():
     t = gc_mmc.judge(facts(scenario_gc=True, workers_124=False), FIG1, SWEEP, EXACT, K=40, order=3, trials=1000,
                      sweep_trials=500)
     v = dict(zip(t["id"], t["verdict"]))

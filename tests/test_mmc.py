@@ -11,10 +11,10 @@ from gclib.symbolic import check_rule, is_decodable_exact, exact_matrix, exact_t
 
 @pytest.fixture(scope="module")
 def ex1():
-    return mmc.example1()
+    return mmc.worked_example()
 
 
-def test_example1_matrices(ex1):
+def test_worked_example_matrices(ex1):
     assert np.array_equal(ex1.M, mmc.PAPER_EQ2)
     assert sorted(ex1.dropped) == sorted(mmc.PAPER_EQ2_RED)
     assert np.array_equal(ex1.M_ext, mmc.PAPER_EQ3)
@@ -22,7 +22,7 @@ def test_example1_matrices(ex1):
     assert np.array_equal(ex1.M_tilde, mmc.assignment_mask(6, 2))
 
 
-def test_example1_correlated_any_five_distinct(ex1):
+def test_worked_example_correlated_any_five_distinct(ex1):
     code = ex1.correlated
     assert code.n_messages == 12 and code.rule.class_cluster.size == 6
     # Exact rule check on every subset of the 12 messages (duplicates included).
@@ -34,7 +34,7 @@ def test_example1_correlated_any_five_distinct(ex1):
             assert is_decodable_exact(B, [first[c] for c in cls], T) is want
 
 
-def test_example1_correlated_three_workers(ex1):
+def test_worked_example_correlated_three_workers(ex1):
     code = ex1.correlated
     B, T = exact_matrix(code), exact_target(code)
     dec = {ws: is_decodable_exact(B, code.worker_messages(ws).tolist(), T) for ws in combinations(range(6), 3)}
@@ -49,7 +49,7 @@ def test_example1_correlated_three_workers(ex1):
     assert {ws for ws, ok in dec.items() if not ok} == {tuple(sorted((i + t) % 6 for t in range(3))) for i in range(6)}
 
 
-def test_example1_uncorrelated_threshold(ex1):
+def test_worked_example_uncorrelated_threshold(ex1):
     code = ex1.uncorrelated
     assert code.n_messages == 12 and int(code.rule.thresholds[0]) == 8
     assert verify(code, messages=8).ok
@@ -66,7 +66,7 @@ def test_example1_uncorrelated_threshold(ex1):
             assert bool(exact.rule.decodable(np.isin(np.arange(12), rows))) == code.is_decodable(list(rows))
 
 
-def test_example1_uncorrelated_scenario(ex1):
+def test_worked_example_uncorrelated_scenario(ex1):
     code = ex1.uncorrelated
     # Workers 0, 1, 2 send both messages, workers 3 and 4 only the order-2 (virtual) one, worker 5 nothing.
     rows = [0, 1, 2, 3, 4, 5, 7, 9]
@@ -145,7 +145,7 @@ def test_hybrid_rule_matches_oracle():
 
 
 def test_simulate_fast_rule_never_beats_exact():
-    code = mmc.example1().uncorrelated
+    code = mmc.worked_example().uncorrelated
     m = ShiftedExponential(10, 0.01)
     fast = simulate(code, m, 300, 3)
     exact = simulate(mmc.with_exact_rule(code), m, 300, 3)
@@ -212,8 +212,8 @@ def test_uncorrelated_exact_attaches_the_integer_matrix_beyond_float_precision()
     assert exact_matrix(replace(small, B_exact=None)) == small.B_exact
 
 
-def test_example1_facts(ex1):
-    f = mmc.example1_facts(ex1)
+def test_worked_example_facts(ex1):
+    f = mmc.worked_example_facts(ex1)
     assert f.eq2 and f.red and f.eq3 and f.rule_agrees and f.workers_124 and f.scenario and not f.scenario_gc
     assert f.count("correlated", "distinct messages", 5) == (6, 6)
     assert f.count("correlated", "distinct messages", 4) == (0, 15)

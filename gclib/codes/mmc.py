@@ -24,7 +24,7 @@ combines are computed.
   the uncorrelated design on the orders below ``r``; a worker that finishes all ``r`` parts sends the plain sum of
   its cluster's parts instead, which decodes the cluster on its own.
 
-:func:`example1` builds the paper's Example 1 (``K = 6, r = 3, m = 2`` and ``m = [3, 2]``) in exact arithmetic.
+:func:`worked_example` builds the paper's Example 1 (``K = 6, r = 3, m = 2`` and ``m = [3, 2]``) in exact arithmetic.
 The exact rule that times a design as an exact decoder would (:class:`~gclib.codes.span_rule.SpanRule`,
 :func:`~gclib.codes.span_rule.with_exact_rule`) is in :mod:`gclib.codes.span_rule`, importable from here.
 """
@@ -378,7 +378,7 @@ def hybrid(K: int, r: int, orders, *, points="chebyshev") -> GradientCode:
 
 # ---------------------------------------------------------------------------------------------- Example 1
 @dataclass
-class Example1:
+class WorkedExample:
     """The paper's Example 1 in exact arithmetic (``K = 6, r = 3``).
 
     Attributes:
@@ -396,7 +396,7 @@ class Example1:
     uncorrelated: GradientCode
 
 
-def example1(seed=0) -> Example1:
+def worked_example(seed=0) -> WorkedExample:
     """Build Example 1: ``K = 6, r = 3``, correlated ``m = 2`` and uncorrelated ``m = [3, 2]``."""
     K, r = 6, 3
     M = assignment_mask(K, r)
@@ -408,7 +408,7 @@ def example1(seed=0) -> Example1:
     corr = correlated(K, r, 2, seed=seed, exact=True)
     # Integer evaluation points centred on 0 keep the integer entries small and make B exact.
     unc = uncorrelated(K, r, (3, 2), points=np.arange(12) - 6)
-    return Example1(M, dropped, Mt, ext, corr, unc)
+    return WorkedExample(M, dropped, Mt, ext, corr, unc)
 
 
 PAPER_EQ2 = np.array([[1, 1, 1, 0, 0, 0], [0, 1, 1, 1, 0, 0], [0, 0, 1, 1, 1, 0], [0, 0, 0, 1, 1, 1],
@@ -421,8 +421,8 @@ PAPER_EQ3 = np.array([[1, 1, 1, 0, 0, 0], [1, 1, 0, 0, 0, 0], [0, 1, 1, 1, 0, 0]
 
 
 @dataclass
-class Example1Facts:
-    """What notebook 04 checks of Example 1, computed exactly (rational arithmetic) by :func:`example1_facts`.
+class WorkedExampleFacts:
+    """What notebook 04 checks of Example 1, computed exactly (rational arithmetic) by :func:`worked_example_facts`.
 
     Attributes:
         eq2, red, eq3: eq. (2), its red entries and eq. (3) reproduced entry by entry.
@@ -471,11 +471,11 @@ def _count_decodable(symbolic, B, T, row_sets) -> tuple[int, int]:
     return int(sum(ok)), len(ok)
 
 
-def example1_facts(ex: Example1 | None = None) -> Example1Facts:
-    """Count, exactly, which received sets decode the codes of Example 1 (see :class:`Example1Facts`).
+def worked_example_facts(ex: WorkedExample | None = None) -> WorkedExampleFacts:
+    """Count, exactly, which received sets decode the codes of Example 1 (see :class:`WorkedExampleFacts`).
 
     Args:
-        ex: the output of :func:`example1` (built with seed 0 when omitted).
+        ex: the output of :func:`worked_example` (built with seed 0 when omitted).
     """
     import pandas as pd  # (both on first use: SymPy and pandas would slow import gclib, which loads this module)
 
@@ -483,7 +483,7 @@ def example1_facts(ex: Example1 | None = None) -> Example1Facts:
 
     check_rule, exact_matrix, exact_target = symbolic.check_rule, symbolic.exact_matrix, symbolic.exact_target
     is_decodable_exact, rational = symbolic.is_decodable_exact, symbolic.rational
-    ex = example1() if ex is None else ex
+    ex = worked_example() if ex is None else ex
     K = 6
     corr, unc = ex.correlated, ex.uncorrelated
     gc = gc_cyclic(K, 3, exact=True)
@@ -507,7 +507,7 @@ def example1_facts(ex: Example1 | None = None) -> Example1Facts:
                if not is_decodable_exact(Bc, corr.worker_messages(ws).tolist(), Tc)]
     # Uncorrelated rows: worker w sends row 2w (order 3, real) and row 2w + 1 (order 2, virtual).
     scenario_rows = [0, 1, 2, 3, 4, 5, 7, 9]
-    return Example1Facts(
+    return WorkedExampleFacts(
         eq2=bool(np.array_equal(ex.M, PAPER_EQ2)), red=sorted(ex.dropped) == sorted(PAPER_EQ2_RED),
         eq3=bool(np.array_equal(ex.M_ext, PAPER_EQ3)), counts=counts, rule_agrees=check_rule(corr) == [],
         workers_124=is_decodable_exact(Bc, corr.worker_messages([0, 1, 3]).tolist(), Tc),

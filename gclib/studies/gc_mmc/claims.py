@@ -2,7 +2,7 @@
 and Multi-message Communication" (arXiv 1903.01974), judged from our exact counts and simulations.
 
 * ``E`` rows: Example 1, exact (rational arithmetic, every received set enumerated; :func:`gclib.codes.mmc.
-  example1_facts`).
+  worked_example_facts`).
 * ``F`` rows: the claims of the text about Fig. 1, one row per claim and timing model (letters ``a``, ``b``, ...
   follow the models in the order of the Fig. 1 table; under the paper's eq. 5 they are ``paper`` rows, under any
   other model ``extension`` rows), from :func:`gclib.studies.gc_mmc.study.fig1_models` and the order sweep
@@ -103,7 +103,7 @@ def fmt(e: Estimate) -> str:
     return e.text(".4g")
 
 
-def _example1_figures(f) -> dict:
+def _worked_example_figures(f) -> dict:
     """``{id: (measured, verdict)}`` of the matrices of Example 1 (rows ``E1`` to ``E3``, ``E8``)."""
     return {"E1": ("equal entry by entry" if f.eq2 else "differs", exact(f.eq2)),
             "E2": ("the same six entries" if f.red else "differ", exact(f.red)),
@@ -111,7 +111,7 @@ def _example1_figures(f) -> dict:
             "E8": ("agree on all 4095 received sets" if f.rule_agrees else "disagree", exact(f.rule_agrees))}
 
 
-def _example1_counts(f) -> dict:
+def _worked_example_counts(f) -> dict:
     """``{id: (measured, verdict)}`` of Example 1's counts of decoding sets (rows ``E4`` to ``E7``, ``E9`` to
     ``E11``)."""
     d4, n4 = f.count("correlated", "distinct messages", 4)
@@ -137,10 +137,10 @@ def _example1_counts(f) -> dict:
     }
 
 
-def _example1(f) -> list:
-    """The ``E`` rows from :class:`gclib.codes.mmc.Example1Facts`."""
+def _worked_example(f) -> list:
+    """The ``E`` rows from :class:`gclib.codes.mmc.WorkedExampleFacts`."""
     setting = "Example 1: K = 6, r = 3; correlated m = 2, uncorrelated m = [3, 2]"
-    measures = {**_example1_figures(f), **_example1_counts(f)}
+    measures = {**_worked_example_figures(f), **_worked_example_counts(f)}
     return [CLAIMS[key].row(setting=setting, measured=measures[key][0], verdict=measures[key][1])
             for key in (f"E{i}" for i in range(1, 12))]
 
@@ -228,7 +228,7 @@ def judge(facts, fig1: pd.DataFrame, sweep: pd.DataFrame, exact_rule: pd.DataFra
     """The claims table of notebook 04.
 
     Args:
-        facts: :func:`gclib.codes.mmc.example1_facts`.
+        facts: :func:`gclib.codes.mmc.worked_example_facts`.
         fig1: :func:`gclib.studies.gc_mmc.study.fig1_models` (``model, label`` with labels ``GC, LCC, UC-MMC, GC-MMC-1,
             GC-MMC-2``; means and 95% half-widths of time, messages and cluster messages).
         sweep: :func:`gclib.studies.gc_mmc.study.order_sweep` (``model, family, order``, means and half-widths of time,
@@ -239,7 +239,7 @@ def judge(facts, fig1: pd.DataFrame, sweep: pd.DataFrame, exact_rule: pd.DataFra
     Returns:
         the claims table (columns :data:`gclib.claims.COLUMNS`).
     """
-    rows = _example1(facts)
+    rows = _worked_example(facts)
     models = list(dict.fromkeys(fig1["model"]))
     for i, model in enumerate(models):
         g = fig1[fig1["model"] == model].set_index("label")
