@@ -6,8 +6,9 @@ line to its output (how many modules a reader meets on the way).
 Counted: every gclib function or method (by its qualified name; a lambda counts, a comprehension does not) that
 starts while the command runs (the command line's parsing included), grouped by module; code that a decorator
 generates (a dataclass's ``__init__``) is not counted, nor what runs while a module is being imported (under
-Python's import machinery: module and class bodies, decorators), which is not the command's path. A function's lines are its whole definition (docstring included); a function nested in another
-counts once, within its parent. The command's own output goes to stderr, so that stdout holds the JSON alone.
+Python's import machinery: module and class bodies, decorators), which is not the command's path. A function's
+lines are its whole definition (docstring included); a function nested in another counts once, within its parent.
+The command's own output goes to stderr, so that stdout holds the JSON alone.
 """
 from __future__ import annotations
 
