@@ -384,20 +384,27 @@ def simulate_trials(codes: list, model: ComputeModel, K: int, trials: int = 10_0
         sizes=f"{len(codes)} candidates, trials = {trials}, {K} workers", lower="trials or the candidates")
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     acc = [{k: [] for k in keys} for _ in codes]
-    chunks = chunks_of(int(trials), size)
-    it = _progress(chunks, "evaluate", progress)
-    for n in it:
-        if pw:
-            x = model.per_worker(rng, n, K, n_tasks)
-            run = lambda code: simulate_workers(code, x, comm, dtype=dtype)  # noqa: E731
-        else:
-            finish = model.sample(rng, n, K, n_tasks).astype(dtype, copy=False)
-            run = lambda code: simulate_chunk(code, finish, comm)  # noqa: E731
-        for a, code in zip(acc, codes):
-            res = run(code)
+    chunks = _progress(chunks_of(int(trials), size), "evaluate", progress)
+    for results in _chunk_results(codes, model, K, n_tasks, chunks, rng, comm, dtype):
+        for a, res in zip(acc, results):
             for k in a:
                 a[k].append(res[k])
     return [{k: np.concatenate(v) for k, v in a.items()} for a in acc]
+
+
+def _chunk_results(codes: list, model: ComputeModel, K: int, n_tasks: int, chunks, rng, comm, dtype=None):
+    """Per chunk of ``chunks`` trials, the results of every schedule of ``codes`` on one draw of ``model``
+    (``n_tasks`` tasks of ``K`` workers): under eq. 5 by :func:`simulate_workers`, else by :func:`simulate_chunk`
+    on the finish times rounded to ``dtype`` (``None``: as drawn, and eq. 5 in float64)."""
+    pw = draws_per_worker(model)
+    for n in chunks:
+        if pw:
+            x = model.per_worker(rng, n, K, n_tasks)
+            yield [simulate_workers(c, x, comm, dtype=np.float64 if dtype is None else dtype) for c in codes]
+        else:
+            finish = model.sample(rng, n, K, n_tasks)
+            finish = finish if dtype is None else finish.astype(dtype, copy=False)
+            yield [simulate_chunk(c, finish, comm) for c in codes]
 
 
 def simulate_bytes(code, trials: int, model: ComputeModel | None = None) -> int:
@@ -458,15 +465,10 @@ def simulate(code, model: ComputeModel, trials: int = 10_000, seed=0, *,
     rng = checks.generator(seed, "seed")
     sch = Schedule.of(code)
     n_tasks = sch.load
-    pw = draws_per_worker(model)
-    parts = {k: [] for k in ("time", "messages", "cluster_messages", "computations", "volume")}
-    chunks = chunks_of(trials, chunk_trials(sch.n_workers, n_tasks, sch.n_messages, per_worker=pw))
+    parts = {k: [] for k in TRIAL_KEYS}
+    chunks = chunks_of(trials, chunk_trials(sch.n_workers, n_tasks, sch.n_messages, per_worker=draws_per_worker(model)))
     it = _progress(chunks, f"simulate {sch.name}", progress, unit="chunk")
-    for c in it:
-        if pw:
-            res = simulate_workers(sch, model.per_worker(rng, c, sch.n_workers, n_tasks), comm)
-        else:
-            res = simulate_chunk(sch, model.sample(rng, c, sch.n_workers, n_tasks), comm)
+    for (res,) in _chunk_results([sch], model, sch.n_workers, n_tasks, it, rng, comm):
         for k in parts:
             parts[k].append(res[k])
     desc = model.describe() if hasattr(model, "describe") else {"model": str(model)}
