@@ -38,9 +38,9 @@ per process, shared by every destination. So the master counts, per worker, the 
 heard from it, and sends nothing more to a worker that owes :data:`SILENT_AFTER` of them, or whose guard said it
 was stopped by a signal: the worker is *silent* (a straggler, as far as decoding goes) until a message of its own
 arrives (a stopped one: until its guard says it continued), and then gets what it missed of the present (the
-iteration's parameters, or the stop). Nothing of the
-master grows with the iterations a frozen worker does not answer. When the launcher is gone (it closed the
-master's standard input), the master stops the run: nobody records it.
+iteration's parameters, or the stop). Nothing of the master grows with the iterations a frozen worker does not
+answer. When the launcher is gone (it closed the master's standard input), the master stops the run: nobody
+records it.
 """
 from __future__ import annotations
 
